@@ -1,0 +1,34 @@
+/**
+ * `buildApp(deps)`: composes the plugins and feature modules into one Elysia
+ * app. No `listen`, no timers (STYLE): tests build it freely and drive it with
+ * `app.handle(new Request(...))` or a real server.
+ */
+import { Elysia } from "elysia";
+import type { Config } from "./config.ts";
+import type { Db } from "./db/client.ts";
+import type { Clock } from "./lib/clock.ts";
+import type { Logger } from "./lib/log.ts";
+import { corePlugin } from "./http/core.ts";
+import { openapiPlugin } from "./http/openapi.ts";
+import { billingModule } from "./modules/billing/index.ts";
+import { couriersModule } from "./modules/couriers/index.ts";
+import { healthModule } from "./modules/health/index.ts";
+
+/** Everything the HTTP layer needs; built by `main.ts` (or a test helper). */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+export function buildApp(deps: AppDeps) {
+  return new Elysia()
+    .use(corePlugin({ log: deps.log, trustProxy: deps.config.trustProxy }))
+    .use(openapiPlugin({ publicBaseUrl: deps.config.publicBaseUrl }))
+    .use(healthModule(deps))
+    .use(billingModule())
+    .use(couriersModule(deps));
+}
+
+export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,3 @@
+export * from "./accounts.ts";
+export * from "./shipments.ts";
+export * from "./webhooks.ts";

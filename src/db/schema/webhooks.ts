@@ -1,0 +1,84 @@
+/**
+ * Webhooks, the delivery outbox and the attempt log (spec: Webhook, the two
+ * lifecycle tables, Delivery rules; CONTRACT section 7).
+ */
+import { index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { accounts } from "./accounts.ts";
+import { events, shipments } from "./shipments.ts";
+
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: text("events").array().notNull(),
+    /** `test` | `live` */
+    mode: text("mode").notNull(),
+    description: text("description"),
+    /** `active` | `deactivated` */
+    status: text("status").notNull().default("active"),
+    /** Consecutive failed deliveries (live only; spec: Live webhook lifecycle). */
+    failureCount: integer("failure_count").notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.accountId)],
+);
+
+/**
+ * The outbox: one row per event per subscribed, active webhook (CONTRACT 6),
+ * plus one row per test fire. The delivery worker claims due rows with
+ * `for update skip locked` and a lease.
+ */
+export const deliveries = pgTable(
+  "deliveries",
+  {
+    id: text("id").primaryKey(),
+    webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    /** Null for test fires. */
+    eventId: text("event_id").references(() => events.id, { onDelete: "cascade" }),
+    shipmentId: text("shipment_id").references(() => shipments.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    /** `live` | `test` (header X-Webhook-Mode). */
+    mode: text("mode").notNull(),
+    /** `pending` | `delivered` | `abandoned` | `dropped` */
+    state: text("state").notNull().default("pending"),
+    /** Attempts made so far (0..6). */
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }),
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    enqueuedAt: timestamp("enqueued_at", { withTimezone: true }).notNull(),
+    /** For test fires: the synthetic `data` object (no shipment behind it). */
+    syntheticData: jsonb("synthetic_data"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("deliveries_due_idx").on(t.nextAttemptAt),
+    index("deliveries_webhook_idx").on(t.webhookId, t.createdAt),
+  ],
+);
+
+/** Every attempt and redirect hop, for the dashboard (CONTRACT 7: last 50 per webhook). */
+export const deliveryAttempts = pgTable(
+  "delivery_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    url: text("url").notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true }).notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    statusCode: integer("status_code"),
+    /** Error class when there was no response: `timeout`, `connect`, `tls`, `address_blocked`, `dns`, `redirect_limit`… */
+    error: text("error"),
+    /** First 2 KB of the response body. */
+    responseSnippet: text("response_snippet"),
+  },
+  (t) => [index("delivery_attempts_webhook_idx").on(t.webhookId, t.startedAt), index("delivery_attempts_delivery_idx").on(t.deliveryId)],
+);

@@ -1,0 +1,133 @@
+/**
+ * Errors as values of one closed union (STYLE habit 2). A service throws
+ * `new AppError(code, message, extra?)`; the single `onError` in
+ * `http/errors.ts` renders `{ success: false, error: { code, message, ...extra } }`
+ * with the status from {@link CODE_STATUS}.
+ *
+ * Sources: spec "Errors" table; CONTRACT section 3 for the codes the spec
+ * leaves open; issue 2 adds SERVICE_UNAVAILABLE (database unreachable).
+ */
+import { Type as T } from "@sinclair/typebox";
+
+export const CODE_STATUS = {
+  INVALID_API_KEY: 401,
+  QUOTA_EXCEEDED: 402,
+  ACCOUNT_NEEDS_ATTENTION: 402,
+  PLAN_UPGRADE_REQUIRED: 403,
+  COURIER_NOT_FOUND: 404,
+  TRACKING_NOT_FOUND: 404,
+  WEBHOOK_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  COURIER_NOT_SUPPORTED: 400,
+  INVALID_TRACKING_NUMBER: 400,
+  HTTPS_REQUIRED: 400,
+  BAD_REQUEST: 400,
+  WEBHOOK_IS_LIVE: 409,
+  WEBHOOK_LIMIT_REACHED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  DEMO_RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_ERROR: 502,
+  SERVICE_UNAVAILABLE: 503,
+  TEST_WEBHOOKS_DISABLED: 503,
+  TIMEOUT: 504,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof CODE_STATUS;
+export const ERROR_CODES = Object.keys(CODE_STATUS) as ErrorCode[];
+
+/** Extra fields allowed beside `code` and `message` (spec: COURIER_NOT_FOUND may carry did_you_mean). */
+export interface ErrorExtra {
+  did_you_mean?: string;
+}
+
+/** A failure a client can be told about. `headers` are added to the response (e.g. Retry-After). */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: ErrorExtra = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.status = CODE_STATUS[code];
+  }
+}
+
+export interface ErrorBody {
+  success: false;
+  error: { code: ErrorCode; message: string } & ErrorExtra;
+}
+
+export function errorBody(code: ErrorCode, message: string, extra: ErrorExtra = {}): ErrorBody {
+  return { success: false, error: { code, message, ...extra } };
+}
+
+/** One problem of a 422 (CONTRACT 1: pydantic-v2 vocabulary for `type`). */
+export interface ValidationItem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** Thrown by services for validation that schemas cannot express (e.g. URL host rules). */
+export class RequestValidationError extends Error {
+  constructor(readonly items: ValidationItem[]) {
+    super("validation failed");
+    this.name = "RequestValidationError";
+  }
+}
+
+// ---- schemas for the OpenAPI document -------------------------------------------------
+
+/** The error envelope (spec: "Errors"). */
+export const ErrorSchema = T.Object(
+  {
+    success: T.Literal(false),
+    error: T.Object({
+      code: T.String({ description: "Machine-readable error code; one of the documented codes." }),
+      message: T.String(),
+      did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
+    }),
+  },
+  { title: "Error" },
+);
+
+/** The 422 body (spec: "Validation error (HTTP 422)"). */
+export const ValidationErrorSchema = T.Object(
+  {
+    detail: T.Array(
+      T.Object({
+        loc: T.Array(T.Union([T.String(), T.Integer()])),
+        msg: T.String(),
+        type: T.String({ examples: ["missing"] }),
+      }),
+    ),
+  },
+  { title: "ValidationError" },
+);
+
+function errorResponse(description: string, codes: ErrorCode[]) {
+  return T.Object(ErrorSchema.properties, {
+    description: `${description} Codes: ${codes.join(", ")}.`,
+    title: "Error",
+  });
+}
+
+/** Response schemas for error statuses, to spread into a route's `response`. */
+export const errorResponses = {
+  common: {
+    422: T.Object(ValidationErrorSchema.properties, { description: "Validation error.", title: "ValidationError" }),
+    500: errorResponse("Unexpected error; quote X-Request-Id to support.", ["INTERNAL_ERROR"]),
+    503: errorResponse("Temporarily unavailable; retry.", ["SERVICE_UNAVAILABLE"]),
+  },
+  authed: {
+    401: errorResponse("Missing or invalid X-API-Key.", ["INVALID_API_KEY"]),
+    429: errorResponse("Per-minute rate limit exceeded; see Retry-After.", ["RATE_LIMITED"]),
+  },
+  errorResponse,
+};

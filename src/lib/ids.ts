@@ -1,0 +1,16 @@
+/**
+ * Prefixed, time-sortable ids (STYLE habit 9): `acc_`, `key_`, `wh_`, `evt_`,
+ * `dlv_`, `shp_`, `att_`, `ses_` followed by a UUIDv7 in lowercase hex (32
+ * chars). UUIDv7 starts with the millisecond timestamp, so ids sort by
+ * creation time both as text and in a btree index.
+ */
+export type IdPrefix = "acc" | "key" | "wh" | "evt" | "dlv" | "shp" | "att" | "ses" | "req";
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${Bun.randomUUIDv7().replaceAll("-", "")}`;
+}
+
+/** True when `id` has the given prefix and the id body shape (used to 404 early on garbage ids). */
+export function isId(prefix: IdPrefix, id: string): boolean {
+  return id.length === prefix.length + 33 && id.startsWith(`${prefix}_`) && /^[0-9a-f]{32}$/.test(id.slice(prefix.length + 1));
+}

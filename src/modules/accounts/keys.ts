@@ -1,0 +1,29 @@
+/**
+ * API keys: `ctk_` + 32 random bytes in base64url (43 chars), shown once
+ * (CONTRACT 9). Only the SHA-256 of the key is stored: the key carries 256
+ * bits of entropy, so a slow password hash would add latency to every request
+ * without adding safety (the practice of Stripe and unkey).
+ */
+import { createHash, randomBytes } from "node:crypto";
+
+export const API_KEY_PREFIX = "ctk_";
+const KEY_SHAPE = /^ctk_[A-Za-z0-9_-]{43}$/;
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString("base64url");
+}
+
+/** SHA-256 hex of a key, as stored in `api_keys.key_hash`. */
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/** Cheap shape check before any hashing or database work: a 10 KB header never reaches the database. */
+export function looksLikeApiKey(key: string): boolean {
+  return key.length === 47 && KEY_SHAPE.test(key);
+}
+
+/** Display prefix: `ctk_` and the first 6 characters of the random part. */
+export function keyDisplayPrefix(key: string): string {
+  return key.slice(0, 10);
+}

@@ -1,0 +1,70 @@
+/**
+ * Rate limits shared by every replica through PostgreSQL (CONTRACT 2).
+ *
+ * - Per-account per-minute: a fixed one-minute window counter (the scheme
+ *   GitHub's and Stripe's headers describe): one upsert per request.
+ * - Demo: 5 per *rolling* hour per client IP: a log of hits, counted under a
+ *   per-IP advisory lock so two replicas cannot both admit the sixth.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { rateWindows } from "../../db/schema/index.ts";
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (>= 1). */
+  resetSeconds: number;
+}
+
+/** Counts one request against `key` in the current window of `windowMs` and decides. */
+export async function hitFixedWindow(db: Db, key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision> {
+  const start = Math.floor(nowMs / windowMs) * windowMs;
+  const rows = await db
+    .insert(rateWindows)
+    .values({ key, windowStart: new Date(start), count: 1 })
+    .onConflictDoUpdate({ target: [rateWindows.key, rateWindows.windowStart], set: { count: sql`${rateWindows.count} + 1` } })
+    .returning({ count: rateWindows.count });
+  const count = rows[0]?.count ?? 1;
+  return {
+    allowed: count <= limit,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetSeconds: Math.max(1, Math.ceil((start + windowMs - nowMs) / 1000)),
+  };
+}
+
+/** `RateLimit-*` headers for a decision (sent on every successful /v1 response too). */
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return {
+    "ratelimit-limit": String(d.limit),
+    "ratelimit-remaining": String(d.remaining),
+    "ratelimit-reset": String(d.resetSeconds),
+  };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Demo limit: admits the hit when fewer than `limit` hits from `ip` fall in
+ * the last hour, and records it. `retryAfterSeconds` tells when the oldest
+ * hit in the window leaves it.
+ */
+export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
+  return db.transaction(async (tx) => {
+    // Serialise hits of one IP across replicas; the lock ends with the transaction.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"demo:" + ip}, 0))`);
+    const since = new Date(nowMs - HOUR_MS);
+    const rows = await tx.execute<{ n: number; oldest: string | null }>(
+      sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since} order by at desc limit ${limit}) h`,
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    if (n >= limit) {
+      const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + HOUR_MS - nowMs) / 1000)) };
+    }
+    await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs)})`);
+    return { allowed: true, retryAfterSeconds: 0 };
+  });
+}

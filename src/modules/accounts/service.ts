@@ -1,0 +1,131 @@
+/**
+ * Accounts and API keys: plain functions over `db | tx` (no request context).
+ * Used by the HTTP auth plugin, the operator CLI and the dashboard.
+ */
+import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
+import { newId } from "../../lib/ids.ts";
+import { type PlanId } from "../billing/plans.ts";
+import { generateApiKey, hashApiKey, keyDisplayPrefix, looksLikeApiKey } from "./keys.ts";
+import { periodOf } from "./quota.ts";
+
+export type Account = typeof accounts.$inferSelect;
+export type AccountStatus = "active" | "needs_attention";
+
+/** What the auth plugin resolves for a request. */
+export interface AuthContext {
+  account: Pick<Account, "id" | "email" | "plan" | "status">;
+  keyId: string;
+}
+
+export class EmailTakenError extends Error {
+  constructor() {
+    super("an account with this email already exists");
+  }
+}
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Creates an account. The password, when given, is hashed with argon2id
+ * (`Bun.password`, CONTRACT 9).
+ * @throws EmailTakenError when the email is already registered.
+ */
+export async function createAccount(db: DbOrTx, input: { email: string; password?: string; plan?: PlanId }): Promise<Account> {
+  const passwordHash = input.password ? await Bun.password.hash(input.password, { algorithm: "argon2id" }) : null;
+  const rows = await db
+    .insert(accounts)
+    .values({ id: newId("acc"), email: normaliseEmail(input.email), passwordHash, plan: input.plan ?? "free" })
+    .onConflictDoNothing({ target: accounts.email })
+    .returning();
+  if (!rows[0]) throw new EmailTakenError();
+  return rows[0];
+}
+
+export async function findAccountByEmail(db: DbOrTx, email: string): Promise<Account | undefined> {
+  const rows = await db.select().from(accounts).where(eq(accounts.email, normaliseEmail(email))).limit(1);
+  return rows[0];
+}
+
+export async function findAccount(db: DbOrTx, id: string): Promise<Account | undefined> {
+  const rows = await db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+  return rows[0];
+}
+
+/** Issues a new API key; returns the raw key (shown once) and its id. */
+export async function createApiKey(db: DbOrTx, accountId: string, name = "default"): Promise<{ id: string; key: string; prefix: string }> {
+  const key = generateApiKey();
+  const id = newId("key");
+  await db.insert(apiKeys).values({ id, accountId, keyHash: hashApiKey(key), prefix: keyDisplayPrefix(key), name });
+  return { id, key, prefix: keyDisplayPrefix(key) };
+}
+
+/** Revokes a key of this account; false when no such live key exists. */
+export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string): Promise<boolean> {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return rows.length > 0;
+}
+
+export async function listApiKeys(db: DbOrTx, accountId: string) {
+  return db
+    .select({ id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.accountId, accountId))
+    .orderBy(desc(apiKeys.createdAt));
+}
+
+/**
+ * Resolves an API key to its account: one index probe on the key hash.
+ * Returns undefined for malformed, unknown or revoked keys.
+ */
+export async function authenticateApiKey(db: DbOrTx, key: string): Promise<AuthContext | undefined> {
+  if (!looksLikeApiKey(key)) return undefined;
+  const rows = await db
+    .select({ keyId: apiKeys.id, id: accounts.id, email: accounts.email, plan: accounts.plan, status: accounts.status })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  const r = rows[0];
+  if (!r) return undefined;
+  return { keyId: r.keyId, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } };
+}
+
+/** Records key use at most once a minute per key, so hot keys do not write on every request. */
+export async function touchApiKey(db: DbOrTx, keyId: string, nowMs: number): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: new Date(nowMs) })
+    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(nowMs - 60_000)))));
+}
+
+export async function setPlan(db: DbOrTx, accountId: string, plan: PlanId): Promise<Account | undefined> {
+  const rows = await db.update(accounts).set({ plan, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  return rows[0];
+}
+
+export async function setStatus(db: DbOrTx, accountId: string, status: AccountStatus): Promise<Account | undefined> {
+  const rows = await db.update(accounts).set({ status, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  return rows[0];
+}
+
+/** Sets this month's `/v1/track` count (support corrections, CONTRACT 9). */
+export async function setUsage(db: DbOrTx, accountId: string, used: number, nowMs: number): Promise<void> {
+  const period = periodOf(nowMs);
+  await db
+    .insert(usageCounters)
+    .values({ accountId, period, used })
+    .onConflictDoUpdate({ target: [usageCounters.accountId, usageCounters.period], set: { used } });
+}
+
+/** Public view of an account (never the password hash or secrets). */
+export function accountView(a: Account) {
+  return { account_id: a.id, email: a.email, plan: a.plan, status: a.status, created_at: a.createdAt.toISOString() };
+}

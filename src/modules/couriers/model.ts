@@ -1,0 +1,16 @@
+import { Type as T } from "@sinclair/typebox";
+import { t } from "elysia";
+
+export const CourierSchema = T.Object(
+  { slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }), name: T.String({ examples: ["Delhivery"] }) },
+  { title: "Courier" },
+);
+
+export const CourierListResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ couriers: T.Array(CourierSchema), count: T.Integer() }) },
+  { title: "CourierList" },
+);
+
+export const CourierResponse = T.Object({ success: T.Literal(true), data: CourierSchema }, { title: "CourierResponse" });
+
+export const SlugParams = t.Object({ slug: t.String({ minLength: 1, maxLength: 100, description: "Courier slug, e.g. `delhivery`." }) });

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { COURIERS } from "../../src/modules/couriers/catalogue.ts";
+import { CourierListResponse, CourierResponse } from "../../src/modules/couriers/model.ts";
+import { suggestSlug } from "../../src/modules/couriers/service.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+
+let ctx: TestContext;
+let key: string;
+beforeAll(async () => {
+  ctx = await testContext();
+  key = (await ctx.account("growth")).key;
+});
+afterAll(() => ctx.close());
+
+describe("GET /v1/couriers", () => {
+  test("lists the whole catalogue in the declared shape", async () => {
+    const [res, body] = await ctx.call("/v1/couriers", { key });
+    expect(res.status).toBe(200);
+    expect(Value.Check(CourierListResponse, body)).toBe(true);
+    expect(body.data.count).toBe(COURIERS.length);
+    expect(body.data.count).toBeGreaterThanOrEqual(20);
+    expect(body.data.couriers.map((c: { slug: string }) => c.slug)).toContain("delhivery");
+    expect(res.headers.get("ratelimit-limit")).toBe("600");
+  });
+
+  test("401 without a key, with an unknown key, with a 10 KB key", async () => {
+    for (const k of [undefined, "ctk_" + "a".repeat(43), "x".repeat(10_000)]) {
+      const [res, body] = await ctx.call("/v1/couriers", { key: k });
+      expect(res.status).toBe(401);
+      expect(body).toEqual({ success: false, error: { code: "INVALID_API_KEY", message: expect.any(String) } });
+      expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    }
+  });
+});
+
+describe("GET /v1/couriers/{slug}", () => {
+  test("known slug", async () => {
+    const [res, body] = await ctx.call("/v1/couriers/bluedart", { key });
+    expect(res.status).toBe(200);
+    expect(Value.Check(CourierResponse, body)).toBe(true);
+    expect(body.data).toEqual({ slug: "bluedart", name: "Blue Dart" });
+  });
+
+  test.each([
+    ["delhivry", "delhivery"],
+    ["blue-dart", "bluedart"],
+    ["BlueDart", "bluedart"],
+    ["Blue%20Dart", "bluedart"],
+    ["fedx", "fedex"],
+    ["India%20Post", "indiapost"],
+  ])("unknown %p suggests %p", async (slug, hint) => {
+    const [res, body] = await ctx.call(`/v1/couriers/${slug}`, { key });
+    expect(res.status).toBe(404);
+    expect(body.error.code).toBe("COURIER_NOT_FOUND");
+    expect(body.error.did_you_mean).toBe(hint);
+  });
+
+  test("no suggestion when nothing is clearly meant", async () => {
+    const [res, body] = await ctx.call("/v1/couriers/zzzzzzzz", { key });
+    expect(res.status).toBe(404);
+    expect(body.error.did_you_mean).toBeUndefined();
+    expect(suggestSlug("x")).toBeUndefined();
+  });
+});

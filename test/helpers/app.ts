@@ -1,0 +1,59 @@
+/**
+ * Builds the real app on a real per-file database, with a fake clock, and
+ * offers `call()` returning `[response, body]` (STYLE habit 10).
+ */
+import { buildApp, type AppDeps } from "../../src/app.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import { FakeClock } from "../../src/lib/clock.ts";
+import { silentLogger } from "../../src/lib/log.ts";
+import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
+import type { PlanId } from "../../src/modules/billing/plans.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
+
+export interface TestContext {
+  tdb: TestDatabase;
+  deps: AppDeps;
+  app: ReturnType<typeof buildApp>;
+  clock: FakeClock;
+  config: Config;
+  /** `[response, parsed JSON body or text]` for a request against the app. */
+  call(path: string, init?: RequestInit & { key?: string }): Promise<[Response, any]>;
+  /** A new account with one API key. */
+  account(plan?: PlanId, email?: string): Promise<{ id: string; key: string; email: string }>;
+  close(): Promise<void>;
+}
+
+export async function testContext(env: Record<string, string> = {}, extra: Partial<AppDeps> = {}): Promise<TestContext> {
+  const tdb = await createTestDatabase();
+  const clock = new FakeClock();
+  const config = loadConfig({ COURIER_MODE: "sandbox", ...env });
+  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, ...extra };
+  const app = buildApp(deps);
+  let n = 0;
+  return {
+    tdb,
+    deps,
+    app,
+    clock,
+    config,
+    async call(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.key) headers.set("x-api-key", init.key);
+      if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+      const res = await app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
+      const text = await res.text();
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {}
+      return [res, body];
+    },
+    async account(plan = "free", email) {
+      const e = email ?? `user${++n}-${Bun.randomUUIDv7().slice(-8)}@example.com`;
+      const acc = await createAccount(tdb.db, { email: e, plan });
+      const { key } = await createApiKey(tdb.db, acc.id);
+      return { id: acc.id, key, email: e };
+    },
+    close: () => tdb.drop(),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Real PostgreSQL for tests (STYLE habit 10): a template database migrated
+ * once per migration set, and a `CREATE DATABASE … TEMPLATE` copy per test
+ * file, so files never see each other's rows and can run in parallel.
+ *
+ * The server is `TEST_PG_URL` (default: the machine's PostgreSQL on
+ * 127.0.0.1:5432, trust auth).
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { connect, type Db } from "../../src/db/client.ts";
+import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/db/migrate.ts";
+
+export const ADMIN_URL = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+function urlFor(dbName: string): string {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+}
+
+function migrationsHash(): string {
+  const h = createHash("sha256");
+  for (const f of readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
+  h.update(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json")));
+  return h.digest("hex").slice(0, 12);
+}
+
+export const TEMPLATE_DB = `ct_tpl_${migrationsHash()}`;
+
+/** Creates and migrates the template database once (idempotent, safe across processes). */
+export async function ensureTemplate(): Promise<void> {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin`select pg_advisory_lock(727002)`;
+    const exists = await admin`select 1 from pg_database where datname = ${TEMPLATE_DB}`;
+    if (exists.length === 0) {
+      const building = `${TEMPLATE_DB}_build`;
+      await admin.unsafe(`drop database if exists "${building}"`);
+      await admin.unsafe(`create database "${building}"`);
+      await migrateDatabase(urlFor(building));
+      await admin.unsafe(`alter database "${building}" rename to "${TEMPLATE_DB}"`);
+    }
+    await admin`select pg_advisory_unlock(727002)`;
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  db: Db;
+  sql: postgres.Sql;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database for one test file. */
+export async function createTestDatabase(opts: { max?: number } = {}): Promise<TestDatabase> {
+  await ensureTemplate();
+  const name = `ct_t_${Bun.randomUUIDv7().replaceAll("-", "").slice(-16)}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}" template "${TEMPLATE_DB}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = urlFor(name);
+  const { db, sql } = connect(url, { max: opts.max ?? 10 });
+  return {
+    name,
+    url,
+    db,
+    sql,
+    drop: async () => {
+      await sql.end({ timeout: 5 });
+      const a = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+      try {
+        await a.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await a.end({ timeout: 5 });
+      }
+    },
+  };
+}
