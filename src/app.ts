@@ -20,6 +20,8 @@ export interface AppDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /** 32-byte key that encrypts webhook signing secrets at rest (AES-256-GCM; CONTRACT 7, SECRETS_KEY). */
+  secretsKey: Uint8Array;
 }
 
 export function buildApp(deps: AppDeps) {

@@ -27,6 +27,9 @@ const EnvSchema = T.Object({
   SANDBOX_STEP_SECONDS: T.Optional(PositiveInt),
   SANDBOX_ASYNC_SECONDS: T.Optional(PositiveInt),
   SANDBOX_PORT: T.Optional(PositiveInt),
+  COURIER_TIMEOUT_MS: T.Optional(PositiveInt),
+  COURIER_ASYNC_BUDGET_MS: T.Optional(PositiveInt),
+  COURIER_CONCURRENCY: T.Optional(PositiveInt),
   RECHECK_INTERVAL_SECONDS: T.Optional(PositiveInt),
   WEBHOOK_RETRY_SCHEDULE: T.Optional(T.String({ pattern: "^[0-9]+(,[0-9]+){4}$" })),
   WEBHOOK_TIMEOUT_MS: T.Optional(PositiveInt),
@@ -58,6 +61,12 @@ export interface Config {
   sandboxAsyncSeconds: number;
   /** Loopback port for the courier simulator; 0 = any free port. */
   sandboxPort: number;
+  /** Per-request timeout for synchronous courier backends, ms (default 10,000). */
+  courierTimeoutMs: number;
+  /** Total budget of an asynchronous (register + poll) lookup, ms (CONTRACT 4: 30 s). */
+  courierAsyncBudgetMs: number;
+  /** In-flight lookups per courier; further ones queue (CONTRACT 4 concurrency cap). */
+  courierConcurrency: number;
   recheckIntervalSeconds: number;
   /** Seconds before retries 1..5 (spec: Delivery rules 2). */
   webhookRetryScheduleSeconds: number[];
@@ -124,6 +133,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sandboxStepSeconds: int(e.SANDBOX_STEP_SECONDS, 3600, "SANDBOX_STEP_SECONDS"),
     sandboxAsyncSeconds: int(e.SANDBOX_ASYNC_SECONDS, 12, "SANDBOX_ASYNC_SECONDS"),
     sandboxPort: int(e.SANDBOX_PORT, 0, "SANDBOX_PORT"),
+    courierTimeoutMs: int(e.COURIER_TIMEOUT_MS, 10_000, "COURIER_TIMEOUT_MS"),
+    courierAsyncBudgetMs: int(e.COURIER_ASYNC_BUDGET_MS, 30_000, "COURIER_ASYNC_BUDGET_MS"),
+    courierConcurrency: int(e.COURIER_CONCURRENCY, 32, "COURIER_CONCURRENCY"),
     recheckIntervalSeconds: int(e.RECHECK_INTERVAL_SECONDS, 28_800, "RECHECK_INTERVAL_SECONDS"),
     webhookRetryScheduleSeconds: retry,
     webhookTimeoutMs: int(e.WEBHOOK_TIMEOUT_MS, 5000, "WEBHOOK_TIMEOUT_MS"),

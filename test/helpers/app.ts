@@ -27,7 +27,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
   const tdb = await createTestDatabase();
   const clock = new FakeClock();
   const config = loadConfig({ COURIER_MODE: "sandbox", ...env });
-  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, ...extra };
+  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), ...extra };
   const app = buildApp(deps);
   let n = 0;
   return {

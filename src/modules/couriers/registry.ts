@@ -1,0 +1,168 @@
+/**
+ * Courier backends at run time (CONTRACT 4 and 5): for each adapter its base
+ * URL (`<PREFIX>_BASE_URL`, the documented production host, or the simulator
+ * in sandbox mode), credentials, HTTP pool and concurrency cap; and one
+ * `lookup()` that coalesces concurrent lookups of the same courier + number
+ * into one backend call.
+ *
+ * Availability per courier:
+ * - `sandbox`: COURIER_MODE=sandbox and no base URL + credentials of its own;
+ * - `live`: all credential variables set (setting a base URL and credentials
+ *   makes a courier live even when the others stay in sandbox);
+ * - `unavailable`: live mode without credentials → 400 COURIER_NOT_SUPPORTED.
+ */
+import type { Config } from "../../config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/log.ts";
+import { scenarioDigit } from "../../sandbox/scenario.ts";
+import { ADAPTERS, sandboxCredential } from "./adapters/index.ts";
+import { CourierError, type CourierAdapter, type TrackingSnapshot } from "./adapters/types.ts";
+import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
+import { createCourierHttp, type CourierHttp } from "./http.ts";
+
+export type Availability = "live" | "sandbox" | "unavailable";
+
+export interface LookupResult {
+  snapshot: TrackingSnapshot;
+  /** Milliseconds spent on the courier backend (shared lookups report the shared call's time). */
+  fetchMs: number;
+}
+
+export interface CourierBackends {
+  availability(courier: Courier): Availability;
+  /**
+   * Looks up `trackingNumber` (normalised, format-checked) at the courier's backend.
+   * @throws CourierError — classified failure; `unavailable` couriers throw kind `auth`.
+   */
+  lookup(courier: Courier, trackingNumber: string): Promise<LookupResult>;
+  /** One line per courier for the start log. */
+  describe(): Record<string, Availability>;
+  close(): Promise<void>;
+}
+
+interface Backend {
+  adapter: CourierAdapter;
+  availability: Availability;
+  http: CourierHttp;
+  credentials: Record<string, string>;
+  limiter: Semaphore;
+}
+
+/** A counting semaphore: at most `max` holders, the rest wait in FIFO order. */
+class Semaphore {
+  private active = 0;
+  private readonly waiters: (() => void)[] = [];
+  constructor(private readonly max: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((r) => this.waiters.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiters.shift()?.();
+    }
+  }
+}
+
+export interface BackendsOptions {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** Base URL per adapter id in sandbox mode (the simulator's `baseUrlFor`). */
+  sandboxBaseUrl?: (adapterId: string) => string;
+  adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
+}
+
+export function createCourierBackends(opts: BackendsOptions): CourierBackends {
+  const { config } = opts;
+  const adapters = opts.adapters ?? ADAPTERS;
+  const env = config.courierEnv;
+  const backends = new Map<string, Backend>();
+  for (const adapter of Object.values(adapters)) {
+    const hasCredentials = adapter.credentialVars.every((v) => Boolean(env[v]));
+    const ownBaseUrl = env[`${adapter.envPrefix}_BASE_URL`];
+    let availability: Availability;
+    if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
+    else if (config.courierMode === "sandbox" && opts.sandboxBaseUrl) availability = "sandbox";
+    else availability = "unavailable";
+    const baseUrl = availability === "sandbox" ? opts.sandboxBaseUrl!(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
+    const credentials: Record<string, string> = {};
+    for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? sandboxCredential(v) : (env[v] ?? "");
+    // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
+    if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
+    backends.set(adapter.id, {
+      adapter,
+      availability,
+      credentials,
+      http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
+      limiter: new Semaphore(config.courierConcurrency),
+    });
+  }
+
+  const inflight = new Map<string, Promise<LookupResult>>();
+
+  /** The backend for this courier and number: sandbox digit 9 goes through the asynchronous aggregator (CONTRACT 5). */
+  function backendFor(courier: Courier, trackingNumber: string): Backend {
+    const direct = backends.get(courier.adapter)!;
+    if (direct.availability === "sandbox" && courier.adapter !== "track17" && scenarioDigit(trackingNumber) === 9) return backends.get("track17")!;
+    return direct;
+  }
+
+  async function call(courier: Courier, trackingNumber: string): Promise<LookupResult> {
+    const b = backendFor(courier, trackingNumber);
+    if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
+    const budget = b.adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
+    const signal = AbortSignal.timeout(budget);
+    return b.limiter.run(async () => {
+      const started = performance.now();
+      try {
+        const snapshot = await b.adapter.track(trackingNumber, {
+          courier,
+          http: b.http,
+          credentials: b.credentials,
+          signal,
+          now: () => opts.clock.now(),
+          sleep: (ms) => abortableSleep(ms, signal),
+        });
+        return { snapshot, fetchMs: performance.now() - started };
+      } catch (err) {
+        if (err instanceof CourierError) throw err;
+        if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
+        // An adapter bug or an unexpected document shape: a backend error, never a crash.
+        opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
+        throw new CourierError("backend", `${courier.slug}: unexpected response`);
+      }
+    });
+  }
+
+  return {
+    availability: (c) => backends.get(c.adapter)!.availability,
+    lookup(courier, trackingNumber) {
+      const key = `${courier.slug}:${trackingNumber}`;
+      let p = inflight.get(key);
+      if (!p) {
+        p = call(courier, trackingNumber).finally(() => inflight.delete(key));
+        inflight.set(key, p);
+      }
+      return p;
+    },
+    describe() {
+      const out: Record<string, Availability> = {};
+      for (const c of COURIERS) out[c.slug] = backends.get(c.adapter)!.availability;
+      return out;
+    },
+    async close() {
+      await Promise.all([...backends.values()].map((b) => b.http.close()));
+    },
+  };
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new CourierError("timeout", "lookup budget spent"));
+    const t = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms);
+    const onAbort = () => (clearTimeout(t), reject(new CourierError("timeout", "lookup budget spent")));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

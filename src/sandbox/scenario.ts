@@ -1,0 +1,139 @@
+/**
+ * Sandbox scenarios (CONTRACT section 5): the last digit of a tracking number
+ * picks what the simulated courier answers. Each courier twin renders the
+ * same canonical timeline in its own wire format, so the real adapter code
+ * parses and maps it end to end.
+ *
+ * A "step" is `stepSeconds` of wall time since the simulator first saw the
+ * number; events dated after "now" are not visible yet.
+ */
+export type SimEventKind =
+  | "manifested"
+  | "picked_up"
+  | "in_transit"
+  | "reached_destination"
+  | "out_for_delivery"
+  | "delivered"
+  | "delivery_failed"
+  | "rto_initiated"
+  | "returned"
+  | "cancelled";
+
+export interface SimEvent {
+  kind: SimEventKind;
+  /** UTC milliseconds. */
+  at: number;
+  /** City where it happened. */
+  location: string;
+  /** Courier remark (failed attempt reason), or null. */
+  remark: string | null;
+}
+
+export type Scenario =
+  | { kind: "found"; events: SimEvent[]; origin: string; destination: string; podUrl: string | null; /** digit 7: manifested, no scans */ noScans: boolean }
+  | { kind: "not_found" }
+  | { kind: "timeout" }
+  | { kind: "server_error" };
+
+const CITIES = ["Mumbai", "Delhi", "Bengaluru", "Chennai", "Kolkata", "Hyderabad", "Pune", "Ahmedabad", "Jaipur", "Lucknow", "Kochi", "Indore"];
+const HOUR = 3_600_000;
+
+/** The last decimal digit in the number (S10 numbers end in letters: EE123456780IN → 0). */
+export function scenarioDigit(trackingNumber: string): number {
+  for (let i = trackingNumber.length - 1; i >= 0; i--) {
+    const c = trackingNumber.charCodeAt(i);
+    if (c >= 48 && c <= 57) return c - 48;
+  }
+  return 1;
+}
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+/**
+ * The scenario for `trackingNumber` as of `nowMs`, first seen at `firstSeenMs`.
+ * Digit 9 is the in-transit timeline of digit 1 (its asynchronous delay is the
+ * aggregator twin's business).
+ */
+export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number): Scenario {
+  const digit = scenarioDigit(trackingNumber);
+  if (digit === 4) return { kind: "not_found" };
+  if (digit === 5) return { kind: "timeout" };
+  if (digit === 6) return { kind: "server_error" };
+  const h = hash(trackingNumber);
+  const origin = CITIES[h % CITIES.length]!;
+  let destination = CITIES[(h >>> 8) % CITIES.length]!;
+  if (destination === origin) destination = CITIES[(CITIES.indexOf(origin) + 5) % CITIES.length]!;
+  const hub = CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length] === destination ? CITIES[(CITIES.indexOf(origin) + 4) % CITIES.length]! : CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length]!;
+  // Whole minutes, so every courier format (HH:MM) round-trips exactly.
+  const F = Math.floor(firstSeenMs / 60_000) * 60_000;
+  const S = stepSeconds * 1000;
+  const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
+  const early = [ev("manifested", F - 72 * HOUR, origin), ev("picked_up", F - 70 * HOUR, origin), ev("in_transit", F - 60 * HOUR, origin)];
+  let events: SimEvent[];
+  let podUrl: string | null = null;
+  let noScans = false;
+  switch (digit) {
+    case 0:
+      events = [...early, ev("in_transit", F - 40 * HOUR, hub), ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - 5 * HOUR, destination), ev("delivered", F - 2 * HOUR, destination)];
+      podUrl = `https://pod.sandbox.example/${trackingNumber}.jpg`;
+      break;
+    case 1:
+    case 9:
+      events = [...early, ev("in_transit", F + S, hub), ev("reached_destination", F + 2 * S, destination), ev("out_for_delivery", F + 3 * S, destination), ev("delivered", F + 4 * S, destination)];
+      podUrl = nowMs >= F + 4 * S ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
+      break;
+    case 2:
+      events = [...early, ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - HOUR, destination), ev("delivered", F + S, destination)];
+      podUrl = nowMs >= F + S ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
+      break;
+    case 3:
+      events = [
+        ...early,
+        ev("reached_destination", F - 20 * HOUR, destination),
+        ev("out_for_delivery", F - 6 * HOUR, destination),
+        ev("delivery_failed", F - HOUR, destination, "Consignee not available"),
+        ev("rto_initiated", F + S, destination, "Return to origin initiated after failed attempts"),
+        ev("returned", F + 2 * S, origin),
+      ];
+      break;
+    case 7:
+      events = [ev("manifested", F - 2 * HOUR, origin)];
+      noScans = true;
+      break;
+    case 8:
+      events = [ev("manifested", F - 30 * HOUR, origin), ev("cancelled", F - 2 * HOUR, origin, "Cancelled by shipper")];
+      break;
+    default:
+      events = early;
+  }
+  return { kind: "found", events: events.filter((e) => e.at <= nowMs), origin, destination, podUrl, noScans };
+}
+
+/** Newest visible event, or undefined. */
+export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | undefined {
+  return s.events[s.events.length - 1];
+}
+
+/** Wall time of `ms` at a fixed UTC offset, as parts (used by twins to render local times). */
+export function wallTime(ms: number, offsetMin: number) {
+  const d = new Date(ms + offsetMin * 60_000);
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return {
+    y: d.getUTCFullYear(),
+    mo: d.getUTCMonth() + 1,
+    d: d.getUTCDate(),
+    h: d.getUTCHours(),
+    mi: d.getUTCMinutes(),
+    s: d.getUTCSeconds(),
+    /** `YYYY-MM-DD` */
+    date: `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}`,
+    /** `HH:MM:SS` */
+    time: `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`,
+    /** ISO with offset, e.g. `2026-11-05T10:20:00+05:30` */
+    iso: `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}${offsetMin === 0 ? "Z" : `${offsetMin < 0 ? "-" : "+"}${p(Math.floor(Math.abs(offsetMin) / 60))}:${p(Math.abs(offsetMin) % 60)}`}`,
+  };
+}

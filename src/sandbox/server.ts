@@ -1,0 +1,130 @@
+/**
+ * The courier simulator (CONTRACT 5, issue 3 item 3): a real HTTP server on
+ * loopback that speaks each adapter's wire format under `/<adapter id>/…`
+ * (same paths after the base URL, same auth checks, documents shaped like the
+ * real samples). `bun start` in sandbox mode starts it in-process and points
+ * every adapter's base URL at it; tests and benchmarks start it the same way.
+ *
+ * Each courier's "twin" lives in `twins/<id>.ts` and renders the canonical
+ * scenario timeline (scenario.ts) in its courier's format.
+ */
+import type { Clock } from "../lib/clock.ts";
+import { scenarioDigit, scenarioFor, type Scenario } from "./scenario.ts";
+import { TWINS } from "./twins/index.ts";
+
+/** What a twin can ask of the simulator. */
+export interface SimContext {
+  /** The scenario for a number now (records when the simulator first saw it). */
+  scenario(trackingNumber: string): Scenario;
+  /**
+   * Generic failure scenarios, applied the same way for every courier:
+   * digit 5 holds the request until the client gives up; digit 6 answers 503.
+   * Returns a Response to send as-is, or undefined to carry on.
+   */
+  gate(trackingNumber: string): Promise<Response | undefined>;
+  /** Counts one backend call for `trackingNumber` (coalescing tests read it). */
+  count(twinId: string, trackingNumber: string): void;
+  now(): number;
+  /** Seconds the asynchronous aggregator takes before it has an answer (SANDBOX_ASYNC_SECONDS). */
+  asyncSeconds: number;
+  /** Per-twin scratch state (tokens issued, registrations). */
+  state: Map<string, unknown>;
+}
+
+export interface Twin {
+  /** Adapter id; the twin serves `/<id>/…`. */
+  id: string;
+  handle(req: Request, url: URL, sim: SimContext): Response | Promise<Response>;
+}
+
+export interface Simulator {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Base URL for one adapter: `http://127.0.0.1:<port>/<id>`. */
+  baseUrlFor(adapterId: string): string;
+  /** Backend calls seen for (twin, number). */
+  calls(twinId: string, trackingNumber: string): number;
+  /** Forgets first-seen times and counters (tests). */
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export interface SimulatorOptions {
+  clock: Clock;
+  stepSeconds: number;
+  asyncSeconds: number;
+  /** 0 = any free port. */
+  port?: number;
+  /** Extra latency added to every answer, in ms (benchmarks). */
+  latencyMs?: number;
+}
+
+/** Starts the simulator on 127.0.0.1. */
+export function startSimulator(opts: SimulatorOptions): Simulator {
+  const firstSeen = new Map<string, number>();
+  const counts = new Map<string, number>();
+  const state = new Map<string, unknown>();
+  const held = new Set<() => void>();
+  const sim: SimContext = {
+    scenario(n) {
+      const now = opts.clock.now();
+      let seen = firstSeen.get(n);
+      if (seen === undefined) firstSeen.set(n, (seen = now));
+      return scenarioFor(n, seen, now, opts.stepSeconds);
+    },
+    async gate(n) {
+      const digit = scenarioDigit(n);
+      if (digit === 6) return new Response("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>", { status: 503, headers: { "content-type": "text/html" } });
+      if (digit === 5) {
+        // Never answer in time: hold the request (bounded, so a forgotten client cannot pin it forever).
+        await new Promise<void>((resolve) => {
+          const done = () => (held.delete(done), resolve());
+          held.add(done);
+          setTimeout(done, 120_000).unref?.();
+        });
+        return new Response("", { status: 504 });
+      }
+      return undefined;
+    },
+    count(twinId, n) {
+      const k = `${twinId}:${n}`;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    },
+    now: () => opts.clock.now(),
+    asyncSeconds: opts.asyncSeconds,
+    state,
+  };
+  const byId = new Map(TWINS.map((t) => [t.id, t]));
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: opts.port ?? 0,
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const id = url.pathname.split("/")[1] ?? "";
+      const twin = byId.get(id);
+      if (!twin) return new Response("not found", { status: 404 });
+      if (opts.latencyMs) await Bun.sleep(opts.latencyMs);
+      try {
+        return await twin.handle(req, url, sim);
+      } catch (err) {
+        return new Response(`simulator error: ${(err as Error).message}`, { status: 500 });
+      }
+    },
+  });
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url,
+    baseUrlFor: (id) => `${url}/${id}`,
+    calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
+    reset() {
+      firstSeen.clear();
+      counts.clear();
+      state.clear();
+    },
+    async stop() {
+      for (const release of [...held]) release();
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Delhivery twin: `GET /delhivery/api/v1/packages/json/?waybill=…` with
+ * `Authorization: Token <sandbox token>`, answering documents shaped like the
+ * real samples (`delhivery-packages-json-*.json`): naive IST times, NSL codes,
+ * the 200-wrapped "No such waybill" error.
+ */
+import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
+import type { Twin } from "../server.ts";
+
+const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
+  manifested: { type: "UD", scan: "Manifested", code: "X-UCI", text: "Shipment details manifested" },
+  picked_up: { type: "UD", scan: "In Transit", code: "X-PPOM", text: "Shipment picked up" },
+  in_transit: { type: "UD", scan: "In Transit", code: "X-ILL1F", text: "Bag Received at Facility" },
+  reached_destination: { type: "UD", scan: "Pending", code: "X-IBD3F", text: "Shipment Received at Facility" },
+  out_for_delivery: { type: "UD", scan: "Dispatched", code: "X-DDD3FD", text: "Out for delivery" },
+  delivered: { type: "DL", scan: "Delivered", code: "EOD-38", text: "Delivered to consignee" },
+  delivery_failed: { type: "UD", scan: "Pending", code: "EOD-11", text: "Consignee Unavailable" },
+  rto_initiated: { type: "RT", scan: "In Transit", code: "RT-101", text: "Returned as per Client Instructions" },
+  returned: { type: "DL", scan: "RTO", code: "RT-110", text: "RTO delivered to shipper" },
+  cancelled: { type: "CN", scan: "Canceled", code: "CN-101", text: "Shipment cancelled by client" },
+};
+
+const ist = (ms: number) => {
+  const w = wallTime(ms, 330);
+  return `${w.date}T${w.time}.000`;
+};
+
+function scanOf(e: SimEvent) {
+  const r = RENDER[e.kind];
+  const place = `${e.location}_Hub_H (${e.location})`;
+  return { ScanDateTime: ist(e.at), ScanType: r.type, Scan: r.scan, StatusDateTime: ist(e.at), ScannedLocation: place, StatusCode: r.code, Instructions: e.remark ?? r.text };
+}
+
+export const delhiveryTwin: Twin = {
+  id: "delhivery",
+  async handle(req, url, sim) {
+    if (req.headers.get("authorization") !== `Token ${sandboxCredential("DELHIVERY_TOKEN")}`)
+      return Response.json({ detail: "Authentication credentials were not provided." }, { status: 401 });
+    if (!url.pathname.endsWith("/api/v1/packages/json/")) return new Response("Not Found", { status: 404 });
+    const awb = (url.searchParams.get("waybill") ?? "").split(",")[0] ?? "";
+    sim.count("delhivery", awb);
+    const gated = await sim.gate(awb);
+    if (gated) return gated;
+    const s = sim.scenario(awb);
+    if (s.kind !== "found")
+      return Response.json({ rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found", Success: false, Error: "No such waybill or Order Id found" });
+    const scans = s.noScans ? [] : s.events.map((e) => ({ ScanDetail: scanOf(e) }));
+    const last = s.events[s.events.length - 1]!;
+    const ls = scanOf(last);
+    return Response.json({
+      ShipmentData: [
+        {
+          Shipment: {
+            AWB: awb,
+            Origin: `${s.origin}_Hub_H (${s.origin})`,
+            Destination: s.destination,
+            Consignee: { City: s.destination, Name: "Sandbox Consignee", Country: "India" },
+            Scans: scans,
+            Status: { Status: ls.Scan, StatusLocation: ls.ScannedLocation, StatusDateTime: ls.StatusDateTime, RecievedBy: "", StatusCode: ls.StatusCode, StatusType: ls.ScanType, Instructions: ls.Instructions },
+          },
+        },
+      ],
+    });
+  },
+};
