@@ -13,6 +13,10 @@ import { openapiPlugin } from "./http/openapi.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import type { CourierBackends } from "./modules/couriers/registry.ts";
+import { demoModule } from "./modules/demo/index.ts";
+import { trackingModule } from "./modules/tracking/index.ts";
+import { webhooksModule } from "./modules/webhooks/index.ts";
 
 /** Everything the HTTP layer needs; built by `main.ts` (or a test helper). */
 export interface AppDeps {
@@ -22,6 +26,8 @@ export interface AppDeps {
   log: Logger;
   /** 32-byte key that encrypts webhook signing secrets at rest (AES-256-GCM; CONTRACT 7, SECRETS_KEY). */
   secretsKey: Uint8Array;
+  /** Courier backends (live, or pointed at the simulator in sandbox mode). */
+  backends: CourierBackends;
 }
 
 export function buildApp(deps: AppDeps) {
@@ -30,7 +36,10 @@ export function buildApp(deps: AppDeps) {
     .use(openapiPlugin({ publicBaseUrl: deps.config.publicBaseUrl }))
     .use(healthModule(deps))
     .use(billingModule())
-    .use(couriersModule(deps));
+    .use(couriersModule(deps))
+    .use(trackingModule(deps))
+    .use(demoModule(deps))
+    .use(webhooksModule(deps));
 }
 
 export type App = ReturnType<typeof buildApp>;

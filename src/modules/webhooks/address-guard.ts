@@ -1,0 +1,178 @@
+/**
+ * The webhook address check (spec: Delivery rules 3; issue 5 item 8; CONTRACT 7).
+ *
+ * Every address a receiver's host resolves to is classified with `ipaddr.js`
+ * (never with regexes) after unwrapping the IPv6 forms that carry an IPv4
+ * address (mapped `::ffff:a.b.c.d`, SIIT `::ffff:0:a.b.c.d`, IPv4-compatible
+ * `::a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`).
+ * Only plain global unicast passes; `WEBHOOK_ALLOW_PRIVATE_CIDRS` is the only
+ * way around the check.
+ */
+import { lookup } from "node:dns/promises";
+import ipaddr from "ipaddr.js";
+
+/** `public` and `allowed` may be connected to; every other value blocks the delivery. */
+export type AddressClass =
+  | "public"
+  | "allowed"
+  | "invalid"
+  | "unspecified"
+  | "loopback"
+  | "private"
+  | "linkLocal"
+  | "carrierGradeNat"
+  | "multicast"
+  | "broadcast"
+  | "reserved"
+  | "uniqueLocal"
+  | "teredo";
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has. Injectable so tests never touch real DNS. */
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+/** The system resolver (`getaddrinfo` via `dns.promises.lookup`, `all: true`). */
+export const systemResolver: Resolver = async (host) => {
+  const rows = await lookup(host, { all: true, verbatim: true });
+  return rows.map((r) => ({ address: r.address, family: r.family === 6 ? 6 : 4 }));
+};
+
+type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** IPv4 ranges ipaddr.js names, mapped to our classes; `unicast` is the only public one. */
+const V4_CLASS: Record<string, AddressClass> = {
+  unicast: "public",
+  unspecified: "unspecified",
+  broadcast: "broadcast",
+  multicast: "multicast",
+  linkLocal: "linkLocal",
+  loopback: "loopback",
+  carrierGradeNat: "carrierGradeNat",
+  private: "private",
+  reserved: "reserved",
+  as112: "reserved",
+  amt: "reserved",
+};
+
+/** The IPv4 address embedded in an IPv6 translation/tunnel form, if any. */
+function embeddedV4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const b = a.toByteArray();
+  const range = a.range();
+  if (range === "ipv4Mapped" || range === "rfc6145" || range === "rfc6052") return new ipaddr.IPv4(b.slice(12, 16));
+  if (range === "6to4") return new ipaddr.IPv4(b.slice(2, 6));
+  // IPv4-compatible ::a.b.c.d (deprecated, RFC 4291 2.5.5.1): first 96 bits zero, not :: or ::1.
+  if (b.slice(0, 12).every((x) => x === 0) && range !== "unspecified" && range !== "loopback") return new ipaddr.IPv4(b.slice(12, 16));
+  return undefined;
+}
+
+function classifyParsed(a: Addr): AddressClass {
+  if (a.kind() === "ipv4") return V4_CLASS[(a as ipaddr.IPv4).range()] ?? "reserved";
+  const v6 = a as ipaddr.IPv6;
+  const inner = embeddedV4(v6);
+  if (inner) {
+    const c = classifyParsed(inner);
+    // A public IPv4 behind NAT64/6to4/mapped is still a public destination.
+    return c;
+  }
+  switch (v6.range() as string) {
+    case "unspecified":
+      return "unspecified";
+    case "loopback":
+      return "loopback";
+    case "linkLocal":
+    case "deprecatedSiteLocal":
+      return "linkLocal";
+    case "multicast":
+      return "multicast";
+    case "uniqueLocal":
+      return "uniqueLocal";
+    case "teredo":
+      return "teredo";
+    case "unicast":
+      // Only 2000::/3 is allocated global unicast; everything else (e.g. the rest of ::/8) is reserved.
+      return v6.match(ipaddr.IPv6.parse("2000::"), 3) ? "public" : "reserved";
+    default:
+      return "reserved";
+  }
+}
+
+function parseCidrs(allow: readonly string[]): [Addr, number][] {
+  const out: [Addr, number][] = [];
+  for (const c of allow) {
+    try {
+      out.push(ipaddr.parseCIDR(c));
+    } catch {
+      // Config validation already rejects malformed CIDRs; ignore anything left.
+    }
+  }
+  return out;
+}
+
+function inAllowList(a: Addr, allow: [Addr, number][]): boolean {
+  const forms: Addr[] = [a];
+  if (a.kind() === "ipv6") {
+    const inner = embeddedV4(a as ipaddr.IPv6);
+    if (inner) forms.push(inner);
+  }
+  return forms.some((f) => allow.some(([net, bits]) => net.kind() === f.kind() && f.match(net as never, bits)));
+}
+
+/**
+ * Classifies one IP address (no DNS, no I/O): `public`, `allowed` (matches one
+ * of `allow`, the `WEBHOOK_ALLOW_PRIVATE_CIDRS` list), or the blocked class.
+ * Strict parsing: only the four-part dotted-decimal IPv4 form and standard
+ * IPv6 text are accepted (`invalid` otherwise); URL-level notations such as
+ * `2130706433` or `0x7f.1` are normalised by the WHATWG URL parser first.
+ * Zone ids (`fe80::1%eth0`) are stripped. Spec: Delivery rules 3.
+ */
+export function classifyAddress(ip: string, allow: readonly string[] = []): AddressClass {
+  const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  let a: Addr;
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) a = ipaddr.IPv4.parse(bare);
+  else if (ipaddr.IPv6.isValid(bare)) a = ipaddr.IPv6.parse(bare);
+  else return "invalid";
+  if (allow.length > 0 && inAllowList(a, parseCidrs(allow))) return "allowed";
+  return classifyParsed(a);
+}
+
+export const isConnectable = (c: AddressClass) => c === "public" || c === "allowed";
+
+/** True when `host` (a URL hostname, IPv6 possibly in brackets) is an IP literal. */
+export function isIpLiteral(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return ipaddr.IPv4.isValidFourPartDecimal(bare) || ipaddr.IPv6.isValid(bare);
+}
+
+export type GuardResult =
+  | { ok: true; address: ResolvedAddress }
+  | { ok: false; reason: "dns"; detail: string }
+  | { ok: false; reason: "address_blocked"; detail: string };
+
+/**
+ * Resolves `host` and vets EVERY address it returns: one blocked address
+ * blocks the host (a name that answers both a public and a private address
+ * would otherwise let the attacker choose). Returns the address to pin the
+ * connection to (the first one). IP literals are not resolved.
+ */
+export async function checkHost(host: string, allow: readonly string[], resolver: Resolver): Promise<GuardResult> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  let addrs: ResolvedAddress[];
+  if (isIpLiteral(bare)) addrs = [{ address: bare, family: bare.includes(":") ? 6 : 4 }];
+  else {
+    try {
+      addrs = await resolver(bare.replace(/\.$/, ""));
+    } catch (e) {
+      return { ok: false, reason: "dns", detail: `host does not resolve (${(e as { code?: string }).code ?? "error"})` };
+    }
+    if (addrs.length === 0) return { ok: false, reason: "dns", detail: "host does not resolve" };
+  }
+  for (const a of addrs) {
+    const c = classifyAddress(a.address, allow);
+    if (!isConnectable(c)) return { ok: false, reason: "address_blocked", detail: `${host} resolves to a ${c} address` };
+  }
+  return { ok: true, address: addrs[0]! };
+}

@@ -1,0 +1,236 @@
+/**
+ * One delivery attempt over HTTPS, with the address check before every hop
+ * (spec: Delivery rules 1, 3, 6; issue 5 items 7, 8).
+ *
+ * Real undici, imported by file: `import … from "undici"` is Bun's shim,
+ * which silently ignores `connect.lookup` and `connect.ca` (STYLE, Bun facts).
+ * Each connection is pinned to the address the guard vetted through
+ * `connect.lookup`, so no second DNS lookup can swap in another address
+ * (DNS rebinding). Agents are cached per (host, vetted address) so keep-alive
+ * connections are reused only while the host keeps resolving to the same
+ * address.
+ */
+import { readFileSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import * as undici from "undici/index.js";
+import type { Clock } from "../../lib/clock.ts";
+import { checkHost, type Resolver } from "./address-guard.ts";
+
+/** Response bytes kept for the attempt log (issue 5 item 10); the rest is never read. */
+export const SNIPPET_BYTES = 2048;
+/** Redirects followed at most (CONTRACT 7: at most 5 hops). */
+export const MAX_REDIRECTS = 5;
+
+/** One HTTP exchange (an attempt is one or more hops). */
+export interface Hop {
+  url: string;
+  /** Epoch ms from the service clock. */
+  startedAt: number;
+  /** Wall-clock milliseconds spent on this hop. */
+  durationMs: number;
+  statusCode: number | null;
+  /** Error class when there was no usable response: `timeout`, `connect`, `tls`, `dns`, `address_blocked`, `redirect_limit`, `redirect_invalid`, `protocol`. */
+  error: string | null;
+  snippet: string | null;
+}
+
+/**
+ * `delivered`: a 2xx (possibly after redirects). `dropped`: the address check
+ * refused a hop — never retried. `failed`: anything else — retried.
+ */
+export interface SendOutcome {
+  kind: "delivered" | "failed" | "dropped";
+  hops: Hop[];
+  /** Status of the last hop, if it answered. */
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface SenderOptions {
+  /** `WEBHOOK_ALLOW_PRIVATE_CIDRS`. */
+  allowCidrs: readonly string[];
+  /** PEM file of an extra CA for receivers (`WEBHOOK_CA_FILE`); system roots stay trusted. */
+  caFile?: string;
+  /** Per-hop budget in ms (`WEBHOOK_TIMEOUT_MS`). */
+  timeoutMs: number;
+  resolver: Resolver;
+  clock: Clock;
+  userAgent?: string;
+}
+
+export interface SendRequest {
+  url: string;
+  /** Exactly the signed bytes. */
+  body: Uint8Array;
+  /** Every header but Content-Type, Content-Length and User-Agent. */
+  headers: Record<string, string>;
+}
+
+const MAX_AGENTS = 256;
+
+export class WebhookSender {
+  private readonly agents = new Map<string, undici.Agent>();
+  private readonly ca: string[] | undefined;
+
+  constructor(private readonly opts: SenderOptions) {
+    this.ca = opts.caFile ? [...rootCertificates, readFileSync(opts.caFile, "utf8")] : undefined;
+  }
+
+  /** A keep-alive agent whose every connection goes to `address` (the vetted one). */
+  private agentFor(host: string, address: string, family: 4 | 6): undici.Agent {
+    const key = `${host}|${address}`;
+    let agent = this.agents.get(key);
+    if (agent) {
+      // LRU: move to the end.
+      this.agents.delete(key);
+      this.agents.set(key, agent);
+      return agent;
+    }
+    agent = new undici.Agent({
+      connections: 64,
+      keepAliveTimeout: 10_000,
+      connectTimeout: this.opts.timeoutMs,
+      headersTimeout: this.opts.timeoutMs,
+      bodyTimeout: this.opts.timeoutMs,
+      connect: {
+        ...(this.ca ? { ca: this.ca } : {}),
+        // Node's net.connect asks with `all: true` when happy-eyeballs is on; answer in both forms.
+        lookup: ((_h: string, o: { all?: boolean }, cb: (...a: unknown[]) => void) =>
+          o?.all ? cb(null, [{ address, family }]) : cb(null, address, family)) as never,
+      },
+    });
+    this.agents.set(key, agent);
+    if (this.agents.size > MAX_AGENTS) {
+      const [oldKey, old] = this.agents.entries().next().value as [string, undici.Agent];
+      this.agents.delete(oldKey);
+      old.close().catch(() => {});
+    }
+    return agent;
+  }
+
+  /**
+   * Sends one attempt: POST the signed body, follow up to 5 redirects
+   * (301/302/303 → GET without body; 307/308 → the same signed POST), running
+   * the address check before every hop. Never throws.
+   */
+  async send(req: SendRequest): Promise<SendOutcome> {
+    const hops: Hop[] = [];
+    let url = req.url;
+    let method: "POST" | "GET" = "POST";
+    for (let redirects = 0; ; redirects++) {
+      const hop = await this.hop(url, method, req);
+      hops.push(hop.record);
+      const code = hop.record.statusCode;
+      if (hop.dropped) return { kind: "dropped", hops, statusCode: null, error: hop.record.error };
+      if (code === null) return { kind: "failed", hops, statusCode: null, error: hop.record.error };
+      if (code >= 200 && code < 300) return { kind: "delivered", hops, statusCode: code, error: null };
+      if (![301, 302, 303, 307, 308].includes(code)) return { kind: "failed", hops, statusCode: code, error: null };
+      if (redirects >= MAX_REDIRECTS) return this.fail(hops, code, "redirect_limit");
+      let next: URL;
+      try {
+        next = new URL(hop.location ?? "", url);
+      } catch {
+        return this.fail(hops, code, "redirect_invalid");
+      }
+      if (!hop.location || next.protocol !== "https:" || next.username || next.password) return this.fail(hops, code, "redirect_invalid");
+      next.hash = "";
+      url = next.toString();
+      if (code === 301 || code === 302 || code === 303) method = "GET";
+    }
+  }
+
+  private fail(hops: Hop[], code: number, error: string): SendOutcome {
+    hops[hops.length - 1]!.error = error;
+    return { kind: "failed", hops, statusCode: code, error };
+  }
+
+  private async hop(url: string, method: "POST" | "GET", req: SendRequest): Promise<{ record: Hop; dropped: boolean; location?: string }> {
+    const startedAt = this.opts.clock.now();
+    const t0 = performance.now();
+    const record = (statusCode: number | null, error: string | null, snippet: string | null = null): Hop => ({
+      url,
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+      statusCode,
+      error,
+      snippet,
+    });
+    const u = new URL(url);
+    const guard = await checkHost(u.hostname, this.opts.allowCidrs, this.opts.resolver);
+    if (!guard.ok) return { record: record(null, guard.reason), dropped: true };
+
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new TimeoutError()), this.opts.timeoutMs);
+    try {
+      const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
+      if (method === "POST") headers["content-type"] = "application/json";
+      else delete headers["x-service-signature"];
+      const res = await undici.request(url, {
+        method,
+        headers,
+        body: method === "POST" ? req.body : undefined,
+        dispatcher: this.agentFor(u.hostname, guard.address.address, guard.address.family),
+        signal: ac.signal,
+      });
+      const snippet = await readCapped(res.body, SNIPPET_BYTES);
+      const loc = res.headers.location;
+      return { record: record(res.statusCode, null, snippet), dropped: false, location: Array.isArray(loc) ? loc[0] : loc };
+    } catch (e) {
+      return { record: record(null, errorClass(e, ac.signal)), dropped: false };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes every pooled connection. */
+  async close(): Promise<void> {
+    const all = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.allSettled(all.map((a) => a.close()));
+  }
+}
+
+class TimeoutError extends Error {
+  override name = "TimeoutError";
+}
+
+/**
+ * Reads at most `cap` bytes of a body, then destroys the stream: a 100 MB
+ * response costs one chunk, and a slow drip ends with the hop's timeout.
+ * Errors after the status line (timeout, reset) keep what was read.
+ */
+async function readCapped(body: undici.Dispatcher.ResponseData["body"], cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const chunk of body) {
+      const b = chunk as Buffer;
+      chunks.push(b);
+      n += b.length;
+      if (n >= cap) break;
+    }
+  } catch {
+    // keep the partial snippet
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, cap).toString("utf8");
+}
+
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_CERT)/;
+
+/** Maps a thrown error to the attempt log's error class (retryable: all of them). */
+export function errorClass(e: unknown, signal?: AbortSignal): string {
+  if (signal?.aborted) return "timeout";
+  const code = String((e as { code?: unknown })?.code ?? "");
+  const causeCode = String(((e as { cause?: { code?: unknown } })?.cause)?.code ?? "");
+  for (const c of [code, causeCode]) {
+    if (!c) continue;
+    if (TLS_CODES.test(c)) return "tls";
+    if (c === "UND_ERR_CONNECT_TIMEOUT" || c === "UND_ERR_HEADERS_TIMEOUT" || c === "UND_ERR_BODY_TIMEOUT" || c === "ETIMEDOUT") return "timeout";
+    if (c === "ECONNREFUSED" || c === "ECONNRESET" || c === "EPIPE" || c === "EHOSTUNREACH" || c === "ENETUNREACH" || c === "UND_ERR_SOCKET") return "connect";
+  }
+  const msg = String((e as Error)?.message ?? "");
+  if (/certificate|tls|ssl|altname/i.test(msg)) return "tls";
+  return code.startsWith("UND_ERR") ? "protocol" : "connect";
+}

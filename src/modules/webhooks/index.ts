@@ -1,0 +1,149 @@
+/**
+ * The `/v1/webhooks…` routes (spec: Endpoints; CONTRACT 3, 7). Every route
+ * needs an API key; other accounts' ids answer 404 WEBHOOK_NOT_FOUND.
+ */
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app.ts";
+import { errorResponses } from "../../errors.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { systemResolver, type Resolver } from "./address-guard.ts";
+import { senderFromConfig } from "./attempt.ts";
+import {
+  CreatedWebhookResponse,
+  CreateWebhookBody,
+  DeliveriesQuery,
+  DeliveryListResponse,
+  SecretResponse,
+  TestFireBody,
+  TestFireResponse,
+  UpdateWebhookBody,
+  WebhookIdParams,
+  WebhookListResponse,
+  WebhookResponse,
+} from "./model.ts";
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
+import { testFire } from "./test-fire.ts";
+
+const E = errorResponses.errorResponse;
+const notFound = { 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]) };
+const errs = { ...errorResponses.authed, ...errorResponses.common };
+const tags = ["Webhooks"];
+
+export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
+  const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
+  return (
+    new Elysia({ prefix: "/v1/webhooks", tags })
+      .use(authPlugin(deps))
+      .post("/", async ({ auth, body, set }) => {
+        const data = await createWebhook(deps, auth.account, body);
+        set.status = 201;
+        return { success: true as const, data };
+      }, {
+        apiKey: true,
+        body: CreateWebhookBody,
+        response: {
+          201: CreatedWebhookResponse,
+          403: E("A live webhook needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
+          409: E("The account already has 10 webhooks.", ["WEBHOOK_LIMIT_REACHED"]),
+          ...errs,
+        },
+        detail: {
+          operationId: "createWebhook",
+          summary: "Create a webhook",
+          description:
+            "Creates a webhook for an https URL (host name or public IP) and a non-empty set of events. `test` webhooks are allowed on every plan and receive only test fires; `live` webhooks receive real events and need the Growth or Business plan. The account has one signing secret: `secret` holds it raw only in the response that generated it (the account's first create, unless a rotation came first); otherwise a notice beginning with `<`. At most 10 webhooks per account.",
+          tags,
+        },
+      })
+      .get("/", async ({ auth }) => {
+        const list = await listWebhooks(deps.db, auth.account.id);
+        return { success: true as const, data: { webhooks: list, count: list.length } };
+      }, {
+        apiKey: true,
+        response: { 200: WebhookListResponse, ...errs },
+        detail: { operationId: "listWebhooks", summary: "List webhooks", description: "The account's webhooks, oldest first, without secrets.", tags },
+      })
+      // Declared before the `/:id` routes so `rotate-secret` is never read as an id.
+      .post("/rotate-secret", async ({ auth }) => ({ success: true as const, data: { secret: await rotateSecret(deps, auth.account.id) } }), {
+        apiKey: true,
+        response: { 200: SecretResponse, ...errs },
+        detail: {
+          operationId: "rotateWebhookSecret",
+          summary: "Rotate the signing secret",
+          description:
+            "Replaces the account's signing secret for all its webhooks at once: every delivery attempted after this call is signed with the new secret. The new secret is returned once. Receivers should accept the old and the new secret for at least 15 minutes.",
+          tags,
+        },
+      })
+      .get("/:id", async ({ auth, params }) => ({ success: true as const, data: webhookView(await requireWebhook(deps.db, auth.account.id, params.id)) }), {
+        apiKey: true,
+        params: WebhookIdParams,
+        response: { 200: WebhookResponse, ...notFound, ...errs },
+        detail: { operationId: "getWebhook", summary: "Get a webhook", description: "One webhook, without its secret.", tags },
+      })
+      .put("/:id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.id, body) }), {
+        apiKey: true,
+        params: WebhookIdParams,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookResponse, 403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]), ...notFound, ...errs },
+        detail: {
+          operationId: "updateWebhook",
+          summary: "Update a webhook",
+          description:
+            "Partial update of `url`, `events`, `mode`, `description`; absent fields keep their values. `status: \"active\"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.",
+          tags,
+        },
+      })
+      .delete("/:id", async ({ auth, params, set }) => {
+        await deleteWebhook(deps.db, auth.account.id, params.id);
+        set.status = 204;
+        return undefined;
+      }, {
+        apiKey: true,
+        params: WebhookIdParams,
+        response: { 204: Type.Void({ description: "No content." }), ...notFound, ...errs },
+        detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deletes the webhook; its pending deliveries stop. 204, no body.", tags },
+      })
+      .post("/:id/test", async ({ auth, params, body }) => ({
+        success: true as const,
+        data: await testFire(deps, sender, auth.account.id, params.id, body?.event),
+      }), {
+        apiKey: true,
+        params: WebhookIdParams,
+        body: TestFireBody,
+        response: {
+          200: TestFireResponse,
+          409: E("The webhook is live; test fires go to test webhooks only.", ["WEBHOOK_IS_LIVE"]),
+          503: E("Test fires are switched off (kill-switch), or the service is unavailable.", ["TEST_WEBHOOKS_DISABLED", "SERVICE_UNAVAILABLE"]),
+          ...notFound,
+          ...errorResponses.authed,
+          422: errorResponses.common[422],
+          500: errorResponses.common[500],
+        },
+        detail: {
+          operationId: "testWebhook",
+          summary: "Send a test delivery",
+          description:
+            "Sends one sample delivery, synchronously, to a TEST webhook: signed like real deliveries, `X-Webhook-Mode: test`, `data.courier` beginning with `synthetic-test-`. Optional body `{ \"event\": … }` (default: the webhook's first event). Not retried; free on every plan.",
+          tags,
+        },
+      })
+      .get("/:id/deliveries", async ({ auth, params, query }) => ({
+        success: true as const,
+        data: await listDeliveries(deps.db, auth.account.id, params.id, { limit: query.limit ?? 20, cursor: query.cursor }),
+      }), {
+        apiKey: true,
+        params: WebhookIdParams,
+        query: DeliveriesQuery,
+        response: { 200: DeliveryListResponse, ...notFound, ...errs },
+        detail: {
+          operationId: "listWebhookDeliveries",
+          summary: "List a webhook's deliveries",
+          description: "Recent deliveries, newest first, each with its attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`.",
+          tags,
+        },
+      })
+  );
+}
+

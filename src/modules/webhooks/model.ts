@@ -1,0 +1,136 @@
+/**
+ * Webhook schemas (CONTRACT 7). Request bodies in `t` (validated by Elysia,
+ * 422 through the shared mapper); responses in plain TypeBox so the OpenAPI
+ * document renders them cleanly.
+ */
+import { Type as T } from "@sinclair/typebox";
+import { t } from "elysia";
+import { EVENT_TYPES } from "../tracking/states.ts";
+
+export const MAX_URL_LENGTH = 2048;
+export const MAX_DESCRIPTION_LENGTH = 500;
+
+const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception")], { description: "An event name." });
+const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
+const Url = t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: "https URL of the receiver; host name or public IP.", examples: ["https://example.com/hooks/courier"] });
+const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
+const Description = t.String({ maxLength: MAX_DESCRIPTION_LENGTH });
+
+export const CreateWebhookBody = t.Object(
+  { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])) },
+  { additionalProperties: false },
+);
+export type CreateWebhookInput = typeof CreateWebhookBody.static;
+
+export const UpdateWebhookBody = t.Object(
+  {
+    url: t.Optional(Url),
+    events: t.Optional(Events),
+    mode: t.Optional(Mode),
+    description: t.Optional(t.Union([Description, t.Null()])),
+    status: t.Optional(t.Literal("active", { description: "Reactivates a deactivated webhook and resets its failure count." })),
+  },
+  { additionalProperties: false, description: "Partial update: absent fields keep their values." },
+);
+export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
+
+export const TestFireBody = t.Optional(t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()]));
+
+export const WebhookIdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }) });
+
+export const DeliveriesQuery = t.Object({
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page (1 to 100, default 20)." })),
+  cursor: t.Optional(t.String({ maxLength: 100, description: "`next_cursor` of the previous page." })),
+});
+
+// ---- responses -------------------------------------------------------------------------
+
+const EventNameOut = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception")]);
+
+// The literal lists above must stay the five names of EVENT_TYPES.
+void (EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
+
+export const WebhookSchema = T.Object(
+  {
+    id: T.String({ examples: ["wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f"] }),
+    url: T.String(),
+    events: T.Array(EventNameOut),
+    mode: T.Union([T.Literal("test"), T.Literal("live")]),
+    description: T.Union([T.String(), T.Null()]),
+    status: T.Union([T.Literal("active"), T.Literal("deactivated")]),
+    failure_count: T.Integer({ description: "Consecutive failed deliveries (live webhooks); 20 deactivates." }),
+    created_at: T.String({ format: "date-time" }),
+    updated_at: T.String({ format: "date-time" }),
+  },
+  { title: "Webhook" },
+);
+
+export const CreatedWebhookSchema = T.Object(
+  {
+    ...WebhookSchema.properties,
+    secret: T.String({
+      description: "The raw signing secret on the account's first secret; otherwise a notice beginning with `<` (the secret is shown only once).",
+    }),
+  },
+  { title: "CreatedWebhook" },
+);
+
+export const WebhookResponse = T.Object({ success: T.Literal(true), data: WebhookSchema }, { title: "WebhookResponse" });
+export const CreatedWebhookResponse = T.Object({ success: T.Literal(true), data: CreatedWebhookSchema }, { title: "CreatedWebhookResponse" });
+export const WebhookListResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ webhooks: T.Array(WebhookSchema), count: T.Integer() }) },
+  { title: "WebhookList" },
+);
+export const SecretResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ secret: T.String({ description: "The new raw signing secret, shown once." }) }) },
+  { title: "SecretResponse" },
+);
+export const TestFireResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({
+      delivered: T.Boolean(),
+      status_code: T.Union([T.Integer(), T.Null()], { description: "HTTP status of the last hop; null when there was no response." }),
+      attempt_ms: T.Integer({ description: "Milliseconds the attempt took." }),
+    }),
+  },
+  { title: "TestFireResult" },
+);
+
+export const AttemptSchema = T.Object(
+  {
+    attempt: T.Integer(),
+    url: T.String({ description: "The URL of this hop (redirects are separate entries)." }),
+    started_at: T.String({ format: "date-time" }),
+    duration_ms: T.Integer(),
+    status_code: T.Union([T.Integer(), T.Null()]),
+    error: T.Union([T.String(), T.Null()], { description: "timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol" }),
+    response_snippet: T.Union([T.String(), T.Null()], { description: "First 2 KB of the response body." }),
+  },
+  { title: "DeliveryAttempt" },
+);
+
+export const DeliverySchema = T.Object(
+  {
+    id: T.String(),
+    event: T.String(),
+    mode: T.Union([T.Literal("test"), T.Literal("live")]),
+    state: T.String({ description: "pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped (webhook deactivated or changed)" }),
+    attempts: T.Integer(),
+    enqueued_at: T.String({ format: "date-time" }),
+    next_attempt_at: T.Union([T.String({ format: "date-time" }), T.Null()]),
+    last_status_code: T.Union([T.Integer(), T.Null()]),
+    last_error: T.Union([T.String(), T.Null()]),
+    created_at: T.String({ format: "date-time" }),
+    attempt_log: T.Array(AttemptSchema, { description: "Newest first." }),
+  },
+  { title: "Delivery" },
+);
+
+export const DeliveryListResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({ deliveries: T.Array(DeliverySchema), count: T.Integer(), next_cursor: T.Union([T.String(), T.Null()]) }),
+  },
+  { title: "DeliveryList" },
+);

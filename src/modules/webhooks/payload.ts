@@ -1,0 +1,148 @@
+/**
+ * The delivery payload (spec: Events, "Payload" table; CONTRACT 7), rebuilt
+ * from the freshest shipment record on every attempt (Delivery rules 5).
+ * snake_case throughout; checkpoints newest first, `date` DD-Mon-YYYY,
+ * `time` HH:MM, `checkpoint_state` in the webhook spelling.
+ */
+import type { StoredCheckpoint } from "../../db/schema/shipments.ts";
+import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
+import { mostRecentStatus, WEBHOOK_SPELLING, type EventType, type ShipmentState } from "../tracking/states.ts";
+
+/** Bodies above this are sent with `checkpoints: null` (CONTRACT 7). */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+export interface PayloadCheckpoint {
+  activity: string;
+  checkpoint_state: string;
+  courier_name: string;
+  date: string;
+  time: string;
+  location: string;
+}
+
+export interface PayloadData {
+  tracking_number: string;
+  courier: string;
+  status: string;
+  most_recent_status: string;
+  origin_city: string | null;
+  destination_city: string | null;
+  delivered_date: string | null;
+  checkpoints: PayloadCheckpoint[] | null;
+  enqueued_at: string;
+}
+
+export interface Payload {
+  event: EventType;
+  enqueued_at: string;
+  data: PayloadData;
+}
+
+/** The shipment columns the payload needs (as `to_jsonb(shipments)` returns them). */
+export interface ShipmentRow {
+  tracking_number: string;
+  courier: string;
+  state: string;
+  most_recent_status: string;
+  origin_city: string | null;
+  destination_city: string | null;
+  delivered_at: string | null;
+  checkpoints: StoredCheckpoint[];
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** `2026-11-05` → `05-Nov-2026`; anything else is passed through unchanged. */
+export function ddMonYyyy(isoDate: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(isoDate);
+  if (!m) return isoDate;
+  return `${m[3]}-${MONTHS[Number(m[2]) - 1] ?? m[2]}-${m[1]}`;
+}
+
+/** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
+export function isoSecond(d: Date | number | string): string {
+  return new Date(d).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+const spell = (s: string) => WEBHOOK_SPELLING[s as ShipmentState] ?? s;
+
+export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint[]): PayloadCheckpoint[] {
+  const name = courierBySlug(courier)?.name ?? courier;
+  return [...stored]
+    .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
+    .map((c) => ({
+      activity: c.activity,
+      checkpoint_state: spell(c.state),
+      courier_name: name,
+      date: ddMonYyyy(c.localDate),
+      time: (c.localTime ?? "").slice(0, 5),
+      location: c.location,
+    }));
+}
+
+/** `data` for a real event, from the shipment row as it is now. */
+export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadData {
+  return {
+    tracking_number: s.tracking_number,
+    courier: s.courier,
+    status: spell(s.state),
+    most_recent_status: s.most_recent_status,
+    origin_city: s.origin_city ?? null,
+    destination_city: s.destination_city ?? null,
+    delivered_date: s.delivered_at ? ddMonYyyy(s.delivered_at) : null,
+    checkpoints: checkpointsOf(s.courier, s.checkpoints ?? []),
+    enqueued_at: enqueuedAt,
+  };
+}
+
+/**
+ * Serialises the payload once; when the body would exceed 256 KiB it is
+ * serialised again with `checkpoints: null` (receivers keep their stored ones).
+ * Returns the exact bytes to sign and send.
+ */
+export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData): Uint8Array {
+  const enc = new TextEncoder();
+  let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data } satisfies Payload));
+  if (bytes.byteLength > MAX_PAYLOAD_BYTES) bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data: { ...data, checkpoints: null } } satisfies Payload));
+  return bytes;
+}
+
+const SAMPLE_STATE: Record<EventType, ShipmentState> = {
+  "tracking.updated": "in_transit",
+  "tracking.in_transit": "in_transit",
+  "tracking.out_for_delivery": "out_for_delivery",
+  "tracking.delivered": "delivered",
+  "tracking.exception": "exception",
+};
+
+/**
+ * The synthetic `data` of a test fire (CONTRACT 7): `courier` is
+ * `synthetic-test-<slug>`, the tracking number the courier's example AWB, and
+ * a short made-up history consistent with `event`.
+ */
+export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {
+  const courier = courierBySlug(slug) ?? COURIERS[0]!;
+  const state = SAMPLE_STATE[event];
+  const history: StoredCheckpoint[] = [
+    cp("in_transit", "Shipment picked up", "Mumbai", "2026-11-03", "09:15", "picked_up"),
+    cp("in_transit", "Reached hub", "Mumbai to Bengaluru", "2026-11-04", "02:40", null),
+  ];
+  if (state === "out_for_delivery" || state === "delivered") history.push(cp("out_for_delivery", "Out for delivery", "Bengaluru", "2026-11-05", "08:05", null));
+  if (state === "delivered") history.push(cp("delivered", "Delivered", "Bengaluru", "2026-11-05", "13:22", null));
+  if (state === "exception") history.push(cp("exception", "Consignee not available", "Bengaluru", "2026-11-05", "14:10", "delivery_attempt_failed"));
+  return {
+    tracking_number: courier.awb.example,
+    courier: `synthetic-test-${courier.slug}`,
+    status: spell(state),
+    most_recent_status: mostRecentStatus(state, state === "exception" ? "delivery_attempt_failed" : null),
+    origin_city: "Mumbai",
+    destination_city: "Bengaluru",
+    delivered_date: state === "delivered" ? "05-Nov-2026" : null,
+    checkpoints: checkpointsOf(courier.slug, history),
+    enqueued_at: enqueuedAt,
+  };
+}
+
+function cp(state: ShipmentState, activity: string, location: string, localDate: string, localTime: string, subStatus: string | null): StoredCheckpoint {
+  return { state, subStatus, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };
+}

@@ -1,0 +1,197 @@
+/**
+ * Webhook CRUD, the plan gate and the secret-once semantics (spec: Webhook,
+ * POST/PUT/DELETE /v1/webhooks…, rotate-secret; CONTRACT 7). Plain functions
+ * over the database; no request context.
+ */
+import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { AppDeps } from "../../app.ts";
+import type { DbOrTx } from "../../db/client.ts";
+import { accounts, deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
+import { AppError } from "../../errors.ts";
+import { isId, newId } from "../../lib/ids.ts";
+import { planOf } from "../billing/plans.ts";
+import type { EventType } from "../tracking/states.ts";
+import type { CreateWebhookInput, UpdateWebhookInput } from "./model.ts";
+import { isoSecond } from "./payload.ts";
+import { encryptSecret, generateSecret } from "./secrets.ts";
+import { validateWebhookUrl } from "./url.ts";
+
+/** At most this many webhooks per account (CONTRACT 3: 409 WEBHOOK_LIMIT_REACHED). */
+export const MAX_WEBHOOKS = 10;
+
+export const SECRET_NOTICE = "<secret already issued: it is shown only once; rotate it with POST /v1/webhooks/rotate-secret>";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+type ServiceDeps = Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">;
+interface Caller {
+  id: string;
+  plan: string;
+}
+
+/** The public webhook object (never a secret). */
+export function webhookView(w: WebhookRow) {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events as EventType[],
+    mode: w.mode as "test" | "live",
+    description: w.description ?? null,
+    status: w.status as "active" | "deactivated",
+    failure_count: w.failureCount,
+    created_at: w.createdAt.toISOString(),
+    updated_at: w.updatedAt.toISOString(),
+  };
+}
+
+function planGate(plan: string): void {
+  const p = planOf(plan);
+  if (!p.live_webhooks)
+    throw new AppError("PLAN_UPGRADE_REQUIRED", `Live webhooks need a plan that includes them (Growth or Business); the ${p.name} plan has test webhooks only.`);
+}
+
+const dedupe = (events: readonly string[]) => [...new Set(events)];
+
+/**
+ * Creates a webhook. Returns it with `secret`: the raw secret when this
+ * create generated the account's first secret, else {@link SECRET_NOTICE}
+ * (spec: POST /v1/webhooks).
+ * @throws RequestValidationError (422) for URL rules; AppError
+ *   PLAN_UPGRADE_REQUIRED (403) for live on a plan without live webhooks;
+ *   WEBHOOK_LIMIT_REACHED (409) beyond {@link MAX_WEBHOOKS}.
+ */
+export async function createWebhook(deps: ServiceDeps, caller: Caller, input: CreateWebhookInput) {
+  const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs);
+  if (input.mode === "live") planGate(caller.plan);
+  const now = new Date(deps.clock.now());
+  return deps.db.transaction(async (tx) => {
+    // The account row lock serialises creates and rotations of one account:
+    // the limit count and the "first secret" decision cannot race.
+    const [acc] = await tx.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, caller.id)).for("update");
+    if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
+    const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
+    if (n >= MAX_WEBHOOKS) throw new AppError("WEBHOOK_LIMIT_REACHED", `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
+    const [row] = await tx
+      .insert(webhooks)
+      .values({ id: newId("wh"), accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now })
+      .returning();
+    let secret = SECRET_NOTICE;
+    if (!acc.enc) {
+      secret = generateSecret();
+      await tx
+        .update(accounts)
+        .set({ webhookSecretEnc: encryptSecret(deps.secretsKey, caller.id, secret), webhookSecretRevealed: true, webhookSecretRotatedAt: now, updatedAt: now })
+        .where(eq(accounts.id, caller.id));
+    }
+    return { ...webhookView(row!), secret };
+  });
+}
+
+/**
+ * Replaces the account's signing secret in one committed update; the worker
+ * reads the secret in the same statement that claims a delivery, so every
+ * delivery claimed after this commit is signed with the new secret. The old
+ * one is kept encrypted in `webhook_secret_prev_enc` (spec: Delivery rules 7).
+ * Returns the new raw secret (shown once).
+ */
+export async function rotateSecret(deps: ServiceDeps, accountId: string): Promise<string> {
+  const secret = generateSecret();
+  const now = new Date(deps.clock.now());
+  await deps.db.transaction(async (tx) => {
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for("update");
+    await tx
+      .update(accounts)
+      .set({
+        webhookSecretPrevEnc: sql`${accounts.webhookSecretEnc}`,
+        webhookSecretEnc: encryptSecret(deps.secretsKey, accountId, secret),
+        webhookSecretRotatedAt: now,
+        webhookSecretRevealed: true,
+        updatedAt: now,
+      })
+      .where(eq(accounts.id, accountId));
+  });
+  return secret;
+}
+
+export async function listWebhooks(db: DbOrTx, accountId: string) {
+  const rows = await db.select().from(webhooks).where(eq(webhooks.accountId, accountId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id));
+  return rows.map(webhookView);
+}
+
+/** The account's webhook `id`. @throws AppError WEBHOOK_NOT_FOUND (also for another account's id). */
+export async function requireWebhook(db: DbOrTx, accountId: string, id: string): Promise<WebhookRow> {
+  if (!isId("wh", id)) throw notFound(id);
+  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).limit(1);
+  if (!row) throw notFound(id);
+  return row;
+}
+
+const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook with id ${JSON.stringify(id.slice(0, 100))} on this account.`);
+
+/**
+ * Partial update (CONTRACT 7): absent fields keep their values;
+ * `status: "active"` reactivates and resets the failure count; switching to
+ * live passes the plan gate.
+ * @throws RequestValidationError, AppError WEBHOOK_NOT_FOUND / PLAN_UPGRADE_REQUIRED.
+ */
+export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: string, input: UpdateWebhookInput) {
+  const current = await requireWebhook(deps.db, caller.id, id);
+  const url = input.url === undefined ? undefined : validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs);
+  if (input.mode === "live" && current.mode !== "live") planGate(caller.plan);
+  const patch: Partial<WebhookRow> = { updatedAt: new Date(deps.clock.now()) };
+  if (url !== undefined) patch.url = url;
+  if (input.events !== undefined) patch.events = dedupe(input.events);
+  if (input.mode !== undefined) patch.mode = input.mode;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.status === "active") Object.assign(patch, { status: "active", failureCount: 0 });
+  const [row] = await deps.db.update(webhooks).set(patch).where(and(eq(webhooks.id, id), eq(webhooks.accountId, caller.id))).returning();
+  if (!row) throw notFound(id);
+  return webhookView(row);
+}
+
+/** Deletes the webhook; its deliveries (pending ones included) and attempt log go with it (FK cascade). */
+export async function deleteWebhook(db: DbOrTx, accountId: string, id: string): Promise<void> {
+  if (!isId("wh", id)) throw notFound(id);
+  const rows = await db.delete(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).returning({ id: webhooks.id });
+  if (rows.length === 0) throw notFound(id);
+}
+
+/**
+ * Recent deliveries of one webhook, newest first, each with its attempt log
+ * (every hop, newest first). Cursor pagination on the delivery id (UUIDv7,
+ * time-ordered). `limit` 1..100.
+ */
+export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: { limit: number; cursor?: string }) {
+  await requireWebhook(db, accountId, id);
+  const cond = page.cursor ? and(eq(deliveries.webhookId, id), lt(deliveries.id, page.cursor)) : eq(deliveries.webhookId, id);
+  const rows = await db.select().from(deliveries).where(cond).orderBy(desc(deliveries.id)).limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const pageRows = rows.slice(0, page.limit);
+  const ids = pageRows.map((r) => r.id);
+  const atts = ids.length
+    ? await db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).orderBy(desc(deliveryAttempts.attempt), desc(deliveryAttempts.id))
+    : [];
+  const byDelivery = new Map<string, typeof atts>();
+  for (const a of atts) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
+  const list = pageRows.map((d) => ({
+    id: d.id,
+    event: d.eventType,
+    mode: d.mode as "test" | "live",
+    state: d.state,
+    attempts: d.attempts,
+    enqueued_at: isoSecond(d.enqueuedAt),
+    next_attempt_at: d.state === "pending" && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    created_at: d.createdAt.toISOString(),
+    attempt_log: (byDelivery.get(d.id) ?? []).map((a) => ({
+      attempt: a.attempt,
+      url: a.url,
+      started_at: a.startedAt.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error: a.error,
+      response_snippet: a.responseSnippet,
+    })),
+  }));
+  return { deliveries: list, count: list.length, next_cursor: more ? (pageRows.at(-1)?.id ?? null) : null };
+}

@@ -1,0 +1,64 @@
+/**
+ * `POST /v1/webhooks/{id}/test` (spec: Events rule 3; CONTRACT 7): one
+ * synchronous sample delivery to a TEST webhook, through the same signing,
+ * address check and attempt log as real deliveries.
+ *
+ * Decision (docs/webhooks.md): a test fire is one attempt and is never
+ * retried — the caller sees the result in the response and can fire again.
+ * The delivery row is written after the attempt with its final state, so the
+ * worker never picks it up.
+ */
+import { eq } from "drizzle-orm";
+import type { AppDeps } from "../../app.ts";
+import { accounts, deliveries, deliveryAttempts } from "../../db/schema/index.ts";
+import { AppError } from "../../errors.ts";
+import { newId } from "../../lib/ids.ts";
+import type { EventType } from "../tracking/states.ts";
+import { sendAttempt } from "./attempt.ts";
+import type { WebhookSender } from "./http.ts";
+import { sampleData } from "./payload.ts";
+import { decryptSecret } from "./secrets.ts";
+import { requireWebhook } from "./service.ts";
+
+/**
+ * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), WEBHOOK_IS_LIVE (409).
+ * @returns `delivered`, the last hop's `status_code` (null without a response), `attempt_ms` (wall ms).
+ */
+export async function testFire(deps: Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">, sender: WebhookSender, accountId: string, id: string, event?: EventType) {
+  if (!deps.config.testWebhooksEnabled) throw new AppError("TEST_WEBHOOKS_DISABLED", "Test fires are switched off by the operator right now; try again later.");
+  const wh = await requireWebhook(deps.db, accountId, id);
+  if (wh.mode !== "test") throw new AppError("WEBHOOK_IS_LIVE", "Test fires go to test webhooks only; this webhook is live.");
+  const [acc] = await deps.db.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  if (!acc?.enc) throw new AppError("INTERNAL_ERROR", "The account has no signing secret.");
+  const ev = event ?? (wh.events[0] as EventType);
+  const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
+  const started = performance.now();
+  const out = await sendAttempt(sender, {
+    webhookId: wh.id,
+    url: wh.url,
+    event: ev,
+    mode: "test",
+    attempt: 1,
+    enqueuedAt,
+    data: (enq) => sampleData(ev, enq),
+    secret: decryptSecret(deps.secretsKey, accountId, acc.enc),
+  });
+  const attemptMs = Math.round(performance.now() - started);
+  const now = new Date(deps.clock.now());
+  const state = out.kind === "delivered" ? "delivered" : out.kind === "dropped" ? "dropped" : "abandoned";
+  await deps.db.transaction(async (tx) => {
+    const dlv = newId("dlv");
+    await tx.insert(deliveries).values({
+      id: dlv, webhookId: wh.id, accountId, eventType: ev, mode: "test", state, attempts: 1, nextAttemptAt: null,
+      enqueuedAt, syntheticData: sampleData(ev, enqueuedAt.toISOString()), lastStatusCode: out.statusCode, lastError: out.error, createdAt: now, updatedAt: now,
+    });
+    if (out.hops.length)
+      await tx.insert(deliveryAttempts).values(
+        out.hops.map((h) => ({
+          id: newId("att"), deliveryId: dlv, webhookId: wh.id, attempt: 1, url: h.url, startedAt: new Date(h.startedAt),
+          durationMs: h.durationMs, statusCode: h.statusCode, error: h.error, responseSnippet: h.snippet?.replaceAll("\u0000", "") ?? null,
+        })),
+      );
+  });
+  return { delivered: out.kind === "delivered", status_code: out.statusCode, attempt_ms: attemptMs };
+}

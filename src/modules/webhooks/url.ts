@@ -1,0 +1,43 @@
+/**
+ * Create/update-time URL rules (CONTRACT 7: https, at most 2,048 characters,
+ * a host name or a public IP). The WHATWG URL parser normalises every IPv4
+ * notation (`2130706433`, `0177.0.0.1`, `0x7f.1`, `127.1`, trailing dots,
+ * full-width digits) and IDN host names (to punycode) first, so the checks
+ * below see the canonical host. Host names are resolved and checked again
+ * before every delivery attempt: this check only refuses what is already
+ * certain to be blocked.
+ */
+import { RequestValidationError, type ValidationItem } from "../../errors.ts";
+import { classifyAddress, isConnectable, isIpLiteral } from "./address-guard.ts";
+
+/**
+ * Returns the normalised URL to store.
+ * @throws RequestValidationError with one item at `loc` (e.g. `["body","url"]`).
+ */
+export function validateWebhookUrl(raw: string, loc: (string | number)[], allowCidrs: readonly string[]): string {
+  const fail = (type: string, msg: string): never => {
+    const item: ValidationItem = { loc, msg, type };
+    throw new RequestValidationError([item]);
+  };
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    return fail("url_parsing", "Input should be a valid URL");
+  }
+  if (u.protocol !== "https:") fail("url_scheme", "URL scheme should be 'https'");
+  if (u.username || u.password) fail("value_error", "URL must not contain a user name or password");
+  if (u.hash || raw.includes("#")) fail("value_error", "URL must not contain a fragment");
+  const host = u.hostname;
+  if (!host) fail("url_parsing", "URL must have a host");
+  if (isIpLiteral(host)) {
+    const c = classifyAddress(host, allowCidrs);
+    if (!isConnectable(c)) fail("value_error", `URL host must be a host name or a public IP address (${host} is ${c})`);
+  } else {
+    const name = host.replace(/\.+$/, "").toLowerCase();
+    if (name === "localhost" || name.endsWith(".localhost")) {
+      if (!isConnectable(classifyAddress("127.0.0.1", allowCidrs))) fail("value_error", "URL host must be a host name or a public IP address (localhost is loopback)");
+    } else if (!name.includes(".") || host.includes("..")) fail("value_error", "URL host must be a fully qualified domain name");
+  }
+  return u.toString();
+}
