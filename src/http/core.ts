@@ -92,7 +92,7 @@ export function corePlugin(opts: CoreOptions) {
       }
       // Drizzle's own message quotes the SQL and its parameters; log the driver's cause instead.
       const e = error as Error & { cause?: Error };
-      const detail = e?.name === "DrizzleQueryError" && e.cause ? e.cause : e;
+      const detail = (e?.name === "DrizzleQueryError" || String(e?.message).startsWith("Failed query")) && e.cause ? e.cause : e;
       log.error("unhandled error", { request_id: rid, path: new URL(request.url).pathname, error: detail?.name, message: String(detail?.message).slice(0, 300) });
       const internal: ErrorCode = "INTERNAL_ERROR";
       return json(500, errorBody(internal, `Unexpected error; quote request id ${rid} to support.`), headers);

@@ -37,7 +37,7 @@ export const silentLogger: Logger = createLogger("silent");
 
 /** An error as log fields. Drizzle's own message quotes SQL and parameters, so its driver cause is logged instead. */
 function errorFields(e: Error): Record<string, unknown> {
-  const src = e.name === "DrizzleQueryError" && e.cause instanceof Error ? e.cause : e;
+  const src = (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
   return { name: src.name, message: src.message.startsWith("Failed query") ? "query failed" : src.message.slice(0, 300), ...(code ? { code } : {}) };
 }

@@ -8,6 +8,8 @@ import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import type { PlanId } from "../../src/modules/billing/plans.ts";
+import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
+import { startSimulator, type Simulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 export interface TestContext {
@@ -16,6 +18,8 @@ export interface TestContext {
   app: ReturnType<typeof buildApp>;
   clock: FakeClock;
   config: Config;
+  /** The courier simulator, a real HTTP server on loopback. */
+  sim: Simulator;
   /** `[response, parsed JSON body or text]` for a request against the app. */
   call(path: string, init?: RequestInit & { key?: string }): Promise<[Response, any]>;
   /** A new account with one API key. */
@@ -26,8 +30,11 @@ export interface TestContext {
 export async function testContext(env: Record<string, string> = {}, extra: Partial<AppDeps> = {}): Promise<TestContext> {
   const tdb = await createTestDatabase();
   const clock = new FakeClock();
-  const config = loadConfig({ COURIER_MODE: "sandbox", ...env });
-  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), ...extra };
+  // Short courier budgets keep the timeout scenarios quick; tests override them through `env`.
+  const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "1500", COURIER_ASYNC_BUDGET_MS: "5000", SANDBOX_ASYNC_SECONDS: "1", ...env });
+  const sim = startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
+  const backends = createCourierBackends({ config, clock, log: silentLogger, sandboxBaseUrl: sim.baseUrlFor });
+  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, ...extra };
   const app = buildApp(deps);
   let n = 0;
   return {
@@ -36,6 +43,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
     app,
     clock,
     config,
+    sim,
     async call(path, init = {}) {
       const headers = new Headers(init.headers);
       if (init.key) headers.set("x-api-key", init.key);
@@ -54,6 +62,10 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
       const { key } = await createApiKey(tdb.db, acc.id);
       return { id: acc.id, key, email: e };
     },
-    close: () => tdb.drop(),
+    async close() {
+      await backends.close();
+      await sim.stop();
+      await tdb.drop();
+    },
   };
 }

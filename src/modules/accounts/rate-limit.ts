@@ -55,16 +55,17 @@ export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number):
   return db.transaction(async (tx) => {
     // Serialise hits of one IP across replicas; the lock ends with the transaction.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"demo:" + ip}, 0))`);
-    const since = new Date(nowMs - HOUR_MS);
+    // ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.
+    const since = new Date(nowMs - HOUR_MS).toISOString();
     const rows = await tx.execute<{ n: number; oldest: string | null }>(
-      sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since} order by at desc limit ${limit}) h`,
+      sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since}::timestamptz order by at desc limit ${limit}) h`,
     );
     const n = Number(rows[0]?.n ?? 0);
     if (n >= limit) {
       const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + HOUR_MS - nowMs) / 1000)) };
     }
-    await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs)})`);
+    await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
     return { allowed: true, retryAfterSeconds: 0 };
   });
 }

@@ -1,0 +1,38 @@
+/** `GET /v1/track` (spec: Endpoints; counts against the quota). */
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app.ts";
+import { errorResponses } from "../../errors.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { TrackQuery, TrackResponse } from "./model.ts";
+import { trackForAccount } from "./service.ts";
+
+const e = errorResponses.errorResponse;
+
+/** Error responses shared by the live and demo tracking routes. */
+export const trackErrors = {
+  400: e("Courier not available through the API, or not a valid number for this courier.", ["COURIER_NOT_SUPPORTED", "INVALID_TRACKING_NUMBER"]),
+  404: e("Unknown courier slug (may carry did_you_mean), or the courier has no record of the number.", ["COURIER_NOT_FOUND", "TRACKING_NOT_FOUND"]),
+  502: e("Temporary courier or service error; retry.", ["SERVICE_ERROR"]),
+  504: e("The courier backend did not answer in time; retry.", ["TIMEOUT"]),
+};
+
+export function trackingModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/v1" }).use(authPlugin(deps)).get("/track", ({ auth, query }) => trackForAccount(deps, auth, query.courier, query.tracking_number), {
+    apiKey: true,
+    query: TrackQuery,
+    response: {
+      200: TrackResponse,
+      ...trackErrors,
+      402: e("Monthly quota used up (message links to the upgrade page), or the account needs attention.", ["QUOTA_EXCEEDED", "ACCOUNT_NEEDS_ATTENTION"]),
+      ...errorResponses.authed,
+      ...errorResponses.common,
+    },
+    detail: {
+      operationId: "trackShipment",
+      summary: "Track a shipment",
+      tags: ["Tracking"],
+      description:
+        "Calls the courier's backend, normalises the state and checkpoints, and answers. Couriers with asynchronous backends are polled internally: this can take 10 to 30 seconds. Counts against the monthly quota (only 200 answers count). A successful lookup makes your account follow the shipment: its changes reach your live webhooks.",
+    },
+  });
+}

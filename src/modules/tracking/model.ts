@@ -1,0 +1,80 @@
+/** Schemas of the tracking endpoints: request query (Elysia `t`) and responses (TypeBox `Type`). */
+import { Type as T } from "@sinclair/typebox";
+import { t } from "elysia";
+import type { TrackSpelling } from "./states.ts";
+
+export const TrackQuery = t.Object({
+  courier: t.String({ minLength: 1, maxLength: 64, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`." }),
+  tracking_number: t.String({ minLength: 1, maxLength: 64, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
+});
+
+const TrackState = T.Union(
+  [T.Literal("pending"), T.Literal("intransit"), T.Literal("outfordelivery"), T.Literal("delivered"), T.Literal("exception"), T.Literal("returned"), T.Literal("cancelled")],
+  { description: "Normalised state (tracking spelling): pending, intransit, outfordelivery, delivered, exception, returned, cancelled." },
+);
+
+export const CheckpointSchema = T.Object(
+  {
+    Activity: T.String({ description: "The courier's description of the event." }),
+    CheckpointState: TrackState,
+    CourierName: T.String(),
+    Date: T.String({ description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] }),
+    Time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["14:05"] }),
+    Location: T.String(),
+  },
+  { title: "Checkpoint" },
+);
+
+export const TrackingDataSchema = T.Object(
+  {
+    MostRecentStatus: T.String({ description: "The service's own short label, e.g. `Out for delivery`." }),
+    ShipmentState: TrackState,
+    Checkpoints: T.Array(CheckpointSchema, { description: "Full history, newest first. Order is not a contract: sort by Date and Time." }),
+    CourierHasNoRecordOfShipment: T.Boolean({ description: "True when the courier no longer knows a shipment stored before; the stored history is returned." }),
+    isEmptyTable: T.Boolean({ description: "True when there are no checkpoints yet." }),
+    Result: T.String({ examples: ["success"] }),
+    AdditionalInfo: T.String({ description: "Courier remark for the newest event, or empty." }),
+    FetchTime: T.String({ description: "Seconds spent on courier backends, 3 decimals.", examples: ["0.412"] }),
+    PODImageUrl: T.String({ description: "Proof-of-delivery URL, or empty." }),
+    ExecutionTime: T.String({ description: "Seconds for the whole request, 3 decimals.", examples: ["0.455"] }),
+  },
+  { title: "TrackingData" },
+);
+
+export const UsageSchema = T.Object(
+  {
+    used: T.Integer({ description: "Tracking requests this calendar month (UTC), including this one." }),
+    quota: T.Integer(),
+    plan: T.String({ description: "Plan id: free, starter, pro, growth, business." }),
+    percent: T.Number({ description: "used / quota × 100, 2 decimals." }),
+  },
+  { title: "Usage" },
+);
+
+const EXAMPLE = {
+  success: true,
+  data: {
+    MostRecentStatus: "Delivered",
+    ShipmentState: "delivered",
+    Checkpoints: [
+      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "15:41", Location: "Delhi, Delhi" },
+      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "09:10", Location: "Delhi, Delhi" },
+      { Activity: "Bag Received at Facility", CheckpointState: "intransit", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "21:02", Location: "Jalandhar, Punjab" },
+    ],
+    CourierHasNoRecordOfShipment: false,
+    isEmptyTable: false,
+    Result: "success",
+    AdditionalInfo: "",
+    FetchTime: "0.412",
+    PODImageUrl: "https://pod.example/1234567890120.jpg",
+    ExecutionTime: "0.455",
+  },
+  usage: { used: 42, quota: 100, plan: "free", percent: 42 },
+};
+
+export const TrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema, usage: UsageSchema }, { title: "TrackResponse", examples: [EXAMPLE] });
+export const DemoTrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "DemoTrackResponse" });
+
+// Compile-time check: the schema's literals are exactly the tracking spellings.
+type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static] ? ([typeof TrackState.static] extends [TrackSpelling] ? true : never) : never;
+export const _spellingsChecked: _SameSpellings = true;

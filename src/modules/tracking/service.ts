@@ -1,0 +1,105 @@
+/**
+ * Tracking lookups (spec: GET /v1/track, GET /demo/track; issue 3 item 4):
+ * resolve the courier → check the number's format → (authenticated) account
+ * status and quota reservation → one coalesced backend call → store and
+ * detect changes → the PascalCase response. Only a 200 consumes quota: every
+ * other outcome releases the reserved unit.
+ */
+import type { AppDeps } from "../../app.ts";
+import { AppError } from "../../errors.ts";
+import { releaseQuota, reserveQuota, usageView } from "../accounts/quota.ts";
+import type { AuthContext } from "../accounts/service.ts";
+import { planOf } from "../billing/plans.ts";
+import { CourierError } from "../couriers/adapters/types.ts";
+import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
+import { requireCourier } from "../couriers/service.ts";
+import { findShipment, recordFetch, rowToRecord } from "./store.ts";
+import { trackingData, type TrackingData } from "./view.ts";
+
+export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
+
+/**
+ * Resolves and validates courier + number.
+ * @throws AppError COURIER_NOT_FOUND (404), COURIER_NOT_SUPPORTED (400), INVALID_TRACKING_NUMBER (400)
+ */
+export function resolveRequest(deps: TrackingDeps, slug: string, rawNumber: string): { courier: Courier; awb: string } {
+  const courier = requireCourier(slug);
+  if (deps.backends.availability(courier) === "unavailable")
+    throw new AppError("COURIER_NOT_SUPPORTED", `Tracking for ${courier.name} is not available through the API right now.`);
+  const awb = normaliseTrackingNumber(rawNumber);
+  if (!courier.awb.pattern.test(awb))
+    throw new AppError("INVALID_TRACKING_NUMBER", `That is not a ${courier.name} tracking number: expected ${courier.awb.description} (e.g. ${courier.awb.example}).`);
+  return { courier, awb };
+}
+
+/** Maps a courier failure to the client error (spec: Errors; CONTRACT 3). */
+function toAppError(courier: Courier, err: CourierError): AppError {
+  switch (err.kind) {
+    case "not_found":
+      return new AppError("TRACKING_NOT_FOUND", `${courier.name} has no record of this tracking number.`);
+    case "invalid_number":
+      return new AppError("INVALID_TRACKING_NUMBER", `${courier.name} rejected this tracking number as invalid.`);
+    case "timeout":
+      return new AppError("TIMEOUT", `${courier.name} did not answer in time; retry shortly.`);
+    default:
+      // Throttling, auth problems on our side and backend errors all mean "try again later" to the client.
+      return new AppError("SERVICE_ERROR", `${courier.name} is temporarily unavailable; retry shortly.`);
+  }
+}
+
+/**
+ * Fetches, stores and renders one shipment.
+ * @param followAccountId the account that starts following (none for the demo).
+ * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
+ */
+async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string): Promise<TrackingData> {
+  let lookup;
+  try {
+    lookup = await deps.backends.lookup(courier, awb);
+  } catch (err) {
+    if (!(err instanceof CourierError)) throw err;
+    deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
+    if (err.kind === "not_found") {
+      // CONTRACT 1: a shipment stored before that the courier no longer knows → the stored history.
+      const stored = await findShipment(deps.db, courier.slug, awb);
+      if (stored?.lastCheckedAt)
+        return trackingData(courier, rowToRecord(stored), { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: true });
+    }
+    throw toAppError(courier, err);
+  }
+  const { shipment } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
+    followAccountId,
+    nowMs: deps.clock.now(),
+    recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
+  });
+  return trackingData(courier, rowToRecord(shipment), { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
+}
+
+/** `GET /v1/track` for an authenticated account: quota reserved first, released unless the answer is 200. */
+export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
+  const started = performance.now();
+  const { courier, awb } = resolveRequest(deps, slug, rawNumber);
+  if (auth.account.status === "needs_attention")
+    throw new AppError("ACCOUNT_NEEDS_ATTENTION", "This account needs attention; contact support to restore tracking.");
+  const plan = planOf(auth.account.plan);
+  const reservation = await reserveQuota(deps.db, auth.account.id, plan.monthly_quota, deps.clock.now());
+  if (!reservation.ok)
+    throw new AppError(
+      "QUOTA_EXCEEDED",
+      `Monthly quota of ${plan.monthly_quota} tracking requests used up on the ${plan.name} plan. Upgrade at ${deps.config.publicBaseUrl}/dashboard/billing`,
+    );
+  try {
+    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
+    return { success: true as const, data, usage: usageView(reservation.used, plan.monthly_quota, plan.id) };
+  } catch (err) {
+    await releaseQuota(deps.db, auth.account.id, reservation.period).catch((e) => deps.log.error("quota release failed", { error: e }));
+    throw err;
+  }
+}
+
+/** `GET /demo/track`: no account, no quota, nobody starts following. */
+export async function trackDemo(deps: TrackingDeps, slug: string, rawNumber: string) {
+  const started = performance.now();
+  const { courier, awb } = resolveRequest(deps, slug, rawNumber);
+  return { success: true as const, data: await fetchAndStore(deps, courier, awb, started) };
+}

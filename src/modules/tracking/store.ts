@@ -1,0 +1,137 @@
+/**
+ * The shipment store: one row per courier + AWB shared by every account
+ * (CONTRACT 6). Every successful fetch — a `/v1/track` lookup, a demo lookup
+ * or a scheduled re-check — goes through {@link recordFetch}, which in ONE
+ * transaction locks the row, merges the snapshot, writes the new record,
+ * writes the resulting event and its outbox rows (`fanOutEvent`, which also
+ * NOTIFYs the delivery worker on commit), and updates follows and the
+ * re-check schedule. If any part fails, none of it happened.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import type { Db, Tx } from "../../db/client.ts";
+import { events, follows, shipments } from "../../db/schema/index.ts";
+import { newId } from "../../lib/ids.ts";
+import type { TrackingSnapshot } from "../couriers/adapters/types.ts";
+import type { Courier } from "../couriers/catalogue.ts";
+import { fanOutEvent } from "../webhooks/outbox.ts";
+import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
+import { isTerminal, WEBHOOK_SPELLING, type EventType, type ShipmentState, type SubStatus } from "./states.ts";
+
+export type ShipmentRow = typeof shipments.$inferSelect;
+
+export interface RecordOptions {
+  /** The account to make follow the shipment (a `/v1/track` lookup), if any. */
+  followAccountId?: string;
+  /** Now, ms since the epoch. */
+  nowMs: number;
+  /** Seconds between scheduled re-checks (±10 % jitter applied here). */
+  recheckIntervalSeconds: number;
+  /** Random source for jitter, in [0, 1) (tests pass a constant). */
+  random?: () => number;
+  /** Test hook: runs inside the transaction after the outbox insert (to prove atomicity). */
+  afterOutbox?: (tx: Tx) => Promise<void>;
+}
+
+export interface RecordResult {
+  shipment: ShipmentRow;
+  event: EventType | null;
+  /** Outbox rows written for the event. */
+  deliveries: number;
+  /** True when this call made the account start following. */
+  followed: boolean;
+}
+
+export function rowToRecord(r: ShipmentRow): ShipmentRecord {
+  return {
+    state: r.state as ShipmentState,
+    subStatus: (r.subStatus as SubStatus | null) ?? null,
+    mostRecentStatus: r.mostRecentStatus,
+    checkpoints: r.checkpoints,
+    originCity: r.originCity,
+    destinationCity: r.destinationCity,
+    deliveredAt: r.deliveredAt,
+    podUrl: r.podUrl,
+    additionalInfo: r.additionalInfo,
+  };
+}
+
+/** Next re-check instant: now + interval ± 10 % (CONTRACT 6). */
+export function nextCheckAt(nowMs: number, intervalSeconds: number, random: () => number = Math.random): Date {
+  const jitter = (random() * 0.2 - 0.1) * intervalSeconds;
+  return new Date(nowMs + Math.round((intervalSeconds + jitter) * 1000));
+}
+
+/** The stored row for courier + AWB, or undefined. */
+export async function findShipment(db: Db | Tx, courier: string, trackingNumber: string): Promise<ShipmentRow | undefined> {
+  const rows = await db.select().from(shipments).where(and(eq(shipments.courier, courier), eq(shipments.trackingNumber, trackingNumber))).limit(1);
+  return rows[0];
+}
+
+/**
+ * Stores a successful fetch. See the module comment for what happens in the transaction.
+ * @throws whatever the database throws; nothing is half-written.
+ */
+export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
+  return db.transaction(async (tx) => {
+    // Make sure the row exists, then lock it: concurrent fetches of one shipment (two replicas, a
+    // lookup racing a re-check) serialise here, so each compares against the other's result.
+    await tx
+      .insert(shipments)
+      .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
+      .onConflictDoNothing({ target: [shipments.courier, shipments.trackingNumber] });
+    const locked = await tx.execute<{ id: string }>(sql`select id from shipments where courier = ${courier.slug} and tracking_number = ${trackingNumber} for update`);
+    const id = locked[0]!.id;
+    const before = (await tx.select().from(shipments).where(eq(shipments.id, id)))[0]!;
+    const firstSight = before.lastCheckedAt === null;
+    const { record, event } = applySnapshot(firstSight ? undefined : rowToRecord(before), snap);
+    const now = new Date(opts.nowMs);
+    const terminal = isTerminal(record.state);
+
+    let deliveries = 0;
+    if (event) {
+      // Fixed per event, UTC, to the second (spec: enqueued_at).
+      const enqueuedAt = new Date(Math.floor(opts.nowMs / 1000) * 1000);
+      const eventId = newId("evt");
+      await tx.insert(events).values({ id: eventId, shipmentId: id, type: event, status: WEBHOOK_SPELLING[record.state], enqueuedAt });
+      // Fan out to the accounts already following; an account that starts following with this very
+      // lookup has the change in its response and is not notified of it again.
+      deliveries = await fanOutEvent(tx, { eventId, shipmentId: id, type: event, enqueuedAt });
+      if (opts.afterOutbox) await opts.afterOutbox(tx);
+    }
+
+    let followed = false;
+    if (opts.followAccountId && !terminal && courier.follow === "scheduled") {
+      const ins = await tx.insert(follows).values({ accountId: opts.followAccountId, shipmentId: id }).onConflictDoNothing().returning({ a: follows.accountId });
+      followed = ins.length > 0;
+    }
+    const followers = before.followers + (followed ? 1 : 0);
+    // Terminal or lookup-only shipments are never scheduled; a lookup counts as a re-check and pushes the next one out.
+    const schedule = !terminal && courier.follow === "scheduled" && followers > 0;
+    const [shipment] = await tx
+      .update(shipments)
+      .set({
+        state: record.state,
+        subStatus: record.subStatus,
+        mostRecentStatus: record.mostRecentStatus,
+        checkpoints: record.checkpoints,
+        checkpointCount: record.checkpoints.length,
+        originCity: record.originCity,
+        destinationCity: record.destinationCity,
+        deliveredAt: record.deliveredAt,
+        podUrl: record.podUrl,
+        additionalInfo: record.additionalInfo,
+        terminal,
+        followers,
+        followMode: courier.follow,
+        lastCheckedAt: now,
+        nextCheckAt: schedule ? nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random) : null,
+        recheckFailures: 0,
+        leaseUntil: null,
+        leaseOwner: null,
+        updatedAt: now,
+      })
+      .where(eq(shipments.id, id))
+      .returning();
+    return { shipment: shipment!, event, deliveries, followed };
+  });
+}

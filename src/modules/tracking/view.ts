@@ -1,0 +1,47 @@
+/**
+ * The `data` object of `GET /v1/track` and `/demo/track`: the spec's detailed
+ * PascalCase shape (spec: Tracking result; CONTRACT 1 fixes each field).
+ */
+import { toSpecDate } from "../couriers/adapters/time.ts";
+import type { Courier } from "../couriers/catalogue.ts";
+import type { ShipmentRecord } from "./normalise.ts";
+import { TRACK_SPELLING, type ShipmentState, type TrackSpelling } from "./states.ts";
+
+export interface TrackingData {
+  MostRecentStatus: string;
+  ShipmentState: TrackSpelling;
+  Checkpoints: { Activity: string; CheckpointState: TrackSpelling; CourierName: string; Date: string; Time: string; Location: string }[];
+  CourierHasNoRecordOfShipment: boolean;
+  isEmptyTable: boolean;
+  Result: string;
+  AdditionalInfo: string;
+  FetchTime: string;
+  PODImageUrl: string;
+  ExecutionTime: string;
+}
+
+/** Seconds with 3 decimals, as text (`"0.412"`). */
+export const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
+
+export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: number; executionMs: number; noRecord: boolean }): TrackingData {
+  return {
+    MostRecentStatus: r.mostRecentStatus,
+    ShipmentState: TRACK_SPELLING[r.state],
+    // Stored newest first (spec sample order; clients sort themselves).
+    Checkpoints: r.checkpoints.map((c) => ({
+      Activity: c.activity,
+      CheckpointState: TRACK_SPELLING[c.state as ShipmentState] ?? "intransit",
+      CourierName: courier.name,
+      Date: toSpecDate(c.localDate),
+      Time: c.localTime,
+      Location: c.location,
+    })),
+    CourierHasNoRecordOfShipment: t.noRecord,
+    isEmptyTable: r.checkpoints.length === 0,
+    Result: "success",
+    AdditionalInfo: r.additionalInfo ?? "",
+    FetchTime: seconds(t.fetchMs),
+    PODImageUrl: r.podUrl ?? "",
+    ExecutionTime: seconds(t.executionMs),
+  };
+}
