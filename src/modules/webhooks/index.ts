@@ -112,6 +112,9 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         apiKey: true,
         params: WebhookIdParams,
         body: TestFireBody,
+        transform(c) {
+          if (c.body === null) (c as { body: unknown }).body = undefined;
+        },
         response: {
           200: TestFireResponse,
           409: E("The webhook is live; test fires go to test webhooks only.", ["WEBHOOK_IS_LIVE"]),

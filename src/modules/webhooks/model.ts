@@ -34,7 +34,8 @@ export const UpdateWebhookBody = t.Object(
 );
 export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 
-export const TestFireBody = t.Optional(t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()]));
+/** Optional; `null` is accepted too (spec: "optional JSON object or null"; the route maps null to absent before validation). */
+export const TestFireBody = t.Optional(t.Object({ event: t.Optional(EventName) }, { additionalProperties: false, description: "Optional (or null). Default event: the webhook's first." }));
 
 export const WebhookIdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }) });
 
