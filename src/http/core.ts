@@ -69,7 +69,10 @@ export function corePlugin(opts: CoreOptions) {
         throw new JsonInvalid();
       }
     })
-    .onError({ as: "global" }, ({ code, error, set, request }) => {
+    .onError({ as: "global" }, ({ code, error: thrown, set, request }) => {
+      // Elysia wraps whatever a parser throws in a ParseError; unwrap ours.
+      const cause = (thrown as { cause?: unknown }).cause;
+      const error = code === "PARSE" && (cause instanceof AppError || cause instanceof JsonInvalid) ? cause : thrown;
       const rid = String(set.headers["x-request-id"] ?? newId("req"));
       const headers: Record<string, string> = { "x-request-id": rid };
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("ratelimit-")) headers[k] = String(v);
