@@ -1,12 +1,219 @@
-/** ups adapter: not implemented yet (stub; replaced by the adapter's real implementation). */
-import { CourierError, type CourierAdapter } from "./types.ts";
+/**
+ * UPS Track API (developer.ups.com, "Tracking API" v1; samples `ups-*.json`).
+ *
+ * Auth: OAuth client credentials, `POST /security/v1/oauth/token` with
+ * `Authorization: Basic base64(UPS_CLIENT_ID:UPS_CLIENT_SECRET)` and the form
+ * body `grant_type=client_credentials` → `{access_token, expires_in (s, a
+ * numeric string), …}`; cached like FedEx's (see {@link OAuthTokenCache}):
+ * one token request shared by concurrent lookups, refreshed once on a 401.
+ *
+ * Request: `GET /api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
+ * with `Authorization: Bearer <t>`, `transId` (unique per request, 32 chars)
+ * and `transactionSrc` (karrio 2026-02-28: both required).
+ *
+ * Response: `trackResponse.shipment[].package[].activity[]{status{type,code,description,statusCode},
+ * location.address, date YYYYMMDD, time HHMMSS}`, `currentStatus`, `deliveryInformation`.
+ * Not found is the warning `TW0001` inside a 200; an invalid number is the error
+ * `TV1002` (`{response:{errors:[{code,message}]}}`); 2500xx codes are auth failures.
+ *
+ * Mapping (courier-samples README, UPS; karrio Tracking-status-description-codes):
+ * the 3-digit `statusCode` first ({@link UPS_STATUS_CODE}), then the activity
+ * `status.type` ({@link UPS_TYPE}), then keywords. Deviations: 033–036/067
+ * (return to sender, in progress) are exception/`rto_in_transit` and a
+ * delivery whose text says returned to the sender is returned (CONTRACT 1:
+ * returned = back with the shipper, terminal); 017/040 (held / ready for
+ * pickup) are out for delivery/`ready_for_pickup` like 17TRACK's AvailableForPickup.
+ *
+ * Times: `date` + `time` are the local wall time of the scan with no offset;
+ * they are kept as written and read as UTC for ordering (the offset is unknown).
+ *
+ * POD: UPS sends no URL; `deliveryInformation.deliveryPhoto.photo` (base64) is
+ * returned as a `data:` URL when it is a recognisable JPEG/PNG/GIF under 256 KiB.
+ * Unverified: the statusCode meanings beyond the README list, the photo's
+ * image format, and the token lifetime (read from `expires_in`).
+ */
+import { OAuthTokenCache, readTokenResponse } from "./fedex.ts";
+import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
+import { parseNaive } from "./time.ts";
+import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
+import { classifyHttpStatus, parseJson } from "./util.ts";
+
+const codes = (list: string[], rule: StatusRule) => Object.fromEntries(list.map((c) => [c, rule]));
+
+/** 3-digit activity `statusCode` → state (README UPS list). */
+export const UPS_STATUS_CODE: StatusTable = {
+  "003": sub(P, "info_received"),
+  ...codes(["005", "010", "025", "039", "047"], T),
+  ...codes(["006", "021", "037", "072", "089", "091"], O),
+  ...codes(["011", "026"], D),
+  ...codes(["013", "029", "046", "048", "060", "061", "062", "064", "069"], E),
+  ...codes(["033", "034", "035", "036", "067"], sub(E, "rto_in_transit")),
+  ...codes(["007", "043"], C),
+  ...codes(["017", "040"], sub(O, "ready_for_pickup")),
+};
+
+/** Activity `status.type` → state (README UPS list). */
+export const UPS_TYPE: StatusTable = {
+  M: sub(P, "info_received"),
+  MV: C,
+  I: T,
+  D: D,
+  X: E,
+  P: sub(T, "picked_up"),
+  U: T,
+  NA: P,
+};
+
+const RETURNED_TEXT = /return(ed)? to (the )?(shipper|sender)|delivered to (the )?(shipper|sender)/i;
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
+const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
+
+/** Maps one UPS status object `{type, code, description, statusCode}`. */
+export function upsRule(status: Obj): StatusRule {
+  const text = str(status.description);
+  let rule = UPS_STATUS_CODE[str(status.statusCode)] ?? mapStatus(UPS_TYPE, [str(status.type)], text);
+  if (rule.state === "delivered" && RETURNED_TEXT.test(text)) rule = sub(R, "rto_delivered");
+  if (rule.state === "exception" && !rule.sub) {
+    const k = byKeyword(text);
+    if (k?.state === "exception" && k.sub) rule = k;
+  }
+  return rule;
+}
+
+function place(a: Obj): string {
+  const city = str(a.city);
+  const st = str(a.stateProvince);
+  return city && st ? `${city}, ${st}` : city || str(a.countryCode) || str(a.country);
+}
+
+function toCheckpoint(a: Obj): RawCheckpoint | undefined {
+  const when = parseNaive(str(a.date), str(a.time), 0);
+  if (!when) return undefined;
+  const status = obj(a.status);
+  const rule = upsRule(status);
+  const description = str(status.description);
+  return {
+    state: rule.state,
+    subStatus: rule.sub ?? null,
+    activity: description,
+    location: place(obj(obj(a.location).address)),
+    ...when,
+    rawCode: str(status.statusCode) || str(status.code) || str(status.type) || null,
+    rawStatus: description || null,
+    remark: rule.state === "exception" ? description || null : null,
+  };
+}
+
+/** Throws the classified error for a UPS error/warning code. */
+function throwForCode(code: string, message: string, status?: number): never {
+  if (code === "TW0001") throw new CourierError("not_found", `ups: ${code} ${message}`.trim(), status);
+  if (code === "TV1002") throw new CourierError("invalid_number", `ups: ${code} ${message}`.trim(), status);
+  if (/^250\d{3}$/.test(code) || /^10401$/.test(code)) throw new CourierError("auth", `ups: ${code} ${message}`.trim(), status);
+  throw new CourierError("backend", `ups: ${code} ${message}`.trim(), status);
+}
+
+const IMAGE = [
+  [/^\/9j\//, "image/jpeg"],
+  [/^iVBORw0KGgo/, "image/png"],
+  [/^R0lGOD/, "image/gif"],
+] as const;
+
+/** `data:` URL for a base64 delivery photo, or null (placeholder, unknown format, too big). */
+export function photoDataUrl(b64: string): string | null {
+  const s = b64.replace(/\s+/g, "");
+  if (!s || s.length > 256 * 1024 || !/^[A-Za-z0-9+/]+={0,2}$/.test(s)) return null;
+  const type = IMAGE.find(([re]) => re.test(s))?.[1];
+  return type ? `data:${type};base64,${s}` : null;
+}
+
+/** Parses a Track API document (any status) for `awb`. @throws CourierError not_found | invalid_number | auth | backend */
+export function parseUps(text: string, awb: string): TrackingSnapshot {
+  const doc = obj(parseJson(text));
+  const errors = arr(obj(doc.response).errors);
+  if (errors.length) throwForCode(str(errors[0]!.code), str(errors[0]!.message));
+  const track = obj(doc.trackResponse);
+  if (!Array.isArray(track.shipment)) throw new CourierError("backend", "ups: no trackResponse.shipment");
+  const shipments = arr(track.shipment);
+  const ship = shipments.find((s) => str(s.inquiryNumber) === awb) ?? shipments[0];
+  const warnings = arr(ship?.warnings);
+  const packages = arr(ship?.package);
+  if (!packages.length) {
+    if (warnings.length) throwForCode(str(warnings[0]!.code), str(warnings[0]!.message));
+    throw new CourierError("not_found", "ups: no package in the answer");
+  }
+  const pkg = packages.find((p) => str(p.trackingNumber) === awb) ?? packages[0]!;
+  const checkpoints = arr(pkg.activity).map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
+  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at > a.at ? c : a), undefined);
+  const current = obj(pkg.currentStatus);
+  const currentRule = Object.keys(current).length ? upsRule(current) : undefined;
+  const addresses = arr(pkg.packageAddress);
+  const city = (t: string) => str(obj(addresses.find((a) => str(a.type).includes(t))?.address).city) || null;
+  const delivery = obj(pkg.deliveryInformation);
+  return {
+    checkpoints,
+    summary: currentRule ? { state: currentRule.state, subStatus: currentRule.sub ?? null, rawCode: str(current.statusCode) || str(current.code) || null, rawStatus: str(current.description) || null, at: newest?.at ?? null } : undefined,
+    originCity: city("ORIGIN"),
+    destinationCity: city("DESTINATION"),
+    podUrl: photoDataUrl(str(obj(delivery.deliveryPhoto).photo)),
+    remark: newest?.remark ?? null,
+  };
+}
+
+const tokens = new OAuthTokenCache(async (ctx) => {
+  const basic = Buffer.from(`${ctx.credentials.UPS_CLIENT_ID ?? ""}:${ctx.credentials.UPS_CLIENT_SECRET ?? ""}`).toString("base64");
+  const res = await ctx.http.request({
+    method: "POST",
+    path: "/security/v1/oauth/token",
+    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+    body: "grant_type=client_credentials",
+  });
+  return readTokenResponse("ups", res.status, res.text);
+});
+
+/** The process-wide UPS token cache (exported for tests). */
+export const upsTokens = tokens;
+
+/** Value of the `transactionSrc` header (UPS: identifies the calling application). */
+export const UPS_TRANSACTION_SRC = "courier-tracking-api";
 
 export const upsAdapter: CourierAdapter = {
   id: "ups",
-  defaultBaseUrl: "https://invalid.example",
+  defaultBaseUrl: "https://onlinetools.ups.com",
   envPrefix: "UPS",
-  credentialVars: [],
-  async track() {
-    throw new CourierError("backend", "ups adapter not implemented");
+  credentialVars: ["UPS_CLIENT_ID", "UPS_CLIENT_SECRET"],
+  async track(awb, ctx) {
+    const key = `${ctx.http.baseUrl}|${ctx.credentials.UPS_CLIENT_ID ?? ""}`;
+    const send = (token: string) =>
+      ctx.http.request({
+        path: `/api/track/v1/details/${encodeURIComponent(awb)}`,
+        query: { locale: "en_US", returnSignature: "false" },
+        headers: { authorization: `Bearer ${token}`, transId: crypto.randomUUID().replace(/-/g, ""), transactionSrc: UPS_TRANSACTION_SRC, accept: "application/json" },
+        signal: ctx.signal,
+      });
+    let token = await tokens.get(ctx, key);
+    let res = await send(token);
+    if (res.status === 401) {
+      token = await tokens.get(ctx, key, token);
+      res = await send(token);
+    }
+    if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `ups: throttled (${res.status})`, res.status);
+    if (res.status >= 400 && res.status < 500 && res.status !== 401) {
+      // 400/404 carry `{response:{errors:[…]}}` (TV1002 invalid, TW0001 not found).
+      const code = str(arr(obj(obj(safeJson(res.text)).response).errors)[0]?.code);
+      if (code) return parseUps(res.text, awb);
+    }
+    classifyHttpStatus("ups", res.status, { notFoundOn404: false });
+    return parseUps(res.text, awb);
   },
 };
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
