@@ -12,6 +12,7 @@ import { corePlugin } from "./http/core.ts";
 import { openapiPlugin } from "./http/openapi.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import { demoModule } from "./modules/demo/index.ts";
@@ -39,7 +40,8 @@ export function buildApp(deps: AppDeps) {
     .use(couriersModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps))
-    .use(webhooksModule(deps));
+    .use(webhooksModule(deps))
+    .use(dashboardModule(deps));
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,38 @@
+// Dashboard behaviour (served from /dashboard/assets, CSP script-src 'self').
+// Everything works without it; it adds copy buttons and confirmations.
+"use strict";
+(function () {
+  function announce(id, text) {
+    var out = document.querySelector('[data-copied-for="' + id + '"]');
+    if (out) out.textContent = text;
+  }
+  function fallbackCopy(input) {
+    input.focus();
+    input.select();
+    try {
+      return document.execCommand("copy");
+    } catch (e) {
+      return false;
+    }
+  }
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target instanceof Element ? ev.target.closest("button[data-copy]") : null;
+    if (!btn) return;
+    var id = btn.getAttribute("data-copy");
+    var input = document.getElementById(id);
+    if (!input) return;
+    var value = input.value;
+    var done = function () { announce(id, "Copied to the clipboard."); btn.textContent = "Copied"; };
+    var failed = function () { announce(id, fallbackCopy(input) ? "Copied to the clipboard." : "Select the text and copy it by hand."); };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(value).then(done, failed);
+    else failed();
+  });
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    var msg = form.getAttribute("data-confirm");
+    if (msg && !window.confirm(msg)) { ev.preventDefault(); return; }
+    var btn = form.querySelector('button[type="submit"]');
+    if (btn) setTimeout(function () { btn.disabled = true; }, 0);
+  });
+})();

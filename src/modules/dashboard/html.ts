@@ -1,0 +1,53 @@
+/**
+ * Safe-by-default HTML: the `html` tagged template escapes every
+ * interpolated value unless it is already {@link SafeHtml} (built by `html`
+ * itself). Arrays are joined, `null`/`undefined`/`false` render nothing.
+ *
+ * Decision (docs/dashboard.md): tagged templates instead of @kitajs/html JSX,
+ * whose children are *not* escaped unless each element says `safe` — one
+ * forgotten attribute would be an XSS. Here forgetting is impossible: the
+ * only way to emit markup is to write it in a template literal.
+ */
+
+/** Markup that is already safe to emit (the result of `html`). */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESC: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
+
+/** Escapes text for element content and quoted attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"'`]/g, (c) => ESC[c]!);
+}
+
+export type Renderable = SafeHtml | string | number | boolean | null | undefined | readonly Renderable[];
+
+function render(v: Renderable): string {
+  if (v === null || v === undefined || v === false) return "";
+  if (v instanceof SafeHtml) return v.value;
+  if (Array.isArray(v)) return v.map(render).join("");
+  return escapeHtml(String(v));
+}
+
+/** Tagged template: literal parts are trusted, every `${value}` is escaped. */
+export function html(strings: TemplateStringsArray, ...values: Renderable[]): SafeHtml {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  return new SafeHtml(out);
+}
+
+/** Formats an instant as `2026-11-05 10:00 UTC` (pages are in UTC, like the quota month). */
+export function fmtTime(d: Date | string | null | undefined): string {
+  if (!d) return "—";
+  const x = typeof d === "string" ? new Date(d) : d;
+  return `${x.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** `12,345` with thin grouping, locale-independent. */
+export function fmtInt(n: number): string {
+  return n.toLocaleString("en-US");
+}

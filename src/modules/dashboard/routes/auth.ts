@@ -1,0 +1,109 @@
+/**
+ * Sign-up, sign-in and sign-out. The anonymous forms carry a CSRF token
+ * bound to a `ct_csrf` cookie (double submit); messages are generic so the
+ * pages never tell whether an email has an account (sign-up excepted, see
+ * docs/dashboard.md).
+ */
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import { createApiKey, listApiKeys } from "../../accounts/service.ts";
+import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, redirect, safeNext, str, type FormBody, type RouteDeps } from "../http.ts";
+import { SignInForm, SignUpForm } from "../model.ts";
+import { signIn, signUp } from "../service.ts";
+import { createSession, destroySession, PRE_CSRF_COOKIE, randomToken, readCookie, resolveSession, safeEqual, SESSION_COOKIE, setCookie } from "../session.ts";
+import { keysPage } from "../views/account.ts";
+import { signInPage, signUpPage, type AuthFormState } from "../views/auth.ts";
+
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** The pre-session CSRF token from the cookie, or a new one with the `Set-Cookie` to send. */
+function preCsrf(request: Request): { token: string; cookies: string[] } {
+  const cur = readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE);
+  if (cur && TOKEN_SHAPE.test(cur)) return { token: cur, cookies: [] };
+  const token = randomToken();
+  return { token, cookies: [setCookie(PRE_CSRF_COOKIE, token)] };
+}
+
+function withCookies(res: Response, cookies: string[]): Response {
+  for (const c of cookies) res.headers.append("set-cookie", c);
+  return res;
+}
+
+const preCsrfOk = (request: Request, form: FormBody) =>
+  !crossSite(request) && safeEqual(str(form, "_csrf"), readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE));
+
+const retryText = (seconds: number) => `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
+
+/** Routes under /dashboard for signing up, in and out. */
+export function authRoutes(rd: RouteDeps) {
+  const { deps } = rd;
+  const signedIn = (r: Request) => resolveSession(deps.db, deps.clock, readCookie(r.headers.get("cookie"), SESSION_COOKIE));
+
+  const renderAuth = (request: Request, page: (st: AuthFormState) => ReturnType<typeof signInPage>, st: Omit<AuthFormState, "csrf">, status = 200) => {
+    const c = preCsrf(request);
+    return withCookies(htmlResponse(page({ ...st, csrf: c.token }), status), c.cookies);
+  };
+
+  return new Elysia()
+    .get("/dashboard/sign-up", async ({ request }) => ((await signedIn(request)) ? redirect("/dashboard", [], 302) : renderAuth(request, signUpPage, {})))
+    .get("/dashboard/sign-in", async ({ request, query }) => {
+      if (await signedIn(request)) return redirect("/dashboard", [], 302);
+      const done = query.done === "signed-out" ? { kind: "ok" as const, text: "You are signed out." } : query.expired ? { kind: "error" as const, text: "Your session has ended; sign in again." } : undefined;
+      return renderAuth(request, signInPage, { next: query.next ? safeNext(query.next) : undefined, flash: done });
+    })
+    .post("/dashboard/sign-up", async ({ request, body }) => {
+      const form = body as FormBody;
+      if (!preCsrfOk(request, form)) return csrfRefused();
+      const input = { email: str(form, "email").trim(), password: str(form, "password") };
+      const problems = [...Value.Errors(SignUpForm, input)];
+      if (problems.length) {
+        const errors: Record<string, string> = {};
+        for (const e of problems) {
+          if (e.path === "/email") errors.email = "Enter a valid email address.";
+          if (e.path === "/password") errors.password = "Use 10 to 128 characters.";
+        }
+        return renderAuth(request, signUpPage, { email: input.email, errors }, 422);
+      }
+      const r = await signUp(deps, { ...input, ip: ipOf(request) });
+      if (!r.ok) {
+        const text = r.reason === "throttled" ? retryText(r.retryAfterSeconds) : "We could not create an account with these details. If you already have one, sign in instead.";
+        return renderAuth(request, signUpPage, { email: input.email, flash: { kind: "error", text } }, r.reason === "throttled" ? 429 : 422);
+      }
+      const prev = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+      const sess = await createSession(deps.db, deps.clock, r.accountId, prev);
+      const cookie = setCookie(SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
+      if (!r.created) return redirect("/dashboard", [cookie]);
+      // A new account gets its first key at once: "sign up, copy the key" (spec: Authentication 2).
+      const key = await createApiKey(deps.db, r.accountId, "default");
+      const s = await resolveSession(deps.db, deps.clock, sess.token);
+      const res = htmlResponse(keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId), { newKey: key.key, flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." } }), 201);
+      return withCookies(res, [cookie]);
+    })
+    .post("/dashboard/sign-in", async ({ request, body }) => {
+      const form = body as FormBody;
+      if (!preCsrfOk(request, form)) return csrfRefused();
+      const input = { email: str(form, "email").trim(), password: str(form, "password") };
+      const next = str(form, "next");
+      const generic = { kind: "error" as const, text: "The email or password is incorrect." };
+      if (Value.Errors(SignInForm, input).First()) return renderAuth(request, signInPage, { email: input.email, next, flash: generic }, 401);
+      const r = await signIn(deps, { ...input, ip: ipOf(request) });
+      if (!r.ok) {
+        if (r.reason === "throttled") {
+          const res = renderAuth(request, signInPage, { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } }, 429);
+          res.headers.set("retry-after", String(r.retryAfterSeconds));
+          return res;
+        }
+        return renderAuth(request, signInPage, { email: input.email, next, flash: generic }, 401);
+      }
+      const sess = await createSession(deps.db, deps.clock, r.accountId, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+      return redirect(safeNext(next), [setCookie(SESSION_COOKIE, sess.token, sess.maxAgeSeconds)]);
+    })
+    .post("/dashboard/sign-out", async ({ request, body }) => {
+      const form = body as FormBody;
+      const token = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+      const s = await resolveSession(deps.db, deps.clock, token);
+      if (s && (crossSite(request) || !safeEqual(str(form, "_csrf"), s.csrfToken))) return csrfRefused(pageSession(s));
+      await destroySession(deps.db, token);
+      return redirect("/dashboard/sign-in?done=signed-out", [setCookie(SESSION_COOKIE, "", 0)]);
+    });
+}

@@ -1,0 +1,100 @@
+/**
+ * Dashboard sessions (issue 7): server-side rows in `sessions`, keyed by the
+ * SHA-256 of a 256-bit random cookie token (the token itself is never
+ * stored, so a database leak yields no usable cookie). Each session carries
+ * its own CSRF token; forms echo it in `_csrf`.
+ *
+ * Cookie: `ct_session=…; Path=/dashboard; HttpOnly; Secure; SameSite=Lax`.
+ * Sessions expire {@link SESSION_TTL_MS} after sign-in (absolute, by the
+ * service clock) and are rotated on every sign-in.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, gt, lt } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { accounts, sessions } from "../../db/schema/index.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { newId } from "../../lib/ids.ts";
+
+/** Absolute session lifetime: 12 hours. */
+export const SESSION_TTL_MS = 12 * 3_600_000;
+export const SESSION_COOKIE = "ct_session";
+/** Pre-session CSRF cookie for the sign-in and sign-up forms (double submit). */
+export const PRE_CSRF_COOKIE = "ct_csrf";
+const COOKIE_ATTRS = "Path=/dashboard; HttpOnly; Secure; SameSite=Lax";
+
+export interface DashboardSession {
+  id: string;
+  csrfToken: string;
+  expiresAt: Date;
+  account: { id: string; email: string; plan: string; status: string };
+}
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+/** 32 random bytes, base64url. */
+export const randomToken = () => randomBytes(32).toString("base64url");
+
+/** Constant-time string comparison (false on length mismatch). */
+export function safeEqual(a: string | undefined, b: string | undefined): boolean {
+  if (typeof a !== "string" || typeof b !== "string") return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Reads one cookie from a `Cookie` header. */
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+/** `Set-Cookie` value for `name`; `maxAgeSeconds` 0 deletes it, undefined makes a browser-session cookie. */
+export function setCookie(name: string, value: string, maxAgeSeconds?: number): string {
+  return `${name}=${value}; ${COOKIE_ATTRS}${maxAgeSeconds === undefined ? "" : `; Max-Age=${maxAgeSeconds}`}`;
+}
+
+/**
+ * Starts a session for `accountId`. When `previousToken` is given its
+ * session is deleted first (rotation on sign-in: a planted cookie is never
+ * promoted), and the account's expired sessions are pruned.
+ * @returns the raw cookie token (goes only into `Set-Cookie`).
+ */
+export async function createSession(db: Db, clock: Clock, accountId: string, previousToken?: string): Promise<{ token: string; maxAgeSeconds: number }> {
+  const token = randomToken();
+  const now = clock.now();
+  await db.transaction(async (tx) => {
+    if (previousToken) await tx.delete(sessions).where(eq(sessions.tokenHash, sha256(previousToken)));
+    await tx.delete(sessions).where(and(eq(sessions.accountId, accountId), lt(sessions.expiresAt, new Date(now))));
+    await tx.insert(sessions).values({
+      id: newId("ses"),
+      tokenHash: sha256(token),
+      accountId,
+      csrfToken: randomToken(),
+      createdAt: new Date(now),
+      expiresAt: new Date(now + SESSION_TTL_MS),
+    });
+  });
+  return { token, maxAgeSeconds: Math.floor(SESSION_TTL_MS / 1000) };
+}
+
+/** The live session behind a cookie token, with its account; undefined when unknown or expired. */
+export async function resolveSession(db: Db, clock: Clock, token: string | undefined): Promise<DashboardSession | undefined> {
+  if (!token || token.length > 100) return undefined;
+  const rows = await db
+    .select({ id: sessions.id, csrfToken: sessions.csrfToken, expiresAt: sessions.expiresAt, accId: accounts.id, email: accounts.email, plan: accounts.plan, status: accounts.status })
+    .from(sessions)
+    .innerJoin(accounts, eq(accounts.id, sessions.accountId))
+    .where(and(eq(sessions.tokenHash, sha256(token)), gt(sessions.expiresAt, new Date(clock.now()))))
+    .limit(1);
+  const r = rows[0];
+  if (!r) return undefined;
+  return { id: r.id, csrfToken: r.csrfToken, expiresAt: r.expiresAt, account: { id: r.accId, email: r.email, plan: r.plan, status: r.status } };
+}
+
+/** Ends the session behind a cookie token (sign-out). */
+export async function destroySession(db: Db, token: string | undefined): Promise<void> {
+  if (token) await db.delete(sessions).where(eq(sessions.tokenHash, sha256(token)));
+}

@@ -1,0 +1,162 @@
+/** Overview, API keys, usage & plan (billing) and tracked shipments pages. */
+import { PLANS, type Plan } from "../../billing/plans.ts";
+import { fmtInt, fmtTime, html, type SafeHtml } from "../html.ts";
+import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
+
+export interface UsageInfo {
+  used: number;
+  plan: Plan;
+  resetsAt: Date;
+}
+
+/** Used / quota with a native progress bar, reset date and rate limit. */
+export function usageBlock(u: UsageInfo): SafeHtml {
+  const quota = u.plan.monthly_quota;
+  const pct = quota > 0 ? Math.min(100, Math.round((u.used / quota) * 1000) / 10) : 100;
+  return html`<section class="card" aria-labelledby="usage-h">
+  <h2 id="usage-h">This month's usage</h2>
+  <p class="big"><strong data-testid="usage-used">${fmtInt(u.used)}</strong> of <span data-testid="usage-quota">${fmtInt(quota)}</span> tracking requests (${pct}%)</p>
+  <progress max="${quota}" value="${Math.min(u.used, quota)}" aria-label="Monthly quota used">${pct}%</progress>
+  ${u.used >= quota ? html`<p class="warn" role="alert">Your quota is used up: <code>/v1/track</code> answers 402 until it resets or you <a href="/dashboard/billing">upgrade</a>. The same key works at once after an upgrade.</p>` : ""}
+  <dl class="facts">
+    <div><dt>Plan</dt><dd data-testid="plan-name">${u.plan.name}</dd></div>
+    <div><dt>Quota resets</dt><dd>${fmtTime(u.resetsAt)}</dd></div>
+    <div><dt>Rate limit</dt><dd>${fmtInt(u.plan.rate_limit_per_minute)} requests per minute, all keys together</dd></div>
+    <div><dt>Live webhooks</dt><dd>${u.plan.live_webhooks ? "included" : "not included (test webhooks only)"}</dd></div>
+  </dl>
+  <p class="hint">Only <code>GET /v1/track</code> answered 200 counts; listing couriers is free.</p>
+</section>`;
+}
+
+/** Landing page after sign-in. */
+export function overviewPage(s: PageSession, u: UsageInfo, counts: { keys: number; webhooks: number; deactivated: number; shipments: number }, flash?: Flash): SafeHtml {
+  return layout({
+    title: "Overview",
+    session: s,
+    active: "overview",
+    flash,
+    body: html`${usageBlock(u)}
+<section class="card" aria-labelledby="glance-h">
+  <h2 id="glance-h">At a glance</h2>
+  <ul class="glance">
+    <li><a href="/dashboard/keys">${counts.keys} active API key${counts.keys === 1 ? "" : "s"}</a>${counts.keys === 0 ? html` — <strong>create one to start calling the API</strong>` : ""}</li>
+    <li><a href="/dashboard/webhooks">${counts.webhooks} webhook${counts.webhooks === 1 ? "" : "s"}</a>${counts.deactivated ? html` — <strong class="bad">${counts.deactivated} deactivated</strong>` : ""}</li>
+    <li><a href="/dashboard/shipments">${counts.shipments} followed shipment${counts.shipments === 1 ? "" : "s"}</a></li>
+  </ul>
+</section>`,
+  });
+}
+
+export interface KeyRow {
+  id: string;
+  prefix: string;
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** API keys: the one-time reveal of a new key, the create form and the list. */
+export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string; flash?: Flash; nameError?: string } = {}): SafeHtml {
+  const live = keys.filter((k) => !k.revokedAt);
+  const revoked = keys.filter((k) => k.revokedAt);
+  return layout({
+    title: "API keys",
+    session: s,
+    active: "keys",
+    flash: opts.flash,
+    body: html`${opts.newKey
+      ? html`<section class="card reveal" aria-labelledby="newkey-h">
+  <h2 id="newkey-h">Your new API key</h2>
+  <p><strong>Copy it now: it is shown only once.</strong> Send it in the <code>X-API-Key</code> header.</p>
+  <div class="copy-row"><input id="new-key" class="mono" readonly value="${opts.newKey}" aria-label="New API key" data-testid="new-key">
+  <button type="button" data-copy="new-key">Copy</button></div>
+  <p class="copied" aria-live="polite" data-copied-for="new-key"></p>
+</section>`
+      : ""}
+<section class="card" aria-labelledby="create-h">
+  <h2 id="create-h">Create a key</h2>
+  <form method="post" action="/dashboard/keys" class="row">${csrfField(s.csrfToken)}
+    <div class="field"><label for="key-name">Name (optional)</label>
+    ${opts.nameError ? html`<p class="field-error" id="key-name-error">${opts.nameError}</p>` : ""}
+    <input id="key-name" name="name" maxlength="60" placeholder="e.g. production"${opts.nameError ? html` aria-invalid="true" aria-describedby="key-name-error"` : ""}></div>
+    <button type="submit" class="primary">Create API key</button>
+  </form>
+</section>
+<section class="card" aria-labelledby="keys-h">
+  <h2 id="keys-h">Active keys</h2>
+  ${live.length === 0
+    ? html`<p>No active keys.</p>`
+    : html`<div class="scroll"><table>
+  <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+  <tbody>${live.map((k) => html`<tr data-key-id="${k.id}">
+    <td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${fmtTime(k.createdAt)}</td><td>${k.lastUsedAt ? fmtTime(k.lastUsedAt) : "never"}</td>
+    <td><form method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="Revoke the key ${k.prefix}…? Requests using it will fail at once.">${csrfField(s.csrfToken)}
+      <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`)}</tbody>
+</table></div>`}
+  ${revoked.length ? html`<details><summary>${revoked.length} revoked key${revoked.length === 1 ? "" : "s"}</summary><ul>${revoked.map((k) => html`<li><span class="mono">${k.prefix}…</span> ${k.name}, revoked ${fmtTime(k.revokedAt)}</li>`)}</ul></details>` : ""}
+</section>`,
+  });
+}
+
+/** Usage and the plan table with upgrade / downgrade actions (the page the 402 message links to). */
+export function billingPage(s: PageSession, u: UsageInfo, providerLabel: string, flash?: Flash): SafeHtml {
+  const current = PLANS.findIndex((p) => p.id === u.plan.id);
+  return layout({
+    title: "Usage & plan",
+    session: s,
+    active: "billing",
+    flash,
+    body: html`${usageBlock(u)}
+<section class="card" aria-labelledby="plans-h">
+  <h2 id="plans-h">Plans</h2>
+  <p class="hint">${providerLabel}.</p>
+  <div class="scroll"><table class="plans">
+  <thead><tr><th scope="col">Plan</th><th scope="col">Requests / month</th><th scope="col">Rate limit / min</th><th scope="col">Live webhooks</th><th scope="col">Price (INR / month)</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+  <tbody>${PLANS.map((p, i) => html`<tr${i === current ? html` class="current"` : ""}>
+    <th scope="row">${p.name}</th><td>${fmtInt(p.monthly_quota)}</td><td>${fmtInt(p.rate_limit_per_minute)}</td><td>${p.live_webhooks ? "yes" : "no"}</td><td>${p.price_inr_per_month === 0 ? "free" : fmtInt(p.price_inr_per_month)}</td>
+    <td>${i === current
+      ? html`<strong>Current plan</strong>`
+      : html`<form method="post" action="/dashboard/billing">${csrfField(s.csrfToken)}<input type="hidden" name="plan" value="${p.id}">
+        <button type="submit" class="${i > current ? "primary" : "secondary"}" data-testid="plan-${p.id}">${i > current ? "Upgrade" : "Downgrade"} to ${p.name}</button></form>`}</td></tr>`)}</tbody>
+  </table></div>
+</section>`,
+  });
+}
+
+export interface ShipmentRowView {
+  courier: string;
+  trackingNumber: string;
+  state: string;
+  mostRecentStatus: string;
+  terminal: boolean;
+  followMode: string;
+  lastCheckedAt: Date | null;
+  nextCheckAt: Date | null;
+}
+
+/** The account's followed shipments. */
+export function shipmentsPage(s: PageSession, rows: ShipmentRowView[]): SafeHtml {
+  return layout({
+    title: "Tracked shipments",
+    session: s,
+    active: "shipments",
+    body: html`<section class="card" aria-labelledby="ship-h">
+  <h2 id="ship-h">${rows.length} followed shipment${rows.length === 1 ? "" : "s"}</h2>
+  <p class="hint">A successful <code>GET /v1/track</code> makes your account follow the shipment; the service re-checks it with the courier about 3 times a day and stops at delivered, returned or cancelled.</p>
+  ${rows.length === 0
+    ? html`<p>No followed shipments yet.</p>`
+    : html`<div class="scroll"><table>
+  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
+  <tbody>${rows.map((r) => html`<tr>
+    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span></td><td>${r.mostRecentStatus}</td>
+    <td>${fmtTime(r.lastCheckedAt)}</td><td>${r.terminal ? "not followed (final state)" : r.followMode === "lookup" ? "on lookup only" : fmtTime(r.nextCheckAt)}</td></tr>`)}</tbody>
+</table></div>`}
+</section>`,
+  });
+}
+
+/** A plain message page (404, 403 CSRF, 429, 500). */
+export function messagePage(title: string, text: string, session?: PageSession): SafeHtml {
+  return layout({ title, session, body: html`<p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p>` });
+}
