@@ -47,8 +47,8 @@ export const DHL_STATUS: StatusTable = {
  */
 export const DHL_TEXT: readonly [RegExp, StatusRule][] = [
   [/\bcancel+ed\b/i, C],
-  [/returned to (the )?(shipper|sender|origin)|delivered to (the )?(shipper|sender)|return(ed)? shipment delivered/i, sub(R, "rto_delivered")],
   [/being returned|return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],
+  [/returned to (the )?(shipper|sender|origin)|delivered to (the )?(shipper|sender)|return(ed)? shipment delivered/i, sub(R, "rto_delivered")],
   [/out for delivery|with (the )?courier for delivery|out with courier/i, O],
   [/ready for (recipient )?pick ?up|available for pick ?up/i, sub(O, "ready_for_pickup")],
 ];

@@ -34,7 +34,7 @@
  */
 import { OAuthTokenCache, readTokenResponse } from "./fedex.ts";
 import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
-import { parseNaive } from "./time.ts";
+import { fromParts, type LocalTime } from "./time.ts";
 import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
 import { classifyHttpStatus, parseJson } from "./util.ts";
 
@@ -89,8 +89,19 @@ function place(a: Obj): string {
   return city && st ? `${city}, ${st}` : city || str(a.countryCode) || str(a.country);
 }
 
+/**
+ * `YYYYMMDD` + `HHMMSS` (or `HHMM`, or "") local wall time, read as UTC for ordering.
+ * Parsed here because the shared naive parser reads 8 digits as DDMMYYYY first (DTDC).
+ */
+export function parseUpsTime(date: string, time: string): LocalTime | undefined {
+  const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
+  const t = /^(\d{2})(\d{2})(\d{2})?$/.exec(time) ?? (time ? null : ["", "0", "0", "0"]);
+  if (!d || !t) return undefined;
+  return fromParts(+d[1]!, +d[2]!, +d[3]!, +t[1]!, +t[2]!, +(t[3] ?? 0), 0);
+}
+
 function toCheckpoint(a: Obj): RawCheckpoint | undefined {
-  const when = parseNaive(str(a.date), str(a.time), 0);
+  const when = parseUpsTime(str(a.date), str(a.time));
   if (!when) return undefined;
   const status = obj(a.status);
   const rule = upsRule(status);
