@@ -119,7 +119,7 @@ describe("Blue Dart errors and mapping", () => {
     ["ZZ", "", "in_transit", null],
   ])("%s + %p → %s/%s (never delivered by default)", (type, text, state, subStatus) => {
     const r = bluedartRule(type, text);
-    expect([r.state, r.sub ?? null]).toEqual([state, subStatus]);
+    expect([r.state as string, (r.sub ?? null) as string | null]).toEqual([state, subStatus]);
   });
 
   test("an exception scan carries its text as the remark", () => {

@@ -122,7 +122,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
     ["", "", "in_transit", null],
   ])("unverified %s / %p → %s/%s", (code, text, state, subStatus) => {
     const r = xpressbeesRule(code, text);
-    expect([r.state, r.sub ?? null]).toEqual([state, subStatus]);
+    expect([r.state as string, (r.sub ?? null) as string | null]).toEqual([state, subStatus]);
   });
 
   test.each([

@@ -1,13 +1,15 @@
 /**
- * `GET /v1/couriers` and `GET /v1/couriers/{slug}` (spec: Endpoints). Neither
- * counts against the quota; both need a key and count for the rate limit.
+ * `GET /v1/couriers`, `GET /v1/couriers/{slug}` (spec: Endpoints) and
+ * `GET /v1/couriers/detect` (issue 6 item 4). None counts against the quota;
+ * all need a key and count for the rate limit.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { COURIERS } from "./catalogue.ts";
-import { CourierListResponse, CourierResponse, SlugParams } from "./model.ts";
+import { detectCouriers } from "./detect.ts";
+import { CourierDetectResponse, CourierListResponse, CourierResponse, DetectQuery, SlugParams } from "./model.ts";
 import { courierView, requireCourier } from "./service.ts";
 
 export function couriersModule(deps: AppDeps) {
@@ -19,6 +21,25 @@ export function couriersModule(deps: AppDeps) {
       response: { 200: CourierListResponse, ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "listCouriers", summary: "List supported couriers", description: "The curated catalogue: every plan can track every courier listed. Does not count against the monthly quota." },
     })
+    // Declared before `/:slug` so that "detect" is never read as a slug.
+    .get(
+      "/detect",
+      ({ query }) => {
+        const couriers = detectCouriers(query.tracking_number).map(courierView);
+        return { success: true as const, data: { couriers, count: couriers.length } };
+      },
+      {
+        apiKey: true,
+        query: DetectQuery,
+        response: { 200: CourierDetectResponse, ...errorResponses.authed, ...errorResponses.common },
+        detail: {
+          operationId: "detectCourier",
+          summary: "Detect the courier of a tracking number",
+          description:
+            "Lists the catalogue couriers whose AWB format accepts the number, most specific format first (an empty list when none does). Formats overlap, so more than one courier may match. Does not count against the monthly quota.",
+        },
+      },
+    )
     .get("/:slug", ({ params }) => ({ success: true as const, data: courierView(requireCourier(params.slug)) }), {
       apiKey: true,
       params: SlugParams,

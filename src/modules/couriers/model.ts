@@ -14,3 +14,18 @@ export const CourierListResponse = T.Object(
 export const CourierResponse = T.Object({ success: T.Literal(true), data: CourierSchema }, { title: "CourierResponse" });
 
 export const SlugParams = t.Object({ slug: t.String({ minLength: 1, maxLength: 100, description: "Courier slug, e.g. `delhivery`." }) });
+
+export const DetectQuery = t.Object({
+  tracking_number: t.String({ minLength: 1, maxLength: 100, description: "The tracking number as the customer has it; spaces and hyphens are ignored, case does not matter." }),
+});
+
+export const CourierDetectResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({
+      couriers: T.Array(CourierSchema, { description: "Couriers whose AWB format accepts the number, most specific format first." }),
+      count: T.Integer(),
+    }),
+  },
+  { title: "CourierDetection" },
+);
