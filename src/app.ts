@@ -14,6 +14,7 @@ import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { metricsModule } from "./modules/metrics/index.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import { demoModule } from "./modules/demo/index.ts";
 import { trackingModule } from "./modules/tracking/index.ts";
@@ -36,6 +37,7 @@ export function buildApp(deps: AppDeps) {
     .use(corePlugin({ log: deps.log, trustProxy: deps.config.trustProxy }))
     .use(openapiPlugin({ publicBaseUrl: deps.config.publicBaseUrl }))
     .use(healthModule(deps))
+    .use(metricsModule(deps))
     .use(billingModule())
     .use(couriersModule(deps))
     .use(trackingModule(deps))

@@ -1,0 +1,381 @@
+/**
+ * Scheduled re-checks (issue 4 item 2; CONTRACT 6; spec "What the service
+ * does": followed shipments are re-checked on a schedule).
+ *
+ * Claim → commit → courier call → record, in the graphile-worker / pg-boss
+ * shape (STYLE): a due shipment is claimed by ONE statement that stamps a
+ * lease, and the claim commits before any courier is called. The outcome is
+ * recorded by a second statement: a success through `recordFetch` (the new
+ * record, its event and its outbox rows in one transaction, next check at
+ * `RECHECK_INTERVAL_SECONDS` ± 10 %), a courier failure through
+ * {@link recordFailure} (nothing about the shipment changes, no event, the
+ * next check backs off exponentially).
+ *
+ * Any number of processes may run a runner on one database: SKIP LOCKED
+ * partitions the due rows and the lease keeps a claimed row out of every
+ * other claim until it expires, so a shipment is re-checked once per
+ * interval. A process killed mid-batch (kill -9) leaves leases that expire;
+ * the rows are then due again and another process re-checks them. Nothing
+ * was written for them, so no event is lost, and change detection compares
+ * against the stored record, so none is emitted twice.
+ *
+ * Per-backend lanes: courier calls run with at most `perCourierConcurrency`
+ * in flight per backend adapter (the unit that owns a connection pool and a
+ * concurrency cap in the registry), and a backend whose lane is full is left
+ * out of further claims, so a slow or failing courier never holds up the
+ * others.
+ */
+import { hostname } from "node:os";
+import type { AppDeps } from "../../app.ts";
+import type { Db } from "../../db/client.ts";
+import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
+import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
+import { recordFetch } from "../tracking/store.ts";
+import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
+
+export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
+
+/** One claimed shipment, as returned by the claim statement. */
+export interface ClaimedShipment {
+  id: string;
+  courier: string;
+  tracking_number: string;
+  /** Consecutive failed re-checks before this claim. */
+  recheck_failures: number;
+}
+
+/**
+ * Claims up to `limit` shipments due at `nowMs` for `leaseMs`, in one statement.
+ * Units: `nowMs` ms since the epoch; `leaseMs` ms. `owner` names the claiming
+ * process (kept in `lease_owner`, checked again when a failure is recorded).
+ * `excludeCouriers`: courier slugs not to claim now (their lane is full).
+ * @throws whatever the database throws (nothing is claimed then).
+ */
+export async function claimDue(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
+  const sql = db.$client;
+  // Timestamps travel as ISO text: drizzle turns postgres-js's Date serialisers off on this client.
+  const now = new Date(nowMs).toISOString();
+  const lease = new Date(nowMs + leaseMs).toISOString();
+  const exclude = opts.excludeCouriers?.length ? sql`and courier not in ${sql(opts.excludeCouriers as string[])}` : sql``;
+  // Why this shape:
+  // - The inner select walks the partial index shipments_due_idx (next_check_at is not null) in due
+  //   order and stops after `limit` rows, so a claim costs the same at 10k or 1M shipments.
+  // - FOR UPDATE SKIP LOCKED: concurrent claimers (any number of processes) take disjoint rows instead
+  //   of queueing on each other; a row locked by recordFetch (a /v1/track lookup) is skipped this round.
+  // - The outer update stamps the lease AND moves next_check_at to the lease expiry in the same
+  //   statement, so the row leaves the due range the moment this autocommit ends: no other claim can
+  //   take it while we hold it, and the due index scan never wades through claimed rows. If we die,
+  //   next_check_at = lease_until comes due by itself: that predicate is the stale-lease reset.
+  // - `lease_until <= now` is kept as a guard for rows a lookup rescheduled while leased.
+  const rows = await sql`
+    update shipments s
+    set lease_until = ${lease}, lease_owner = ${owner}, next_check_at = ${lease}
+    from (
+      select id from shipments
+      where next_check_at <= ${now}
+        and (lease_until is null or lease_until <= ${now})
+        ${exclude}
+      order by next_check_at
+      limit ${limit}
+      for update skip locked
+    ) due
+    where s.id = due.id
+    returning s.id, s.courier, s.tracking_number, s.recheck_failures
+  `;
+  return rows as unknown as ClaimedShipment[];
+}
+
+/**
+ * Back-off after `failures` consecutive failed re-checks (1 = the first):
+ * `baseMs · 2^(failures−1)`, capped at `capMs`, ± 10 % jitter. Milliseconds.
+ */
+export function backoffMs(failures: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const raw = Math.min(capMs, baseMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
+  return Math.round(raw * (0.9 + random() * 0.2));
+}
+
+/**
+ * Records a failed re-check (a courier timeout, 5xx, throttling, missing
+ * credentials, "no record"): the shipment record stays as it was and no
+ * event is written (issue 4 item 3: a transient failure changes nothing and
+ * emits nothing); `recheck_failures` goes up by one and the next check is
+ * `nextAt`. Only while our lease holds: a lookup that recorded meanwhile
+ * already cleared the lease and rescheduled, and its result wins.
+ * Returns false when the lease was no longer ours (nothing written).
+ */
+export async function recordFailure(db: Db, id: string, owner: string, leaseUntilMs: number, nextAtMs: number): Promise<boolean> {
+  const rows = await db.$client`
+    update shipments
+    set recheck_failures = recheck_failures + 1, next_check_at = ${new Date(nextAtMs).toISOString()},
+        lease_until = null, lease_owner = null
+    where id = ${id} and lease_owner = ${owner} and lease_until = ${new Date(leaseUntilMs).toISOString()}
+    returning id
+  `;
+  return rows.length > 0;
+}
+
+/**
+ * Gives claimed rows back unprocessed (a stopping process): due again at
+ * `nowMs` so another replica picks them up at once instead of after the
+ * lease. Only rows whose lease `owner` still holds.
+ */
+export async function releaseClaims(db: Db, ids: readonly string[], owner: string, nowMs: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const sql = db.$client;
+  const rows = await sql`
+    update shipments set next_check_at = ${new Date(nowMs).toISOString()}, lease_until = null, lease_owner = null
+    where id in ${sql(ids as string[])} and lease_owner = ${owner}
+    returning id
+  `;
+  return rows.length;
+}
+
+/** Takes a row out of the schedule (its courier left the catalogue or became lookup-only). */
+async function unschedule(db: Db, id: string, owner: string): Promise<void> {
+  await db.$client`update shipments set next_check_at = null, lease_until = null, lease_owner = null where id = ${id} and lease_owner = ${owner}`;
+}
+
+export interface RecheckOptions {
+  /** Pool to claim and record with (default `deps.db`); a second runner in tests uses its own. */
+  db?: Db;
+  /** Lease owner name (default `<host>:<pid>:<random>`). */
+  owner?: string;
+  /** Rows per claim statement (default 100). */
+  claimLimit?: number;
+  /** Re-check calls in flight per backend adapter (default half of COURIER_CONCURRENCY, so lookups keep the rest). */
+  perCourierConcurrency?: number;
+  /** Claimed rows held per process, queued or running (default 2,000). */
+  maxHeld?: number;
+  /** Lease length, ms (default: long enough for a full lane queue at the courier budget, see {@link defaultLeaseMs}). */
+  leaseMs?: number;
+  /** First back-off after a failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval. */
+  backoffBaseMs?: number;
+  /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
+  random?: () => number;
+  metrics?: FollowingMetrics;
+}
+
+/** What one drain did. */
+export interface RecheckStats {
+  claimed: number;
+  /** Re-checks stored with an event. */
+  changed: number;
+  /** Re-checks stored without a change worth an event. */
+  unchanged: number;
+  /** Courier failures recorded (backed off). */
+  failed: number;
+  /** Claimed but not re-checked: lease lapsed while queued, given back at stop, or the record step failed. */
+  skipped: number;
+  /** Rows taken out of the schedule (courier no longer scheduled). */
+  unscheduled: number;
+  /** Events written, by type. */
+  events: Record<string, number>;
+  /** Courier failures by courier slug. */
+  errors: Record<string, number>;
+  /** Wall time, ms. */
+  ms: number;
+}
+
+export interface RecheckRunner {
+  /** Lease owner name of this runner. */
+  readonly owner: string;
+  readonly leaseMs: number;
+  /**
+   * Claims and re-checks everything due now (by `deps.clock`), lane by lane,
+   * until a claim comes back empty and nothing is in flight; resolves with
+   * what it did. Concurrent calls share one drain.
+   * @throws when a claim fails (database down): the caller backs off; rows
+   *   already claimed are left to their leases.
+   */
+  drain(): Promise<RecheckStats>;
+  /** Stops claiming, gives queued rows back, waits up to `timeout` ms (default 10,000) for running re-checks. */
+  stop(opts?: { timeout?: number }): Promise<void>;
+}
+
+/**
+ * Lease covering the worst case of a full lane: every queued row waits for the
+ * ones ahead of it, each using the whole courier budget. Milliseconds.
+ */
+export function defaultLeaseMs(config: RecheckDeps["config"], perLane: number, queueCap: number): number {
+  const budget = Math.max(config.courierTimeoutMs, config.courierAsyncBudgetMs);
+  return (Math.ceil(queueCap / perLane) + 1) * budget + 30_000;
+}
+
+interface Held extends ClaimedShipment {
+  leaseUntilMs: number;
+}
+
+interface Lane {
+  active: number;
+  queue: Held[];
+}
+
+const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchanged: 0, failed: 0, skipped: 0, unscheduled: 0, events: {}, errors: {}, ms: 0 });
+
+/** Creates a runner; nothing runs until `drain()` (the scheduler calls it from a Croner job). */
+export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}): RecheckRunner {
+  const db = opts.db ?? deps.db;
+  const log = deps.log.child({ component: "recheck" });
+  const metrics = opts.metrics ?? followingMetrics;
+  const owner = opts.owner ?? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const claimLimit = opts.claimLimit ?? 100;
+  const perLane = opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2));
+  // A lane is "full" (left out of claims) once it holds two rounds of calls; one claim can overshoot by claimLimit.
+  const laneCap = perLane * 2;
+  const maxHeld = opts.maxHeld ?? 2_000;
+  const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config, perLane, laneCap + claimLimit);
+  const intervalMs = deps.config.recheckIntervalSeconds * 1000;
+  const backoffBase = opts.backoffBaseMs ?? Math.min(300_000, intervalMs);
+  const random = opts.random ?? Math.random;
+
+  // Keyed by backend adapter id ("unknown" for a slug no longer in the catalogue).
+  const lanes = new Map<string, Lane>();
+  const running = new Set<Promise<void>>();
+  let held = 0;
+  let stopping = false;
+  let stats = emptyStats();
+  let current: Promise<RecheckStats> | undefined;
+
+  const laneOf = (adapter: string) => {
+    let l = lanes.get(adapter);
+    if (!l) lanes.set(adapter, (l = { active: 0, queue: [] }));
+    return l;
+  };
+
+  /** Courier slugs whose backend lane is full. */
+  function saturated(): string[] {
+    const full = new Set<string>();
+    for (const [a, l] of lanes) if (l.active + l.queue.length >= laneCap) full.add(a);
+    return full.size ? COURIERS.filter((c) => full.has(c.adapter)).map((c) => c.slug) : [];
+  }
+
+  async function recheckOne(row: Held): Promise<void> {
+    const courier = courierBySlug(row.courier);
+    if (!courier || courier.follow !== "scheduled") {
+      // Lookup-only couriers are never scheduled (CONTRACT 4); a stray row (catalogue change) leaves the schedule.
+      await unschedule(db, row.id, owner);
+      stats.unscheduled++;
+      return;
+    }
+    // Waited in the lane past its lease: another process may hold it now; calling would re-check it twice.
+    if (deps.clock.now() >= row.leaseUntilMs) {
+      stats.skipped++;
+      return;
+    }
+    let snapshot;
+    try {
+      snapshot = (await deps.backends.lookup(courier, row.tracking_number)).snapshot;
+    } catch (err) {
+      // The registry classifies every failure; anything else is an adapter bug, treated as a backend error.
+      const kind: CourierFailure = err instanceof CourierError ? err.kind : "backend";
+      const failures = row.recheck_failures + 1;
+      const nextAt = deps.clock.now() + backoffMs(failures, backoffBase, Math.max(backoffBase, intervalMs), random);
+      const mine = await recordFailure(db, row.id, owner, row.leaseUntilMs, nextAt);
+      metrics.courierErrors.inc({ courier: courier.slug, kind });
+      metrics.rechecks.inc({ courier: courier.slug, outcome: "failed" });
+      stats.failed++;
+      stats.errors[courier.slug] = (stats.errors[courier.slug] ?? 0) + 1;
+      log.debug("re-check failed; backing off", { courier: courier.slug, shipment_id: row.id, kind, failures, next_in_s: Math.round((nextAt - deps.clock.now()) / 1000), lease_held: mine });
+      return;
+    }
+    const res = await recordFetch(db, courier, row.tracking_number, snapshot, {
+      nowMs: deps.clock.now(),
+      recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
+      random,
+    });
+    metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });
+    if (res.event) {
+      metrics.events.inc({ type: res.event });
+      stats.changed++;
+      stats.events[res.event] = (stats.events[res.event] ?? 0) + 1;
+    } else stats.unchanged++;
+  }
+
+  function kick(lane: Lane): void {
+    while (!stopping && lane.active < perLane && lane.queue.length > 0) {
+      const row = lane.queue.shift()!;
+      lane.active++;
+      const p: Promise<void> = recheckOne(row)
+        .catch((e) => {
+          // Database trouble while recording: the lease stays and the row comes due again when it expires.
+          stats.skipped++;
+          log.error("re-check could not be recorded; the lease will expire and it is retried", { shipment_id: row.id, courier: row.courier, error: e as Error });
+        })
+        .finally(() => {
+          lane.active--;
+          held--;
+          running.delete(p);
+          kick(lane);
+        });
+      running.add(p);
+    }
+  }
+
+  /** One claim statement; queues the rows in their lanes. Returns rows claimed. */
+  async function claimOnce(): Promise<number> {
+    const room = maxHeld - held;
+    if (room <= 0 || stopping) return 0;
+    const nowMs = deps.clock.now();
+    const rows = await claimDue(db, nowMs, Math.min(claimLimit, room), leaseMs, owner, { excludeCouriers: saturated() });
+    stats.claimed += rows.length;
+    held += rows.length;
+    const touched = new Set<Lane>();
+    for (const r of rows) {
+      const c = courierBySlug(r.courier);
+      const lane = laneOf(c?.adapter ?? "unknown");
+      lane.queue.push({ ...r, leaseUntilMs: nowMs + leaseMs });
+      touched.add(lane);
+    }
+    for (const l of touched) kick(l);
+    return rows.length;
+  }
+
+  async function drainLoop(): Promise<RecheckStats> {
+    stats = emptyStats();
+    const started = performance.now();
+    const timer = metrics.drainSeconds.startTimer();
+    try {
+      for (;;) {
+        if (stopping) break;
+        const n = await claimOnce();
+        if (n > 0) continue;
+        // Nothing claimable now. Done when nothing runs either; else wait for a slot (a full lane may drain) and claim again.
+        if (running.size === 0) break;
+        await Promise.race(running);
+      }
+      await Promise.allSettled([...running]);
+    } finally {
+      timer();
+      stats.ms = Math.round(performance.now() - started);
+    }
+    if (stats.claimed > 0) log.info("re-check drain", { ...stats, owner });
+    return stats;
+  }
+
+  return {
+    owner,
+    leaseMs,
+    drain() {
+      current ??= drainLoop().finally(() => (current = undefined));
+      return current;
+    },
+    async stop(o = {}) {
+      stopping = true;
+      const queued: string[] = [];
+      for (const l of lanes.values()) {
+        for (const r of l.queue.splice(0)) queued.push(r.id);
+      }
+      held -= queued.length;
+      stats.skipped += queued.length;
+      if (queued.length) await releaseClaims(db, queued, owner, deps.clock.now()).catch((e) => log.warn("could not give claims back; their leases will expire", { rows: queued.length, error: e as Error }));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...running]), new Promise((r) => (timer = setTimeout(r, o.timeout ?? 10_000)))]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Convenience for tests and one-shot use: one runner, one drain. */
+export function runRecheckBatch(deps: RecheckDeps, opts: RecheckOptions = {}): Promise<RecheckStats> {
+  return createRecheckRunner(deps, opts).drain();
+}
