@@ -1,0 +1,84 @@
+/**
+ * bench:track — authenticated GET /v1/track against the courier simulator
+ * (0 ms backend latency) at a fixed concurrency, and GET /v1/couriers in the
+ * same run, so the cost of auth + quota + rate limit + courier call + storage
+ * shows as a ratio. Prints requests/s, p50/p99 latency (ms) and RSS.
+ *
+ * Real parts: a real HTTP server on loopback (plain HTTP: TLS is a constant
+ * cost on both endpoints and would blur the ratio), real PostgreSQL (a fresh
+ * database from the test template), the simulator as a real server.
+ * Requests are spread over 200 Business accounts so the per-minute limit does
+ * not cap the run. Bounded: DURATION_S seconds per endpoint (default 10).
+ *
+ *   bun run bench:track            # CONCURRENCY=32 DURATION_S=10
+ */
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { silentLogger } from "../src/lib/log.ts";
+import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
+import { createCourierBackends } from "../src/modules/couriers/registry.ts";
+import { startSimulator } from "../src/sandbox/server.ts";
+import { createTestDatabase } from "../test/helpers/db.ts";
+
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
+const DURATION_MS = Number(process.env.DURATION_S ?? 10) * 1000;
+
+const tdb = await createTestDatabase({ max: 20 });
+const config = loadConfig({ COURIER_MODE: "sandbox" });
+const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
+const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, sandboxBaseUrl: sim.baseUrlFor });
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends }).listen({ port: 0, hostname: "127.0.0.1" });
+const base = `http://127.0.0.1:${app.server!.port}`;
+
+const keys: string[] = [];
+for (let i = 0; i < 200; i++) {
+  const a = await createAccount(tdb.db, { email: `bench${i}@example.com`, plan: "business" });
+  keys.push((await createApiKey(tdb.db, a.id)).key);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function run(name: string, pathFor: (i: number) => string) {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let i = 0;
+  const deadline = performance.now() + DURATION_MS;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const n = i++;
+        const t0 = performance.now();
+        const res = await fetch(base + pathFor(n), { headers: { "x-api-key": keys[n % keys.length]! } });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const rps = latencies.length / seconds;
+  console.log(
+    `${name.padEnd(14)} ${rps.toFixed(0).padStart(6)} req/s   p50 ${percentile(latencies, 50).toFixed(2)} ms   p99 ${percentile(latencies, 99).toFixed(2)} ms   ` +
+      `requests ${latencies.length}   statuses ${JSON.stringify(Object.fromEntries(statuses))}   RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+  );
+  return rps;
+}
+
+console.log(`concurrency ${CONCURRENCY}, ${DURATION_MS / 1000} s per endpoint, simulator latency 0 ms, Bun ${Bun.version}`);
+// Warm-up: JIT, connection pools, first inserts.
+await run("warm-up", (n) => `/v1/couriers?w=${n}`);
+const couriers = await run("/v1/couriers", () => "/v1/couriers");
+// 5,000 distinct Delhivery numbers ending in 0 (delivered) or 1 (in transit, followed).
+const track = await run("/v1/track", (n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n % 5000).padStart(7, "0")}${n % 2}`);
+console.log(`ratio /v1/track : /v1/couriers throughput = 1 : ${(couriers / track).toFixed(2)}`);
+
+await app.stop(true);
+await backends.close();
+await sim.stop();
+await tdb.drop();
+process.exit(0);
