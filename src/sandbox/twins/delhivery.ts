@@ -21,6 +21,13 @@ const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; t
   cancelled: { type: "CN", scan: "Canceled", code: "CN-101", text: "Shipment cancelled by client" },
 };
 
+/** State of each simulator city, as Delhivery writes facility names: `City_Facility_X (State)`. */
+const STATE: Record<string, string> = {
+  Mumbai: "Maharashtra", Pune: "Maharashtra", Delhi: "Delhi", Bengaluru: "Karnataka", Chennai: "Tamil Nadu", Kolkata: "West Bengal",
+  Hyderabad: "Telangana", Ahmedabad: "Gujarat", Jaipur: "Rajasthan", Lucknow: "Uttar Pradesh", Kochi: "Kerala", Indore: "Madhya Pradesh",
+};
+const facility = (city: string) => `${city}_Hub_H (${STATE[city] ?? "India"})`;
+
 const ist = (ms: number) => {
   const w = wallTime(ms, 330);
   return `${w.date}T${w.time}.000`;
@@ -28,7 +35,7 @@ const ist = (ms: number) => {
 
 function scanOf(e: SimEvent) {
   const r = RENDER[e.kind];
-  const place = `${e.location}_Hub_H (${e.location})`;
+  const place = facility(e.location);
   return { ScanDateTime: ist(e.at), ScanType: r.type, Scan: r.scan, StatusDateTime: ist(e.at), ScannedLocation: place, StatusCode: r.code, Instructions: e.remark ?? r.text };
 }
 
@@ -53,7 +60,7 @@ export const delhiveryTwin: Twin = {
         {
           Shipment: {
             AWB: awb,
-            Origin: `${s.origin}_Hub_H (${s.origin})`,
+            Origin: facility(s.origin),
             Destination: s.destination,
             Consignee: { City: s.destination, Name: "Sandbox Consignee", Country: "India" },
             Scans: scans,
