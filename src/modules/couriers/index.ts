@@ -16,7 +16,7 @@ export function couriersModule(deps: AppDeps) {
   const list = { success: true as const, data: { couriers: COURIERS.map(courierView), count: COURIERS.length } };
   return new Elysia({ prefix: "/v1/couriers", tags: ["Couriers"] })
     .use(authPlugin(deps))
-    .get("/", () => list, {
+    .get("", () => list, {
       apiKey: true,
       response: { 200: CourierListResponse, ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "listCouriers", summary: "List supported couriers", description: "The curated catalogue: every plan can track every courier listed. Does not count against the monthly quota." },
