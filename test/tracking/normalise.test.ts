@@ -3,7 +3,7 @@ import type { RawCheckpoint, TrackingSnapshot } from "../../src/modules/couriers
 import { applySnapshot } from "../../src/modules/tracking/normalise.ts";
 import type { ShipmentState } from "../../src/modules/tracking/states.ts";
 
-const cp = (state: ShipmentState, hour: number, activity = state): RawCheckpoint => ({
+const cp = (state: ShipmentState, hour: number, activity: string = state): RawCheckpoint => ({
   state,
   subStatus: null,
   activity,
