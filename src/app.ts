@@ -17,6 +17,7 @@ import { healthModule } from "./modules/health/index.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import { demoModule } from "./modules/demo/index.ts";
+import { postmanModule } from "./modules/postman/index.ts";
 import { trackingModule } from "./modules/tracking/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
 
@@ -42,6 +43,7 @@ export function buildApp(deps: AppDeps) {
     .use(couriersModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps))
+    .use(postmanModule(deps))
     .use(webhooksModule(deps))
     .use(dashboardModule(deps));
 }

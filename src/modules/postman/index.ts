@@ -1,0 +1,38 @@
+/**
+ * `GET /postman`: the Postman v2.1 collection built from the live OpenAPI
+ * document (spec: Other; CONTRACT 8). Built on the first request (the
+ * converter takes a few hundred ms) and cached for the life of the process.
+ */
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app.ts";
+import { openApiDocument } from "../../http/openapi.ts";
+import { convertOpenApi, finishCollection } from "./service.ts";
+
+export const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
+
+export function postmanModule(deps: Pick<AppDeps, "config">) {
+  const self = new Elysia({ name: "postman" });
+  let built: Promise<string> | undefined;
+  const build = async () => {
+    const doc = openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl });
+    return JSON.stringify(finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl), null, 2);
+  };
+  return self.get(
+    "/postman",
+    async () => {
+      // A failed build is not cached: the next request tries again.
+      built ??= build().catch((err: unknown) => {
+        built = undefined;
+        throw err;
+      });
+      return new Response(await built, {
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          "content-disposition": `attachment; filename="${POSTMAN_FILENAME}"`,
+          "cache-control": "public, max-age=300",
+        },
+      });
+    },
+    { detail: { hide: true } },
+  );
+}

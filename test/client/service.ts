@@ -1,0 +1,79 @@
+/**
+ * The real service as a child process (`bun run src/main.ts`), the way a
+ * newcomer starts it: fresh database (a per-test copy of the migrated
+ * template), temp DATA_DIR (self-signed certificate generated there),
+ * sandbox couriers, a free loopback port. Waits for `/healthz`, reads the
+ * development key printed once on stdout, stops with SIGTERM.
+ *
+ * NETWORK SAFETY: the service listens on 127.0.0.1; tests only call it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+export interface RunningService {
+  port: number;
+  /** `https://localhost:<port>` (also PUBLIC_BASE_URL). */
+  baseUrl: string;
+  /** The development API key the first start printed. */
+  key: string;
+  dataDir: string;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
+  /** `fetch` against the service, accepting its self-signed certificate. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** SIGTERM, wait for exit, drop the database, remove DATA_DIR. Returns the exit code. */
+  stop(): Promise<number>;
+}
+
+/** A free TCP port on loopback (bound then released). */
+export function freePort(): number {
+  const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Starts the service with `env` added to the defaults above; rejects if it is not healthy within `timeoutMs`. */
+export async function startService(env: Record<string, string> = {}, timeoutMs = 20_000): Promise<RunningService> {
+  const tdb: TestDatabase = await createTestDatabase({ max: 1 });
+  const dataDir = mkdtempSync(join(tmpdir(), "ct-svc-"));
+  const port = freePort();
+  const baseUrl = `https://localhost:${port}`;
+  const proc = Bun.spawn(["bun", "run", "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: tdb.url, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", COURIER_MODE: "sandbox", SANDBOX_ASYNC_SECONDS: "1", LOG_LEVEL: "info", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  let err = "";
+  void (async () => {
+    for await (const chunk of proc.stdout) out += new TextDecoder().decode(chunk);
+  })();
+  void (async () => {
+    for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);
+  })();
+  const call = (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
+  const stop = async () => {
+    proc.kill("SIGTERM");
+    const code = await proc.exited;
+    await tdb.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    return code;
+  };
+  const deadline = Date.now() + timeoutMs;
+  let key: string | undefined;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) break;
+    key ??= /API key \(shown once\): (ctk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
+    const healthy = await call("/healthz").then((r) => r.ok, () => false);
+    if (healthy && key) return { port, baseUrl, key, dataDir, stdout: () => out, fetch: call, stop };
+    await Bun.sleep(100);
+  }
+  await stop().catch(() => {});
+  throw new Error(`service did not become healthy (exit ${proc.exitCode})\nstdout:\n${out}\nstderr:\n${err}`);
+}
