@@ -43,8 +43,13 @@ export async function outboxOf(ctx: TestContext, shipmentId: string) {
  * and for a first record that is still pending.
  */
 export async function seedFollowed(ctx: TestContext, accountId: string, courier: string, n: string, nowMs = ctx.clock.now()): Promise<string> {
-  const id = newId("shp");
-  await ctx.tdb.db.insert(shipments).values({ id, courier, trackingNumber: n, state: "pending", followers: 1, lastCheckedAt: new Date(nowMs), nextCheckAt: new Date(nowMs) });
-  await ctx.tdb.db.insert(follows).values({ accountId, shipmentId: id });
-  return id;
+  return (await seedMany(ctx, accountId, [[courier, n]], nowMs))[0]!;
+}
+
+/** {@link seedFollowed} for many `[courier, number]` pairs in two statements. */
+export async function seedMany(ctx: TestContext, accountId: string, pairs: readonly (readonly [string, string])[], nowMs = ctx.clock.now()): Promise<string[]> {
+  const rows = pairs.map(([courier, n]) => ({ id: newId("shp"), courier, trackingNumber: n, state: "pending", followers: 1, lastCheckedAt: new Date(nowMs), nextCheckAt: new Date(nowMs) }));
+  await ctx.tdb.db.insert(shipments).values(rows);
+  await ctx.tdb.db.insert(follows).values(rows.map((r) => ({ accountId, shipmentId: r.id })));
+  return rows.map((r) => r.id);
 }

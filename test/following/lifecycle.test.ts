@@ -61,7 +61,7 @@ describe("scheduled re-checks through the simulator", () => {
       expect((await recheck()).claimed).toBe(0);
     }
     expect(ctx.sim.calls("delhivery", n)).toBe(5);
-  });
+  }, 30_000);
 
   test("a shipment first stored as pending yields tracking.in_transit when it moves", async () => {
     const n = "1234567890211";
@@ -71,7 +71,7 @@ describe("scheduled re-checks through the simulator", () => {
     expect(stats.events).toEqual({ "tracking.in_transit": 1 });
     expect(await eventsOf(ctx, id)).toEqual(["tracking.in_transit/in_transit"]);
     expect((await outboxOf(ctx, id)).map((d) => d.eventType)).toEqual(["tracking.in_transit"]);
-  });
+  }, 30_000);
 
   test("digit 3: exception, then return to origin, then returned (terminal, tracking.exception with status returned)", async () => {
     const n = "1234567890313";
@@ -89,7 +89,7 @@ describe("scheduled re-checks through the simulator", () => {
     ctx.clock.advance(pastInterval(ctx));
     await recheck();
     expect(ctx.sim.calls("delhivery", n)).toBe(3);
-  });
+  }, 30_000);
 
   test("a pending shipment that exceptions from the start: tracking.exception/exception first", async () => {
     const n = "1234567890323";
@@ -100,7 +100,7 @@ describe("scheduled re-checks through the simulator", () => {
     ctx.clock.advance(pastInterval(ctx));
     await recheck();
     expect(await eventsOf(ctx, id)).toEqual(["tracking.exception/exception", "tracking.updated/exception", "tracking.exception/returned"]);
-  });
+  }, 30_000);
 
   test("lookup-only couriers (indiapost through the async aggregator, ekart): never scheduled, events only on lookups", async () => {
     for (const [courier, n] of [["indiapost", "EE123456781IN"], ["ekart", "FMPC1234567891"]] as const) {
@@ -120,7 +120,7 @@ describe("scheduled re-checks through the simulator", () => {
       expect((await eventsOf(ctx, row.id)).length).toBe(1);
       expect((await shipmentRow(ctx, courier, n))!.nextCheckAt).toBeNull();
     }
-  });
+  }, 30_000);
 
   test("a lookup counts as a re-check: it pushes the next scheduled one out", async () => {
     const n = "1234567890711";
@@ -136,5 +136,5 @@ describe("scheduled re-checks through the simulator", () => {
     expect(ctx.clock.now()).toBeLessThan(pushed);
     await recheck();
     expect(ctx.sim.calls("delhivery", n)).toBe(2);
-  });
+  }, 30_000);
 });

@@ -30,7 +30,7 @@ import type { AppDeps } from "../../app.ts";
 import type { Db } from "../../db/client.ts";
 import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
-import { recordFetch } from "../tracking/store.ts";
+import { recordFetch, type RecordOptions } from "../tracking/store.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
@@ -153,6 +153,8 @@ export interface RecheckOptions {
   /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
   random?: () => number;
   metrics?: FollowingMetrics;
+  /** Test hook passed to `recordFetch`: runs inside the record transaction after the outbox insert. */
+  afterOutbox?: RecordOptions["afterOutbox"];
 }
 
 /** What one drain did. */
@@ -282,6 +284,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       nowMs: deps.clock.now(),
       recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
       random,
+      afterOutbox: opts.afterOutbox,
     });
     metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });
     if (res.event) {
