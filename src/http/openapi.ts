@@ -18,6 +18,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import { AppError, CODE_STATUS, ErrorSchema, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
 import { PLANS } from "../modules/billing/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
+import { TrackResponse } from "../modules/tracking/model.ts";
 import { EVENT_TYPES, STATES, WEBHOOK_SPELLING, type EventType } from "../modules/tracking/states.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
 
@@ -62,13 +63,14 @@ const WEBHOOK = {
   created_at: "2026-11-05T10:00:00.000Z",
   updated_at: "2026-11-05T10:00:00.000Z",
 };
+const TRACK_EXAMPLE = (TrackResponse.examples as { success: true; data: unknown }[])[0]!;
 const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
 const view = (slug: string) => ({ slug, name: courier(slug).name });
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
 const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
-  trackShipment: { params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example } },
-  demoTrack: { params: { courier: "dhl", tracking_number: "1234567890" } },
+  trackShipment: { params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example }, ok: TRACK_EXAMPLE },
+  demoTrack: { params: { courier: "dhl", tracking_number: "1234567890" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
   listCouriers: { ok: { success: true, data: { couriers: ["delhivery", "bluedart", "dhl"].map(view), count: 3 } } },
   detectCourier: { params: { tracking_number: courier("delhivery").awb.example }, ok: { success: true, data: { couriers: [view("delhivery")], count: 1 } } },
   getCourier: { params: { slug: "delhivery" }, ok: { success: true, data: view("delhivery") } },
@@ -84,7 +86,7 @@ const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | numb
   deleteWebhook: { params: { id: WH_ID } },
   testWebhook: { params: { id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
   listWebhookDeliveries: {
-    params: { id: WH_ID, limit: 20 },
+    params: { id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a" },
     ok: {
       success: true,
       data: {
