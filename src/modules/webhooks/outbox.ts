@@ -136,42 +136,81 @@ export interface Outcome {
 
 const clean = (s: string | null) => (s === null ? null : s.replaceAll("\u0000", ""));
 
+export interface OutcomeItem {
+  delivery: Pick<ClaimedDelivery, "id" | "lease_until" | "webhook_id" | "mode">;
+  outcome: Outcome;
+}
+
 /**
- * Records an attempt's outcome in one statement: the delivery row (only if
- * our lease still holds — a worker that outlived its lease must not overwrite
- * the new owner's result), every hop in the attempt log, and the live
- * webhook's consecutive-failure count (spec: Live webhook lifecycle: +1 on
- * abandoned or dropped, reset on delivered, `deactivated` at 20).
- * Returns false when the lease was lost (nothing written).
+ * Records a batch of attempt outcomes in one transaction (the worker batches
+ * whatever finished while the previous batch was being written):
+ *
+ * 1. the delivery rows — only where our lease still holds (a worker that
+ *    outlived its lease must not overwrite the new owner's result) — and
+ *    every hop in the attempt log, in one statement;
+ * 2. the live webhooks' consecutive-failure counts (spec: Live webhook
+ *    lifecycle: +1 on abandoned or dropped, reset on delivered,
+ *    `deactivated` at 20), folded per webhook in completion order.
+ *
+ * Batching matters: every attempt-log row takes a FOR KEY SHARE lock on its
+ * webhook (foreign key); one transaction per delivery turns that into a
+ * multixact storm on a busy webhook.
+ * Returns the ids recorded and the webhooks this batch deactivated.
  */
-export async function recordOutcome(sql: postgres.Sql, d: Pick<ClaimedDelivery, "id" | "lease_until">, o: Outcome, now: number): Promise<{ recorded: boolean; webhookStatus: string | null }> {
+export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], now: number): Promise<{ recorded: Set<string>; deactivated: string[] }> {
+  if (items.length === 0) return { recorded: new Set(), deactivated: [] };
   const nowD = new Date(now).toISOString();
-  const counts = o.state === "delivered" || o.state === "abandoned" || o.state === "dropped";
-  const hops = o.hops.map((h) => ({ id: newId("att"), url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) }));
-  const [r] = await sql`
-    with d as (
-      update deliveries
-      set state = ${o.state}, attempts = ${o.attempts}, next_attempt_at = ${o.nextAttemptAt?.toISOString() ?? null}, lease_until = null,
-          last_status_code = ${o.statusCode}, last_error = ${o.error}, updated_at = ${nowD}
-      where id = ${d.id} and lease_until = ${d.lease_until} and state = 'pending'
-      returning id, webhook_id, mode
-    ), hops as (
-      insert into delivery_attempts (id, delivery_id, webhook_id, attempt, url, started_at, duration_ms, status_code, error, response_snippet)
-      select h.id, d.id, d.webhook_id, ${o.attempts}, h.url, to_timestamp(h.started_at / 1000.0), h.duration_ms, h.status_code, h.error, h.snippet
-      from d, jsonb_to_recordset(${JSON.stringify(hops)}::jsonb)
-        as h(id text, url text, started_at bigint, duration_ms int, status_code int, error text, snippet text)
-      returning 1
-    ), w as (
-      update webhooks
-      set failure_count = case when ${o.state} = 'delivered' then 0 else failure_count + 1 end,
-          status = case when ${o.state} <> 'delivered' and failure_count + 1 >= 20 then 'deactivated' else status end,
+  const rows = items.map(({ delivery: d, outcome: o }) => ({
+    id: d.id, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
+  }));
+  const hops = items.flatMap(({ delivery: d, outcome: o }) =>
+    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
+  );
+  return sql.begin(async (tx) => {
+    const done = (await tx`
+      with v as (
+        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          as v(id text, lease text, state text, attempts int, next_at text, status_code int, error text)
+      ), d as (
+        update deliveries
+        set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at::timestamptz, lease_until = null,
+            last_status_code = v.status_code, last_error = v.error, updated_at = ${nowD}
+        from v
+        where deliveries.id = v.id and deliveries.lease_until = v.lease::timestamptz and deliveries.state = 'pending'
+        returning deliveries.id, deliveries.webhook_id
+      ), hops as (
+        insert into delivery_attempts (id, delivery_id, webhook_id, attempt, url, started_at, duration_ms, status_code, error, response_snippet)
+        select h.id, d.id, d.webhook_id, h.attempt, h.url, to_timestamp(h.started_at / 1000.0), h.duration_ms, h.status_code, h.error, h.snippet
+        from jsonb_to_recordset(${JSON.stringify(hops)}::jsonb)
+          as h(id text, delivery_id text, attempt int, url text, started_at bigint, duration_ms int, status_code int, error text, snippet text)
+        join d on d.id = h.delivery_id
+        returning 1
+      )
+      select id from d
+    `) as unknown as { id: string }[];
+    const recorded = new Set(done.map((r) => r.id));
+    // Fold this batch's counting outcomes per live webhook, in order: a success resets, failures add.
+    const fold = new Map<string, { reset: boolean; add: number }>();
+    for (const { delivery: d, outcome: o } of items) {
+      if (!recorded.has(d.id) || d.mode !== "live") continue;
+      const f = fold.get(d.webhook_id) ?? { reset: false, add: 0 };
+      if (o.state === "delivered") Object.assign(f, { reset: true, add: 0 });
+      else if (o.state === "abandoned" || o.state === "dropped") f.add++;
+      else continue;
+      fold.set(d.webhook_id, f);
+    }
+    if (fold.size === 0) return { recorded, deactivated: [] };
+    const changes = [...fold].map(([id, f]) => ({ id, reset: f.reset, add: f.add }));
+    const ws = (await tx`
+      with v as (select * from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb) as v(id text, reset boolean, add int))
+      update webhooks w
+      set failure_count = (case when v.reset then 0 else w.failure_count end) + v.add,
+          status = case when v.add > 0 and (case when v.reset then 0 else w.failure_count end) + v.add >= 20 then 'deactivated' else w.status end,
           updated_at = ${nowD}
-      from d
-      where ${counts} and webhooks.id = d.webhook_id and d.mode = 'live' and webhooks.mode = 'live'
-        and (${o.state} <> 'delivered' or webhooks.failure_count <> 0)
-      returning webhooks.status
-    )
-    select (select count(*) from d)::int as recorded, (select count(*) from hops)::int as hops, (select status from w limit 1) as webhook_status
-  `;
-  return { recorded: (r?.recorded ?? 0) > 0, webhookStatus: (r?.webhook_status as string | null) ?? null };
+      from v
+      where w.id = v.id and w.mode = 'live' and (v.add > 0 or w.failure_count <> 0)
+      returning w.id, w.status
+    `) as unknown as { id: string; status: string }[];
+    return { recorded, deactivated: ws.filter((w) => w.status === "deactivated").map((w) => w.id) };
+  }) as Promise<{ recorded: Set<string>; deactivated: string[] }>;
 }

@@ -14,7 +14,7 @@ import type { AppDeps } from "../../app.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
-import { claimDue, DELIVERIES_CHANNEL, recordOutcome, type ClaimedDelivery, type Outcome } from "./outbox.ts";
+import { claimDue, DELIVERIES_CHANNEL, recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } from "./outbox.ts";
 import { dataFromShipment } from "./payload.ts";
 import { decryptSecret } from "./secrets.ts";
 import { planOf } from "../billing/plans.ts";
@@ -43,10 +43,12 @@ export interface DeliveryWorker {
 }
 
 /**
- * Creates a worker. `deps.clock` decides what is due and when retries come
+ * Creates a worker (accepts the whole `AppDeps`). `deps.clock` decides what is due and when retries come
  * due (`WEBHOOK_RETRY_SCHEDULE` seconds after attempts 1..5).
  */
-export function createDeliveryWorker(deps: AppDeps & WorkerOptions): DeliveryWorker {
+export type WorkerDeps = Pick<AppDeps, "config" | "db" | "clock" | "log" | "secretsKey"> & WorkerOptions;
+
+export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const sql = deps.sql ?? deps.db.$client;
   const log = deps.log.child({ component: "webhook-worker" });
   const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
@@ -90,9 +92,38 @@ export function createDeliveryWorker(deps: AppDeps & WorkerOptions): DeliveryWor
       else if (attempt >= MAX_ATTEMPTS) outcome = { ...base, state: "abandoned", nextAttemptAt: null };
       else outcome = { ...base, state: "pending", nextAttemptAt: new Date(now + (schedule[attempt - 1] ?? 86_400) * 1000) };
     }
-    const res = await recordOutcome(sql, row, outcome, deps.clock.now());
+    const res = await record(row, outcome);
     if (!res.recorded) log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
-    if (res.webhookStatus === "deactivated") log.warn("webhook deactivated after 20 consecutive failed deliveries", { webhook_id: row.webhook_id });
+    if (res.deactivated) log.warn("webhook deactivated after 20 consecutive failed deliveries", { webhook_id: row.webhook_id });
+  }
+
+  // Outcomes finishing while a batch is being written wait for the next one:
+  // under load one transaction records many deliveries (see recordOutcomes).
+  const queue: { item: OutcomeItem; resolve: (r: { recorded: boolean; deactivated: boolean }) => void; reject: (e: unknown) => void }[] = [];
+  // Up to 4 record transactions at once: commits overlap (and share WAL flushes) instead of queueing.
+  let flushing = 0;
+  function record(row: ClaimedDelivery, outcome: Outcome): Promise<{ recorded: boolean; deactivated: boolean }> {
+    return new Promise((resolve, reject) => {
+      queue.push({ item: { delivery: row, outcome }, resolve, reject });
+      void flush();
+    });
+  }
+  async function flush(): Promise<void> {
+    if (flushing >= 4) return;
+    flushing++;
+    try {
+      while (queue.length) {
+        const batch = queue.splice(0, 200);
+        try {
+          const r = await recordOutcomes(sql, batch.map((b) => b.item), deps.clock.now());
+          for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: r.deactivated.includes(b.item.delivery.webhook_id) });
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        }
+      }
+    } finally {
+      flushing--;
+    }
   }
 
   function skipReason(row: ClaimedDelivery): string | null {
@@ -132,7 +163,9 @@ export function createDeliveryWorker(deps: AppDeps & WorkerOptions): DeliveryWor
     try {
       do {
         again = false;
-        while (running && inFlight.size < concurrency) {
+        // Refill only below half capacity: one claim then brings a batch, instead of
+        // one claim statement per finished delivery.
+        while (running && inFlight.size <= concurrency / 2) {
           const rows = await claimDue(sql, deps.clock.now(), concurrency - inFlight.size, leaseMs);
           backoffMs = 0;
           if (rows.length === 0) break;
