@@ -45,15 +45,14 @@ export function parseNaive(date: string, time = "", offsetMin = IST_OFFSET_MIN):
     const [hh, mm, ss] = m[4] ? [m[4], m[5], "0"] : splitTime(ts);
     return mo ? fromParts(+m[3]!, mo, +m[1]!, +hh!, +mm!, +ss!, offsetMin) : undefined;
   }
-  m = /^(\d{2})(\d{2})(\d{4})$/.exec(ds);
+  // Eight digits are DDMMYYYY (DTDC) or YYYYMMDD (UPS): the reading whose parts form a valid date wins,
+  // YYYYMMDD first when the number starts with a plausible year.
+  m = /^(\d{8})$/.exec(ds);
   if (m) {
     const [hh, mm, ss] = splitTime(ts);
-    return fromParts(+m[3]!, +m[2]!, +m[1]!, +hh!, +mm!, +ss!, offsetMin);
-  }
-  m = /^(\d{4})(\d{2})(\d{2})$/.exec(ds);
-  if (m) {
-    const [hh, mm, ss] = splitTime(ts);
-    return fromParts(+m[1]!, +m[2]!, +m[3]!, +hh!, +mm!, +ss!, offsetMin);
+    const ymd = () => fromParts(+ds.slice(0, 4), +ds.slice(4, 6), +ds.slice(6, 8), +hh!, +mm!, +ss!, offsetMin);
+    const dmy = () => fromParts(+ds.slice(4, 8), +ds.slice(2, 4), +ds.slice(0, 2), +hh!, +mm!, +ss!, offsetMin);
+    return /^(19|20)\d{2}(0[1-9]|1[0-2])/.test(ds) ? (ymd() ?? dmy()) : (dmy() ?? ymd());
   }
   return undefined;
 }
