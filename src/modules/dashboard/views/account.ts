@@ -114,7 +114,7 @@ export function billingPage(s: PageSession, u: UsageInfo, providerLabel: string,
   <div class="scroll"><table class="plans">
   <thead><tr><th scope="col">Plan</th><th scope="col">Requests / month</th><th scope="col">Rate limit / min</th><th scope="col">Live webhooks</th><th scope="col">Price (INR / month)</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
   <tbody>${PLANS.map((p, i) => html`<tr${i === current ? html` class="current"` : ""}>
-    <th scope="row">${p.name}</th><td>${fmtInt(p.monthly_quota)}</td><td>${fmtInt(p.rate_limit_per_minute)}</td><td>${p.live_webhooks ? "yes" : "no"}</td><td>${p.price_inr_per_month === 0 ? "free" : fmtInt(p.price_inr_per_month)}</td>
+    <th scope="row">${p.name}</th><td data-label="Requests / month">${fmtInt(p.monthly_quota)}</td><td data-label="Rate limit / min">${fmtInt(p.rate_limit_per_minute)}</td><td data-label="Live webhooks">${p.live_webhooks ? "yes" : "no"}</td><td data-label="Price (INR / month)">${p.price_inr_per_month === 0 ? "free" : fmtInt(p.price_inr_per_month)}</td>
     <td>${i === current
       ? html`<strong>Current plan</strong>`
       : html`<form method="post" action="/dashboard/billing">${csrfField(s.csrfToken)}<input type="hidden" name="plan" value="${p.id}">

@@ -143,7 +143,7 @@ ${w.mode === "test" ? html`<form method="post" action="/dashboard/webhooks/${w.i
 <section class="card" aria-labelledby="recent-h"><h2 id="recent-h">Recent deliveries</h2>
 ${recent.length === 0
   ? html`<p>No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}</p>`
-  : html`<p class="hint">The last ${recent.length} deliveries, newest first.</p><div class="scroll"><table class="deliveries">
+  : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
 <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Details</th></tr></thead>
 <tbody>${recent.map(deliveryRow)}</tbody></table></div>`}
 </section>`,
