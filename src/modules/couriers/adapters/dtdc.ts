@@ -36,6 +36,7 @@
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseNaive } from "./time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
+import { TokenCache } from "./token-cache.ts";
 import { asArray, classifyHttpStatus, parseJson, parseXml } from "./util.ts";
 
 /** `strCode` → state (README "DTDC"). Edit here when DTDC's code list is confirmed. */
@@ -174,25 +175,11 @@ export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
 
 // ---- token cache -----------------------------------------------------------------------
 
-/** base URL + username → the token (or the one in-flight token request). Module-level: shared by every lookup. */
-const tokens = new Map<string, Promise<string>>();
+/** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
+const tokens = new TokenCache(async (ctx) => ({ token: await authenticate(ctx) }));
 
 function tokenKey(ctx: AdapterContext): string {
   return `${ctx.http.baseUrl}\n${ctx.credentials.DTDC_USERNAME ?? ""}`;
-}
-
-/** The cached token promise, or a new authenticate call shared by every concurrent caller. */
-function tokenPromise(ctx: AdapterContext): Promise<string> {
-  const key = tokenKey(ctx);
-  let p = tokens.get(key);
-  if (!p) {
-    p = authenticate(ctx);
-    tokens.set(key, p);
-    const mine = p;
-    // A failed token request is not cached: the next lookup tries again.
-    mine.catch(() => tokens.get(key) === mine && tokens.delete(key));
-  }
-  return p;
 }
 
 /**
@@ -235,15 +222,7 @@ export const dtdcAdapter: CourierAdapter = {
   envPrefix: "DTDC",
   credentialVars: ["DTDC_USERNAME", "DTDC_PASSWORD"],
   async track(awb, ctx) {
-    const key = tokenKey(ctx);
-    const first = tokenPromise(ctx);
-    let res = await trackCall(awb, await first, ctx);
-    if (res.status === 401) {
-      // Expired or revoked: drop it (unless a concurrent lookup already replaced it) and refresh exactly once.
-      if (tokens.get(key) === first) tokens.delete(key);
-      res = await trackCall(awb, await tokenPromise(ctx), ctx);
-      if (res.status === 401) throw new CourierError("auth", "dtdc: access token refused after a refresh", 401);
-    }
+    const res = await tokens.send(ctx, tokenKey(ctx), "dtdc", (token) => trackCall(awb, token, ctx));
     if (res.status === 403) throw new CourierError("rate_limited", "dtdc: throttled (403)", 403);
     classifyHttpStatus("dtdc", res.status, { notFoundOn404: false });
     return parseDtdc(res.text, awb);

@@ -4,7 +4,7 @@
  * Auth: OAuth client credentials, `POST /oauth/token` with the form body
  * `grant_type=client_credentials&client_id=<FEDEX_CLIENT_ID>&client_secret=<FEDEX_CLIENT_SECRET>`
  * → `{access_token, token_type, expires_in (s, ~3600)}`. The token is cached per
- * base URL + client id until shortly before `expires_in` ({@link OAuthTokenCache}):
+ * base URL + client id until shortly before `expires_in` ({@link TokenCache}):
  * never requested per lookup, concurrent lookups share one token request, and a
  * 401 on tracking refreshes it exactly once.
  *
@@ -41,6 +41,7 @@
 import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseIsoLocal, type LocalTime } from "./time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
+import { readTokenResponse, TokenCache } from "./token-cache.ts";
 import { classifyHttpStatus, parseJson } from "./util.ts";
 
 /** FedEx status/event codes → state (README FedEx table). */
@@ -196,61 +197,7 @@ export function parseFedex(text: string, awb: string): TrackingSnapshot {
   };
 }
 
-/** A cached bearer token; `expiresAt` in ms since the epoch (ctx.now() clock). */
-interface CachedToken {
-  token: string;
-  expiresAt: number;
-}
-
-/**
- * Client-credentials tokens shared by every lookup of one process, keyed by
- * base URL + client id. Concurrent callers share one in-flight token request;
- * `get(ctx, stale)` after a 401 refreshes only if nobody has replaced `stale` yet.
- * Used by FedEx and UPS.
- */
-export class OAuthTokenCache {
-  private readonly tokens = new Map<string, CachedToken>();
-  private readonly pending = new Map<string, Promise<CachedToken>>();
-  /** @param fetchToken requests a new token; `now` is ctx.now() at the request. */
-  constructor(private readonly fetchToken: (ctx: AdapterContext) => Promise<{ token: string; expiresInS: number }>) {}
-
-  async get(ctx: AdapterContext, key: string, stale?: string): Promise<string> {
-    const cur = this.tokens.get(key);
-    if (cur && cur.expiresAt > ctx.now() && cur.token !== stale) return cur.token;
-    let p = this.pending.get(key);
-    if (!p) {
-      const issuedAt = ctx.now();
-      p = this.fetchToken(ctx)
-        .then(({ token, expiresInS }) => {
-          // Renew a minute early so a token never expires between check and use.
-          const entry = { token, expiresAt: issuedAt + Math.max(expiresInS - 60, expiresInS / 2) * 1000 };
-          this.tokens.set(key, entry);
-          return entry;
-        })
-        .finally(() => this.pending.delete(key));
-      this.pending.set(key, p);
-    }
-    return (await p).token;
-  }
-
-  /** Forgets every token (tests). */
-  clear(): void {
-    this.tokens.clear();
-  }
-}
-
-/** Reads `{access_token, expires_in}` (number or numeric string, seconds). @throws CourierError auth | backend */
-export function readTokenResponse(courier: string, status: number, text: string): { token: string; expiresInS: number } {
-  if (status === 400 || status === 401 || status === 403) throw new CourierError("auth", `${courier}: token request refused (${status})`, status);
-  classifyHttpStatus(courier, status, { notFoundOn404: false });
-  const body = obj(parseJson(text));
-  const token = str(body.access_token);
-  const expiresInS = Number(body.expires_in);
-  if (!token) throw new CourierError("backend", `${courier}: token response without access_token`);
-  return { token, expiresInS: Number.isFinite(expiresInS) && expiresInS > 0 ? expiresInS : 3600 };
-}
-
-const tokens = new OAuthTokenCache(async (ctx) => {
+const tokens = new TokenCache(async (ctx) => {
   const form = new URLSearchParams({ grant_type: "client_credentials", client_id: ctx.credentials.FEDEX_CLIENT_ID ?? "", client_secret: ctx.credentials.FEDEX_CLIENT_SECRET ?? "" });
   const res = await ctx.http.request({ method: "POST", path: "/oauth/token", headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" }, body: form.toString() });
   return readTokenResponse("fedex", res.status, res.text);
@@ -279,12 +226,7 @@ export const fedexAdapter: CourierAdapter = {
         body: fedexRequestBody(awb),
         signal: ctx.signal,
       });
-    let token = await tokens.get(ctx, key);
-    let res = await send(token);
-    if (res.status === 401) {
-      token = await tokens.get(ctx, key, token);
-      res = await send(token);
-    }
+    const res = await tokens.send(ctx, key, "fedex", send);
     if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `fedex: throttled (${res.status})`, res.status);
     if (res.status === 400 || res.status === 404) {
       // Whole-request errors come as `{errors:[{code,message}]}`.

@@ -4,7 +4,7 @@
  * Auth: OAuth client credentials, `POST /security/v1/oauth/token` with
  * `Authorization: Basic base64(UPS_CLIENT_ID:UPS_CLIENT_SECRET)` and the form
  * body `grant_type=client_credentials` → `{access_token, expires_in (s, a
- * numeric string), …}`; cached like FedEx's (see {@link OAuthTokenCache}):
+ * numeric string), …}`; cached like FedEx's (see {@link TokenCache}):
  * one token request shared by concurrent lookups, refreshed once on a 401.
  *
  * Request: `GET /api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
@@ -32,7 +32,7 @@
  * Unverified: the statusCode meanings beyond the README list, the photo's
  * image format, and the token lifetime (read from `expires_in`).
  */
-import { OAuthTokenCache, readTokenResponse } from "./fedex.ts";
+import { readTokenResponse, TokenCache } from "./token-cache.ts";
 import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { fromParts, type LocalTime } from "./time.ts";
 import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
@@ -173,7 +173,7 @@ export function parseUps(text: string, awb: string): TrackingSnapshot {
   };
 }
 
-const tokens = new OAuthTokenCache(async (ctx) => {
+const tokens = new TokenCache(async (ctx) => {
   const basic = Buffer.from(`${ctx.credentials.UPS_CLIENT_ID ?? ""}:${ctx.credentials.UPS_CLIENT_SECRET ?? ""}`).toString("base64");
   const res = await ctx.http.request({
     method: "POST",
@@ -204,12 +204,7 @@ export const upsAdapter: CourierAdapter = {
         headers: { authorization: `Bearer ${token}`, transId: crypto.randomUUID().replace(/-/g, ""), transactionSrc: UPS_TRANSACTION_SRC, accept: "application/json" },
         signal: ctx.signal,
       });
-    let token = await tokens.get(ctx, key);
-    let res = await send(token);
-    if (res.status === 401) {
-      token = await tokens.get(ctx, key, token);
-      res = await send(token);
-    }
+    const res = await tokens.send(ctx, key, "ups", send);
     if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `ups: throttled (${res.status})`, res.status);
     if (res.status >= 400 && res.status < 500 && res.status !== 401) {
       // 400/404 carry `{response:{errors:[…]}}` (TV1002 invalid, TW0001 not found).

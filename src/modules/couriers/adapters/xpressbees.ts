@@ -30,6 +30,7 @@
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseNaive } from "./time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
+import { TokenCache } from "./token-cache.ts";
 import { classifyHttpStatus, parseJson } from "./util.ts";
 
 /** Raw Xpressbees status codes → state. Verified via Shiprocket: DRC…DLVD; the rest unverified. */
@@ -116,23 +117,11 @@ export function parseXpressbees(text: string, awb: string): TrackingSnapshot {
 
 // ---- token cache -----------------------------------------------------------------------
 
-/** base URL + email → the token (or the one in-flight login). Module-level: shared by every lookup. */
-const tokens = new Map<string, Promise<string>>();
+/** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
+const tokens = new TokenCache(async (ctx) => ({ token: await login(ctx) }));
 
 function tokenKey(ctx: AdapterContext): string {
   return `${ctx.http.baseUrl}\n${ctx.credentials.XPRESSBEES_EMAIL ?? ""}`;
-}
-
-function tokenPromise(ctx: AdapterContext): Promise<string> {
-  const key = tokenKey(ctx);
-  let p = tokens.get(key);
-  if (!p) {
-    p = login(ctx);
-    tokens.set(key, p);
-    const mine = p;
-    mine.catch(() => tokens.get(key) === mine && tokens.delete(key));
-  }
-  return p;
 }
 
 /**
@@ -175,15 +164,7 @@ export const xpressbeesAdapter: CourierAdapter = {
   envPrefix: "XPRESSBEES",
   credentialVars: ["XPRESSBEES_EMAIL", "XPRESSBEES_PASSWORD"],
   async track(awb, ctx) {
-    const key = tokenKey(ctx);
-    const first = tokenPromise(ctx);
-    let res = await trackCall(awb, await first, ctx);
-    if (res.status === 401) {
-      // Expired or revoked: drop it (unless a concurrent lookup already replaced it) and refresh exactly once.
-      if (tokens.get(key) === first) tokens.delete(key);
-      res = await trackCall(awb, await tokenPromise(ctx), ctx);
-      if (res.status === 401) throw new CourierError("auth", "xpressbees: token refused after a refresh", 401);
-    }
+    const res = await tokens.send(ctx, tokenKey(ctx), "xpressbees", (token) => trackCall(awb, token, ctx));
     if (res.status === 403) throw new CourierError("rate_limited", "xpressbees: throttled (403)", 403);
     classifyHttpStatus("xpressbees", res.status);
     return parseXpressbees(res.text, awb);
