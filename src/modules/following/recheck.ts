@@ -314,12 +314,21 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
     }
   }
 
+  // The last claim that came back empty, and which couriers it left out. A claim that leaves out every
+  // courier with due rows walks the whole due range to find nothing, so it is not repeated while the
+  // same lanes (or more) are still full; only a lane with room again, or a second passing (rows coming
+  // due), is worth another statement.
+  let lastEmpty: { excluded: Set<string>; at: number } | undefined;
+
   /** One claim statement; queues the rows in their lanes. Returns rows claimed. */
   async function claimOnce(): Promise<number> {
     const room = maxHeld - held;
     if (room <= 0 || stopping) return 0;
+    const excluded = saturated();
+    if (lastEmpty && performance.now() - lastEmpty.at < 1000 && [...lastEmpty.excluded].every((c) => excluded.includes(c))) return 0;
     const nowMs = deps.clock.now();
-    const rows = await claimDue(db, nowMs, Math.min(claimLimit, room), leaseMs, owner, { excludeCouriers: saturated() });
+    const rows = await claimDue(db, nowMs, Math.min(claimLimit, room), leaseMs, owner, { excludeCouriers: excluded });
+    lastEmpty = rows.length === 0 ? { excluded: new Set(excluded), at: performance.now() } : undefined;
     stats.claimed += rows.length;
     held += rows.length;
     const touched = new Set<Lane>();
@@ -335,6 +344,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
 
   async function drainLoop(): Promise<RecheckStats> {
     stats = emptyStats();
+    lastEmpty = undefined;
     const started = performance.now();
     const timer = metrics.drainSeconds.startTimer();
     try {
