@@ -51,8 +51,6 @@ log.info("couriers", {
   sandbox: Object.keys(availability).filter((k) => availability[k] === "sandbox"),
   unavailable: Object.keys(availability).filter((k) => availability[k] === "unavailable"),
 });
-if (config.webhookAllowPrivateCidrs.length > 0)
-  log.warn("WEBHOOK_ALLOW_PRIVATE_CIDRS is set: webhook deliveries may reach these private ranges", { cidrs: config.webhookAllowPrivateCidrs });
 
 const deps = { config, db: database.db, clock, log, secretsKey, backends };
 

@@ -81,12 +81,12 @@ const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | numb
   },
   listWebhooks: { ok: { success: true, data: { webhooks: [WEBHOOK], count: 1 } } },
   rotateWebhookSecret: { ok: { success: true, data: { secret: "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8" } } },
-  getWebhook: { params: { id: WH_ID }, ok: { success: true, data: WEBHOOK } },
-  updateWebhook: { params: { id: WH_ID }, body: { description: "Order updates (all events)", events: [...EVENT_TYPES] }, ok: { success: true, data: { ...WEBHOOK, events: [...EVENT_TYPES] } } },
-  deleteWebhook: { params: { id: WH_ID } },
-  testWebhook: { params: { id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
+  getWebhook: { params: { webhook_id: WH_ID }, ok: { success: true, data: WEBHOOK } },
+  updateWebhook: { params: { webhook_id: WH_ID }, body: { description: "Order updates (all events)", events: [...EVENT_TYPES] }, ok: { success: true, data: { ...WEBHOOK, events: [...EVENT_TYPES] } } },
+  deleteWebhook: { params: { webhook_id: WH_ID } },
+  testWebhook: { params: { webhook_id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
   listWebhookDeliveries: {
-    params: { id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a" },
+    params: { webhook_id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a" },
     ok: {
       success: true,
       data: {

@@ -64,7 +64,7 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         response: { 200: WebhookListResponse, ...errs },
         detail: { operationId: "listWebhooks", summary: "List webhooks", description: "The account's webhooks, oldest first, without secrets.", tags },
       })
-      // Declared before the `/:id` routes so `rotate-secret` is never read as an id.
+      // Declared before the `/:webhook_id` routes so `rotate-secret` is never read as an id.
       .post("/rotate-secret", async ({ auth }) => ({ success: true as const, data: { secret: await rotateSecret(deps, auth.account.id) } }), {
         apiKey: true,
         response: { 200: SecretResponse, ...errs },
@@ -76,13 +76,13 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
           tags,
         },
       })
-      .get("/:id", async ({ auth, params }) => ({ success: true as const, data: webhookView(await requireWebhook(deps.db, auth.account.id, params.id)) }), {
+      .get("/:webhook_id", async ({ auth, params }) => ({ success: true as const, data: webhookView(await requireWebhook(deps.db, auth.account.id, params.webhook_id)) }), {
         apiKey: true,
         params: WebhookIdParams,
         response: { 200: WebhookResponse, ...notFound, ...errs },
         detail: { operationId: "getWebhook", summary: "Get a webhook", description: "One webhook, without its secret.", tags },
       })
-      .put("/:id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.id, body) }), {
+      .put("/:webhook_id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.webhook_id, body) }), {
         apiKey: true,
         params: WebhookIdParams,
         body: UpdateWebhookBody,
@@ -95,8 +95,8 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
           tags,
         },
       })
-      .delete("/:id", async ({ auth, params, set }) => {
-        await deleteWebhook(deps.db, auth.account.id, params.id);
+      .delete("/:webhook_id", async ({ auth, params, set }) => {
+        await deleteWebhook(deps.db, auth.account.id, params.webhook_id);
         set.status = 204;
         return undefined;
       }, {
@@ -105,9 +105,9 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         response: { 204: Type.Void({ description: "No content." }), ...notFound, ...errs },
         detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deletes the webhook; its pending deliveries stop. 204, no body.", tags },
       })
-      .post("/:id/test", async ({ auth, params, body }) => ({
+      .post("/:webhook_id/test", async ({ auth, params, body }) => ({
         success: true as const,
-        data: await testFire(deps, sender, auth.account.id, params.id, body?.event),
+        data: await testFire(deps, sender, auth.account.id, params.webhook_id, body?.event),
       }), {
         apiKey: true,
         params: WebhookIdParams,
@@ -132,9 +132,9 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
           tags,
         },
       })
-      .get("/:id/deliveries", async ({ auth, params, query }) => ({
+      .get("/:webhook_id/deliveries", async ({ auth, params, query }) => ({
         success: true as const,
-        data: await listDeliveries(deps.db, auth.account.id, params.id, { limit: query.limit ?? 20, cursor: query.cursor }),
+        data: await listDeliveries(deps.db, auth.account.id, params.webhook_id, { limit: query.limit ?? 20, cursor: query.cursor }),
       }), {
         apiKey: true,
         params: WebhookIdParams,

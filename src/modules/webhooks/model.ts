@@ -37,7 +37,7 @@ export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 /** Optional; `null` is accepted too (spec: "optional JSON object or null"; the route maps null to absent before validation). */
 export const TestFireBody = t.Optional(t.Object({ event: t.Optional(EventName) }, { additionalProperties: false, description: "Optional (or null). Default event: the webhook's first." }));
 
-export const WebhookIdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }) });
+export const WebhookIdParams = t.Object({ webhook_id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }) });
 
 export const DeliveriesQuery = t.Object({
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page (1 to 100, default 20)." })),
