@@ -49,6 +49,8 @@ export function corePlugin(opts: CoreOptions) {
     .onRequest(({ request, set }) => {
       const rid = newId("req");
       set.headers["x-request-id"] = rid;
+      // HTTPS only (spec: Conventions): browsers that reached us once never try plain HTTP again.
+      set.headers["strict-transport-security"] = "max-age=31536000";
       if (opts.trustProxy !== undefined) {
         const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
         if (proto !== "https")
