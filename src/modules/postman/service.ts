@@ -54,7 +54,7 @@ function operationsOf(doc: Json): Map<string, Operation> {
   return ops;
 }
 
-/** `["v1","webhooks",":id"]` → `/v1/webhooks/{id}` (the document's spelling). */
+/** `["v1","webhooks",":webhook_id"]` → `/v1/webhooks/{webhook_id}` (the document's spelling). */
 function docPath(url: Json): string {
   const segs: string[] = Array.isArray(url.path) ? url.path : String(url.path ?? "").split("/");
   return `/${segs.filter((s) => s !== "").map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s)).join("/")}`;
@@ -85,7 +85,7 @@ function finishRequest(item: Json, op: Operation): void {
   const headers: Json[] = (req.header ?? []).filter((h: Json) => h.key.toLowerCase() !== "x-api-key");
   if (op.path.startsWith("/v1/")) headers.unshift({ key: "X-API-Key", value: "{{api_key}}", description: "Your API key (environment value `api_key`)." });
   req.header = headers;
-  for (const v of req.url?.variable ?? []) if (v.key === "id" && op.path.startsWith("/v1/webhooks/")) v.value = "{{webhook_id}}";
+  for (const v of req.url?.variable ?? []) if (v.key === "webhook_id" && op.path.startsWith("/v1/webhooks/")) v.value = "{{webhook_id}}";
   if ((op.operationId === "createWebhook" || op.operationId === "updateWebhook") && req.body?.mode === "raw") {
     const body = JSON.parse(req.body.raw) as Json;
     body.url = "{{webhook_url}}";
