@@ -1,6 +1,6 @@
 /** Issue 4 item 5: housekeeping releases expired leases and prunes only what is past RETENTION_DAYS. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { deliveries, deliveryAttempts, demoHits, events, rateWindows, shipments, webhooks } from "../../src/db/schema/index.ts";
+import { deliveries, deliveryAttempts, demoHits, events, rateWindows, sessions, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { runHousekeeping } from "../../src/modules/following/housekeeping.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -63,13 +63,19 @@ describe("housekeeping", () => {
       { ip: "192.0.2.1", at: old },
       { ip: "192.0.2.2", at: young },
     ]);
+    // Dashboard sessions: one expired a minute ago, one still valid.
+    await db.insert(sessions).values([
+      { id: newId("ses"), tokenHash: "a".repeat(64), accountId: acc.id, csrfToken: "x", expiresAt: new Date(now - 60_000) },
+      { id: newId("ses"), tokenHash: "b".repeat(64), accountId: acc.id, csrfToken: "y", expiresAt: new Date(now + 60_000) },
+    ]);
     // Leases: one ran out (its process died), one is live.
     const [expired, live] = await seedMany(ctx, acc.id, [["delhivery", "2234567890111"], ["delhivery", "3234567890111"]]);
     await ctx.tdb.sql`update shipments set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, next_check_at = ${new Date(now - 1000).toISOString()} where id = ${expired!}`;
     await ctx.tdb.sql`update shipments set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, next_check_at = ${new Date(now + 60_000).toISOString()} where id = ${live!}`;
 
     const r = await runHousekeeping(ctx.deps, { batchSize: 2 }); // tiny batches: the loop must carry on until done
-    expect(r).toMatchObject({ leasesReleased: 1, deliveries: 3, attempts: 1, events: 2, rateWindows: 1, demoHits: 1 });
+    expect(r).toMatchObject({ leasesReleased: 1, deliveries: 3, attempts: 1, events: 2, rateWindows: 1, demoHits: 1, sessions: 1 });
+    expect((await db.select().from(sessions)).map((x) => x.tokenHash)).toEqual(["b".repeat(64)]);
 
     const ids = async <T extends { id: string }>(rows: Promise<T[]>) => (await rows).map((x) => x.id).sort();
     expect(await ids(db.select({ id: deliveries.id }).from(deliveries))).toEqual([D.oldPending!, D.youngDelivered!].sort());
@@ -82,6 +88,6 @@ describe("housekeeping", () => {
     expect(leases.find((s) => s.id === live)).toMatchObject({ owner: "alive" });
 
     // A second run finds nothing more.
-    expect(await runHousekeeping(ctx.deps)).toMatchObject({ leasesReleased: 0, deliveries: 0, attempts: 0, events: 0, rateWindows: 0, demoHits: 0 });
+    expect(await runHousekeeping(ctx.deps)).toMatchObject({ leasesReleased: 0, deliveries: 0, attempts: 0, events: 0, rateWindows: 0, demoHits: 0, sessions: 0 });
   }, 30_000);
 });

@@ -79,7 +79,7 @@ export const demoHits = pgTable(
     ip: text("ip").notNull(),
     at: timestamp("at", { withTimezone: true }).notNull(),
   },
-  (t) => [index("demo_hits_ip_at_idx").on(t.ip, t.at)],
+  (t) => [index("demo_hits_ip_at_idx").on(t.ip, t.at), index("demo_hits_at_idx").on(t.at)],
 );
 
 /** Server-side dashboard sessions (issue 7). */

@@ -2,6 +2,7 @@
  * Webhooks, the delivery outbox and the attempt log (spec: Webhook, the two
  * lifecycle tables, Delivery rules; CONTRACT section 7).
  */
+import { sql } from "drizzle-orm";
 import { index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
 import { events, shipments } from "./shipments.ts";
@@ -60,6 +61,10 @@ export const deliveries = pgTable(
   (t) => [
     index("deliveries_due_idx").on(t.nextAttemptAt),
     index("deliveries_webhook_idx").on(t.webhookId, t.createdAt),
+    // Deleting an old event cascades here: without this index each deleted event scans the outbox.
+    index("deliveries_event_idx").on(t.eventId),
+    // Housekeeping prunes finished rows (no next attempt) by age.
+    index("deliveries_finished_idx").on(t.updatedAt).where(sql`next_attempt_at is null`),
   ],
 );
 
@@ -80,5 +85,9 @@ export const deliveryAttempts = pgTable(
     /** First 2 KB of the response body. */
     responseSnippet: text("response_snippet"),
   },
-  (t) => [index("delivery_attempts_webhook_idx").on(t.webhookId, t.startedAt), index("delivery_attempts_delivery_idx").on(t.deliveryId)],
+  (t) => [
+    index("delivery_attempts_webhook_idx").on(t.webhookId, t.startedAt),
+    index("delivery_attempts_delivery_idx").on(t.deliveryId),
+    index("delivery_attempts_started_idx").on(t.startedAt),
+  ],
 );

@@ -31,6 +31,8 @@ export interface HousekeepingResult {
   events: number;
   rateWindows: number;
   demoHits: number;
+  /** Dashboard sessions past their expiry. */
+  sessions: number;
   ms: number;
 }
 
@@ -121,8 +123,17 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
       returning 1`).length,
   );
 
-  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, ms: Math.round(performance.now() - started) };
-  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits;
+  // Expired dashboard sessions are useless at once (the dashboard refuses them); no retention applies.
+  const now = new Date(nowMs).toISOString();
+  const sessions = await batched(max, batch, async () =>
+    (await sql`
+      delete from sessions where id in (
+        select id from sessions where expires_at < ${now} limit ${batch})
+      returning 1`).length,
+  );
+
+  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, ms: Math.round(performance.now() - started) };
+  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions;
   if (leasesReleased > 0) deps.log.warn("expired re-check leases released (a process died mid re-check)", { component: "housekeeping", leases: leasesReleased });
   deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", { component: "housekeeping", retention_days: deps.config.retentionDays, ...result });
   return result;
