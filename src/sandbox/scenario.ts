@@ -68,9 +68,11 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   let destination = CITIES[(h >>> 8) % CITIES.length]!;
   if (destination === origin) destination = CITIES[(CITIES.indexOf(origin) + 5) % CITIES.length]!;
   const hub = CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length] === destination ? CITIES[(CITIES.indexOf(origin) + 4) % CITIES.length]! : CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length]!;
-  // Whole minutes, so every courier format (HH:MM) round-trips exactly.
+  // History before first sight sits on whole minutes, so every courier format (HH:MM) round-trips
+  // exactly; steps count from the real first sight, so a short step (tests) is never seen early.
   const F = Math.floor(firstSeenMs / 60_000) * 60_000;
   const S = stepSeconds * 1000;
+  const step = (k: number) => firstSeenMs + k * S;
   const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
   const early = [ev("manifested", F - 72 * HOUR, origin), ev("picked_up", F - 70 * HOUR, origin), ev("in_transit", F - 60 * HOUR, origin)];
   let events: SimEvent[];
@@ -83,12 +85,12 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
       break;
     case 1:
     case 9:
-      events = [...early, ev("in_transit", F + S, hub), ev("reached_destination", F + 2 * S, destination), ev("out_for_delivery", F + 3 * S, destination), ev("delivered", F + 4 * S, destination)];
-      podUrl = nowMs >= F + 4 * S ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
+      events = [...early, ev("in_transit", step(1), hub), ev("reached_destination", step(2), destination), ev("out_for_delivery", step(3), destination), ev("delivered", step(4), destination)];
+      podUrl = nowMs >= step(4) ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
       break;
     case 2:
-      events = [...early, ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - HOUR, destination), ev("delivered", F + S, destination)];
-      podUrl = nowMs >= F + S ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
+      events = [...early, ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - HOUR, destination), ev("delivered", step(1), destination)];
+      podUrl = nowMs >= step(1) ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
       break;
     case 3:
       events = [
@@ -96,8 +98,8 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
         ev("reached_destination", F - 20 * HOUR, destination),
         ev("out_for_delivery", F - 6 * HOUR, destination),
         ev("delivery_failed", F - HOUR, destination, "Consignee not available"),
-        ev("rto_initiated", F + S, destination, "Return to origin initiated after failed attempts"),
-        ev("returned", F + 2 * S, origin),
+        ev("rto_initiated", step(1), destination, "Return to origin initiated after failed attempts"),
+        ev("returned", step(2), origin),
       ];
       break;
     case 7:
