@@ -13,6 +13,7 @@ import { planOf } from "../billing/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
 import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { requireCourier } from "../couriers/service.ts";
+import { followingMetrics } from "../following/metrics.ts";
 import { findShipment, recordFetch, rowToRecord } from "./store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
@@ -59,6 +60,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   } catch (err) {
     if (!(err instanceof CourierError)) throw err;
     deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
+    followingMetrics.courierErrors.inc({ courier: courier.slug, kind: err.kind });
     if (err.kind === "not_found") {
       // CONTRACT 1: a shipment stored before that the courier no longer knows → the stored history.
       const stored = await findShipment(deps.db, courier.slug, awb);
@@ -67,11 +69,13 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     }
     throw toAppError(courier, err);
   }
-  const { shipment } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
+  const { shipment, event } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
     followAccountId,
     nowMs: deps.clock.now(),
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
   });
+  // A lookup is a re-check too (CONTRACT 6): its events count with the scheduled ones.
+  if (event) followingMetrics.events.inc({ type: event });
   return trackingData(courier, rowToRecord(shipment), { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
 }
 
