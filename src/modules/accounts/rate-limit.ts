@@ -18,21 +18,29 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** Counts one request against `key` in the current window of `windowMs` and decides. */
-export async function hitFixedWindow(db: Db, key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision> {
-  const start = Math.floor(nowMs / windowMs) * windowMs;
-  const rows = await db
-    .insert(rateWindows)
-    .values({ key, windowStart: new Date(start), count: 1 })
-    .onConflictDoUpdate({ target: [rateWindows.key, rateWindows.windowStart], set: { count: sql`${rateWindows.count} + 1` } })
-    .returning({ count: rateWindows.count });
-  const count = rows[0]?.count ?? 1;
+/** First instant (ms) of the fixed window of `windowMs` containing `nowMs`. */
+export function windowStart(nowMs: number, windowMs: number): number {
+  return Math.floor(nowMs / windowMs) * windowMs;
+}
+
+/** The decision for a window whose count (including this request) is `count`. */
+export function decide(count: number, limit: number, windowMs: number, nowMs: number): RateDecision {
   return {
     allowed: count <= limit,
     limit,
     remaining: Math.max(0, limit - count),
-    resetSeconds: Math.max(1, Math.ceil((start + windowMs - nowMs) / 1000)),
+    resetSeconds: Math.max(1, Math.ceil((windowStart(nowMs, windowMs) + windowMs - nowMs) / 1000)),
   };
+}
+
+/** Counts one request against `key` in the current window of `windowMs` and decides. */
+export async function hitFixedWindow(db: Db, key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision> {
+  const rows = await db
+    .insert(rateWindows)
+    .values({ key, windowStart: new Date(windowStart(nowMs, windowMs)), count: 1 })
+    .onConflictDoUpdate({ target: [rateWindows.key, rateWindows.windowStart], set: { count: sql`${rateWindows.count} + 1` } })
+    .returning({ count: rateWindows.count });
+  return decide(rows[0]?.count ?? 1, limit, windowMs, nowMs);
 }
 
 /** `RateLimit-*` headers for a decision (sent on every successful /v1 response too). */

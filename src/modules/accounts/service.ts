@@ -2,7 +2,7 @@
  * Accounts and API keys: plain functions over `db | tx` (no request context).
  * Used by the HTTP auth plugin, the operator CLI and the dashboard.
  */
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
@@ -98,8 +98,47 @@ export async function authenticateApiKey(db: DbOrTx, key: string): Promise<AuthC
   return { keyId: r.keyId, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } };
 }
 
-/** Records key use at most once a minute per key, so hot keys do not write on every request. */
+/**
+ * Authenticates a key and counts the request in the account's rate-limit
+ * window in ONE round trip (every /v1 request pays this): the CTE finds the
+ * live key and its account, and the upsert bumps `rl:<account>` for the window
+ * starting at `windowStartMs` only when the key exists.
+ * @returns the account and the window's count including this request; undefined for a bad key.
+ */
+export async function authenticateAndCount(db: DbOrTx, key: string, windowStartMs: number): Promise<(AuthContext & { count: number }) | undefined> {
+  if (!looksLikeApiKey(key)) return undefined;
+  const rows = await db.execute<{ key_id: string; id: string; email: string; plan: string; status: string; count: number }>(sql`
+    with k as (
+      select k.id as key_id, a.id, a.email, a.plan, a.status
+      from api_keys k join accounts a on a.id = k.account_id
+      where k.key_hash = ${hashApiKey(key)} and k.revoked_at is null
+      limit 1
+    ), w as (
+      insert into rate_windows (key, window_start, count)
+      select 'rl:' || k.id, ${new Date(windowStartMs).toISOString()}::timestamptz, 1 from k
+      on conflict (key, window_start) do update set count = rate_windows.count + 1
+      returning count
+    )
+    select k.*, (select count from w)::int as count from k`);
+  const r = rows[0];
+  if (!r) return undefined;
+  return { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status }, count: Number(r.count) };
+}
+
+/** When this process last recorded each key's use (ms); bounded so a flood of keys cannot grow it without end. */
+const lastTouched = new Map<string, number>();
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * Records key use at most once a minute per key: the in-process check keeps
+ * hot keys from costing a database round trip on every request, and the
+ * `where` keeps several replicas from writing more than once a minute each.
+ */
 export async function touchApiKey(db: DbOrTx, keyId: string, nowMs: number): Promise<void> {
+  const last = lastTouched.get(keyId);
+  if (last !== undefined && nowMs - last < TOUCH_EVERY_MS && nowMs >= last) return;
+  if (lastTouched.size >= 10_000) lastTouched.clear();
+  lastTouched.set(keyId, nowMs);
   await db
     .update(apiKeys)
     .set({ lastUsedAt: new Date(nowMs) })

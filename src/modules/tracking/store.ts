@@ -73,17 +73,18 @@ export async function findShipment(db: Db | Tx, courier: string, trackingNumber:
  */
 export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
   return db.transaction(async (tx) => {
-    // Make sure the row exists, then lock it: concurrent fetches of one shipment (two replicas, a
-    // lookup racing a re-check) serialise here, so each compares against the other's result.
-    await tx
+    // One statement creates the row if needed, locks it and returns it: ON CONFLICT DO UPDATE takes
+    // the row lock like SELECT … FOR UPDATE, so concurrent fetches of one shipment (two replicas, a
+    // lookup racing a re-check) serialise here and each compares against the other's result.
+    // The no-op `set` leaves the row as it was; it only exists to make RETURNING yield the old row.
+    const [before] = await tx
       .insert(shipments)
       .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
-      .onConflictDoNothing({ target: [shipments.courier, shipments.trackingNumber] });
-    const locked = await tx.execute<{ id: string }>(sql`select id from shipments where courier = ${courier.slug} and tracking_number = ${trackingNumber} for update`);
-    const id = locked[0]!.id;
-    const before = (await tx.select().from(shipments).where(eq(shipments.id, id)))[0]!;
-    const firstSight = before.lastCheckedAt === null;
-    const { record, event } = applySnapshot(firstSight ? undefined : rowToRecord(before), snap);
+      .onConflictDoUpdate({ target: [shipments.courier, shipments.trackingNumber], set: { followMode: sql`${shipments.followMode}` } })
+      .returning();
+    const id = before!.id;
+    const firstSight = before!.lastCheckedAt === null;
+    const { record, event } = applySnapshot(firstSight ? undefined : rowToRecord(before!), snap);
     const now = new Date(opts.nowMs);
     const terminal = isTerminal(record.state);
 
@@ -104,7 +105,7 @@ export async function recordFetch(db: Db, courier: Courier, trackingNumber: stri
       const ins = await tx.insert(follows).values({ accountId: opts.followAccountId, shipmentId: id }).onConflictDoNothing().returning({ a: follows.accountId });
       followed = ins.length > 0;
     }
-    const followers = before.followers + (followed ? 1 : 0);
+    const followers = before!.followers + (followed ? 1 : 0);
     // Terminal or lookup-only shipments are never scheduled; a lookup counts as a re-check and pushes the next one out.
     const schedule = !terminal && courier.follow === "scheduled" && followers > 0;
     const [shipment] = await tx
