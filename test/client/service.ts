@@ -25,8 +25,10 @@ export interface RunningService {
   stdout(): string;
   /** `fetch` against the service, accepting its self-signed certificate. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** SIGTERM, wait for exit, drop the database, remove DATA_DIR. Returns the exit code. */
+  /** SIGTERM, wait for exit, drop the database (unless it was passed in), remove DATA_DIR. Returns the exit code. */
   stop(): Promise<number>;
+  /** The service's process id (for kill -9 tests). */
+  pid: number;
 }
 
 /** A free TCP port on loopback (bound then released). */
@@ -38,8 +40,17 @@ export function freePort(): number {
 }
 
 /** Starts the service with `env` added to the defaults above; rejects if it is not healthy within `timeoutMs`. */
-export async function startService(env: Record<string, string> = {}, timeoutMs = 20_000): Promise<RunningService> {
-  const tdb: TestDatabase = await createTestDatabase({ max: 1 });
+export interface StartOptions {
+  /** Run on this database (a restart of the same deployment); it is then not dropped at stop. */
+  tdb?: TestDatabase;
+  /** Wait for the development key to be printed (only a first start on a database prints it). */
+  expectKey?: boolean;
+}
+
+export async function startService(env: Record<string, string> = {}, timeoutMs = 20_000, opts: StartOptions = {}): Promise<RunningService> {
+  const own = !opts.tdb;
+  const tdb: TestDatabase = opts.tdb ?? (await createTestDatabase({ max: 1 }));
+  const expectKey = opts.expectKey ?? own;
   const dataDir = mkdtempSync(join(tmpdir(), "ct-svc-"));
   const port = freePort();
   const baseUrl = `https://localhost:${port}`;
@@ -61,7 +72,7 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
   const stop = async () => {
     proc.kill("SIGTERM");
     const code = await proc.exited;
-    await tdb.drop();
+    if (own) await tdb.drop();
     rmSync(dataDir, { recursive: true, force: true });
     return code;
   };
@@ -71,7 +82,7 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
     if (proc.exitCode !== null) break;
     key ??= /API key \(shown once\): (ctk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
     const healthy = await call("/healthz").then((r) => r.ok, () => false);
-    if (healthy && key) return { port, baseUrl, key, dataDir, stdout: () => out, fetch: call, stop };
+    if (healthy && (key || !expectKey)) return { port, baseUrl, key: key ?? "", dataDir, stdout: () => out, fetch: call, stop, pid: proc.pid };
     await Bun.sleep(100);
   }
   await stop().catch(() => {});
