@@ -2,7 +2,7 @@
  * One delivery attempt over HTTPS, with the address check before every hop
  * (spec: Delivery rules 1, 3, 6; issue 5 items 7, 8).
  *
- * Real undici, imported by file: `import … from "undici"` is Bun's shim,
+ * Real undici, imported by file path: the bare package specifier resolves to Bun's shim,
  * which silently ignores `connect.lookup` and `connect.ca` (STYLE, Bun facts).
  * Each connection is pinned to the address the guard vetted through
  * `connect.lookup`, so no second DNS lookup can swap in another address
