@@ -8,6 +8,7 @@ import { clientIp } from "../../src/http/client-ip.ts";
 import { loadTls, selfSignedCertificate } from "../../src/http/tls.ts";
 import { loadConfig, ConfigError } from "../../src/config.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { startPgRelay } from "../helpers/pg-relay.ts";
 
 let ctx: TestContext;
 let key: string;
@@ -125,61 +126,22 @@ describe("HTTPS only", () => {
 
 describe("database outage", () => {
   test("503 SERVICE_UNAVAILABLE while PostgreSQL is unreachable, and recovery without a restart", async () => {
-    const target = new URL(ctx.tdb.url);
-    // A loopback TCP relay in front of PostgreSQL that the test can take away and bring back.
-    const sockets = new Set<{ end(): void }>();
-    const relay = () =>
-      Bun.listen<{ upstream?: Awaited<ReturnType<typeof Bun.connect>>; pending: Uint8Array[] }>({
-        hostname: "127.0.0.1",
-        port,
-        socket: {
-          async open(client) {
-            sockets.add(client);
-            client.data = { pending: [] };
-            const upstream = await Bun.connect({
-              hostname: target.hostname,
-              port: Number(target.port || 5432),
-              socket: {
-                data: (_s, d) => void client.write(d),
-                close: () => void client.end(),
-                error: () => void client.end(),
-              },
-            });
-            sockets.add(upstream);
-            client.data.upstream = upstream;
-            for (const d of client.data.pending) upstream.write(d);
-          },
-          data(client, d) {
-            if (client.data.upstream) client.data.upstream.write(d);
-            else client.data.pending.push(new Uint8Array(d));
-          },
-          close: (client) => void client.data.upstream?.end(),
-        },
-      });
-    let port = 0;
-    let server = relay();
-    port = server.port;
-    const viaRelay = new URL(ctx.tdb.url);
-    viaRelay.port = String(port);
-    viaRelay.hostname = "127.0.0.1";
-    const conn = connect(viaRelay.toString(), { max: 2 });
+    const relay = startPgRelay(ctx.tdb.url);
+    const conn = connect(relay.url, { max: 2 });
     const app = buildApp({ ...ctx.deps, db: conn.db });
     try {
       expect((await app.handle(new Request("http://localhost/readyz"))).status).toBe(200);
       const a = await ctx.account("free");
-      server.stop(true);
-      for (const s of sockets) s.end();
-      sockets.clear();
+      relay.stop();
       const down = await app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": a.key } }));
       expect(down.status).toBe(503);
       expect(await down.json()).toEqual({ success: false, error: { code: "SERVICE_UNAVAILABLE", message: expect.any(String) } });
       expect((await app.handle(new Request("http://localhost/readyz"))).status).toBe(503);
-      server = relay();
+      relay.start();
       const up = await app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": a.key } }));
       expect(up.status).toBe(200);
     } finally {
-      server.stop(true);
-      for (const s of sockets) s.end();
+      relay.stop();
       await conn.sql.end({ timeout: 1 });
     }
   });
