@@ -71,4 +71,9 @@ describe("change detection (spec Events rules 1–2, CONTRACT 1 and 6)", () => {
     expect(r.record.checkpoints).toEqual([]);
     expect(r.record.mostRecentStatus).toBe("Order information received");
   });
+
+  test("the delivered date is the courier's local date, not the UTC one (00:30 IST is 19:00 UTC the day before)", () => {
+    const late: RawCheckpoint = { ...cp("delivered", 0), localDate: "2026-11-06", localTime: "00:30", at: "2026-11-05T19:00:00.000Z" };
+    expect(applySnapshot(base, snap([late])).record.deliveredAt).toBe("2026-11-06");
+  });
 });

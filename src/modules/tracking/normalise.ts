@@ -24,6 +24,7 @@ export interface ShipmentRecord {
   checkpoints: StoredCheckpoint[];
   originCity: string | null;
   destinationCity: string | null;
+  /** Courier-local date of the delivery, `YYYY-MM-DD` (webhook `data.delivered_date`), or null. */
   deliveredAt: string | null;
   podUrl: string | null;
   additionalInfo: string | null;
@@ -83,7 +84,8 @@ export function applySnapshot(prev: ShipmentRecord | undefined, snap: TrackingSn
     checkpoints,
     originCity: snap.originCity ?? prev?.originCity ?? null,
     destinationCity: snap.destinationCity ?? prev?.destinationCity ?? null,
-    deliveredAt: delivered ? delivered.at : null,
+    // The courier's local date, like every checkpoint `Date`: a UTC date could be a day off near midnight.
+    deliveredAt: delivered ? delivered.localDate : null,
     podUrl: snap.podUrl ?? (state === "delivered" ? (prev?.podUrl ?? null) : null),
     additionalInfo: snap.remark ?? newest?.remark ?? null,
   };

@@ -5,6 +5,7 @@
  * `time` HH:MM, `checkpoint_state` in the webhook spelling.
  */
 import type { StoredCheckpoint } from "../../db/schema/shipments.ts";
+import { toSpecDate } from "../couriers/adapters/time.ts";
 import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
 import { mostRecentStatus, WEBHOOK_SPELLING, type EventType, type ShipmentState } from "../tracking/states.ts";
 
@@ -50,13 +51,9 @@ export interface ShipmentRow {
   checkpoints: StoredCheckpoint[];
 }
 
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-/** `2026-11-05` → `05-Nov-2026`; anything else is passed through unchanged. */
+/** `2026-11-05` (or an ISO instant) → `05-Nov-2026` (spec: checkpoint date); anything else passes through. */
 export function ddMonYyyy(isoDate: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(isoDate);
-  if (!m) return isoDate;
-  return `${m[3]}-${MONTHS[Number(m[2]) - 1] ?? m[2]}-${m[1]}`;
+  return /^\d{4}-\d{2}-\d{2}/.test(isoDate) ? toSpecDate(isoDate.slice(0, 10)) : isoDate;
 }
 
 /** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
