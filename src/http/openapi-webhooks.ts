@@ -1,0 +1,117 @@
+/**
+ * The OpenAPI 3.1 `webhooks` section (spec: Events; CONTRACT 7): the five
+ * events, the snake_case payload schema built from the same state tables the
+ * service uses, and the delivery headers with the `sha256=` signature.
+ */
+import { EVENT_TYPES, STATES, WEBHOOK_SPELLING, type EventType } from "../modules/tracking/states.ts";
+import { sampleData } from "../modules/webhooks/payload.ts";
+import { WH_ID } from "./openapi-examples.ts";
+
+// The document is plain JSON.
+type Json = Record<string, any>;
+
+
+const EVENT_WHEN: Record<EventType, string> = {
+  "tracking.updated": "A re-check found more checkpoints than before, with no change to a state that has its own event.",
+  "tracking.in_transit": "The shipment's status changed to in_transit.",
+  "tracking.out_for_delivery": "The shipment's status changed to out_for_delivery.",
+  "tracking.delivered": "The shipment's status changed to delivered. Terminal: the service stops following the shipment.",
+  "tracking.exception": "The status changed to exception, returned or cancelled; `data.status` tells them apart (returned and cancelled are terminal).",
+};
+
+const nullable = (schema: Json) => ({ anyOf: [schema, { type: "null" }] });
+const WEBHOOK_STATUSES = [...new Set(STATES.map((s) => WEBHOOK_SPELLING[s]))];
+
+export const WEBHOOK_SCHEMAS: Json = {
+  WebhookCheckpoint: {
+    title: "WebhookCheckpoint",
+    type: "object",
+    required: ["activity", "checkpoint_state", "courier_name", "date", "time", "location"],
+    properties: {
+      activity: { type: "string", description: "The courier's description of the event." },
+      checkpoint_state: { type: "string", enum: WEBHOOK_STATUSES },
+      courier_name: { type: "string" },
+      date: { type: "string", description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] },
+      time: { type: "string", description: "HH:MM, 24-hour, courier local time.", examples: ["13:22"] },
+      location: { type: "string" },
+    },
+  },
+  WebhookPayload: {
+    title: "WebhookPayload",
+    type: "object",
+    description:
+      "The exact raw bytes are signed: verify `X-Service-Signature` before parsing. Delivery is at-least-once; `event` + `data.courier` + `data.tracking_number` + `enqueued_at` is fixed per event (deduplicate on it). `data` is rebuilt from the freshest record on each retry.",
+    required: ["event", "enqueued_at", "data"],
+    properties: {
+      event: { type: "string", enum: [...EVENT_TYPES] },
+      enqueued_at: { type: "string", format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] },
+      data: {
+        type: "object",
+        required: ["tracking_number", "courier", "status", "most_recent_status", "origin_city", "destination_city", "delivered_date", "checkpoints", "enqueued_at"],
+        properties: {
+          tracking_number: { type: "string" },
+          courier: { type: "string", description: "Courier slug; for a test delivery it begins with `synthetic-test-`." },
+          status: { type: "string", enum: WEBHOOK_STATUSES },
+          most_recent_status: { type: "string", description: "The service's own short label." },
+          origin_city: nullable({ type: "string" }),
+          destination_city: nullable({ type: "string" }),
+          delivered_date: nullable({ type: "string", description: "DD-Mon-YYYY." }),
+          checkpoints: nullable({
+            type: "array",
+            items: { $ref: "#/components/schemas/WebhookCheckpoint" },
+            description: "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
+          }),
+          enqueued_at: { type: "string", format: "date-time", description: "Same as the top-level `enqueued_at`." },
+        },
+      },
+    },
+  },
+};
+
+const DELIVERY_HEADERS = (event: EventType): Json[] => [
+  {
+    name: "X-Service-Signature",
+    in: "header",
+    required: true,
+    description:
+      "`sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.",
+    schema: { type: "string", pattern: "^sha256=[0-9a-f]{64}$" },
+    example: "sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a",
+  },
+  { name: "X-Webhook-Event", in: "header", required: true, description: "The event type; equals the body's `event`.", schema: { type: "string", enum: [event] } },
+  {
+    name: "X-Webhook-Delivery",
+    in: "header",
+    required: true,
+    description: "`<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication.",
+    schema: { type: "string" },
+    example: `${WH_ID}-1`,
+  },
+  { name: "X-Webhook-Mode", in: "header", required: true, description: "`test` for a test fire to a test webhook, otherwise `live`.", schema: { type: "string", enum: ["test", "live"] } },
+];
+
+export function webhookEvents(): Json {
+  const out: Json = {};
+  for (const event of EVENT_TYPES) {
+    const sample = { event, enqueued_at: "2026-11-05T13:30:00Z", data: { ...sampleData(event, "2026-11-05T13:30:00Z"), courier: "delhivery" } };
+    out[event] = {
+      post: {
+        operationId: `on${event.replace("tracking.", "Tracking_").replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`,
+        summary: event,
+        description: `${EVENT_WHEN[event]}\n\nPOSTed to each active webhook that lists \`${event}\`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.`,
+        tags: ["Webhook events"],
+        security: [],
+        parameters: DELIVERY_HEADERS(event),
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/WebhookPayload" }, { properties: { event: { const: event } } }] }, example: sample } },
+        },
+        responses: {
+          "2XX": { description: "Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body." },
+          default: { description: "Anything else (or no answer within 5 s) is retried per the schedule." },
+        },
+      },
+    };
+  }
+  return out;
+}
