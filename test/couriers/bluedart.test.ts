@@ -1,57 +1,18 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { bluedartAdapter, bluedartRule, parseBluedart } from "../../src/modules/couriers/adapters/bluedart.ts";
 import { sandboxCredential } from "../../src/modules/couriers/adapters/index.ts";
-import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError, type CourierAdapter } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
+import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (fn: () => unknown) => {
-  try {
-    fn();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `not a CourierError: ${(e as Error).message}`;
-  }
-};
 
-interface Seen {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: Headers;
-  body: string;
-}
 
 /** Runs `adapter.track` against a loopback server that records each request and answers with `respond`. */
-async function capture(adapter: CourierAdapter, awb: string, respond: (req: Seen, i: number) => Response, credentials: Record<string, string>) {
-  const seen: Seen[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const s = { method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: await req.text() };
-      seen.push(s);
-      return respond(s, seen.length - 1);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/servlet`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: courierBySlug("bluedart")!, http, credentials, signal: AbortSignal.timeout(3000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
-  try {
-    const result = await adapter.track(awb, ctx).then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    return { seen, result };
-  } finally {
-    await http.close();
-    await server.stop(true);
-  }
-}
+const capture = (adapter: CourierAdapter, awb: string, respond: (req: Seen, i: number) => Response, credentials: Record<string, string>) =>
+  captureTrack(adapter, awb, credentials, respond, "/servlet");
 
 const CREDS = { BLUEDART_LOGIN_ID: "BOM12345", BLUEDART_LICENSE_KEY: "lic-key-123" };
 

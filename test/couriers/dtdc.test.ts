@@ -1,64 +1,19 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc, parseDtdcLegacyXml } from "../../src/modules/couriers/adapters/dtdc.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
+import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (fn: () => unknown) => {
-  try {
-    fn();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `not a CourierError: ${(e as Error).message}`;
-  }
-};
 
-interface Seen {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: Headers;
-  body: string;
-}
 
 /** Runs `dtdcAdapter.track` against a loopback server that records each request and answers with `respond`. */
-async function capture(awb: string, respond: (req: Seen, i: number) => Response) {
+const capture = (awb: string, respond: (req: Seen, i: number) => Response) => {
   clearDtdcTokens();
-  const seen: Seen[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const s = { method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: await req.text() };
-      seen.push(s);
-      return respond(s, seen.length - 1);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/dtdc-api`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = {
-    courier: courierBySlug("dtdc")!,
-    http,
-    credentials: { DTDC_USERNAME: "shop_user", DTDC_PASSWORD: "p@ss word" },
-    signal: AbortSignal.timeout(3000),
-    now: () => Date.now(),
-    sleep: (ms) => Bun.sleep(ms),
-  };
-  try {
-    const result = await dtdcAdapter.track(awb, ctx).then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    return { seen, result };
-  } finally {
-    await http.close();
-    await server.stop(true);
-  }
-}
+  return captureTrack(dtdcAdapter, awb, { DTDC_USERNAME: "shop_user", DTDC_PASSWORD: "p@ss word" }, respond, "/dtdc-api");
+};
 
 const UNAUTHORIZED = () => new Response(sample("dtdc-jsoncntrk-error-401.json"), { status: 401, headers: { "content-type": "application/json" } });
 const token = (t: string) => new Response(t, { headers: { "content-type": "text/plain" } });

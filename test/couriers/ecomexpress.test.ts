@@ -5,21 +5,12 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { ecomexpressAdapter, ecomRule, parseEcomExpress } from "../../src/modules/couriers/adapters/ecomexpress.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
+import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (fn: () => unknown) => {
-  try {
-    fn();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `not a CourierError: ${(e as Error).message}`;
-  }
-};
 
 const F = (name: string, value: string) => `<field type="CharField" name="${name}">${value}</field>`;
 const scan = (updated: string, status: string, code: string, city: string, reason = "") =>
@@ -46,44 +37,9 @@ const DOC = `<?xml version="1.0" encoding="utf-8"?>
   </object>
 </ecomexpress-objects>`;
 
-interface Seen {
-  method: string;
-  path: string;
-  headers: Headers;
-  body: string;
-}
 
-async function capture(awb: string, respond: (req: Seen) => Response) {
-  const seen: Seen[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const s = { method: req.method, path: new URL(req.url).pathname, headers: req.headers, body: await req.text() };
-      seen.push(s);
-      return respond(s);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = {
-    courier: courierBySlug("ecomexpress")!,
-    http,
-    credentials: { ECOMEXPRESS_USERNAME: "shop&co", ECOMEXPRESS_PASSWORD: "p=ss word" },
-    signal: AbortSignal.timeout(3000),
-    now: () => Date.now(),
-    sleep: (ms) => Bun.sleep(ms),
-  };
-  try {
-    const result = await ecomexpressAdapter.track(awb, ctx).then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    return { seen, result };
-  } finally {
-    await http.close();
-    await server.stop(true);
-  }
-}
+const capture = (awb: string, respond: (req: Seen) => Response) =>
+  captureTrack(ecomexpressAdapter, awb, { ECOMEXPRESS_USERNAME: "shop&co", ECOMEXPRESS_PASSWORD: "p=ss word" }, respond);
 
 describe("Ecom Express documented format (no real sample exists)", () => {
   const snap = parseEcomExpress(DOC, "8012345670");

@@ -6,22 +6,13 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearXpressbeesTokens, parseXpressbees, xpressbeesAdapter, xpressbeesRule } from "../../src/modules/couriers/adapters/xpressbees.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
+import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (fn: () => unknown) => {
-  try {
-    fn();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `not a CourierError: ${(e as Error).message}`;
-  }
-};
 
 interface Activity {
   date: string;
@@ -42,45 +33,11 @@ const XB_DOC = JSON.stringify({
   },
 });
 
-interface Seen {
-  method: string;
-  path: string;
-  headers: Headers;
-  body: string;
-}
 
-async function capture(awb: string, respond: (req: Seen) => Response) {
+const capture = (awb: string, respond: (req: Seen) => Response) => {
   clearXpressbeesTokens();
-  const seen: Seen[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const s = { method: req.method, path: new URL(req.url).pathname, headers: req.headers, body: await req.text() };
-      seen.push(s);
-      return respond(s);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = {
-    courier: courierBySlug("xpressbees")!,
-    http,
-    credentials: { XPRESSBEES_EMAIL: "ops@shop.example", XPRESSBEES_PASSWORD: 'pa"ss' },
-    signal: AbortSignal.timeout(3000),
-    now: () => Date.now(),
-    sleep: (ms) => Bun.sleep(ms),
-  };
-  try {
-    const result = await xpressbeesAdapter.track(awb, ctx).then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    return { seen, result };
-  } finally {
-    await http.close();
-    await server.stop(true);
-  }
-}
+  return captureTrack(xpressbeesAdapter, awb, { XPRESSBEES_EMAIL: "ops@shop.example", XPRESSBEES_PASSWORD: 'pa"ss' }, respond);
+};
 
 const login = (t: string) => Response.json({ status: true, data: t });
 const isLogin = (r: Seen) => r.path.endsWith("/api/users/login");
