@@ -2,21 +2,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { XMLParser } from "fast-xml-parser";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { ARAMEX_SOAP_ACTION, aramexAdapter, aramexRule, parseAramex } from "../../src/modules/couriers/adapters/aramex.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
+import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (f: () => unknown) => {
-  try {
-    f();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `crash: ${(e as Error).message}`;
-  }
-};
 const aramex = courierBySlug("aramex")!;
 const CREDS = {
   ARAMEX_USERNAME: "testingapi@aramex.com",
@@ -27,20 +18,7 @@ const CREDS = {
   ARAMEX_ACCOUNT_COUNTRY_CODE: "JO",
 };
 
-function loopback(reply: () => Response) {
-  const seen: { method: string; path: string; headers: Headers; body: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      seen.push({ method: req.method, path: new URL(req.url).pathname, headers: req.headers, body: await req.text() });
-      return reply();
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/base`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: aramex, http, credentials: CREDS, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
-  return { seen, ctx, close: async () => (await http.close(), server.stop(true)) };
-}
+const loopback = (reply: () => Response) => courierLoopback("aramex", CREDS, () => reply(), "/base");
 
 describe("Aramex samples", () => {
   test("aramex-track-soap.xml: one SH001 update → in transit (reached destination), naive time kept", () => {

@@ -3,10 +3,10 @@ import { parseDelhivery } from "../../src/modules/couriers/adapters/delhivery.ts
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
+import { newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = <T extends { at: string }>(cps: T[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
 
 describe("Delhivery samples", () => {
   test("in transit (9 scans): IST local time kept, UTC instant for ordering", () => {

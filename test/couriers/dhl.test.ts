@@ -1,39 +1,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { dhlAdapter, dhlRule, parseDhl } from "../../src/modules/couriers/adapters/dhl.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
+import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (f: () => unknown) => {
-  try {
-    f();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `crash: ${(e as Error).message}`;
-  }
-};
 const dhl = courierBySlug("dhl")!;
 
-/** A loopback server that records requests and answers with `reply`, plus an adapter context pointed at it. */
-function loopback(reply: (req: Request, url: URL) => Response | Promise<Response>) {
-  const seen: { method: string; path: string; query: URLSearchParams; headers: Headers; body: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      seen.push({ method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: await req.clone().text() });
-      return reply(req, url);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/base`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: dhl, http, credentials: { DHL_API_KEY: "k-123" }, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
-  return { seen, ctx, close: async () => (await http.close(), server.stop(true)) };
-}
+const loopback = (reply: (req: Request, url: URL) => Response | Promise<Response>) =>
+  courierLoopback("dhl", { DHL_API_KEY: "k-123" }, (_s, _i, req) => reply(req, new URL(req.url)), "/base");
 
 describe("DHL samples", () => {
   test("dhl-unified-track.json: statusCode pre-transit wins over status DELIVERED; remark, POD, wall time kept", () => {

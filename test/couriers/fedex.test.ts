@@ -1,41 +1,22 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { fedexAdapter, fedexRule, parseFedex } from "../../src/modules/couriers/adapters/fedex.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { FEDEX_TOKEN_SECONDS } from "../../src/sandbox/twins/fedex.ts";
+import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (f: () => unknown) => {
-  try {
-    f();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `crash: ${(e as Error).message}`;
-  }
-};
 const fedex = courierBySlug("fedex")!;
 
-/** A loopback FedEx: token endpoint + tracking endpoint answered by `track`, every request recorded. */
-function loopback(track: (req: Request) => Response | Promise<Response>) {
-  const seen: { method: string; path: string; headers: Headers; body: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      seen.push({ method: req.method, path: url.pathname, headers: req.headers, body: await req.clone().text() });
-      if (url.pathname.endsWith("/oauth/token")) return Response.json({ access_token: `tok-${seen.length}`, token_type: "bearer", expires_in: 3599, scope: "CXS" });
-      return track(req);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/base`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: fedex, http, credentials: { FEDEX_CLIENT_ID: "id-1", FEDEX_CLIENT_SECRET: "s&cret=1" }, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
-  return { seen, ctx, close: async () => (await http.close(), server.stop(true)) };
-}
+const loopback = (track: (req: Request) => Response | Promise<Response>) =>
+  courierLoopback(
+    "fedex",
+    { FEDEX_CLIENT_ID: "id-1", FEDEX_CLIENT_SECRET: "s&cret=1" },
+    (s, i, req) => (s.path.endsWith("/oauth/token") ? Response.json({ access_token: `tok-${i + 1}`, token_type: "bearer", expires_in: 3599, scope: "CXS" }) : track(req)),
+    "/base",
+  );
 
 describe("FedEx samples", () => {
   test("fedex-track.json: two trackResults for one number → the one with the newest scan (delivered)", () => {

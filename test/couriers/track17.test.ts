@@ -1,21 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { parseTrack17, parseTrack17Register, track17Adapter, track17Backoff, track17Rule } from "../../src/modules/couriers/adapters/track17.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
-import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
+import { CourierError, type AdapterContext, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
 import { createCourierHttp } from "../../src/modules/couriers/http.ts";
+import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
+import { kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (f: () => unknown) => {
-  try {
-    f();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `crash: ${(e as Error).message}`;
-  }
-};
 const indiapost = courierBySlug("indiapost")!;
 const webhookEntry = () => JSON.parse(sample("17track-webhook-tracking-updated.json")).data;
 const gettrackinfo = (entry: unknown) => JSON.stringify({ code: 0, data: { accepted: [entry], rejected: [] } });

@@ -1,41 +1,22 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
-import { CourierError, type AdapterContext, type RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { parseUps, photoDataUrl, UPS_TRANSACTION_SRC, upsAdapter, upsRule } from "../../src/modules/couriers/adapters/ups.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { UPS_SANDBOX_PHOTO, UPS_TOKEN_SECONDS } from "../../src/sandbox/twins/ups.ts";
+import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { sample } from "../helpers/samples.ts";
 
-const newest = (cps: RawCheckpoint[]) => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
-const kindOf = (f: () => unknown) => {
-  try {
-    f();
-    return "ok";
-  } catch (e) {
-    return e instanceof CourierError ? e.kind : `crash: ${(e as Error).message}`;
-  }
-};
 const ups = courierBySlug("ups")!;
 
-/** A loopback UPS: token endpoint + tracking endpoint answered by `track`, every request recorded. */
-function loopback(track: (req: Request) => Response | Promise<Response>) {
-  const seen: { method: string; path: string; query: URLSearchParams; headers: Headers; body: string }[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      seen.push({ method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: await req.clone().text() });
-      if (url.pathname.endsWith("/security/v1/oauth/token")) return Response.json({ token_type: "Bearer", access_token: `tok-${seen.length}`, expires_in: "14399", status: "approved" });
-      return track(req);
-    },
-  });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/base`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: ups, http, credentials: { UPS_CLIENT_ID: "cid", UPS_CLIENT_SECRET: "csecret" }, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
-  return { seen, ctx, close: async () => (await http.close(), server.stop(true)) };
-}
+const loopback = (track: (req: Request) => Response | Promise<Response>) =>
+  courierLoopback(
+    "ups",
+    { UPS_CLIENT_ID: "cid", UPS_CLIENT_SECRET: "csecret" },
+    (s, i, req) => (s.path.endsWith("/security/v1/oauth/token") ? Response.json({ token_type: "Bearer", access_token: `tok-${i + 1}`, expires_in: "14399", status: "approved" }) : track(req)),
+    "/base",
+  );
 
 describe("UPS samples", () => {
   test("ups-track.json (real): delivered, 2 activities, YYYYMMDD + HHMMSS kept as local wall time", () => {
