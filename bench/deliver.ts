@@ -84,8 +84,8 @@ for (let i = 0; i < TOTAL; i += 1000) {
     state: "in_transit",
     mostRecentStatus: "In transit",
     checkpoints: [
-      { state: "in_transit", subStatus: null, activity: "Picked up", location: "Mumbai", localDate: "2026-11-03", localTime: "09:15", at: "2026-11-03T03:45:00Z", rawCode: null, rawStatus: null, remark: null },
-      { state: "in_transit", subStatus: null, activity: "Reached hub", location: "Mumbai to Pune", localDate: "2026-11-04", localTime: "18:40", at: "2026-11-04T13:10:00Z", rawCode: null, rawStatus: null, remark: null },
+      { state: "in_transit" as const, subStatus: null, activity: "Picked up", location: "Mumbai", localDate: "2026-11-03", localTime: "09:15", at: "2026-11-03T03:45:00Z", rawCode: null, rawStatus: null, remark: null },
+      { state: "in_transit" as const, subStatus: null, activity: "Reached hub", location: "Mumbai to Pune", localDate: "2026-11-04", localTime: "18:40", at: "2026-11-04T13:10:00Z", rawCode: null, rawStatus: null, remark: null },
     ],
     checkpointCount: 2,
     originCity: "Mumbai",

@@ -2,10 +2,10 @@
 import type { Db } from "../../src/db/client.ts";
 import { events, follows, shipments, type StoredCheckpoint } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
-import type { EventType } from "../../src/modules/tracking/states.ts";
+import type { EventType, ShipmentState } from "../../src/modules/tracking/states.ts";
 import { fanOutEvent } from "../../src/modules/webhooks/outbox.ts";
 
-export function checkpoint(state: string, localDate: string, localTime: string, activity = `scan ${localDate} ${localTime}`, location = "Mumbai"): StoredCheckpoint {
+export function checkpoint(state: ShipmentState, localDate: string, localTime: string, activity = `scan ${localDate} ${localTime}`, location = "Mumbai"): StoredCheckpoint {
   return { state, subStatus: null, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };
 }
 

@@ -4,25 +4,14 @@
  */
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import type { RawCheckpoint } from "../../modules/couriers/adapters/types.ts";
 import { accounts } from "./accounts.ts";
 
-/** A normalised checkpoint as stored (raw courier code and text kept: issue 3). */
-export interface StoredCheckpoint {
-  /** Normalised state of this event (internal enum, see modules/tracking/states.ts). */
-  state: string;
-  subStatus: string | null;
-  /** Courier's description of the event. */
-  activity: string;
-  location: string;
-  /** Courier-local date `YYYY-MM-DD` and time `HH:MM` as reported. */
-  localDate: string;
-  localTime: string;
-  /** UTC instant in ISO 8601, for ordering. */
-  at: string;
-  rawCode: string | null;
-  rawStatus: string | null;
-  remark: string | null;
-}
+/**
+ * A checkpoint as stored in `shipments.checkpoints`: exactly the adapter's
+ * normalised checkpoint, raw courier code and text kept (issue 3 item 1).
+ */
+export type StoredCheckpoint = RawCheckpoint;
 
 export const shipments = pgTable(
   "shipments",

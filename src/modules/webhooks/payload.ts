@@ -7,7 +7,7 @@
 import type { StoredCheckpoint } from "../../db/schema/shipments.ts";
 import { toSpecDate } from "../couriers/adapters/time.ts";
 import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
-import { mostRecentStatus, WEBHOOK_SPELLING, type EventType, type ShipmentState } from "../tracking/states.ts";
+import { mostRecentStatus, WEBHOOK_SPELLING, type EventType, type ShipmentState, type SubStatus } from "../tracking/states.ts";
 
 /** Bodies above this are sent with `checkpoints: null` (CONTRACT 7). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -140,6 +140,6 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
   };
 }
 
-function cp(state: ShipmentState, activity: string, location: string, localDate: string, localTime: string, subStatus: string | null): StoredCheckpoint {
+function cp(state: ShipmentState, activity: string, location: string, localDate: string, localTime: string, subStatus: SubStatus | null): StoredCheckpoint {
   return { state, subStatus, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };
 }
