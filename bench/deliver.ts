@@ -1,6 +1,6 @@
 /**
  * `bun run bench:deliver` — the delivery worker against a local HTTPS
- * receiver that answers 200 at once (issue 5, Benchmark).
+ * receiver that answers 200 at once.
  *
  * 1. Latency: 1,000 events committed one per transaction (paced below
  *    capacity) while the worker runs; commit-to-receipt p50/p99.
@@ -11,11 +11,16 @@
  *    the worker's figure is reported as a ratio of it.
  *
  * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL).
+ * `measure(opts)` runs the same steps from another script (`bun run bench`)
+ * and returns the headline figures. Worker tuning for experiments:
+ * BENCH_REFILL (free slots that trigger a claim), BENCH_RECORD_BATCH,
+ * BENCH_RECORD_FLUSHES.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
+import type postgres from "postgres";
 import selfsigned from "selfsigned";
 import * as undici from "undici/index.js";
 import { loadConfig } from "../src/config.ts";
@@ -26,169 +31,245 @@ import { silentLogger } from "../src/lib/log.ts";
 import { createAccount } from "../src/modules/accounts/service.ts";
 import { fanOutEvent } from "../src/modules/webhooks/outbox.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
-import { createDeliveryWorker, type WorkerDeps } from "../src/modules/webhooks/worker.ts";
+import { createDeliveryWorker, type WorkerDeps, type WorkerOptions } from "../src/modules/webhooks/worker.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 
-const N = Number(process.env.BENCH_N ?? 10_000);
-const LAT_N = Number(process.env.BENCH_LATENCY_N ?? 1_000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+export interface DeliverBenchOptions {
+  /** Outbox rows for the throughput step (default BENCH_N or 10,000). */
+  n?: number;
+  /** Paced events for the latency step (default BENCH_LATENCY_N or 1,000). */
+  latencyN?: number;
+  /** Worker concurrency and undici connections (default BENCH_CONCURRENCY or 64). */
+  concurrency?: number;
+  /** Worker tuning passed through (default from BENCH_REFILL / BENCH_RECORD_BATCH / BENCH_RECORD_FLUSHES). */
+  worker?: Pick<WorkerOptions, "refillAt" | "recordBatch" | "recordFlushes">;
+  /** Progress lines (default console.log). */
+  log?: (line: string) => void;
+}
 
-const pems = await selfsigned.generate([{ name: "commonName", value: "localhost" }], {
-  keyType: "ec",
-  curve: "P-256",
-  extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] }],
-} as never);
-const caFile = join(mkdtempSync(join(tmpdir(), "bench-ca-")), "ca.pem");
-writeFileSync(caFile, pems.cert);
-
-// ---- receiver -------------------------------------------------------------------------
-const commitAt = new Map<string, number>();
-const latencies: number[] = [];
-const bodies: { body: Uint8Array; headers: Record<string, string> }[] = [];
-let received = 0;
-let onReceived: (() => void) | undefined;
-const server = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  tls: { cert: pems.cert, key: pems.private },
-  async fetch(req) {
-    const raw = new Uint8Array(await req.arrayBuffer());
-    const t = performance.now();
-    if (req.headers.get("x-bench") !== "ceiling") {
-      const tn = (JSON.parse(new TextDecoder().decode(raw)) as { data: { tracking_number: string } }).data.tracking_number;
-      const c = commitAt.get(tn);
-      if (c !== undefined) latencies.push(t - c);
-      if (bodies.length < N) bodies.push({ body: raw, headers: Object.fromEntries([...req.headers].filter(([k]) => k.startsWith("x-"))) });
+/**
+ * CPU time (ms) used so far by this database's PostgreSQL backends, from /proc (same machine): with the
+ * process's own CPU time it gives the CPU each delivery costs, a figure other load on the machine
+ * disturbs far less than deliveries per second.
+ */
+async function pgCpuMs(sql: postgres.Sql): Promise<Map<number, number>> {
+  const pids = (await sql`select pid from pg_stat_activity where datname = current_database()`).map((r) => r.pid as number);
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      out.set(pid, ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK);
+    } catch {
+      // not on this machine, or gone
     }
-    received++;
-    onReceived?.();
-    return new Response("ok");
-  },
-});
-const url = `https://127.0.0.1:${server.port}/hook`;
-
-// ---- database, account, webhook, shipments ----------------------------------------------
-const tdb = await createTestDatabase({ max: 20 });
-const config = loadConfig({ COURIER_MODE: "sandbox", WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8" });
-const deps: WorkerDeps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)) };
-const acc = await createAccount(tdb.db, { email: `bench-${Date.now()}@example.com`, plan: "business" });
-await createWebhook(deps, acc, { url, events: ["tracking.updated"], mode: "live" });
-
-const TOTAL = N + LAT_N;
-const shipmentIds: string[] = [];
-for (let i = 0; i < TOTAL; i += 1000) {
-  const rows = Array.from({ length: Math.min(1000, TOTAL - i) }, (_, j) => ({
-    id: newId("shp"),
-    courier: "delhivery",
-    trackingNumber: String(10_000_000_000 + i + j),
-    state: "in_transit",
-    mostRecentStatus: "In transit",
-    checkpoints: [
-      { state: "in_transit" as const, subStatus: null, activity: "Picked up", location: "Mumbai", localDate: "2026-11-03", localTime: "09:15", at: "2026-11-03T03:45:00Z", rawCode: null, rawStatus: null, remark: null },
-      { state: "in_transit" as const, subStatus: null, activity: "Reached hub", location: "Mumbai to Pune", localDate: "2026-11-04", localTime: "18:40", at: "2026-11-04T13:10:00Z", rawCode: null, rawStatus: null, remark: null },
-    ],
-    checkpointCount: 2,
-    originCity: "Mumbai",
-    destinationCity: "Pune",
-    followers: 1,
-  }));
-  await tdb.db.insert(shipments).values(rows);
-  await tdb.db.insert(follows).values(rows.map((r) => ({ accountId: acc.id, shipmentId: r.id })));
-  shipmentIds.push(...rows.map((r) => r.id));
+  }
+  return out;
 }
-const tnOf = (i: number) => String(10_000_000_000 + i);
+const CLK_TCK = 100;
+const cpuDelta = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((t, [pid, ms]) => t + ms - (a.get(pid) ?? 0), 0);
 
-async function emitBatch(from: number, to: number): Promise<void> {
-  await tdb.db.transaction(async (tx) => {
-    const evs = [];
-    for (let i = from; i < to; i++) evs.push({ id: newId("evt"), shipmentId: shipmentIds[i]!, type: "tracking.updated", status: "in_transit", enqueuedAt: new Date() });
-    await tx.insert(events).values(evs);
-    for (const e of evs) await fanOutEvent(tx, { eventId: e.id, shipmentId: e.shipmentId, type: "tracking.updated", enqueuedAt: e.enqueuedAt });
-  });
-}
-
-const waitReceived = (n: number) =>
-  new Promise<void>((resolve) => {
-    if (received >= n) return resolve();
-    onReceived = () => received >= n && (onReceived = undefined, resolve());
-  });
+const envNum = (k: string) => (process.env[k] ? Number(process.env[k]) : undefined);
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 
-// ---- 1. latency -----------------------------------------------------------------------
-const worker = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY });
-await worker.start();
-for (let i = N; i < TOTAL; i++) {
-  await emitBatch(i, i + 1);
-  commitAt.set(tnOf(i), performance.now());
-  await Bun.sleep(2);
-}
-await waitReceived(LAT_N);
-await worker.stop({ timeout: 10_000 });
-const latP50 = pct(latencies, 50);
-const latP99 = pct(latencies, 99);
-latencies.length = 0;
-bodies.length = 0;
+/**
+ * Runs the three steps and returns { deliveriesPerSec, undiciPerSec, ratio, latencyP50Ms, latencyP99Ms,
+ * backlogP50Ms, backlogP99Ms, rssMb }: `ratio` = worker deliveries/s ÷ plain undici POSTs/s, same run.
+ */
+export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<string, number>> {
+  const N = opts.n ?? Number(process.env.BENCH_N ?? 10_000);
+  const LAT_N = opts.latencyN ?? Number(process.env.BENCH_LATENCY_N ?? 1_000);
+  const CONCURRENCY = opts.concurrency ?? Number(process.env.BENCH_CONCURRENCY ?? 64);
+  const tuning = opts.worker ?? { refillAt: envNum("BENCH_REFILL"), recordBatch: envNum("BENCH_RECORD_BATCH"), recordFlushes: envNum("BENCH_RECORD_FLUSHES") };
+  const log = opts.log ?? console.log;
 
-// ---- 2. throughput ----------------------------------------------------------------------
-for (let i = 0; i < N; i += 500) await emitBatch(i, Math.min(N, i + 500));
-// Fresh tables: give the planner statistics, as a running service's tables have.
-await tdb.sql`analyze`;
-const committed = performance.now();
-for (let i = 0; i < N; i++) commitAt.set(tnOf(i), committed);
-received = 0;
-const worker2 = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY });
-const t0 = performance.now();
-await worker2.start();
-await waitReceived(N);
-const workerSecs = (performance.now() - t0) / 1000;
-const rssWorker = process.memoryUsage().rss;
-await worker2.stop({ timeout: 10_000 });
-const drainP50 = pct(latencies, 50);
-const drainP99 = pct(latencies, 99);
+  const pems = await selfsigned.generate([{ name: "commonName", value: "localhost" }], {
+    keyType: "ec",
+    curve: "P-256",
+    extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] }],
+  } as never);
+  const caFile = join(mkdtempSync(join(tmpdir(), "bench-ca-")), "ca.pem");
+  writeFileSync(caFile, pems.cert);
 
-// ---- 3. ceiling: plain undici, same bodies ------------------------------------------------
-const agent = new undici.Agent({ connections: CONCURRENCY, connect: { ca: [...rootCertificates, pems.cert] } });
-received = 0;
-let next = 0;
-const t1 = performance.now();
-await Promise.all(
-  Array.from({ length: CONCURRENCY }, async () => {
-    while (next < bodies.length) {
-      const b = bodies[next++]!;
-      const res = await undici.request(url, { method: "POST", body: b.body, headers: { "content-type": "application/json", ...b.headers, "x-bench": "ceiling" }, dispatcher: agent });
-      await res.body.dump();
-    }
-  }),
-);
-const ceilingSecs = (performance.now() - t1) / 1000;
-await agent.close();
-
-const workerRate = N / workerSecs;
-const ceilingRate = bodies.length / ceilingSecs;
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-console.log(
-  JSON.stringify(
-    {
-      deliveries: N,
-      concurrency: CONCURRENCY,
-      worker_deliveries_per_s: Math.round(workerRate),
-      ceiling_undici_per_s: Math.round(ceilingRate),
-      ratio: Number((workerRate / ceilingRate).toFixed(2)),
-      latency_paced_ms: { events: LAT_N, p50: Number(latP50.toFixed(1)), p99: Number(latP99.toFixed(1)) },
-      latency_backlog_ms: { p50: Number(drainP50.toFixed(0)), p99: Number(drainP99.toFixed(0)) },
-      rss: mb(rssWorker),
+  // ---- receiver -------------------------------------------------------------------------
+  const commitAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const bodies: { body: Uint8Array; headers: Record<string, string> }[] = [];
+  let received = 0;
+  let onReceived: (() => void) | undefined;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: pems.cert, key: pems.private },
+    async fetch(req) {
+      const raw = new Uint8Array(await req.arrayBuffer());
+      const t = performance.now();
+      if (req.headers.get("x-bench") !== "ceiling") {
+        const tn = (JSON.parse(new TextDecoder().decode(raw)) as { data: { tracking_number: string } }).data.tracking_number;
+        const c = commitAt.get(tn);
+        if (c !== undefined) latencies.push(t - c);
+        if (bodies.length < N) bodies.push({ body: raw, headers: Object.fromEntries([...req.headers].filter(([k]) => k.startsWith("x-"))) });
+      }
+      received++;
+      onReceived?.();
+      return new Response("ok");
     },
-    null,
-    2,
-  ),
-);
-console.log(
-  `worker: ${Math.round(workerRate)} deliveries/s (${N} in ${workerSecs.toFixed(2)} s); plain undici: ${Math.round(ceilingRate)}/s; ratio ${(workerRate / ceilingRate).toFixed(2)}; ` +
-    `commit→receipt p50 ${latP50.toFixed(1)} ms, p99 ${latP99.toFixed(1)} ms (paced); RSS ${mb(rssWorker)}`,
-);
-server.stop(true);
-await tdb.drop();
-process.exit(0);
+  });
+  const url = `https://127.0.0.1:${server.port}/hook`;
+
+  // ---- database, account, webhook, shipments ----------------------------------------------
+  const tdb = await createTestDatabase({ max: 20 });
+  try {
+    const config = loadConfig({ COURIER_MODE: "sandbox", WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8" });
+    const deps: WorkerDeps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)) };
+    const acc = await createAccount(tdb.db, { email: `bench-${Date.now()}@example.com`, plan: "business" });
+    await createWebhook(deps, acc, { url, events: ["tracking.updated"], mode: "live" });
+
+    const TOTAL = N + LAT_N;
+    const shipmentIds: string[] = [];
+    for (let i = 0; i < TOTAL; i += 1000) {
+      const rows = Array.from({ length: Math.min(1000, TOTAL - i) }, (_, j) => ({
+        id: newId("shp"),
+        courier: "delhivery",
+        trackingNumber: String(10_000_000_000 + i + j),
+        state: "in_transit",
+        mostRecentStatus: "In transit",
+        checkpoints: [
+          { state: "in_transit" as const, subStatus: null, activity: "Picked up", location: "Mumbai", localDate: "2026-11-03", localTime: "09:15", at: "2026-11-03T03:45:00Z", rawCode: null, rawStatus: null, remark: null },
+          { state: "in_transit" as const, subStatus: null, activity: "Reached hub", location: "Mumbai to Pune", localDate: "2026-11-04", localTime: "18:40", at: "2026-11-04T13:10:00Z", rawCode: null, rawStatus: null, remark: null },
+        ],
+        checkpointCount: 2,
+        originCity: "Mumbai",
+        destinationCity: "Pune",
+        followers: 1,
+      }));
+      await tdb.db.insert(shipments).values(rows);
+      await tdb.db.insert(follows).values(rows.map((r) => ({ accountId: acc.id, shipmentId: r.id })));
+      shipmentIds.push(...rows.map((r) => r.id));
+    }
+    const tnOf = (i: number) => String(10_000_000_000 + i);
+
+    const emitBatch = (from: number, to: number) =>
+      tdb.db.transaction(async (tx) => {
+        const evs = [];
+        for (let i = from; i < to; i++) evs.push({ id: newId("evt"), shipmentId: shipmentIds[i]!, type: "tracking.updated", status: "in_transit", enqueuedAt: new Date() });
+        await tx.insert(events).values(evs);
+        for (const e of evs) await fanOutEvent(tx, { eventId: e.id, shipmentId: e.shipmentId, type: "tracking.updated", enqueuedAt: e.enqueuedAt });
+      });
+    const waitReceived = (n: number) =>
+      new Promise<void>((resolve) => {
+        if (received >= n) return resolve();
+        onReceived = () => received >= n && ((onReceived = undefined), resolve());
+      });
+
+    // ---- 1. latency -----------------------------------------------------------------------
+    const worker = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY, ...tuning });
+    await worker.start();
+    for (let i = N; i < TOTAL; i++) {
+      await emitBatch(i, i + 1);
+      commitAt.set(tnOf(i), performance.now());
+      await Bun.sleep(2);
+    }
+    await waitReceived(LAT_N);
+    await worker.stop({ timeout: 10_000 });
+    const latP50 = pct(latencies, 50);
+    const latP99 = pct(latencies, 99);
+    latencies.length = 0;
+    bodies.length = 0;
+
+    // ---- 2. throughput ----------------------------------------------------------------------
+    for (let i = 0; i < N; i += 500) await emitBatch(i, Math.min(N, i + 500));
+    // Fresh tables: give the planner statistics, as a running service's tables have.
+    await tdb.sql`analyze`;
+    const committed = performance.now();
+    for (let i = 0; i < N; i++) commitAt.set(tnOf(i), committed);
+    received = 0;
+    const worker2 = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY, ...tuning });
+    const pg0 = await pgCpuMs(tdb.sql);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await worker2.start();
+    await waitReceived(N);
+    const workerSecs = (performance.now() - t0) / 1000;
+    const cpuWorker = process.cpuUsage(cpu0);
+    const rssWorker = process.memoryUsage().rss;
+    await worker2.stop({ timeout: 10_000 });
+    const pgWorkerMs = cpuDelta(pg0, await pgCpuMs(tdb.sql));
+    const drainP50 = pct(latencies, 50);
+    const drainP99 = pct(latencies, 99);
+    await Bun.sleep(1_500); // statistics reach pg_stat_user_tables at most once a second per backend
+    const [hot] = await tdb.sql`select n_tup_upd::int as upd, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = 'deliveries'`;
+
+    // ---- 3. ceiling: plain undici, same bodies ------------------------------------------------
+    const agent = new undici.Agent({ connections: CONCURRENCY, connect: { ca: [...rootCertificates, pems.cert] } });
+    received = 0;
+    let next = 0;
+    const cpu1 = process.cpuUsage();
+    const t1 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < bodies.length) {
+          const b = bodies[next++]!;
+          const res = await undici.request(url, { method: "POST", body: b.body, headers: { "content-type": "application/json", ...b.headers, "x-bench": "ceiling" }, dispatcher: agent });
+          await res.body.dump();
+        }
+      }),
+    );
+    const ceilingSecs = (performance.now() - t1) / 1000;
+    const cpuCeiling = process.cpuUsage(cpu1);
+    const usPer = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / n);
+    await agent.close();
+
+    const workerRate = N / workerSecs;
+    const ceilingRate = bodies.length / ceilingSecs;
+    const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
+    log(
+      JSON.stringify(
+        {
+          deliveries: N,
+          concurrency: CONCURRENCY,
+          tuning,
+          worker_deliveries_per_s: Math.round(workerRate),
+          ceiling_undici_per_s: Math.round(ceilingRate),
+          ratio: Number((workerRate / ceilingRate).toFixed(2)),
+          // CPU per delivery: this process (worker and receiver, or undici loop and receiver) and PostgreSQL.
+          cpu_us_per_delivery: { worker: usPer(cpuWorker, N), worker_postgres: Math.round((pgWorkerMs * 1000) / N), undici_loop: usPer(cpuCeiling, bodies.length) },
+          latency_paced_ms: { events: LAT_N, p50: Number(latP50.toFixed(1)), p99: Number(latP99.toFixed(1)) },
+          latency_backlog_ms: { p50: Number(drainP50.toFixed(0)), p99: Number(drainP99.toFixed(0)) },
+          // Statistics arrive asynchronously; a lower bound of the updates of the whole run.
+          deliveries_updates_hot: hot ? `${hot.hot} of ${hot.upd}` : "n/a",
+          rss: mb(rssWorker),
+        },
+        null,
+        2,
+      ),
+    );
+    log(
+      `worker: ${Math.round(workerRate)} deliveries/s (${N} in ${workerSecs.toFixed(2)} s); plain undici: ${Math.round(ceilingRate)}/s; ratio ${(workerRate / ceilingRate).toFixed(2)}; ` +
+        `commit→receipt p50 ${latP50.toFixed(1)} ms, p99 ${latP99.toFixed(1)} ms (paced); RSS ${mb(rssWorker)}`,
+    );
+    return {
+      deliveriesPerSec: Math.round(workerRate),
+      undiciPerSec: Math.round(ceilingRate),
+      ratio: Number((workerRate / ceilingRate).toFixed(2)),
+      latencyP50Ms: Number(latP50.toFixed(1)),
+      latencyP99Ms: Number(latP99.toFixed(1)),
+      backlogP50Ms: Math.round(drainP50),
+      backlogP99Ms: Math.round(drainP99),
+      rssMb: Math.round(rssWorker / 1048576),
+      cpuUsPerDelivery: usPer(cpuWorker, N),
+      postgresCpuUsPerDelivery: Math.round((pgWorkerMs * 1000) / N),
+      undiciCpuUsPerPost: usPer(cpuCeiling, bodies.length),
+    };
+  } finally {
+    server.stop(true);
+    await tdb.drop();
+  }
+}
+
+if (import.meta.main) {
+  await measure();
+  process.exit(0);
+}

@@ -29,7 +29,7 @@ const DURATION_MS = Number(process.env.DURATION_S ?? 10) * 1000;
 const tdb = await createTestDatabase({ max: 20 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
-const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, sandboxBaseUrl: sim.baseUrlFor });
+const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
 const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends }).listen({ port: 0, hostname: "127.0.0.1" });
 const base = `http://127.0.0.1:${app.server!.port}`;
 

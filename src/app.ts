@@ -1,51 +1,73 @@
 /**
  * `buildApp(deps)`: composes the plugins and feature modules into one Elysia
- * app. No `listen`, no timers (STYLE): tests build it freely and drive it with
+ * app. No `listen`, no timers (those belong to main.ts and the scheduler): tests build it freely and drive it with
  * `app.handle(new Request(...))` or a real server.
  */
 import { Elysia } from "elysia";
-import type { Config } from "./config.ts";
-import type { Db } from "./db/client.ts";
-import type { Clock } from "./lib/clock.ts";
+import type { AppDeps } from "./deps.ts";
 import type { Logger } from "./lib/log.ts";
+import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
+import { apiKeyGate } from "./http/auth.ts";
 import { corePlugin } from "./http/core.ts";
 import { openapiPlugin } from "./http/openapi.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { methodGuard } from "./http/methods.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
-import type { CourierBackends } from "./modules/couriers/registry.ts";
 import { demoModule } from "./modules/demo/index.ts";
 import { postmanModule } from "./modules/postman/index.ts";
 import { trackingModule } from "./modules/tracking/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
-
-/** Everything the HTTP layer needs; built by `main.ts` (or a test helper). */
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  /** 32-byte key that encrypts webhook signing secrets at rest (AES-256-GCM; CONTRACT 7, SECRETS_KEY). */
-  secretsKey: Uint8Array;
-  /** Courier backends (live, or pointed at the simulator in sandbox mode). */
-  backends: CourierBackends;
-}
+import { eventsModule } from "./modules/events/index.ts";
+import { shipmentsModule } from "./modules/shipments/index.ts";
 
 export function buildApp(deps: AppDeps) {
-  return new Elysia()
+  // The method guard reads the finished app's routes on the first request.
+  const routesOf: { app?: { routes: readonly { method: string; path: string }[] } } = {};
+  // systemRouter off: Bun's native per-route handlers would bypass `fetch`, and with it the access log.
+  const app = new Elysia({ systemRouter: false })
+    .use(accessLogPlugin())
     .use(corePlugin({ log: deps.log, trustProxy: deps.config.trustProxy }))
+    .use(apiKeyGate(deps))
+    .use(methodGuard(() => routesOf.app?.routes ?? []))
     .use(openapiPlugin({ publicBaseUrl: deps.config.publicBaseUrl }))
     .use(healthModule(deps))
     .use(metricsModule(deps))
-    .use(billingModule())
+    .use(billingModule(deps))
     .use(couriersModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps))
     .use(postmanModule(deps))
     .use(webhooksModule(deps))
+    .use(shipmentsModule(deps))
+    .use(eventsModule(deps))
     .use(dashboardModule(deps));
+  routesOf.app = app;
+  logEveryResponse(app, deps.log);
+  return app;
+}
+
+/**
+ * Every response passes the access log, whatever answered it (http/access-log.ts).
+ * `handle()` and `listen()` both go through `app.fetch`, a writable property
+ * that `compile()` (called by `listen()`) sets anew: the wrapper is applied
+ * now and again after every compile.
+ */
+function logEveryResponse(app: Elysia<any, any, any, any, any, any, any>, log: Logger): void {
+  const wrap = () => Object.defineProperty(app, "fetch", { value: withAccessLog(app.fetch, log), configurable: true, writable: true });
+  const compile = app.compile.bind(app);
+  Object.defineProperty(app, "compile", {
+    value: () => {
+      compile();
+      wrap();
+      return app;
+    },
+    configurable: true,
+    writable: true,
+  });
+  wrap();
 }
 
 export type App = ReturnType<typeof buildApp>;

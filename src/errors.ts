@@ -1,11 +1,11 @@
 /**
- * Errors as values of one closed union (STYLE habit 2). A service throws
+ * Errors as values of one closed union. A service throws
  * `new AppError(code, message, extra?)`; the single `onError` in
- * `http/errors.ts` renders `{ success: false, error: { code, message, ...extra } }`
+ * `http/core.ts` renders `{ success: false, error: { code, message, ...extra } }`
  * with the status from {@link CODE_STATUS}.
  *
- * Sources: spec "Errors" table; CONTRACT section 3 for the codes the spec
- * leaves open; issue 2 adds SERVICE_UNAVAILABLE (database unreachable).
+ * Sources: spec "Errors" table; docs/spec-map.md, "Decisions", unnamed errors
+ * for the codes the spec leaves open (SERVICE_UNAVAILABLE: database unreachable).
  */
 import { Type as T } from "@sinclair/typebox";
 
@@ -17,13 +17,19 @@ export const CODE_STATUS = {
   COURIER_NOT_FOUND: 404,
   TRACKING_NOT_FOUND: 404,
   WEBHOOK_NOT_FOUND: 404,
+  SHIPMENT_NOT_FOLLOWED: 404,
+  DELIVERY_NOT_FOUND: 404,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   COURIER_NOT_SUPPORTED: 400,
   INVALID_TRACKING_NUMBER: 400,
+  COURIER_AMBIGUOUS: 400,
   HTTPS_REQUIRED: 400,
   BAD_REQUEST: 400,
   WEBHOOK_IS_LIVE: 409,
   WEBHOOK_LIMIT_REACHED: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  IDEMPOTENCY_KEY_REUSED: 422,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
@@ -31,6 +37,8 @@ export const CODE_STATUS = {
   INTERNAL_ERROR: 500,
   SERVICE_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,
+  /** The courier's lookup queue is full: a lookup could not be answered in time; see Retry-After. */
+  COURIER_BUSY: 503,
   TEST_WEBHOOKS_DISABLED: 503,
   TIMEOUT: 504,
 } as const satisfies Record<string, number>;
@@ -41,6 +49,8 @@ export const ERROR_CODES = Object.keys(CODE_STATUS) as ErrorCode[];
 /** Extra fields allowed beside `code` and `message` (spec: COURIER_NOT_FOUND may carry did_you_mean). */
 export interface ErrorExtra {
   did_you_mean?: string;
+  /** Only on COURIER_AMBIGUOUS: the slugs whose formats fit the number (docs/shipments.md, courier=auto). */
+  candidates?: string[];
 }
 
 /** A failure a client can be told about. `headers` are added to the response (e.g. Retry-After). */
@@ -67,7 +77,7 @@ export function errorBody(code: ErrorCode, message: string, extra: ErrorExtra = 
   return { success: false, error: { code, message, ...extra } };
 }
 
-/** One problem of a 422 (CONTRACT 1: pydantic-v2 vocabulary for `type`). */
+/** One problem of a 422 (spec: Resources, Validation error; pydantic-v2 vocabulary for `type`, docs/spec-map.md, "Decisions"). */
 export interface ValidationItem {
   loc: (string | number)[];
   msg: string;
@@ -92,6 +102,7 @@ export const ErrorSchema = T.Object(
       code: T.String({ description: "Machine-readable error code; one of the documented codes." }),
       message: T.String(),
       did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
+      candidates: T.Optional(T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." })),
     }),
   },
   { title: "Error" },

@@ -1,113 +1,193 @@
 /**
- * Boot: config → secrets key → database (embedded when DATABASE_URL is unset)
- * → migrations → courier backends (simulator in sandbox mode) → app → jobs →
- * listen (TLS). SIGTERM/SIGINT drain in the reverse order.
+ * Boot: config → secrets key → database (embedded when DATABASE_URL is unset;
+ * an unreachable one is retried for DB_CONNECT_TIMEOUT_SECONDS) → migrations
+ * → key check → courier backends (simulator in sandbox mode) → internal port
+ * → jobs → listen (TLS, or plain HTTP behind a proxy). Every start-up failure
+ * ends with ONE clear JSON line and exit 1.
  *
- * ROLE (CONTRACT 10): `api` serves HTTP only, `worker` runs the re-check
- * scheduler and the webhook delivery worker only, `all` (default) both.
+ * SIGTERM/SIGINT drain in the reverse order (docs/deployment.md, Shutdown):
+ * readiness turns 503, the listener closes, in-flight requests finish (up to
+ * SHUTDOWN_GRACE_SECONDS), the scheduler and the delivery worker stop and give
+ * back their claims, the courier pools and simulator close, the pool closes,
+ * the embedded PostgreSQL stops LAST, then "stopped" and exit 0.
+ *
+ * ROLE (docs/deployment.md, Roles): `api` serves HTTP only, `worker` runs the
+ * re-check scheduler and the webhook delivery worker only, `all` (default) both.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, configFromProcess, type Config } from "./config.ts";
-import { openDatabase } from "./db/client.ts";
+import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import { systemClock } from "./lib/clock.ts";
-import { createLogger } from "./lib/log.ts";
-import { loadSecretsKey } from "./lib/secrets-key.ts";
+import { createLogger, type Logger } from "./lib/log.ts";
+import { loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey } from "./secrets/key.ts";
 import { loadTls } from "./http/tls.ts";
 import { ensureDevAccount } from "./modules/accounts/dev-account.ts";
-import { createCourierBackends } from "./modules/couriers/registry.ts";
-import { createDeliveryWorker } from "./modules/webhooks/worker.ts";
-import { startSimulator } from "./sandbox/server.ts";
-import { createScheduler } from "./scheduler/index.ts";
+import { devPasswordLink } from "./modules/accounts/password-links.ts";
+import { ADAPTERS } from "./modules/couriers/adapters/index.ts";
+import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./modules/couriers/registry.ts";
+import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
+import { createLifecycle } from "./modules/health/state.ts";
+import { instrumentAdapters } from "./modules/couriers/instrument.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "./modules/webhooks/worker.ts";
+import { startSimulator, type Simulator } from "./sandbox/server.ts";
+import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 
+const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
+const lifecycle = createLifecycle();
+
+/** Everything that must be stopped, filled in as start-up goes. */
+interface Running {
+  database?: Database;
+  sim?: Simulator;
+  backends?: CourierBackends;
+  admin?: AdminServer;
+  worker?: DeliveryWorker;
+  scheduler?: Scheduler;
+  server?: { stop(closeActive?: boolean): Promise<void> };
+}
+const running: Running = {};
 
 let config: Config;
 try {
   config = configFromProcess();
 } catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(1);
+  if (!(err instanceof ConfigError)) throw err;
+  createLogger("info", SERVICE).error(err.message, { problems: err.problems });
+  process.exit(1);
+}
+const log = createLogger(config.logLevel, SERVICE);
+
+async function start(): Promise<void> {
+  const clock = systemClock;
+  const { key: secretsKey, generated } = loadSecretsKey(config);
+  const database = (running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds }));
+  await migrateDatabase(database.url);
+  const keyCheck = await verifySecretsKey(database.db, secretsKey);
+  log.info("secrets key checked", { source: generated ? "DATA_DIR/secrets.key" : "SECRETS_KEY", check: keyCheck, previous_key: Boolean(secretsKey.previous) });
+
+  const sim = (running.sim =
+    config.courierMode === "sandbox"
+      ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
+      : undefined);
+  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS) }));
+  if (sim) log.info(`sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
+  if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
+  const availability = backends.describe();
+  const by = (a: string) => Object.keys(availability).filter((k) => availability[k] === a);
+  log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
+
+  const deps = { config, db: database.db, clock, log, secretsKey, backends, lifecycle };
+
+  if (config.courierMode === "sandbox") {
+    const dev = await ensureDevAccount(database.db);
+    if (dev) log.info(`development account created on plan growth: ${dev.email}; API key (shown once): ${dev.key}`);
+    if (dev) log.info(`dashboard sign-in for ${dev.email} (one-time link, 24 h, sets a password): ${config.publicBaseUrl}${await devPasswordLink(database.db, dev.email, clock.now())}`);
   }
-  throw err;
+
+  if (config.adminPort !== undefined) {
+    running.admin = startAdminServer(deps, { host: config.adminHost, port: config.adminPort, lifecycle });
+    log.info(`internal port on http://${config.adminHost}:${running.admin.port}`, { serves: ["/healthz", "/readyz", "/metrics"] });
+  } else if (config.role === "worker") log.warn("ROLE=worker without ADMIN_PORT: this process serves no health checks or metrics");
+
+  if (config.role !== "api") {
+    running.worker = createDeliveryWorker(deps);
+    running.scheduler = createScheduler(deps);
+    await running.worker.start();
+    await running.scheduler.start();
+  }
+
+  if (config.role !== "worker") {
+    const app = buildApp(deps);
+    const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: 1024 * 1024,
+      // Above the longest answer we give (a queued asynchronous lookup), or waiting clients are cut off;
+      // Bun's limit is 255 s. Never development mode, whatever NODE_ENV says.
+      idleTimeout: Math.min(255, Math.ceil(longestAnswerMs(config) / 1000) + 5),
+      development: false,
+      ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    });
+    running.server = app.server ?? undefined;
+    const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
+    log.info(`listening on ${scheme}://${config.host}:${config.port}`, {
+      role: config.role,
+      tls: tls ? tls.source : "proxy",
+      cert: tls?.certFile,
+      docs: `${config.publicBaseUrl}/docs`,
+      ready_ms: Math.round(performance.now() - bootStarted),
+    });
+  } else log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
 }
 
-const log = createLogger(config.logLevel, { service: "courier-tracking-api" });
-const clock = systemClock;
-const secretsKey = loadSecretsKey(config.secretsKey, config.dataDir);
-const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
-await migrateDatabase(database.url);
-
-const sim =
-  config.courierMode === "sandbox"
-    ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
-    : undefined;
-const backends = createCourierBackends({ config, clock, log, sandboxBaseUrl: sim?.baseUrlFor });
-if (sim) log.info(`sandbox couriers: every adapter talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
-const availability = backends.describe();
-log.info("couriers", {
-  live: Object.keys(availability).filter((k) => availability[k] === "live"),
-  sandbox: Object.keys(availability).filter((k) => availability[k] === "sandbox"),
-  unavailable: Object.keys(availability).filter((k) => availability[k] === "unavailable"),
-});
-
-const deps = { config, db: database.db, clock, log, secretsKey, backends };
-
-if (config.courierMode === "sandbox") {
-  const dev = await ensureDevAccount(database.db);
-  if (dev) log.info(`development account created on plan growth: ${dev.email}; API key (shown once): ${dev.key}`);
+/** Resolves after `ms`, or with `value` when `p` settles first. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), Math.max(0, ms))))]).finally(() => clearTimeout(timer));
 }
 
-const worker = config.role !== "api" ? createDeliveryWorker(deps) : undefined;
-const scheduler = config.role !== "api" ? createScheduler(deps) : undefined;
-await worker?.start();
-await scheduler?.start();
-
-let server: { stop(closeActive?: boolean): Promise<void> } | undefined;
-if (config.role !== "worker") {
-  const app = buildApp(deps);
-  const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
-  app.listen({
-    port: config.port,
-    hostname: config.host,
-    maxRequestBodySize: 1024 * 1024,
-    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+/** Stops everything in order (see the file comment); never throws. */
+async function stopAll(log: Logger, graceMs: number): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  const step = async (name: string, fn: () => Promise<unknown> | undefined) => {
+    try {
+      await fn();
+    } catch (err) {
+      log.error("error during shutdown", { step: name, error: err as Error });
+    }
+  };
+  await step("listener", async () => {
+    const server = running.server;
+    if (!server) return;
+    // Stop accepting; in-flight requests finish. Past the grace, the rest are cut.
+    if ((await within(server.stop(false), deadline - Date.now())) === "timeout") {
+      log.warn("grace period over; closing the remaining connections");
+      await server.stop(true);
+    }
   });
-  server = app.server ?? undefined;
-  const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
-  log.info(`listening on ${scheme}://${config.host}:${config.port}`, {
-    tls: tls ? tls.source : "proxy",
-    cert: tls?.certFile,
-    docs: `${config.publicBaseUrl}/docs`,
-    ready_ms: Math.round(performance.now() - bootStarted),
-  });
-} else {
-  log.info("worker started", { ready_ms: Math.round(performance.now() - bootStarted) });
+  const left = () => Math.max(1_000, deadline - Date.now());
+  await Promise.all([
+    step("scheduler", () => running.scheduler?.stop({ timeout: left() })),
+    step("delivery worker", () => running.worker?.stop({ timeout: left() })),
+  ]);
+  await step("courier backends", () => running.backends?.close());
+  await step("simulator", () => running.sim?.stop());
+  await step("internal port", () => running.admin?.stop());
+  // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
+  await step("database", () => running.database?.close());
 }
 
 let stopping = false;
-async function shutdown(signal: string) {
+async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info("shutting down", { signal });
-  const timer = setTimeout(() => {
-    log.error("shutdown timed out; exiting");
+  lifecycle.draining = true;
+  const started = performance.now();
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  log.info("shutting down", { signal, grace_s: config.shutdownGraceSeconds });
+  // Hard stop if a step hangs past the grace (plus time for the database to close).
+  setTimeout(() => {
+    log.error("shutdown did not finish in time; exiting");
     process.exit(1);
-  }, 30_000);
-  try {
-    await server?.stop(false);
-    await scheduler?.stop({ timeout: 10_000 });
-    await worker?.stop({ timeout: 10_000 });
-    await backends.close();
-    await sim?.stop();
-    await database.close();
-  } catch (err) {
-    log.error("error during shutdown", { error: err as Error });
-  }
-  clearTimeout(timer);
-  log.info("stopped");
+  }, graceMs + 15_000).unref();
+  await stopAll(log, graceMs);
+  log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+
+try {
+  await start();
+} catch (err) {
+  // One clear line, then stop what did start (the embedded PostgreSQL included).
+  if (err instanceof ConfigError) log.error(err.message, { problems: err.problems });
+  else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError) log.error(err.message);
+  else log.error("start failed", { error: err as Error });
+  stopping = true;
+  await stopAll(createLogger("silent"), 5_000);
+  process.exit(1);
+}

@@ -1,23 +1,33 @@
 /**
  * Cross-cutting HTTP behaviour, applied once at the root (global scope):
  *
- * - `X-Request-Id` on every response (CONTRACT 3);
+ * - `X-Request-Id` on every response (spec: Conventions): the client's own id
+ *   when it sent a well-formed one, so one id follows a request through
+ *   proxies and logs; otherwise a new `req_…` id;
+ * - the same security headers on every response (one precomputed object);
+ * - a malformed Host header or URL is answered 400 BAD_REQUEST here, before
+ *   routing, so nothing later ever parses a URL that cannot be parsed;
  * - HTTPS only behind a proxy: `TRUST_PROXY` mode refuses requests whose
- *   `X-Forwarded-Proto` is not `https` (CONTRACT 8, 400 HTTPS_REQUIRED);
- * - request bodies: at most 64 KiB (413 PAYLOAD_TOO_LARGE), parsed as JSON
- *   whatever the content type (curl's `-d` sends form encoding by default),
- *   invalid JSON → 422 `json_invalid`;
+ *   `X-Forwarded-Proto` is not `https` (400 HTTPS_REQUIRED);
+ * - request bodies: at most 64 KiB (413 PAYLOAD_TOO_LARGE, by `Content-Length`
+ *   before reading, and while streaming whatever the header says), JSON nested
+ *   at most 32 deep, parsed as JSON whatever the content type (curl's `-d`
+ *   sends form encoding by default); see `body.ts`. The API key is checked
+ *   before any of this is read (`auth.ts`, `apiKeyGate`);
  * - one `onError` rendering every failure as a documented shape: the error
  *   envelope, or the 422 `{detail}` body. Never Elysia's default body, never
- *   a stack trace, SQL or secret.
+ *   a stack trace, SQL or secret. See docs/hostile-input.md.
  */
 import { Elysia } from "elysia";
-import { AppError, errorBody, RequestValidationError, type ErrorCode } from "../errors.ts";
+import { AppError, errorBody, RequestValidationError, type ErrorBody } from "../errors.ts";
 import { newId } from "../lib/ids.ts";
+import { jsonResponse } from "../lib/json.ts";
 import type { Logger } from "../lib/log.ts";
+import { isProbeRequest } from "../modules/health/state.ts";
+import { JsonInvalid, MAX_BODY_BYTES, parseJsonBody, payloadTooLarge } from "./body.ts";
 import { toValidationItems } from "./validation.ts";
 
-export const MAX_BODY_BYTES = 64 * 1024;
+export { MAX_BODY_BYTES } from "./body.ts";
 
 /** postgres-js / network error codes that mean "the database is not reachable right now". */
 const DB_DOWN = new Set([
@@ -32,11 +42,47 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-class JsonInvalid extends Error {}
+/**
+ * Headers on every response. HSTS: browsers that reached us once never try
+ * plain HTTP again (spec: Conventions, HTTPS only); nosniff: a JSON error is
+ * never rendered as HTML.
+ */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "strict-transport-security": "max-age=31536000",
+  "x-content-type-options": "nosniff",
+});
 
-function json(status: number, body: unknown, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+/** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
+export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request id for `request`: the client's own when well formed, else a new `req_…` id. */
+export function requestIdFor(request: Request): string {
+  const sent = request.headers.get("x-request-id");
+  return sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : newId("req");
 }
+
+/** The path of an absolute request URL (`http://host/v1/x?q` → `/v1/x`), by string search: no URL parse per request. */
+export function pathOf(url: string): string {
+  const at = url.indexOf("/", url.indexOf("://") + 3);
+  if (at === -1) return "/";
+  const q = url.indexOf("?", at);
+  return q === -1 ? url.slice(at) : url.slice(at, q);
+}
+
+/** The URL's path for logs; never throws (a malformed URL is logged as such). */
+export function safePathname(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return "(malformed URL)";
+  }
+}
+
+const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
+
+const json = jsonResponse;
+
+const internalError = (rid: string): ErrorBody => errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${rid} to support.`);
 
 export interface CoreOptions {
   log: Logger;
@@ -47,59 +93,67 @@ export function corePlugin(opts: CoreOptions) {
   const { log } = opts;
   return new Elysia({ name: "core" })
     .onRequest(({ request, set }) => {
-      const rid = newId("req");
+      const rid = requestIdFor(request);
+      Object.assign(set.headers, SECURITY_HEADERS);
       set.headers["x-request-id"] = rid;
-      // HTTPS only (spec: Conventions): browsers that reached us once never try plain HTTP again.
-      set.headers["strict-transport-security"] = "max-age=31536000";
-      if (opts.trustProxy !== undefined) {
+      // Bun hands over a bare path (`Host: a b`, `Host: ü`) or an unparseable URL (`Host: [`,
+      // `Host: x:99999`) when the Host header is not a host; nothing downstream can route it.
+      if (!URL.canParse(request.url))
+        return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), { ...SECURITY_HEADERS, "x-request-id": rid, connection: "close" });
+      if (opts.trustProxy !== undefined && !isProbeRequest(request.url)) {
         const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
         if (proto !== "https")
           return json(400, errorBody("HTTPS_REQUIRED", "This API is served over HTTPS only; repeat the request with https://."), { "x-request-id": rid });
       }
+      // The dashboard reads its own form bodies and answers an oversize form with its own HTML page.
       const len = request.headers.get("content-length");
-      if (len && Number(len) > MAX_BODY_BYTES)
-        return json(413, errorBody("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`), { "x-request-id": rid, connection: "close" });
-    })
-    .onParse({ as: "global" }, async ({ request }) => {
-      const buf = await request.arrayBuffer();
-      if (buf.byteLength > MAX_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
-      const text = new TextDecoder().decode(buf);
-      if (text.trim() === "") return undefined;
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        throw new JsonInvalid();
+      if (len && Number(len) > MAX_BODY_BYTES && !isDashboard(pathOf(request.url))) {
+        const e = payloadTooLarge();
+        return json(e.status, errorBody(e.code, e.message), { "x-request-id": rid, connection: "close" });
       }
     })
-    .onError({ as: "global" }, ({ code, error: thrown, set, request }) => {
-      // Elysia wraps whatever a parser throws in a ParseError; unwrap ours.
-      const cause = (thrown as { cause?: unknown }).cause;
-      const error = code === "PARSE" && (cause instanceof AppError || cause instanceof JsonInvalid) ? cause : thrown;
+    .onParse({ as: "global" }, ({ request }) => parseJsonBody(request))
+    .onError({ as: "global" }, ({ code, error, set, request }) => {
       const rid = String(set.headers["x-request-id"] ?? newId("req"));
-      const headers: Record<string, string> = { "x-request-id": rid };
-      for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("ratelimit-")) headers[k] = String(v);
-      if (error instanceof AppError) return json(error.status, errorBody(error.code, error.message, error.extra), { ...headers, ...error.headers });
-      if (error instanceof RequestValidationError) return json(422, { detail: error.items }, headers);
-      if (error instanceof JsonInvalid || code === "PARSE")
-        return json(422, { detail: [{ loc: ["body"], msg: "Invalid JSON", type: "json_invalid" }] }, headers);
-      if (code === "VALIDATION") {
-        const v = error as unknown as { type: string; all: Parameters<typeof toValidationItems>[1] };
-        if (v.type === "response") {
-          log.error("response failed its own schema", { request_id: rid, path: new URL(request.url).pathname, detail: v.all.slice(0, 3).map((e) => e.path) });
-          return json(500, errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${rid} to support.`), headers);
-        }
-        return json(422, { detail: toValidationItems(v.type, v.all) }, headers);
+      try {
+        return renderError(code, error, rid, set.headers, request, log);
+      } catch {
+        // Rendering must never fail into Bun's own error page.
+        return json(500, internalError(rid), { "x-request-id": rid });
       }
-      if (code === "NOT_FOUND") return json(404, errorBody("NOT_FOUND", "No such endpoint. The API reference is at /docs."), headers);
-      if (isDatabaseUnavailable(error)) {
-        log.warn("database unavailable", { request_id: rid, code: (error as { code?: string }).code });
-        return json(503, errorBody("SERVICE_UNAVAILABLE", "The service is temporarily unavailable; retry shortly."), { ...headers, "retry-after": "5" });
-      }
-      // Drizzle's own message quotes the SQL and its parameters; log the driver's cause instead.
-      const e = error as Error & { cause?: Error };
-      const detail = (e?.name === "DrizzleQueryError" || String(e?.message).startsWith("Failed query")) && e.cause ? e.cause : e;
-      log.error("unhandled error", { request_id: rid, path: new URL(request.url).pathname, error: detail?.name, message: String(detail?.message).slice(0, 300) });
-      const internal: ErrorCode = "INTERNAL_ERROR";
-      return json(500, errorBody(internal, `Unexpected error; quote request id ${rid} to support.`), headers);
     });
+}
+
+/** The documented response for a failure (spec: Errors; 422 body: spec "Validation error"). */
+function renderError(code: unknown, thrown: unknown, rid: string, setHeaders: Record<string, unknown>, request: Request, log: Logger): Response {
+  // Elysia wraps whatever a parser throws in a ParseError; unwrap ours.
+  const cause = (thrown as { cause?: unknown })?.cause;
+  const error = code === "PARSE" && (cause instanceof AppError || cause instanceof JsonInvalid) ? cause : thrown;
+  const headers: Record<string, string> = { "x-request-id": rid };
+  for (const [k, v] of Object.entries(setHeaders)) if (k.startsWith("ratelimit-")) headers[k] = String(v);
+  if (error instanceof AppError) {
+    if (error.code === "PAYLOAD_TOO_LARGE") headers.connection = "close";
+    return json(error.status, errorBody(error.code, error.message, error.extra), { ...headers, ...error.headers });
+  }
+  if (error instanceof RequestValidationError) return json(422, { detail: error.items }, headers);
+  if (error instanceof JsonInvalid) return json(422, { detail: [{ loc: ["body"], msg: error.msg, type: "json_invalid" }] }, headers);
+  if (code === "PARSE") return json(422, { detail: [{ loc: ["body"], msg: "Invalid JSON", type: "json_invalid" }] }, headers);
+  if (code === "VALIDATION") {
+    const v = error as { type: string; all: Parameters<typeof toValidationItems>[1] };
+    if (v.type === "response") {
+      log.error("response failed its own schema", { request_id: rid, path: safePathname(request.url), detail: v.all.slice(0, 3).map((e) => e.path) });
+      return json(500, internalError(rid), headers);
+    }
+    return json(422, { detail: toValidationItems(v.type, v.all) }, headers);
+  }
+  if (code === "NOT_FOUND") return json(404, errorBody("NOT_FOUND", "No such endpoint. The API reference is at /docs."), headers);
+  if (isDatabaseUnavailable(error)) {
+    log.warn("database unavailable", { request_id: rid, code: (error as { code?: string }).code });
+    return json(503, errorBody("SERVICE_UNAVAILABLE", "The service is temporarily unavailable; retry shortly."), { ...headers, "retry-after": "5" });
+  }
+  // Drizzle's own message quotes the SQL and its parameters; log the driver's cause instead.
+  const e = error as Error & { cause?: Error };
+  const detail = (e?.name === "DrizzleQueryError" || String(e?.message).startsWith("Failed query")) && e.cause ? e.cause : e;
+  log.error("unhandled error", { request_id: rid, path: safePathname(request.url), error: detail?.name, message: String(detail?.message).slice(0, 300) });
+  return json(500, internalError(rid), headers);
 }

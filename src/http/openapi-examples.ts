@@ -4,12 +4,14 @@
  * message per error code. Examples only: the service writes its own messages.
  */
 import type { ErrorCode } from "../errors.ts";
-import { PLANS } from "../modules/billing/plans.ts";
+import { PLANS } from "../domain/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
 import { TrackResponse } from "../modules/tracking/model.ts";
-import { EVENT_TYPES } from "../modules/tracking/states.ts";
+import { EVENT_TYPES } from "../domain/events.ts";
+import { MAX_WEBHOOKS } from "../modules/webhooks/service.ts";
 
 export const WH_ID = "wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f";
+const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
 const WEBHOOK = {
   id: WH_ID,
   url: "https://example.com/hooks/courier",
@@ -23,7 +25,7 @@ const WEBHOOK = {
 };
 const TRACK_EXAMPLE = (TrackResponse.examples as { success: true; data: unknown }[])[0]!;
 const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
-const view = (slug: string) => ({ slug, name: courier(slug).name });
+const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false });
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
 export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
@@ -70,31 +72,50 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
   },
 };
 
-/** A sample message per error code, for the examples only (the service writes its own). */
-export const ERROR_MESSAGES: Record<ErrorCode, string> = {
-  INVALID_API_KEY: "The API key is invalid or has been revoked.",
-  QUOTA_EXCEEDED: "Monthly quota of 100 tracking requests used up; upgrade at https://localhost:8443/dashboard/billing",
-  ACCOUNT_NEEDS_ATTENTION: "The account needs attention; contact support.",
-  PLAN_UPGRADE_REQUIRED: "Live webhooks need the Growth or Business plan.",
-  COURIER_NOT_FOUND: "Unknown courier slug 'delhivry'.",
-  TRACKING_NOT_FOUND: "The courier has no record of this tracking number.",
-  WEBHOOK_NOT_FOUND: "No webhook with this id.",
-  NOT_FOUND: "Not found.",
-  COURIER_NOT_SUPPORTED: "Tracking for this courier is not available through the API.",
-  INVALID_TRACKING_NUMBER: "Not a Delhivery tracking number: expected 11 to 14 digits.",
-  HTTPS_REQUIRED: "This API is served over HTTPS only; repeat the request with https://.",
-  BAD_REQUEST: "Bad request.",
-  WEBHOOK_IS_LIVE: "Test deliveries go to test webhooks only; this webhook is live.",
-  WEBHOOK_LIMIT_REACHED: "An account can have at most 10 webhooks.",
-  PAYLOAD_TOO_LARGE: "Request bodies are limited to 65536 bytes.",
-  UNSUPPORTED_MEDIA_TYPE: "Unsupported media type.",
-  RATE_LIMITED: "Rate limit of 10 requests per minute exceeded for this account; retry after 42 s.",
-  DEMO_RATE_LIMITED: "The demo allows 5 requests per hour per IP address; sign up for a free API key.",
-  INTERNAL_ERROR: "Unexpected error; quote the X-Request-Id when contacting support.",
-  SERVICE_ERROR: "The courier's service answered with an error; retry.",
-  SERVICE_UNAVAILABLE: "The service is temporarily unavailable; retry.",
-  TEST_WEBHOOKS_DISABLED: "Test webhook deliveries are switched off.",
-  TIMEOUT: "The courier's backend did not answer in time; retry.",
-};
+/**
+ * A message per error code for the examples, worded as the service words it
+ * for the example inputs above (Delhivery, the slug "delhivry", the Free
+ * plan); `publicBaseUrl` is `PUBLIC_BASE_URL`, so links point at this
+ * deployment. Examples only: the service writes its own messages.
+ */
+export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> {
+  const free = PLANS.find((p) => p.id === "free")!;
+  const delhivery = courier("delhivery");
+  return {
+    INVALID_API_KEY: "The API key is invalid or has been revoked.",
+    QUOTA_EXCEEDED: `Monthly quota of ${free.monthly_quota} tracking requests used up on the ${free.name} plan. Upgrade at ${publicBaseUrl}/dashboard/billing`,
+    ACCOUNT_NEEDS_ATTENTION: "This account needs attention; contact support to restore tracking.",
+    PLAN_UPGRADE_REQUIRED: `Live webhooks need a plan that includes them (Growth or Business); the ${free.name} plan has test webhooks only.`,
+    COURIER_NOT_FOUND: 'Unknown courier "delhivry". Did you mean "delhivery"? GET /v1/couriers lists the supported slugs.',
+    TRACKING_NOT_FOUND: `${delhivery.name} has no record of this tracking number.`,
+    WEBHOOK_NOT_FOUND: `No webhook with id "${WH_ID}" on this account.`,
+    SHIPMENT_NOT_FOLLOWED: `This account does not follow delhivery ${delhivery.awb.example}; follow it with POST /v1/shipments or GET /v1/track.`,
+    DELIVERY_NOT_FOUND: `No delivery with id "${DLV_ID}" on this webhook.`,
+    COURIER_AMBIGUOUS: "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
+    IDEMPOTENCY_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry shortly.",
+    IDEMPOTENCY_KEY_REUSED: "This Idempotency-Key was already used with a different request (method, path or body); use a new key.",
+    NOT_FOUND: "No such endpoint. The API reference is at /docs.",
+    COURIER_NOT_SUPPORTED: `Tracking for ${delhivery.name} is not available through the API right now.`,
+    INVALID_TRACKING_NUMBER: `That is not a ${delhivery.name} tracking number: expected ${delhivery.awb.description} (e.g. ${delhivery.awb.example}).`,
+    HTTPS_REQUIRED: "This API is served over HTTPS only; repeat the request with https://.",
+    BAD_REQUEST: "Missing Stripe-Signature header.",
+    WEBHOOK_IS_LIVE: "Test fires go to test webhooks only; this webhook is live.",
+    WEBHOOK_LIMIT_REACHED: `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`,
+    PAYLOAD_TOO_LARGE: "Request bodies are limited to 65536 bytes.",
+    UNSUPPORTED_MEDIA_TYPE: "Request bodies must be JSON (Content-Type: application/json).",
+    RATE_LIMITED: `Rate limit of ${free.rate_limit_per_minute} requests per minute exceeded for this account; retry after 42 s.`,
+    METHOD_NOT_ALLOWED: "DELETE is not allowed on this path; it accepts GET.",
+    DEMO_RATE_LIMITED: `The demo allows 5 requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`,
+    INTERNAL_ERROR: "Unexpected error; quote request id req_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f to support.",
+    SERVICE_ERROR: `${delhivery.name} is temporarily unavailable; retry shortly.`,
+    SERVICE_UNAVAILABLE: "The service is temporarily unavailable; retry shortly.",
+    COURIER_BUSY: `Too many ${delhivery.name} lookups are queued to answer this one in time; retry in 15 s.`,
+    TEST_WEBHOOKS_DISABLED: "Test fires are switched off by the operator right now; try again later.",
+    TIMEOUT: `${delhivery.name} did not answer in time; retry shortly.`,
+  };
+}
+
+/** The messages with links relative to the deployment (for examples built without `PUBLIC_BASE_URL`). */
+export const ERROR_MESSAGES = errorMessages("");
 
 export const VALIDATION_EXAMPLE = { detail: [{ loc: ["query", "tracking_number"], msg: "Field required", type: "missing" }] };

@@ -3,12 +3,15 @@
  * events, the snake_case payload schema built from the same state tables the
  * service uses, and the delivery headers with the `sha256=` signature.
  */
-import { EVENT_TYPES, STATES, WEBHOOK_SPELLING, type EventType } from "../modules/tracking/states.ts";
+import { EVENT_TYPES, type EventType } from "../domain/events.ts";
+import { STATES, WEBHOOK_SPELLING } from "../domain/states.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
 import { WH_ID } from "./openapi-examples.ts";
 
 // The document is plain JSON.
 type Json = Record<string, any>;
+
+const EVT_EXAMPLE = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
 
 
 const EVENT_WHEN: Record<EventType, string> = {
@@ -40,14 +43,14 @@ export const WEBHOOK_SCHEMAS: Json = {
     title: "WebhookPayload",
     type: "object",
     description:
-      "The exact raw bytes are signed: verify `X-Service-Signature` before parsing. Delivery is at-least-once; `event` + `data.courier` + `data.tracking_number` + `enqueued_at` is fixed per event (deduplicate on it). `data` is rebuilt from the freshest record on each retry.",
+      "The exact raw bytes are signed: verify `X-Service-Signature` before parsing. Delivery is at-least-once; `X-Webhook-Event-Id` (and `event` + `data.courier` + `data.tracking_number` + `enqueued_at`) is fixed per event: deduplicate on it. `data` is rebuilt from the freshest record on each retry.",
     required: ["event", "enqueued_at", "data"],
     properties: {
       event: { type: "string", enum: [...EVENT_TYPES] },
       enqueued_at: { type: "string", format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] },
       data: {
         type: "object",
-        required: ["tracking_number", "courier", "status", "most_recent_status", "origin_city", "destination_city", "delivered_date", "checkpoints", "enqueued_at"],
+        required: ["tracking_number", "courier", "status", "most_recent_status", "origin_city", "destination_city", "delivered_date", "estimated_delivery_date", "checkpoints", "enqueued_at"],
         properties: {
           tracking_number: { type: "string" },
           courier: { type: "string", description: "Courier slug; for a test delivery it begins with `synthetic-test-`." },
@@ -56,6 +59,12 @@ export const WEBHOOK_SCHEMAS: Json = {
           origin_city: nullable({ type: "string" }),
           destination_city: nullable({ type: "string" }),
           delivered_date: nullable({ type: "string", description: "DD-Mon-YYYY." }),
+          estimated_delivery_date: {
+            type: "string",
+            description:
+              "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.",
+            examples: ["06-Nov-2026"],
+          },
           checkpoints: nullable({
             type: "array",
             items: { $ref: "#/components/schemas/WebhookCheckpoint" },
@@ -83,11 +92,37 @@ const DELIVERY_HEADERS = (event: EventType): Json[] => [
     name: "X-Webhook-Delivery",
     in: "header",
     required: true,
-    description: "`<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication.",
+    description: "`<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.",
     schema: { type: "string" },
     example: `${WH_ID}-1`,
   },
   { name: "X-Webhook-Mode", in: "header", required: true, description: "`test` for a test fire to a test webhook, otherwise `live`.", schema: { type: "string", enum: ["test", "live"] } },
+  {
+    name: "X-Webhook-Event-Id",
+    in: "header",
+    required: true,
+    description: "The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.",
+    schema: { type: "string", pattern: "^evt_[0-9a-f]{32}$" },
+    example: EVT_EXAMPLE,
+  },
+  { name: "webhook-id", in: "header", required: true, description: "Standard Webhooks message id: the event id, as X-Webhook-Event-Id.", schema: { type: "string" }, example: EVT_EXAMPLE },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+    example: "1793971800",
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+={0,2}$" },
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  },
 ];
 
 export function webhookEvents(): Json {
@@ -99,7 +134,6 @@ export function webhookEvents(): Json {
         operationId: `on${event.replace("tracking.", "Tracking_").replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`,
         summary: event,
         description: `${EVENT_WHEN[event]}\n\nPOSTed to each active webhook that lists \`${event}\`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.`,
-        tags: ["Webhook events"],
         security: [],
         parameters: DELIVERY_HEADERS(event),
         requestBody: {

@@ -16,8 +16,9 @@ import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, CODE_STATUS, ErrorSchema, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
-import { ERROR_MESSAGES, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./openapi-examples.ts";
+import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./openapi-examples.ts";
 import { WEBHOOK_SCHEMAS, webhookEvents } from "./openapi-webhooks.ts";
+import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./openapi-features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);
@@ -35,16 +36,21 @@ Only HTTPS is served. Request bodies are JSON, at most 64 KiB.
 
 A Postman collection of every operation is served at [/postman](/postman) (variables \`baseUrl\`,
 \`api_key\`, \`webhook_url\`). Webhook deliveries are described under **Webhooks** below: each is
-signed with \`X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>\`.`;
+signed with \`X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>\` and, for the Standard Webhooks
+libraries, \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`. Every POST accepts an \`Idempotency-Key\`.`;
 
 const TAGS = [
   { name: "Tracking", description: "Shipment status and checkpoints. Counts against the monthly quota." },
   { name: "Couriers", description: "The courier catalogue. Does not count against the quota." },
-  { name: "Webhooks", description: "Manage the https endpoints that receive signed event deliveries for followed shipments." },
+  { name: "Shipments", description: "Follow shipments in bulk, list them, read their stored records (no quota), stop following." },
+  { name: "Webhooks", description: "Manage the https endpoints that receive signed event deliveries for followed shipments; redeliver and recover events." },
+  { name: "Events", description: "The account's events of the last 30 days, with stable ids and the payload a delivery carries." },
   { name: "Demo", description: "Public demo tracking: 5 requests per hour per IP, no key." },
   { name: "Billing", description: "Public plan listing." },
-  { name: "Webhook events", description: "What the service POSTs to your webhook URL (not operations you call)." },
 ];
+
+// The document describes a hosted service, not a published work: its terms are the operator's.
+const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
 // ---- examples --------------------------------------------------------------------------
 
@@ -56,6 +62,7 @@ const HEADERS: Json = {
   "RateLimit-Remaining": { description: "Requests left in the current minute.", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Seconds until the current minute window resets.", schema: { type: "integer" } },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  "Idempotent-Replayed": REPLAYED_HEADER_DOC,
 };
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const SUCCESS_TEXT: Record<string, string> = { "200": "OK.", "201": "Created.", "204": "No content." };
@@ -84,20 +91,24 @@ function codesOf(description: string | undefined): ErrorCode[] {
   return (m?.[1]?.split(",").map((c) => c.trim()) ?? []).filter((c): c is ErrorCode => c in CODE_STATUS);
 }
 
-function errorExamples(codes: ErrorCode[]): Json {
+function errorExamples(codes: ErrorCode[], messages: Record<ErrorCode, string>): Json {
   const examples: Json = {};
   for (const code of codes) {
-    const error: Json = { code, message: ERROR_MESSAGES[code] };
+    const error: Json = { code, message: messages[code] };
     if (code === "COURIER_NOT_FOUND") error.did_you_mean = "delhivery";
+    if (code === "COURIER_AMBIGUOUS") error.candidates = ["bluedart", "dtdc", "ecomexpress"];
     examples[code] = { summary: code, value: { success: false, error } };
   }
   return examples;
 }
 
-function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json): void {
-  const ex = OPERATION_EXAMPLES[op.operationId] ?? {};
+function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>): void {
+  const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
   for (const p of op.parameters ?? []) {
+    // t.Numeric renders as anyOf [numeric string (default 0), number]: the document states the number.
+    const numeric = p.schema?.anyOf?.find((b: Json) => b.type === "number" || b.type === "integer");
+    if (numeric && p.schema.anyOf.some((b: Json) => b.format === "numeric")) p.schema = numeric;
     if (p.schema?.description && !p.description) p.description = p.schema.description;
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }
@@ -129,7 +140,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
       responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
     } else {
       const codes = codesOf(r.description ?? schema.description);
-      responses[status] = { description: r.description ?? "Error.", headers, content: { "application/json": { schema: ref("schemas", "Error"), examples: errorExamples(codes) } } };
+      responses[status] = { description: r.description ?? "Error.", headers, content: { "application/json": { schema: ref("schemas", "Error"), examples: errorExamples(codes, messages) } } };
     }
   }
   op.responses = hoist(responses, schemas);
@@ -164,15 +175,19 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
     ...WEBHOOK_SCHEMAS,
   };
+  const messages = errorMessages(opts.publicBaseUrl);
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
-    for (const [method, op] of Object.entries(ops as Json)) finishOperation(op, byKey.get(`${method} ${path}`), schemas);
+    for (const [method, op] of Object.entries(ops as Json)) {
+      finishOperation(op, byKey.get(`${method} ${path}`), schemas, messages);
+      if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
+    }
     paths[clean] = { ...paths[clean], ...(ops as Json) };
   }
   const doc: Json = {
     openapi: "3.1.0",
-    info: { title: "Courier Tracking API", version: "1.0.0", description: DESCRIPTION, contact: { name: "Support", url: `${opts.publicBaseUrl}/dashboard` } },
+    info: { title: "Courier Tracking API", version: "1.0.0", description: DESCRIPTION, contact: { name: "Support", url: `${opts.publicBaseUrl}/dashboard` }, license: LICENSE },
     servers: [{ url: opts.publicBaseUrl }],
     tags: TAGS,
     paths,

@@ -6,7 +6,6 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { generate } from "selfsigned";
 
 export interface TlsMaterial {
   cert: string;
@@ -18,6 +17,8 @@ export interface TlsMaterial {
 
 /** A self-signed certificate valid for the given names and addresses (also used by tests). */
 export async function selfSignedCertificate(names: string[] = ["localhost"], ips: string[] = ["127.0.0.1", "::1"], days = 825): Promise<{ cert: string; key: string }> {
+  // Imported on use: only a first start without certificate files needs it (≈ 20 MiB resident otherwise).
+  const { generate } = await import("selfsigned");
   const now = new Date();
   const pems = await generate([{ name: "commonName", value: names[0] ?? "localhost" }], {
     keyType: "ec",

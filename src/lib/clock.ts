@@ -1,5 +1,5 @@
 /**
- * The clock as an interface (STYLE habit 8): production uses the system time,
+ * The clock as an interface, so tests move time instead of waiting: production uses the system time,
  * tests advance a fake one. Everything that decides by time (quota month,
  * rate-limit windows, re-check schedule, retry schedule) takes a Clock.
  */

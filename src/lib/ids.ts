@@ -1,10 +1,10 @@
 /**
- * Prefixed, time-sortable ids (STYLE habit 9): `acc_`, `key_`, `wh_`, `evt_`,
- * `dlv_`, `shp_`, `att_`, `ses_` followed by a UUIDv7 in lowercase hex (32
+ * Prefixed, time-sortable ids (a reader tells an id's kind at a glance, and ids sort by creation): `acc_`, `key_`, `wh_`, `evt_`,
+ * `dlv_`, `shp_`, `att_`, `ses_`, `upg_`, `lnk_` followed by a UUIDv7 in lowercase hex (32
  * chars). UUIDv7 starts with the millisecond timestamp, so ids sort by
  * creation time both as text and in a btree index.
  */
-export type IdPrefix = "acc" | "key" | "wh" | "evt" | "dlv" | "shp" | "att" | "ses" | "req";
+export type IdPrefix = "acc" | "key" | "wh" | "evt" | "dlv" | "shp" | "att" | "ses" | "req" | "upg" | "lnk";
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${Bun.randomUUIDv7().replaceAll("-", "")}`;

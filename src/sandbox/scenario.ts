@@ -1,5 +1,5 @@
 /**
- * Sandbox scenarios (CONTRACT section 5): the last digit of a tracking number
+ * Sandbox scenarios (docs/spec-map.md, "Sandbox"): the last digit of a tracking number
  * picks what the simulated courier answers. Each courier twin renders the
  * same canonical timeline in its own wire format, so the real adapter code
  * parses and maps it end to end.
@@ -30,7 +30,17 @@ export interface SimEvent {
 }
 
 export type Scenario =
-  | { kind: "found"; events: SimEvent[]; origin: string; destination: string; podUrl: string | null; /** digit 7: manifested, no scans */ noScans: boolean }
+  | {
+      kind: "found";
+      events: SimEvent[];
+      origin: string;
+      destination: string;
+      podUrl: string | null;
+      /** digit 7: manifested, no scans */
+      noScans: boolean;
+      /** The courier's estimated delivery date (EDD) as of now, see {@link estimateOf}. */
+      edd: string | null;
+    }
   | { kind: "not_found" }
   | { kind: "timeout" }
   | { kind: "server_error" };
@@ -112,7 +122,24 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
     default:
       events = early;
   }
-  return { kind: "found", events: events.filter((e) => e.at <= nowMs), origin, destination, podUrl, noScans };
+  const visible = events.filter((e) => e.at <= nowMs);
+  return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
+}
+
+/**
+ * The EDD a courier would show now, `YYYY-MM-DD` in IST (every simulated city
+ * is Indian): the day of the planned delivery (the timeline's delivery, or its
+ * last out-for-delivery when it never arrives), from pickup on. None while
+ * only manifested (Delhivery's real manifested sample has a null
+ * ExpectedDeliveryDate) and none once the shipment is cancelled or on its way
+ * back. A delivered shipment keeps it here; each twin keeps or drops it as its
+ * courier does.
+ */
+function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): string | null {
+  const planned = all.find((e) => e.kind === "delivered") ?? all.findLast((e) => e.kind === "out_for_delivery");
+  if (!planned || !visible.some((e) => e.kind === "picked_up")) return null;
+  if (visible.some((e) => e.kind === "cancelled" || e.kind === "rto_initiated" || e.kind === "returned")) return null;
+  return wallTime(planned.at, 330).date;
 }
 
 /** Newest visible event, or undefined. */

@@ -1,43 +1,37 @@
 /**
- * The courier simulator (CONTRACT 5, issue 3 item 3): a real HTTP server on
+ * The courier simulator (docs/spec-map.md, "Sandbox"): a real HTTP server on
  * loopback that speaks each adapter's wire format under `/<adapter id>/…`
  * (same paths after the base URL, same auth checks, documents shaped like the
- * real samples). `bun start` in sandbox mode starts it in-process and points
- * every adapter's base URL at it; tests and benchmarks start it the same way.
+ * real samples). `bun start` in sandbox mode starts it in-process and hands it
+ * to the courier backends, which point every adapter without credentials at
+ * it; tests and benchmarks start it the same way.
  *
  * Each courier's "twin" lives in `twins/<id>.ts` and renders the canonical
  * scenario timeline (scenario.ts) in its courier's format.
  */
 import type { Clock } from "../lib/clock.ts";
-import { scenarioDigit, scenarioFor, type Scenario } from "./scenario.ts";
+import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
+import type { CourierSimulator } from "../modules/couriers/simulator.ts";
+import { sandboxCredential } from "./credentials.ts";
+import { scenarioDigit, scenarioFor } from "./scenario.ts";
+import type { SimContext } from "./twin.ts";
 import { TWINS } from "./twins/index.ts";
 
-/** What a twin can ask of the simulator. */
-export interface SimContext {
-  /** The scenario for a number now (records when the simulator first saw it). */
-  scenario(trackingNumber: string): Scenario;
-  /**
-   * Generic failure scenarios, applied the same way for every courier:
-   * digit 5 holds the request until the client gives up; digit 6 answers 503.
-   * Returns a Response to send as-is, or undefined to carry on.
-   */
-  gate(trackingNumber: string): Promise<Response | undefined>;
-  /** Counts one backend call for `trackingNumber` (coalescing tests read it). */
-  count(twinId: string, trackingNumber: string): void;
-  now(): number;
-  /** Seconds the asynchronous aggregator takes before it has an answer (SANDBOX_ASYNC_SECONDS). */
-  asyncSeconds: number;
-  /** Per-twin scratch state (tokens issued, registrations). */
-  state: Map<string, unknown>;
+/** Numbers ending in this digit go through the asynchronous aggregator's twin (docs/spec-map.md, "Sandbox"). */
+export const ASYNC_DIGIT = 9;
+/** The aggregator that answers them: the 17TRACK adapter (register, then poll). */
+const AGGREGATOR: AdapterId = "track17";
+
+/**
+ * Sandbox routing: digit {@link ASYNC_DIGIT} of any courier is looked up through the aggregator, so the
+ * asynchronous path runs for every courier in the catalogue.
+ */
+export function sandboxRoute(courier: Courier, trackingNumber: string): AdapterId | undefined {
+  return courier.adapter !== AGGREGATOR && scenarioDigit(trackingNumber) === ASYNC_DIGIT ? AGGREGATOR : undefined;
 }
 
-export interface Twin {
-  /** Adapter id; the twin serves `/<id>/…`. */
-  id: string;
-  handle(req: Request, url: URL, sim: SimContext): Response | Promise<Response>;
-}
-
-export interface Simulator {
+/** The running simulator; it is the {@link CourierSimulator} the courier backends are given. */
+export interface Simulator extends CourierSimulator {
   /** `http://127.0.0.1:<port>` */
   url: string;
   /** Base URL for one adapter: `http://127.0.0.1:<port>/<id>`. */
@@ -116,6 +110,8 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
   return {
     url,
     baseUrlFor: (id) => `${url}/${id}`,
+    credential: sandboxCredential,
+    route: sandboxRoute,
     calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
     reset() {
       firstSeen.clear();

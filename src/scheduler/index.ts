@@ -2,11 +2,11 @@
  * In-process jobs (STYLE habit 7): explicit `start()` / `stop({ timeout })`,
  * started by `main.ts` only for ROLE=all|worker, never by `buildApp()`.
  *
- * - re-check (issue 4 item 2): every few seconds, drain the due shipments
- *   (modules/following/recheck.ts). The claim is shared through Postgres, so
- *   every replica runs this job and none re-checks a shipment twice.
- * - housekeeping (issue 4 item 5): every 10 minutes, release expired leases
- *   and prune what is past RETENTION_DAYS (modules/following/housekeeping.ts).
+ * - re-check: every RECHECK_POLL_SECONDS (default 5), drain the due
+ *   shipments (modules/following/recheck.ts). The claim is shared through
+ *   Postgres, so every replica runs this job and none re-checks a shipment twice.
+ * - housekeeping: every 10 minutes, release expired leases and prune what is
+ *   past RETENTION_DAYS (modules/following/housekeeping.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
@@ -15,7 +15,7 @@
  * (`createDeliveryWorker`), started next to this by `main.ts`.
  */
 import { Cron } from "croner";
-import type { AppDeps } from "../app.ts";
+import type { AppDeps } from "../deps.ts";
 import { runHousekeeping, type HousekeepingOptions } from "../modules/following/housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
 
@@ -26,7 +26,7 @@ export interface Scheduler {
 }
 
 export interface SchedulerOptions {
-  /** Croner pattern of the re-check job (default every 5 seconds). */
+  /** Croner pattern of the re-check job (default every RECHECK_POLL_SECONDS). */
   recheckPattern?: string;
   /** Croner pattern of the housekeeping job (default every 10 minutes). */
   housekeepingPattern?: string;
@@ -75,7 +75,9 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
         await p.finally(() => (housekeeping = undefined));
       });
       jobs = [
-        new Cron(opts.recheckPattern ?? "*/5 * * * * *", { protect: true }, recheck),
+        opts.recheckPattern
+          ? new Cron(opts.recheckPattern, { protect: true }, recheck)
+          : new Cron("* * * * * *", { protect: true, interval: deps.config.recheckPollSeconds }, recheck),
         new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, hk),
       ];
       deps.log.info("scheduler started", { component: "scheduler", owner: r.owner, lease_ms: r.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });

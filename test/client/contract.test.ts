@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { setStatus, setUsage } from "../../src/modules/accounts/service.ts";
-import { EVENT_TYPES } from "../../src/modules/tracking/states.ts";
+import { EVENT_TYPES } from "../../src/domain/events.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 import { docValidator, type DocValidator } from "./openapi.ts";
@@ -100,14 +100,14 @@ describe("the document", () => {
         for (const ex of examples) expect(v.errors(ex, "paths", path, method, "responses", status, "content", "application/json", "schema"), `${where} ${status}`).toEqual([]);
       }
     }
-  });
+  }, 30_000);
 
   test("the webhooks section describes the five events, their payload and the signature headers", () => {
     expect(Object.keys(v.doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     for (const event of EVENT_TYPES) {
       const op = v.doc.webhooks[event].post;
       const headers = Object.fromEntries((op.parameters as { name: string; in: string; required: boolean }[]).map((p) => [p.name, p]));
-      expect(Object.keys(headers).sort()).toEqual(["X-Service-Signature", "X-Webhook-Delivery", "X-Webhook-Event", "X-Webhook-Mode"]);
+      expect(Object.keys(headers).sort()).toEqual(["X-Service-Signature", "X-Webhook-Delivery", "X-Webhook-Event", "X-Webhook-Event-Id", "X-Webhook-Mode", "webhook-id", "webhook-signature", "webhook-timestamp"]);
       for (const h of Object.values(headers)) expect(h.in === "header" && h.required).toBe(true);
       const media = op.requestBody.content["application/json"];
       expect(v.errors(media.example, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);
@@ -203,6 +203,37 @@ describe("live responses validate against the document", () => {
       expect(v.errors(d.json, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);
       op.parameters.forEach((p: { name: string }, i: number) => expect(v.errors(d.headers[p.name.toLowerCase()], "webhooks", event, "post", "parameters", String(i), "schema"), p.name).toEqual([]));
     }
+  }, 30_000);
+
+  test("shipments, events, redeliver/recover, courier=auto and Idempotency-Key: successes and their errors", async () => {
+    const a = await ctx.account("growth");
+    const json = (method: string, body?: unknown, headers: Record<string, string> = {}) => ({ method, key: a.key, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const [, followed] = await call("/v1/shipments", json("POST", { shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }, { courier: "auto", tracking_number: "1234567890" }] }));
+    expect(followed.data.shipments.map((s: { result: string }) => s.result)).toEqual(["accepted", "invalid"]);
+    await call("/v1/shipments", json("POST", { shipments: [] }));
+    await call("/v1/shipments?state=pending&limit=5", { key: a.key });
+    await call("/v1/shipments/delhivery/1234567890121", { key: a.key });
+    await call("/v1/shipments/delhivery/1234567890999", { key: a.key });
+    await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
+    await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
+    const [, ambiguous] = await call("/v1/track?courier=auto&tracking_number=1234567890", { key: a.key });
+    expect(ambiguous.error.code).toBe("COURIER_AMBIGUOUS");
+    const [, auto] = await call("/v1/track?courier=auto&tracking_number=1Z12345E0205277680", { key: a.key });
+    expect(auto.detected_courier).toBe("ups");
+    await call("/v1/events?type=tracking.delivered", { key: a.key });
+
+    const [, wh] = await call("/v1/webhooks", json("POST", { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
+    const [replayed] = await call("/v1/webhooks", json("POST", { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    const [, reused] = await call("/v1/webhooks", json("POST", { url: receiver.url("/other"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
+    expect(reused.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    await call(`/v1/webhooks/${wh.data.id}/test`, json("POST", {}));
+    const [, dl] = await call(`/v1/webhooks/${wh.data.id}/deliveries`, { key: a.key });
+    await call(`/v1/webhooks/${wh.data.id}/deliveries/${dl.data.deliveries[0].id}/redeliver`, json("POST"));
+    await call(`/v1/webhooks/${wh.data.id}/deliveries/dlv_nope/redeliver`, json("POST"));
+    await call(`/v1/webhooks/${wh.data.id}/recover`, json("POST", { since: new Date(ctx.clock.now() - 3600_000).toISOString() }));
+    await call(`/v1/webhooks/${wh.data.id}/recover`, json("POST", { since: "2001-01-01T00:00:00Z" }));
+    await call("/v1/webhooks/wh_nope/recover", json("POST", { since: new Date(ctx.clock.now()).toISOString() }));
   }, 30_000);
 
   test("coverage: every operation's success status was exercised live", () => {

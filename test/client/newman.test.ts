@@ -19,48 +19,115 @@ beforeAll(async () => {
   receiver = await startReceiver();
   const { caFile } = await testCert();
   svc = await startService({ WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8,::1/128" });
-});
+}, 60_000);
 
 afterAll(async () => {
   expect(await svc?.stop()).toBe(0);
   receiver?.stop();
-});
+}, 60_000);
 
-test("every request of the /postman collection answers its documented success status under newman", async () => {
+interface Execution {
+  item: { name: string };
+  request: { method: string; url: { path: string[] } };
+  response?: { code: number };
+  assertions?: { assertion: string; error?: { message: string } }[];
+}
+interface NewmanRun {
+  code: number;
+  stdout: string;
+  run: { failures: { error: { test?: string; message: string } }[]; executions: Execution[] };
+}
+
+/** Fetches /postman and runs it with newman as a customer would, with `--env-var` for each of `vars`. */
+async function newman(vars: Record<string, string>): Promise<NewmanRun> {
   const res = await svc.fetch("/postman");
   expect(res.status).toBe(200);
   expect(res.headers.get("content-disposition")).toBe('attachment; filename="courier-tracking-api.postman_collection.json"');
-  const collection = await res.json();
-  const doc = (await (await svc.fetch("/openapi.json")).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-
   const dir = mkdtempSync(join(tmpdir(), "newman-"));
   const file = join(dir, "c.json");
   const report = join(dir, "report.json");
-  writeFileSync(file, JSON.stringify(collection));
-  const proc = Bun.spawn(
-    ["node", join(import.meta.dir, "../../node_modules/newman/bin/newman.js"), "run", file, "--insecure", "--env-var", `api_key=${svc.key}`, "--env-var", `webhook_url=${receiver.url("/newman")}`, "--reporters", "cli,json", "--reporter-json-export", report],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
-  if (code !== 0) console.error(out);
-  expect(code).toBe(0);
+  writeFileSync(file, JSON.stringify(await res.json()));
+  const env = Object.entries(vars).flatMap(([k, v]) => ["--env-var", `${k}=${v}`]);
+  const proc = Bun.spawn(["node", join(import.meta.dir, "../../node_modules/newman/bin/newman.js"), "run", file, "--insecure", ...env, "--reporters", "cli,json", "--reporter-json-export", report], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stdout] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+  return { code, stdout, run: JSON.parse(readFileSync(report, "utf8")).run };
+}
 
-  const run = JSON.parse(readFileSync(report, "utf8")).run as { failures: unknown[]; executions: { item: { name: string }; request: { method: string; url: { path: string[] } }; response: { code: number } }[] };
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown>; tags?: string[] }>> };
+const openapi = async () => (await (await svc.fetch("/openapi.json")).json()) as Doc;
+const pathOf = (ex: Execution) => `/${ex.request.url.path.join("/")}`;
+
+test("the collection carries the API key once, as collection-level auth, and public requests opt out", async () => {
+  const collection = (await (await svc.fetch("/postman")).json()) as any;
+  expect(collection.auth).toEqual({
+    type: "apikey",
+    apikey: [
+      { key: "key", value: "X-API-Key", type: "string" },
+      { key: "value", value: "{{api_key}}", type: "string" },
+      { key: "in", value: "header", type: "string" },
+    ],
+  });
+  const requests = (collection.item as any[]).flatMap((f) => f.item ?? [f]);
+  for (const r of requests) expect(r.request.header.some((h: { key: string }) => h.key.toLowerCase() === "x-api-key"), r.name).toBe(false);
+  const publicOnes = requests.filter((r) => r.request.auth?.type === "noauth").map((r) => r.request.url.path.join("/"));
+  expect(publicOnes.sort()).toEqual(["billing/plans", "demo/track"]);
+});
+
+test("every request of the /postman collection answers its documented success status under newman", async () => {
+  const doc = await openapi();
+  const { code, stdout, run } = await newman({ api_key: svc.key, webhook_url: receiver.url("/newman") });
+  if (code !== 0) console.error(stdout);
+  expect(code).toBe(0);
   expect(run.failures).toEqual([]);
   const operationsInDoc = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
   expect(run.executions.length).toBe(operationsInDoc);
   for (const ex of run.executions) {
     // The request's path with the id filled in; map it back to the template to find the documented status.
-    const path = `/${ex.request.url.path.join("/")}`;
+    const path = pathOf(ex);
     const template = Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path) && doc.paths[p]![ex.request.method.toLowerCase()]);
     expect(template, `${ex.request.method} ${path}`).toBeDefined();
     const statuses = Object.keys(doc.paths[template!]![ex.request.method.toLowerCase()]!.responses);
     const documented = Number(statuses.find((s) => /^2\d\d$/.test(s)));
-    expect(`${ex.item.name}: ${ex.response.code}`).toBe(`${ex.item.name}: ${documented}`);
+    expect(`${ex.item.name}: ${ex.response?.code}`).toBe(`${ex.item.name}: ${documented}`);
   }
-  // The test fire reached the receiver, signed.
-  const hits = receiver.on("/newman");
-  expect(hits.length).toBe(1);
-  expect(hits[0]!.headers["x-service-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
-  expect(hits[0]!.headers["x-webhook-mode"]).toBe("test");
+  // The test fire reached the receiver, signed; the redeliver request sent the same event again (through the worker).
+  const hits = await receiver.waitFor("/newman", 2);
+  expect(hits.length).toBe(2);
+  for (const h of hits) {
+    expect(h.headers["x-service-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(h.headers["x-webhook-mode"]).toBe("test");
+  }
+  expect(hits[1]!.json).toEqual(hits[0]!.json);
+}, 60_000);
+
+test("without webhook_url the run is green, the Webhooks folder is skipped with a message, and nothing webhook-related is sent", async () => {
+  const doc = await openapi();
+  const { code, stdout, run } = await newman({ api_key: svc.key });
+  if (code !== 0) console.error(stdout);
+  expect(code).toBe(0);
+  expect(run.failures).toEqual([]);
+  expect(stdout).toContain("Webhooks folder skipped");
+  expect(stdout).toContain("set webhook_url");
+  const sent = run.executions.filter((ex) => ex.response).map(pathOf);
+  expect(sent.filter((p) => p.startsWith("/v1/webhooks"))).toEqual([]);
+  const others = Object.entries(doc.paths).filter(([p]) => !p.startsWith("/v1/webhooks")).reduce((n, [, ops]) => n + Object.keys(ops).length, 0);
+  expect(sent.length).toBe(others);
+  // Nothing was created (and so nothing was left behind).
+  const list = (await (await svc.fetch("/v1/webhooks", { headers: { "x-api-key": svc.key } })).json()) as { data: { count: number } };
+  expect(list.data.count).toBe(0);
+}, 60_000);
+
+test("when the webhook cannot be created, the requests that need its id fail saying so and are never sent to /v1/webhooks/", async () => {
+  // Plain http is refused by validation (422) before any address lookup: no traffic leaves loopback.
+  const { code, run } = await newman({ api_key: svc.key, webhook_url: "http://127.0.0.1:9/hook" });
+  expect(code).not.toBe(0);
+  const sent = run.executions.filter((ex) => ex.response).map((ex) => `${ex.request.method} ${pathOf(ex)}`);
+  expect(sent.filter((p) => /\/v1\/webhooks\/$/.test(p) || p.includes("{{"))).toEqual([]);
+  for (const needsId of ["getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries", "redeliverWebhookDelivery", "recoverWebhookDeliveries", "deleteWebhook"])
+    expect(run.failures.map((f) => f.error.test ?? f.error.message), needsId).toContainEqual(`${needsId}: webhook_id is set (Create a webhook must run first and succeed)`);
+  // Only the create (refused) and the list and rotate-secret, which need no id, reach /v1/webhooks.
+  expect(sent.filter((p) => / \/v1\/webhooks\//.test(p) && !p.endsWith("/rotate-secret"))).toEqual([]);
 }, 60_000);

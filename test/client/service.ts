@@ -56,7 +56,7 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
   const baseUrl = `https://localhost:${port}`;
   const proc = Bun.spawn(["bun", "run", "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: tdb.url, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", COURIER_MODE: "sandbox", SANDBOX_ASYNC_SECONDS: "1", LOG_LEVEL: "info", ...env },
+    env: { ...process.env, DATABASE_URL: tdb.url, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", COURIER_MODE: "sandbox", SANDBOX_ASYNC_SECONDS: "1", LOG_LEVEL: "info", SECRETS_KEY_GENERATE: "single-node", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -25,12 +25,12 @@ beforeAll(async () => {
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     }),
   ]);
-});
+}, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   expect(await svc?.stop()).toBe(0);
-});
+}, 60_000);
 
 /** Expands an operation, presses "Try it out" then "Execute", and returns the status Swagger UI shows. */
 async function tryItOut(page: Page, tag: string, operationId: string): Promise<string> {
@@ -62,6 +62,11 @@ test("/docs works offline, shows every tag, authorises with a key and runs Try i
   const doc = (await (await svc.fetch("/openapi.json")).json()) as { tags: { name: string }[] };
   const shown = await page.locator(".opblock-tag").allInnerTexts();
   for (const { name } of doc.tags) expect(shown.some((t) => t.startsWith(name)), `tag ${name} in ${JSON.stringify(shown)}`).toBe(true);
+  // The five events sit in Swagger UI's own Webhooks section, under no extra (empty) tag heading of their own.
+  expect(shown.filter((t) => !doc.tags.some(({ name }) => t.startsWith(name)))).toEqual([]);
+  expect(shown.filter((t) => t.startsWith("Webhook events"))).toEqual([]);
+  const webhooks = await page.locator(".webhooks").innerText();
+  for (const event of ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"]) expect(webhooks).toContain(event);
 
   await page.locator("button.authorize").first().click();
   await page.locator(".auth-container input").first().fill(svc.key);
@@ -78,4 +83,4 @@ test("/docs works offline, shows every tag, authorises with a key and runs Try i
   expect(refused).toEqual([]);
   expect(pageErrors).toEqual([]);
   await context.close();
-}, 60_000);
+}, 90_000);

@@ -6,6 +6,7 @@ import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 const aramex = courierBySlug("aramex")!;
@@ -21,8 +22,8 @@ const CREDS = {
 const loopback = (reply: () => Response) => courierLoopback("aramex", CREDS, () => reply(), "/base");
 
 describe("Aramex samples", () => {
-  test("aramex-track-soap.xml: one SH001 update → in transit (reached destination), naive time kept", () => {
-    const snap = parseAramex(sample("aramex-track-soap.xml"), "123456");
+  test("aramex/track-soap.xml: one SH001 update → in transit (reached destination), naive time kept", () => {
+    const snap = parseAramex(sample("aramex/track-soap.xml"), "123456");
     expect(snap.checkpoints).toHaveLength(1);
     const n = newest(snap.checkpoints);
     expect([n.state, n.subStatus, n.rawCode]).toEqual(["in_transit", "reached_destination", "SH001"]);
@@ -33,16 +34,16 @@ describe("Aramex samples", () => {
     expect(snap.podUrl).toBeNull();
   });
 
-  test("aramex-track-soap-nonexistent.xml → not_found", () => {
-    expect(kindOf(() => parseAramex(sample("aramex-track-soap-nonexistent.xml"), "1Z12345E6205277936"))).toBe("not_found");
+  test("aramex/track-soap-nonexistent.xml → not_found", () => {
+    expect(kindOf(() => parseAramex(sample("aramex/track-soap-nonexistent.xml"), "1Z12345E6205277936"))).toBe("not_found");
   });
 
-  test("aramex-track-soap-error.xml (HasErrors + ERR01) → auth", () => {
-    expect(kindOf(() => parseAramex(sample("aramex-track-soap-error.xml"), "123456"))).toBe("auth");
+  test("aramex/track-soap-error.xml (HasErrors + ERR01) → auth", () => {
+    expect(kindOf(() => parseAramex(sample("aramex/track-soap-error.xml"), "123456"))).toBe("auth");
   });
 
   test("other notifications → backend; SOAP fault → backend", () => {
-    const other = sample("aramex-track-soap-error.xml").replace("ERR01", "ERR99").replace("ClientInfo - Invalid username or password", "Internal error");
+    const other = sample("aramex/track-soap-error.xml").replace("ERR01", "ERR99").replace("ClientInfo - Invalid username or password", "Internal error");
     expect(kindOf(() => parseAramex(other, "123456"))).toBe("backend");
     const fault = `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>s:Client</faultcode><faultstring>bad</faultstring></s:Fault></s:Body></s:Envelope>`;
     expect(kindOf(() => parseAramex(fault, "123456"))).toBe("backend");
@@ -85,8 +86,8 @@ describe("Aramex samples", () => {
 });
 
 describe("Aramex request (loopback)", () => {
-  test("POST SOAP TrackShipments with ClientInfo as in aramex-track-soap-request.xml, values escaped", async () => {
-    const lb = loopback(() => new Response(sample("aramex-track-soap.xml"), { headers: { "content-type": "text/xml; charset=utf-8" } }));
+  test("POST SOAP TrackShipments with ClientInfo as in aramex/track-soap-request.xml, values escaped", async () => {
+    const lb = loopback(() => new Response(sample("aramex/track-soap.xml"), { headers: { "content-type": "text/xml; charset=utf-8" } }));
     try {
       const snap = await aramexAdapter.track("123456", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
@@ -97,7 +98,7 @@ describe("Aramex request (loopback)", () => {
       const parse = (x: string) => new XMLParser({ removeNSPrefix: true, parseTagValue: false }).parse(x).Envelope.Body.ShipmentTrackingRequest;
       const sent = parse(r.body);
       // The documented request (its unterminated xmlns:arr quote repaired), with our values in place.
-      const documented = parse(sample("aramex-track-soap-request.xml").replace('Arrays>', 'Arrays">'));
+      const documented = parse(sample("aramex/track-soap-request.xml").replace('Arrays>', 'Arrays">'));
       expect(Object.keys(sent)).toEqual(Object.keys(documented));
       expect(Object.keys(sent.ClientInfo)).toEqual(Object.keys(documented.ClientInfo));
       expect(sent.ClientInfo).toEqual({ UserName: "testingapi@aramex.com", Password: "p<&>ss", Version: "1.0", AccountNumber: "20016", AccountPin: "331421", AccountEntity: "AMM", AccountCountryCode: "JO" });
@@ -125,7 +126,7 @@ describe("Aramex request (loopback)", () => {
   });
 });
 
-describe("Aramex through the simulator (CONTRACT 5)", () => {
+describe("Aramex through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
@@ -180,5 +181,24 @@ describe("Aramex through the simulator (CONTRACT 5)", () => {
 
   test("8: cancelled", async () => {
     expect(newest((await look("1234567898")).checkpoints).state).toBe("cancelled");
+  });
+});
+
+describe("Aramex estimated delivery (EDD)", () => {
+  test("sample: TrackingResult has no estimate field → no EDD", () => {
+    expect(parseAramex(sample("aramex/track-soap.xml"), "123456").estimatedDelivery ?? null).toBeNull();
+  });
+
+  test("through the simulator: never an EDD, whatever the scenario", async () => {
+    const seen = await eddJourney("aramex", (d) => `123456789${d}`);
+    const none = (s: { state: string }) => ({ state: s.state, edd: null });
+    expect(seen).toEqual({
+      inTransit: none(EDD_COMMON.inTransit),
+      failedAttempt: none(EDD_COMMON.failedAttempt),
+      manifested: EDD_COMMON.manifested,
+      cancelled: EDD_COMMON.cancelled,
+      delivered: { state: "delivered", edd: null },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

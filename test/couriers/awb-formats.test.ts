@@ -1,5 +1,5 @@
 /**
- * AWB formats of every catalogue courier (issue 6 item 3). Indian couriers get
+ * AWB formats of every catalogue courier. Indian couriers get
  * real-world valid and invalid examples; international ones only check that
  * their current patterns accept their examples and refuse obvious garbage
  * (another engineer owns those lines).

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { bluedartAdapter, bluedartRule, parseBluedart } from "../../src/modules/couriers/adapters/bluedart.ts";
-import { sandboxCredential } from "../../src/modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../../src/sandbox/credentials.ts";
 import { CourierError, type CourierAdapter } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 
@@ -16,8 +17,8 @@ const capture = (adapter: CourierAdapter, awb: string, respond: (req: Seen, i: n
 
 const CREDS = { BLUEDART_LOGIN_ID: "BOM12345", BLUEDART_LICENSE_KEY: "lic-key-123" };
 
-describe("Blue Dart sample (bluedart-tnt.xml, real, 2012)", () => {
-  const snap = parseBluedart(sample("bluedart-tnt.xml"), "44330038841");
+describe("Blue Dart sample (bluedart/tnt.xml, real, 2012)", () => {
+  const snap = parseBluedart(sample("bluedart/tnt.xml"), "44330038841");
 
   test("9 scans, newest delivered at 07-Jun-2012 13:05 IST", () => {
     expect(snap.checkpoints).toHaveLength(9);
@@ -45,7 +46,7 @@ describe("Blue Dart sample (bluedart-tnt.xml, real, 2012)", () => {
   });
 
   test("the same document answers another waybill as not found when it lists several", () => {
-    const two = sample("bluedart-tnt.xml").replace("</ShipmentData>", '<Shipment WaybillNo="1"><Status>x</Status></Shipment></ShipmentData>');
+    const two = sample("bluedart/tnt.xml").replace("</ShipmentData>", '<Shipment WaybillNo="1"><Status>x</Status></Shipment></ShipmentData>');
     expect(kindOf(() => parseBluedart(two, "99999999999"))).toBe("not_found");
   });
 });
@@ -94,7 +95,7 @@ describe("Blue Dart errors and mapping", () => {
 
 describe("Blue Dart request (as documented: RoutingServlet custawbquery)", () => {
   test("GET /RoutingServlet with handler, action, loginid, awb=awb, numbers, format=xml, lickey, verno=1.3, scan=1", async () => {
-    const { seen, result } = await capture(bluedartAdapter, "44330038841", () => new Response(sample("bluedart-tnt.xml"), { headers: { "content-type": "text/xml" } }), CREDS);
+    const { seen, result } = await capture(bluedartAdapter, "44330038841", () => new Response(sample("bluedart/tnt.xml"), { headers: { "content-type": "text/xml" } }), CREDS);
     expect(seen).toHaveLength(1);
     const r = seen[0]!;
     expect(r.method).toBe("GET");
@@ -122,7 +123,7 @@ describe("Blue Dart request (as documented: RoutingServlet custawbquery)", () =>
   });
 });
 
-describe("Blue Dart through the simulator (CONTRACT 5)", () => {
+describe("Blue Dart through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
@@ -190,5 +191,28 @@ describe("Blue Dart through the simulator (CONTRACT 5)", () => {
     const res = await fetch(`${sb.sim.baseUrlFor("bluedart")}/RoutingServlet?handler=tnt&action=custawbquery&loginid=${sandboxCredential("BLUEDART_LOGIN_ID")}&awb=awb&numbers=50112345670&format=xml&lickey=wrong&verno=1.3&scan=1`);
     const text = await res.text();
     expect(kindOf(() => parseBluedart(text, "50112345670"))).toBe("auth");
+  });
+});
+
+describe("Blue Dart estimated delivery (EDD)", () => {
+  test("sample: the real delivered answer carries no ExpectedDeliveryDate → no EDD", () => {
+    expect(parseBluedart(sample("bluedart/tnt.xml"), "44330038841").estimatedDelivery ?? null).toBeNull();
+  });
+
+  test.each([
+    ["09 June 2012", "2012-06-09"],
+    ["09-Jun-2012", "2012-06-09"],
+    ["2012-06-09T00:00:00", "2012-06-09"],
+    ["", null],
+    ["01 January 1900", null],
+  ])("ExpectedDeliveryDate %p (same formats as StatusDate) → %p", (written, edd) => {
+    const xml = sample("bluedart/tnt.xml").replace(/<Scans>/, `<ExpectedDeliveryDate>${written}</ExpectedDeliveryDate><Scans>`);
+    expect(xml).toContain("<ExpectedDeliveryDate>");
+    expect(parseBluedart(xml, "44330038841").estimatedDelivery ?? null).toBe(edd);
+  });
+
+  test("through the simulator: ExpectedDeliveryDate until delivery, then none; none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("bluedart", (d) => `5011234567${d}`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
   });
 });

@@ -5,12 +5,13 @@ import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 
 describe("Delhivery samples", () => {
   test("in transit (9 scans): IST local time kept, UTC instant for ordering", () => {
-    const snap = parseDelhivery(sample("delhivery-packages-json-intransit.json"), "");
+    const snap = parseDelhivery(sample("delhivery/packages-json-intransit.json"), "");
     expect(snap.checkpoints).toHaveLength(9);
     const n = newest(snap.checkpoints);
     expect(n.state).toBe("in_transit");
@@ -24,7 +25,7 @@ describe("Delhivery samples", () => {
   });
 
   test("delivered (28 scans): newest delivered, the EOD-11 attempt is an exception with its remark", () => {
-    const snap = parseDelhivery(sample("delhivery-packages-json-delivered.json"), "26805710004060");
+    const snap = parseDelhivery(sample("delhivery/packages-json-delivered.json"), "26805710004060");
     expect(snap.checkpoints).toHaveLength(28);
     const n = newest(snap.checkpoints);
     expect(n.state).toBe("delivered");
@@ -38,16 +39,16 @@ describe("Delhivery samples", () => {
   });
 
   test("manifested: one scan, pending", () => {
-    const snap = parseDelhivery(sample("delhivery-packages-json-manifested.json"), "84209310000302");
+    const snap = parseDelhivery(sample("delhivery/packages-json-manifested.json"), "84209310000302");
     expect(snap.checkpoints).toHaveLength(1);
     expect(snap.checkpoints[0]!.state).toBe("pending");
     expect(snap.originCity).toBe("Chennai");
   });
 
   test("not found inside a 200", () => {
-    expect(() => parseDelhivery(sample("delhivery-packages-json-error.json"), "1")).toThrow(CourierError);
+    expect(() => parseDelhivery(sample("delhivery/packages-json-error.json"), "1")).toThrow(CourierError);
     try {
-      parseDelhivery(sample("delhivery-packages-json-error.json"), "1");
+      parseDelhivery(sample("delhivery/packages-json-error.json"), "1");
     } catch (e) {
       expect((e as CourierError).kind).toBe("not_found");
       expect((e as CourierError).retryable).toBe(false);
@@ -91,5 +92,28 @@ describe("Delhivery through the simulator", () => {
     const results = await Promise.all(Array.from({ length: 50 }, () => sb.backends.lookup(delhivery, awb)));
     expect(results.every((r) => r.snapshot.checkpoints.length === 3)).toBe(true);
     expect(sb.sim.calls("delhivery", awb)).toBe(1);
+  });
+});
+
+describe("Delhivery estimated delivery (EDD)", () => {
+  test("samples: ExpectedDeliveryDate (naive IST) is the EDD, kept once delivered; none while manifested", () => {
+    expect(parseDelhivery(sample("delhivery/packages-json-intransit.json"), "").estimatedDelivery).toBe("2024-09-24");
+    expect(parseDelhivery(sample("delhivery/packages-json-delivered.json"), "26805710004060").estimatedDelivery).toBe("2024-09-22");
+    expect(parseDelhivery(sample("delhivery/packages-json-manifested.json"), "84209310000302").estimatedDelivery).toBeNull();
+  });
+
+  test("PromisedDeliveryDate stands in when ExpectedDeliveryDate is null; a .NET/SQL placeholder date is no estimate", () => {
+    const doc = JSON.parse(sample("delhivery/packages-json-intransit.json"));
+    const ship = doc.ShipmentData[0].Shipment;
+    ship.ExpectedDeliveryDate = null;
+    ship.PromisedDeliveryDate = "2024-09-25T23:59:59";
+    expect(parseDelhivery(JSON.stringify(doc), "").estimatedDelivery).toBe("2024-09-25");
+    ship.PromisedDeliveryDate = "0001-01-01T00:00:00";
+    expect(parseDelhivery(JSON.stringify(doc), "").estimatedDelivery).toBeNull();
+  });
+
+  test("through the simulator: the planned day in IST from pickup on, kept once delivered; none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("delhivery", (d) => `123456789012${d}`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
   });
 });

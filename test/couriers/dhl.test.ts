@@ -5,6 +5,7 @@ import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 const dhl = courierBySlug("dhl")!;
@@ -13,8 +14,8 @@ const loopback = (reply: (req: Request, url: URL) => Response | Promise<Response
   courierLoopback("dhl", { DHL_API_KEY: "k-123" }, (_s, _i, req) => reply(req, new URL(req.url)), "/base");
 
 describe("DHL samples", () => {
-  test("dhl-unified-track.json: statusCode pre-transit wins over status DELIVERED; remark, POD, wall time kept", () => {
-    const snap = parseDhl(sample("dhl-unified-track.json"), "7777777770");
+  test("dhl/unified-track.json: statusCode pre-transit wins over status DELIVERED; remark, POD, wall time kept", () => {
+    const snap = parseDhl(sample("dhl/unified-track.json"), "7777777770");
     expect(snap.checkpoints).toHaveLength(1);
     const n = newest(snap.checkpoints);
     expect(n.state).toBe("pending");
@@ -29,8 +30,8 @@ describe("DHL samples", () => {
     expect(snap.remark).toBe("The shipment is pending completion of customs inspection.");
   });
 
-  test("dhl-unified-track-error-404.json → not_found", () => {
-    expect(kindOf(() => parseDhl(sample("dhl-unified-track-error-404.json"), "8264715546"))).toBe("not_found");
+  test("dhl/unified-track-error-404.json → not_found", () => {
+    expect(kindOf(() => parseDhl(sample("dhl/unified-track-error-404.json"), "8264715546"))).toBe("not_found");
   });
 
   test("catalogue pattern accepts the sample numbers", () => {
@@ -63,7 +64,7 @@ describe("DHL samples", () => {
 
 describe("DHL request and HTTP failures (loopback)", () => {
   test("GET /track/shipments?trackingNumber= with DHL-API-Key and Accept", async () => {
-    const lb = loopback(() => new Response(sample("dhl-unified-track.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(() => new Response(sample("dhl/unified-track.json"), { headers: { "content-type": "application/json" } }));
     try {
       const snap = await dhlAdapter.track("7777777770", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
@@ -84,7 +85,7 @@ describe("DHL request and HTTP failures (loopback)", () => {
     [401, '{"status":401,"title":"Unauthorized"}', "auth"],
     [403, "Forbidden", "rate_limited"],
     [429, '{"status":429,"title":"Too many requests"}', "rate_limited"],
-    [404, sample("dhl-unified-track-error-404.json"), "not_found"],
+    [404, sample("dhl/unified-track-error-404.json"), "not_found"],
     [404, "<html>no such path</html>", "backend"],
     [500, "oops", "backend"],
     [503, "<html>down</html>", "backend"],
@@ -104,7 +105,7 @@ describe("DHL request and HTTP failures (loopback)", () => {
   });
 });
 
-describe("DHL through the simulator (CONTRACT 5)", () => {
+describe("DHL through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
@@ -164,5 +165,26 @@ describe("DHL through the simulator (CONTRACT 5)", () => {
     const snap = await look("1234567898");
     expect(newest(snap.checkpoints).state).toBe("cancelled");
     expect(snap.summary?.state).toBe("cancelled");
+  });
+});
+
+describe("DHL estimated delivery (EDD)", () => {
+  test("sample: estimatedTimeOfDelivery is the EDD", () => {
+    expect(parseDhl(sample("dhl/unified-track.json"), "7777777770").estimatedDelivery).toBe("2018-08-03");
+  });
+
+  test("without estimatedTimeOfDelivery the time frame's end stands in; the date is taken in its own offset", () => {
+    const doc = JSON.parse(sample("dhl/unified-track.json"));
+    const ship = doc.shipments[0];
+    delete ship.estimatedTimeOfDelivery;
+    ship.estimatedDeliveryTimeFrame = { estimatedFrom: "2018-08-04T09:00:00-05:00", estimatedThrough: "2018-08-04T22:30:00-05:00" };
+    expect(parseDhl(JSON.stringify(doc), "7777777770").estimatedDelivery).toBe("2018-08-04");
+    delete ship.estimatedDeliveryTimeFrame;
+    expect(parseDhl(JSON.stringify(doc), "7777777770").estimatedDelivery).toBeNull();
+  });
+
+  test("through the simulator: the estimate until delivery, then none; none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("dhl", (d) => `123456789${d}`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc, parseDtdcLegacyXml } from "../../src/modules/couriers/adapters/dtdc.ts";
-import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
+import type { TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
@@ -15,13 +16,13 @@ const capture = (awb: string, respond: (req: Seen, i: number) => Response) => {
   return captureTrack(dtdcAdapter, awb, { DTDC_USERNAME: "shop_user", DTDC_PASSWORD: "p@ss word" }, respond, "/dtdc-api");
 };
 
-const UNAUTHORIZED = () => new Response(sample("dtdc-jsoncntrk-error-401.json"), { status: 401, headers: { "content-type": "application/json" } });
+const UNAUTHORIZED = () => new Response(sample("dtdc/jsoncntrk-error-401.json"), { status: 401, headers: { "content-type": "application/json" } });
 const token = (t: string) => new Response(t, { headers: { "content-type": "text/plain" } });
-const ok = () => new Response(sample("dtdc-jsoncntrk.json"), { headers: { "content-type": "application/json" } });
+const ok = () => new Response(sample("dtdc/jsoncntrk.json"), { headers: { "content-type": "application/json" } });
 
 describe("DTDC samples", () => {
-  test("dtdc-jsoncntrk.json (doc example): 11 events, newest delivered 21-06-2017 16:14 IST", () => {
-    const snap = parseDtdc(sample("dtdc-jsoncntrk.json"), "B32242001");
+  test("dtdc/jsoncntrk.json (doc example): 11 events, newest delivered 21-06-2017 16:14 IST", () => {
+    const snap = parseDtdc(sample("dtdc/jsoncntrk.json"), "B32242001");
     expect(snap.checkpoints).toHaveLength(11);
     const n = newest(snap.checkpoints);
     expect(n).toMatchObject({ state: "delivered", localDate: "2017-06-21", localTime: "16:14", at: "2017-06-21T10:44:00.000Z", rawCode: "DLV", rawStatus: "Delivered", location: "MUMBAI APEX" });
@@ -32,12 +33,12 @@ describe("DTDC samples", () => {
     expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual(["BANGALORE", "MUMBAI", null, null, null]);
   });
 
-  test("dtdc-jsoncntrk-error-401.json → auth", () => {
-    expect(kindOf(() => parseDtdc(sample("dtdc-jsoncntrk-error-401.json"), "B32242001"))).toBe("auth");
+  test("dtdc/jsoncntrk-error-401.json → auth", () => {
+    expect(kindOf(() => parseDtdc(sample("dtdc/jsoncntrk-error-401.json"), "B32242001"))).toBe("auth");
   });
 
-  test("dtdc-xmlcntrk-legacy.xml (real, retired API): 5 actions, header delivered 12-06-2012 12:10", () => {
-    const snap = parseDtdcLegacyXml(sample("dtdc-xmlcntrk-legacy.xml"));
+  test("dtdc/xmlcntrk-legacy.xml (real, retired API): 5 actions, header delivered 12-06-2012 12:10", () => {
+    const snap = parseDtdcLegacyXml(sample("dtdc/xmlcntrk-legacy.xml"));
     expect(snap.checkpoints).toHaveLength(5);
     const n = newest(snap.checkpoints);
     expect(n).toMatchObject({ state: "out_for_delivery", localDate: "2009-07-09", localTime: "00:00", rawCode: null, rawStatus: "OUT FOR DELIVERY" });
@@ -66,7 +67,7 @@ describe("DTDC samples", () => {
   });
 
   test("non-empty strRtoNumber is reported; the shipment is a return on its way until delivered back", () => {
-    const doc = JSON.parse(sample("dtdc-jsoncntrk.json"));
+    const doc = JSON.parse(sample("dtdc/jsoncntrk.json"));
     doc.trackHeader.strRtoNumber = "R32242001";
     doc.trackHeader.strStatus = "RTO In Transit";
     doc.trackDetails.push({ strCode: "RTO", strAction: "RTO In Transit", strOrigin: "MUMBAI APEX", strActionDate: "22062017", strActionTime: "0900", sTrRemarks: "Consignee refused" });
@@ -154,7 +155,7 @@ describe("DTDC requests (as documented: authenticate, then getTrackDetails with 
   });
 });
 
-describe("DTDC through the simulator (CONTRACT 5)", () => {
+describe("DTDC through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());

@@ -1,11 +1,12 @@
 /**
- * Ecom Express has no real sample (courier-samples README): the document below
+ * Ecom Express has no real sample (test/fixtures/couriers/ecomexpress/SOURCE.md): the document below
  * is built from the documented field list and order, so these tests pin the
  * parser to that documentation, not to a captured payload.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { ecomexpressAdapter, ecomRule, parseEcomExpress } from "../../src/modules/couriers/adapters/ecomexpress.ts";
-import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
+import type { TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
@@ -123,7 +124,7 @@ describe("Ecom Express request (as documented: form POST to track_me/api/mawbd/)
   });
 });
 
-describe("Ecom Express through the simulator (CONTRACT 5)", () => {
+describe("Ecom Express through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
-import { fedexAdapter, fedexRule, parseFedex } from "../../src/modules/couriers/adapters/fedex.ts";
+import { fedexAdapter, fedexEstimate, fedexRule, parseFedex } from "../../src/modules/couriers/adapters/fedex.ts";
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FEDEX_TOKEN_SECONDS } from "../../src/sandbox/twins/fedex.ts";
 import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 const fedex = courierBySlug("fedex")!;
@@ -19,8 +20,8 @@ const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   );
 
 describe("FedEx samples", () => {
-  test("fedex-track.json: two trackResults for one number → the one with the newest scan (delivered)", () => {
-    const snap = parseFedex(sample("fedex-track.json"), "776094337676");
+  test("fedex/track.json: two trackResults for one number → the one with the newest scan (delivered)", () => {
+    const snap = parseFedex(sample("fedex/track.json"), "776094337676");
     expect(snap.checkpoints).toHaveLength(8);
     const n = newest(snap.checkpoints);
     expect([n.state, n.localDate, n.localTime, n.at]).toEqual(["delivered", "2024-04-26", "09:26", "2024-04-26T16:26:00.000Z"]);
@@ -38,8 +39,8 @@ describe("FedEx samples", () => {
     expect(snap.destinationCity).toBe("FRESNO");
   });
 
-  test("fedex-track.json first result alone: running late, ready-for-pickup and delay scans", () => {
-    const doc = JSON.parse(sample("fedex-track.json"));
+  test("fedex/track.json first result alone: running late, ready-for-pickup and delay scans", () => {
+    const doc = JSON.parse(sample("fedex/track.json"));
     doc.output.completeTrackResults[0].trackResults.pop();
     const snap = parseFedex(JSON.stringify(doc), "776094337676");
     expect(snap.checkpoints).toHaveLength(10);
@@ -52,8 +53,8 @@ describe("FedEx samples", () => {
     expect(snap.checkpoints.find((c) => c.rawCode === "OC")!.state).toBe("pending");
   });
 
-  test("fedex-track-delivered.json: 17 scans, delivered, a scan without offset borrows its neighbour's", () => {
-    const snap = parseFedex(sample("fedex-track-delivered.json"), "738488882438");
+  test("fedex/track-delivered.json: 17 scans, delivered, a scan without offset borrows its neighbour's", () => {
+    const snap = parseFedex(sample("fedex/track-delivered.json"), "738488882438");
     expect(snap.checkpoints).toHaveLength(17);
     const n = newest(snap.checkpoints);
     expect([n.state, n.localDate, n.localTime, n.location]).toEqual(["delivered", "2024-08-20", "12:41", "Blue Point, NY"]);
@@ -65,12 +66,12 @@ describe("FedEx samples", () => {
     expect(snap.remark).toBeNull();
   });
 
-  test("fedex-track-openapi-example.json: its per-number error (TRACKING.TRACKINGNUMBER.EMPTY) wins → invalid_number", () => {
-    expect(kindOf(() => parseFedex(sample("fedex-track-openapi-example.json"), "123456789012"))).toBe("invalid_number");
+  test("fedex/track-openapi-example.json: its per-number error (TRACKING.TRACKINGNUMBER.EMPTY) wins → invalid_number", () => {
+    expect(kindOf(() => parseFedex(sample("fedex/track-openapi-example.json"), "123456789012"))).toBe("invalid_number");
   });
 
-  test("fedex-track-error.json (whole-request errors[]) → invalid_number", () => {
-    expect(kindOf(() => parseFedex(sample("fedex-track-error.json"), "123456789012"))).toBe("invalid_number");
+  test("fedex/track-error.json (whole-request errors[]) → invalid_number", () => {
+    expect(kindOf(() => parseFedex(sample("fedex/track-error.json"), "123456789012"))).toBe("invalid_number");
   });
 
   test("per-number NOTFOUND inside a 200 → not_found", () => {
@@ -82,7 +83,7 @@ describe("FedEx samples", () => {
     for (const n of ["776094337676", "738488882438", "123456789012", "399368623212"]) expect(fedex.awb.pattern.test(n)).toBe(true);
   });
 
-  test("mapping table per the README", () => {
+  test("mapping table per test/fixtures/couriers/fedex/SOURCE.md", () => {
     const st = (codes: string[], text = "") => {
       const r = fedexRule(codes, text);
       return r.sub ? `${r.state}/${r.sub}` : r.state;
@@ -118,7 +119,7 @@ describe("FedEx samples", () => {
 
 describe("FedEx requests (loopback)", () => {
   test("token by client credentials form, then POST /track/v1/trackingnumbers as documented", async () => {
-    const lb = loopback(() => new Response(sample("fedex-track-delivered.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(() => new Response(sample("fedex/track-delivered.json"), { headers: { "content-type": "application/json" } }));
     try {
       const snap = await fedexAdapter.track("738488882438", lb.ctx);
       expect(snap.checkpoints).toHaveLength(17);
@@ -130,7 +131,7 @@ describe("FedEx requests (loopback)", () => {
       expect(track!.headers.get("authorization")).toBe("Bearer tok-1");
       expect(track!.headers.get("content-type")).toBe("application/json");
       expect(track!.headers.get("x-locale")).toBe("en_US");
-      const documented = JSON.parse(sample("fedex-track-request.json"));
+      const documented = JSON.parse(sample("fedex/track-request.json"));
       documented.trackingInfo = documented.trackingInfo.slice(0, 1);
       documented.trackingInfo[0].trackingNumberInfo.trackingNumber = "738488882438";
       expect(JSON.parse(track!.body)).toEqual(documented);
@@ -157,7 +158,7 @@ describe("FedEx requests (loopback)", () => {
   test.each([
     [403, "Forbidden", "rate_limited"],
     [429, "{}", "rate_limited"],
-    [400, sample("fedex-track-error.json"), "invalid_number"],
+    [400, sample("fedex/track-error.json"), "invalid_number"],
     [500, '{"errors":[{"code":"INTERNAL.SERVER.ERROR"}]}', "backend"],
     [503, "<html>down</html>", "backend"],
     [200, "<html>ok?</html>", "backend"],
@@ -171,7 +172,7 @@ describe("FedEx requests (loopback)", () => {
   });
 });
 
-describe("FedEx through the simulator (CONTRACT 5)", () => {
+describe("FedEx through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
@@ -248,5 +249,31 @@ describe("FedEx through the simulator (CONTRACT 5)", () => {
 
   test("8: cancelled", async () => {
     expect(newest((await look("123456789018")).checkpoints).state).toBe("cancelled");
+  });
+});
+
+describe("FedEx estimated delivery (EDD)", () => {
+  test("samples: the committed standardTransitTimeWindow when the estimate window is {} (real answers), the estimate window's end when given", () => {
+    // track.json: the shipment with the newest scan (delivered 26 Apr) is used; its committed date is the 26th, as written (-06:00).
+    expect(parseFedex(sample("fedex/track.json"), "776094337676").estimatedDelivery).toBe("2024-04-26");
+    expect(parseFedex(sample("fedex/track-delivered.json"), "738488882438").estimatedDelivery).toBe("2024-08-21");
+    // The OpenAPI example answers a per-number error for its second number, so its first trackResult is read directly.
+    const example = JSON.parse(sample("fedex/track-openapi-example.json")).output.completeTrackResults[0].trackResults[0];
+    expect(fedexEstimate(example)).toBe("2021-10-15");
+  });
+
+  test("order: estimate window, then dateAndTimes ESTIMATED_DELIVERY, then the committed window; end before start; the date as written in its offset", () => {
+    const committed = { window: { ends: "2024-04-25T10:30:00-07:00" } };
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { begins: "2024-04-27T08:00:00", ends: "2024-04-27T23:30:00-07:00" } }, dateAndTimes: [{ type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" }], standardTransitTimeWindow: committed })).toBe("2024-04-27");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { begins: "2024-04-29T08:00:00-07:00" } } })).toBe("2024-04-29");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: {} }, dateAndTimes: [{ type: "ACTUAL_PICKUP", dateTime: "2024-04-24T16:05:00-07:00" }, { type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" }], standardTransitTimeWindow: committed })).toBe("2024-04-28");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: {} }, standardTransitTimeWindow: committed })).toBe("2024-04-25");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { ends: "soon" } } })).toBeNull();
+    expect(fedexEstimate({})).toBeNull();
+  });
+
+  test("through the simulator: the estimate in transit, the committed date kept once delivered; none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("fedex", (d) => `12345678901${d}`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
   });
 });

@@ -1,20 +1,22 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { parseTrack17, parseTrack17Register, track17Adapter, track17Backoff, track17Rule } from "../../src/modules/couriers/adapters/track17.ts";
-import { CourierError, type AdapterContext, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError, type AdapterContext } from "../../src/modules/couriers/adapters/types.ts";
+import type { TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 const indiapost = courierBySlug("indiapost")!;
-const webhookEntry = () => JSON.parse(sample("17track-webhook-tracking-updated.json")).data;
+const webhookEntry = () => JSON.parse(sample("track17/webhook-tracking-updated.json")).data;
 const gettrackinfo = (entry: unknown) => JSON.stringify({ code: 0, data: { accepted: [entry], rejected: [] } });
 
 describe("17TRACK samples", () => {
-  test("17track-webhook-tracking-updated.json track_info: one AvailableForPickup event, latest status Exception_Other", () => {
-    const out = parseTrack17(sample("17track-webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot;
+  test("track17/webhook-tracking-updated.json track_info: one AvailableForPickup event, latest status Exception_Other", () => {
+    const out = parseTrack17(sample("track17/webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot;
     expect(out.checkpoints).toHaveLength(1);
     const n = out.checkpoints[0]!;
     expect([n.state, n.subStatus, n.rawCode]).toEqual(["out_for_delivery", "ready_for_pickup", "AvailableForPickup"]);
@@ -30,9 +32,9 @@ describe("17TRACK samples", () => {
     expect(out.checkpoints).toHaveLength(1);
   });
 
-  test("17track-register.json: accepted number passes; the rejected -18010012 number → invalid_number", () => {
-    expect(kindOf(() => parseTrack17Register(sample("17track-register.json"), "RR123456789CN"))).toBe("ok");
-    expect(kindOf(() => parseTrack17Register(sample("17track-register.json"), "1234"))).toBe("invalid_number");
+  test("track17/register.json: accepted number passes; the rejected -18010012 number → invalid_number", () => {
+    expect(kindOf(() => parseTrack17Register(sample("track17/register.json"), "RR123456789CN"))).toBe("ok");
+    expect(kindOf(() => parseTrack17Register(sample("track17/register.json"), "1234"))).toBe("invalid_number");
   });
 
   test("already registered (-18019901) is fine", () => {
@@ -40,9 +42,9 @@ describe("17TRACK samples", () => {
     expect(kindOf(() => parseTrack17Register(body, "EE123456780IN"))).toBe("ok");
   });
 
-  test("17track-stoptrack-rejected.json shape: -18019902 (not registered yet) and a bare accepted entry mean keep polling", () => {
-    expect(parseTrack17(sample("17track-stoptrack-rejected.json"), "21213123123230")).toBe("pending");
-    expect(parseTrack17(sample("17track-stoptrack-rejected.json"), "RR123456789CN")).toBe("pending");
+  test("track17/stoptrack-rejected.json shape: -18019902 (not registered yet) and a bare accepted entry mean keep polling", () => {
+    expect(parseTrack17(sample("track17/stoptrack-rejected.json"), "21213123123230")).toBe("pending");
+    expect(parseTrack17(sample("track17/stoptrack-rejected.json"), "RR123456789CN")).toBe("pending");
   });
 
   test("NotFound: pending until a provider synced; synced with no events → not_found; NotFound_InvalidCode → invalid_number", () => {
@@ -69,7 +71,7 @@ describe("17TRACK samples", () => {
     expect(kindOf(() => parseTrack17(env(-18010003), "1"))).toBe("backend");
   });
 
-  test("status / sub-status mapping per the README", () => {
+  test("status / sub-status mapping per test/fixtures/couriers/track17/SOURCE.md", () => {
     const st = (sub: string, status: string) => {
       const r = track17Rule(sub, status, "");
       return r.sub ? `${r.state}/${r.sub}` : r.state;
@@ -113,7 +115,7 @@ describe("17TRACK requests (loopback)", () => {
       async fetch(req) {
         const path = new URL(req.url).pathname;
         seen.push({ path, token: req.headers.get("17token"), type: req.headers.get("content-type"), body: await req.json() });
-        if (path.endsWith("/register")) return new Response(sample("17track-register.json").replace("RR123456789CN", "EE123456780IN"));
+        if (path.endsWith("/register")) return new Response(sample("track17/register.json").replace("RR123456789CN", "EE123456780IN"));
         polls++;
         if (polls < 3) return Response.json({ code: 0, data: { accepted: [{ number: "EE123456780IN", carrier: 9021, track_info: null }], rejected: [] } });
         return new Response(gettrackinfo({ ...webhookEntry(), number: "EE123456780IN" }));
@@ -218,4 +220,26 @@ describe("17TRACK: an answer later than the budget → timeout", () => {
     expect(got).toBe("timeout");
     expect(sb.sim.calls("track17", "gettrackinfo:01234567890120")).toBeGreaterThanOrEqual(1);
   });
+});
+
+describe("17TRACK estimated delivery (EDD)", () => {
+  test("sample: time_metrics.estimated_delivery_date with null from/to → no EDD", () => {
+    expect((parseTrack17(sample("track17/webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot).estimatedDelivery).toBeNull();
+  });
+
+  test("a window (the 17TRACK docs' delivered example: source Official) → its end, dated in its own offset; else its start", () => {
+    const doc = JSON.parse(sample("track17/webhook-tracking-updated.json"));
+    const metrics = doc.data.track_info.time_metrics;
+    metrics.estimated_delivery_date = { source: "Official", from: "2022-05-01T08:00:00-04:00", to: "2022-05-03T20:00:00-04:00" };
+    expect((parseTrack17(JSON.stringify(doc), "1234567890") as TrackingSnapshot).estimatedDelivery).toBe("2022-05-03");
+    metrics.estimated_delivery_date = { source: "Official", from: "2022-05-01", to: null };
+    expect((parseTrack17(JSON.stringify(doc), "1234567890") as TrackingSnapshot).estimatedDelivery).toBe("2022-05-01");
+    metrics.estimated_delivery_date = null;
+    expect((parseTrack17(JSON.stringify(doc), "1234567890") as TrackingSnapshot).estimatedDelivery).toBeNull();
+  });
+
+  test("through the simulator (indiapost via the aggregator): the window from pickup on, kept once delivered; none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("indiapost", (d) => `EE12345678${d}IN`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
+  }, 30_000);
 });

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
-import { parseUps, photoDataUrl, UPS_TRANSACTION_SRC, upsAdapter, upsRule } from "../../src/modules/couriers/adapters/ups.ts";
+import { parseUps, photoDataUrl, UPS_TRANSACTION_SRC, upsAdapter, upsEstimate, upsRule } from "../../src/modules/couriers/adapters/ups.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { UPS_SANDBOX_PHOTO, UPS_TOKEN_SECONDS } from "../../src/sandbox/twins/ups.ts";
 import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
+import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
 import { sample } from "../helpers/samples.ts";
 
 const ups = courierBySlug("ups")!;
@@ -19,8 +20,8 @@ const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   );
 
 describe("UPS samples", () => {
-  test("ups-track.json (real): delivered, 2 activities, YYYYMMDD + HHMMSS kept as local wall time", () => {
-    const snap = parseUps(sample("ups-track.json"), "1Z1442YY7229014688");
+  test("ups/track.json (real): delivered, 2 activities, YYYYMMDD + HHMMSS kept as local wall time", () => {
+    const snap = parseUps(sample("ups/track.json"), "1Z1442YY7229014688");
     expect(snap.checkpoints).toHaveLength(2);
     expect(snap.checkpoints.map((c) => c.state)).toEqual(["delivered", "pending"]);
     const n = newest(snap.checkpoints);
@@ -31,16 +32,16 @@ describe("UPS samples", () => {
     expect(snap.remark).toBeNull();
   });
 
-  test("ups-track-openapi-example.json: parses (placeholder photo is not a POD)", () => {
-    const snap = parseUps(sample("ups-track-openapi-example.json"), "1Z023E2X0214323462");
+  test("ups/track-openapi-example.json: parses (placeholder photo is not a POD)", () => {
+    const snap = parseUps(sample("ups/track-openapi-example.json"), "1Z023E2X0214323462");
     expect(snap.checkpoints).toHaveLength(1);
     expect(snap.podUrl).toBeNull();
   });
 
   test.each([
-    ["ups-track-error-notfound.json", "not_found"],
-    ["ups-track-error-invalid.json", "invalid_number"],
-    ["ups-auth-error.json", "auth"],
+    ["ups/track-error-notfound.json", "not_found"],
+    ["ups/track-error-invalid.json", "invalid_number"],
+    ["ups/auth-error.json", "auth"],
   ])("%s → %s", (file, kind) => {
     expect(kindOf(() => parseUps(sample(file), "1Z1442YY7229014688"))).toBe(kind);
   });
@@ -87,7 +88,7 @@ describe("UPS samples", () => {
 
 describe("UPS requests (loopback)", () => {
   test("Basic-auth token, then GET /api/track/v1/details/{n}?locale=en_US&returnSignature=false with Bearer, transId, transactionSrc", async () => {
-    const lb = loopback(() => new Response(sample("ups-track.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(() => new Response(sample("ups/track.json"), { headers: { "content-type": "application/json" } }));
     try {
       await upsAdapter.track("1Z1442YY7229014688", lb.ctx);
       await upsAdapter.track("1Z1442YY7229014688", lb.ctx);
@@ -118,7 +119,7 @@ describe("UPS requests (loopback)", () => {
   });
 
   test.each([
-    [400, sample("ups-track-error-invalid.json"), "invalid_number"],
+    [400, sample("ups/track-error-invalid.json"), "invalid_number"],
     [404, '{"response":{"errors":[{"code":"TW0001","message":"Tracking Information Not Found"}]}}', "not_found"],
     [403, "Forbidden", "rate_limited"],
     [429, "{}", "rate_limited"],
@@ -135,7 +136,7 @@ describe("UPS requests (loopback)", () => {
   });
 });
 
-describe("UPS through the simulator (CONTRACT 5)", () => {
+describe("UPS through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
@@ -204,5 +205,31 @@ describe("UPS through the simulator (CONTRACT 5)", () => {
 
   test("8: cancelled (voided)", async () => {
     expect(newest((await look(awb(8))).checkpoints).state).toBe("cancelled");
+  });
+});
+
+describe("UPS estimated delivery (EDD)", () => {
+  test("samples: a delivered package lists only DEL (the delivery, not an estimate); the OpenAPI example's placeholder is no date", () => {
+    expect(parseUps(sample("ups/track.json"), "1Z1442YY7229014688").estimatedDelivery).toBeNull();
+    expect(parseUps(sample("ups/track-openapi-example.json"), "1Z023E2X0214323462").estimatedDelivery).toBeNull();
+  });
+
+  test("deliveryDate: RDD (rescheduled) wins over SDD (scheduled); DEL is ignored", () => {
+    expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220128" }] })).toBe("2022-01-28");
+    expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220128" }, { type: "RDD", date: "20220131" }] })).toBe("2022-01-31");
+    expect(upsEstimate({ deliveryDate: [{ type: "DEL", date: "20220126" }] })).toBeNull();
+    expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220231" }] })).toBeNull();
+    expect(upsEstimate({})).toBeNull();
+  });
+
+  test("a scheduled date in a real answer's shape is read through parseUps", () => {
+    const doc = JSON.parse(sample("ups/track.json"));
+    doc.trackResponse.shipment[0].package[0].deliveryDate = [{ type: "SDD", date: "20220127" }];
+    expect(parseUps(JSON.stringify(doc), "1Z1442YY7229014688").estimatedDelivery).toBe("2022-01-27");
+  });
+
+  test("through the simulator: SDD until delivery, then DEL only (no EDD); none while manifested, cancelled or returning", async () => {
+    const seen = await eddJourney("ups", (d) => `1Z12345E020527168${d}`);
+    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
   });
 });

@@ -1,12 +1,13 @@
 /**
- * Xpressbees has no direct API sample (courier-samples README); its raw status
- * codes appear in `shiprocket-track-awb.json` (a real Xpressbees Surface
+ * Xpressbees has no direct API sample (test/fixtures/couriers/xpressbees/SOURCE.md); its raw status
+ * codes appear in `xpressbees/shiprocket-track-awb.json` (a real Xpressbees Surface
  * shipment seen through Shiprocket). These tests map those raw codes and
  * re-shape that real history into the documented `shipments2/track` JSON.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearXpressbeesTokens, parseXpressbees, xpressbeesAdapter, xpressbeesRule } from "../../src/modules/couriers/adapters/xpressbees.ts";
-import { CourierError, type TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
+import type { TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../helpers/courier.ts";
@@ -20,7 +21,7 @@ interface Activity {
   activity: string;
   location: string;
 }
-const shiprocket = JSON.parse(sample("shiprocket-track-awb.json")) as { tracking_data: { shipment_track_activities: Activity[] } };
+const shiprocket = JSON.parse(sample("xpressbees/shiprocket-track-awb.json")) as { tracking_data: { shipment_track_activities: Activity[] } };
 const activities = shiprocket.tracking_data.shipment_track_activities;
 
 /** The real Shiprocket history in the documented Xpressbees shape (event_time "%Y-%m-%d %H:%M"). */
@@ -154,7 +155,7 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
   });
 });
 
-describe("Xpressbees through the simulator (CONTRACT 5)", () => {
+describe("Xpressbees through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());

@@ -1,4 +1,4 @@
-/** Dashboard overview, API keys, usage & billing, tracked shipments; cross-account isolation (issue 7). */
+/** Dashboard overview, API keys, usage & billing, tracked shipments; cross-account isolation (docs/dashboard.md). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";

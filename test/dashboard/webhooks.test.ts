@@ -1,4 +1,4 @@
-/** Dashboard webhook pages: CRUD, secret reveal and rotation, test fire, deliveries, chart, reactivation, isolation (issue 7). */
+/** Dashboard webhook pages: CRUD, secret reveal and rotation, test fire, deliveries, chart, reactivation, isolation (docs/dashboard.md). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, deliveries, webhooks } from "../../src/db/schema/index.ts";
@@ -39,7 +39,7 @@ describe("create, list, edit, delete", () => {
   test("the first create reveals the signing secret once; later creates do not; the description is escaped everywhere", async () => {
     const [res, html] = await create(alice, { url: rx.url(), events: ["tracking.delivered", "tracking.exception"], mode: "test", description: XSS });
     expect(res.status).toBe(201);
-    expect(html).toMatch(/value="whsec_[A-Za-z0-9_-]{43}"/);
+    expect(html).toMatch(/value="whsec_[A-Za-z0-9+/]{43}="/);
     expect(html).toContain('data-copy="secret"');
     testHook = /href="\/dashboard\/webhooks\/(wh_[0-9a-f]{32})"/.exec(html)![1]!;
 
@@ -109,7 +109,7 @@ describe("create, list, edit, delete", () => {
     expect((await alice.post("/dashboard/webhooks/rotate-secret", { _csrf: "nope" }))[0].status).toBe(403);
     const [res, html] = await alice.post("/dashboard/webhooks/rotate-secret", { _csrf: await alice.csrf("/dashboard/webhooks/rotate-secret") });
     expect(res.status).toBe(200);
-    expect(html).toMatch(/value="whsec_[A-Za-z0-9_-]{43}"/);
+    expect(html).toMatch(/value="whsec_[A-Za-z0-9+/]{43}="/);
     expect(html).toContain("accept both secrets for at least 15 minutes");
     const after = (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, aliceEmail)))[0]!.webhookSecretEnc;
     expect(after).not.toBe(before);
@@ -174,7 +174,7 @@ describe("reactivation", () => {
   test("a webhook deactivated by failures shows its failure count and a Reactivate button that resets it", async () => {
     await ctx.tdb.db.update(webhooks).set({ status: "deactivated", failureCount: 20 }).where(eq(webhooks.id, testHook));
     const [, list] = await alice.get("/dashboard/webhooks");
-    expect(list).toContain('<td data-testid="failure-count">20</td>');
+    expect(list).toContain('<td data-testid="failure-count">20 (deactivated)</td>');
     expect(list).toContain("deactivated");
     const [, overview] = await alice.get("/dashboard");
     expect(overview).toContain("1 deactivated");

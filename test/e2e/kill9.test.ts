@@ -33,8 +33,8 @@ afterAll(async () => {
 });
 
 test("a delivery claimed by a process killed mid-send is delivered by the next process (at least once)", async () => {
-  // 1 s per attempt keeps the delivery lease short: (5 redirects + 1) × 1 s + 30 s.
-  const env = await webhookEnv({ WEBHOOK_TIMEOUT_MS: "1000", SECRETS_KEY: randomBytes(32).toString("base64url") });
+  // 1 s per attempt and 1 s of slack keep the delivery lease short: (5 redirects + 1) × 1 s + 1 s.
+  const env = await webhookEnv({ WEBHOOK_TIMEOUT_MS: "1000", LEASE_SLACK_SECONDS: "1", SECRETS_KEY: randomBytes(32).toString("base64url") });
   const first = await startService(env, 20_000, { tdb });
   running.push(first);
 

@@ -14,9 +14,9 @@ let svc: RunningService;
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver();
-  // Simulator steps every 6 s; followed shipments are due again 1 s after each check (the
-  // scheduler's 5 s poll then decides the pace), so every step is seen by one re-check.
-  svc = await startService(await webhookEnv({ SANDBOX_STEP_SECONDS: "6", RECHECK_INTERVAL_SECONDS: "1" }));
+  // Simulator steps every 2 s; followed shipments are due again 1 s after each check and the
+  // scheduler drains every second, so every step is seen by a re-check.
+  svc = await startService(await webhookEnv({ SANDBOX_STEP_SECONDS: "2", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" }));
 });
 afterAll(async () => {
   await svc?.stop();

@@ -4,11 +4,13 @@
  * is re-claimed after it expires, without a lost or duplicated event.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AppDeps } from "../../src/app.ts";
+import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
-import { claimDue, createRecheckRunner, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import { DUE_BUCKET_MS } from "../../src/modules/following/claims.ts";
+import { claimDue, createRecheckRunner, defaultLeaseMs, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, shipmentRow, track } from "./helpers.ts";
@@ -22,7 +24,7 @@ beforeAll(async () => {
   growth = await ctx.account("growth");
   await liveWebhook(ctx, growth.key);
   const pool = connect(ctx.tdb.url, { max: 5 });
-  const backends: CourierBackends = createCourierBackends({ config: ctx.config, clock: ctx.clock, log: silentLogger, sandboxBaseUrl: ctx.sim.baseUrlFor });
+  const backends: CourierBackends = createCourierBackends({ config: ctx.config, clock: ctx.clock, log: silentLogger, simulator: ctx.sim });
   other = { deps: { ...ctx.deps, db: pool.db, backends }, close: async () => (await backends.close(), await pool.sql.end({ timeout: 5 })) };
 });
 afterAll(async () => {
@@ -114,4 +116,52 @@ describe("claims shared through Postgres", () => {
     expect(rows.filter((x) => x.lease_owner === "stopping")).toEqual([]);
     expect(rows.filter((x) => x.due).length).toBeGreaterThanOrEqual(9);
   }, 30_000);
+});
+
+describe("claim order and cost", () => {
+  test("an overdue backlog is claimed oldest 15-minute bucket first, then the current bucket in due order; nothing not yet due; leased rows are skipped", async () => {
+    // Only this test's rows are scheduled.
+    await ctx.tdb.sql`update shipments set next_check_at = null, lease_until = null, lease_owner = null`;
+    // Five seconds into the next bucket (buckets start at multiples of 15 minutes from 2000-01-01 UTC).
+    const bucketStart = ctx.clock.now() - ((ctx.clock.now() - Date.UTC(2000, 0, 1)) % DUE_BUCKET_MS) + DUE_BUCKET_MS;
+    ctx.clock.set(bucketStart + 5_000);
+    const now = ctx.clock.now();
+    // Due times, by name: two buckets ago, one bucket ago, earlier in the current bucket, not yet due.
+    const at = {
+      old1: bucketStart - DUE_BUCKET_MS - 1_000,
+      old2: bucketStart - DUE_BUCKET_MS - 2_000,
+      prev: bucketStart - 1,
+      cur2: now - 2,
+      cur1: now - 1,
+      later: now + 1,
+    };
+    const n = (i: number) => `4${String(i).padStart(11, "0")}1`;
+    const names = Object.keys(at) as (keyof typeof at)[];
+    const ids = await seedMany(ctx, growth.id, names.map((_, i) => ["delhivery", n(i)] as const));
+    for (const [i, name] of names.entries()) await ctx.tdb.sql`update shipments set next_check_at = ${new Date(at[name]).toISOString()} where id = ${ids[i]!}`;
+    const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
+
+    // One at a time: the two rows of the oldest bucket (either order: storage order within a bucket),
+    // then the previous bucket, then the current bucket by exact due time.
+    const order: string[] = [];
+    for (let i = 0; i < 5; i++) order.push(...(await claimDue(ctx.tdb.db, now, 1, 60_000, "order")).map((r) => nameOf(r.tracking_number)));
+    expect(order.slice(0, 2).sort()).toEqual(["old1", "old2"]);
+    expect(order.slice(2)).toEqual(["prev", "cur2", "cur1"]);
+    // Everything due is leased now: a further claim finds nothing (`later` is not due yet).
+    expect(await claimDue(ctx.tdb.db, now, 10, 60_000, "order")).toEqual([]);
+    // The claim stamped the lease and left the due time alone.
+    const row = await ctx.tdb.sql`select lease_owner, next_check_at from shipments where id = ${ids[0]!}`;
+    expect(row[0]!.lease_owner).toBe("order");
+    expect(new Date(row[0]!.next_check_at).getTime()).toBe(at.old1);
+    // Once the leases run out, every one of them is claimable again (the stale-lease reset).
+    expect((await claimDue(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
+    await ctx.tdb.sql`update shipments set next_check_at = null, lease_until = null, lease_owner = null where id in ${ctx.tdb.sql(ids)}`;
+  });
+
+  test("LEASE_SLACK_SECONDS is the slack on top of the worst-case lane wait", () => {
+    const base = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "2000" });
+    const short = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "2000", LEASE_SLACK_SECONDS: "1" });
+    expect(defaultLeaseMs(base, 2, 4)).toBe(3 * 2000 + 30_000);
+    expect(defaultLeaseMs(short, 2, 4)).toBe(3 * 2000 + 1_000);
+  });
 });

@@ -4,7 +4,7 @@
  * (only that courier's shipments).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AppDeps } from "../../src/app.ts";
+import type { AppDeps } from "../../src/deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { backoffMs, runRecheckBatch } from "../../src/modules/following/recheck.ts";

@@ -1,5 +1,6 @@
 /** Issue 4 item 5: housekeeping releases expired leases and prunes only what is past RETENTION_DAYS. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { deliveries, deliveryAttempts, demoHits, events, rateWindows, sessions, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { runHousekeeping } from "../../src/modules/following/housekeeping.ts";
@@ -68,13 +69,18 @@ describe("housekeeping", () => {
       { id: newId("ses"), tokenHash: "a".repeat(64), accountId: acc.id, csrfToken: "x", expiresAt: new Date(now - 60_000) },
       { id: newId("ses"), tokenHash: "b".repeat(64), accountId: acc.id, csrfToken: "y", expiresAt: new Date(now + 60_000) },
     ]);
+    // Idempotent responses: one past its 24 h, one an hour old (retention does not apply to them).
+    await ctx.tdb.sql`insert into idempotency_keys (account_id, key, request_hash, state, status, created_at) values
+      (${acc.id}, 'day-old', 'h', 'done', 201, ${new Date(now - 25 * 3600_000).toISOString()}),
+      (${acc.id}, 'hour-old', 'h', 'done', 201, ${new Date(now - 3600_000).toISOString()})`;
     // Leases: one ran out (its process died), one is live.
     const [expired, live] = await seedMany(ctx, acc.id, [["delhivery", "2234567890111"], ["delhivery", "3234567890111"]]);
     await ctx.tdb.sql`update shipments set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, next_check_at = ${new Date(now - 1000).toISOString()} where id = ${expired!}`;
     await ctx.tdb.sql`update shipments set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, next_check_at = ${new Date(now + 60_000).toISOString()} where id = ${live!}`;
 
     const r = await runHousekeeping(ctx.deps, { batchSize: 2 }); // tiny batches: the loop must carry on until done
-    expect(r).toMatchObject({ leasesReleased: 1, deliveries: 3, attempts: 1, events: 2, rateWindows: 1, demoHits: 1, sessions: 1 });
+    expect(r).toMatchObject({ leasesReleased: 1, deliveries: 3, attempts: 1, events: 2, rateWindows: 1, demoHits: 1, sessions: 1, idempotencyKeys: 1 });
+    expect((await ctx.tdb.sql`select key from idempotency_keys`).map((x) => x.key)).toEqual(["hour-old"]);
     expect((await db.select().from(sessions)).map((x) => x.tokenHash)).toEqual(["b".repeat(64)]);
 
     const ids = async <T extends { id: string }>(rows: Promise<T[]>) => (await rows).map((x) => x.id).sort();
@@ -88,6 +94,25 @@ describe("housekeeping", () => {
     expect(leases.find((s) => s.id === live)).toMatchObject({ owner: "alive" });
 
     // A second run finds nothing more.
-    expect(await runHousekeeping(ctx.deps)).toMatchObject({ leasesReleased: 0, deliveries: 0, attempts: 0, events: 0, rateWindows: 0, demoHits: 0, sessions: 0 });
+    expect(await runHousekeeping(ctx.deps)).toMatchObject({ leasesReleased: 0, deliveries: 0, attempts: 0, events: 0, rateWindows: 0, demoHits: 0, sessions: 0, idempotencyKeys: 0 });
+  }, 30_000);
+
+  test("a final delivery created before the cutoff but finished after it stays until its last change is past retention", async () => {
+    const db = ctx.tdb.db;
+    const now = ctx.clock.now();
+    const acc = await ctx.account("growth");
+    const whId = newId("wh");
+    await db.insert(webhooks).values({ id: whId, accountId: acc.id, url: "https://hooks.example.com/y", events: ["tracking.updated"], mode: "live" });
+    const [shp] = await seedMany(ctx, acc.id, [["delhivery", "4234567890111"]]);
+    const created = new Date(now - 31 * DAY);
+    const row = async (updatedAt: Date) => {
+      const id = newId("dlv");
+      await db.insert(deliveries).values({ id, webhookId: whId, accountId: acc.id, shipmentId: shp!, eventType: "tracking.updated", mode: "live", state: "abandoned", attempts: 6, nextAttemptAt: null, enqueuedAt: created, createdAt: created, updatedAt });
+      return id;
+    };
+    const finishedLate = await row(new Date(now - 29 * DAY)); // retried for two days: last change within retention
+    await row(new Date(now - 30 * DAY - 60_000));
+    expect(await runHousekeeping(ctx.deps)).toMatchObject({ deliveries: 1 });
+    expect((await db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.webhookId, whId))).map((d) => d.id)).toEqual([finishedLate]);
   }, 30_000);
 });

@@ -12,7 +12,7 @@ import { eventsOf, seedMany, shipmentRow } from "./helpers.ts";
 let ctx: TestContext;
 let acc: { id: string; key: string };
 beforeAll(async () => {
-  ctx = await testContext({ SANDBOX_STEP_SECONDS: "60", RECHECK_INTERVAL_SECONDS: "60" });
+  ctx = await testContext({ SANDBOX_STEP_SECONDS: "60", RECHECK_INTERVAL_SECONDS: "60", METRICS_TOKEN: "metrics-token-0123456789" });
   acc = await ctx.account("growth");
 });
 afterAll(() => ctx.close());
@@ -33,7 +33,7 @@ describe("GET /metrics", () => {
     // Three more due now, not re-checked: the backlog.
     const backlogIds = await seedMany(ctx, acc.id, [["dhl", "1234567891"], ["dhl", "1234567801"], ["ups", "1Z12345E0205271681"]]);
 
-    const [res, text] = await ctx.call("/metrics");
+    const [res, text] = await ctx.call("/metrics", { headers: { authorization: "Bearer metrics-token-0123456789" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/plain");
     expect(text).toContain("# TYPE courier_tracking_rechecks_total counter");

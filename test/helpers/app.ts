@@ -1,13 +1,14 @@
 /**
  * Builds the real app on a real per-file database, with a fake clock, and
- * offers `call()` returning `[response, body]` (STYLE habit 10).
+ * offers `call()` returning `[response, body]`.
  */
-import { buildApp, type AppDeps } from "../../src/app.ts";
+import { buildApp } from "../../src/app.ts";
+import type { AppDeps } from "../../src/deps.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
-import type { PlanId } from "../../src/modules/billing/plans.ts";
+import type { PlanId } from "../../src/domain/plans.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { startSimulator, type Simulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
@@ -33,7 +34,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
   // Short courier budgets keep the timeout scenarios quick; tests override them through `env`.
   const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "1500", COURIER_ASYNC_BUDGET_MS: "5000", SANDBOX_ASYNC_SECONDS: "1", ...env });
   const sim = startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
-  const backends = createCourierBackends({ config, clock, log: silentLogger, sandboxBaseUrl: sim.baseUrlFor });
+  const backends = createCourierBackends({ config, clock, log: silentLogger, simulator: sim });
   const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, ...extra };
   const app = buildApp(deps);
   let n = 0;

@@ -4,7 +4,8 @@
  * an adapter makes (method, path, query, headers, body) and answers it.
  * NETWORK SAFETY: 127.0.0.1 only.
  */
-import type { AdapterContext, CourierAdapter, RawCheckpoint } from "../../src/modules/couriers/adapters/types.ts";
+import type { AdapterContext, CourierAdapter } from "../../src/modules/couriers/adapters/types.ts";
+import type { RawCheckpoint } from "../../src/domain/checkpoint.ts";
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { createCourierHttp } from "../../src/modules/couriers/http.ts";

@@ -1,5 +1,5 @@
 /**
- * Real PostgreSQL for tests (STYLE habit 10): a template database migrated
+ * Real PostgreSQL for tests, one database per test file: a template database migrated
  * once per migration set, and a `CREATE DATABASE … TEMPLATE` copy per test
  * file, so files never see each other's rows and can run in parallel.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 6 "Done when": every catalogue courier answers a delivered shipment
+ * Every catalogue courier answers a delivered shipment
  * for a sandbox number in its format ending in 0, through the real adapter
  * code (direct adapters, or the 17TRACK asynchronous path), via GET /v1/track.
  */
@@ -35,7 +35,7 @@ describe("every catalogue courier through GET /v1/track", () => {
     // A courier that takes 3 s to answer (ample margin over the requests' own database work), so all 50 requests are waiting on it at the same time.
     const sim = startSimulator({ clock: ctx.clock, stepSeconds: 3600, asyncSeconds: 1, latencyMs: 3000 });
     const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "10000" });
-    const backends = createCourierBackends({ config, clock: ctx.clock, log: silentLogger, sandboxBaseUrl: sim.baseUrlFor });
+    const backends = createCourierBackends({ config, clock: ctx.clock, log: silentLogger, simulator: sim });
     try {
       const app = buildApp({ ...ctx.deps, config, backends });
       const awb = "1234567890551"; // digit 1: in transit

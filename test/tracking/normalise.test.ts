@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { RawCheckpoint, TrackingSnapshot } from "../../src/modules/couriers/adapters/types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { applySnapshot } from "../../src/modules/tracking/normalise.ts";
-import type { ShipmentState } from "../../src/modules/tracking/states.ts";
+import type { ShipmentState } from "../../src/domain/states.ts";
 
 const cp = (state: ShipmentState, hour: number, activity: string = state): RawCheckpoint => ({
   state,
@@ -17,7 +17,7 @@ const cp = (state: ShipmentState, hour: number, activity: string = state): RawCh
 });
 const snap = (checkpoints: RawCheckpoint[], extra: Partial<TrackingSnapshot> = {}): TrackingSnapshot => ({ checkpoints, originCity: null, destinationCity: null, podUrl: null, remark: null, ...extra });
 
-describe("change detection (spec Events rules 1–2, CONTRACT 1 and 6)", () => {
+describe("change detection (spec Events rules 1–2; docs/spec-map.md, Decisions: transitions)", () => {
   const base = applySnapshot(undefined, snap([cp("pending", 1), cp("in_transit", 2)])).record;
 
   test("first sight yields no event; state is the newest checkpoint's, history newest first", () => {

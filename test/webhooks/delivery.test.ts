@@ -85,6 +85,7 @@ describe("a live delivery", () => {
         origin_city: "Mumbai",
         destination_city: "Pune",
         delivered_date: null,
+        estimated_delivery_date: "",
         checkpoints: [
           { activity: "Reached hub", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "04-Nov-2026", time: "18:40", location: "Mumbai to Pune" },
           { activity: "Picked up", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "03-Nov-2026", time: "09:15", location: "Mumbai" },

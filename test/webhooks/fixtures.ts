@@ -1,8 +1,10 @@
 /** Rows for delivery tests: a followed shipment and an event fanned out to the outbox. */
 import type { Db } from "../../src/db/client.ts";
-import { events, follows, shipments, type StoredCheckpoint } from "../../src/db/schema/index.ts";
+import { events, follows, shipments } from "../../src/db/schema/index.ts";
+import type { StoredCheckpoint } from "../../src/domain/checkpoint.ts";
 import { newId } from "../../src/lib/ids.ts";
-import type { EventType, ShipmentState } from "../../src/modules/tracking/states.ts";
+import type { EventType } from "../../src/domain/events.ts";
+import type { ShipmentState } from "../../src/domain/states.ts";
 import { fanOutEvent } from "../../src/modules/webhooks/outbox.ts";
 
 export function checkpoint(state: ShipmentState, localDate: string, localTime: string, activity = `scan ${localDate} ${localTime}`, location = "Mumbai"): StoredCheckpoint {

@@ -1,6 +1,6 @@
 /**
  * Accounts, API keys, usage counters, rate-limit windows and dashboard
- * sessions (CONTRACT sections 2 and 9).
+ * sessions (spec: Authentication, Limits; docs/spec-map.md, "Decisions").
  */
 import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
@@ -13,9 +13,9 @@ export const accounts = pgTable(
     /** argon2id via Bun.password; null for accounts made by the operator CLI without a password. */
     passwordHash: text("password_hash"),
     plan: text("plan").notNull().default("free"),
-    /** `active` | `needs_attention` (CONTRACT 2: ACCOUNT_NEEDS_ATTENTION). */
+    /** `active` | `needs_attention` (spec: Errors, 402 ACCOUNT_NEEDS_ATTENTION). */
     status: text("status").notNull().default("active"),
-    /** Webhook signing secret, AES-256-GCM encrypted (CONTRACT 7); null until the first create or rotation. */
+    /** Webhook signing secret, AES-256-GCM encrypted (src/secrets/cipher.ts); null until the first create or rotation. */
     webhookSecretEnc: text("webhook_secret_enc"),
     /** The secret before the last rotation, kept for the 15-minute overlap receivers observe (spec: Delivery rules 7). */
     webhookSecretPrevEnc: text("webhook_secret_prev_enc"),
@@ -71,7 +71,7 @@ export const rateWindows = pgTable(
   (t) => [primaryKey({ columns: [t.key, t.windowStart] }), index("rate_windows_start_idx").on(t.windowStart)],
 );
 
-/** Demo hits for the rolling-hour limit per client IP (CONTRACT 2: 5 per rolling hour). */
+/** Demo hits for the rolling-hour limit per client IP (spec: Limits, 5 per hour per IP). */
 export const demoHits = pgTable(
   "demo_hits",
   {
@@ -82,7 +82,7 @@ export const demoHits = pgTable(
   (t) => [index("demo_hits_ip_at_idx").on(t.ip, t.at), index("demo_hits_at_idx").on(t.at)],
 );
 
-/** Server-side dashboard sessions (issue 7). */
+/** Server-side dashboard sessions (docs/dashboard.md). */
 export const sessions = pgTable(
   "sessions",
   {

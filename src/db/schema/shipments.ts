@@ -1,17 +1,12 @@
 /**
  * Shipments (one row per courier + AWB, shared by every account), follows,
- * and the events a re-check produces (CONTRACT section 6).
+ * and the events a re-check produces (spec: Events; docs/spec-map.md, "Decisions", following and outbox).
  */
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
-import type { RawCheckpoint } from "../../modules/couriers/adapters/types.ts";
+import { boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import { accounts } from "./accounts.ts";
 
-/**
- * A checkpoint as stored in `shipments.checkpoints`: exactly the adapter's
- * normalised checkpoint, raw courier code and text kept (issue 3 item 1).
- */
-export type StoredCheckpoint = RawCheckpoint;
 
 export const shipments = pgTable(
   "shipments",
@@ -21,7 +16,7 @@ export const shipments = pgTable(
     trackingNumber: text("tracking_number").notNull(),
     state: text("state").notNull().default("pending"),
     subStatus: text("sub_status"),
-    /** Service's own short label (CONTRACT 1 MostRecentStatus). */
+    /** Service's own short label for `MostRecentStatus` (src/domain/states.ts). */
     mostRecentStatus: text("most_recent_status").notNull().default("Order information received"),
     checkpoints: jsonb("checkpoints").$type<StoredCheckpoint[]>().notNull().default(sql`'[]'::jsonb`),
     checkpointCount: integer("checkpoint_count").notNull().default(0),
@@ -30,6 +25,8 @@ export const shipments = pgTable(
     deliveredAt: text("delivered_at"),
     podUrl: text("pod_url"),
     additionalInfo: text("additional_info"),
+    /** The courier's estimated delivery date (EDD) from its latest answer, a calendar date in its zone; null: none given. */
+    estimatedDelivery: date("estimated_delivery", { mode: "string" }),
     /** Follow mode of the courier at the time of storage: `scheduled` | `lookup`. */
     followMode: text("follow_mode").notNull().default("scheduled"),
     terminal: boolean("terminal").notNull().default(false),
@@ -51,6 +48,12 @@ export const shipments = pgTable(
     // Partial index: the re-check claim scans only followed, non-terminal shipments in due order,
     // so claiming 1,000 rows costs the same with 10k or 1M rows in the table.
     index("shipments_due_idx").on(t.nextCheckAt).where(sql`next_check_at is not null`),
+    // The same rows by 15-minute due bucket: equal keys sit in storage order, so a claim that
+    // drains an overdue backlog touches a few pages, not one page per row (modules/following/claims.ts).
+    // The table is created with fillfactor 90 (migration 0005) so the claim's lease stamp stays a HOT update.
+    index("shipments_due_bucket_idx")
+      .on(sql`date_bin('15 minutes', ${t.nextCheckAt}, timestamptz '2000-01-01 00:00:00+00')`)
+      .where(sql`next_check_at is not null`),
   ],
 );
 
@@ -61,7 +64,12 @@ export const follows = pgTable(
     shipmentId: text("shipment_id").notNull().references(() => shipments.id, { onDelete: "cascade" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.shipmentId] }), index("follows_shipment_idx").on(t.shipmentId)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.shipmentId] }),
+    index("follows_shipment_idx").on(t.shipmentId),
+    // GET /v1/shipments pages an account's follows newest first.
+    index("follows_account_created_idx").on(t.accountId, t.createdAt, t.shipmentId),
+  ],
 );
 
 /** One event per detected change of one shipment (spec: Events). */

@@ -54,12 +54,19 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
 
 const HOUR_MS = 3_600_000;
 
+/** Outcome of a demo hit: the decision, in the same terms as the per-minute limit's `RateLimit-*` headers. */
+export interface DemoDecision extends RateDecision {
+  /** Seconds until the oldest hit of the window leaves it (0 when allowed). */
+  retryAfterSeconds: number;
+}
+
 /**
- * Demo limit: admits the hit when fewer than `limit` hits from `ip` fall in
- * the last hour, and records it. `retryAfterSeconds` tells when the oldest
- * hit in the window leaves it.
+ * Demo limit (spec: Public endpoints, 5 per hour per IP): admits the hit when
+ * fewer than `limit` hits from `ip` fall in the last (rolling) hour, and
+ * records it. `resetSeconds` is when the oldest hit of the window leaves it,
+ * i.e. when one more request is admitted.
  */
-export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<{ allowed: boolean; retryAfterSeconds: number }> {
+export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<DemoDecision> {
   return db.transaction(async (tx) => {
     // Serialise hits of one IP across replicas; the lock ends with the transaction.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"demo:" + ip}, 0))`);
@@ -69,11 +76,10 @@ export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number):
       sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since}::timestamptz order by at desc limit ${limit}) h`,
     );
     const n = Number(rows[0]?.n ?? 0);
-    if (n >= limit) {
-      const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + HOUR_MS - nowMs) / 1000)) };
-    }
+    const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
+    const untilOldestLeaves = Math.max(1, Math.ceil((oldest + HOUR_MS - nowMs) / 1000));
+    if (n >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
     await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
-    return { allowed: true, retryAfterSeconds: 0 };
+    return { allowed: true, limit, remaining: limit - n - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
   });
 }

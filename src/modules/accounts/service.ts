@@ -3,12 +3,14 @@
  * Used by the HTTP auth plugin, the operator CLI and the dashboard.
  */
 import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
-import { type PlanId } from "../billing/plans.ts";
+import { type PlanId } from "../../domain/plans.ts";
+import { authenticateCached, notifyAccountChanged } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix, looksLikeApiKey } from "./keys.ts";
 import { periodOf } from "./quota.ts";
+import { rateCounterFor } from "./rate-counter.ts";
 
 export type Account = typeof accounts.$inferSelect;
 export type AccountStatus = "active" | "needs_attention";
@@ -70,6 +72,7 @@ export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string)
     .set({ revokedAt: new Date() })
     .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
+  if (rows.length > 0) await notifyAccountChanged(db, accountId);
   return rows.length > 0;
 }
 
@@ -99,30 +102,30 @@ export async function authenticateApiKey(db: DbOrTx, key: string): Promise<AuthC
 }
 
 /**
- * Authenticates a key and counts the request in the account's rate-limit
- * window in ONE round trip (every /v1 request pays this): the CTE finds the
- * live key and its account, and the upsert bumps `rl:<account>` for the window
- * starting at `windowStartMs` only when the key exists.
+ * Authenticates a key and counts the request in the account's per-minute
+ * window, usually without a database round trip: the key → account answer
+ * comes from the in-process cache (invalidated across replicas by
+ * LISTEN/NOTIFY, see auth-cache.ts) and the window is counted in process and
+ * shared in batches (see rate-counter.ts for the bound on overshoot).
+ * On a cache miss: one prepared statement (an index probe on the key hash).
+ * @param windowStartMs start of the current one-minute window, ms.
  * @returns the account and the window's count including this request; undefined for a bad key.
  */
-export async function authenticateAndCount(db: DbOrTx, key: string, windowStartMs: number): Promise<(AuthContext & { count: number }) | undefined> {
+export async function authenticateAndCount(db: Db, key: string, windowStartMs: number): Promise<(AuthContext & { count: number }) | undefined> {
   if (!looksLikeApiKey(key)) return undefined;
-  const rows = await db.execute<{ key_id: string; id: string; email: string; plan: string; status: string; count: number }>(sql`
-    with k as (
+  const hash = hashApiKey(key);
+  const found = await authenticateCached(db, hash, async () => {
+    // A tagged template: postgres-js prepares it once per connection.
+    const rows = await db.$client<{ key_id: string; id: string; email: string; plan: string; status: string }[]>`
       select k.id as key_id, a.id, a.email, a.plan, a.status
       from api_keys k join accounts a on a.id = k.account_id
-      where k.key_hash = ${hashApiKey(key)} and k.revoked_at is null
-      limit 1
-    ), w as (
-      insert into rate_windows (key, window_start, count)
-      select 'rl:' || k.id, ${new Date(windowStartMs).toISOString()}::timestamptz, 1 from k
-      on conflict (key, window_start) do update set count = rate_windows.count + 1
-      returning count
-    )
-    select k.*, (select count from w)::int as count from k`);
-  const r = rows[0];
-  if (!r) return undefined;
-  return { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status }, count: Number(r.count) };
+      where k.key_hash = ${hash} and k.revoked_at is null
+      limit 1`;
+    const r = rows[0];
+    return r ? { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } } : undefined;
+  });
+  if (!found) return undefined;
+  return { keyId: found.keyId, account: { ...found.account } as AuthContext["account"], count: rateCounterFor(db).hit(found.account.id, windowStartMs) };
 }
 
 /** When this process last recorded each key's use (ms); bounded so a flood of keys cannot grow it without end. */
@@ -145,13 +148,17 @@ export async function touchApiKey(db: DbOrTx, keyId: string, nowMs: number): Pro
     .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(nowMs - 60_000)))));
 }
 
+/** Changes the plan; every replica sees the new limits at once ({@link notifyAccountChanged}). */
 export async function setPlan(db: DbOrTx, accountId: string, plan: PlanId): Promise<Account | undefined> {
   const rows = await db.update(accounts).set({ plan, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  if (rows[0]) await notifyAccountChanged(db, accountId);
   return rows[0];
 }
 
+/** Changes the status; every replica sees it at once ({@link notifyAccountChanged}). */
 export async function setStatus(db: DbOrTx, accountId: string, status: AccountStatus): Promise<Account | undefined> {
   const rows = await db.update(accounts).set({ status, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  if (rows[0]) await notifyAccountChanged(db, accountId);
   return rows[0];
 }
 

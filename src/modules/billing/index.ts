@@ -1,8 +1,19 @@
-/** `GET /billing/plans`: the public plan listing (spec: Endpoints; CONTRACT 2 fixes the shape). */
+/**
+ * Billing routes: `GET /billing/plans`, the public plan listing (spec:
+ * Endpoints), and with `BILLING_PROVIDER=stripe` the Stripe webhook
+ * `POST /billing/stripe/webhook` (docs/billing.md).
+ *
+ * The webhook is answered from an `onRequest` hook: its signature covers the
+ * exact bytes Stripe sent, so it must read the raw body itself, before any
+ * body parser of the app runs. It is not part of the OpenAPI document (only
+ * Stripe calls it).
+ */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorResponses } from "../../errors.ts";
-import { PLANS } from "./plans.ts";
+import { PLANS } from "../../domain/plans.ts";
+import { billingFor, type BillingDeps } from "./service.ts";
+import { STRIPE_WEBHOOK_PATH } from "./stripe/webhook.ts";
 
 export const PlanSchema = T.Object(
   {
@@ -16,9 +27,28 @@ export const PlanSchema = T.Object(
   { title: "Plan" },
 );
 
-export function billingModule() {
+/** Path of a request, or undefined when its URL cannot be parsed (answered elsewhere). */
+function pathOf(url: string): string | undefined {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+export function billingModule(deps: BillingDeps) {
   const body = { success: true as const, data: { plans: PLANS.map((p) => ({ ...p })), count: PLANS.length } };
-  return new Elysia({ prefix: "/billing" }).get("/plans", () => body, {
+  const webhook = billingFor(deps).stripeWebhook;
+  const app = new Elysia({ prefix: "/billing" });
+  if (webhook)
+    app.onRequest(async ({ request, set }) => {
+      if (request.method !== "POST" || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
+      const res = await webhook(request);
+      const rid = set.headers["x-request-id"];
+      if (rid) res.headers.set("x-request-id", String(rid));
+      return res;
+    });
+  return app.get("/plans", () => body, {
     response: { 200: T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }), ...errorResponses.common },
     detail: { operationId: "listPlans", summary: "List subscription plans", description: "Public; no API key needed.", tags: ["Billing"], security: [] },
   });

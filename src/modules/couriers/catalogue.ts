@@ -1,5 +1,5 @@
 /**
- * The curated courier catalogue: data, one entry per courier (CONTRACT 4).
+ * The curated courier catalogue: data, one entry per courier (spec: Resources, Courier; docs/spec-map.md, "Decisions").
  *
  * - `slug`: lowercase letters and digits, the `courier` parameter.
  * - `awb`: the courier's tracking-number format (anchored regular expression

@@ -1,5 +1,5 @@
 /**
- * Courier detection (issue 6 item 4): which catalogue couriers' AWB formats
+ * Courier detection (`GET /v1/couriers/detect`, docs/shipments.md, "Courier auto-detect"): which catalogue couriers' AWB formats
  * accept a tracking number, best first.
  *
  * "Best" = the most specific format. Specificity is measured, not hand-ranked,

@@ -2,7 +2,15 @@ import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 
 export const CourierSchema = T.Object(
-  { slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }), name: T.String({ examples: ["Delhivery"] }) },
+  {
+    slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }),
+    name: T.String({ examples: ["Delhivery"] }),
+    available: T.Boolean({
+      description: "True when this deployment can look the courier up now. False when it has no credentials for the courier: tracking answers 400 COURIER_NOT_SUPPORTED.",
+      examples: [true],
+    }),
+    sandbox: T.Boolean({ description: "True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.", examples: [false] }),
+  },
   { title: "Courier" },
 );
 

@@ -14,11 +14,13 @@
 import type { Config } from "../../config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
-import { scenarioDigit } from "../../sandbox/scenario.ts";
-import { ADAPTERS, sandboxCredential } from "./adapters/index.ts";
-import { CourierError, type CourierAdapter, type TrackingSnapshot } from "./adapters/types.ts";
+import { ADAPTERS } from "./adapters/index.ts";
+import { CourierError, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
+import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
-import { createCourierHttp, type CourierHttp } from "./http.ts";
+import { createCourierHttp } from "./http.ts";
+import { Lane } from "./lane.ts";
+import type { CourierSimulator } from "./simulator.ts";
 
 export type Availability = "live" | "sandbox" | "unavailable";
 
@@ -45,32 +47,25 @@ interface Backend {
   availability: Availability;
   http: CourierHttp;
   credentials: Record<string, string>;
-  limiter: Semaphore;
+  lane: Lane;
 }
 
-/** A counting semaphore: at most `max` holders, the rest wait in FIFO order. */
-class Semaphore {
-  private active = 0;
-  private readonly waiters: (() => void)[] = [];
-  constructor(private readonly max: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((r) => this.waiters.push(r));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiters.shift()?.();
-    }
-  }
+/**
+ * The longest a tracking request can take before it is answered, ms: a wait
+ * for a turn in a courier's lane (at most one budget, see lane.ts) plus the
+ * lookup's own budget, plus a margin for the database. The HTTP server's idle
+ * timeout must be above it, or a client still waiting is cut off.
+ */
+export function longestAnswerMs(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">): number {
+  return 2 * Math.max(config.courierAsyncBudgetMs, config.courierTimeoutMs) + 5_000;
 }
 
 export interface BackendsOptions {
   config: Config;
   clock: Clock;
   log: Logger;
-  /** Base URL per adapter id in sandbox mode (the simulator's `baseUrlFor`). */
-  sandboxBaseUrl?: (adapterId: string) => string;
+  /** The courier simulator couriers without credentials talk to in sandbox mode (src/sandbox/ registers itself here). */
+  simulator?: CourierSimulator;
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
 }
 
@@ -84,11 +79,11 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
     const ownBaseUrl = env[`${adapter.envPrefix}_BASE_URL`];
     let availability: Availability;
     if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
-    else if (config.courierMode === "sandbox" && opts.sandboxBaseUrl) availability = "sandbox";
+    else if (config.courierMode === "sandbox" && opts.simulator) availability = "sandbox";
     else availability = "unavailable";
-    const baseUrl = availability === "sandbox" ? opts.sandboxBaseUrl!(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
+    const baseUrl = availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
     const credentials: Record<string, string> = {};
-    for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? sandboxCredential(v) : (env[v] ?? "");
+    for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
     // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
     if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
     backends.set(adapter.id, {
@@ -96,25 +91,38 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
       availability,
       credentials,
       http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
-      limiter: new Semaphore(config.courierConcurrency),
+      lane: new Lane({
+        name: adapter.id,
+        concurrency: config.courierConcurrency,
+        queueLimit: config.courierQueueLimit,
+        maxWaitMs: budgetOf(adapter),
+        // An asynchronous backend answers within its budget; before the first answer, expect half of it.
+        expectedMs: adapter.async ? budgetOf(adapter) / 2 : undefined,
+      }),
     });
   }
 
   const inflight = new Map<string, Promise<LookupResult>>();
 
-  /** The backend for this courier and number: sandbox digit 9 goes through the asynchronous aggregator (CONTRACT 5). */
+  /** The time one lookup may take once its backend work starts, ms. */
+  function budgetOf(adapter: CourierAdapter): number {
+    return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
+  }
+
+  /** The backend for this courier and number: in sandbox mode the simulator may route a number to another adapter. */
   function backendFor(courier: Courier, trackingNumber: string): Backend {
     const direct = backends.get(courier.adapter)!;
-    if (direct.availability === "sandbox" && courier.adapter !== "track17" && scenarioDigit(trackingNumber) === 9) return backends.get("track17")!;
-    return direct;
+    const routed = direct.availability === "sandbox" ? opts.simulator?.route(courier, trackingNumber) : undefined;
+    return routed ? backends.get(routed)! : direct;
   }
 
   async function call(courier: Courier, trackingNumber: string): Promise<LookupResult> {
     const b = backendFor(courier, trackingNumber);
     if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
-    const budget = b.adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
-    const signal = AbortSignal.timeout(budget);
-    return b.limiter.run(async () => {
+    const budget = budgetOf(b.adapter);
+    return b.lane.run(async () => {
+      // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).
+      const signal = AbortSignal.timeout(budget);
       const started = performance.now();
       try {
         const snapshot = await b.adapter.track(trackingNumber, {

@@ -5,6 +5,7 @@
  */
 import { AppError } from "../../errors.ts";
 import { COURIERS, courierBySlug, type Courier } from "./catalogue.ts";
+import type { CourierBackends } from "./registry.ts";
 
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
 
@@ -61,4 +62,8 @@ export function requireCourier(slug: string): Courier {
   );
 }
 
-export const courierView = (c: Courier) => ({ slug: c.slug, name: c.name });
+/** A courier as the API shows it; `available` and `sandbox` come from the running backends (registry.ts). */
+export const courierView = (c: Courier, backends: Pick<CourierBackends, "availability">) => {
+  const a = backends.availability(c);
+  return { slug: c.slug, name: c.name, available: a !== "unavailable", sandbox: a === "sandbox" };
+};

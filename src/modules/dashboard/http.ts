@@ -4,20 +4,25 @@
  * account from {@link withSession} / {@link withForm}, never from the
  * request directly.
  */
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { MAX_BODY_BYTES } from "../../http/core.ts";
+import { readBodyCapped } from "../../http/body.ts";
+import { AppError } from "../../errors.ts";
 import type { SafeHtml } from "./html.ts";
 import type { BillingProvider } from "./billing.ts";
 import { readCookie, resolveSession, safeEqual, SESSION_COOKIE, type DashboardSession } from "./session.ts";
 import { messagePage } from "./views/account.ts";
 import type { PageSession } from "./views/layout.ts";
 import type { WebhookSender } from "../webhooks/http.ts";
+import type { PasswordWork } from "./service.ts";
 
 /** What dashboard routes need besides the app's dependencies. */
 export interface RouteDeps {
   deps: AppDeps;
   billing: BillingProvider;
   sender: WebhookSender;
+  /** The gate and verifier for password hashing work (sign-in, sign-up). */
+  work: PasswordWork;
 }
 
 /** Request facts the outer hook computed (client IP honours TRUST_PROXY). */
@@ -29,15 +34,121 @@ export type FormBody = Record<string, string[]>;
 
 export class BodyTooLarge extends Error {}
 
-/** Parses a form body (at most 64 KiB, like the API). Other content types give an empty form. */
-export async function parseForm(request: Request): Promise<FormBody> {
-  const buf = await request.arrayBuffer();
-  if (buf.byteLength > MAX_BODY_BYTES) throw new BodyTooLarge();
-  const type = request.headers.get("content-type") ?? "";
+/** Largest dashboard form body, the API's body limit. */
+export const MAX_FORM_BYTES = MAX_BODY_BYTES;
+
+/**
+ * Fields whose submitted text cannot be stored: a NUL character (PostgreSQL
+ * text cannot hold one) or bytes that are not valid UTF-8. Kept beside the
+ * form rather than in it, so handlers that never look still see ordinary
+ * strings (invalid bytes decoded as U+FFFD, which the database accepts).
+ */
+const unreadable = new WeakMap<FormBody, Set<string>>();
+
+/**
+ * Reads at most `limit` bytes of a request body, chunk by chunk; past the
+ * limit it stops reading (cancels the stream) and throws, rather than
+ * buffering whatever the client sends.
+ * @throws BodyTooLarge when the body (or its declared `Content-Length`) exceeds `limit`.
+ */
+export async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > limit) throw new BodyTooLarge();
+  try {
+    return await readBodyCapped(request, limit);
+  } catch (err) {
+    // The API's capped reader throws the API's 413; the dashboard answers with its own HTML page.
+    if (err instanceof AppError && err.code === "PAYLOAD_TOO_LARGE") throw new BodyTooLarge();
+    throw err;
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
+const hex = (b: number) => (b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1);
+
+/** Percent-decodes one name or value of a urlencoded body (`+` is a space), as the URL Standard's form parser does, to bytes. */
+function percentDecode(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.length);
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === 0x25 && i + 2 < bytes.length && hex(bytes[i + 1]!) >= 0 && hex(bytes[i + 2]!) >= 0) {
+      out[n++] = hex(bytes[i + 1]!) * 16 + hex(bytes[i + 2]!);
+      i += 2;
+    } else out[n++] = b === 0x2b ? 0x20 : b;
+  }
+  return out.subarray(0, n);
+}
+
+/** UTF-8 text of `bytes`, and whether it is storable (valid UTF-8, no NUL). */
+function decodeText(bytes: Uint8Array): [string, boolean] {
+  try {
+    const s = utf8.decode(bytes);
+    return [s, !s.includes("\0")];
+  } catch {
+    return [lossy.decode(bytes), false];
+  }
+}
+
+/** Parses `application/x-www-form-urlencoded` bytes, remembering which fields were unreadable. */
+export function decodeForm(body: Uint8Array): FormBody {
   const out: FormBody = {};
-  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return out;
-  for (const [k, v] of new URLSearchParams(new TextDecoder().decode(buf))) (out[k] ??= []).push(v);
+  const bad = new Set<string>();
+  let start = 0;
+  for (let i = 0; i <= body.length; i++) {
+    if (i < body.length && body[i] !== 0x26) continue;
+    const part = body.subarray(start, i);
+    start = i + 1;
+    if (part.length === 0) continue;
+    const eq = part.indexOf(0x3d);
+    const [name, nameOk] = decodeText(percentDecode(eq < 0 ? part : part.subarray(0, eq)));
+    const [value, valueOk] = decodeText(percentDecode(eq < 0 ? new Uint8Array(0) : part.subarray(eq + 1)));
+    (out[name] ??= []).push(value);
+    if (!nameOk || !valueOk) bad.add(nameOk ? name : "form");
+  }
+  if (bad.size) unreadable.set(out, bad);
   return out;
+}
+
+/** Parses a form body (at most 64 KiB, read bounded). Other content types give an empty form. */
+export async function parseForm(request: Request): Promise<FormBody> {
+  const bytes = await readBounded(request, MAX_FORM_BYTES);
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return {};
+  return decodeForm(bytes);
+}
+
+/** The inline message for a field holding a NUL character or invalid UTF-8. */
+export const UNREADABLE_FIELD = "This contains characters that cannot be used (a NUL character or text that is not valid UTF-8).";
+
+/**
+ * Inline errors for the listed fields that were unreadable (NUL or invalid
+ * UTF-8); undefined when all are fine. A form whose field *names* were
+ * unreadable reports it under `form`.
+ */
+export function unreadableFields(form: FormBody, fields: readonly string[]): Record<string, string> | undefined {
+  const bad = unreadable.get(form);
+  if (!bad) return undefined;
+  const errors: Record<string, string> = {};
+  for (const f of [...fields, "form"]) if (bad.has(f)) errors[f] = UNREADABLE_FIELD;
+  return Object.keys(errors).length ? errors : undefined;
+}
+
+/**
+ * True when a request path is something the dashboard can look up: valid
+ * percent-encoding of UTF-8 text with no control characters. Anything else
+ * (`%00`, `%FF`, a cut-off escape) is answered with the 404 page before any
+ * route sees it, so no id from a path ever reaches the database malformed.
+ */
+export function isReadablePath(rawPath: string): boolean {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return false;
+  }
+  return !/[\u0000-\u001f\u007f]/.test(decoded);
 }
 
 /** First value of a form field, or "". */

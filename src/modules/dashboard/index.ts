@@ -1,5 +1,5 @@
 /**
- * The customer dashboard (issue 7): a server-rendered web application under
+ * The customer dashboard (docs/dashboard.md): a server-rendered web application under
  * `/dashboard`, served by the API process.
  *
  * Why a separate Elysia instance behind an `onRequest` hook: the API's core
@@ -15,16 +15,21 @@
  * the OpenAPI document.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
+import { safePathname } from "../../http/core.ts";
 import { systemResolver, type Resolver } from "../webhooks/address-guard.ts";
 import { senderFromConfig } from "../webhooks/attempt.ts";
-import { sandboxBilling, type BillingProvider } from "./billing.ts";
-import { BodyTooLarge, htmlResponse, parseForm, requestInfo, type RouteDeps } from "./http.ts";
+import { billingFor } from "../billing/service.ts";
+import type { BillingProvider } from "./billing.ts";
+import { BodyTooLarge, htmlResponse, isReadablePath, parseForm, requestInfo, type RouteDeps } from "./http.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { billingRoutes } from "./routes/billing.ts";
+import { profileRoutes } from "./routes/profile.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { defaultPasswordWork, type PasswordWork } from "./service.ts";
 import { messagePage } from "./views/account.ts";
 
 export type { BillingProvider } from "./billing.ts";
@@ -53,12 +58,16 @@ export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
 
 function dashboardApp(rd: RouteDeps) {
   const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
+  const notFound = () => htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
   return new Elysia()
+    // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
+    .onRequest(({ request }) => (isReadablePath(new URL(request.url).pathname) ? undefined : notFound()))
     .onParse(({ request }) => parseForm(request))
     .onError(({ code, error, request }) => {
-      if (code === "NOT_FOUND") return htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
+      if (code === "NOT_FOUND") return notFound();
       if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
-      if (error instanceof BodyTooLarge) return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413);
+      if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
+        return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, { connection: "close" });
       if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
       rd.deps.log.error("dashboard error", { path: new URL(request.url).pathname, error: error instanceof Error ? error : String(error) });
       return htmlResponse(messagePage("Something went wrong", "The page could not be shown. Try again in a moment."), 500);
@@ -70,15 +79,19 @@ function dashboardApp(rd: RouteDeps) {
     })
     .use(authRoutes(rd))
     .use(accountRoutes(rd))
-    .use(webhookRoutes(rd));
+    .use(billingRoutes(rd))
+    .use(webhookRoutes(rd))
+    .use(profileRoutes(rd));
 }
 
 /** Options for tests and future deployments. */
 export interface DashboardOptions {
-  /** Billing provider for plan changes; default: the sandbox provider that approves at once. */
+  /** Billing provider for plan changes; default: the one BILLING_PROVIDER names (docs/billing.md). */
   billing?: BillingProvider;
   /** DNS resolver for test fires (tests map names to loopback receivers). */
   resolver?: Resolver;
+  /** Gate and verifier for password hashing (default: 4 at once, `Bun.password.verify`); tests count verifications through it. */
+  work?: PasswordWork;
 }
 
 /**
@@ -88,12 +101,13 @@ export interface DashboardOptions {
 export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: DashboardOptions = {}) {
   const rd: RouteDeps = {
     deps,
-    billing: opts.billing ?? sandboxBilling,
+    billing: opts.billing ?? billingFor(deps).provider,
     sender: senderFromConfig(deps, opts.resolver ?? deps.resolver ?? systemResolver),
+    work: opts.work ?? defaultPasswordWork(),
   };
   const inner = dashboardApp(rd);
   return new Elysia({ name: "dashboard" }).onRequest(async ({ request, set, server }) => {
-    const path = new URL(request.url).pathname;
+    const path = safePathname(request.url);
     if (path !== "/dashboard" && !path.startsWith("/dashboard/")) return;
     const socket = server?.requestIP(request)?.address;
     requestInfo.set(request, { ip: clientIp(socket, request.headers.get("x-forwarded-for"), deps.config.trustProxy) });

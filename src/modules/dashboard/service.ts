@@ -3,75 +3,88 @@
  * database (no request context); the routes render what these return.
  */
 import { and, desc, eq, gte, sql } from "drizzle-orm";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
-import { deliveries, follows, rateWindows, shipments } from "../../db/schema/index.ts";
+import { deliveries, follows, shipments } from "../../db/schema/index.ts";
 import { createAccount, EmailTakenError, findAccountByEmail, normaliseEmail } from "../accounts/service.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
+import { clearAfterSuccess, refundAttempt, reserveAttempt } from "./signin-throttle.ts";
+import { VerifyGate } from "./verify-gate.ts";
 
-type Deps = Pick<AppDeps, "db" | "clock">;
+export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIGNIN_WINDOW_MS } from "./signin-throttle.ts";
 
-/** Sign-in throttle window and limits (failed attempts per window). */
-export const SIGNIN_WINDOW_MS = 15 * 60_000;
-export const SIGNIN_MAX_FAILURES_PER_ACCOUNT = 10;
-export const SIGNIN_MAX_FAILURES_PER_IP = 30;
 /** Sign-ups per IP per hour. */
 export const SIGNUP_MAX_PER_IP = 10;
+
+/** Checks a password against an argon2id hash (default `Bun.password.verify`; tests wrap it to count calls). */
+export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
+
+/** The process-wide limits on password hashing work the sign-in and sign-up paths share. */
+export interface PasswordWork {
+  gate: VerifyGate;
+  verify: PasswordVerifier;
+}
+
+/** A gate with the default limits and the real verifier. */
+export const defaultPasswordWork = (): PasswordWork => ({ gate: new VerifyGate(), verify: (p, h) => Bun.password.verify(p, h) });
+
+type Deps = Pick<AppDeps, "db" | "clock"> & { work: PasswordWork };
 
 let dummyHash: Promise<string> | undefined;
 /** An argon2id hash to verify against when the email is unknown, so both paths cost the same. */
 const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), { algorithm: "argon2id" }));
 
-/** Current count of a fixed window without counting a hit. */
-async function peekWindow(db: Db, key: string, windowMs: number, nowMs: number): Promise<number> {
-  const start = new Date(Math.floor(nowMs / windowMs) * windowMs);
-  const rows = await db.select({ n: rateWindows.count }).from(rateWindows).where(and(eq(rateWindows.key, key), eq(rateWindows.windowStart, start)));
-  return rows[0]?.n ?? 0;
-}
-
 export type SignInResult = { ok: true; accountId: string } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
+/** Retry hint when the verification gate is full: the burst is over in moments. */
+const BUSY_RETRY_SECONDS = 2;
+
 /**
- * Checks email + password. Failed attempts are counted per account (the
- * normalised email, whether or not it exists, so the throttle itself reveals
- * nothing) and per client IP in {@link SIGNIN_WINDOW_MS} windows; at the
- * limit every attempt is refused, even with the right password, until the
- * window ends. Unknown emails verify against a dummy hash (same cost).
+ * Checks email + password (docs/dashboard.md, "Sign-in throttling"):
+ * reserves the attempt first (signin-throttle.ts), then verifies inside the
+ * verification gate. Unknown emails verify against a dummy hash (same cost,
+ * same throttle). A success clears this address's failures on the account.
  */
 export async function signIn(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignInResult> {
-  const now = deps.clock.now();
   const email = normaliseEmail(input.email);
-  const accKey = `signin:acct:${email}`;
-  const ipKey = `signin:ip:${input.ip}`;
-  const [perAcc, perIp] = await Promise.all([peekWindow(deps.db, accKey, SIGNIN_WINDOW_MS, now), peekWindow(deps.db, ipKey, SIGNIN_WINDOW_MS, now)]);
-  const retryAfterSeconds = Math.max(1, Math.ceil((Math.floor(now / SIGNIN_WINDOW_MS) * SIGNIN_WINDOW_MS + SIGNIN_WINDOW_MS - now) / 1000));
-  if (perAcc >= SIGNIN_MAX_FAILURES_PER_ACCOUNT || perIp >= SIGNIN_MAX_FAILURES_PER_IP) return { ok: false, reason: "throttled", retryAfterSeconds };
+  const r = await reserveAttempt(deps.db, input.ip, email, deps.clock.now());
+  if (!r.ok) return { ok: false, reason: "throttled", retryAfterSeconds: r.retryAfterSeconds };
   const acc = await findAccountByEmail(deps.db, email);
-  const ok = acc?.passwordHash ? await Bun.password.verify(input.password, acc.passwordHash) : (await Bun.password.verify(input.password, await dummy()), false);
-  if (ok && acc) return { ok: true, accountId: acc.id };
-  await hitFixedWindow(deps.db, accKey, SIGNIN_MAX_FAILURES_PER_ACCOUNT, SIGNIN_WINDOW_MS, now);
-  await hitFixedWindow(deps.db, ipKey, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_WINDOW_MS, now);
-  return { ok: false, reason: "invalid" };
+  const ran = await deps.work.gate.run(email, async () => deps.work.verify(input.password, acc?.passwordHash ?? (await dummy())));
+  if (!ran) {
+    // The password was never checked: the attempt does not count.
+    await refundAttempt(deps.db, r);
+    return { ok: false, reason: "throttled", retryAfterSeconds: BUSY_RETRY_SECONDS };
+  }
+  if (!ran.value || !acc?.passwordHash) return { ok: false, reason: "invalid" };
+  await clearAfterSuccess(deps.db, r);
+  return { ok: true, accountId: acc.id };
 }
 
 export type SignUpResult = { ok: true; accountId: string; created: boolean } | { ok: false; reason: "taken" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 /**
- * Creates a `free` account (CONTRACT 9). When the email is taken and the
+ * Creates a `free` account. The caller has checked the password
+ * policy (accounts/password-policy.ts). When the email is taken and the
  * password is that account's, it signs in instead; otherwise `taken`.
- * Sign-ups are limited to {@link SIGNUP_MAX_PER_IP} per hour per IP.
+ * Sign-ups are limited to {@link SIGNUP_MAX_PER_IP} per hour per IP, and the
+ * argon2id hash runs inside the same gate as sign-in verifications.
  */
 export async function signUp(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignUpResult> {
   const d = await hitFixedWindow(deps.db, `signup:ip:${input.ip}`, SIGNUP_MAX_PER_IP, 3_600_000, deps.clock.now());
   if (!d.allowed) return { ok: false, reason: "throttled", retryAfterSeconds: d.resetSeconds };
-  try {
-    const acc = await createAccount(deps.db, { email: input.email, password: input.password, plan: "free" });
-    return { ok: true, accountId: acc.id, created: true };
-  } catch (e) {
-    if (!(e instanceof EmailTakenError)) throw e;
-    const r = await signIn(deps, input);
-    return r.ok ? { ...r, created: false } : r.reason === "throttled" ? r : { ok: false, reason: "taken" };
-  }
+  const created = await deps.work.gate.run(normaliseEmail(input.email), async () => {
+    try {
+      return await createAccount(deps.db, { email: input.email, password: input.password, plan: "free" });
+    } catch (e) {
+      if (e instanceof EmailTakenError) return undefined;
+      throw e;
+    }
+  });
+  if (!created) return { ok: false, reason: "throttled", retryAfterSeconds: BUSY_RETRY_SECONDS };
+  if (created.value) return { ok: true, accountId: created.value.id, created: true };
+  const r = await signIn(deps, input);
+  return r.ok ? { ...r, created: false } : r.reason === "throttled" ? r : { ok: false, reason: "taken" };
 }
 
 /** The account's followed shipments, newest follow first (at most 500). */

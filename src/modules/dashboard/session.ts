@@ -1,5 +1,5 @@
 /**
- * Dashboard sessions (issue 7): server-side rows in `sessions`, keyed by the
+ * Dashboard sessions (docs/dashboard.md): server-side rows in `sessions`, keyed by the
  * SHA-256 of a 256-bit random cookie token (the token itself is never
  * stored, so a database leak yields no usable cookie). Each session carries
  * its own CSRF token; forms echo it in `_csrf`.

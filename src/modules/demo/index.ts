@@ -1,37 +1,48 @@
 /**
  * `GET /demo/track`: public, no key, 5 requests per rolling hour per client IP
- * shared across replicas (CONTRACT 2); no quota, nobody starts following.
+ * shared across replicas (spec: Limits; docs/spec-map.md, "Decisions", demo
+ * limit); no quota, nobody starts following.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
-import { hitDemo } from "../accounts/rate-limit.ts";
+import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";
 import { trackErrors } from "../tracking/index.ts";
 import { DemoTrackResponse, TrackQuery } from "../tracking/model.ts";
 import { trackDemo } from "../tracking/service.ts";
 
+/** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits); the hour is rolling (src/modules/accounts/rate-limit.ts). */
 export const DEMO_LIMIT_PER_HOUR = 5;
+
+/** The 429 message: where the limit comes from and where to get a key (the dashboard's sign-up page). */
+export const demoLimitMessage = (publicBaseUrl: string) =>
+  `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`;
 
 export function demoModule(deps: AppDeps) {
   return new Elysia({ prefix: "/demo" }).get(
     "/track",
-    async ({ query, request, server }) => {
-      const ip = clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
-      const hit = await hitDemo(deps.db, ip, DEMO_LIMIT_PER_HOUR, deps.clock.now());
-      if (!hit.allowed)
-        throw new AppError("DEMO_RATE_LIMITED", `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address; sign up for a free API key.`, {}, { "retry-after": String(hit.retryAfterSeconds) });
-      return trackDemo(deps, query.courier, query.tracking_number);
-    },
+    ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
     {
+      // The limit is counted before the query is validated (a transform runs before validation), as
+      // the API key is on /v1: a client over the limit gets 429 whatever it sends.
+      async transform({ request, server, set }) {
+        const ip = clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
+        const hit = await hitDemo(deps.db, ip, DEMO_LIMIT_PER_HOUR, deps.clock.now());
+        // The same RateLimit-* headers as /v1 answers carry, on every demo answer (success, 4xx, 429).
+        const headers = rateLimitHeaders(hit);
+        Object.assign(set.headers, headers);
+        if (!hit.allowed)
+          throw new AppError("DEMO_RATE_LIMITED", demoLimitMessage(deps.config.publicBaseUrl), {}, { ...headers, "retry-after": String(hit.retryAfterSeconds) });
+      },
       query: TrackQuery,
-      response: { 200: DemoTrackResponse, ...trackErrors, 429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]), ...errorResponses.common },
+      response: { 200: DemoTrackResponse, 429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]), ...errorResponses.common, ...trackErrors },
       detail: {
         operationId: "demoTrack",
         summary: "Track a shipment (public demo)",
         tags: ["Demo"],
         security: [],
-        description: "No API key. 5 requests per hour per IP address. Same data as GET /v1/track, without `usage`; demo lookups do not follow the shipment.",
+        description: `No API key. ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Same data as GET /v1/track, without \`usage\`; demo lookups do not follow the shipment.`,
       },
     },
   );

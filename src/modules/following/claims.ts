@@ -16,6 +16,16 @@ export interface ClaimedShipment {
 }
 
 /**
+ * Width of the due buckets an overdue backlog is claimed in. Rows of one bucket are taken in storage
+ * order, not in exact due order: 15 minutes is well inside the schedule's own ± 10 % jitter at the
+ * default 8-hour interval (spec "What the service does": re-checks on a schedule; RECHECK_INTERVAL_SECONDS).
+ * BUCKET_SQL must be the expression of `shipments_due_bucket_idx` (migration 0005): the planner matches it.
+ */
+export const DUE_BUCKET_MS = 15 * 60_000;
+const BUCKET_ORIGIN_MS = Date.UTC(2000, 0, 1);
+const BUCKET_SQL = "date_bin('15 minutes', next_check_at, timestamptz '2000-01-01 00:00:00+00')";
+
+/**
  * Claims up to `limit` shipments due at `nowMs` for `leaseMs`, in one statement.
  * Units: `nowMs` ms since the epoch; `leaseMs` ms. `owner` names the claiming
  * process (kept in `lease_owner`, checked again when a failure is recorded).
@@ -28,29 +38,52 @@ export async function claimDue(db: Db, nowMs: number, limit: number, leaseMs: nu
   const now = new Date(nowMs).toISOString();
   const lease = new Date(nowMs + leaseMs).toISOString();
   const exclude = opts.excludeCouriers?.length ? sql`and courier not in ${sql(opts.excludeCouriers as string[])}` : sql``;
-  // Why this shape:
-  // - The inner select walks the partial index shipments_due_idx (next_check_at is not null) in due
-  //   order and stops after `limit` rows, so a claim costs the same at 10k or 1M shipments.
+  // Start of the bucket holding `now` (what date_bin returns for it).
+  const bucketStart = new Date(nowMs - ((nowMs - BUCKET_ORIGIN_MS) % DUE_BUCKET_MS)).toISOString();
+  const bucket = sql.unsafe(BUCKET_SQL);
+  // Why this shape (the cost of a claim must not grow with the table):
+  // - Two walks, the second only if the first comes back short (Limit over Append stops pulling):
+  //   `past` takes rows from 15-minute buckets that ended before now, oldest bucket first, through
+  //   shipments_due_bucket_idx. Equal btree keys are kept in heap order, so 1,000 rows of a backlog
+  //   come from a few dozen pages whatever the table size, where exact due order would dirty (and,
+  //   after a checkpoint, write a full-page image of) one page per row. `cur` takes the current
+  //   bucket's due rows in exact due order through shipments_due_idx, so nothing due waits for its
+  //   bucket to end.
   // - FOR UPDATE SKIP LOCKED: concurrent claimers (any number of processes) take disjoint rows instead
   //   of queueing on each other; a row locked by recordFetch (a /v1/track lookup) is skipped this round.
-  // - The outer update stamps the lease AND moves next_check_at to the lease expiry in the same
-  //   statement, so the row leaves the due range the moment this autocommit ends: no other claim can
-  //   take it while we hold it, and the due index scan never wades through claimed rows. If we die,
-  //   next_check_at = lease_until comes due by itself: that predicate is the stale-lease reset.
-  // - `lease_until <= now` is kept as a guard for rows a lookup rescheduled while leased.
+  // - The update writes only lease_until and lease_owner, which no index covers: a HOT update (no index
+  //   entry written; the table's fillfactor leaves room on the page). A claimed row therefore stays in
+  //   the due range while leased, and `lease_until <= now` skips it: later claims step over the rows
+  //   held right now (bounded by maxHeld per process). When a claimer dies, its lease runs out and the
+  //   same predicate makes the row claimable again: the stale-lease reset.
+  // - `id = any(array(...))`: the claimed ids drive primary-key probes; a join lets the planner pick a
+  //   hash join over a sequential scan of the whole table on small tables.
   const rows = await sql`
     update shipments s
-    set lease_until = ${lease}, lease_owner = ${owner}, next_check_at = ${lease}
-    from (
-      select id from shipments
-      where next_check_at <= ${now}
-        and (lease_until is null or lease_until <= ${now})
-        ${exclude}
-      order by next_check_at
+    set lease_until = ${lease}, lease_owner = ${owner}
+    where s.id = any(array(
+      select id from (
+        select id from shipments
+        where next_check_at is not null
+          and ${bucket} < ${bucketStart}
+          and (lease_until is null or lease_until <= ${now})
+          ${exclude}
+        order by ${bucket}
+        limit ${limit}
+        for update skip locked
+      ) past
+      union all
+      select id from (
+        select id from shipments
+        where next_check_at >= ${bucketStart} and next_check_at <= ${now}
+          and (lease_until is null or lease_until <= ${now})
+          ${exclude}
+        order by next_check_at
+        limit ${limit}
+        for update skip locked
+      ) cur
       limit ${limit}
-      for update skip locked
-    ) due
-    where s.id = due.id
+    ))
     returning s.id, s.courier, s.tracking_number, s.recheck_failures
   `;
   return rows as unknown as ClaimedShipment[];

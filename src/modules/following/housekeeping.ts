@@ -11,8 +11,9 @@
  * of in one long transaction. Safe to run from every replica at once: two
  * deletes of the same row just find it gone.
  */
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
+import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../../http/idempotency.ts";
 
 export type HousekeepingDeps = Pick<AppDeps, "db" | "clock" | "config" | "log">;
 
@@ -33,13 +34,16 @@ export interface HousekeepingResult {
   demoHits: number;
   /** Dashboard sessions past their expiry. */
   sessions: number;
+  /** Stored idempotent responses past their 24 h. */
+  idempotencyKeys: number;
   ms: number;
 }
 
 /**
  * Clears leases that ran out (a process died mid re-check). The row is
- * already due again (the claim set next_check_at to the lease expiry), so
- * this only tidies `lease_owner`/`lease_until` and counts the dead claims.
+ * already due again (a claim leaves next_check_at as it was and an expired
+ * lease no longer hides the row from claims), so this only tidies
+ * `lease_owner`/`lease_until` and counts the dead claims.
  * The predicate on next_check_at keeps the scan on `shipments_due_idx`.
  */
 export async function releaseExpiredLeases(db: Db, nowMs: number): Promise<number> {
@@ -79,11 +83,16 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
 
   // Final outbox rows, by their last change; their attempt rows go with them (ON DELETE CASCADE).
   // Pending rows are never touched here, however old: the worker still owes them an attempt.
+  // `created_at < cutoff` follows from `updated_at < cutoff` (a row is changed only after it is
+  // created) and lets deliveries_created_idx bound the scan: no index covers updated_at or state, so
+  // the worker's claim and outcome updates stay HOT. Rows created before the cutoff but changed after
+  // it (retries still running then) are the only ones the scan passes over.
   const deliveries = await batched(max, batch, async () =>
     (await sql`
       delete from deliveries where id in (
         select id from deliveries
-        where state in ('delivered', 'abandoned', 'dropped', 'skipped') and updated_at < ${cutoff}
+        where created_at < ${cutoff} and updated_at < ${cutoff}
+          and state in ('delivered', 'abandoned', 'dropped', 'skipped')
         limit ${batch})
       returning 1`).length,
   );
@@ -132,8 +141,11 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
       returning 1`).length,
   );
 
-  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, ms: Math.round(performance.now() - started) };
-  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions;
+  // Idempotency keys answer retries for 24 h (docs/idempotency.md), whatever RETENTION_DAYS says.
+  const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batch);
+
+  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, ms: Math.round(performance.now() - started) };
+  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys;
   if (leasesReleased > 0) deps.log.warn("expired re-check leases released (a process died mid re-check)", { component: "housekeeping", leases: leasesReleased });
   deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", { component: "housekeeping", retention_days: deps.config.retentionDays, ...result });
   return result;

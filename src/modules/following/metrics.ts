@@ -10,6 +10,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Db } from "../../db/client.ts";
+import { serviceRegistry } from "../metrics/registry.ts";
 
 export interface FollowingMetrics {
   registry: Registry;
@@ -25,9 +26,8 @@ export interface FollowingMetrics {
   drainSeconds: Histogram;
 }
 
-/** A fresh registry with the following counters (tests and benchmarks may want their own). */
-export function createFollowingMetrics(): FollowingMetrics {
-  const registry = new Registry();
+/** The following counters in `registry` (default a fresh one: tests and benchmarks may want their own). */
+export function createFollowingMetrics(registry: Registry = new Registry()): FollowingMetrics {
   return {
     registry,
     rechecks: new Counter({ name: "courier_tracking_rechecks_total", help: "Scheduled shipment re-checks finished, by courier and outcome.", labelNames: ["courier", "outcome"], registers: [registry] }),
@@ -43,17 +43,18 @@ export function createFollowingMetrics(): FollowingMetrics {
   };
 }
 
-/** The process-wide registry used by the scheduler and `GET /metrics`. */
-export const followingMetrics: FollowingMetrics = createFollowingMetrics();
+/** The process-wide counters used by the scheduler and `GET /metrics`, in the service registry. */
+export const followingMetrics: FollowingMetrics = createFollowingMetrics(serviceRegistry);
 
 /**
  * Number of shipments due at `nowMs` (ms since the epoch).
  * The predicate matches the partial index `shipments_due_idx` (next_check_at
  * is not null), so the count costs the backlog, not the table. Claimed rows
- * carry their lease expiry in next_check_at and are not counted.
+ * (a lease still running) are not counted.
  */
 export async function countDue(db: Db, nowMs: number): Promise<number> {
-  const [r] = await db.$client`select count(*)::int as n from shipments where next_check_at <= ${new Date(nowMs).toISOString()}`;
+  const now = new Date(nowMs).toISOString();
+  const [r] = await db.$client`select count(*)::int as n from shipments where next_check_at <= ${now} and (lease_until is null or lease_until <= ${now})`;
   return (r?.n as number | undefined) ?? 0;
 }
 

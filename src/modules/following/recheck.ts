@@ -26,7 +26,7 @@
  * others.
  */
 import { hostname } from "node:os";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
@@ -99,11 +99,12 @@ export interface RecheckRunner {
 
 /**
  * Lease covering the worst case of a full lane: every queued row waits for the
- * ones ahead of it, each using the whole courier budget. Milliseconds.
+ * ones ahead of it, each using the whole courier budget, plus
+ * LEASE_SLACK_SECONDS. Milliseconds.
  */
 export function defaultLeaseMs(config: RecheckDeps["config"], perLane: number, queueCap: number): number {
   const budget = Math.max(config.courierTimeoutMs, config.courierAsyncBudgetMs);
-  return (Math.ceil(queueCap / perLane) + 1) * budget + 30_000;
+  return (Math.ceil(queueCap / perLane) + 1) * budget + config.leaseSlackSeconds * 1000;
 }
 
 interface Held extends ClaimedShipment {

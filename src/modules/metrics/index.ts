@@ -1,21 +1,33 @@
 /**
- * `GET /metrics`: the process's counters in Prometheus text format
- * (prom-client; issue 4 item 6). Not part of the public API: hidden from the
- * OpenAPI document (`detail.hide`; the path is also excluded there). No API
- * key: scrapers reach it on the service port; it carries counts only, never
- * an account, key or tracking number.
+ * `GET /metrics` on the public port: the process's metrics in Prometheus
+ * text format (registry.ts, scrape.ts), only for
+ * `Authorization: Bearer <METRICS_TOKEN>`. Without METRICS_TOKEN the route
+ * answers 404 like any unknown path; scrape the internal port (ADMIN_PORT)
+ * instead, which serves it without a token. Hidden from the OpenAPI
+ * document. It carries counts only, never an account, key or tracking number.
  */
+import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app.ts";
-import { followingMetrics, refreshBacklog, type FollowingMetrics } from "../following/metrics.ts";
+import type { CoreDeps } from "../../core-deps.ts";
+import { AppError } from "../../errors.ts";
+import { renderMetrics } from "./scrape.ts";
 
-export function metricsModule(deps: Pick<AppDeps, "db" | "clock" | "log">, metrics: FollowingMetrics = followingMetrics) {
+/** True when `header` is `Bearer <token>` (constant-time comparison). */
+export function bearerMatches(header: string | null, token: string): boolean {
+  const given = Buffer.from(/^Bearer\s+(.+)$/i.exec(header?.trim() ?? "")?.[1] ?? "");
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+export function metricsModule(deps: Pick<CoreDeps, "db" | "clock" | "log" | "config">) {
+  const token = deps.config.metricsToken;
   return new Elysia({ detail: { hide: true } }).get(
     "/metrics",
-    async () => {
-      // The due backlog is computed on scrape; a database outage must not hide the counters.
-      await refreshBacklog(metrics, deps.db, deps.clock.now()).catch((e) => deps.log.warn("metrics: backlog query failed", { error: e as Error }));
-      return new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } });
+    async ({ request }) => {
+      if (!token) throw new AppError("NOT_FOUND", "No such endpoint. The API reference is at /docs.");
+      if (!bearerMatches(request.headers.get("authorization"), token))
+        throw new AppError("INVALID_API_KEY", "Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.", {}, { "www-authenticate": 'Bearer realm="metrics"' });
+      return renderMetrics(deps);
     },
     { detail: { operationId: "metrics", hide: true } },
   );

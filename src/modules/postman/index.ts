@@ -4,7 +4,7 @@
  * converter takes a few hundred ms) and cached for the life of the process.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { openApiDocument } from "../../http/openapi.ts";
 import { convertOpenApi, finishCollection } from "./service.ts";
 

@@ -6,22 +6,42 @@
  *
  * - variables `baseUrl` (PUBLIC_BASE_URL), `api_key`, `webhook_url`, and
  *   `webhook_id` (filled by the create request's test script);
- * - every `/v1` request sends `X-API-Key: {{api_key}}` as a plain header;
+ * - the API key is collection-level auth (`X-API-Key: {{api_key}}`), which
+ *   every keyed request inherits; the public requests (demo, plans) say
+ *   `noauth`;
  * - webhook create/update bodies point at `{{webhook_url}}`, the webhook
  *   requests run create → list → get → update → test → deliveries →
- *   rotate-secret → delete, and use `{{webhook_id}}`;
+ *   redeliver → recover → rotate-secret → delete, and use `{{webhook_id}}`
+ *   (and `{{delivery_id}}`, captured from the deliveries list); the
+ *   shipment requests run follow → list → get → unfollow;
+ * - the Webhooks folder is skipped, with a console message, when
+ *   `webhook_url` is unset (nothing is created and the signing secret is not
+ *   rotated); a request whose path needs `{{webhook_id}}` or
+ *   `{{delivery_id}}` is not sent while it is unset and fails with a test
+ *   saying so (never a request to `/v1/webhooks/`, which is the list);
  * - every request has a test asserting the operation's documented success
  *   status (newman reports it), folders follow the document's tags.
  */
-import { convertV2 } from "openapi-to-postmanv2";
+import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
 
 type Json = Record<string, any>;
 
 /** Order of the webhook requests: create first (it captures the id), delete last. */
-const WEBHOOK_ORDER = ["createWebhook", "listWebhooks", "getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries", "rotateWebhookSecret", "deleteWebhook"];
+const WEBHOOK_ORDER = [
+  "createWebhook", "listWebhooks", "getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries",
+  "redeliverWebhookDelivery", "recoverWebhookDeliveries", "rotateWebhookSecret", "deleteWebhook",
+];
+/** Order of the shipment requests: follow first (the others read and unfollow what it followed). */
+const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "unfollowShipment"];
+const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
 
-/** Runs the converter (callback API) as a promise. Throws when it reports a failure. */
-export function convertOpenApi(doc: Json): Promise<Json> {
+/**
+ * Runs the converter (callback API) as a promise. Throws when it reports a failure.
+ * The converter (and the faker library it pulls in, ~18 MB) is loaded on the
+ * first call, not at start: most processes never build a collection.
+ */
+export async function convertOpenApi(doc: Json): Promise<Json> {
+  const { convertV2 } = (await import("openapi-to-postmanv2")) as { convertV2: typeof ConvertV2 };
   return new Promise((resolve, reject) => {
     convertV2(
       { type: "json", data: structuredClone(doc) },
@@ -41,6 +61,8 @@ interface Operation {
   method: string;
   path: string;
   success: number;
+  /** The operation needs the API key (its `security` is not empty). */
+  keyed: boolean;
 }
 
 function operationsOf(doc: Json): Map<string, Operation> {
@@ -48,7 +70,8 @@ function operationsOf(doc: Json): Map<string, Operation> {
   for (const [path, methods] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(methods as Json)) {
       const success = Number(Object.keys(op.responses ?? {}).find((s) => /^2\d\d$/.test(s)) ?? 200);
-      ops.set(`${method.toUpperCase()} ${path}`, { operationId: op.operationId, method, path, success });
+      const keyed = Array.isArray(op.security) ? op.security.length > 0 : Array.isArray(doc.security) && doc.security.length > 0;
+      ops.set(`${method.toUpperCase()} ${path}`, { operationId: op.operationId, method, path, success, keyed });
     }
   }
   return ops;
@@ -60,8 +83,56 @@ function docPath(url: Json): string {
   return `/${segs.filter((s) => s !== "").map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s)).join("/")}`;
 }
 
-function script(lines: string[]): Json {
-  return { listen: "test", script: { type: "text/javascript", exec: lines } };
+function script(lines: string[], listen: "test" | "prerequest" = "test"): Json {
+  return { listen, script: { type: "text/javascript", exec: lines } };
+}
+
+/** The collection's auth: the `X-API-Key` header from `{{api_key}}`, inherited by every request that does not opt out. */
+const API_KEY_AUTH: Json = {
+  type: "apikey",
+  apikey: [
+    { key: "key", value: "X-API-Key", type: "string" },
+    { key: "value", value: "{{api_key}}", type: "string" },
+    { key: "in", value: "header", type: "string" },
+  ],
+};
+
+/** Folder-level pre-request script of Webhooks: without `webhook_url` nothing in the folder is sent. */
+const SKIP_WITHOUT_WEBHOOK_URL = script(
+  [
+    `if (!pm.variables.get("webhook_url")) {`,
+    `  console.log("Webhooks folder skipped (" + pm.info.requestName + "): set webhook_url, an https URL of yours that answers 2xx to POST, to run it.");`,
+    `  pm.execution.skipRequest();`,
+    `}`,
+  ],
+  "prerequest",
+);
+
+/** Where each id variable comes from, for the message when it is unset. */
+const ID_SOURCES: Record<string, string> = {
+  webhook_id: "Create a webhook must run first and succeed",
+  delivery_id: "List a webhook's deliveries must run first and find one",
+};
+
+/**
+ * Pre-request script of a request whose path needs `{{webhook_id}}` or
+ * `{{delivery_id}}`: while one is unset, a test fails naming it and the
+ * request is not sent (an empty id would address another resource).
+ */
+function requireIds(op: Operation): Json | undefined {
+  const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`));
+  if (needed.length === 0) return undefined;
+  return script(
+    needed.flatMap((v) => [
+      `if (!pm.variables.get("${v}")) {`,
+      `  pm.test("${op.operationId}: ${v} is set (${ID_SOURCES[v]})", function () {`,
+      `    pm.expect.fail("${v} is not set: request not sent");`,
+      `  });`,
+      `  pm.execution.skipRequest();`,
+      `}`,
+    ]),
+    "prerequest",
+  );
 }
 
 function testsFor(op: Operation): Json[] {
@@ -74,24 +145,42 @@ function testsFor(op: Operation): Json[] {
       `  pm.collectionVariables.set("webhook_id", id);`,
       `});`,
     );
+  if (op.operationId === "deleteWebhook") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("webhook_id");`);
   if (op.operationId === "testWebhook")
     lines.push(`pm.test("testWebhook: delivered to {{webhook_url}}", function () {`, `  pm.expect(pm.response.json().data.delivered).to.eql(true);`, `});`);
-  return [script(lines)];
+  if (op.operationId === "listWebhookDeliveries")
+    lines.push(
+      `pm.test("listWebhookDeliveries: delivery id captured", function () {`,
+      `  var id = pm.response.json().data.deliveries[0].id;`,
+      `  pm.expect(id).to.match(/^dlv_/);`,
+      `  pm.collectionVariables.set("delivery_id", id);`,
+      `});`,
+    );
+  const events = [script(lines)];
+  // Recover looks back at most 30 days: the body's `since` is computed when the request runs.
+  if (op.operationId === "recoverWebhookDeliveries")
+    events.push({ listen: "prerequest", script: { type: "text/javascript", exec: [`pm.collectionVariables.set("recover_since", new Date(Date.now() - 86400000).toISOString());`] } });
+  return events;
 }
 
 function finishRequest(item: Json, op: Operation): void {
   const req = item.request as Json;
-  delete req.auth;
-  const headers: Json[] = (req.header ?? []).filter((h: Json) => h.key.toLowerCase() !== "x-api-key");
-  if (op.path.startsWith("/v1/")) headers.unshift({ key: "X-API-Key", value: "{{api_key}}", description: "Your API key (environment value `api_key`)." });
-  req.header = headers;
-  for (const v of req.url?.variable ?? []) if (v.key === "webhook_id" && op.path.startsWith("/v1/webhooks/")) v.value = "{{webhook_id}}";
+  // Keyed requests inherit the collection's auth; the public ones send no key.
+  if (op.keyed) delete req.auth;
+  else req.auth = { type: "noauth" };
+  req.header = (req.header ?? []).filter((h: Json) => h.key.toLowerCase() !== "x-api-key");
+  for (const v of req.url?.variable ?? []) {
+    if (v.key === "webhook_id" && op.path.startsWith("/v1/webhooks/")) v.value = "{{webhook_id}}";
+    if (v.key === "delivery_id") v.value = "{{delivery_id}}";
+  }
+  if (op.operationId === "recoverWebhookDeliveries" && req.body?.mode === "raw") req.body.raw = JSON.stringify({ since: "{{recover_since}}" }, null, 2);
   if ((op.operationId === "createWebhook" || op.operationId === "updateWebhook") && req.body?.mode === "raw") {
     const body = JSON.parse(req.body.raw) as Json;
     body.url = "{{webhook_url}}";
     req.body.raw = JSON.stringify(body, null, 2);
   }
-  item.event = testsFor(op);
+  const guard = requireIds(op);
+  item.event = [...(guard ? [guard] : []), ...testsFor(op)];
 }
 
 /**
@@ -111,28 +200,34 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string): 
       finishRequest(item, op);
       item._operationId = op.operationId;
     }
-    if (folder.name === "Webhooks") items.sort((a, b) => WEBHOOK_ORDER.indexOf(a._operationId) - WEBHOOK_ORDER.indexOf(b._operationId));
+    const order = ORDER[folder.name];
+    if (order) items.sort((a, b) => order.indexOf(a._operationId) - order.indexOf(b._operationId));
+    const webhooks = folder.name === "Webhooks";
     for (const item of items) delete item._operationId;
-    folders.push(folder.item ? { ...folder, item: items } : items[0]!);
+    folders.push(folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : items[0]!);
   }
   const description = [
     typeof collection.info?.description === "object" ? collection.info.description.content : (collection.info?.description ?? ""),
     "",
     "Set `api_key` (and `webhook_url`, an https URL that answers 2xx, for the webhook requests) in your environment.",
+    "The API key is set once, as the collection's auth (API Key, header `X-API-Key`).",
     "The Webhooks folder creates a test webhook, exercises it and deletes it again; its rotate-secret request replaces your account's signing secret.",
+    "Without `webhook_url` the Webhooks folder is skipped (a console message says so): nothing is created and the secret is not rotated.",
   ].join("\n");
   const finished: Json = {
     ...collection,
     info: { ...collection.info, name: "Courier Tracking API", description, schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
     item: folders,
+    auth: API_KEY_AUTH,
     variable: [
       { key: "baseUrl", value: baseUrl, type: "string" },
       { key: "api_key", value: "", type: "string", description: "Your API key (`ctk_…`)." },
       { key: "webhook_url", value: "", type: "string", description: "An https URL of yours that answers 2xx to POST." },
       { key: "webhook_id", value: "", type: "string", description: "Set by the Create a webhook request's test script." },
+      { key: "delivery_id", value: "", type: "string", description: "Set by the List a webhook's deliveries request's test script." },
+      { key: "recover_since", value: "", type: "string", description: "Set by the Recover request's pre-request script (one day ago)." },
     ],
   };
-  delete finished.auth;
   // Saved examples keep the converter's own auth variable name; one spelling everywhere.
   return JSON.parse(JSON.stringify(finished).replaceAll("{{apiKey}}", "{{api_key}}")) as Json;
 }

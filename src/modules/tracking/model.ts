@@ -1,11 +1,12 @@
 /** Schemas of the tracking endpoints: request query (Elysia `t`) and responses (TypeBox `Type`). */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
-import type { TrackSpelling } from "./states.ts";
+import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
+import type { TrackSpelling } from "../../domain/states.ts";
 
 export const TrackQuery = t.Object({
-  courier: t.String({ minLength: 1, maxLength: 64, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`." }),
-  tracking_number: t.String({ minLength: 1, maxLength: 64, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
+  courier: t.String({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
+  tracking_number: t.String({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
 });
 
 const TrackState = T.Union(
@@ -37,6 +38,11 @@ export const TrackingDataSchema = T.Object(
     FetchTime: T.String({ description: "Seconds spent on courier backends, 3 decimals.", examples: ["0.412"] }),
     PODImageUrl: T.String({ description: "Proof-of-delivery URL, or empty." }),
     ExecutionTime: T.String({ description: "Seconds for the whole request, 3 decimals.", examples: ["0.455"] }),
+    EstimatedDeliveryDate: T.String({
+      description:
+        "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits no webhook event.",
+      examples: ["06-Nov-2026"],
+    }),
   },
   { title: "TrackingData" },
 );
@@ -68,11 +74,20 @@ const EXAMPLE = {
     FetchTime: "0.412",
     PODImageUrl: "https://pod.example/1234567890120.jpg",
     ExecutionTime: "0.455",
+    EstimatedDeliveryDate: "06-Nov-2026",
   },
   usage: { used: 42, quota: 100, plan: "free", percent: 42 },
 };
 
-export const TrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema, usage: UsageSchema }, { title: "TrackResponse", examples: [EXAMPLE] });
+export const TrackResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: TrackingDataSchema,
+    usage: UsageSchema,
+    detected_courier: T.Optional(T.String({ description: "Only with `courier=auto`: the slug the number was tracked with." })),
+  },
+  { title: "TrackResponse", examples: [EXAMPLE] },
+);
 export const DemoTrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "DemoTrackResponse" });
 
 // Compile-time check: the schema's literals are exactly the tracking spellings.

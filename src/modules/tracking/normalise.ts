@@ -2,7 +2,7 @@
  * From a courier snapshot to the stored shipment record, and from a stored
  * record plus a new snapshot to the merged record and the event it yields.
  *
- * Rules (CONTRACT 1 "Transitions", CONTRACT 6, spec "Events" rules 1–2):
+ * Rules (spec: Events rules 1–2; docs/spec-map.md, "Decisions", transitions):
  * - checkpoints are the union of everything known (the webhook payload carries
  *   "the full known history"), de-duplicated by instant + code + text +
  *   location, newest first;
@@ -11,11 +11,15 @@
  *   there are no checkpoints; a terminal state, once seen, stays unless the
  *   courier later shows a newer non-terminal checkpoint;
  * - a change to a state with its own event yields that event; otherwise more
- *   checkpoints than before yields `tracking.updated`; never both.
+ *   checkpoints than before yields `tracking.updated`; never both;
+ * - the estimated delivery date is the courier's latest answer's (none when
+ *   that answer has none); a change of it alone yields no event — the spec's
+ *   events are state changes and new checkpoints — but it is stored and shown
+ *   (docs/shipments.md, "Estimated delivery").
  */
-import type { StoredCheckpoint } from "../../db/schema/shipments.ts";
-import type { RawCheckpoint, TrackingSnapshot } from "../couriers/adapters/types.ts";
-import { eventForState, isTerminal, mostRecentStatus, type EventType, type ShipmentState, type SubStatus } from "./states.ts";
+import type { RawCheckpoint, StoredCheckpoint, TrackingSnapshot } from "../../domain/checkpoint.ts";
+import { eventForState, type EventType } from "../../domain/events.ts";
+import { isTerminal, mostRecentStatus, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 
 export interface ShipmentRecord {
   state: ShipmentState;
@@ -28,6 +32,8 @@ export interface ShipmentRecord {
   deliveredAt: string | null;
   podUrl: string | null;
   additionalInfo: string | null;
+  /** The courier's estimated delivery date, `YYYY-MM-DD` in its zone, or null. */
+  estimatedDelivery: string | null;
 }
 
 const keyOf = (c: StoredCheckpoint) => `${c.at}|${c.rawCode ?? ""}|${c.activity}|${c.location}`;
@@ -88,6 +94,7 @@ export function applySnapshot(prev: ShipmentRecord | undefined, snap: TrackingSn
     deliveredAt: delivered ? delivered.localDate : null,
     podUrl: snap.podUrl ?? (state === "delivered" ? (prev?.podUrl ?? null) : null),
     additionalInfo: snap.remark ?? newest?.remark ?? null,
+    estimatedDelivery: snap.estimatedDelivery ?? null,
   };
   if (!prev) return { record, event: null };
   let event: EventType | null = null;

@@ -5,13 +5,14 @@
  * detect changes → the PascalCase response. Only a 200 consumes quota: every
  * other outcome releases the reserved unit.
  */
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { releaseQuota, reserveQuota, usageView } from "../accounts/quota.ts";
 import type { AuthContext } from "../accounts/service.ts";
-import { planOf } from "../billing/plans.ts";
+import { planOf } from "../../domain/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
 import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
+import { CourierBusyError } from "../couriers/lane.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../following/metrics.ts";
 import { findShipment, recordFetch, rowToRecord } from "./store.ts";
@@ -35,6 +36,8 @@ export function resolveRequest(deps: TrackingDeps, slug: string, rawNumber: stri
 
 /** Maps a courier failure to the client error (spec: Errors; CONTRACT 3). */
 function toAppError(courier: Courier, err: CourierError): AppError {
+  if (err instanceof CourierBusyError)
+    return new AppError("COURIER_BUSY", `Too many ${courier.name} lookups are queued to answer this one in time; retry in ${err.retryAfterSeconds} s.`, {}, { "retry-after": String(err.retryAfterSeconds) });
   switch (err.kind) {
     case "not_found":
       return new AppError("TRACKING_NOT_FOUND", `${courier.name} has no record of this tracking number.`);

@@ -1,21 +1,31 @@
 /**
  * The shipment store: one row per courier + AWB shared by every account
  * (CONTRACT 6). Every successful fetch — a `/v1/track` lookup, a demo lookup
- * or a scheduled re-check — goes through {@link recordFetch}, which in ONE
- * transaction locks the row, merges the snapshot, writes the new record,
- * writes the resulting event and its outbox rows (`fanOutEvent`, which also
- * NOTIFYs the delivery worker on commit), and updates follows and the
- * re-check schedule. If any part fails, none of it happened.
+ * or a scheduled re-check — goes through {@link recordFetch}.
+ *
+ * Write only what changed. `recordFetch` first reads the row without a lock
+ * (one prepared statement) and merges the snapshot into it:
+ * - nothing changed and nobody starts following → no transaction, no lock:
+ *   a terminal (or unscheduled) shipment is not written at all; a scheduled
+ *   one gets ONE narrow update of its fetch time and next re-check, guarded
+ *   on the state it was read in (a concurrent change makes the guard fail and
+ *   the fetch takes the full path below);
+ * - anything else → the full path: in ONE transaction lock the row, merge
+ *   again against the locked row, write the new record, the resulting event
+ *   and its outbox rows (`fanOutEvent`, which also NOTIFYs the delivery
+ *   worker on commit), follows and the re-check schedule. If any part fails,
+ *   none of it happened.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
 import { events, follows, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
-import type { TrackingSnapshot } from "../couriers/adapters/types.ts";
+import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 import { fanOutEvent } from "../webhooks/outbox.ts";
 import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
-import { isTerminal, WEBHOOK_SPELLING, type EventType, type ShipmentState, type SubStatus } from "./states.ts";
+import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
+import type { EventType } from "../../domain/events.ts";
 
 export type ShipmentRow = typeof shipments.$inferSelect;
 
@@ -52,6 +62,7 @@ export function rowToRecord(r: ShipmentRow): ShipmentRecord {
     deliveredAt: r.deliveredAt,
     podUrl: r.podUrl,
     additionalInfo: r.additionalInfo,
+    estimatedDelivery: r.estimatedDelivery,
   };
 }
 
@@ -67,11 +78,82 @@ export async function findShipment(db: Db | Tx, courier: string, trackingNumber:
   return rows[0];
 }
 
+/** The read of the fast path, built once per pool: the row and whether the account already follows it. */
+const buildFetchRead = (db: Db) =>
+  db
+    .select({
+      ...getTableColumns(shipments),
+      following: sql<boolean>`exists(select 1 from follows f where f.account_id = ${sql.placeholder("account")} and f.shipment_id = ${shipments.id})`,
+    })
+    .from(shipments)
+    .where(and(eq(shipments.courier, sql.placeholder("courier")), eq(shipments.trackingNumber, sql.placeholder("awb"))))
+    .limit(1)
+    .prepare("shipment_for_fetch");
+const fetchReads = new WeakMap<Db, ReturnType<typeof buildFetchRead>>();
+function fetchRead(db: Db) {
+  let q = fetchReads.get(db);
+  if (!q) fetchReads.set(db, (q = buildFetchRead(db)));
+  return q;
+}
+
+const sameRecord = (a: ShipmentRecord, b: ShipmentRecord) =>
+  a.state === b.state &&
+  a.subStatus === b.subStatus &&
+  a.mostRecentStatus === b.mostRecentStatus &&
+  a.originCity === b.originCity &&
+  a.destinationCity === b.destinationCity &&
+  a.deliveredAt === b.deliveredAt &&
+  a.podUrl === b.podUrl &&
+  a.additionalInfo === b.additionalInfo &&
+  a.estimatedDelivery === b.estimatedDelivery &&
+  a.checkpoints.length === b.checkpoints.length &&
+  Bun.deepEquals(a.checkpoints, b.checkpoints);
+
 /**
- * Stores a successful fetch. See the module comment for what happens in the transaction.
+ * The fast path: the snapshot changes nothing and nobody starts following.
+ * @returns the result, or undefined when the full path must run.
+ */
+async function recordUnchanged(db: Db, courier: Courier, row: ShipmentRow & { following: boolean }, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult | undefined> {
+  if (row.lastCheckedAt === null) return undefined;
+  const prev = rowToRecord(row);
+  const { record, event } = applySnapshot(prev, snap);
+  if (event || !sameRecord(prev, record)) return undefined;
+  const terminal = isTerminal(record.state);
+  if (opts.followAccountId && !terminal && courier.follow === "scheduled" && !row.following) return undefined;
+  if (row.terminal !== terminal || row.followMode !== courier.follow) return undefined;
+  const unchanged = { shipment: row, event: null, deliveries: 0, followed: false } satisfies RecordResult;
+  const schedule = !terminal && courier.follow === "scheduled" && row.followers > 0;
+  if (!schedule) {
+    // Terminal or unscheduled and already at rest: nothing to write.
+    if (row.nextCheckAt === null && row.recheckFailures === 0 && row.leaseUntil === null) return unchanged;
+    return undefined;
+  }
+  // One narrow update: a lookup counts as a re-check and pushes the next one out (CONTRACT 6). The guard
+  // makes a concurrent change of state or followers send this fetch down the full path instead.
+  const now = new Date(opts.nowMs);
+  const [updated] = await db
+    .update(shipments)
+    .set({ lastCheckedAt: now, nextCheckAt: nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random), recheckFailures: 0, leaseUntil: null, leaseOwner: null })
+    .where(and(eq(shipments.id, row.id), eq(shipments.state, row.state), eq(shipments.followers, row.followers), eq(shipments.terminal, false)))
+    .returning();
+  return updated ? { ...unchanged, shipment: updated } : undefined;
+}
+
+/**
+ * Stores a successful fetch. See the module comment for the fast path and the transaction.
  * @throws whatever the database throws; nothing is half-written.
  */
 export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
+  const [row] = await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber });
+  if (row) {
+    const quick = await recordUnchanged(db, courier, row, snap, opts);
+    if (quick) return quick;
+  }
+  return recordChange(db, courier, trackingNumber, snap, opts);
+}
+
+/** The full path: see the module comment. */
+async function recordChange(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
   return db.transaction(async (tx) => {
     // One statement creates the row if needed, locks it and returns it: ON CONFLICT DO UPDATE takes
     // the row lock like SELECT … FOR UPDATE, so concurrent fetches of one shipment (two replicas, a
@@ -121,6 +203,7 @@ export async function recordFetch(db: Db, courier: Courier, trackingNumber: stri
         deliveredAt: record.deliveredAt,
         podUrl: record.podUrl,
         additionalInfo: record.additionalInfo,
+        estimatedDelivery: record.estimatedDelivery,
         terminal,
         followers,
         followMode: courier.follow,

@@ -1,11 +1,11 @@
 /**
  * The `data` object of `GET /v1/track` and `/demo/track`: the spec's detailed
- * PascalCase shape (spec: Tracking result; CONTRACT 1 fixes each field).
+ * PascalCase shape (spec: Resources, Tracking result; docs/spec-map.md, "Resources" and "Decisions" fix each field).
  */
-import { toSpecDate } from "../couriers/adapters/time.ts";
+import { toSpecDate, toSpecTime } from "../../domain/dates.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 import type { ShipmentRecord } from "./normalise.ts";
-import { TRACK_SPELLING, type ShipmentState, type TrackSpelling } from "./states.ts";
+import { TRACK_SPELLING, type ShipmentState, type TrackSpelling } from "../../domain/states.ts";
 
 export interface TrackingData {
   MostRecentStatus: string;
@@ -18,6 +18,7 @@ export interface TrackingData {
   FetchTime: string;
   PODImageUrl: string;
   ExecutionTime: string;
+  EstimatedDeliveryDate: string;
 }
 
 /** Seconds with 3 decimals, as text (`"0.412"`). */
@@ -33,7 +34,7 @@ export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: 
       CheckpointState: TRACK_SPELLING[c.state as ShipmentState] ?? "intransit",
       CourierName: courier.name,
       Date: toSpecDate(c.localDate),
-      Time: c.localTime,
+      Time: toSpecTime(c.localTime),
       Location: c.location,
     })),
     CourierHasNoRecordOfShipment: t.noRecord,
@@ -43,5 +44,7 @@ export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: 
     FetchTime: seconds(t.fetchMs),
     PODImageUrl: r.podUrl ?? "",
     ExecutionTime: seconds(t.executionMs),
+    // The courier's own estimate, DD-Mon-YYYY like a checkpoint Date, or "" (docs/shipments.md, "Estimated delivery").
+    EstimatedDeliveryDate: r.estimatedDelivery ? toSpecDate(r.estimatedDelivery) : "",
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The webhook address check (spec: Delivery rules 3; issue 5 item 8; CONTRACT 7).
+ * The webhook address check (spec: Events, Delivery rules 3; docs/spec-map.md, "Delivery rules" 3).
  *
  * Every address a receiver's host resolves to is classified with `ipaddr.js`
  * (never with regexes) after unwrapping the IPv6 forms that carry an IPv4
@@ -40,6 +40,50 @@ export const systemResolver: Resolver = async (host) => {
   const rows = await lookup(host, { all: true, verbatim: true });
   return rows.map((r) => ({ address: r.address, family: r.family === 6 ? 6 : 4 }));
 };
+
+/** How long a host's resolved addresses are reused, ms (getaddrinfo reports no TTL; 30 s follows a moved receiver quickly). */
+export const DNS_CACHE_TTL_MS = 30_000;
+
+export interface CachingResolverOptions {
+  /** Reuse window of a successful answer, ms (default {@link DNS_CACHE_TTL_MS}). */
+  ttlMs?: number;
+  /** Hosts kept at most; the least recently resolved goes first (default 1,000). */
+  maxHosts?: number;
+  /** Clock in ms (default `performance.now`); tests pass the service clock. */
+  now?: () => number;
+}
+
+/**
+ * Wraps `inner` with a TTL cache of successful answers, and one lookup in
+ * flight per host (64 attempts to one cold host make one `getaddrinfo`, not
+ * 64). Failures are not cached. Only the name → addresses step is cached:
+ * {@link checkHost} still classifies every address before every attempt, and
+ * the sender pins each connection to the address that passed.
+ */
+export function cachingResolver(inner: Resolver, opts: CachingResolverOptions = {}): Resolver {
+  const ttl = opts.ttlMs ?? DNS_CACHE_TTL_MS;
+  const max = opts.maxHosts ?? 1_000;
+  const now = opts.now ?? (() => performance.now());
+  const cache = new Map<string, { at: number; addrs: ResolvedAddress[] }>();
+  const inFlight = new Map<string, Promise<ResolvedAddress[]>>();
+  return (host) => {
+    const key = host.toLowerCase();
+    const hit = cache.get(key);
+    if (hit && now() - hit.at < ttl) return Promise.resolve(hit.addrs);
+    const running = inFlight.get(key);
+    if (running) return running;
+    const p = inner(host)
+      .then((addrs) => {
+        cache.delete(key);
+        if (addrs.length > 0) cache.set(key, { at: now(), addrs });
+        if (cache.size > max) cache.delete(cache.keys().next().value!);
+        return addrs;
+      })
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, p);
+    return p;
+  };
+}
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -100,7 +144,12 @@ function classifyParsed(a: Addr): AddressClass {
   }
 }
 
+// Parsed allow-lists by list: the worker passes the same config array on every attempt.
+const parsedLists = new WeakMap<readonly string[], [Addr, number][]>();
+
 function parseCidrs(allow: readonly string[]): [Addr, number][] {
+  const known = parsedLists.get(allow);
+  if (known) return known;
   const out: [Addr, number][] = [];
   for (const c of allow) {
     try {
@@ -109,6 +158,7 @@ function parseCidrs(allow: readonly string[]): [Addr, number][] {
       // Config validation already rejects malformed CIDRs; ignore anything left.
     }
   }
+  parsedLists.set(allow, out);
   return out;
 }
 

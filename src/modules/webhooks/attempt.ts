@@ -3,12 +3,13 @@
  * the data as it is now, serialise it once, sign exactly those bytes, send
  * (spec: Events "Headers on every delivery"; Authentication 5).
  */
-import type { AppDeps } from "../../app.ts";
-import type { EventType } from "../tracking/states.ts";
+import type { AppDeps } from "../../deps.ts";
+import type { EventType } from "../../domain/events.ts";
 import { WebhookSender, type SendOutcome } from "./http.ts";
 import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
-import { systemResolver, type Resolver } from "./address-guard.ts";
-import { signBody } from "./signing.ts";
+import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
+import { deliveryHeaders } from "./signing.ts";
+import { newId } from "../../lib/ids.ts";
 
 export interface AttemptInput {
   webhookId: string;
@@ -20,6 +21,10 @@ export interface AttemptInput {
   enqueuedAt: Date;
   data: (enqueuedAt: string) => PayloadData;
   secret: string;
+  /** The event's id (`evt_…`, same on every retry); a test fire without a stored event gets a fresh one. */
+  eventId?: string;
+  /** When the attempt is made, ms since the epoch (default: the system clock). */
+  nowMs?: number;
 }
 
 /** Sends one attempt. Never throws. */
@@ -29,22 +34,21 @@ export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promi
   return sender.send({
     url: a.url,
     body,
-    headers: {
-      "x-service-signature": signBody(a.secret, body),
-      "x-webhook-event": a.event,
-      "x-webhook-delivery": `${a.webhookId}-${a.attempt}`,
-      "x-webhook-mode": a.mode,
-    },
+    headers: deliveryHeaders({ ...a, eventId: a.eventId ?? newId("evt"), nowMs: a.nowMs ?? Date.now() }, body),
   });
 }
 
-/** The sender configured from `WEBHOOK_*` settings. */
+/**
+ * The sender configured from `WEBHOOK_*` settings. Host names resolve through
+ * a per-sender TTL cache on the service clock ({@link cachingResolver}); the
+ * address check and the pin still apply to every hop.
+ */
 export function senderFromConfig(deps: Pick<AppDeps, "config" | "clock">, resolver: Resolver = systemResolver): WebhookSender {
   return new WebhookSender({
     allowCidrs: deps.config.webhookAllowPrivateCidrs,
     caFile: deps.config.webhookCaFile,
     timeoutMs: deps.config.webhookTimeoutMs,
-    resolver,
+    resolver: cachingResolver(resolver, { now: () => deps.clock.now() }),
     clock: deps.clock,
   });
 }

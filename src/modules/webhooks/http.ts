@@ -1,9 +1,9 @@
 /**
  * One delivery attempt over HTTPS, with the address check before every hop
- * (spec: Delivery rules 1, 3, 6; issue 5 items 7, 8).
+ * (spec: Events, Delivery rules 1, 3, 6; docs/spec-map.md, "Decisions", delivery transport).
  *
- * Real undici, imported by file path: the bare package specifier resolves to Bun's shim,
- * which silently ignores `connect.lookup` and `connect.ca` (STYLE, Bun facts).
+ * Real undici, imported by file path: under Bun the bare package specifier resolves to Bun's
+ * built-in shim, which silently ignores `connect.lookup` and `connect.ca`.
  * Each connection is pinned to the address the guard vetted through
  * `connect.lookup`, so no second DNS lookup can swap in another address
  * (DNS rebinding). Agents are cached per (host, vetted address) so keep-alive
@@ -16,9 +16,9 @@ import * as undici from "undici/index.js";
 import type { Clock } from "../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
 
-/** Response bytes kept for the attempt log (issue 5 item 10); the rest is never read. */
+/** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
 export const SNIPPET_BYTES = 2048;
-/** Redirects followed at most (CONTRACT 7: at most 5 hops). */
+/** Redirects followed at most (spec: Delivery rules 1 follows redirects without a bound; docs/spec-map.md, "Decisions", delivery transport: 5 hops). */
 export const MAX_REDIRECTS = 5;
 
 /** One HTTP exchange (an attempt is one or more hops). */

@@ -1,12 +1,13 @@
 /**
- * The `/v1/webhooks…` routes (spec: Endpoints; CONTRACT 3, 7). Every route
+ * The `/v1/webhooks…` routes (spec: Endpoints; docs/webhooks.md). Every route
  * needs an API key; other accounts' ids answer 404 WEBHOOK_NOT_FOUND.
  */
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
+import { idempotent } from "../../http/idempotency.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig } from "./attempt.ts";
 import {
@@ -22,7 +23,9 @@ import {
   WebhookListResponse,
   WebhookResponse,
 } from "./model.ts";
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
+import { reportBodyItems } from "../../http/validation.ts";
+import { webhookUrlProblems } from "./url.ts";
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
 import { testFire } from "./test-fire.ts";
 
 const E = errorResponses.errorResponse;
@@ -32,20 +35,24 @@ const tags = ["Webhooks"];
 
 export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
   const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
+  // The URL rules run beside the body schema, so one 422 lists every problem (the URL's included).
+  const urlRules = ({ body, request }: { body: unknown; request: Request }) =>
+    reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs));
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
       .use(authPlugin(deps))
-      .post("/", async ({ auth, body, set }) => {
-        const data = await createWebhook(deps, auth.account, body);
-        set.status = 201;
+      .post("/", (c) => idempotent(deps, c, async () => {
+        const data = await createWebhook(deps, c.auth.account, c.body);
+        c.set.status = 201;
         return { success: true as const, data };
-      }, {
+      }), {
         apiKey: true,
+        transform: urlRules,
         body: CreateWebhookBody,
         response: {
           201: CreatedWebhookResponse,
           403: E("A live webhook needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
-          409: E("The account already has 10 webhooks.", ["WEBHOOK_LIMIT_REACHED"]),
+          409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
           ...errs,
         },
         detail: {
@@ -65,7 +72,7 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         detail: { operationId: "listWebhooks", summary: "List webhooks", description: "The account's webhooks, oldest first, without secrets.", tags },
       })
       // Declared before the `/:webhook_id` routes so `rotate-secret` is never read as an id.
-      .post("/rotate-secret", async ({ auth }) => ({ success: true as const, data: { secret: await rotateSecret(deps, auth.account.id) } }), {
+      .post("/rotate-secret", (c) => idempotent(deps, c, async () => ({ success: true as const, data: { secret: await rotateSecret(deps, c.auth.account.id) } })), {
         apiKey: true,
         response: { 200: SecretResponse, ...errs },
         detail: {
@@ -85,6 +92,7 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
       .put("/:webhook_id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.webhook_id, body) }), {
         apiKey: true,
         params: WebhookIdParams,
+        transform: urlRules,
         body: UpdateWebhookBody,
         response: { 200: WebhookResponse, 403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]), ...notFound, ...errs },
         detail: {
@@ -105,10 +113,10 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         response: { 204: Type.Void({ description: "No content." }), ...notFound, ...errs },
         detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deletes the webhook; its pending deliveries stop. 204, no body.", tags },
       })
-      .post("/:webhook_id/test", async ({ auth, params, body }) => ({
+      .post("/:webhook_id/test", (c) => idempotent(deps, c, async () => ({
         success: true as const,
-        data: await testFire(deps, sender, auth.account.id, params.webhook_id, body?.event),
-      }), {
+        data: await testFire(deps, sender, c.auth.account.id, c.params.webhook_id, c.body?.event),
+      })), {
         apiKey: true,
         params: WebhookIdParams,
         body: TestFireBody,

@@ -1,11 +1,12 @@
 /**
- * Webhook schemas (CONTRACT 7). Request bodies in `t` (validated by Elysia,
+ * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies). Request bodies in `t` (validated by Elysia,
  * 422 through the shared mapper); responses in plain TypeBox so the OpenAPI
  * document renders them cleanly.
  */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
-import { EVENT_TYPES } from "../tracking/states.ts";
+import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
+import { EVENT_TYPES } from "../../domain/events.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -14,7 +15,7 @@ const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
 const Url = t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: "https URL of the receiver; host name or public IP.", examples: ["https://example.com/hooks/courier"] });
 const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
-const Description = t.String({ maxLength: MAX_DESCRIPTION_LENGTH });
+const Description = t.String({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
 
 export const CreateWebhookBody = t.Object(
   { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])) },
@@ -37,11 +38,11 @@ export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 /** Optional; `null` is accepted too (spec: "optional JSON object or null"; the route maps null to absent before validation). */
 export const TestFireBody = t.Optional(t.Object({ event: t.Optional(EventName) }, { additionalProperties: false, description: "Optional (or null). Default event: the webhook's first." }));
 
-export const WebhookIdParams = t.Object({ webhook_id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }) });
+export const WebhookIdParams = t.Object({ webhook_id: t.String({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
 
 export const DeliveriesQuery = t.Object({
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page (1 to 100, default 20)." })),
-  cursor: t.Optional(t.String({ maxLength: 100, description: "`next_cursor` of the previous page." })),
+  cursor: t.Optional(t.String({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
 });
 
 // ---- responses -------------------------------------------------------------------------

@@ -7,10 +7,9 @@
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../db/client.ts";
-import { deliveries } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
-import { PLANS } from "../billing/plans.ts";
-import type { EventType } from "../tracking/states.ts";
+import { PLANS } from "../../domain/plans.ts";
+import type { EventType } from "../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
 
@@ -40,24 +39,20 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
       and a.plan in (${dsql.join(LIVE_PLANS.map((p) => dsql`${p}`), dsql`, `)})
   `)) as unknown as { id: string; account_id: string }[];
   if (targets.length === 0) return 0;
-  await tx.insert(deliveries).values(
-    targets.map((w) => ({
-      id: newId("dlv"),
-      webhookId: w.id,
-      accountId: w.account_id,
-      eventId: ev.eventId,
-      shipmentId: ev.shipmentId,
-      eventType: ev.type,
-      mode: "live",
-      state: "pending",
-      attempts: 0,
-      nextAttemptAt: ev.enqueuedAt,
-      enqueuedAt: ev.enqueuedAt,
-      createdAt: ev.enqueuedAt,
-      updatedAt: ev.enqueuedAt,
-    })),
-  );
-  await tx.execute(dsql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+  const at = ev.enqueuedAt.toISOString();
+  const rows = JSON.stringify(targets.map((w) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id })));
+  // One round trip: the outbox rows (the deliveries_enqueue trigger queues them, migration 0005) and the wake-up.
+  await tx.execute(dsql`
+    with v as (
+      select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, webhook_id text, account_id text)
+    ), d as (
+      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+      select v.id, v.webhook_id, v.account_id, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from v
+      returning id
+    )
+    select pg_notify(${DELIVERIES_CHANNEL}, '')
+  `);
   return targets.length;
 }
 
@@ -66,6 +61,8 @@ export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
   account_id: string;
+  /** The event's id; null for a test fire (redelivered test deliveries). */
+  event_id: string | null;
   event_type: EventType;
   mode: "live" | "test";
   attempts: number;
@@ -84,40 +81,47 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due deliveries for `leaseMs` (one statement).
+ * Claims up to `limit` due deliveries for `leaseMs` (one statement). Units:
+ * `now` ms since the epoch, `leaseMs` ms.
  *
- * Why this shape: the inner select takes row locks with SKIP LOCKED, so
- * concurrent workers (any number of processes) partition the due rows
- * instead of queueing on each other; the outer update stamps the lease in
- * the same statement, so the lock is released at the (auto)commit right
- * after. A row whose lease has run out (its worker died mid-send, kill -9)
- * matches `lease_until < now` again: that predicate is the stale-lease
- * reset, and makes delivery at-least-once. The secret, the webhook and the
- * freshest shipment record are read here too, in the claim's snapshot: a
- * rotation committed before the claim is always seen.
- * Only final states null `next_attempt_at`, so the due index holds pending rows only.
+ * Why this shape: the due rows are found through `delivery_queue` (oldest
+ * due first) and locked with SKIP LOCKED, so concurrent workers (any number
+ * of processes) partition them instead of queueing on each other; the update
+ * stamps the lease in the same statement, so the lock is released at the
+ * (auto)commit right after. The update writes `lease_until` only, which no
+ * index covers: a HOT update, no index entry written. A leased row stays in
+ * the queue; `lease_until < now` skips it, so later claims step over the
+ * rows in flight (at most the workers' concurrency). A row whose lease has
+ * run out (its worker died mid-send, kill -9) matches again: that predicate
+ * is the stale-lease reset, and makes delivery at-least-once. The secret, the
+ * webhook and the freshest shipment record are read here too, in the claim's
+ * snapshot: a rotation committed before the claim is always seen.
  */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
   const nowD = new Date(now).toISOString();
   const lease = new Date(now + leaseMs).toISOString();
+  // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
   return (await sql`
     update deliveries d
-    set lease_until = ${lease}, updated_at = ${nowD}
-    from (
-      select id from deliveries
-      where state = 'pending' and next_attempt_at <= ${nowD} and (lease_until is null or lease_until < ${nowD})
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked
-    ) due, webhooks w, accounts a
-    where d.id = due.id and w.id = d.webhook_id and a.id = d.account_id
-    returning d.id, d.webhook_id, d.account_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.lease_until,
+    set lease_until = ${lease}
+    from webhooks w, accounts a
+    where d.id = any(array(
+        select x.id
+        from delivery_queue q
+        join deliveries x on x.id = q.delivery_id
+        where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
+        order by q.due_at
+        limit ${limit}
+        for update of x skip locked
+      ))
+      and w.id = d.webhook_id and a.id = d.account_id
+    returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.lease_until,
       w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
       (select jsonb_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
-         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'checkpoints', s.checkpoints)
+         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints)
        from shipments s where s.id = d.shipment_id) as shipment
   `) as unknown as ClaimedDelivery[];
 }
@@ -142,19 +146,27 @@ export interface OutcomeItem {
 }
 
 /**
+ * Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle).
+ */
+export const DEACTIVATE_AFTER_FAILURES = 20;
+
+/**
  * Records a batch of attempt outcomes in one transaction (the worker batches
  * whatever finished while the previous batch was being written):
  *
  * 1. the delivery rows — only where our lease still holds (a worker that
- *    outlived its lease must not overwrite the new owner's result) — and
- *    every hop in the attempt log, in one statement;
+ *    outlived its lease must not overwrite the new owner's result) — their
+ *    queue entries (a final outcome leaves the queue, a retry is due again at
+ *    its next attempt) and every hop in the attempt log, in one statement.
+ *    The outbox update writes no indexed column: HOT, no index entry;
  * 2. the live webhooks' consecutive-failure counts (spec: Live webhook
  *    lifecycle: +1 on abandoned or dropped, reset on delivered,
- *    `deactivated` at 20), folded per webhook in completion order.
+ *    `deactivated` at {@link DEACTIVATE_AFTER_FAILURES}), folded per webhook
+ *    in completion order.
  *
  * Batching matters: every attempt-log row takes a FOR KEY SHARE lock on its
  * webhook (foreign key); one transaction per delivery turns that into a
- * multixact storm on a busy webhook.
+ * multixact storm on a busy webhook, and each commit is a WAL flush.
  * Returns the ids recorded and the webhooks this batch deactivated.
  */
 export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], now: number): Promise<{ recorded: Set<string>; deactivated: string[] }> {
@@ -177,7 +189,11 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
             last_status_code = v.status_code, last_error = v.error, updated_at = ${nowD}
         from v
         where deliveries.id = v.id and deliveries.lease_until = v.lease::timestamptz and deliveries.state = 'pending'
-        returning deliveries.id, deliveries.webhook_id
+        returning deliveries.id, deliveries.webhook_id, deliveries.state, deliveries.next_attempt_at
+      ), gone as (
+        delete from delivery_queue q using d where q.delivery_id = d.id and d.state <> 'pending'
+      ), retry as (
+        update delivery_queue q set due_at = d.next_attempt_at from d where q.delivery_id = d.id and d.state = 'pending'
       ), hops as (
         insert into delivery_attempts (id, delivery_id, webhook_id, attempt, url, started_at, duration_ms, status_code, error, response_snippet)
         select h.id, d.id, d.webhook_id, h.attempt, h.url, to_timestamp(h.started_at / 1000.0), h.duration_ms, h.status_code, h.error, h.snippet
@@ -205,7 +221,7 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
       with v as (select * from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb) as v(id text, reset boolean, add int))
       update webhooks w
       set failure_count = (case when v.reset then 0 else w.failure_count end) + v.add,
-          status = case when v.add > 0 and (case when v.reset then 0 else w.failure_count end) + v.add >= 20 then 'deactivated' else w.status end,
+          status = case when v.add > 0 and (case when v.reset then 0 else w.failure_count end) + v.add >= ${DEACTIVATE_AFTER_FAILURES} then 'deactivated' else w.status end,
           updated_at = ${nowD}
       from v
       where w.id = v.id and w.mode = 'live' and (v.add > 0 or w.failure_count <> 0)

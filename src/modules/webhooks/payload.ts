@@ -1,16 +1,19 @@
 /**
- * The delivery payload (spec: Events, "Payload" table; CONTRACT 7), rebuilt
+ * The delivery payload (spec: Events, "Payload" table), rebuilt
  * from the freshest shipment record on every attempt (Delivery rules 5).
  * snake_case throughout; checkpoints newest first, `date` DD-Mon-YYYY,
  * `time` HH:MM, `checkpoint_state` in the webhook spelling.
  */
-import type { StoredCheckpoint } from "../../db/schema/shipments.ts";
-import { toSpecDate } from "../couriers/adapters/time.ts";
+import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import { ddMonYyyy, toSpecTime } from "../../domain/dates.ts";
 import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
-import { mostRecentStatus, WEBHOOK_SPELLING, type EventType, type ShipmentState, type SubStatus } from "../tracking/states.ts";
+import { mostRecentStatus, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
+import type { EventType } from "../../domain/events.ts";
 
-/** Bodies above this are sent with `checkpoints: null` (CONTRACT 7). */
+/** Bodies above 256 KiB are sent with `checkpoints: null` (the spec leaves the maximum payload size open, spec: Limits; docs/spec-map.md, "Decisions", large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** "For a test delivery [data.courier] begins with `synthetic-test-`" (spec: Events, Payload table). */
+export const TEST_COURIER_PREFIX = "synthetic-test-";
 
 export interface PayloadCheckpoint {
   activity: string;
@@ -29,6 +32,8 @@ export interface PayloadData {
   origin_city: string | null;
   destination_city: string | null;
   delivered_date: string | null;
+  /** The courier's estimated delivery date, DD-Mon-YYYY, or "" (docs/shipments.md, "Estimated delivery"). */
+  estimated_delivery_date: string;
   checkpoints: PayloadCheckpoint[] | null;
   enqueued_at: string;
 }
@@ -48,12 +53,9 @@ export interface ShipmentRow {
   origin_city: string | null;
   destination_city: string | null;
   delivered_at: string | null;
+  /** `YYYY-MM-DD` (a `date` column), or null. */
+  estimated_delivery: string | null;
   checkpoints: StoredCheckpoint[];
-}
-
-/** `2026-11-05` (or an ISO instant) → `05-Nov-2026` (spec: checkpoint date); anything else passes through. */
-export function ddMonYyyy(isoDate: string): string {
-  return /^\d{4}-\d{2}-\d{2}/.test(isoDate) ? toSpecDate(isoDate.slice(0, 10)) : isoDate;
 }
 
 /** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
@@ -72,7 +74,7 @@ export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint
       checkpoint_state: spell(c.state),
       courier_name: name,
       date: ddMonYyyy(c.localDate),
-      time: (c.localTime ?? "").slice(0, 5),
+      time: toSpecTime(c.localTime),
       location: c.location,
     }));
 }
@@ -87,6 +89,7 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
     origin_city: s.origin_city ?? null,
     destination_city: s.destination_city ?? null,
     delivered_date: s.delivered_at ? ddMonYyyy(s.delivered_at) : null,
+    estimated_delivery_date: s.estimated_delivery ? ddMonYyyy(s.estimated_delivery) : "",
     checkpoints: checkpointsOf(s.courier, s.checkpoints ?? []),
     enqueued_at: enqueuedAt,
   };
@@ -113,7 +116,7 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
 };
 
 /**
- * The synthetic `data` of a test fire (CONTRACT 7): `courier` is
+ * The synthetic `data` of a test fire (spec: Events rule 3, Payload `data.courier`): `courier` is
  * `synthetic-test-<slug>`, the tracking number the courier's example AWB, and
  * a short made-up history consistent with `event`.
  */
@@ -129,12 +132,13 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
   if (state === "exception") history.push(cp("exception", "Consignee not available", "Bengaluru", "2026-11-05", "14:10", "delivery_attempt_failed"));
   return {
     tracking_number: courier.awb.example,
-    courier: `synthetic-test-${courier.slug}`,
+    courier: `${TEST_COURIER_PREFIX}${courier.slug}`,
     status: spell(state),
     most_recent_status: mostRecentStatus(state, state === "exception" ? "delivery_attempt_failed" : null),
     origin_city: "Mumbai",
     destination_city: "Bengaluru",
     delivered_date: state === "delivered" ? "05-Nov-2026" : null,
+    estimated_delivery_date: state === "exception" ? "06-Nov-2026" : "05-Nov-2026",
     checkpoints: checkpointsOf(courier.slug, history),
     enqueued_at: enqueuedAt,
   };

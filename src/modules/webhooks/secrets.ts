@@ -1,50 +1,14 @@
 /**
- * Webhook signing secrets: generation and encryption at rest (CONTRACT 7:
- * `whsec_` + 32 random bytes base64url; AES-256-GCM with `SECRETS_KEY`).
- *
- * Stored form: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>`, 12-byte IV
- * per encryption. The account id is bound as associated data, so a secret
- * copied into another account's row does not decrypt.
+ * Webhook signing secrets: `whsec_` + 32 random bytes in base64 (docs/spec-map.md, "Decisions", signing secret),
+ * stored encrypted with `SECRETS_KEY` (src/secrets/cipher.ts).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-
-/** A fresh raw signing secret (shown to the customer once). */
-export function generateSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64url")}`;
-}
-
-function keyOf(key: Uint8Array): Buffer {
-  if (key.byteLength !== 32) throw new Error("SECRETS_KEY must be 32 bytes");
-  return Buffer.from(key);
-}
-
-/** Encrypts `secret` for account `accountId`. @throws when `key` is not 32 bytes. */
-export function encryptSecret(key: Uint8Array, accountId: string, secret: string): string {
-  const iv = randomBytes(12);
-  const c = createCipheriv("aes-256-gcm", keyOf(key), iv);
-  c.setAAD(Buffer.from(accountId));
-  const ct = Buffer.concat([c.update(secret, "utf8"), c.final()]);
-  return ["v1", iv.toString("base64url"), c.getAuthTag().toString("base64url"), ct.toString("base64url")].join(".");
-}
-
-const cache = new Map<string, string>();
+import { randomBytes } from "node:crypto";
 
 /**
- * Decrypts a stored secret. Results are memoised by ciphertext (a rotation
- * writes a new ciphertext, so the cache can never serve a stale secret).
- * @throws when the value was not produced with this key and account.
+ * A fresh raw signing secret (shown to the customer once): `whsec_` +
+ * standard base64 of 32 random bytes, the form the Standard Webhooks
+ * libraries decode (secrets issued before were base64url; both still verify).
  */
-export function decryptSecret(key: Uint8Array, accountId: string, stored: string): string {
-  const memoKey = `${accountId}|${stored}`;
-  const memo = cache.get(memoKey);
-  if (memo !== undefined) return memo;
-  const [v, iv, tag, ct] = stored.split(".");
-  if (v !== "v1" || !iv || !tag || ct === undefined) throw new Error("unrecognised secret format");
-  const d = createDecipheriv("aes-256-gcm", keyOf(key), Buffer.from(iv, "base64url"));
-  d.setAAD(Buffer.from(accountId));
-  d.setAuthTag(Buffer.from(tag, "base64url"));
-  const secret = Buffer.concat([d.update(Buffer.from(ct, "base64url")), d.final()]).toString("utf8");
-  if (cache.size > 10_000) cache.clear();
-  cache.set(memoKey, secret);
-  return secret;
+export function generateSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
 }

@@ -1,22 +1,23 @@
 /**
  * Webhook CRUD, the plan gate and the secret-once semantics (spec: Webhook,
- * POST/PUT/DELETE /v1/webhooks…, rotate-secret; CONTRACT 7). Plain functions
+ * POST/PUT/DELETE /v1/webhooks…, rotate-secret; docs/webhooks.md). Plain functions
  * over the database; no request context.
  */
 import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { accounts, deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
-import { planOf } from "../billing/plans.ts";
-import type { EventType } from "../tracking/states.ts";
+import { planOf } from "../../domain/plans.ts";
+import type { EventType } from "../../domain/events.ts";
 import type { CreateWebhookInput, UpdateWebhookInput } from "./model.ts";
 import { isoSecond } from "./payload.ts";
-import { encryptSecret, generateSecret } from "./secrets.ts";
+import { generateSecret } from "./secrets.ts";
+import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";
 
-/** At most this many webhooks per account (CONTRACT 3: 409 WEBHOOK_LIMIT_REACHED). */
+/** At most this many webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (the spec leaves the maximum open, spec: Limits; docs/spec-map.md, "Decisions", webhook bodies). */
 export const MAX_WEBHOOKS = 10;
 
 export const SECRET_NOTICE = "<secret already issued: it is shown only once; rotate it with POST /v1/webhooks/rotate-secret>";
@@ -128,7 +129,7 @@ export async function requireWebhook(db: DbOrTx, accountId: string, id: string):
 const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook with id ${JSON.stringify(id.slice(0, 100))} on this account.`);
 
 /**
- * Partial update (CONTRACT 7): absent fields keep their values;
+ * Partial update (docs/spec-map.md, "Decisions", webhook bodies): absent fields keep their values;
  * `status: "active"` reactivates and resets the failure count; switching to
  * live passes the plan gate.
  * @throws RequestValidationError, AppError WEBHOOK_NOT_FOUND / PLAN_UPGRADE_REQUIRED.

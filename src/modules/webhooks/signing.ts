@@ -1,7 +1,20 @@
 /**
- * Delivery signatures (spec: Authentication 5): `X-Service-Signature:
- * sha256=<hex HMAC-SHA256 of the exact raw body>`, keyed with the account's
- * signing secret (the whole `whsec_…` string as UTF-8 bytes).
+ * Delivery signatures and headers. Two schemes, one secret:
+ *
+ * - the spec's (Authentication 5): `X-Service-Signature: sha256=<hex
+ *   HMAC-SHA256 of the exact raw body>`, keyed with the account's signing
+ *   secret as text (the whole `whsec_…` string as UTF-8 bytes) — unchanged
+ *   since the first secret was issued, so existing receivers keep verifying;
+ * - Standard Webhooks (standardwebhooks.com, "Signature scheme"):
+ *   `webhook-id`, `webhook-timestamp` (Unix seconds of the attempt) and
+ *   `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
+ *   keyed with the secret's key bytes: the base64 after `whsec_`. Secrets
+ *   issued before standard base64 (base64url, `-`/`_`) decode to the same
+ *   kind of 32 bytes here; the standardwebhooks libraries need a secret in
+ *   standard base64, which every secret issued or rotated now is.
+ *
+ * `webhook-id` and `X-Webhook-Event-Id` are the event's id (`evt_…`): the
+ * same on every retry and on a redelivery, so receivers deduplicate on it.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
@@ -15,4 +28,46 @@ export function verifySignature(secret: string, body: Uint8Array | string, heade
   const expected = Buffer.from(signBody(secret, body));
   const got = Buffer.from(header);
   return got.length === expected.length && timingSafeEqual(got, expected);
+}
+
+/** The key bytes of a `whsec_…` secret: the base64 (or base64url) after the prefix, decoded. */
+export function secretKeyBytes(secret: string): Buffer {
+  return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+}
+
+/**
+ * `webhook-signature` for one attempt: `v1,` + base64 HMAC-SHA256 over
+ * `<msgId>.<timestampSeconds>.<body>` keyed with {@link secretKeyBytes}.
+ */
+export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
+  const mac = createHmac("sha256", secretKeyBytes(secret)).update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
+  return `v1,${mac}`;
+}
+
+export interface DeliveryHeaderInput {
+  secret: string;
+  /** The event's id (`evt_…`): `X-Webhook-Event-Id` and `webhook-id`. */
+  eventId: string;
+  webhookId: string;
+  /** 1-based attempt number (`X-Webhook-Delivery: <webhook_id>-<attempt>`). */
+  attempt: number;
+  event: string;
+  mode: "live" | "test";
+  /** When the attempt is made, ms since the epoch (`webhook-timestamp` in seconds). */
+  nowMs: number;
+}
+
+/** Every header of one delivery attempt over the exact `body` bytes (spec: Events "Headers on every delivery", plus the two above). */
+export function deliveryHeaders(h: DeliveryHeaderInput, body: Uint8Array): Record<string, string> {
+  const ts = Math.floor(h.nowMs / 1000);
+  return {
+    "x-service-signature": signBody(h.secret, body),
+    "x-webhook-event": h.event,
+    "x-webhook-delivery": `${h.webhookId}-${h.attempt}`,
+    "x-webhook-mode": h.mode,
+    "x-webhook-event-id": h.eventId,
+    "webhook-id": h.eventId,
+    "webhook-timestamp": String(ts),
+    "webhook-signature": standardSignature(h.secret, h.eventId, ts, body),
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/webhooks/{id}/test` (spec: Events rule 3; CONTRACT 7): one
+ * `POST /v1/webhooks/{id}/test` (spec: Events rule 3; docs/spec-map.md, "Decisions", test fire): one
  * synchronous sample delivery to a TEST webhook, through the same signing,
  * address check and attempt log as real deliveries.
  *
@@ -9,15 +9,15 @@
  * worker never picks it up.
  */
 import { eq } from "drizzle-orm";
-import type { AppDeps } from "../../app.ts";
+import type { AppDeps } from "../../deps.ts";
 import { accounts, deliveries, deliveryAttempts } from "../../db/schema/index.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
-import type { EventType } from "../tracking/states.ts";
+import type { EventType } from "../../domain/events.ts";
 import { sendAttempt } from "./attempt.ts";
 import type { WebhookSender } from "./http.ts";
 import { sampleData } from "./payload.ts";
-import { decryptSecret } from "./secrets.ts";
+import { decryptSecret } from "../../secrets/cipher.ts";
 import { requireWebhook } from "./service.ts";
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Create/update-time URL rules (CONTRACT 7: https, at most 2,048 characters,
+ * Create/update-time URL rules (docs/spec-map.md, "Decisions", webhook bodies: https, at most 2,048 characters,
  * a host name or a public IP). The WHATWG URL parser normalises every IPv4
  * notation (`2130706433`, `0177.0.0.1`, `0x7f.1`, `127.1`, trailing dots,
  * full-width digits) and IDN host names (to punycode) first, so the checks
@@ -26,6 +26,8 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
     return fail("url_parsing", "Input should be a valid URL");
   }
   if (u.protocol !== "https:") fail("url_scheme", "URL scheme should be 'https'");
+  // Port 0 is no port a receiver can listen on (the URL parser accepts it).
+  if (u.port === "0") fail("value_error", "URL port should be between 1 and 65535");
   if (u.username || u.password) fail("value_error", "URL must not contain a user name or password");
   if (u.hash || raw.includes("#")) fail("value_error", "URL must not contain a fragment");
   const host = u.hostname;
@@ -40,4 +42,21 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
     } else if (!name.includes(".") || host.includes("..")) fail("value_error", "URL host must be a fully qualified domain name");
   }
   return u.toString();
+}
+
+/**
+ * The URL rules as 422 items for a request body that may not match its
+ * schema yet (`body.url` when it is a string; nothing otherwise), so the
+ * route can report them together with the schema's items.
+ */
+export function webhookUrlProblems(body: unknown, allowCidrs: readonly string[]): ValidationItem[] {
+  const url = (body as { url?: unknown } | null | undefined)?.url;
+  if (typeof url !== "string") return [];
+  try {
+    validateWebhookUrl(url, ["body", "url"], allowCidrs);
+    return [];
+  } catch (err) {
+    if (err instanceof RequestValidationError) return err.items;
+    throw err;
+  }
 }

@@ -2,14 +2,14 @@
  * Aramex Tracking twin: `POST /aramex/ShippingAPI.V2/Tracking/Service_1_0.svc`
  * (SOAP 1.1, `SOAPAction: …/Service_1_0/TrackShipments`), credentials checked in
  * the body's `ClientInfo` (sandbox values; a mismatch answers the ERR01
- * notification of `aramex-track-soap-error.xml`). Answers are shaped like
- * `aramex-track-soap.xml` (naive `UpdateDateTime`, rendered in UTC); unknown
- * numbers are listed in `NonExistingWaybills` (`aramex-track-soap-nonexistent.xml`).
+ * notification of `test/fixtures/couriers/aramex/track-soap-error.xml`). Answers are shaped like
+ * `track-soap.xml` (naive `UpdateDateTime`, rendered in UTC); unknown
+ * numbers are listed in `NonExistingWaybills` (`track-soap-nonexistent.xml`).
  */
 import { XMLParser } from "fast-xml-parser";
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 
 const RENDER: Record<SimEventKind, { code: string; text: string; problem?: string }> = {
   manifested: { code: "SH014", text: "Record created." },

@@ -1,13 +1,17 @@
 /**
  * Blue Dart twin: `GET /bluedart/RoutingServlet?handler=tnt&action=custawbquery&loginid&awb=awb&numbers&format=xml&lickey&verno=1.3&scan=1`,
  * credentials checked like the real servlet (login id + licence key in the
- * query), answering XML shaped like `bluedart-tnt.xml`: `ShipmentData/Shipment[@WaybillNo]`,
+ * query), answering XML shaped like the fixture `test/fixtures/couriers/bluedart/tnt.xml`: `ShipmentData/Shipment[@WaybillNo]`,
  * scans newest first, `dd-Mon-yyyy` + `HH:MM` IST. Not found is the courier's
  * own `StatusType NF` / "Incorrect Waybill number or No Information" inside a 200.
+ * Documents are built as the adapter's wire type ({@link BluedartDocument}) and
+ * serialised with fast-xml-parser's builder.
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { XMLBuilder } from "fast-xml-parser";
+import { sandboxCredential } from "../credentials.ts";
+import type { BluedartDocument, BluedartScan, BluedartShipment } from "../../modules/couriers/adapters/wire/bluedart.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
   manifested: { type: "UD", scan: "Online Shipment Booked" },
@@ -25,56 +29,57 @@ const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
 const MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const MONTH = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const p2 = (n: number) => String(n).padStart(2, "0");
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function ist(ms: number) {
   const w = wallTime(ms, 330);
   return { scanDate: `${p2(w.d)}-${MON[w.mo - 1]}-${w.y}`, statusDate: `${p2(w.d)} ${MONTH[w.mo - 1]} ${w.y}`, time: `${p2(w.h)}:${p2(w.mi)}` };
 }
 
-function scanXml(e: SimEvent): string {
-  const r = RENDER[e.kind];
+const scanText = (e: SimEvent) => (e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : RENDER[e.kind].scan);
+
+function scanOf(e: SimEvent): BluedartScan {
   const t = ist(e.at);
-  const text = e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : r.scan;
-  return `      <ScanDetail>\n        <Scan>${esc(text)}</Scan>\n        <ScanType>${r.type}</ScanType>\n        <ScanDate>${t.scanDate}</ScanDate>\n        <ScanTime>${t.time}</ScanTime>\n        <ScannedLocation>${esc(e.location.toUpperCase())}</ScannedLocation>\n      </ScanDetail>`;
+  return { Scan: scanText(e), ScanType: RENDER[e.kind].type, ScanDate: t.scanDate, ScanTime: t.time, ScannedLocation: e.location.toUpperCase() };
 }
 
-const xml = (body: string) => new Response(`<?xml version="1.0" ?>\n<ShipmentData>\n${body}\n</ShipmentData>\n`, { headers: { "content-type": "text/xml; charset=utf-8" } });
+/** fast-xml-parser's builder: the adapter's parser read backwards (attributes `@`, text escaped). */
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: false });
+
+const xml = (doc: BluedartDocument) => new Response(`<?xml version="1.0" ?>\n${builder.build(doc)}`, { headers: { "content-type": "text/xml; charset=utf-8" } });
 
 export const bluedartTwin: Twin = {
   id: "bluedart",
   async handle(_req, url, sim) {
     if (!url.pathname.endsWith("/RoutingServlet")) return new Response("Not Found", { status: 404 });
     const q = url.searchParams;
-    if (q.get("handler") !== "tnt" || q.get("action") !== "custawbquery") return xml("  <Error>Invalid handler or action</Error>");
-    if (q.get("loginid") !== sandboxCredential("BLUEDART_LOGIN_ID") || q.get("lickey") !== sandboxCredential("BLUEDART_LICENSE_KEY")) return xml("  <Error>License Mismatch</Error>");
+    if (q.get("handler") !== "tnt" || q.get("action") !== "custawbquery") return xml({ ShipmentData: { Error: "Invalid handler or action" } });
+    if (q.get("loginid") !== sandboxCredential("BLUEDART_LOGIN_ID") || q.get("lickey") !== sandboxCredential("BLUEDART_LICENSE_KEY")) return xml({ ShipmentData: { Error: "License Mismatch" } });
     const awb = (q.get("numbers") ?? "").split(",")[0] ?? "";
     sim.count("bluedart", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found")
-      return xml(`  <Shipment WaybillNo="${esc(awb)}">\n    <Status>Incorrect Waybill number or No Information</Status>\n    <StatusType>NF</StatusType>\n  </Shipment>`);
+    if (s.kind !== "found") return xml({ ShipmentData: { Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" } } });
     const last = s.events[s.events.length - 1]!;
     const lt = ist(last.at);
-    const scans = s.noScans ? "" : [...s.events].reverse().map(scanXml).join("\n");
-    const lastText = last.kind === "delivery_failed" && last.remark ? last.remark.toUpperCase() : RENDER[last.kind].scan;
-    return xml(
-      [
-        `  <Shipment WaybillNo="${esc(awb)}" RefNo="SBX-${esc(awb.slice(-6))}">`,
-        `    <Service>Domestic Priority</Service>`,
-        `    <PickUpDate>${ist(s.events[0]!.at).statusDate}</PickUpDate>`,
-        `    <Origin>${esc(s.origin.toUpperCase())}</Origin>`,
-        `    <Destination>${esc(s.destination.toUpperCase())}</Destination>`,
-        `    <ProductType>Non Documents</ProductType>`,
-        `    <Status>${esc(lastText)}</Status>`,
-        `    <StatusType>${RENDER[last.kind].type}</StatusType>`,
-        `    <StatusDate>${lt.statusDate}</StatusDate>`,
-        `    <StatusTime>${lt.time}</StatusTime>`,
-        `    <ReceivedBy>${last.kind === "delivered" ? "SIGN" : ""}</ReceivedBy>`,
-        `    <Scans>${scans ? `\n${scans}\n    ` : ""}</Scans>`,
-        `  </Shipment>`,
-      ].join("\n"),
-    );
+    const shipment: BluedartShipment = {
+      "@WaybillNo": awb,
+      "@RefNo": `SBX-${awb.slice(-6)}`,
+      Service: "Domestic Priority",
+      PickUpDate: ist(s.events[0]!.at).statusDate,
+      Origin: s.origin.toUpperCase(),
+      Destination: s.destination.toUpperCase(),
+      ProductType: "Non Documents",
+      Status: scanText(last),
+      StatusType: RENDER[last.kind].type,
+      StatusDate: lt.statusDate,
+      StatusTime: lt.time,
+      ReceivedBy: last.kind === "delivered" ? "SIGN" : "",
+      // The EDD until delivery; the real delivered sample carries no ExpectedDeliveryDate.
+      ...(s.edd && last.kind !== "delivered" ? { ExpectedDeliveryDate: ist(Date.parse(`${s.edd}T12:00:00+05:30`)).statusDate } : {}),
+      // Blue Dart lists scans newest first.
+      Scans: s.noScans ? "" : { ScanDetail: [...s.events].reverse().map(scanOf) },
+    };
+    return xml({ ShipmentData: { Shipment: shipment } });
   },
 };

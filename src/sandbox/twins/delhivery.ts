@@ -1,12 +1,16 @@
 /**
  * Delhivery twin: `GET /delhivery/api/v1/packages/json/?waybill=…` with
  * `Authorization: Token <sandbox token>`, answering documents shaped like the
- * real samples (`delhivery-packages-json-*.json`): naive IST times, NSL codes,
- * the 200-wrapped "No such waybill" error.
+ * real fixtures (test/fixtures/couriers/delhivery/): naive IST times, NSL
+ * codes, the 200-wrapped "No such waybill" error, and the scenario's EDD as
+ * `ExpectedDeliveryDate`/`PromisedDeliveryDate` (naive IST, end of day; null
+ * while only manifested, kept after delivery as in the real delivered sample);
+ * typed by the adapter's wire schema ({@link DelhiveryResponse}).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { DelhiveryResponse, DelhiveryScan } from "../../modules/couriers/adapters/wire/delhivery.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
   manifested: { type: "UD", scan: "Manifested", code: "X-UCI", text: "Shipment details manifested" },
@@ -33,11 +37,13 @@ const ist = (ms: number) => {
   return `${w.date}T${w.time}.000`;
 };
 
-function scanOf(e: SimEvent) {
+function scanOf(e: SimEvent): Required<DelhiveryScan> {
   const r = RENDER[e.kind];
   const place = facility(e.location);
   return { ScanDateTime: ist(e.at), ScanType: r.type, Scan: r.scan, StatusDateTime: ist(e.at), ScannedLocation: place, StatusCode: r.code, Instructions: e.remark ?? r.text };
 }
+
+const json = (body: DelhiveryResponse) => Response.json(body);
 
 export const delhiveryTwin: Twin = {
   id: "delhivery",
@@ -51,11 +57,11 @@ export const delhiveryTwin: Twin = {
     if (gated) return gated;
     const s = sim.scenario(awb);
     if (s.kind !== "found")
-      return Response.json({ rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found", Success: false, Error: "No such waybill or Order Id found" });
+      return json({ rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found", Success: false, Error: "No such waybill or Order Id found" });
     const scans = s.noScans ? [] : s.events.map((e) => ({ ScanDetail: scanOf(e) }));
     const last = s.events[s.events.length - 1]!;
     const ls = scanOf(last);
-    return Response.json({
+    return json({
       ShipmentData: [
         {
           Shipment: {
@@ -64,6 +70,8 @@ export const delhiveryTwin: Twin = {
             Destination: s.destination,
             Consignee: { City: s.destination, Name: "Sandbox Consignee", Country: "India" },
             Scans: scans,
+            ExpectedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
+            PromisedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
             Status: { Status: ls.Scan, StatusLocation: ls.ScannedLocation, StatusDateTime: ls.StatusDateTime, RecievedBy: "", StatusCode: ls.StatusCode, StatusType: ls.ScanType, Instructions: ls.Instructions },
           },
         },

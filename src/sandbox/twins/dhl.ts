@@ -1,13 +1,15 @@
 /**
  * DHL Shipment Tracking – Unified twin: `GET /dhl/track/shipments?trackingNumber=…`
  * with header `DHL-API-Key: <sandbox key>`, answering documents shaped like
- * `dhl-unified-track.json` (statusCode/status/description, ISO times with an
+ * `test/fixtures/couriers/dhl/unified-track.json` (statusCode/status/description, ISO times with an
  * offset, `details.proofOfDelivery.documentUrl` once delivered) and the
- * RFC 7807 404 problem body of `dhl-unified-track-error-404.json`.
+ * RFC 7807 404 problem body of `unified-track-error-404.json`, both typed
+ * by the adapter's wire schema ({@link DhlTrackResponse}, {@link DhlProblem}).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { DhlEvent, DhlProblem, DhlTrackResponse } from "../../modules/couriers/adapters/wire/dhl.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 
 const RENDER: Record<SimEventKind, { code: string; status: string; description: string }> = {
   manifested: { code: "pre-transit", status: "Shipment information received", description: "Shipment information received" },
@@ -24,7 +26,7 @@ const RENDER: Record<SimEventKind, { code: string; status: string; description: 
 
 const address = (city: string) => ({ address: { countryCode: "IN", postalCode: "", addressLocality: city.toUpperCase() } });
 
-function eventOf(e: SimEvent) {
+function eventOf(e: SimEvent): DhlEvent & { timestamp: string } {
   const r = RENDER[e.kind];
   return {
     timestamp: wallTime(e.at, 330).iso,
@@ -37,7 +39,7 @@ function eventOf(e: SimEvent) {
 }
 
 const problem = (status: number, title: string, detail: string, instance: string) =>
-  new Response(JSON.stringify({ title, detail, status, instance }), { status, headers: { "content-type": "application/problem+json" } });
+  new Response(JSON.stringify({ title, detail, status, instance } satisfies DhlProblem), { status, headers: { "content-type": "application/problem+json" } });
 
 export const dhlTwin: Twin = {
   id: "dhl",
@@ -53,7 +55,15 @@ export const dhlTwin: Twin = {
     const events = s.noScans ? [] : s.events.map(eventOf).reverse(); // DHL lists the newest event first
     const last = eventOf(s.events[s.events.length - 1]!);
     const delivered = s.events.some((e) => e.kind === "delivered");
-    return Response.json({
+    // DHL's estimate until delivery (dropped afterwards), as in the fixture: a time, its window and remark.
+    const estimate = s.edd && !delivered
+      ? {
+          estimatedTimeOfDelivery: `${s.edd}T18:00:00+05:30`,
+          estimatedDeliveryTimeFrame: { estimatedFrom: `${s.edd}T09:00:00+05:30`, estimatedThrough: `${s.edd}T18:00:00+05:30` },
+          estimatedTimeOfDeliveryRemark: "By End of Day",
+        }
+      : {};
+    const body: DhlTrackResponse = {
       url: `/shipments?trackingNumber=${awb}?offset=0&limit=5`,
       shipments: [
         {
@@ -62,6 +72,7 @@ export const dhlTwin: Twin = {
           origin: address(s.origin),
           destination: address(s.destination),
           status: last,
+          ...estimate,
           details: {
             carrier: { "@type": "Organization", organizationName: "EXPRESS" },
             product: { productName: "EXPRESS WORLDWIDE" },
@@ -72,6 +83,7 @@ export const dhlTwin: Twin = {
           events,
         },
       ],
-    });
+    };
+    return Response.json(body);
   },
 };

@@ -2,14 +2,18 @@
  * DTDC twin: `GET /dtdc/api/dtdc/authenticate?username&password` answers a
  * token as plain text (counted as `sim.count("dtdc-token", "*")`), valid for
  * {@link TOKEN_TTL_MS} of simulator time; `POST /dtdc/rest/JSONCnTrk/getTrackDetails`
- * with `X-Access-Token` answers documents shaped like `dtdc-jsoncntrk.json`
+ * with `X-Access-Token` answers documents shaped like the fixture
+ * `test/fixtures/couriers/dtdc/jsoncntrk.json`
  * (DDMMYYYY + HHMM IST, `strCode`s), the 401 body of
- * `dtdc-jsoncntrk-error-401.json` for a missing/unknown/expired token, and
- * `statusFlag:false` "NO DATA FOUND" for scenario 4.
+ * `jsoncntrk-error-401.json` for a missing/unknown/expired token, and
+ * `statusFlag:false` "NO DATA FOUND" for scenario 4; typed by the adapter's wire
+ * schema ({@link DtdcTrackResponse}).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { DtdcDetail, DtdcTrackResponse, DtdcUnauthorized } from "../../modules/couriers/adapters/wire/dtdc.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { SimContext, Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
+import { issuedTokens } from "./tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
 export const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -33,19 +37,14 @@ function ist(ms: number) {
   return { date: `${p2(w.d)}${p2(w.mo)}${w.y}`, hhmm: `${p2(w.h)}${p2(w.mi)}` };
 }
 
-function tokens(sim: SimContext): Map<string, number> {
-  let m = sim.state.get("dtdc:tokens") as Map<string, number> | undefined;
-  if (!m) sim.state.set("dtdc:tokens", (m = new Map()));
-  return m;
-}
 
 const unauthorized = (path: string) =>
   Response.json(
-    { timestamp: new Date().toISOString(), status: 401, error: "Unauthorized", message: "Unauthorized: Authentication token was either missing or invalid.", path },
+    { timestamp: new Date().toISOString(), status: 401, error: "Unauthorized", message: "Unauthorized: Authentication token was either missing or invalid.", path } satisfies DtdcUnauthorized,
     { status: 401 },
   );
 
-function detail(e: SimEvent, prev: SimEvent | undefined) {
+function detail(e: SimEvent, prev: SimEvent | undefined): DtdcDetail {
   const r = RENDER[e.kind];
   const t = ist(e.at);
   return {
@@ -60,6 +59,8 @@ function detail(e: SimEvent, prev: SimEvent | undefined) {
   };
 }
 
+const answer = (body: DtdcTrackResponse) => Response.json(body);
+
 export const dtdcTwin: Twin = {
   id: "dtdc",
   async handle(req, url, sim) {
@@ -68,12 +69,12 @@ export const dtdcTwin: Twin = {
       if (url.searchParams.get("username") !== sandboxCredential("DTDC_USERNAME") || url.searchParams.get("password") !== sandboxCredential("DTDC_PASSWORD"))
         return unauthorized(url.pathname);
       const token = `sbx${crypto.randomUUID().replace(/-/g, "")}`;
-      tokens(sim).set(token, sim.now());
+      issuedTokens(sim, "dtdc").set(token, sim.now());
       return new Response(token, { headers: { "content-type": "text/plain" } });
     }
     if (!url.pathname.endsWith("/rest/JSONCnTrk/getTrackDetails")) return new Response("Not Found", { status: 404 });
     if (req.method !== "POST") return Response.json({ status: 405, error: "Method Not Allowed" }, { status: 405 });
-    const issued = tokens(sim).get(req.headers.get("x-access-token") ?? "");
+    const issued = issuedTokens(sim, "dtdc").get(req.headers.get("x-access-token") ?? "");
     if (issued === undefined || sim.now() - issued > TOKEN_TTL_MS) return unauthorized(url.pathname);
     let body: { trkType?: unknown; strcnno?: unknown; addtnlDtl?: unknown };
     try {
@@ -82,17 +83,17 @@ export const dtdcTwin: Twin = {
       return Response.json({ status: 400, error: "Bad Request", message: "JSON parse error" }, { status: 400 });
     }
     const awb = typeof body.strcnno === "string" ? body.strcnno : "";
-    if (body.trkType !== "cnno" || !awb) return Response.json({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "INVALID REQUEST" });
+    if (body.trkType !== "cnno" || !awb) return answer({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "INVALID REQUEST" });
     sim.count("dtdc", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return Response.json({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "NO DATA FOUND FOR THIS CNNO NUMBER" });
+    if (s.kind !== "found") return answer({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "NO DATA FOUND FOR THIS CNNO NUMBER" });
     const last = s.events[s.events.length - 1]!;
     const first = ist(s.events[0]!.at);
     const lt = ist(last.at);
     const rto = s.events.some((e) => e.kind === "rto_initiated");
-    return Response.json({
+    return answer({
       statusCode: 200,
       statusFlag: true,
       status: "SUCCESS",

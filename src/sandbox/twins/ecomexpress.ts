@@ -1,14 +1,18 @@
 /**
  * Ecom Express twin: `POST /ecomexpress/track_me/api/mawbd/` (GET with the same
- * query also works, as the README notes) with form fields `awb`, `username`,
+ * query also works, as the courier notes say) with form fields `awb`, `username`,
  * `password`, answering the documented `ecomexpress-objects` XML (field order
- * per the README; no real sample exists). Not found (scenario 4) is an empty
+ * per test/fixtures/couriers/ecomexpress/SOURCE.md; no real sample exists). Not found (scenario 4) is an empty
  * `ecomexpress-objects`; bad credentials answer 401 "Unauthorised access"
- * (both unverified shapes, see the adapter).
+ * (both unverified shapes, see the adapter). Documents are built as the
+ * adapter's wire type ({@link EcomDocument}) and serialised with
+ * fast-xml-parser's builder.
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { XMLBuilder } from "fast-xml-parser";
+import { sandboxCredential } from "../credentials.ts";
+import type { EcomAwbField, EcomDocument, EcomField, EcomScan } from "../../modules/couriers/adapters/wire/ecomexpress.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 
 const RENDER: Record<SimEventKind, { status: string; code: string }> = {
   manifested: { status: "Soft data uploaded", code: "" },
@@ -25,7 +29,6 @@ const RENDER: Record<SimEventKind, { status: string; code: string }> = {
 
 const MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const p2 = (n: number) => String(n).padStart(2, "0");
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** `05 Nov, 2026, 10:20` in IST (the documented `%d %b, %Y, %H:%M`). */
 function ecomTime(ms: number): string {
@@ -33,30 +36,33 @@ function ecomTime(ms: number): string {
   return `${p2(w.d)} ${MON[w.mo - 1]}, ${w.y}, ${p2(w.h)}:${p2(w.mi)}`;
 }
 
-const field = (name: string, value: string, type = "CharField", indent = "    ") => `${indent}<field type="${type}" name="${name}">${esc(value)}</field>`;
+const field = (name: string, value: string, type = "CharField"): EcomField => ({ "@type": type, "@name": name, "#text": value });
 
-function scanObject(e: SimEvent, i: number): string {
+function scanObject(e: SimEvent, i: number): EcomScan {
   const r = RENDER[e.kind];
-  const ind = "        ";
-  return [
-    `      <object pk="${i + 1}" model="scan_stages">`,
-    field("updated_on", ecomTime(e.at), "DateTimeField", ind),
-    field("status", r.status, "CharField", ind),
-    field("reason_code", e.remark ?? "", "CharField", ind),
-    field("reason_code_number", r.code, "CharField", ind),
-    field("location", `${e.location.toUpperCase().slice(0, 3)}/DC1`, "CharField", ind),
-    field("location_city", e.location.toUpperCase(), "CharField", ind),
-    field("location_type", "Service Center", "CharField", ind),
-    field("city_name", e.location.toUpperCase(), "CharField", ind),
-    field("Employee", "Sandbox Employee", "CharField", ind),
-    `      </object>`,
-  ].join("\n");
+  const city = e.location.toUpperCase();
+  return {
+    "@pk": String(i + 1),
+    "@model": "scan_stages",
+    field: [
+      field("updated_on", ecomTime(e.at), "DateTimeField"),
+      field("status", r.status),
+      field("reason_code", e.remark ?? ""),
+      field("reason_code_number", r.code),
+      field("location", `${city.slice(0, 3)}/DC1`),
+      field("location_city", city),
+      field("location_type", "Service Center"),
+      field("city_name", city),
+      field("Employee", "Sandbox Employee"),
+    ],
+  };
 }
 
-const xml = (inner: string) =>
-  new Response(`<?xml version="1.0" encoding="utf-8"?>\n<ecomexpress-objects version="1.0">${inner ? `\n${inner}\n` : ""}</ecomexpress-objects>\n`, {
-    headers: { "content-type": "application/xml; charset=utf-8" },
-  });
+/** fast-xml-parser's builder: the adapter's parser read backwards (attributes `@`, text in `#text`, escaped). */
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: false });
+
+const xml = (doc: EcomDocument) =>
+  new Response(`<?xml version="1.0" encoding="utf-8"?>\n${builder.build(doc)}`, { headers: { "content-type": "application/xml; charset=utf-8" } });
 
 export const ecomexpressTwin: Twin = {
   id: "ecomexpress",
@@ -70,13 +76,13 @@ export const ecomexpressTwin: Twin = {
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return xml("");
+    if (s.kind !== "found") return xml({ "ecomexpress-objects": { "@version": "1.0" } });
     const last = s.events[s.events.length - 1]!;
     const delivered = s.events.find((e) => e.kind === "delivered");
     const rto = s.events.some((e) => e.kind === "rto_initiated");
-    const scans = s.noScans ? "" : [...s.events].reverse().map(scanObject).join("\n");
-    const body = [
-      `  <object pk="1" model="awb">`,
+    // Scans newest first; an empty scans field when there are none.
+    const scans: EcomAwbField = s.noScans ? field("scans", "") : { "@type": "CharField", "@name": "scans", object: [...s.events].reverse().map(scanObject) };
+    const fields: EcomAwbField[] = [
       field("awb_number", awb, "BigIntegerField"),
       field("orderid", `SBX${awb.slice(-6)}`),
       field("actual_weight", "0.5", "FloatField"),
@@ -98,9 +104,8 @@ export const ecomexpressTwin: Twin = {
       field("ref_awb", rto ? `9${awb.slice(-9)}` : "None"),
       field("rts_shipment", rto ? "1" : "0"),
       field("system_delivery_update", delivered ? ecomTime(delivered.at) : "None", "DateTimeField"),
-      `    <field type="CharField" name="scans">${scans ? `\n${scans}\n    ` : ""}</field>`,
-      `  </object>`,
-    ].join("\n");
-    return xml(body);
+      scans,
+    ];
+    return xml({ "ecomexpress-objects": { "@version": "1.0", object: { "@pk": "1", "@model": "awb", field: fields } } });
   },
 };

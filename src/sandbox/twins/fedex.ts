@@ -4,16 +4,22 @@
  *   sandbox credentials) → `{access_token, token_type, expires_in: 3599, scope}`; every
  *   token request is counted as `sim.calls("fedex", "oauth/token")`.
  * - `POST /fedex/track/v1/trackingnumbers` with `authorization: Bearer <issued, unexpired token>`
- *   (expiry on the simulator clock) → documents shaped like `fedex-track-delivered.json`;
- *   unknown numbers get the per-number `TRACKING.TRACKINGNUMBER.NOTFOUND` error inside a 200.
+ *   (expiry on the simulator clock) → documents shaped like the fixture
+ *   `test/fixtures/couriers/fedex/track-delivered.json` and typed by the adapter's
+ *   wire schema ({@link FedexTrackResponse}); unknown numbers get the per-number
+ *   `TRACKING.TRACKINGNUMBER.NOTFOUND` error inside a 200. The scenario's EDD is
+ *   the `estimatedDeliveryTimeWindow` and an `ESTIMATED_DELIVERY` date until
+ *   delivery, and the `standardTransitTimeWindow` end, which stays on a delivered
+ *   shipment as in the real fixtures (whose estimate window is then `{}`).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { FedexAddress, FedexScanEvent, FedexTrackResponse, FedexTrackResult } from "../../modules/couriers/adapters/wire/fedex.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { SimContext, Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
+import { issuedTokens } from "./tokens.ts";
 
 /** Token lifetime the twin announces, seconds (FedEx: about an hour). */
 export const FEDEX_TOKEN_SECONDS = 3599;
-const TOKEN_KEY = "fedex:tokens";
 
 const RENDER: Record<SimEventKind, { type: string; derived: string; derivedText: string; text: string; exceptionCode?: string; locationType: string }> = {
   manifested: { type: "OC", derived: "IN", derivedText: "Label created", text: "Shipment information sent to FedEx", locationType: "CUSTOMER" },
@@ -28,9 +34,9 @@ const RENDER: Record<SimEventKind, { type: string; derived: string; derivedText:
   cancelled: { type: "CA", derived: "CA", derivedText: "Cancelled", text: "Shipment cancelled by sender", locationType: "CUSTOMER" },
 };
 
-const address = (city: string) => ({ city: city.toUpperCase(), countryCode: "IN", residential: false, countryName: "India" });
+const address = (city: string): FedexAddress & { city: string } => ({ city: city.toUpperCase(), countryCode: "IN", residential: false, countryName: "India" });
 
-function scanOf(e: SimEvent) {
+function scanOf(e: SimEvent): Required<Omit<FedexScanEvent, "scanLocation">> & Pick<FedexScanEvent, "scanLocation"> {
   const r = RENDER[e.kind];
   return {
     date: wallTime(e.at, 330).iso,
@@ -45,16 +51,19 @@ function scanOf(e: SimEvent) {
   };
 }
 
-function trackResult(awb: string, s: Extract<Scenario, { kind: "found" }>) {
+function trackResult(awb: string, s: Extract<Scenario, { kind: "found" }>): FedexTrackResult {
   const last = scanOf(s.events[s.events.length - 1]!);
   const delivered = s.events.some((e) => e.kind === "delivered");
+  const estimate = s.edd && !delivered ? s.edd : null;
   return {
     trackingNumberInfo: { trackingNumber: awb, trackingNumberUniqueId: `12028~${awb}~FDEG`, carrierCode: "FDXE" },
     additionalTrackingInfo: { nickname: "", hasAssociatedShipments: false },
     shipperInformation: { contact: {}, address: address(s.origin) },
     recipientInformation: { contact: {}, address: address(s.destination) },
     latestStatusDetail: { code: last.eventType, derivedCode: last.derivedStatusCode, statusByLocale: last.derivedStatus, description: last.eventDescription, scanLocation: last.scanLocation },
-    dateAndTimes: delivered ? [{ type: "ACTUAL_DELIVERY", dateTime: last.date }] : [],
+    dateAndTimes: delivered ? [{ type: "ACTUAL_DELIVERY", dateTime: last.date }] : estimate ? [{ type: "ESTIMATED_DELIVERY", dateTime: `${estimate}T18:00:00+05:30` }] : [],
+    estimatedDeliveryTimeWindow: estimate ? { type: "ESTIMATED_DELIVERY", window: { begins: `${estimate}T09:00:00+05:30`, ends: `${estimate}T18:00:00+05:30` } } : { window: {} },
+    standardTransitTimeWindow: { window: s.edd ? { ends: `${s.edd}T23:59:00+05:30` } : {} },
     availableImages: delivered ? [{ type: "SIGNATURE_PROOF_OF_DELIVERY" }] : [],
     scanEvents: s.noScans ? [] : s.events.map(scanOf).reverse(),
     originLocation: { locationContactAndAddress: { address: address(s.origin) } },
@@ -64,13 +73,9 @@ function trackResult(awb: string, s: Extract<Scenario, { kind: "found" }>) {
   };
 }
 
-const fedexError = (status: number, code: string, message: string) => Response.json({ transactionId: crypto.randomUUID(), errors: [{ code, message }] }, { status });
+const answer = (body: FedexTrackResponse, status = 200) => Response.json(body, { status });
+const fedexError = (status: number, code: string, message: string) => answer({ transactionId: crypto.randomUUID(), errors: [{ code, message }] }, status);
 
-function tokens(sim: SimContext): Map<string, number> {
-  let m = sim.state.get(TOKEN_KEY) as Map<string, number> | undefined;
-  if (!m) sim.state.set(TOKEN_KEY, (m = new Map()));
-  return m;
-}
 
 export const fedexTwin: Twin = {
   id: "fedex",
@@ -81,12 +86,12 @@ export const fedexTwin: Twin = {
       if (form.get("grant_type") !== "client_credentials" || form.get("client_id") !== sandboxCredential("FEDEX_CLIENT_ID") || form.get("client_secret") !== sandboxCredential("FEDEX_CLIENT_SECRET"))
         return fedexError(401, "NOT.AUTHORIZED.ERROR", "The given client credentials were not valid. Please modify your request and try again.");
       const token = `fx-${crypto.randomUUID()}`;
-      tokens(sim).set(token, sim.now() + FEDEX_TOKEN_SECONDS * 1000);
+      issuedTokens(sim, "fedex").set(token, sim.now() + FEDEX_TOKEN_SECONDS * 1000);
       return Response.json({ access_token: token, token_type: "bearer", expires_in: FEDEX_TOKEN_SECONDS, scope: "CXS-TP" });
     }
     if (req.method !== "POST" || !url.pathname.endsWith("/track/v1/trackingnumbers")) return fedexError(404, "NOT.FOUND.ERROR", "The resource you requested is no longer available.");
     const bearer = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
-    const expiry = tokens(sim).get(bearer);
+    const expiry = issuedTokens(sim, "fedex").get(bearer);
     if (expiry === undefined || expiry <= sim.now()) return fedexError(401, "NOT.AUTHORIZED.ERROR", "The given JWT is invalid. Please modify your request and try again.");
     let body: { trackingInfo?: { trackingNumberInfo?: { trackingNumber?: unknown } }[]; includeDetailedScans?: unknown };
     try {
@@ -99,7 +104,7 @@ export const fedexTwin: Twin = {
     for (const n of numbers) sim.count("fedex", n);
     const gated = await sim.gate(numbers[0]!);
     if (gated) return gated;
-    const completeTrackResults = numbers.map((awb) => {
+    const completeTrackResults = numbers.map((awb): { trackingNumber: string; trackResults: FedexTrackResult[] } => {
       const s = sim.scenario(awb);
       if (s.kind !== "found")
         return {
@@ -113,6 +118,6 @@ export const fedexTwin: Twin = {
         };
       return { trackingNumber: awb, trackResults: [trackResult(awb, s)] };
     });
-    return Response.json({ transactionId: crypto.randomUUID(), output: { completeTrackResults } });
+    return answer({ transactionId: crypto.randomUUID(), output: { completeTrackResults } });
   },
 };

@@ -1,4 +1,4 @@
-import type { Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
 import { aramexTwin } from "./aramex.ts";
 import { bluedartTwin } from "./bluedart.ts";
 import { delhiveryTwin } from "./delhivery.ts";

@@ -2,20 +2,24 @@
  * 17TRACK v2.2 twin (the asynchronous aggregator): `POST /track17/track/v2.2/register`
  * and `POST /track17/track/v2.2/gettrackinfo`, JSON array bodies, header
  * `17token: <sandbox key>`, envelope `{code, data:{accepted, rejected}}` as in
- * `17track-register.json` / `17track-stoptrack-rejected.json`.
+ * the fixtures `test/fixtures/couriers/track17/register.json` and
+ * `stoptrack-rejected.json`; typed by the adapter's wire schema ({@link Track17Envelope}).
  *
  * Registrations are recorded in `sim.state` with their registration time on the
  * real (monotonic) clock — the adapter's back-off sleeps real time, so the
  * `sim.asyncSeconds` delay must too. Until it has passed, `gettrackinfo` answers
  * "not ready" (latest_status NotFound, no provider synced); afterwards the
  * scenario rendered as the webhook sample's `data.track_info`, or for digit 4 a
- * synced NotFound with no events. Re-registering answers -18019901; polling an
+ * synced NotFound with no events. The scenario's EDD is
+ * `time_metrics.estimated_delivery_date` (source "Official", a same-day window
+ * in IST), kept after delivery as in 17TRACK's documented delivered example. Re-registering answers -18019901; polling an
  * unregistered number answers -18019902. Digits 5/6 go through `sim.gate`.
  * Calls are counted as `register:<n>` and `gettrackinfo:<n>`.
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { Track17Accepted, Track17Address, Track17Envelope, Track17Estimate, Track17Event, Track17Rejected, Track17TrackInfo } from "../../modules/couriers/adapters/wire/track17.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { SimContext, Twin } from "../server.ts";
+import type { SimContext, Twin } from "../twin.ts";
 
 const REG_KEY = "track17:registrations";
 
@@ -32,9 +36,9 @@ const RENDER: Record<SimEventKind, { stage: string | null; sub: string; text: st
   cancelled: { stage: null, sub: "Exception_Cancel", text: "Shipment cancelled" },
 };
 
-const nullAddress = (city: string | null = null, country: string | null = null) => ({ country, state: null, city, street: null, postal_code: null, coordinates: { longitude: null, latitude: null } });
+const nullAddress = (city: string | null = null, country: string | null = null): Track17Address => ({ country, state: null, city, street: null, postal_code: null, coordinates: { longitude: null, latitude: null } });
 
-function eventOf(e: SimEvent) {
+function eventOf(e: SimEvent): Track17Event & { time_iso: string; time_utc: string; sub_status: string } {
   const r = RENDER[e.kind];
   return {
     time_iso: wallTime(e.at, 330).iso,
@@ -49,12 +53,15 @@ function eventOf(e: SimEvent) {
 
 const MILESTONES = ["InfoReceived", "PickedUp", "Departure", "Arrival", "AvailableForPickup", "OutForDelivery", "Delivered", "Returning", "Returned"];
 
-function trackInfo(carrier: number, status: string, subStatus: string, events: ReturnType<typeof eventOf>[], synced: boolean, shipping?: { origin: string; destination: string }) {
+const estimateOf = (edd: string | null | undefined): Track17Estimate =>
+  edd ? { source: "Official", from: `${edd}T09:00:00+05:30`, to: `${edd}T18:00:00+05:30` } : { source: null, from: null, to: null };
+
+function trackInfo(carrier: number, status: string, subStatus: string, events: ReturnType<typeof eventOf>[], synced: boolean, shipping?: { origin: string; destination: string; edd?: string | null }): Track17TrackInfo {
   return {
     shipping_info: { shipper_address: nullAddress(shipping?.origin ?? null, shipping ? "IN" : null), recipient_address: nullAddress(shipping?.destination ?? null, shipping ? "IN" : null) },
     latest_status: { status, sub_status: subStatus, sub_status_descr: null },
     latest_event: events[0] ?? null,
-    time_metrics: { days_after_order: 0, days_of_transit: 0, days_of_transit_done: 0, days_after_last_update: 0, estimated_delivery_date: { source: null, from: null, to: null } },
+    time_metrics: { days_after_order: 0, days_of_transit: 0, days_of_transit_done: 0, days_after_last_update: 0, estimated_delivery_date: estimateOf(shipping?.edd) },
     milestone: MILESTONES.map((key_stage) => {
       const e = events.find((x) => x.stage === key_stage);
       return { key_stage, time_iso: e?.time_iso ?? null, time_utc: e?.time_utc ?? null };
@@ -92,30 +99,31 @@ function registrations(sim: SimContext): Map<string, { at: number; carrier: numb
   return m;
 }
 
-const envelope = (accepted: unknown[], rejected: unknown[]) => Response.json({ code: 0, data: { accepted, rejected } });
-const reject = (number: string, code: number, message: string) => ({ number, error: { code, message } });
+const answer = (body: Track17Envelope, status = 200) => Response.json(body, { status });
+const envelope = (accepted: Track17Accepted[], rejected: Track17Rejected[]) => answer({ code: 0, data: { accepted, rejected } });
+const reject = (number: string, code: number, message: string): Track17Rejected => ({ number, error: { code, message } });
 
 export const track17Twin: Twin = {
   id: "track17",
   async handle(req, url, sim) {
     if (req.headers.get("17token") !== sandboxCredential("TRACK17_API_KEY"))
-      return Response.json({ code: -18010002, data: { errors: [{ code: -18010002, message: "The access key is invalid." }] } }, { status: 401 });
+      return answer({ code: -18010002, data: { errors: [{ code: -18010002, message: "The access key is invalid." }] } }, 401);
     const op = /\/track\/v2\.2\/(register|gettrackinfo)$/.exec(url.pathname)?.[1];
-    if (req.method !== "POST" || !op) return Response.json({ code: -18010013, data: { errors: [{ code: -18010013, message: "Unknown endpoint." }] } }, { status: 404 });
+    if (req.method !== "POST" || !op) return answer({ code: -18010013, data: { errors: [{ code: -18010013, message: "Unknown endpoint." }] } }, 404);
     let items: { number?: unknown; carrier?: unknown }[];
     try {
       items = (await req.json()) as typeof items;
       if (!Array.isArray(items)) throw new Error("not an array");
     } catch {
-      return Response.json({ code: -18010013, data: { errors: [{ code: -18010013, message: "Submitted data is invalid." }] } });
+      return answer({ code: -18010013, data: { errors: [{ code: -18010013, message: "Submitted data is invalid." }] } });
     }
     const numbers = items.map((i) => ({ number: String(i?.number ?? ""), carrier: Number(i?.carrier) || 0 }));
     for (const n of numbers) sim.count("track17", `${op}:${n.number}`);
     const gated = numbers[0] ? await sim.gate(numbers[0].number) : undefined;
     if (gated) return gated;
     const regs = registrations(sim);
-    const accepted: unknown[] = [];
-    const rejected: unknown[] = [];
+    const accepted: Track17Accepted[] = [];
+    const rejected: Track17Rejected[] = [];
     for (const { number, carrier } of numbers) {
       if (!/^[0-9A-Za-z]{5,50}$/.test(number)) {
         rejected.push(reject(number, -18010012, `The format of '${number}' is invalid.`));

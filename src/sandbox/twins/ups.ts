@@ -5,17 +5,20 @@
  *   expires_in: "14399", …}`; token requests counted as `sim.calls("ups", "oauth/token")`.
  * - `GET /ups/api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
  *   with a valid Bearer token and the required `transId` + `transactionSrc` headers →
- *   documents shaped like `ups-track.json` (local `YYYYMMDD` + `HHMMSS`, rendered in UTC);
+ *   documents shaped like the fixture `test/fixtures/couriers/ups/track.json` (local `YYYYMMDD` + `HHMMSS`, rendered in UTC);
  *   unknown numbers get the `TW0001` warning inside a 200; a delivered package carries
- *   `deliveryInformation.deliveryPhoto.photo` (base64).
+ *   `deliveryInformation.deliveryPhoto.photo` (base64). The scenario's EDD is a
+ *   `deliveryDate` of type SDD (scheduled) until delivery, which replaces it with
+ *   DEL. Typed by the adapter's wire schema ({@link UpsTrackResponse}).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { UpsActivity, UpsStatus, UpsTrackResponse } from "../../modules/couriers/adapters/wire/ups.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { SimContext, Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
+import { issuedTokens } from "./tokens.ts";
 
 /** Token lifetime the twin announces, seconds (UPS sends it as a string). */
 export const UPS_TOKEN_SECONDS = 14399;
-const TOKEN_KEY = "ups:tokens";
 /** A 1×1 GIF: what the twin sends as the delivery photo. */
 export const UPS_SANDBOX_PHOTO = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
@@ -32,12 +35,12 @@ const RENDER: Record<SimEventKind, { type: string; code: string; statusCode: str
   cancelled: { type: "MV", code: "MV", statusCode: "007", description: "Shipment label voided by the shipper." },
 };
 
-function statusOf(e: SimEvent) {
+function statusOf(e: SimEvent): Required<Omit<UpsStatus, "simplifiedTextDescription">> & { description: string } {
   const r = RENDER[e.kind];
   return { type: r.type, description: r.description, code: r.code, statusCode: r.statusCode };
 }
 
-function activityOf(e: SimEvent) {
+function activityOf(e: SimEvent): UpsActivity & { date: string; time: string } {
   const w = wallTime(e.at, 0);
   const p = (n: number) => String(n).padStart(2, "0");
   return {
@@ -48,13 +51,9 @@ function activityOf(e: SimEvent) {
   };
 }
 
-const upsError = (status: number, code: string, message: string) => Response.json({ response: { errors: [{ code, message }] } }, { status });
+const answer = (body: UpsTrackResponse, status = 200) => Response.json(body, { status });
+const upsError = (status: number, code: string, message: string) => answer({ response: { errors: [{ code, message }] } }, status);
 
-function tokens(sim: SimContext): Map<string, number> {
-  let m = sim.state.get(TOKEN_KEY) as Map<string, number> | undefined;
-  if (!m) sim.state.set(TOKEN_KEY, (m = new Map()));
-  return m;
-}
 
 export const upsTwin: Twin = {
   id: "ups",
@@ -66,13 +65,13 @@ export const upsTwin: Twin = {
       if (req.headers.get("authorization") !== expected) return upsError(401, "10401", "ClientId is Invalid");
       if (form.get("grant_type") !== "client_credentials") return upsError(400, "10400", "Invalid/Missing grant_type");
       const token = `ups-${crypto.randomUUID()}`;
-      tokens(sim).set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
+      issuedTokens(sim, "ups").set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
       return Response.json({ token_type: "Bearer", issued_at: String(sim.now()), client_id: sandboxCredential("UPS_CLIENT_ID"), access_token: token, expires_in: String(UPS_TOKEN_SECONDS), status: "approved" });
     }
     const m = /\/api\/track\/v1\/details\/([^/]+)$/.exec(url.pathname);
     if (req.method !== "GET" || !m) return upsError(404, "404", "Resource not found");
     const bearer = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
-    const expiry = tokens(sim).get(bearer);
+    const expiry = issuedTokens(sim, "ups").get(bearer);
     if (expiry === undefined || expiry <= sim.now()) return upsError(401, "250002", "Invalid Authentication Information.");
     if (!req.headers.get("transid") || !req.headers.get("transactionsrc")) return upsError(400, "VSS000", "Missing transId or transactionSrc header");
     const awb = decodeURIComponent(m[1]!);
@@ -80,11 +79,11 @@ export const upsTwin: Twin = {
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return Response.json({ trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] } });
+    if (s.kind !== "found") return answer({ trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] } });
     const last = s.events[s.events.length - 1]!;
     const delivered = s.events.some((e) => e.kind === "delivered");
     const lastWall = activityOf(last);
-    return Response.json({
+    return answer({
       trackResponse: {
         shipment: [
           {
@@ -93,6 +92,7 @@ export const upsTwin: Twin = {
               {
                 trackingNumber: awb,
                 ...(delivered ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } } : {}),
+                ...(!delivered && s.edd ? { deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }], deliveryTime: { type: "EOD", endTime: "235900" } } : {}),
                 ...(delivered && s.podUrl ? { deliveryInformation: { location: "Front Door", receivedBy: "SANDBOX", deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" } } } : {}),
                 currentStatus: { ...statusOf(last), simplifiedTextDescription: statusOf(last).description.trim() },
                 packageAddress: [

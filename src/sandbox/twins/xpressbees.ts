@@ -5,12 +5,16 @@
  * /xpressbees/api/shipments2/track/{awb}` with `Authorization: Bearer` →
  * `{status:true, data:{awb_number, status, history[]{status_code, location,
  * event_time "%Y-%m-%d %H:%M", message}}}` using the raw codes seen in
- * `shiprocket-track-awb.json`. A missing/unknown/expired token → 401; scenario 4
+ * the fixture
+ * `test/fixtures/couriers/xpressbees/shiprocket-track-awb.json`; typed by the
+ * adapter's wire schema ({@link XpressbeesTrackResponse}). A missing/unknown/expired token → 401; scenario 4
  * → `{status:false, message:"No data found"}` (shape unverified, see the adapter).
  */
-import { sandboxCredential } from "../../modules/couriers/adapters/index.ts";
+import { sandboxCredential } from "../credentials.ts";
+import type { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "../../modules/couriers/adapters/wire/xpressbees.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
-import type { SimContext, Twin } from "../server.ts";
+import type { Twin } from "../twin.ts";
+import { issuedTokens } from "./tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
 export const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -28,13 +32,8 @@ const RENDER: Record<SimEventKind, { code: string; message: string; status: stri
   cancelled: { code: "CAN", message: "Shipment Cancelled", status: "cancelled" },
 };
 
-function tokens(sim: SimContext): Map<string, number> {
-  let m = sim.state.get("xpressbees:tokens") as Map<string, number> | undefined;
-  if (!m) sim.state.set("xpressbees:tokens", (m = new Map()));
-  return m;
-}
 
-function historyItem(e: SimEvent) {
+function historyItem(e: SimEvent): XpressbeesEvent {
   const r = RENDER[e.kind];
   const w = wallTime(e.at, 330);
   const up = e.location.toUpperCase();
@@ -42,6 +41,8 @@ function historyItem(e: SimEvent) {
 }
 
 const unauthorized = () => Response.json({ status: false, message: "Unauthorized" }, { status: 401 });
+
+const track = (body: XpressbeesTrackResponse) => Response.json(body);
 
 export const xpressbeesTwin: Twin = {
   id: "xpressbees",
@@ -51,24 +52,24 @@ export const xpressbeesTwin: Twin = {
       sim.count("xpressbees-token", "*");
       const body = (await req.json().catch(() => ({}))) as { email?: unknown; password?: unknown };
       if (body.email !== sandboxCredential("XPRESSBEES_EMAIL") || body.password !== sandboxCredential("XPRESSBEES_PASSWORD"))
-        return Response.json({ status: false, message: "Invalid email or password" });
+        return Response.json({ status: false, message: "Invalid email or password" } satisfies XpressbeesLoginResponse);
       const token = `sbx.${crypto.randomUUID().replace(/-/g, "")}`;
-      tokens(sim).set(token, sim.now());
-      return Response.json({ status: true, data: token });
+      issuedTokens(sim, "xpressbees").set(token, sim.now());
+      return Response.json({ status: true, data: token } satisfies XpressbeesLoginResponse);
     }
     const m = /\/api\/shipments2\/track\/([^/]+)$/.exec(url.pathname);
     if (!m || req.method !== "GET") return Response.json({ status: false, message: "Not Found" }, { status: 404 });
     const auth = req.headers.get("authorization") ?? "";
-    const issued = auth.startsWith("Bearer ") ? tokens(sim).get(auth.slice(7)) : undefined;
+    const issued = auth.startsWith("Bearer ") ? issuedTokens(sim, "xpressbees").get(auth.slice(7)) : undefined;
     if (issued === undefined || sim.now() - issued > TOKEN_TTL_MS) return unauthorized();
     const awb = decodeURIComponent(m[1]!);
     sim.count("xpressbees", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return Response.json({ status: false, message: "No data found" });
+    if (s.kind !== "found") return track({ status: false, message: "No data found" });
     const last = s.events[s.events.length - 1]!;
-    return Response.json({
+    return track({
       status: true,
       data: {
         awb_number: awb,

@@ -2,8 +2,8 @@
  * Aramex Shipping Services API, Tracking `TrackShipments` over SOAP 1.1:
  * `POST /ShippingAPI.V2/Tracking/Service_1_0.svc`, `Content-Type: text/xml; charset=utf-8`,
  * `SOAPAction: http://ws.aramex.net/ShippingAPI/v1/Service_1_0/TrackShipments`
- * (Aramex developer docs; samples `aramex-track-soap*.xml`, request per
- * `aramex-track-soap-request.xml`).
+ * (Aramex developer docs; fixtures test/fixtures/couriers/aramex/, request per
+ * `track-soap-request.xml`).
  *
  * Auth is in the body: `ClientInfo{UserName, Password, Version 1.0, AccountNumber,
  * AccountPin, AccountEntity, AccountCountryCode}` from ARAMEX_USERNAME,
@@ -21,27 +21,34 @@
  * text naming username/password/account/pin) → auth, any other notification → backend;
  * a SOAP Fault → backend; 401 → auth; 403/429 → rate_limited; 5xx/HTML → backend.
  *
- * Mapping (courier-samples README, Aramex): the only verified `UpdateCode` is
+ * Mapping (test/fixtures/couriers/aramex/SOURCE.md): the only verified `UpdateCode` is
  * SH001 "Shipment received at destination warehouse" → in transit; everything
- * else maps on `UpdateDescription` keywords ({@link ARAMEX_TEXT}, then the shared
- * list), and a non-empty `ProblemCode` → exception (the `Comments` are its remark).
+ * else maps on `UpdateDescription` keywords ({@link ARAMEX_TEXT}, then the common
+ * keyword list), and a non-empty `ProblemCode` → exception (the `Comments` are its remark).
+ *
+ * EDD: none. The Tracking service's `TrackingResult` (Aramex Tracking WSDL, as
+ * generated in karrio's Aramex schema) has WaybillNumber, UpdateCode,
+ * UpdateDescription, UpdateDateTime, UpdateLocation, Comments, ProblemCode,
+ * GrossWeight, ChargeableWeight and WeightUnit, and no estimate, so an Aramex
+ * shipment's EDD is always empty.
  *
  * Times: `UpdateDateTime` is naive (`2016-05-31T16:00:00`), the wall time of the
  * update; kept as written and read as UTC for ordering (offset unverified).
  * Unverified: every UpdateCode but SH001, and Aramex's exact wording of events.
  */
-import { byKeyword, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
+import { asArray, checkpoint, checkpointsOf, newestOf, obj, parseXml, str as txt, summaryFromCheckpoint, throwForStatus, type Obj } from "./kit.ts";
+import { byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "./status-map.ts";
 import { parseIsoLocal } from "./time.ts";
-import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { asArray, classifyHttpStatus, parseXml } from "./util.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
 
 /** `UpdateCode` → state (only SH001 is verified). */
 export const ARAMEX_CODES: StatusTable = {
   SH001: sub(T, "reached_destination"),
 };
 
-/** Aramex wording tried before the shared keyword list. */
-export const ARAMEX_TEXT: readonly [RegExp, StatusRule][] = [
+/** Aramex wording tried before the common keyword list. */
+export const ARAMEX_TEXT: TextRules = [
   [/record created|shipment (data|information) received|shipment created/i, sub(P, "info_received")],
   [/returned to (the )?(shipper|sender|origin)/i, sub(R, "rto_delivered")],
   [/return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],
@@ -49,15 +56,11 @@ export const ARAMEX_TEXT: readonly [RegExp, StatusRule][] = [
   [/out for delivery/i, O],
 ];
 
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : {});
-/** Text of an XML node: a string, or `#text` of an element with attributes; "" for empty/nil elements. */
-const txt = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : typeof obj(v)["#text"] === "string" ? String(obj(v)["#text"]).trim() : "");
-
 /** Maps one TrackingResult. */
 export function aramexRule(code: string, description: string, problemCode: string, comments: string): StatusRule {
   const text = `${description} ${comments}`;
-  for (const [re, rule] of ARAMEX_TEXT) if (re.test(description)) return rule;
+  const worded = firstMatch(ARAMEX_TEXT, description);
+  if (worded) return worded;
   if (problemCode) {
     const k = byKeyword(text);
     return k?.state === "exception" ? k : E;
@@ -73,16 +76,13 @@ function toCheckpoint(r: Obj): RawCheckpoint | undefined {
   const problem = txt(r.ProblemCode);
   const comments = txt(r.Comments);
   const rule = aramexRule(code, description, problem, comments);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: description,
     location: txt(r.UpdateLocation),
-    ...when,
     rawCode: code || null,
     rawStatus: description || null,
     remark: rule.state === "exception" ? comments || (problem ? `${problem}: ${description}` : description) || null : comments || null,
-  };
+  });
 }
 
 /** Parses a TrackShipments SOAP response for `awb`. @throws CourierError not_found | auth | backend */
@@ -107,13 +107,12 @@ export function parseAramex(text: string, awb: string): TrackingSnapshot {
     .flatMap(([, v]) => asArray(v as Obj | Obj[]).map(obj));
   const pair = pairs.find((p) => txt(p.Key) === awb) ?? (pairs.length === 1 ? pairs[0] : undefined);
   if (!pair) throw new CourierError("not_found", "aramex: waybill not in TrackingResults");
-  const updates = asArray(obj(pair.Value).TrackingResult).map(obj);
-  const checkpoints = updates.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at > a.at ? c : a), undefined);
+  const checkpoints = checkpointsOf(asArray(obj(pair.Value).TrackingResult).map(obj), toCheckpoint);
+  const newest = newestOf(checkpoints, "first-listed");
   return {
     checkpoints,
     // Known to Aramex (not in NonExistingWaybills) with no updates yet: information received.
-    summary: newest ? { state: newest.state, subStatus: newest.subStatus, rawCode: newest.rawCode, rawStatus: newest.rawStatus, at: newest.at } : { state: "pending", subStatus: "info_received", rawCode: null, rawStatus: null, at: null },
+    summary: newest ? summaryFromCheckpoint(newest) : { state: "pending", subStatus: "info_received", rawCode: null, rawStatus: null, at: null },
     originCity: null,
     destinationCity: null,
     podUrl: null,
@@ -123,7 +122,7 @@ export function parseAramex(text: string, awb: string): TrackingSnapshot {
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 
-/** The SOAP envelope of `aramex-track-soap-request.xml` for one waybill. */
+/** The SOAP envelope of the fixture `track-soap-request.xml` for one waybill. */
 export function aramexRequestBody(awb: string, c: Readonly<Record<string, string>>): string {
   const v = (k: string) => esc(c[k] ?? "");
   return `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:v1="http://ws.aramex.net/ShippingAPI/v1/" xmlns:arr="http://schemas.microsoft.com/2003/10/Serialization/Arrays">
@@ -163,9 +162,8 @@ export const aramexAdapter: CourierAdapter = {
       body: aramexRequestBody(awb, ctx.credentials),
       signal: ctx.signal,
     });
-    if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `aramex: throttled (${res.status})`, res.status);
     // WCF answers a SOAP Fault with 500; it is a backend error like any other 5xx.
-    classifyHttpStatus("aramex", res.status, { notFoundOn404: false });
+    throwForStatus("aramex", res.status, { notFoundOn404: false });
     return parseAramex(res.text, awb);
   },
 };

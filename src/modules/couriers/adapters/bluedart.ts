@@ -1,7 +1,7 @@
 /**
  * Blue Dart tracking (legacy TnT servlet, XML only):
  * `GET <base>/RoutingServlet?handler=tnt&action=custawbquery&loginid=<BLUEDART_LOGIN_ID>&awb=awb&numbers=<awb>&format=xml&lickey=<BLUEDART_LICENSE_KEY>&verno=1.3&scan=1`
- * (courier-samples README "Blue Dart" and `bluedart-tnt.md`). The default
+ * (test/fixtures/couriers/bluedart/SOURCE.md). The default
  * base URL is the documented production host `https://api.bluedart.com/servlet`.
  * Auth is the login id + licence key in the query string (no header).
  *
@@ -10,15 +10,20 @@
  * ScanDate "07-Jun-2012", ScanTime "HH:MM", ScannedLocation}}`, naive IST
  * times. Parsed with fast-xml-parser; DOCTYPE/ENTITY documents are refused.
  *
- * Mapping (README "Blue Dart", {@link BLUEDART_TEXT} then {@link BLUEDART_TYPE}):
+ * Mapping (courier notes, {@link BLUEDART_TEXT} then {@link BLUEDART_TYPE}):
  * UD is "undelivered or in progress", refined by the scan text; DL → delivered;
- * PU → picked up. README lists RT → R **(unverified code)**; like the Delhivery
- * reference we read RT as a return still on its way (exception/`rto_in_transit`)
+ * PU → picked up. The courier notes list RT → R **(unverified code)**; like
+ * Delhivery we read RT as a return still on its way (exception/`rto_in_transit`)
  * unless the text says it is back with the shipper (returned/`rto_delivered`),
- * because CONTRACT 1 makes `returned` terminal ("back with the shipper").
+ * because `returned` is terminal ("back with the shipper": docs/spec-map.md, "Decisions").
  * "SHIPMENT OUTSCANNED TO NETWORK" is a hub dispatch (in transit), not the
  * delivery "Shipment Outscan" (out for delivery) — the real sample has both.
  * Unknown text maps to in transit, never to delivered.
+ *
+ * EDD: the shipment's optional `ExpectedDeliveryDate` element (courier notes),
+ * a naive IST date in any of the formats above; the real delivered sample has
+ * none, so a delivered shipment's EDD is usually empty. Its exact format is
+ * unverified (no public sample carries the element).
  *
  * Errors (text inside a 200 XML): `Incorrect Waybill number or No Information`
  * (StatusType `NF`) → not_found; `<Error>License Mismatch</Error>` or another
@@ -29,13 +34,15 @@
  * connector reports that a wrong licence key may also answer the not-found
  * text); POD — the TnT document carries none (only `ReceivedBy`).
  */
-import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
-import { parseNaive } from "./time.ts";
-import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { asArray, classifyHttpStatus, parseXml } from "./util.ts";
+import { asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus } from "./kit.ts";
+import { byKeyword, firstMatch, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "./status-map.ts";
+import { IST_ZONE, parseNaive } from "./time.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { BluedartDocument, type BluedartScan } from "./wire/bluedart.ts";
 
 /** Scan text rules, checked first, most specific first (upper-case text). Edit here when Blue Dart wording is confirmed. */
-export const BLUEDART_TEXT: readonly [RegExp, StatusRule][] = [
+export const BLUEDART_TEXT: TextRules = [
   [/\bRTO\b.*\bDELIVERED\b|RETURNED TO (SHIPPER|ORIGIN|CONSIGNOR)|SHIPMENT RETURNED/, sub(R, "rto_delivered")],
   [/\bRTO\b|RETURN TO (ORIGIN|SHIPPER)/, sub(E, "rto_in_transit")],
   [/CANCEL/, C],
@@ -56,40 +63,17 @@ export const BLUEDART_TYPE: StatusTable = {
   PU: sub(T, "picked_up"),
 };
 
-/** Maps one Blue Dart status: scan text rules → `StatusType` → shared keywords → in transit. */
+/** Maps one Blue Dart status: scan text rules → `StatusType` → common keywords → in transit. */
 export function bluedartRule(type: string, text: string): StatusRule {
-  const up = text.toUpperCase().trim();
-  for (const [re, rule] of BLUEDART_TEXT) if (re.test(up)) return rule;
-  return BLUEDART_TYPE[type.toUpperCase()] ?? byKeyword(text) ?? T;
+  return firstMatch(BLUEDART_TEXT, text.toUpperCase().trim()) ?? BLUEDART_TYPE[type.toUpperCase()] ?? byKeyword(text) ?? T;
 }
 
-/** Text of an XML leaf (fast-xml-parser gives strings; attributes-with-text give `#text`). */
-const str = (v: unknown): string => {
-  if (typeof v === "string") return v.trim();
-  if (typeof v === "number") return String(v);
-  if (v && typeof v === "object" && "#text" in v) return str((v as Record<string, unknown>)["#text"]);
-  return "";
-};
-
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-
-function toCheckpoint(d: Record<string, unknown>): RawCheckpoint | undefined {
-  const text = str(d.Scan);
-  const type = str(d.ScanType).toUpperCase();
-  const code = str(d.ScanCode);
+function toCheckpoint(d: BluedartScan): RawCheckpoint | undefined {
+  const [text, type, code] = [str(d.Scan), str(d.ScanType).toUpperCase(), str(d.ScanCode)];
   const when = parseNaive(str(d.ScanDate), str(d.ScanTime));
   if (!when) return undefined;
   const rule = bluedartRule(type, text);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
-    activity: text,
-    location: str(d.ScannedLocation),
-    ...when,
-    rawCode: code || type || null,
-    rawStatus: text || null,
-    remark: rule.state === "exception" ? text || null : null,
-  };
+  return checkpoint(rule, when, { activity: text, location: str(d.ScannedLocation), rawCode: code || type || null, rawStatus: text || null, remark: rule.state === "exception" ? text || null : null });
 }
 
 /**
@@ -97,34 +81,33 @@ function toCheckpoint(d: Record<string, unknown>): RawCheckpoint | undefined {
  * @throws CourierError not_found (NF / "Incorrect Waybill number"), auth (licence/login error), backend (anything else unexpected)
  */
 export function parseBluedart(text: string, awb: string): TrackingSnapshot {
-  const doc = parseXml(text);
-  const root = doc.ShipmentData;
-  if (root === undefined) throw new CourierError("backend", "bluedart: no ShipmentData element");
-  const data = obj(root);
+  const raw = parseXml(text);
+  if (raw.ShipmentData === undefined) throw new CourierError("backend", "bluedart: no ShipmentData element");
+  const root = checkWire("bluedart", BluedartDocument, raw).ShipmentData;
+  const data = root === "" ? {} : root;
   const error = str(data.Error);
   if (error) {
     if (/incorrect waybill|no information/i.test(error)) throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
     if (/licen[cs]e|login|auth|unauthori[sz]ed|invalid user/i.test(error)) throw new CourierError("auth", "bluedart: login id or licence key refused");
     throw new CourierError("backend", `bluedart: error in response (${error.slice(0, 80)})`);
   }
-  const shipments = asArray(data.Shipment as unknown).map(obj);
+  const shipments = asArray(data.Shipment);
   const ship = shipments.find((s) => str(s["@WaybillNo"]) === awb) ?? (shipments.length === 1 ? shipments[0] : undefined);
   if (!ship) throw new CourierError("not_found", "bluedart: waybill not in response");
   const statusText = str(ship.Status);
   const statusType = str(ship.StatusType).toUpperCase();
   if (statusType === "NF" || /incorrect waybill|no information/i.test(statusText)) throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
-  const details = asArray(obj(ship.Scans).ScanDetail as unknown).map(obj);
-  const checkpoints = details.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
-  const rule = bluedartRule(statusType, statusText);
+  const checkpoints = checkpointsOf(ship.Scans ? asArray(ship.Scans.ScanDetail) : [], toCheckpoint);
   const at = parseNaive(str(ship.StatusDate), str(ship.StatusTime));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
+  const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
-    summary: statusText || statusType ? { state: rule.state, subStatus: rule.sub ?? null, rawCode: statusType || null, rawStatus: statusText || null, at: at?.at ?? null } : undefined,
+    summary: statusText || statusType ? summary(bluedartRule(statusType, statusText), { rawCode: statusType || null, rawStatus: statusText || null, at: at?.at ?? null }) : undefined,
     originCity: str(ship.Origin) || null,
     destinationCity: str(ship.Destination) || null,
     podUrl: null,
     remark: newest?.remark ?? null,
+    estimatedDelivery: estimateDate(ship.ExpectedDeliveryDate, IST_ZONE),
   };
 }
 
@@ -150,8 +133,7 @@ export const bluedartAdapter: CourierAdapter = {
       headers: { accept: "application/xml, text/xml" },
       signal: ctx.signal,
     });
-    if (res.status === 403) throw new CourierError("rate_limited", "bluedart: throttled (403)", 403);
-    classifyHttpStatus("bluedart", res.status, { notFoundOn404: false });
+    throwForStatus("bluedart", res.status, { notFoundOn404: false });
     return parseBluedart(res.text, awb);
   },
 };

@@ -1,24 +1,31 @@
 /**
  * Delhivery: `GET /api/v1/packages/json/?waybill=<awb>` with header
  * `Authorization: Token <DELHIVERY_TOKEN>` (Delhivery B2C API, "Track
- * Shipment"; samples `delhivery-packages-json-*.json`). Times are naive IST.
+ * Shipment"; fixtures test/fixtures/couriers/delhivery/). Times are naive IST.
+ * Wire shape: {@link DelhiveryResponse}.
  *
- * Mapping (courier-samples README, Delhivery): `StatusType` + `Scan`, refined
+ * Mapping (test/fixtures/couriers/delhivery/SOURCE.md): `StatusType` + `Scan`, refined
  * by the NSL `StatusCode`. NDR codes (EOD-11, EOD-74, …) under UD are failed
  * delivery attempts → exception. RT (return to origin in progress) →
  * exception/`rto_in_transit`, and DL+RTO (back with the shipper) → returned:
- * CONTRACT 1 defines `returned` as "back with the shipper" and makes it
- * terminal, so an RTO still on its way keeps being followed until it arrives.
+ * `returned` means "back with the shipper" and is terminal (docs/spec-map.md,
+ * "Decisions"), so an RTO still on its way keeps being followed until it arrives.
+ *
+ * EDD: the shipment's `ExpectedDeliveryDate` (naive IST, `2024-09-24T23:59:59`;
+ * null while only manifested), else its `PromisedDeliveryDate`. Delhivery keeps
+ * both on a delivered shipment (the real delivered sample), and so does the EDD.
  *
  * Errors: a 200 with `{"Error": "No such waybill…", "Success": false}` or an
  * empty `ShipmentData` → not found; 401 → auth; 403 is Delhivery's WAF rate
  * limit (750 req / 5 min / IP) → rate_limited; 429 → rate_limited; 5xx or a
  * body that is not the documented JSON → backend.
  */
+import { checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint, throwForStatus } from "./kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusTable } from "./status-map.ts";
-import { parseNaive } from "./time.ts";
-import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { IST_ZONE, parseNaive } from "./time.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { DelhiveryResponse, type DelhiveryScan } from "./wire/delhivery.ts";
 
 const NDR = ["EOD-11", "EOD-74", "EOD-15", "EOD-104", "EOD-43", "EOD-86", "EOD-69", "EOD-6", "ST-108"];
 
@@ -47,18 +54,6 @@ export const DELHIVERY_STATUS: StatusTable = {
   DL: D,
 };
 
-interface Scan {
-  Scan?: unknown;
-  ScanType?: unknown;
-  StatusCode?: unknown;
-  ScanDateTime?: unknown;
-  StatusDateTime?: unknown;
-  ScannedLocation?: unknown;
-  Instructions?: unknown;
-}
-
-const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
-
 /** `Amritsar_VerkaBypss_I (Punjab)` → `Amritsar, Punjab`; plain names pass through. */
 export function delhiveryPlace(raw: string): string {
   const m = /^([^_(]+)(?:_[^(]*)?(?:\(([^)]+)\))?\s*$/.exec(raw.trim());
@@ -67,48 +62,43 @@ export function delhiveryPlace(raw: string): string {
   return m[2] ? `${city}, ${m[2].trim()}` : city;
 }
 
-function toCheckpoint(s: Scan): RawCheckpoint | undefined {
+function toCheckpoint(s: DelhiveryScan): RawCheckpoint | undefined {
   const type = str(s.ScanType).toUpperCase();
-  const scan = str(s.Scan);
-  const code = str(s.StatusCode);
-  const instructions = str(s.Instructions);
+  const [scan, code, instructions] = [str(s.Scan), str(s.StatusCode), str(s.Instructions)];
   const when = parseNaive(str(s.ScanDateTime) || str(s.StatusDateTime));
   if (!when) return undefined;
   const rule = mapStatus(DELHIVERY_STATUS, [`${type}:${code}`, `${type}:${scan.toUpperCase()}`, type], `${scan} ${instructions}`);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: instructions || scan,
     location: delhiveryPlace(str(s.ScannedLocation)),
-    ...when,
     rawCode: code || type || null,
     rawStatus: scan || null,
     remark: rule.state === "exception" ? instructions || null : null,
-  };
+  });
 }
 
 /** Parses a packages/json document for `awb`. @throws CourierError not_found | backend */
 export function parseDelhivery(text: string, awb: string): TrackingSnapshot {
-  const doc = parseJson(text) as { ShipmentData?: { Shipment?: Record<string, unknown> }[]; Error?: unknown; Success?: unknown };
-  if (typeof doc !== "object" || doc === null) throw new CourierError("backend", "delhivery: unexpected document");
-  if (doc.Error !== undefined || doc.Success === false) throw new CourierError("not_found", `delhivery: ${str(doc.Error) || "no such waybill"}`);
-  if (!Array.isArray(doc.ShipmentData)) throw new CourierError("backend", "delhivery: no ShipmentData");
-  const entry = doc.ShipmentData.find((d) => str(d?.Shipment?.AWB) === awb) ?? (doc.ShipmentData.length === 1 ? doc.ShipmentData[0] : undefined);
+  const raw = parseJson(text);
+  if (typeof raw !== "object" || raw === null) throw new CourierError("backend", "delhivery: unexpected document");
+  const err = raw as { Error?: unknown; Success?: unknown };
+  if (err.Error !== undefined || err.Success === false) throw new CourierError("not_found", `delhivery: ${str(err.Error) || "no such waybill"}`);
+  const doc = checkWire("delhivery", DelhiveryResponse, raw);
+  if (!doc.ShipmentData) throw new CourierError("backend", "delhivery: no ShipmentData");
+  const entry = doc.ShipmentData.find((d) => str(d.Shipment?.AWB) === awb) ?? (doc.ShipmentData.length === 1 ? doc.ShipmentData[0] : undefined);
   const ship = entry?.Shipment;
-  if (!ship || typeof ship !== "object") throw new CourierError("not_found", "delhivery: waybill not in response");
-  const scans = Array.isArray(ship.Scans) ? (ship.Scans as { ScanDetail?: Scan }[]) : [];
-  const checkpoints = scans.map((x) => (x && typeof x === "object" && x.ScanDetail ? toCheckpoint(x.ScanDetail) : undefined)).filter((c): c is RawCheckpoint => Boolean(c));
-  const status = (typeof ship.Status === "object" && ship.Status !== null ? ship.Status : {}) as Scan & { Status?: unknown; StatusType?: unknown };
-  const statusCp = toCheckpoint({ ...status, Scan: status.Status, ScanType: status.StatusType, ScannedLocation: (status as Record<string, unknown>).StatusLocation });
-  const consignee = (typeof ship.Consignee === "object" && ship.Consignee ? ship.Consignee : {}) as Record<string, unknown>;
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
+  if (!ship) throw new CourierError("not_found", "delhivery: waybill not in response");
+  const checkpoints = checkpointsOf(ship.Scans ?? [], (x) => (x.ScanDetail ? toCheckpoint(x.ScanDetail) : undefined));
+  const status = ship.Status ?? {};
+  const statusCp = toCheckpoint({ ...status, Scan: status.Status, ScanType: status.StatusType, ScannedLocation: status.StatusLocation });
   return {
     checkpoints,
-    summary: statusCp ? { state: statusCp.state, subStatus: statusCp.subStatus, rawCode: statusCp.rawCode, rawStatus: statusCp.rawStatus, at: statusCp.at } : undefined,
+    summary: statusCp ? summaryFromCheckpoint(statusCp) : undefined,
     originCity: str(ship.Origin) ? delhiveryPlace(str(ship.Origin)).split(",")[0]! : null,
-    destinationCity: str(ship.Destination) || str(consignee.City) || null,
+    destinationCity: str(ship.Destination) || str(ship.Consignee?.City) || null,
     podUrl: null,
-    remark: newest?.remark ?? null,
+    remark: newestOf(checkpoints, "last-listed")?.remark ?? null,
+    estimatedDelivery: estimateDate(ship.ExpectedDeliveryDate, IST_ZONE) ?? estimateDate(ship.PromisedDeliveryDate, IST_ZONE),
   };
 }
 
@@ -124,9 +114,8 @@ export const delhiveryAdapter: CourierAdapter = {
       headers: { authorization: `Token ${ctx.credentials.DELHIVERY_TOKEN}`, accept: "application/json" },
       signal: ctx.signal,
     });
-    // Delhivery's WAF answers 403 when the 750 req / 5 min budget is spent.
-    if (res.status === 403) throw new CourierError("rate_limited", "delhivery: throttled (WAF 403)", 403);
-    classifyHttpStatus("delhivery", res.status);
+    // Delhivery's WAF answers 403 when the 750 req / 5 min budget is spent: rate_limited, like 429.
+    throwForStatus("delhivery", res.status);
     return parseDelhivery(res.text, awb);
   },
 };

@@ -1,11 +1,12 @@
 /**
- * DTDC tracking (JSONCnTrk; courier-samples README "DTDC", `dtdc-jsoncntrk.md`):
+ * DTDC tracking (JSONCnTrk; test/fixtures/couriers/dtdc/SOURCE.md). Wire
+ * shape: {@link DtdcTrackResponse}.
  * 1. `GET <base>/api/dtdc/authenticate?username=<DTDC_USERNAME>&password=<DTDC_PASSWORD>`
  *    answers the access token as plain text;
  * 2. `POST <base>/rest/JSONCnTrk/getTrackDetails` with headers `X-Access-Token`
  *    and `Content-Type: application/json`, body `{"trkType":"cnno","strcnno":<cn>,"addtnlDtl":"Y"}`.
  * Default base URL: `https://blktracksvc.dtdc.com/dtdc-api` (production, per the
- * README; staging is `http://dtdcstagingapi.dtdc.com/dtdc-tracking-api/dtdc-api`).
+ * courier notes; staging is `http://dtdcstagingapi.dtdc.com/dtdc-tracking-api/dtdc-api`).
  *
  * Token: cached per base URL + username in a module-level map (one in-flight
  * request shared by concurrent lookups, so 100 parallel lookups make one
@@ -18,28 +19,30 @@
  * strOrigin, strDestination, strActionDate DDMMYYYY, strActionTime HHMM,
  * sTrRemarks}`; naive IST times.
  *
- * Mapping ({@link DTDC_STATUS}, by `strCode`, then the action text): README
- * table (BKD → P; OBMD/IBMD/OPMF/IPMF/CDOUT/CDIN → T; OUTDLV → O; DLV → D;
+ * Mapping ({@link DTDC_STATUS}, by `strCode`, then the action text): the courier
+ * notes' table (BKD → P; OBMD/IBMD/OPMF/IPMF/CDOUT/CDIN → T; OUTDLV → O; DLV → D;
  * NONDLV → E). RTO codes are **unverified**: any `RTO*` code is a return on its
  * way (exception/`rto_in_transit`) unless its text says it was delivered back
  * (returned/`rto_delivered`). A non-empty `strRtoNumber` is reported as
- * `rtoNumber`; the README maps it to R, but CONTRACT 1 makes `returned`
- * terminal ("back with the shipper"), so — like the Delhivery reference — the
+ * `rtoNumber`; the courier notes map it to R, but `returned` is terminal
+ * ("back with the shipper": docs/spec-map.md, "Decisions"), so — like Delhivery — the
  * shipment-level state becomes exception/`rto_in_transit` until the return is
  * delivered (then returned/`rto_delivered`).
  *
- * Errors: 401 JSON body (`dtdc-jsoncntrk-error-401.json`) → refresh once, then
+ * Errors: 401 JSON body (`jsoncntrk-error-401.json`) → refresh once, then
  * auth; `statusFlag:false` ("NO DATA FOUND FOR THIS CNNO NUMBER", shape from a
  * public connector test, unverified) → not_found; 403/429 → rate_limited;
  * 5xx, HTML, truncated JSON → backend. DTDC gives no POD URL.
  */
+import { asArray, checkWire, validItems, checkpoint, checkpointsOf, newestOf, obj, parseJson, parseXml, str, summary, throwForStatus } from "./kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseNaive } from "./time.ts";
-import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { TokenCache } from "./token-cache.ts";
-import { asArray, classifyHttpStatus, parseJson, parseXml } from "./util.ts";
+import { CourierError, type AdapterContext, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { accountKey, TokenCache } from "./token-cache.ts";
+import { DtdcDetail, DtdcTrackResponse, type DtdcHeader } from "./wire/dtdc.ts";
 
-/** `strCode` → state (README "DTDC"). Edit here when DTDC's code list is confirmed. */
+/** `strCode` → state (test/fixtures/couriers/dtdc/SOURCE.md, "Mapping"). Edit here when DTDC's code list is confirmed. */
 export const DTDC_STATUS: StatusTable = {
   BKD: sub(P, "info_received"),
   OBMD: T,
@@ -75,36 +78,28 @@ export function dtdcRule(code: string, text: string): StatusRule {
   return DTDC_TEXT[text.toUpperCase().trim()] ?? byKeyword(text) ?? T;
 }
 
-const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-
-function toCheckpoint(d: Record<string, unknown>): RawCheckpoint | undefined {
-  const code = str(d.strCode);
-  const action = str(d.strAction);
-  const remarks = str(d.sTrRemarks) || str(d.strRemarks);
+function toCheckpoint(d: DtdcDetail): RawCheckpoint | undefined {
+  const [code, action, remarks] = [str(d.strCode), str(d.strAction), str(d.sTrRemarks) || str(d.strRemarks)];
   const when = parseNaive(str(d.strActionDate), str(d.strActionTime));
   if (!when) return undefined;
   const rule = dtdcRule(code, action);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: action,
     location: str(d.strOrigin),
-    ...when,
     rawCode: code || null,
     rawStatus: action || null,
     remark: rule.state === "exception" ? remarks || action || null : null,
-  };
+  });
 }
 
 /** Shipment-level state from the header, with the RTO rule applied. */
-function summaryOf(h: Record<string, unknown>, rtoNumber: string | null): TrackingSnapshot["summary"] {
+function summaryOf(h: DtdcHeader, rtoNumber: string | null): TrackingSnapshot["summary"] {
   const status = str(h.strStatus);
   if (!status && !rtoNumber) return undefined;
   let rule = dtdcRule("", status);
   if (rtoNumber && rule.state !== "returned") rule = RTO_BACK.test(status) && /rto|return/i.test(status) ? sub(R, "rto_delivered") : sub(E, "rto_in_transit");
   const at = parseNaive(str(h.strStatusTransOn), str(h.strStatusTransTime));
-  return { state: rule.state, subStatus: rule.sub ?? null, rawCode: null, rawStatus: status || null, at: at?.at ?? null };
+  return summary(rule, { rawCode: null, rawStatus: status || null, at: at?.at ?? null });
 }
 
 /**
@@ -121,12 +116,14 @@ export function parseDtdc(text: string, awb: string): TrackingSnapshot {
     if (/token|unauthori[sz]ed|credential/i.test(detail)) throw new CourierError("auth", "dtdc: access token refused");
     throw new CourierError("not_found", `dtdc: no data for consignment ${awb}`);
   }
-  if (d.statusFlag !== true || typeof d.trackHeader !== "object" || d.trackHeader === null) throw new CourierError("backend", "dtdc: no trackHeader");
-  const h = obj(d.trackHeader);
-  const details = Array.isArray(d.trackDetails) ? d.trackDetails.map(obj) : [];
-  const checkpoints = details.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
+  if (d.statusFlag !== true) throw new CourierError("backend", "dtdc: no trackHeader");
+  // One malformed event is skipped (the rest of the history still counts); a malformed header is refused.
+  const wire = checkWire("dtdc", DtdcTrackResponse, { ...d, trackDetails: validItems(DtdcDetail, d.trackDetails) });
+  const h = wire.trackHeader;
+  if (!h) throw new CourierError("backend", "dtdc: no trackHeader");
+  const checkpoints = checkpointsOf(wire.trackDetails ?? [], toCheckpoint);
   const rtoNumber = str(h.strRtoNumber) || null;
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
+  const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
     summary: summaryOf(h, rtoNumber),
@@ -139,7 +136,7 @@ export function parseDtdc(text: string, awb: string): TrackingSnapshot {
 }
 
 /**
- * Parses the retired XMLCnTrk.asp document (`dtdc-xmlcntrk-legacy.xml`): header
+ * Parses the retired XMLCnTrk.asp document (fixture `xmlcntrk-legacy.xml`): header
  * and actions as `<FIELD NAME VALUE/>`, actions without a time (read as 00:00)
  * and without a code (mapped by text). Kept for fixtures and operators with
  * archived responses; the adapter itself calls the JSON API.
@@ -153,16 +150,13 @@ export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
   if (str(header.CNTRACK).toUpperCase() !== "TRUE") throw new CourierError("not_found", "dtdc: consignment not tracked");
   const fields = (node: unknown) => Object.fromEntries(asArray(obj(node).FIELD as unknown).map((f) => [str(obj(f)["@NAME"]), str(obj(f)["@VALUE"])]));
   const h = fields(header);
-  const checkpoints = asArray(obj(cons.CNBODY).CNACTION as unknown)
-    .map(fields)
-    .map((a) => {
-      const cp = toCheckpoint(a);
-      // A RECEIVED action happens at its destination office; the others at the origin office.
-      if (cp && /^RECEIVED$/i.test(a.strAction ?? "")) cp.location = a.strDestination ?? cp.location;
-      return cp;
-    })
-    .filter((c): c is RawCheckpoint => Boolean(c));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
+  const checkpoints = checkpointsOf(asArray(obj(cons.CNBODY).CNACTION as unknown).map(fields), (a) => {
+    const cp = toCheckpoint(a);
+    // A RECEIVED action happens at its destination office; the others at the origin office.
+    if (cp && /^RECEIVED$/i.test(a.strAction ?? "")) cp.location = a.strDestination ?? cp.location;
+    return cp;
+  });
+  const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
     summary: summaryOf(h, null),
@@ -178,10 +172,6 @@ export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
 /** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
 const tokens = new TokenCache(async (ctx) => ({ token: await authenticate(ctx) }));
 
-function tokenKey(ctx: AdapterContext): string {
-  return `${ctx.http.baseUrl}\n${ctx.credentials.DTDC_USERNAME ?? ""}`;
-}
-
 /**
  * `GET /api/dtdc/authenticate?username&password` → the token as plain text.
  * No request signal: the call is shared, so one caller's abort must not fail the others (the pool timeout still applies).
@@ -193,8 +183,7 @@ async function authenticate(ctx: AdapterContext): Promise<string> {
     query: { username: ctx.credentials.DTDC_USERNAME ?? "", password: ctx.credentials.DTDC_PASSWORD ?? "" },
     headers: { accept: "text/plain, */*" },
   });
-  if (res.status === 403) throw new CourierError("rate_limited", "dtdc: authenticate throttled (403)", 403);
-  classifyHttpStatus("dtdc", res.status, { notFoundOn404: false });
+  throwForStatus("dtdc", res.status, { notFoundOn404: false });
   const token = res.text.trim();
   if (token.startsWith("{")) throw new CourierError(/invalid|unauthori|credential|password/i.test(token) ? "auth" : "backend", "dtdc: authenticate answered JSON, not a token");
   if (!token || token.length > 4096 || /[\s<>]/.test(token)) throw new CourierError("backend", "dtdc: authenticate did not answer a token");
@@ -222,9 +211,8 @@ export const dtdcAdapter: CourierAdapter = {
   envPrefix: "DTDC",
   credentialVars: ["DTDC_USERNAME", "DTDC_PASSWORD"],
   async track(awb, ctx) {
-    const res = await tokens.send(ctx, tokenKey(ctx), "dtdc", (token) => trackCall(awb, token, ctx));
-    if (res.status === 403) throw new CourierError("rate_limited", "dtdc: throttled (403)", 403);
-    classifyHttpStatus("dtdc", res.status, { notFoundOn404: false });
+    const res = await tokens.send(ctx, accountKey(ctx, "DTDC_USERNAME"), "dtdc", (token) => trackCall(awb, token, ctx));
+    throwForStatus("dtdc", res.status, { notFoundOn404: false });
     return parseDtdc(res.text, awb);
   },
 };

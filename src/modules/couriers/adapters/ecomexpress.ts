@@ -2,10 +2,10 @@
  * Ecom Express tracking: `POST <base>/track_me/api/mawbd/` with form fields
  * `awb`, `username` (ECOMEXPRESS_USERNAME) and `password`
  * (ECOMEXPRESS_PASSWORD), `application/x-www-form-urlencoded`. Default base
- * URL `https://plapi.ecomexpress.in` (courier-samples README "Ecom Express").
+ * URL `https://plapi.ecomexpress.in` (test/fixtures/couriers/ecomexpress/SOURCE.md).
  *
  * NO REAL SAMPLE EXISTS: this adapter is built from the documented field list
- * only (README; field order from Elderly-Care-Platform/by_local
+ * only (courier notes; field order from Elderly-Care-Platform/by_local
  * byProductEcomConfig.js and public parser code). The response is XML:
  * `<ecomexpress-objects version><object pk model="awb"><field name="…">` with
  * awb_number, orderid, origin, destination, status, reason_code,
@@ -16,12 +16,12 @@
  *
  * Mapping: {@link ECOM_CODE} by `reason_code_number` (only 999 = Delivered is
  * documented, and **unverified**), then {@link ECOM_TEXT} by status text, then
- * the shared keywords, then in transit (never delivered by default). Both
+ * the common keywords, then in transit (never delivered by default). Both
  * tables are plain data: correct them when a real payload is available.
- * `ref_awb` non-empty is reported as `rtoNumber`; the README maps it to R,
- * but as in the Delhivery reference a return still on its way is
+ * `ref_awb` non-empty is reported as `rtoNumber`; the courier notes map it to
+ * R, but as with Delhivery a return still on its way is
  * exception/`rto_in_transit` until the text says it is back with the shipper
- * (CONTRACT 1: `returned` is terminal, "back with the shipper").
+ * (`returned` is terminal, "back with the shipper": docs/spec-map.md, "Decisions").
  *
  * Errors: no `object` for the AWB (an empty `ecomexpress-objects`) → not_found;
  * HTTP 401 or an "unauthorised / invalid username or password" text → auth;
@@ -29,10 +29,12 @@
  * Unverified: the not-found and auth answers, all codes except 999, and any POD
  * (none in the field list).
  */
+import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus } from "./kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseNaive } from "./time.ts";
-import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { asArray, classifyHttpStatus, parseXml } from "./util.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { EcomDocument, type EcomScan } from "./wire/ecomexpress.ts";
 
 /** `reason_code_number` → state. Only 999 is documented (unverified); add codes here as they are confirmed. */
 export const ECOM_CODE: StatusTable = {
@@ -64,19 +66,11 @@ export const ECOM_TEXT: StatusTable = {
   LOST: sub(E, "lost"),
 };
 
-/** Maps one Ecom Express status: code → exact text → shared keywords → in transit. */
+/** Maps one Ecom Express status: code → exact text → common keywords → in transit. */
 export function ecomRule(code: string, text: string): StatusRule {
   return ECOM_CODE[code.trim()] ?? ECOM_TEXT[text.toUpperCase().trim()] ?? byKeyword(text) ?? T;
 }
 
-type Node = Record<string, unknown>;
-const obj = (v: unknown): Node => (v && typeof v === "object" && !Array.isArray(v) ? (v as Node) : {});
-const str = (v: unknown): string => {
-  if (typeof v === "string") return v.trim();
-  if (typeof v === "number") return String(v);
-  if (v && typeof v === "object" && "#text" in v) return str((v as Node)["#text"]);
-  return "";
-};
 /** Django-serializer nulls arrive as "None". */
 const val = (v: unknown): string => {
   const s = str(v);
@@ -84,17 +78,16 @@ const val = (v: unknown): string => {
 };
 
 /** `<field name="x">…</field>` children of an `<object>` by name (the field node itself, for nested scans). */
-function fieldsOf(object: Node): Map<string, Node> {
-  const out = new Map<string, Node>();
-  for (const f of asArray(object.field as unknown)) {
-    const n = obj(f);
-    const name = str(n["@name"]);
-    if (name) out.set(name, n);
+function fieldsOf<F extends { "@name"?: unknown }>(object: { field?: F | F[] }): Map<string, F> {
+  const out = new Map<string, F>();
+  for (const f of asArray(object.field)) {
+    const name = str(f["@name"]);
+    if (name) out.set(name, f);
   }
   return out;
 }
 
-function toCheckpoint(scan: Node): RawCheckpoint | undefined {
+function toCheckpoint(scan: EcomScan): RawCheckpoint | undefined {
   const f = fieldsOf(scan);
   const get = (k: string) => val(f.get(k));
   const status = get("status");
@@ -103,16 +96,13 @@ function toCheckpoint(scan: Node): RawCheckpoint | undefined {
   const when = parseNaive(get("updated_on"));
   if (!when) return undefined;
   const rule = ecomRule(code, status);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: status,
     location: get("location_city") || get("city_name") || get("location"),
-    ...when,
     rawCode: code || null,
     rawStatus: status || null,
     remark: rule.state === "exception" ? reason || status || null : null,
-  };
+  });
 }
 
 /**
@@ -122,24 +112,24 @@ function toCheckpoint(scan: Node): RawCheckpoint | undefined {
 export function parseEcomExpress(text: string, awb: string): TrackingSnapshot {
   if (!text.trimStart().startsWith("<") && /unauthori[sz]ed|invalid (user|username|credentials|password)|authentication/i.test(text))
     throw new CourierError("auth", "ecomexpress: username or password refused");
-  const doc = parseXml(text);
-  if (!("ecomexpress-objects" in doc)) throw new CourierError("backend", "ecomexpress: no ecomexpress-objects element");
-  const objects = asArray(obj(doc["ecomexpress-objects"]).object as unknown).map(obj);
+  const raw = parseXml(text);
+  if (!("ecomexpress-objects" in raw)) throw new CourierError("backend", "ecomexpress: no ecomexpress-objects element");
+  const root = checkWire("ecomexpress", EcomDocument, raw)["ecomexpress-objects"];
+  const objects = root === "" ? [] : asArray(root.object);
   const match = objects.find((o) => val(fieldsOf(o).get("awb_number")) === awb) ?? (objects.length === 1 ? objects[0] : undefined);
   if (!match) throw new CourierError("not_found", `ecomexpress: no record of ${awb}`);
   const f = fieldsOf(match);
   const get = (k: string) => val(f.get(k));
-  const scans = asArray(obj(f.get("scans")).object as unknown).map(obj);
-  const checkpoints = scans.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
+  const checkpoints = checkpointsOf(asArray(f.get("scans")?.object), toCheckpoint);
   const status = get("status");
   const rtoNumber = get("ref_awb") || null;
   let rule = ecomRule(get("reason_code_number"), status);
   if (rtoNumber && rule.state !== "returned") rule = sub(E, "rto_in_transit");
   const at = parseNaive(get("last_update_date"));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
+  const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
-    summary: status ? { state: rule.state, subStatus: rule.sub ?? null, rawCode: get("reason_code_number") || null, rawStatus: status, at: at?.at ?? null } : undefined,
+    summary: status ? summary(rule, { rawCode: get("reason_code_number") || null, rawStatus: status, at: at?.at ?? null }) : undefined,
     originCity: get("origin") || null,
     destinationCity: get("destination") || null,
     podUrl: null,
@@ -162,8 +152,7 @@ export const ecomexpressAdapter: CourierAdapter = {
       body: form.toString(),
       signal: ctx.signal,
     });
-    if (res.status === 403) throw new CourierError("rate_limited", "ecomexpress: throttled (403)", 403);
-    classifyHttpStatus("ecomexpress", res.status, { notFoundOn404: false });
+    throwForStatus("ecomexpress", res.status, { notFoundOn404: false });
     return parseEcomExpress(res.text, awb);
   },
 };

@@ -1,5 +1,6 @@
 /**
- * FedEx Track API (developer.fedex.com, "Track API"; samples `fedex-track*.json`).
+ * FedEx Track API (developer.fedex.com, "Track API"; fixtures test/fixtures/couriers/fedex/).
+ * Wire shape: {@link FedexTrackResponse}.
  *
  * Auth: OAuth client credentials, `POST /oauth/token` with the form body
  * `grant_type=client_credentials&client_id=<FEDEX_CLIENT_ID>&client_secret=<FEDEX_CLIENT_SECRET>`
@@ -11,7 +12,7 @@
  * Request: `POST /track/v1/trackingnumbers`, `authorization: Bearer <t>`,
  * `content-type: application/json`, `x-locale: en_US`, body
  * `{"trackingInfo":[{"trackingNumberInfo":{"trackingNumber":…}}],"includeDetailedScans":true}`
- * (`fedex-track-request.json`).
+ * (`track-request.json`).
  *
  * Response: `output.completeTrackResults[].trackResults[]` with
  * `latestStatusDetail{code,derivedCode,…}`, `scanEvents[]{date,eventType,derivedStatusCode,
@@ -22,10 +23,11 @@
  * (TRACKING.TRACKINGNUMBER.NOTFOUND → not_found, …EMPTY/INVALID → invalid_number);
  * whole-request errors in top-level `errors[]`.
  *
- * Mapping (courier-samples README, FedEx; karrio Tracking-Status-Codes):
+ * Mapping (test/fixtures/couriers/fedex/SOURCE.md; karrio Tracking-Status-Codes):
  * `eventType`, then `derivedStatusCode`, through {@link FEDEX_STATUS}. Deviations:
  * RS (return to shipper, in progress) is exception/`rto_in_transit`, because
- * CONTRACT 1 makes returned "back with the shipper" and terminal; a DL whose
+ * returned means "back with the shipper" and is terminal (docs/spec-map.md,
+ * "Decisions"); a DL whose
  * text says returned to shipper is returned. HL/HP (held/ready for pickup) are
  * out for delivery/`ready_for_pickup`, as 17TRACK's AvailableForPickup.
  *
@@ -33,18 +35,27 @@
  * an offset (the delivered fixture has one) takes the offset of the scan listed
  * after it (FedEx lists newest first), else UTC.
  *
+ * EDD (FedEx Track API `TrackResult`): `estimatedDeliveryTimeWindow` (the
+ * estimate FedEx revises in flight), else a `dateAndTimes[]` entry of type
+ * `ESTIMATED_DELIVERY`, else `standardTransitTimeWindow` (the service's
+ * committed date, which the real in-transit and delivered fixtures carry while
+ * their estimate window is `{}`); of a window, its end ("by"), else its start.
+ * The date is taken as written, in the offset FedEx gives it.
+ *
  * POD: FedEx names available images (`SIGNATURE_PROOF_OF_DELIVERY`) but gives no
  * URL; the document itself needs the separate Track Document API, so `podUrl`
  * is null. Unverified: the 30-numbers-per-call limit, the token lifetime
- * (read from `expires_in`), and the meaning of codes not in the README table.
+ * (read from `expires_in`), and the meaning of codes not in the courier notes' table.
  */
-import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
+import { arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "./kit.ts";
+import { mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseIsoLocal, type LocalTime } from "./time.ts";
-import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { readTokenResponse, TokenCache } from "./token-cache.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { accountKey, readTokenResponse, TokenCache } from "./token-cache.ts";
+import { FedexTrackResponse, type FedexAddress, type FedexScanEvent, type FedexTimeWindow, type FedexTrackResult } from "./wire/fedex.ts";
 
-/** FedEx status/event codes → state (README FedEx table). */
+/** FedEx status/event codes → state (test/fixtures/couriers/fedex/SOURCE.md, "Mapping"). */
 export const FEDEX_STATUS: StatusTable = {
   OC: sub(P, "info_received"),
   IN: sub(P, "info_received"), // derived "Label created"
@@ -84,20 +95,11 @@ export const FEDEX_STATUS: StatusTable = {
 
 const RETURNED_TEXT = /return(ed)? to (the )?(shipper|sender)|delivered to (the )?(shipper|sender)/i;
 
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : {});
-const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
-const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
-
 /** Maps FedEx codes (most specific first) and text to a rule. */
 export function fedexRule(codes: readonly string[], text: string): StatusRule {
   const rule = mapStatus(FEDEX_STATUS, codes, text);
   if (rule.state === "delivered" && RETURNED_TEXT.test(text)) return sub(R, "rto_delivered");
-  if (rule.state === "exception" && !rule.sub) {
-    const k = byKeyword(text);
-    if (k?.state === "exception" && k.sub) return k;
-  }
-  return rule;
+  return withExceptionReason(rule, text);
 }
 
 const OFFSET = /([+-]\d{2}):?(\d{2})$|Z$/;
@@ -110,33 +112,27 @@ function offsetOf(s: string): number | undefined {
   return sign * (Math.abs(Number(m[1])) * 60 + Number(m[2]));
 }
 
-function place(loc: Obj): string {
+function place(loc: FedexAddress): string {
   const city = str(loc.city);
   const st = str(loc.stateOrProvinceCode);
   return city && st ? `${city}, ${st}` : city || str(loc.countryName);
 }
 
-function scanToCheckpoint(e: Obj, when: LocalTime): RawCheckpoint {
-  const type = str(e.eventType);
-  const derived = str(e.derivedStatusCode);
-  const description = str(e.eventDescription);
-  const exception = str(e.exceptionDescription);
+function scanToCheckpoint(e: FedexScanEvent, when: LocalTime): RawCheckpoint {
+  const [type, derived, description, exception] = [str(e.eventType), str(e.derivedStatusCode), str(e.eventDescription), str(e.exceptionDescription)];
   const rule = fedexRule([type, derived], `${description} ${exception}`);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: description || str(e.derivedStatus),
-    location: place(obj(e.scanLocation)),
-    ...when,
+    location: place(e.scanLocation ?? {}),
     rawCode: type || derived || null,
     rawStatus: description || null,
     remark: rule.state === "exception" ? exception || description || null : rule.sub === "ready_for_pickup" ? exception || null : null,
-  };
+  });
 }
 
 /** Checkpoints of one trackResult; naive dates borrow the next-listed scan's offset. */
-function checkpointsOf(r: Obj): RawCheckpoint[] {
-  const scans = arr(r.scanEvents);
+function scanCheckpoints(r: FedexTrackResult): RawCheckpoint[] {
+  const scans = r.scanEvents ?? [];
   const offsets = scans.map((s) => offsetOf(str(s.date)));
   const out: RawCheckpoint[] = [];
   scans.forEach((s, i) => {
@@ -145,6 +141,14 @@ function checkpointsOf(r: Obj): RawCheckpoint[] {
     if (when) out.push(scanToCheckpoint(s, when));
   });
   return out;
+}
+
+const windowDate = (w: FedexTimeWindow | undefined) => estimateDate(w?.window?.ends) ?? estimateDate(w?.window?.begins);
+
+/** The EDD of one trackResult, `YYYY-MM-DD`, or null (order: see the module comment). */
+export function fedexEstimate(r: FedexTrackResult): string | null {
+  const listed = (r.dateAndTimes ?? []).find((d) => str(d.type) === "ESTIMATED_DELIVERY");
+  return windowDate(r.estimatedDeliveryTimeWindow) ?? estimateDate(listed?.dateTime) ?? windowDate(r.standardTransitTimeWindow);
 }
 
 const newestAt = (cps: RawCheckpoint[]) => cps.reduce((a, c) => (c.at > a ? c.at : a), "");
@@ -159,41 +163,39 @@ export function fedexErrorKind(code: string): "not_found" | "invalid_number" | "
 
 /** Parses a Track API 200 document for `awb`. @throws CourierError not_found | invalid_number | auth | backend */
 export function parseFedex(text: string, awb: string): TrackingSnapshot {
-  const doc = obj(parseJson(text));
-  const errors = arr(doc.errors);
-  if (errors.length && !doc.output) {
+  const raw = obj(parseJson(text));
+  const errors = arr(raw.errors);
+  if (errors.length && !raw.output) {
     const code = str(errors[0]!.code);
     throw new CourierError(fedexErrorKind(code), `fedex: ${code || "request error"}`);
   }
-  const complete = arr(obj(doc.output).completeTrackResults);
-  if (!Array.isArray(obj(doc.output).completeTrackResults)) throw new CourierError("backend", "fedex: no completeTrackResults");
+  const complete = checkWire("fedex", FedexTrackResponse, raw).output?.completeTrackResults;
+  if (!complete) throw new CourierError("backend", "fedex: no completeTrackResults");
   const entry = complete.find((c) => str(c.trackingNumber) === awb) ?? (complete.length === 1 ? complete[0] : undefined);
-  const results = arr(entry?.trackResults);
-  const usable = results.filter((r) => !Object.keys(obj(r.error)).length);
+  const results = entry?.trackResults ?? [];
+  const usable = results.filter((r) => !Object.keys(r.error ?? {}).length);
   if (!usable.length) {
-    const code = str(obj(results[0]?.error).code);
+    const code = str(results[0]?.error?.code);
     throw new CourierError(results.length && code ? fedexErrorKind(code) : "not_found", `fedex: ${code || "no track result"}`);
   }
   // Several results for one number: take the shipment with the newest scan.
-  const scored = usable.map((r) => ({ r, cps: checkpointsOf(r) }));
+  const scored = usable.map((r) => ({ r, cps: scanCheckpoints(r) }));
   const { r, cps } = scored.reduce((a, b) => (newestAt(b.cps) > newestAt(a.cps) ? b : a));
-  const latest = obj(r.latestStatusDetail);
+  const latest = r.latestStatusDetail ?? {};
   const latestText = `${str(latest.description)} ${str(latest.statusByLocale)}`;
   let summaryRule = fedexRule([str(latest.code), str(latest.derivedCode)], latestText);
-  if (summaryRule.state === "delivered" && Object.keys(obj(r.returnDetail)).length && RETURNED_TEXT.test(latestText)) summaryRule = sub(R, "rto_delivered");
-  const newest = cps.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at > a.at ? c : a), undefined);
-  const dates = arr(r.dateAndTimes);
-  const actual = dates.find((d) => str(d.type) === "ACTUAL_DELIVERY");
+  if (summaryRule.state === "delivered" && Object.keys(r.returnDetail ?? {}).length && RETURNED_TEXT.test(latestText)) summaryRule = sub(R, "rto_delivered");
+  const newest = newestOf(cps, "first-listed");
+  const actual = (r.dateAndTimes ?? []).find((d) => str(d.type) === "ACTUAL_DELIVERY");
   const summaryAt = actual && summaryRule.state === "delivered" ? parseIsoLocal(str(actual.dateTime))?.at : newest?.at;
   return {
     checkpoints: cps,
-    summary: Object.keys(latest).length
-      ? { state: summaryRule.state, subStatus: summaryRule.sub ?? null, rawCode: str(latest.code) || null, rawStatus: str(latest.statusByLocale) || str(latest.description) || null, at: summaryAt ?? null }
-      : undefined,
-    originCity: str(obj(obj(obj(r.originLocation).locationContactAndAddress).address).city) || str(obj(obj(r.shipperInformation).address).city) || null,
-    destinationCity: str(obj(r.lastUpdatedDestinationAddress).city) || str(obj(obj(r.recipientInformation).address).city) || null,
+    summary: Object.keys(latest).length ? summary(summaryRule, { rawCode: str(latest.code) || null, rawStatus: str(latest.statusByLocale) || str(latest.description) || null, at: summaryAt ?? null }) : undefined,
+    originCity: str(r.originLocation?.locationContactAndAddress?.address?.city) || str(r.shipperInformation?.address?.city) || null,
+    destinationCity: str(r.lastUpdatedDestinationAddress?.city) || str(r.recipientInformation?.address?.city) || null,
     podUrl: null,
     remark: newest?.remark ?? null,
+    estimatedDelivery: fedexEstimate(r),
   };
 }
 
@@ -206,7 +208,7 @@ const tokens = new TokenCache(async (ctx) => {
 /** The process-wide FedEx token cache (exported for tests). */
 export const fedexTokens = tokens;
 
-/** The documented request body for one number (`fedex-track-request.json`). */
+/** The documented request body for one number (`track-request.json`). */
 export function fedexRequestBody(awb: string): string {
   return JSON.stringify({ trackingInfo: [{ trackingNumberInfo: { trackingNumber: awb } }], includeDetailedScans: true });
 }
@@ -217,7 +219,6 @@ export const fedexAdapter: CourierAdapter = {
   envPrefix: "FEDEX",
   credentialVars: ["FEDEX_CLIENT_ID", "FEDEX_CLIENT_SECRET"],
   async track(awb, ctx) {
-    const key = `${ctx.http.baseUrl}|${ctx.credentials.FEDEX_CLIENT_ID ?? ""}`;
     const send = (token: string) =>
       ctx.http.request({
         method: "POST",
@@ -226,23 +227,13 @@ export const fedexAdapter: CourierAdapter = {
         body: fedexRequestBody(awb),
         signal: ctx.signal,
       });
-    const res = await tokens.send(ctx, key, "fedex", send);
-    if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `fedex: throttled (${res.status})`, res.status);
+    const res = await tokens.send(ctx, accountKey(ctx, "FEDEX_CLIENT_ID"), "fedex", send);
     if (res.status === 400 || res.status === 404) {
       // Whole-request errors come as `{errors:[{code,message}]}`.
-      const doc = obj(safeJson(res.text));
-      const code = str(arr(doc.errors)[0]?.code);
+      const code = str(arr(obj(tryJson(res.text)).errors)[0]?.code);
       if (code) throw new CourierError(fedexErrorKind(code), `fedex: ${code}`, res.status);
     }
-    classifyHttpStatus("fedex", res.status, { notFoundOn404: false });
+    throwForStatus("fedex", res.status, { notFoundOn404: false });
     return parseFedex(res.text, awb);
   },
 };
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

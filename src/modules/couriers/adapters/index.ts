@@ -24,8 +24,3 @@ export const ADAPTERS: Readonly<Record<AdapterId, CourierAdapter>> = {
   xpressbees: xpressbeesAdapter,
   track17: track17Adapter,
 };
-
-/** The credential value every adapter uses in sandbox mode; twins accept exactly this. */
-export function sandboxCredential(variable: string): string {
-  return `sandbox-${variable.toLowerCase().replace(/_/g, "-")}`;
-}

@@ -1,11 +1,11 @@
 /**
- * Status mapping as data (issue 3 item 1; courier-samples README
+ * Status mapping as data (courier notes: test/fixtures/couriers/README.md,
  * "Implications" 1): each adapter declares a table from its own codes (or
  * code + text) to a normalised state and sub-reason; unknown codes fall back
  * to a keyword match on the text, and finally to in transit — never to
  * delivered (a wrong "delivered" is the costliest mistake for a shop).
  */
-import type { ShipmentState, SubStatus } from "../../tracking/states.ts";
+import type { ShipmentState, SubStatus } from "../../../domain/states.ts";
 
 export interface StatusRule {
   state: ShipmentState;
@@ -58,4 +58,23 @@ export function mapStatus(table: StatusTable, keys: readonly (string | null | un
     if (rule) return rule;
   }
   return byKeyword(text) ?? T;
+}
+
+/** An ordered list of text rules: the first pattern that matches `text` wins. */
+export type TextRules = readonly (readonly [RegExp, StatusRule])[];
+
+/** The rule of the first pattern in `rules` that matches `text`, or undefined. */
+export function firstMatch(rules: TextRules, text: string): StatusRule | undefined {
+  for (const [re, rule] of rules) if (re.test(text)) return rule;
+  return undefined;
+}
+
+/**
+ * An exception without a sub-reason takes the reason the text gives (failed
+ * attempt, held, RTO…) when the keyword list finds one; any other rule is kept.
+ */
+export function withExceptionReason(rule: StatusRule, text: string): StatusRule {
+  if (rule.state !== "exception" || rule.sub) return rule;
+  const k = byKeyword(text);
+  return k?.state === "exception" && k.sub ? k : rule;
 }

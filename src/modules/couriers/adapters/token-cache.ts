@@ -11,9 +11,9 @@
  *   the first such caller triggers a refresh, so 100 lookups failing on an
  *   expired token cause exactly one new token request.
  */
-import type { CourierResponse } from "../http.ts";
+import type { CourierResponse } from "./types.ts";
 import { CourierError, type AdapterContext } from "./types.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { parseJson, throwForStatus } from "./kit.ts";
 
 interface CachedToken {
   token: string;
@@ -70,10 +70,15 @@ export class TokenCache {
   }
 }
 
+/** The cache key of one courier account: base URL + the credential variable that names the account. */
+export function accountKey(ctx: AdapterContext, accountVar: string): string {
+  return `${ctx.http.baseUrl}\n${ctx.credentials[accountVar] ?? ""}`;
+}
+
 /** Reads an OAuth `{access_token, expires_in}` (number or numeric string, seconds). @throws CourierError auth | backend */
 export function readTokenResponse(courier: string, status: number, text: string): { token: string; expiresInS: number } {
   if (status === 400 || status === 401 || status === 403) throw new CourierError("auth", `${courier}: token request refused (${status})`, status);
-  classifyHttpStatus(courier, status, { notFoundOn404: false });
+  throwForStatus(courier, status, { notFoundOn404: false });
   const body = parseJson(text) as { access_token?: unknown; expires_in?: unknown } | null;
   const token = typeof body?.access_token === "string" ? body.access_token : "";
   const expiresInS = Number(body?.expires_in);

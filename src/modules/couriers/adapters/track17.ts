@@ -1,9 +1,9 @@
 /**
- * 17TRACK Tracking API v2.2, the asynchronous aggregator path (CONTRACT 4;
- * issue 3 item 2): couriers without a direct adapter, and in sandbox every
- * courier's digit-9 numbers (registry `backendFor`).
+ * 17TRACK Tracking API v2.2, the asynchronous aggregator path (docs/spec-map.md,
+ * "Decisions"): couriers without a direct adapter, and in sandbox every
+ * courier's digit-9 numbers (registry `backendFor`). Wire shape: {@link Track17Envelope}.
  *
- * Requests (api.17track.net/en/doc?version=v2.2; samples `17track-*.json`): all
+ * Requests (api.17track.net/en/doc?version=v2.2; fixtures test/fixtures/couriers/track17/): all
  * `POST` with a JSON array body and the header `17token: <TRACK17_API_KEY>`:
  * 1. `/track/v2.2/register` `[{"number","carrier"}]` (carrier = the catalogue's
  *    `track17Carrier`; omitted → 17TRACK auto-detects). A rejection with
@@ -21,10 +21,15 @@
  * keep polling. NotFound after a successful sync with no events → not_found;
  * `NotFound_InvalidCode` or a -18010012 rejection → invalid_number.
  *
- * Mapping (courier-samples README, 17TRACK) in {@link TRACK17_STATUS}, keyed by
+ * Mapping (test/fixtures/couriers/track17/SOURCE.md) in {@link TRACK17_STATUS}, keyed by
  * `sub_status` then `status` (events: `sub_status` then `stage`), then keywords.
  * Deviation: Exception_Returning / the Returning stage is exception/`rto_in_transit`
- * (CONTRACT 1: returned = back with the shipper, terminal); Exception_Returned → returned.
+ * (returned = back with the shipper, terminal: docs/spec-map.md, "Decisions"); Exception_Returned → returned.
+ *
+ * EDD: `track_info.time_metrics.estimated_delivery_date{source, from, to}`
+ * (all null when there is none, as in the saved sample): the window's end
+ * (`to`), else its start, as written in its offset. 17TRACK keeps it on a
+ * delivered shipment.
  *
  * Times: `time_iso` with the carrier's offset (wall time kept), else `time_utc`.
  * No POD: 17TRACK gives none. Unverified: the error codes other than -18010012,
@@ -32,12 +37,14 @@
  * values other than "Success", and per-event `sub_status` (newer v2.2 docs; the
  * saved sample has only `stage`).
  */
+import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus } from "./kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseIsoLocal } from "./time.ts";
-import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { CourierError, type AdapterContext, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { Track17Envelope, type Track17Event } from "./wire/track17.ts";
 
-/** 17TRACK `status`, `sub_status` and event `stage` → state (README 17TRACK). */
+/** 17TRACK `status`, `sub_status` and event `stage` → state (test/fixtures/couriers/track17/SOURCE.md). */
 export const TRACK17_STATUS: StatusTable = {
   NotFound: P,
   InfoReceived: sub(P, "info_received"),
@@ -70,62 +77,54 @@ const INVALID_FORMAT = new Set([-18010012, -18019903]);
 const AUTH_CODES = new Set([-18010001, -18010002, -18010004, -18010005]);
 const QUOTA_CODES = new Set([-18019908]);
 
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : {});
-const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
-const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
-
 /** Maps `sub_status` (e.g. `Exception_Returning`) / `status` or `stage`, falling back to the main status before `_`. */
 export function track17Rule(subStatus: string, status: string, text: string): StatusRule {
   return mapStatus(TRACK17_STATUS, [subStatus, status, subStatus.split("_")[0]], text);
 }
 
-function toCheckpoint(e: Obj): RawCheckpoint | undefined {
+function toCheckpoint(e: Track17Event): RawCheckpoint | undefined {
   const when = parseIsoLocal(str(e.time_iso)) ?? parseIsoLocal(str(e.time_utc), 0);
   if (!when) return undefined;
-  const description = str(e.description);
-  const stage = str(e.stage);
-  const subStatus = str(e.sub_status);
+  const [description, stage, subStatus] = [str(e.description), str(e.stage), str(e.sub_status)];
   const rule = track17Rule(subStatus, stage, description);
-  const address = obj(e.address);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: description,
-    location: str(e.location) || str(address.city) || str(address.country),
-    ...when,
+    location: str(e.location) || str(e.address?.city) || str(e.address?.country),
     rawCode: subStatus || stage || null,
     rawStatus: description || null,
     remark: rule.state === "exception" ? description || null : null,
-  };
+  });
 }
 
 /** What one `gettrackinfo` answer means for `awb`: a snapshot, or "pending" (poll again). */
 export type Track17Outcome = TrackingSnapshot | "pending";
 
-/** Throws for a non-zero envelope `code`. */
-function checkEnvelope(doc: Obj): void {
+/**
+ * The envelope of a `register`/`gettrackinfo` answer.
+ * @throws CourierError auth | rate_limited | backend for a non-zero `code`; backend for another shape
+ */
+function envelope(text: string) {
+  const doc = obj(parseJson(text));
   const code = Number(doc.code ?? 0);
-  if (!code) return;
-  const errs = arr(obj(doc.data).errors);
-  const message = str(errs[0]?.message) || `code ${code}`;
-  if (AUTH_CODES.has(code)) throw new CourierError("auth", `track17: ${message}`);
-  if (QUOTA_CODES.has(code)) throw new CourierError("rate_limited", `track17: ${message}`);
-  throw new CourierError("backend", `track17: ${message}`);
+  if (code) {
+    const message = str(arr(obj(doc.data).errors)[0]?.message) || `code ${code}`;
+    if (AUTH_CODES.has(code)) throw new CourierError("auth", `track17: ${message}`);
+    if (QUOTA_CODES.has(code)) throw new CourierError("rate_limited", `track17: ${message}`);
+    throw new CourierError("backend", `track17: ${message}`);
+  }
+  return checkWire("track17", Track17Envelope, doc).data ?? {};
 }
 
 /** Interprets a `register` answer. @throws CourierError invalid_number | auth | backend */
 export function parseTrack17Register(text: string, awb: string): void {
-  const doc = obj(parseJson(text));
-  checkEnvelope(doc);
-  const data = obj(doc.data);
-  if (arr(data.accepted).some((a) => str(a.number) === awb)) return;
-  const rej = arr(data.rejected).find((r) => str(r.number) === awb);
+  const data = envelope(text);
+  if ((data.accepted ?? []).some((a) => str(a.number) === awb)) return;
+  const rej = (data.rejected ?? []).find((r) => str(r.number) === awb);
   if (!rej) {
-    if (!Array.isArray(data.accepted)) throw new CourierError("backend", "track17: register answer without data");
+    if (!data.accepted) throw new CourierError("backend", "track17: register answer without data");
     return;
   }
-  const err = obj(rej.error);
+  const err = rej.error ?? {};
   const code = Number(err.code);
   if (code === ALREADY_REGISTERED) return;
   if (INVALID_FORMAT.has(code)) throw new CourierError("invalid_number", `track17: ${str(err.message) || "invalid number"}`);
@@ -135,30 +134,27 @@ export function parseTrack17Register(text: string, awb: string): void {
 
 /** Interprets a `gettrackinfo` answer (or the webhook's `data` object). @throws CourierError not_found | invalid_number | auth | backend */
 export function parseTrack17(text: string, awb: string): Track17Outcome {
-  const doc = obj(parseJson(text));
-  checkEnvelope(doc);
-  const data = obj(doc.data);
+  const data = envelope(text);
   // The webhook body carries the accepted entry itself in `data` (same track_info shape).
-  const entry = "track_info" in data ? data : arr(data.accepted).find((a) => str(a.number) === awb);
+  const entry = "track_info" in data ? data : (data.accepted ?? []).find((a) => str(a.number) === awb);
   if (!entry) {
-    const rej = arr(data.rejected).find((r) => str(r.number) === awb);
+    const rej = (data.rejected ?? []).find((r) => str(r.number) === awb);
     if (!rej) {
-      if (!Array.isArray(data.accepted)) throw new CourierError("backend", "track17: gettrackinfo answer without data");
+      if (!data.accepted) throw new CourierError("backend", "track17: gettrackinfo answer without data");
       return "pending";
     }
-    const code = Number(obj(rej.error).code);
-    if (INVALID_FORMAT.has(code)) throw new CourierError("invalid_number", `track17: ${str(obj(rej.error).message)}`);
+    const code = Number(rej.error?.code);
+    if (INVALID_FORMAT.has(code)) throw new CourierError("invalid_number", `track17: ${str(rej.error?.message)}`);
     if (code === NOT_REGISTERED) return "pending"; // registration not visible yet
-    throw new CourierError("not_found", `track17: rejected (${code}) ${str(obj(rej.error).message)}`.trim());
+    throw new CourierError("not_found", `track17: rejected (${code}) ${str(rej.error?.message)}`.trim());
   }
-  const info = obj(entry.track_info);
-  if (!Object.keys(info).length) return "pending";
-  const latest = obj(info.latest_status);
+  const info = entry.track_info;
+  if (!info || !Object.keys(info).length) return "pending";
+  const latest = info.latest_status ?? {};
   const status = str(latest.status);
   const subStatus = str(latest.sub_status);
-  const providers = arr(obj(info.tracking).providers);
-  const events = providers.flatMap((p) => arr(p.events));
-  const checkpoints = events.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
+  const providers = info.tracking?.providers ?? [];
+  const checkpoints = checkpointsOf(providers.flatMap((p) => p.events ?? []), toCheckpoint);
   if (status === "NotFound" || !status) {
     if (subStatus === "NotFound_InvalidCode") throw new CourierError("invalid_number", "track17: the carrier says the number is invalid");
     const synced = providers.some((p) => str(p.latest_sync_status) === "Success");
@@ -167,18 +163,19 @@ export function parseTrack17(text: string, awb: string): Track17Outcome {
       return "pending";
     }
   }
-  const latestEvent = obj(info.latest_event);
+  const latestEvent = info.latest_event ?? {};
   const rule = track17Rule(subStatus, status, str(latestEvent.description));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at > a.at ? c : a), undefined);
+  const newest = newestOf(checkpoints, "first-listed");
   const summaryAt = parseIsoLocal(str(latestEvent.time_utc), 0)?.at ?? newest?.at ?? null;
-  const shipping = obj(info.shipping_info);
+  const estimate = info.time_metrics?.estimated_delivery_date;
   return {
     checkpoints,
-    summary: { state: rule.state, subStatus: rule.sub ?? null, rawCode: subStatus || status || null, rawStatus: str(latestEvent.description) || status || null, at: summaryAt },
-    originCity: str(obj(shipping.shipper_address).city) || null,
-    destinationCity: str(obj(shipping.recipient_address).city) || null,
+    summary: summary(rule, { rawCode: subStatus || status || null, rawStatus: str(latestEvent.description) || status || null, at: summaryAt }),
+    originCity: str(info.shipping_info?.shipper_address?.city) || null,
+    destinationCity: str(info.shipping_info?.recipient_address?.city) || null,
     podUrl: null,
     remark: newest?.remark ?? (rule.state === "exception" ? str(latest.sub_status_descr) || str(latestEvent.description) || null : null),
+    estimatedDelivery: estimateDate(estimate?.to) ?? estimateDate(estimate?.from),
   };
 }
 
@@ -198,8 +195,7 @@ async function post(ctx: AdapterContext, path: string, body: string) {
     body,
     signal: ctx.signal,
   });
-  if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `track17: throttled (${res.status})`, res.status);
-  classifyHttpStatus("track17", res.status, { notFoundOn404: false });
+  throwForStatus("track17", res.status, { notFoundOn404: false });
   return res.text;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The one shape every courier backend adapter has (STYLE: OpenStatus-style
- * small adapters behind one interface; issue 3 item 1).
+ * The one shape every courier backend adapter has: small adapters behind one
+ * interface, as OpenStatus does for its notification channels.
  *
  * An adapter builds the request exactly as the courier documents it (URL,
  * auth, body), parses the courier's own JSON or XML, maps each event to the
@@ -9,49 +9,10 @@
  * knows nothing of the simulator: in sandbox mode its base URL simply points
  * at the simulator's loopback port.
  */
-import type { ShipmentState, SubStatus } from "../../tracking/states.ts";
+import type { TrackingSnapshot } from "../../../domain/checkpoint.ts";
 import type { Courier } from "../catalogue.ts";
-import type { CourierHttp } from "../http.ts";
 
-/** One courier event, normalised but with the raw code and text kept. */
-export interface RawCheckpoint {
-  state: ShipmentState;
-  subStatus: SubStatus | null;
-  /** Courier's description of the event, as sent. */
-  activity: string;
-  /** City or route ("Mumbai", "Delhi to Mumbai"); may be "". */
-  location: string;
-  /** Courier-local wall time as reported: `YYYY-MM-DD` and `HH:MM` (24 h). */
-  localDate: string;
-  localTime: string;
-  /** The same instant in UTC, ISO 8601, for ordering (Indian couriers: local time read as Asia/Kolkata). */
-  at: string;
-  rawCode: string | null;
-  rawStatus: string | null;
-  /** Courier remark for this event (e.g. reason of a failed attempt), or null. */
-  remark: string | null;
-}
-
-/** What a successful lookup returns. */
-export interface TrackingSnapshot {
-  /** Checkpoints in any order; the tracking service sorts and de-duplicates. */
-  checkpoints: RawCheckpoint[];
-  /**
-   * Shipment-level state the courier reports, used when there are no
-   * checkpoints (e.g. manifested, no scans) or when newer than every checkpoint.
-   */
-  summary?: { state: ShipmentState; subStatus: SubStatus | null; rawCode?: string | null; rawStatus?: string | null; at?: string | null };
-  originCity: string | null;
-  destinationCity: string | null;
-  /** Proof-of-delivery image/document URL when the courier gives one. */
-  podUrl: string | null;
-  /** Courier's remark for the newest event, or null (AdditionalInfo). */
-  remark: string | null;
-  /** Return (RTO) waybill the courier reports, when it gives one (DTDC, Ecom Express). */
-  rtoNumber?: string | null;
-}
-
-/** Failure classes (issue 3 item 1). */
+/** Failure classes; `retryable` says whether trying again later can help (docs/spec-map.md, "Decisions"). */
 export type CourierFailure = "not_found" | "invalid_number" | "auth" | "rate_limited" | "timeout" | "backend";
 
 const RETRYABLE: Record<CourierFailure, boolean> = {
@@ -65,7 +26,7 @@ const RETRYABLE: Record<CourierFailure, boolean> = {
 
 /**
  * A classified courier failure. Callers decide from `kind`/`retryable`, never
- * by parsing `message` (STYLE habit 3). `message` is for logs and never holds
+ * by parsing `message`. `message` is for logs and never holds
  * credentials.
  */
 export class CourierError extends Error {
@@ -75,6 +36,32 @@ export class CourierError extends Error {
     this.name = "CourierError";
     this.retryable = RETRYABLE[kind];
   }
+}
+
+/** One request to a courier backend, relative to its base URL. */
+export interface CourierRequest {
+  method?: "GET" | "POST";
+  /** Path (and query) appended to the base URL, e.g. `/api/v1/packages/json/?waybill=…`. */
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/** A courier's answer, the body read whole (bounded by `MAX_COURIER_BODY` in ../http.ts). */
+export interface CourierResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** The HTTP client an adapter gets: one per courier (own pool and timeout), implemented by ../http.ts. */
+export interface CourierHttp {
+  readonly baseUrl: string;
+  /** @throws CourierError (timeout | backend) on network failure; any HTTP status is returned, not thrown. */
+  request(req: CourierRequest): Promise<CourierResponse>;
+  close(): Promise<void>;
 }
 
 /** What an adapter gets per lookup. */

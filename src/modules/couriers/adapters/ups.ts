@@ -1,5 +1,6 @@
 /**
- * UPS Track API (developer.ups.com, "Tracking API" v1; samples `ups-*.json`).
+ * UPS Track API (developer.ups.com, "Tracking API" v1; fixtures test/fixtures/couriers/ups/).
+ * Wire shape: {@link UpsTrackResponse}.
  *
  * Auth: OAuth client credentials, `POST /security/v1/oauth/token` with
  * `Authorization: Basic base64(UPS_CLIENT_ID:UPS_CLIENT_SECRET)` and the form
@@ -16,31 +17,38 @@
  * Not found is the warning `TW0001` inside a 200; an invalid number is the error
  * `TV1002` (`{response:{errors:[{code,message}]}}`); 2500xx codes are auth failures.
  *
- * Mapping (courier-samples README, UPS; karrio Tracking-status-description-codes):
+ * Mapping (test/fixtures/couriers/ups/SOURCE.md; karrio Tracking-status-description-codes):
  * the 3-digit `statusCode` first ({@link UPS_STATUS_CODE}), then the activity
  * `status.type` ({@link UPS_TYPE}), then keywords. Deviations: 033–036/067
  * (return to sender, in progress) are exception/`rto_in_transit` and a
- * delivery whose text says returned to the sender is returned (CONTRACT 1:
- * returned = back with the shipper, terminal); 017/040 (held / ready for
+ * delivery whose text says returned to the sender is returned (returned means
+ * back with the shipper and is terminal: docs/spec-map.md, "Decisions"); 017/040 (held / ready for
  * pickup) are out for delivery/`ready_for_pickup` like 17TRACK's AvailableForPickup.
  *
  * Times: `date` + `time` are the local wall time of the scan with no offset;
  * they are kept as written and read as UTC for ordering (the offset is unknown).
  *
+ * EDD: `package.deliveryDate[]{type, date YYYYMMDD}` (UPS Tracking API,
+ * DeliveryDate: "SDD - Scheduled Delivery Date, RDD - Rescheduled Delivery
+ * Date, DEL - Delivered Date"): RDD, else SDD. DEL is the delivery itself, not
+ * an estimate: a delivered package answers only DEL, so its EDD is empty.
+ *
  * POD: UPS sends no URL; `deliveryInformation.deliveryPhoto.photo` (base64) is
  * returned as a `data:` URL when it is a recognisable JPEG/PNG/GIF under 256 KiB.
- * Unverified: the statusCode meanings beyond the README list, the photo's
+ * Unverified: the statusCode meanings beyond the courier notes' list, the photo's
  * image format, and the token lifetime (read from `expires_in`).
  */
-import { readTokenResponse, TokenCache } from "./token-cache.ts";
-import { byKeyword, mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
+import { accountKey, readTokenResponse, TokenCache } from "./token-cache.ts";
+import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "./kit.ts";
+import { mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { fromParts, type LocalTime } from "./time.ts";
-import { CourierError, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { CourierError, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { UpsTrackResponse, type UpsActivity, type UpsAddress, type UpsPackage, type UpsStatus } from "./wire/ups.ts";
 
 const codes = (list: string[], rule: StatusRule) => Object.fromEntries(list.map((c) => [c, rule]));
 
-/** 3-digit activity `statusCode` → state (README UPS list). */
+/** 3-digit activity `statusCode` → state (test/fixtures/couriers/ups/SOURCE.md, "Mapping"). */
 export const UPS_STATUS_CODE: StatusTable = {
   "003": sub(P, "info_received"),
   ...codes(["005", "010", "025", "039", "047"], T),
@@ -52,7 +60,7 @@ export const UPS_STATUS_CODE: StatusTable = {
   ...codes(["017", "040"], sub(O, "ready_for_pickup")),
 };
 
-/** Activity `status.type` → state (README UPS list). */
+/** Activity `status.type` → state (test/fixtures/couriers/ups/SOURCE.md, "Mapping"). */
 export const UPS_TYPE: StatusTable = {
   M: sub(P, "info_received"),
   MV: C,
@@ -66,24 +74,15 @@ export const UPS_TYPE: StatusTable = {
 
 const RETURNED_TEXT = /return(ed)? to (the )?(shipper|sender)|delivered to (the )?(shipper|sender)/i;
 
-type Obj = Record<string, unknown>;
-const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : {});
-const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
-const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
-
 /** Maps one UPS status object `{type, code, description, statusCode}`. */
-export function upsRule(status: Obj): StatusRule {
+export function upsRule(status: UpsStatus): StatusRule {
   const text = str(status.description);
-  let rule = UPS_STATUS_CODE[str(status.statusCode)] ?? mapStatus(UPS_TYPE, [str(status.type)], text);
-  if (rule.state === "delivered" && RETURNED_TEXT.test(text)) rule = sub(R, "rto_delivered");
-  if (rule.state === "exception" && !rule.sub) {
-    const k = byKeyword(text);
-    if (k?.state === "exception" && k.sub) rule = k;
-  }
-  return rule;
+  const rule = UPS_STATUS_CODE[str(status.statusCode)] ?? mapStatus(UPS_TYPE, [str(status.type)], text);
+  if (rule.state === "delivered" && RETURNED_TEXT.test(text)) return sub(R, "rto_delivered");
+  return withExceptionReason(rule, text);
 }
 
-function place(a: Obj): string {
+function place(a: UpsAddress): string {
   const city = str(a.city);
   const st = str(a.stateProvince);
   return city && st ? `${city}, ${st}` : city || str(a.countryCode) || str(a.country);
@@ -91,7 +90,7 @@ function place(a: Obj): string {
 
 /**
  * `YYYYMMDD` + `HHMMSS` (or `HHMM`, or "") local wall time, read as UTC for ordering.
- * Parsed here because the shared naive parser reads 8 digits as DDMMYYYY first (DTDC).
+ * Parsed here, not with `parseNaive`: UPS dates are always YYYYMMDD, never DTDC's DDMMYYYY.
  */
 export function parseUpsTime(date: string, time: string): LocalTime | undefined {
   const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
@@ -100,22 +99,19 @@ export function parseUpsTime(date: string, time: string): LocalTime | undefined 
   return fromParts(+d[1]!, +d[2]!, +d[3]!, +t[1]!, +t[2]!, +(t[3] ?? 0), 0);
 }
 
-function toCheckpoint(a: Obj): RawCheckpoint | undefined {
+function toCheckpoint(a: UpsActivity): RawCheckpoint | undefined {
   const when = parseUpsTime(str(a.date), str(a.time));
   if (!when) return undefined;
-  const status = obj(a.status);
+  const status = a.status ?? {};
   const rule = upsRule(status);
   const description = str(status.description);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
+  return checkpoint(rule, when, {
     activity: description,
-    location: place(obj(obj(a.location).address)),
-    ...when,
+    location: place(a.location?.address ?? {}),
     rawCode: str(status.statusCode) || str(status.code) || str(status.type) || null,
     rawStatus: description || null,
     remark: rule.state === "exception" ? description || null : null,
-  };
+  });
 }
 
 /** Throws the classified error for a UPS error/warning code. */
@@ -140,36 +136,39 @@ export function photoDataUrl(b64: string): string | null {
   return type ? `data:${type};base64,${s}` : null;
 }
 
+/** The package's EDD, `YYYY-MM-DD`: the rescheduled date, else the scheduled one; null without either. */
+export function upsEstimate(pkg: UpsPackage): string | null {
+  const of = (type: string) => estimateDate(pkg.deliveryDate?.find((d) => str(d.type).toUpperCase() === type)?.date);
+  return of("RDD") ?? of("SDD");
+}
+
 /** Parses a Track API document (any status) for `awb`. @throws CourierError not_found | invalid_number | auth | backend */
 export function parseUps(text: string, awb: string): TrackingSnapshot {
-  const doc = obj(parseJson(text));
-  const errors = arr(obj(doc.response).errors);
+  const raw = obj(parseJson(text));
+  const errors = arr(obj(raw.response).errors);
   if (errors.length) throwForCode(str(errors[0]!.code), str(errors[0]!.message));
-  const track = obj(doc.trackResponse);
-  if (!Array.isArray(track.shipment)) throw new CourierError("backend", "ups: no trackResponse.shipment");
-  const shipments = arr(track.shipment);
+  const shipments = checkWire("ups", UpsTrackResponse, raw).trackResponse?.shipment;
+  if (!shipments) throw new CourierError("backend", "ups: no trackResponse.shipment");
   const ship = shipments.find((s) => str(s.inquiryNumber) === awb) ?? shipments[0];
-  const warnings = arr(ship?.warnings);
-  const packages = arr(ship?.package);
+  const warnings = ship?.warnings ?? [];
+  const packages = ship?.package ?? [];
   if (!packages.length) {
     if (warnings.length) throwForCode(str(warnings[0]!.code), str(warnings[0]!.message));
     throw new CourierError("not_found", "ups: no package in the answer");
   }
   const pkg = packages.find((p) => str(p.trackingNumber) === awb) ?? packages[0]!;
-  const checkpoints = arr(pkg.activity).map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at > a.at ? c : a), undefined);
-  const current = obj(pkg.currentStatus);
-  const currentRule = Object.keys(current).length ? upsRule(current) : undefined;
-  const addresses = arr(pkg.packageAddress);
-  const city = (t: string) => str(obj(addresses.find((a) => str(a.type).includes(t))?.address).city) || null;
-  const delivery = obj(pkg.deliveryInformation);
+  const checkpoints = checkpointsOf(pkg.activity ?? [], toCheckpoint);
+  const newest = newestOf(checkpoints, "first-listed");
+  const current = pkg.currentStatus ?? {};
+  const city = (t: string) => str(pkg.packageAddress?.find((a) => str(a.type).includes(t))?.address?.city) || null;
   return {
     checkpoints,
-    summary: currentRule ? { state: currentRule.state, subStatus: currentRule.sub ?? null, rawCode: str(current.statusCode) || str(current.code) || null, rawStatus: str(current.description) || null, at: newest?.at ?? null } : undefined,
+    summary: Object.keys(current).length ? summary(upsRule(current), { rawCode: str(current.statusCode) || str(current.code) || null, rawStatus: str(current.description) || null, at: newest?.at ?? null }) : undefined,
     originCity: city("ORIGIN"),
     destinationCity: city("DESTINATION"),
-    podUrl: photoDataUrl(str(obj(delivery.deliveryPhoto).photo)),
+    podUrl: photoDataUrl(str(pkg.deliveryInformation?.deliveryPhoto?.photo)),
     remark: newest?.remark ?? null,
+    estimatedDelivery: upsEstimate(pkg),
   };
 }
 
@@ -196,7 +195,6 @@ export const upsAdapter: CourierAdapter = {
   envPrefix: "UPS",
   credentialVars: ["UPS_CLIENT_ID", "UPS_CLIENT_SECRET"],
   async track(awb, ctx) {
-    const key = `${ctx.http.baseUrl}|${ctx.credentials.UPS_CLIENT_ID ?? ""}`;
     const send = (token: string) =>
       ctx.http.request({
         path: `/api/track/v1/details/${encodeURIComponent(awb)}`,
@@ -204,22 +202,13 @@ export const upsAdapter: CourierAdapter = {
         headers: { authorization: `Bearer ${token}`, transId: crypto.randomUUID().replace(/-/g, ""), transactionSrc: UPS_TRANSACTION_SRC, accept: "application/json" },
         signal: ctx.signal,
       });
-    const res = await tokens.send(ctx, key, "ups", send);
-    if (res.status === 403 || res.status === 429) throw new CourierError("rate_limited", `ups: throttled (${res.status})`, res.status);
-    if (res.status >= 400 && res.status < 500 && res.status !== 401) {
+    const res = await tokens.send(ctx, accountKey(ctx, "UPS_CLIENT_ID"), "ups", send);
+    if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 429) {
       // 400/404 carry `{response:{errors:[…]}}` (TV1002 invalid, TW0001 not found).
-      const code = str(arr(obj(obj(safeJson(res.text)).response).errors)[0]?.code);
+      const code = str(arr(obj(obj(tryJson(res.text)).response).errors)[0]?.code);
       if (code) return parseUps(res.text, awb);
     }
-    classifyHttpStatus("ups", res.status, { notFoundOn404: false });
+    throwForStatus("ups", res.status, { notFoundOn404: false });
     return parseUps(res.text, awb);
   },
 };
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

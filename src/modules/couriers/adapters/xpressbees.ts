@@ -1,5 +1,6 @@
 /**
- * Xpressbees tracking (courier-samples README "Xpressbees"):
+ * Xpressbees tracking (test/fixtures/couriers/xpressbees/SOURCE.md; wire shape
+ * {@link XpressbeesTrackResponse}):
  * 1. `POST <base>/api/users/login` JSON `{email, password}` (XPRESSBEES_EMAIL,
  *    XPRESSBEES_PASSWORD) → `{status: true, data: "<token>"}`;
  * 2. `GET <base>/api/shipments2/track/{awb}` with `Authorization: Bearer <token>`
@@ -8,8 +9,8 @@
  * Default base URL `https://shipment.xpressbees.com`.
  *
  * NO DIRECT API SAMPLE EXISTS: request and response shapes come from public
- * parser code (README). The raw status codes in {@link XPRESSBEES_STATUS} are the
- * ones seen in `shiprocket-track-awb.json` (DRC, OFP, PUD, PKD, IT, RAD, OFD,
+ * parser code (courier notes). The raw status codes in {@link XPRESSBEES_STATUS} are
+ * the ones seen in the fixture `shiprocket-track-awb.json` (DRC, OFP, PUD, PKD, IT, RAD, OFD,
  * DLVD); UD, RTO*, LOST and cancellation codes are **unverified**. The table is
  * plain data: correct it when a real payload is available.
  *
@@ -19,7 +20,7 @@
  *
  * Mapping: status_code table → `RTO*` prefix rule (a return on its way is
  * exception/`rto_in_transit`, delivered back is returned/`rto_delivered`;
- * CONTRACT 1 makes `returned` terminal) → shared keywords on the message → in
+ * `returned` is terminal: docs/spec-map.md, "Decisions") → keywords on the message → in
  * transit. Never delivered by default.
  *
  * Errors: HTTP 401 → refresh once then auth; login `status:false` → auth;
@@ -27,11 +28,13 @@
  * 403/429 → rate_limited; 5xx, HTML, truncated or mistyped JSON → backend.
  * No POD URL in the documented response.
  */
+import { checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems } from "./kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "./status-map.ts";
 import { parseNaive } from "./time.ts";
-import { CourierError, type AdapterContext, type CourierAdapter, type RawCheckpoint, type TrackingSnapshot } from "./types.ts";
-import { TokenCache } from "./token-cache.ts";
-import { classifyHttpStatus, parseJson } from "./util.ts";
+import { CourierError, type AdapterContext, type CourierAdapter } from "./types.ts";
+import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { accountKey, TokenCache } from "./token-cache.ts";
+import { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire/xpressbees.ts";
 
 /** Raw Xpressbees status codes → state. Verified via Shiprocket: DRC…DLVD; the rest unverified. */
 export const XPRESSBEES_STATUS: StatusTable = {
@@ -64,25 +67,12 @@ export function xpressbeesRule(code: string, message: string): StatusRule {
   return byKeyword(message) ?? T;
 }
 
-const str = (v: unknown): string => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-
-function toCheckpoint(h: Record<string, unknown>): RawCheckpoint | undefined {
-  const code = str(h.status_code);
-  const message = str(h.message);
+function toCheckpoint(h: XpressbeesEvent): RawCheckpoint | undefined {
+  const [code, message] = [str(h.status_code), str(h.message)];
   const when = parseNaive(str(h.event_time));
   if (!when) return undefined;
   const rule = xpressbeesRule(code, message);
-  return {
-    state: rule.state,
-    subStatus: rule.sub ?? null,
-    activity: message,
-    location: str(h.location),
-    ...when,
-    rawCode: code || null,
-    rawStatus: message || null,
-    remark: rule.state === "exception" ? message || null : null,
-  };
+  return checkpoint(rule, when, { activity: message, location: str(h.location), rawCode: code || null, rawStatus: message || null, remark: rule.state === "exception" ? message || null : null });
 }
 
 /**
@@ -98,20 +88,19 @@ export function parseXpressbees(text: string, awb: string): TrackingSnapshot {
     throw new CourierError("not_found", `xpressbees: no record of ${awb}`);
   }
   if (d.status !== true || typeof d.data !== "object" || d.data === null || Array.isArray(d.data)) throw new CourierError("backend", "xpressbees: no data object");
-  const data = obj(d.data);
-  if (data.history !== undefined && !Array.isArray(data.history)) throw new CourierError("backend", "xpressbees: history is not a list");
-  const history = ((data.history as unknown[] | undefined) ?? []).map(obj);
-  const checkpoints = history.map(toCheckpoint).filter((c): c is RawCheckpoint => Boolean(c));
+  const raw = obj(d.data);
+  if (raw.history !== undefined && !Array.isArray(raw.history)) throw new CourierError("backend", "xpressbees: history is not a list");
+  // One malformed event is skipped (the rest of the history still counts); a malformed document is refused.
+  const data = checkWire("xpressbees", XpressbeesTrackResponse, { ...d, data: { ...raw, history: validItems(XpressbeesEvent, raw.history) } }).data ?? {};
+  const checkpoints = checkpointsOf(data.history ?? [], toCheckpoint);
   const status = str(data.status);
-  const rule = status ? xpressbeesRule(status, status) : undefined;
-  const newest = checkpoints.reduce<RawCheckpoint | undefined>((a, c) => (!a || c.at >= a.at ? c : a), undefined);
   return {
     checkpoints,
-    summary: rule ? { state: rule.state, subStatus: rule.sub ?? null, rawCode: null, rawStatus: status, at: null } : undefined,
+    summary: status ? summary(xpressbeesRule(status, status), { rawCode: null, rawStatus: status, at: null }) : undefined,
     originCity: str(data.origin) || null,
     destinationCity: str(data.destination) || null,
     podUrl: null,
-    remark: newest?.remark ?? null,
+    remark: newestOf(checkpoints, "last-listed")?.remark ?? null,
   };
 }
 
@@ -119,10 +108,6 @@ export function parseXpressbees(text: string, awb: string): TrackingSnapshot {
 
 /** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
 const tokens = new TokenCache(async (ctx) => ({ token: await login(ctx) }));
-
-function tokenKey(ctx: AdapterContext): string {
-  return `${ctx.http.baseUrl}\n${ctx.credentials.XPRESSBEES_EMAIL ?? ""}`;
-}
 
 /**
  * `POST /api/users/login {email, password}` → `data` is the token.
@@ -136,11 +121,10 @@ async function login(ctx: AdapterContext): Promise<string> {
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ email: ctx.credentials.XPRESSBEES_EMAIL ?? "", password: ctx.credentials.XPRESSBEES_PASSWORD ?? "" }),
   });
-  if (res.status === 403) throw new CourierError("rate_limited", "xpressbees: login throttled (403)", 403);
-  classifyHttpStatus("xpressbees", res.status, { notFoundOn404: false });
+  throwForStatus("xpressbees", res.status, { notFoundOn404: false });
   const doc = obj(parseJson(res.text));
   if (doc.status === false) throw new CourierError("auth", "xpressbees: email or password refused");
-  const token = str(doc.data);
+  const token = str(checkWire("xpressbees", XpressbeesLoginResponse, doc).data);
   if (doc.status !== true || !token || /\s/.test(token)) throw new CourierError("backend", "xpressbees: login did not answer a token");
   return token;
 }
@@ -164,9 +148,8 @@ export const xpressbeesAdapter: CourierAdapter = {
   envPrefix: "XPRESSBEES",
   credentialVars: ["XPRESSBEES_EMAIL", "XPRESSBEES_PASSWORD"],
   async track(awb, ctx) {
-    const res = await tokens.send(ctx, tokenKey(ctx), "xpressbees", (token) => trackCall(awb, token, ctx));
-    if (res.status === 403) throw new CourierError("rate_limited", "xpressbees: throttled (403)", 403);
-    classifyHttpStatus("xpressbees", res.status);
+    const res = await tokens.send(ctx, accountKey(ctx, "XPRESSBEES_EMAIL"), "xpressbees", (token) => trackCall(awb, token, ctx));
+    throwForStatus("xpressbees", res.status);
     return parseXpressbees(res.text, awb);
   },
 };

@@ -7,7 +7,8 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { createApiKey, listApiKeys } from "../../accounts/service.ts";
-import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, redirect, safeNext, str, type FormBody, type RouteDeps } from "../http.ts";
+import { PASSWORD_MESSAGES, passwordProblem } from "../../accounts/password-policy.ts";
+import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, redirect, safeNext, str, unreadableFields, type FormBody, type RouteDeps } from "../http.ts";
 import { SignInForm, SignUpForm } from "../model.ts";
 import { signIn, signUp } from "../service.ts";
 import { createSession, destroySession, PRE_CSRF_COOKIE, randomToken, readCookie, resolveSession, safeEqual, SESSION_COOKIE, setCookie } from "../session.ts";
@@ -32,7 +33,21 @@ function withCookies(res: Response, cookies: string[]): Response {
 const preCsrfOk = (request: Request, form: FormBody) =>
   !crossSite(request) && safeEqual(str(form, "_csrf"), readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE));
 
-const retryText = (seconds: number) => `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
+const retryText = (seconds: number) =>
+  seconds < 60 ? "Too many attempts right now. Wait a few seconds and try again." : `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
+
+/**
+ * Field errors of the sign-up form: unreadable text (NUL, invalid UTF-8),
+ * the email's shape, then the password policy (NIST SP 800-63B; the message
+ * says which rule refused it).
+ */
+async function signUpErrors(form: FormBody, input: { email: string; password: string }): Promise<Record<string, string> | undefined> {
+  const errors: Record<string, string> = { ...unreadableFields(form, ["email", "password"]) };
+  if (!errors.email && !Value.Check(SignUpForm, { email: input.email })) errors.email = "Enter a valid email address.";
+  const problem = errors.password ? undefined : await passwordProblem(input.password, input.email);
+  if (problem) errors.password = PASSWORD_MESSAGES[problem];
+  return Object.keys(errors).length ? errors : undefined;
+}
 
 /** Routes under /dashboard for signing up, in and out. */
 export function authRoutes(rd: RouteDeps) {
@@ -55,16 +70,9 @@ export function authRoutes(rd: RouteDeps) {
       const form = body as FormBody;
       if (!preCsrfOk(request, form)) return csrfRefused();
       const input = { email: str(form, "email").trim(), password: str(form, "password") };
-      const problems = [...Value.Errors(SignUpForm, input)];
-      if (problems.length) {
-        const errors: Record<string, string> = {};
-        for (const e of problems) {
-          if (e.path === "/email") errors.email = "Enter a valid email address.";
-          if (e.path === "/password") errors.password = "Use 10 to 128 characters.";
-        }
-        return renderAuth(request, signUpPage, { email: input.email, errors }, 422);
-      }
-      const r = await signUp(deps, { ...input, ip: ipOf(request) });
+      const errors = await signUpErrors(form, input);
+      if (errors) return renderAuth(request, signUpPage, { email: errors.email ? undefined : input.email, errors }, 422);
+      const r = await signUp({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
       if (!r.ok) {
         const text = r.reason === "throttled" ? retryText(r.retryAfterSeconds) : "We could not create an account with these details. If you already have one, sign in instead.";
         return renderAuth(request, signUpPage, { email: input.email, flash: { kind: "error", text } }, r.reason === "throttled" ? 429 : 422);
@@ -85,8 +93,11 @@ export function authRoutes(rd: RouteDeps) {
       const input = { email: str(form, "email").trim(), password: str(form, "password") };
       const next = str(form, "next");
       const generic = { kind: "error" as const, text: "The email or password is incorrect." };
+      // Unreadable text (NUL, invalid UTF-8) is said plainly: it is about the input, not the account.
+      const errors = unreadableFields(form, ["email", "password", "next"]);
+      if (errors) return renderAuth(request, signInPage, { email: errors.email ? undefined : input.email, errors }, 422);
       if (Value.Errors(SignInForm, input).First()) return renderAuth(request, signInPage, { email: input.email, next, flash: generic }, 401);
-      const r = await signIn(deps, { ...input, ip: ipOf(request) });
+      const r = await signIn({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
       if (!r.ok) {
         if (r.reason === "throttled") {
           const res = renderAuth(request, signInPage, { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } }, 429);

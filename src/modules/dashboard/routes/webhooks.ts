@@ -7,17 +7,20 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { AppError, RequestValidationError } from "../../../errors.ts";
-import { planOf } from "../../billing/plans.ts";
+import { planOf } from "../../../domain/plans.ts";
 import { CreateWebhookBody, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from "../../webhooks/model.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, requireWebhook, rotateSecret, updateWebhook, webhookView } from "../../webhooks/service.ts";
 import { testFire } from "../../webhooks/test-fire.ts";
-import { htmlResponse, pageSession, redirect, str, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import { recover, redeliver } from "../../webhooks/replay.ts";
+import { RECOVER_WINDOWS } from "../views/replay.ts";
+import { htmlResponse, pageSession, redirect, str, unreadableFields, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import { shipmentsOfDeliveries } from "../delivery-shipments.ts";
 import { deliveriesPerDay } from "../service.ts";
 import type { DashboardSession } from "../session.ts";
 import type { Flash } from "../views/layout.ts";
 import { confirmPage, secretPage, webhookDetailPage, webhookFormPage, webhooksListPage, type WebhookFormValues } from "../views/webhooks.ts";
 
-/** Recent deliveries shown per webhook (CONTRACT 7). */
+/** Recent deliveries shown per webhook (the attempt log keeps the last 50, docs/webhooks.md). */
 export const RECENT_DELIVERIES = 50;
 
 const FIELD_MSG: Record<string, string> = {
@@ -31,8 +34,10 @@ function formValues(form: FormBody): WebhookFormValues {
   return { url: str(form, "url").trim(), description: str(form, "description").trim(), mode: str(form, "mode"), events: form.events ?? [] };
 }
 
-/** Same schema as the API; field messages for the form. */
-function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBody, input: unknown): Record<string, string> | undefined {
+/** Unreadable text (NUL, invalid UTF-8) first, then the API's own schema; field messages for the form. */
+function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBody, input: unknown, form: FormBody): Record<string, string> | undefined {
+  const unreadable = unreadableFields(form, ["url", "events", "mode", "description"]);
+  if (unreadable) return unreadable;
   if (Value.Check(schema, input)) return undefined;
   const errors: Record<string, string> = {};
   for (const e of Value.Errors(schema, input)) {
@@ -54,7 +59,15 @@ const DONE: Record<string, Flash> = {
   saved: { kind: "ok", text: "Changes saved." },
   deleted: { kind: "ok", text: "Webhook deleted." },
   reactivated: { kind: "ok", text: "Webhook reactivated; the failure count restarts at 0." },
+  redelivered: { kind: "ok", text: "Redelivery queued: it is sent within seconds and appears below." },
 };
+
+/** Flash after a recover: how many deliveries were queued. */
+function recoverFlash(q: Record<string, string | undefined>): Flash | undefined {
+  if (!/^\d{1,9}$/.test(q.recovered ?? "")) return undefined;
+  const n = Number(q.recovered);
+  return { kind: "ok", text: n === 0 ? "No abandoned or dropped deliveries in that window." : `${n} deliver${n === 1 ? "y" : "ies"} queued again.` };
+}
 
 function testFlash(q: Record<string, string | undefined>): Flash | undefined {
   if (q.fired !== "ok" && q.fired !== "failed") return undefined;
@@ -68,6 +81,12 @@ export function webhookRoutes(rd: RouteDeps) {
   const { deps } = rd;
   const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
   const caller = (s: DashboardSession) => ({ id: s.account.id, plan: s.account.plan });
+  /** The 14-day chart and the recent deliveries, each with the shipment it was about. */
+  const recentOf = async (accountId: string, webhookId: string) => {
+    const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, { limit: RECENT_DELIVERIES })]);
+    const about = await shipmentsOfDeliveries(deps.db, recent.deliveries.map((d) => d.id));
+    return [days, recent.deliveries.map((d) => ({ ...d, shipment: about.get(d.id) }))] as const;
+  };
 
   return new Elysia()
     .get("/dashboard/webhooks", ({ request, query }) =>
@@ -85,7 +104,7 @@ export function webhookRoutes(rd: RouteDeps) {
         const v = formValues(form);
         const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
         const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { errors, liveAllowed: liveAllowed(s) }), 422);
-        const errs = schemaErrors(CreateWebhookBody, input);
+        const errs = schemaErrors(CreateWebhookBody, input, form);
         if (errs) return bad(errs);
         try {
           const created = await createWebhook(deps, caller(s), input as CreateWebhookInput);
@@ -118,12 +137,9 @@ export function webhookRoutes(rd: RouteDeps) {
     .get("/dashboard/webhooks/:id", ({ request, params, query }) =>
       withSession(rd, request, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-        const [days, recent] = await Promise.all([
-          deliveriesPerDay(deps.db, s.account.id, w.id, deps.clock.now()),
-          listDeliveries(deps.db, s.account.id, w.id, { limit: RECENT_DELIVERIES }),
-        ]);
-        const flash = testFlash(query) ?? (query.done ? DONE[query.done] : undefined);
-        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent.deliveries, flash));
+        const [days, recent] = await recentOf(s.account.id, w.id);
+        const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
+        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash));
       }),
     )
     .get("/dashboard/webhooks/:id/edit", ({ request, params }) =>
@@ -138,7 +154,7 @@ export function webhookRoutes(rd: RouteDeps) {
         const v = formValues(form);
         const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
         const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { id: params.id, errors, liveAllowed: liveAllowed(s) }), 422);
-        const errs = schemaErrors(UpdateWebhookBody, input);
+        const errs = schemaErrors(UpdateWebhookBody, input, form);
         if (errs) return bad(errs);
         try {
           await updateWebhook(deps, caller(s), params.id, input as UpdateWebhookInput);
@@ -178,11 +194,24 @@ export function webhookRoutes(rd: RouteDeps) {
         } catch (e) {
           if (e instanceof AppError && (e.code === "WEBHOOK_IS_LIVE" || e.code === "TEST_WEBHOOKS_DISABLED")) {
             const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-            const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, s.account.id, w.id, deps.clock.now()), listDeliveries(deps.db, s.account.id, w.id, { limit: RECENT_DELIVERIES })]);
-            return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent.deliveries, { kind: "error", text: e.message }), e.status);
+            const [days, recent] = await recentOf(s.account.id, w.id);
+            return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }), e.status);
           }
           throw e;
         }
+      }),
+    )
+    .post("/dashboard/webhooks/:id/deliveries/:delivery/redeliver", ({ request, body, params }) =>
+      withForm(rd, request, body as FormBody, async (s) => {
+        await redeliver(deps, s.account.id, params.id, params.delivery);
+        return redirect(`/dashboard/webhooks/${params.id}?done=redelivered`);
+      }),
+    )
+    .post("/dashboard/webhooks/:id/recover", ({ request, body, params }) =>
+      withForm(rd, request, body as FormBody, async (s, form) => {
+        const hours = RECOVER_WINDOWS.find((w) => String(w.hours) === str(form, "hours"))?.hours ?? 24;
+        const n = await recover(deps, s.account.id, params.id, deps.clock.now() - hours * 3600_000);
+        return redirect(`/dashboard/webhooks/${params.id}?recovered=${n}`);
       }),
     )
     .post("/dashboard/webhooks/:id/reactivate", ({ request, body, params }) =>

@@ -1,5 +1,5 @@
 /** Overview, API keys, usage & plan (billing) and tracked shipments pages. */
-import { PLANS, type Plan } from "../../billing/plans.ts";
+import type { Plan } from "../../../domain/plans.ts";
 import { fmtInt, fmtTime, html, type SafeHtml } from "../html.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
 
@@ -95,31 +95,6 @@ export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string
       <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`)}</tbody>
 </table></div>`}
   ${revoked.length ? html`<details><summary>${revoked.length} revoked key${revoked.length === 1 ? "" : "s"}</summary><ul>${revoked.map((k) => html`<li><span class="mono">${k.prefix}…</span> ${k.name}, revoked ${fmtTime(k.revokedAt)}</li>`)}</ul></details>` : ""}
-</section>`,
-  });
-}
-
-/** Usage and the plan table with upgrade / downgrade actions (the page the 402 message links to). */
-export function billingPage(s: PageSession, u: UsageInfo, providerLabel: string, flash?: Flash): SafeHtml {
-  const current = PLANS.findIndex((p) => p.id === u.plan.id);
-  return layout({
-    title: "Usage & plan",
-    session: s,
-    active: "billing",
-    flash,
-    body: html`${usageBlock(u)}
-<section class="card" aria-labelledby="plans-h">
-  <h2 id="plans-h">Plans</h2>
-  <p class="hint">${providerLabel}.</p>
-  <div class="scroll"><table class="plans">
-  <thead><tr><th scope="col">Plan</th><th scope="col">Requests / month</th><th scope="col">Rate limit / min</th><th scope="col">Live webhooks</th><th scope="col">Price (INR / month)</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
-  <tbody>${PLANS.map((p, i) => html`<tr${i === current ? html` class="current"` : ""}>
-    <th scope="row">${p.name}</th><td data-label="Requests / month">${fmtInt(p.monthly_quota)}</td><td data-label="Rate limit / min">${fmtInt(p.rate_limit_per_minute)}</td><td data-label="Live webhooks">${p.live_webhooks ? "yes" : "no"}</td><td data-label="Price (INR / month)">${p.price_inr_per_month === 0 ? "free" : fmtInt(p.price_inr_per_month)}</td>
-    <td>${i === current
-      ? html`<strong>Current plan</strong>`
-      : html`<form method="post" action="/dashboard/billing">${csrfField(s.csrfToken)}<input type="hidden" name="plan" value="${p.id}">
-        <button type="submit" class="${i > current ? "primary" : "secondary"}" data-testid="plan-${p.id}">${i > current ? "Upgrade" : "Downgrade"} to ${p.name}</button></form>`}</td></tr>`)}</tbody>
-  </table></div>
 </section>`,
   });
 }

@@ -9,7 +9,7 @@ export interface PageSession {
   csrfToken: string;
 }
 
-export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments";
+export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments" | "profile";
 
 const NAV: [NavKey, string, string][] = [
   ["overview", "/dashboard", "Overview"],
@@ -17,6 +17,7 @@ const NAV: [NavKey, string, string][] = [
   ["billing", "/dashboard/billing", "Usage & plan"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
   ["shipments", "/dashboard/shipments", "Shipments"],
+  ["profile", "/dashboard/profile", "Profile"],
 ];
 
 /** A hidden CSRF field for a form. */

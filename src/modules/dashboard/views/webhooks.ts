@@ -1,13 +1,30 @@
 /** Webhook pages: list, create/edit form, detail with chart and recent deliveries, secret reveal and confirmations. */
-import { EVENT_TYPES } from "../../tracking/states.ts";
+import { EVENT_TYPES } from "../../../domain/events.ts";
 import type { listDeliveries, webhookView } from "../../webhooks/service.ts";
 import { fmtTime, html, type SafeHtml } from "../html.ts";
+import type { DeliveryShipment } from "../delivery-shipments.ts";
 import type { DayCount } from "../service.ts";
 import { deliveriesChart } from "./chart.ts";
+import { recoverForm, redeliverButton } from "./replay.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
 
 export type WebhookView = ReturnType<typeof webhookView>;
-export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number];
+/** A delivery with the shipment it was about (absent for rows that have neither a shipment nor a sample). */
+export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number] & { shipment?: DeliveryShipment };
+
+/** Failed deliveries in a row after which a live webhook is deactivated (spec: Live webhook lifecycle). */
+const DEACTIVATE_AFTER = 20;
+
+/**
+ * The failure count as shown: a deactivated webhook shows the count that
+ * deactivated it ("20 (deactivated)"), not the failures of deliveries that
+ * were already in flight when it happened; an active live webhook shows
+ * how far it is from deactivation.
+ */
+export function failureText(w: Pick<WebhookView, "failure_count" | "status" | "mode">): string {
+  if (w.status === "deactivated") return `${Math.min(w.failure_count, DEACTIVATE_AFTER)} (deactivated)`;
+  return w.mode === "live" ? `${w.failure_count} (${DEACTIVATE_AFTER} deactivates)` : String(w.failure_count);
+}
 
 const statusBadge = (w: WebhookView) =>
   w.status === "active" ? html`<span class="badge ok">active</span>` : html`<span class="badge bad">deactivated</span>`;
@@ -30,7 +47,7 @@ ${list.length === 0
 <thead><tr><th scope="col">URL</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Failures in a row</th></tr></thead>
 <tbody>${list.map((w) => html`<tr data-webhook-id="${w.id}">
   <td><a href="/dashboard/webhooks/${w.id}" class="url">${w.url}</a>${w.description ? html`<div class="hint">${w.description}</div>` : ""}</td>
-  <td>${modeBadge(w)}</td><td>${statusBadge(w)}</td><td>${w.events.join(", ")}</td><td data-testid="failure-count">${w.failure_count}</td></tr>`)}</tbody>
+  <td>${modeBadge(w)}</td><td>${statusBadge(w)}</td><td>${w.events.join(", ")}</td><td data-testid="failure-count">${failureText(w)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`,
   });
@@ -101,17 +118,18 @@ function resultCell(d: DeliveryView): SafeHtml {
   return html`<span>—</span>`;
 }
 
-function deliveryRow(d: DeliveryView): SafeHtml {
+function deliveryRow(d: DeliveryView, again: SafeHtml): SafeHtml {
   const last = d.attempt_log[0];
   return html`<tr data-delivery-id="${d.id}">
 <td>${fmtTime(last?.started_at ?? d.created_at)}</td><td><code>${d.event}</code>${d.mode === "test" ? html` <span class="badge test">test</span>` : ""}</td>
+<td data-testid="delivery-shipment">${d.shipment ? html`<span class="mono">${d.shipment.trackingNumber}</span><div class="hint">${d.shipment.courier}</div>` : "—"}</td>
 <td>${d.attempts}</td><td>${resultCell(d)} <span class="state">${d.state}</span>${d.next_attempt_at ? html`<div class="hint">next try ${fmtTime(d.next_attempt_at)}</div>` : ""}</td>
 <td>${last ? `${last.duration_ms} ms` : "—"}</td>
 <td>${d.attempt_log.length
     ? html`<details><summary>Attempts<span class="sr-only"> of delivery ${d.id}</span></summary><ol class="attempts">${d.attempt_log.map((a) => html`<li>
   <div>Attempt ${a.attempt} at ${fmtTime(a.started_at)} · ${a.duration_ms} ms · ${a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? "no response")}</div>
   <div class="url">${a.url}</div>${a.response_snippet ? html`<pre>${a.response_snippet}</pre>` : ""}</li>`)}</ol></details>`
-    : "—"}</td></tr>`;
+    : "—"}</td><td>${again}</td></tr>`;
 }
 
 /** One webhook: facts, actions, 14-day chart and the last 50 deliveries with their attempts. */
@@ -125,7 +143,7 @@ export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount
 <dl class="facts">
 <div><dt>Mode</dt><dd>${modeBadge(w)}</dd></div>
 <div><dt>Status</dt><dd data-testid="webhook-status">${statusBadge(w)}</dd></div>
-<div><dt>Failed deliveries in a row</dt><dd data-testid="failure-count">${w.failure_count}${w.mode === "live" ? " (20 deactivates)" : ""}</dd></div>
+<div><dt>Failed deliveries in a row</dt><dd data-testid="failure-count">${failureText(w)}</dd></div>
 <div><dt>Events</dt><dd>${w.events.join(", ")}</dd></div>
 <div><dt>Description</dt><dd data-testid="webhook-description">${w.description ?? "—"}</dd></div>
 <div><dt>Created</dt><dd>${fmtTime(w.created_at)}</dd></div>
@@ -144,8 +162,9 @@ ${w.mode === "test" ? html`<form method="post" action="/dashboard/webhooks/${w.i
 ${recent.length === 0
   ? html`<p>No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}</p>`
   : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
-<thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Details</th></tr></thead>
-<tbody>${recent.map(deliveryRow)}</tbody></table></div>`}
-</section>`,
+<thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Details</th><th scope="col">Send again</th></tr></thead>
+<tbody>${recent.map((d) => deliveryRow(d, redeliverButton(s, w.id, d.id)))}</tbody></table></div>`}
+</section>
+${recoverForm(s, w.id)}`,
   });
 }

@@ -1,8 +1,10 @@
 /**
- * The one internal enum of shipment states and its two public spellings
- * (CONTRACT 1: "One internal enum, two mapping tables, nothing else spells
- * states"), the terminal set, sub-reasons and the service's own short labels
- * for `MostRecentStatus`.
+ * The one internal enum of shipment states and its two public spellings (spec: States and transitions — the
+ * tracking sample spells `intransit`, the status table and webhooks `in_transit`): one enum, two mapping tables,
+ * and nothing else in the code spells a state. Also the terminal set, sub-reasons and the service's own short
+ * labels for `MostRecentStatus`.
+ *
+ * Part of `src/domain/`, the shared vocabulary: it imports nothing from the modules.
  */
 export const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"] as const;
 export type ShipmentState = (typeof STATES)[number];
@@ -31,7 +33,7 @@ export const WEBHOOK_SPELLING = {
 } as const satisfies Record<ShipmentState, string>;
 export type WebhookSpelling = (typeof WEBHOOK_SPELLING)[ShipmentState];
 
-/** Terminal states: the service stops following (spec: Terminal facts; CONTRACT 1). */
+/** Terminal states: the service stops following (spec: States and transitions, "Terminal facts"). */
 export const TERMINAL: ReadonlySet<ShipmentState> = new Set(["delivered", "returned", "cancelled"]);
 export const isTerminal = (s: ShipmentState) => TERMINAL.has(s);
 
@@ -51,7 +53,7 @@ export type SubStatus =
   | "rto_in_transit"
   | "rto_delivered";
 
-/** The service's own short labels (CONTRACT 1 MostRecentStatus): never the courier's wording. */
+/** The service's own short labels for `MostRecentStatus` (docs/spec-map.md, "Resources"): never the courier's wording. */
 export function mostRecentStatus(state: ShipmentState, sub: SubStatus | null | undefined): string {
   switch (state) {
     case "pending":
@@ -75,24 +77,3 @@ export function mostRecentStatus(state: ShipmentState, sub: SubStatus | null | u
       return "Cancelled";
   }
 }
-
-/** Webhook event for a change to `state` (spec: Events table); `null` when the state has no event of its own. */
-export function eventForState(state: ShipmentState): "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | null {
-  switch (state) {
-    case "in_transit":
-      return "tracking.in_transit";
-    case "out_for_delivery":
-      return "tracking.out_for_delivery";
-    case "delivered":
-      return "tracking.delivered";
-    case "exception":
-    case "returned":
-    case "cancelled":
-      return "tracking.exception";
-    case "pending":
-      return null;
-  }
-}
-
-export const EVENT_TYPES = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"] as const;
-export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,7 +1,8 @@
 /**
- * The plan catalogue: data in one place (CONTRACT section 2). The spec's
- * table names Free, Starter and Pro; its webhook rules name Growth and
- * Business as the plans with live webhooks. Prices are list prices in INR.
+ * The plan catalogue: data in one place (spec: Limits; the Growth and Business rows are the service's decision,
+ * docs/spec-map.md, "Decisions"). The spec's table names Free, Starter and Pro; its webhook rules name Growth and
+ * Business as the plans with live webhooks. Prices are list prices in INR. Part of `src/domain/`: accounts
+ * (quota, rate limit), billing (upgrades) and webhooks (plan gate) all read it.
  */
 export type PlanId = "free" | "starter" | "pro" | "growth" | "business";
 
@@ -18,9 +19,12 @@ export interface Plan {
 }
 
 export const PLANS: readonly Plan[] = [
+  // Monthly requests and per-minute rate limits of Free, Starter and Pro: the spec's table (spec: Limits).
   { id: "free", name: "Free", monthly_quota: 100, rate_limit_per_minute: 10, live_webhooks: false, price_inr_per_month: 0 },
   { id: "starter", name: "Starter", monthly_quota: 5_000, rate_limit_per_minute: 60, live_webhooks: false, price_inr_per_month: 999 },
   { id: "pro", name: "Pro", monthly_quota: 50_000, rate_limit_per_minute: 300, live_webhooks: false, price_inr_per_month: 4_999 },
+  // Growth and Business: the plans the spec's webhook rules name for live webhooks; their figures are the
+  // service's decision (docs/spec-map.md, "Decisions", plans).
   { id: "growth", name: "Growth", monthly_quota: 150_000, rate_limit_per_minute: 600, live_webhooks: true, price_inr_per_month: 12_999 },
   { id: "business", name: "Business", monthly_quota: 500_000, rate_limit_per_minute: 1_200, live_webhooks: true, price_inr_per_month: 34_999 },
 ];

@@ -1,0 +1,258 @@
+/**
+ * `bun run bench` — the service against the stack's own ceilings, in one run,
+ * printed as one table of ratios (figures go in notes, never in tests).
+ *
+ * Started here, each in its own process, all on one self-signed TLS
+ * certificate and loopback only:
+ * - the service (`bun src/main.ts`, sandbox couriers, simulator latency 0 ms,
+ *   a fresh database copied from the test template), 500 Business accounts
+ *   so that no per-minute limit caps a run;
+ * - a bare Elysia "hello" and a bare `Bun.serve` "hello" (bench/bare.ts);
+ * - the load generator: Debian's `wrk` (keep-alive, `CONNECTIONS` connections,
+ *   2 threads), rotating keys and paths from a generated Lua script; P6 uses
+ *   bench/p6-client.ts, one TLS connection per client.
+ *
+ * Measures (medians of `ROUNDS` rounds; each ratio is taken within a round):
+ * - P1  authenticated `GET /v1/couriers` ÷ bare Elysia hello (req/s);
+ * - P2  `GET /v1/track` of delivered sandbox AWBs (digit 0, stored and unchanged) ÷ P1;
+ * - P5  service RSS idle (after start) and peak under P2 load (MiB);
+ * - P6  `P6_N` concurrent asynchronous lookups (sandbox digit 9, answer after
+ *       `P6_ASYNC_S` s): how many ended 200 / 504 / 503 / reset;
+ * - P3, P4 come from bench/deliver.ts and bench/recheck.ts (run as child
+ *   processes; their JSON output is parsed): deliveries/s ÷ plain undici, and
+ *   claim time at 1M ÷ at 10k rows.
+ *
+ * The machine may be shared: absolute figures are noisy, ratios within one
+ * round are what to compare.
+ *
+ *   bun run bench                        # everything (P3/P4 take minutes)
+ *   bun run bench --skip p3,p4           # API side only
+ *   bun run bench --rounds 1 --duration 5
+ *   bun run bench --skip p3,p4,p6 --profile /tmp/prof   # + a CPU profile of the service
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
+import { selfSignedCertificate } from "../src/http/tls.ts";
+import { newId } from "../src/lib/ids.ts";
+import { generateApiKey, hashApiKey, keyDisplayPrefix } from "../src/modules/accounts/keys.ts";
+import { createTestDatabase } from "../test/helpers/db.ts";
+import { freePort, median, printTable, procRss, type Row } from "./report.ts";
+import { runWrk, type WrkResult } from "./wrk.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
+    duration: { type: "string", default: process.env.DURATION_S ?? "10" },
+    connections: { type: "string", default: process.env.CONNECTIONS ?? "64" },
+    skip: { type: "string", default: process.env.BENCH_SKIP ?? "" },
+    "p6-n": { type: "string", default: "200" },
+    "p6-async-s": { type: "string", default: "15" },
+    /** Write a CPU profile of the service (Bun's --cpu-prof) into this directory. */
+    profile: { type: "string", default: "" },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const DURATION_S = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const SKIP = new Set(args.skip!.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean));
+const P6_N = Number(args["p6-n"]);
+const ROOT = join(import.meta.dir, "..");
+
+if (!Bun.which("wrk")) {
+  console.error("bench: the load generator `wrk` is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk");
+  process.exit(1);
+}
+
+const work = mkdtempSync(join(tmpdir(), "ct-bench-"));
+const { cert, key } = await selfSignedCertificate();
+const certFile = join(work, "cert.pem");
+const keyFile = join(work, "key.pem");
+writeFileSync(certFile, cert);
+writeFileSync(keyFile, key);
+
+const children: Bun.Subprocess[] = [];
+const tdb = await createTestDatabase({ max: 4 });
+let cleaned = false;
+async function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  for (const c of children) c.kill("SIGTERM");
+  await Promise.all(children.map((c) => c.exited));
+  await tdb.drop().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+}
+process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+
+/** Spawns `cmd` and resolves once `ready(output)` holds (or rejects after `timeoutMs`). */
+async function spawnReady(cmd: string[], env: Record<string, string>, ready: () => Promise<boolean>, timeoutMs = 30_000): Promise<Bun.Subprocess> {
+  const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  children.push(proc);
+  let err = "";
+  const keep = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const c of stream) err = (err + new TextDecoder().decode(c)).slice(-4000);
+  };
+  void keep(proc.stderr as ReadableStream<Uint8Array>);
+  void keep(proc.stdout as ReadableStream<Uint8Array>);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) break;
+    if (await ready().catch(() => false)) return proc;
+    await Bun.sleep(100);
+  }
+  throw new Error(`${cmd.join(" ")} did not start (exit ${proc.exitCode}): ${err.slice(-2000)}`);
+}
+
+const httpsOk = (url: string) => fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then((r) => r.status < 500);
+
+// ---- the service ---------------------------------------------------------------------------------
+const svcPort = freePort();
+const svcBase = `https://127.0.0.1:${svcPort}`;
+const service = await spawnReady(
+  ["bun", ...(args.profile ? ["--cpu-prof", "--cpu-prof-dir", args.profile] : []), "src/main.ts"],
+  {
+    DATABASE_URL: tdb.url,
+    DATA_DIR: join(work, "data"),
+    PORT: String(svcPort),
+    HOST: "127.0.0.1",
+    TLS_CERT_FILE: certFile,
+    TLS_KEY_FILE: keyFile,
+    COURIER_MODE: "sandbox",
+    SANDBOX_ASYNC_SECONDS: args["p6-async-s"]!,
+    LOG_LEVEL: "warn",
+    SECRETS_KEY: randomBytes(32).toString("base64url"),
+  },
+  () => httpsOk(`${svcBase}/healthz`),
+);
+const rssIdle = procRss(service.pid);
+
+// 500 Business accounts (1,200/min each): far above what a run sends per account per minute.
+const keys: string[] = [];
+const accountRows: { id: string; email: string; plan: string }[] = [];
+const keyRows: { id: string; account_id: string; key_hash: string; prefix: string; name: string }[] = [];
+for (let i = 0; i < 500; i++) {
+  const id = newId("acc");
+  const k = generateApiKey();
+  keys.push(k);
+  accountRows.push({ id, email: `bench${i}@example.com`, plan: "business" });
+  keyRows.push({ id: newId("key"), account_id: id, key_hash: hashApiKey(k), prefix: keyDisplayPrefix(k), name: "bench" });
+}
+await tdb.sql`insert into accounts ${tdb.sql(accountRows)}`;
+await tdb.sql`insert into api_keys ${tdb.sql(keyRows)}`;
+const keysFile = join(work, "keys.txt");
+writeFileSync(keysFile, keys.join("\n"));
+
+// ---- the ceilings ----------------------------------------------------------------------------------
+const elysiaPort = freePort();
+const elysia = await spawnReady(["bun", "bench/bare.ts", "elysia", String(elysiaPort), certFile, keyFile], {}, () => httpsOk(`https://127.0.0.1:${elysiaPort}/`));
+const bunPort = freePort();
+const bare = await spawnReady(["bun", "bench/bare.ts", "bun", String(bunPort), certFile, keyFile], {}, () => httpsOk(`https://127.0.0.1:${bunPort}/`));
+
+// 200 delivered Delhivery numbers (last digit 0): after the warm-up pass they are stored, terminal and unchanged.
+const trackPaths = Array.from({ length: 200 }, (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`);
+const targets = {
+  bun: { name: "bare Bun.serve hello", base: `https://127.0.0.1:${bunPort}`, paths: ["/"], keys: [] as string[], pid: bare.pid },
+  elysia: { name: "bare Elysia hello", base: `https://127.0.0.1:${elysiaPort}`, paths: ["/"], keys: [] as string[], pid: elysia.pid },
+  couriers: { name: "GET /v1/couriers", base: svcBase, paths: ["/v1/couriers"], keys, pid: service.pid },
+  track: { name: "GET /v1/track (delivered)", base: svcBase, paths: trackPaths, keys, pid: service.pid },
+};
+type Target = keyof typeof targets;
+
+async function measure(t: Target, seconds: number): Promise<WrkResult & { rssPeak: number }> {
+  const tg = targets[t];
+  let rssPeak = procRss(tg.pid);
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, procRss(tg.pid))), 250);
+  const r = await runWrk({ base: tg.base, paths: tg.paths, keys: tg.keys, seconds, connections: CONNECTIONS, dir: work });
+  clearInterval(sampler);
+  return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)) };
+}
+
+console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${DURATION_S} s per target, ${ROUNDS} round(s); TLS on every target`);
+console.log(`service idle RSS ${rssIdle.toFixed(0)} MiB; warming up…`);
+for (const t of Object.keys(targets) as Target[]) await measure(t, 3);
+
+const rounds: Record<Target, (WrkResult & { rssPeak: number })[]> = { bun: [], elysia: [], couriers: [], track: [] };
+const p1: number[] = [];
+const p2: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  for (const t of Object.keys(targets) as Target[]) rounds[t].push(await measure(t, DURATION_S));
+  const i = rounds.bun.length - 1;
+  p1.push(rounds.couriers[i]!.rps / rounds.elysia[i]!.rps);
+  p2.push(rounds.track[i]!.rps / rounds.couriers[i]!.rps);
+  console.log(`round ${r + 1}: ` + (Object.keys(targets) as Target[]).map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
+}
+const rssLoad = Math.max(...rounds.track.map((x) => x.rssPeak));
+const rssIdleAfter = procRss(service.pid);
+
+// ---- P6: N concurrent asynchronous lookups ---------------------------------------------------------
+let p6: { statuses: Record<string, number>; retry_after: string[]; seconds: number; slowest_s: number } | undefined;
+if (!SKIP.has("p6")) {
+  console.log(`P6: ${P6_N} concurrent asynchronous lookups (sandbox digit 9, answered after ${args["p6-async-s"]} s)…`);
+  const prefix = String(100000 + Math.floor(Math.random() * 800000));
+  const proc = Bun.spawn(["bun", "bench/p6-client.ts", svcBase, String(P6_N), keysFile, prefix], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  p6 = JSON.parse(out.trim().split("\n").at(-1)!);
+}
+
+// ---- P3 / P4 slots: the delivery worker and the re-check claim -------------------------------------
+// These belong to bench/deliver.ts and bench/recheck.ts. Each is run as its own process and its JSON
+// output is parsed; if either script grows an exported `measure(): Promise<{…}>` guarded by
+// `import.meta.main`, import it here instead.
+const p3 = SKIP.has("p3") ? undefined : await childJson("bench/deliver.ts", {}, (j) => (typeof j.ratio === "number" ? j : undefined));
+const p4 = SKIP.has("p4") ? undefined : await childJson("bench/recheck.ts", { BENCH_SECONDS: "5" }, (j) => (j.bench === "recheck" ? j : undefined));
+
+/** Runs a bench script and returns the first JSON object in its output that `pick` accepts. */
+async function childJson(script: string, env: Record<string, string>, pick: (j: any) => any): Promise<any> {
+  console.log(`running ${script}…`);
+  const proc = Bun.spawn(["bun", script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  // A JSON object is either one line or an indented block ending in a line "}".
+  for (const m of out.matchAll(/^\{.*\}$|^\{\n[\s\S]*?\n\}$/gm)) {
+    try {
+      const got = pick(JSON.parse(m[0]));
+      if (got) return got;
+    } catch {}
+  }
+  console.log(`${script}: no figures found in its output (exit ${proc.exitCode})`);
+  return undefined;
+}
+
+// ---- the table -------------------------------------------------------------------------------------
+const med = (t: Target, f: (x: WrkResult & { rssPeak: number }) => number) => median(rounds[t].map(f));
+const rows: Row[] = (Object.keys(targets) as Target[]).map((t) => ({
+  name: targets[t].name,
+  rps: med(t, (x) => x.rps),
+  p50: med(t, (x) => x.p50Ms),
+  p99: med(t, (x) => x.p99Ms),
+  rss: med(t, (x) => x.rssPeak),
+  non2xx: rounds[t].reduce((a, x) => a + x.non2xx + x.socketErrors, 0),
+}));
+const claim = (size: string) => p4?.[`claim_1000_at_${size}`]?.median_ms as number | undefined;
+printTable(rows, [
+  { id: "P1", what: "GET /v1/couriers ÷ bare Elysia hello", value: median(p1).toFixed(3), goal: "≥ 0.5", ok: median(p1) >= 0.5, note: `rounds ${p1.map((x) => x.toFixed(3)).join(" ")}` },
+  { id: "P2", what: "GET /v1/track (delivered, 0 ms) ÷ P1", value: median(p2).toFixed(3), goal: "≥ 0.5", ok: median(p2) >= 0.5, note: `rounds ${p2.map((x) => x.toFixed(3)).join(" ")}` },
+  p3
+    ? { id: "P3", what: "webhook deliveries/s ÷ plain undici loop", value: String(p3.ratio), goal: "≥ 0.6", ok: p3.ratio >= 0.6, note: `${p3.worker_deliveries_per_s} vs ${p3.ceiling_undici_per_s}/s` }
+    : { id: "P3", what: "webhook deliveries/s ÷ plain undici loop", value: "skipped", goal: "≥ 0.6" },
+  claim("1000000") && claim("10000")
+    ? { id: "P4", what: "claim 1,000 re-checks at 1M ÷ at 10k rows", value: `×${(claim("1000000")! / claim("10000")!).toFixed(2)}`, goal: "≤ 1.5", ok: claim("1000000")! / claim("10000")! <= 1.5, note: `${claim("10000")} → ${claim("1000000")} ms` }
+    : { id: "P4", what: "claim 1,000 re-checks at 1M ÷ at 10k rows", value: "skipped", goal: "≤ 1.5" },
+  { id: "P5", what: "service RSS idle / under P2 load (MiB)", value: `${rssIdle.toFixed(0)} / ${rssLoad.toFixed(0)}`, goal: "< 100 / < 200", ok: rssIdle < 100 && rssLoad < 200, note: `idle again after the runs: ${rssIdleAfter.toFixed(0)}` },
+  p6
+    ? {
+        id: "P6",
+        what: `${P6_N} concurrent async lookups: 200/504/503/reset`,
+        value: ["200", "504", "503", "reset"].map((s) => p6!.statuses[s] ?? 0).join("/"),
+        goal: "reset = 0",
+        ok: !p6.statuses.reset && Object.keys(p6.statuses).every((s) => ["200", "504", "503"].includes(s)),
+        note: `all answered within ${p6.slowest_s} s; Retry-After ${p6.retry_after.join(",") || "-"}; all: ${JSON.stringify(p6.statuses)}`,
+      }
+    : { id: "P6", what: "concurrent async lookups", value: "skipped", goal: "reset = 0" },
+]);
+
+await cleanup();
+process.exit(0);

@@ -1,0 +1,38 @@
+/**
+ * `bun run rotate-secrets`: re-encrypts every stored webhook signing secret
+ * under SECRETS_KEY, reading old values with SECRETS_KEY_PREVIOUS, then
+ * records the new key's check value (src/secrets/rotation.ts). Run it
+ * once every process runs with the new SECRETS_KEY and the old key as
+ * SECRETS_KEY_PREVIOUS (docs/deployment.md, Rotating SECRETS_KEY). Exit 0
+ * when every secret is under the new key, 1 otherwise.
+ */
+import { ConfigError, configFromProcess } from "../config.ts";
+import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
+import { migrateDatabase } from "../db/migrate.ts";
+import { createLogger } from "../lib/log.ts";
+import { loadSecretsKey } from "../secrets/key.ts";
+import { reencryptSecrets } from "../secrets/rotation.ts";
+
+const boot = createLogger("info", { service: "courier-tracking-api", component: "rotate-secrets" });
+let code = 1;
+try {
+  const config = configFromProcess();
+  const log = createLogger(config.logLevel, { service: "courier-tracking-api", component: "rotate-secrets" });
+  const { key } = loadSecretsKey(config);
+  if (!key.previous) throw new ConfigError("SECRETS_KEY_PREVIOUS", "is required: set SECRETS_KEY to the new key and SECRETS_KEY_PREVIOUS to the old one");
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, max: 2, connectTimeoutSeconds: config.dbConnectTimeoutSeconds });
+  try {
+    await migrateDatabase(database.url);
+    const report = await reencryptSecrets(database.db, key);
+    if (report.failed) log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
+    else log.info("every webhook secret is under the new SECRETS_KEY; SECRETS_KEY_PREVIOUS may now be removed", { ...report });
+    code = report.failed ? 1 : 0;
+  } finally {
+    await database.close();
+  }
+} catch (err) {
+  if (err instanceof ConfigError) boot.error(err.message, { problems: err.problems });
+  else if (err instanceof DatabaseUnreachableError) boot.error(err.message);
+  else boot.error("rotation failed", { error: err as Error });
+}
+process.exit(code);

@@ -1,0 +1,24 @@
+/**
+ * One-time password links (docs/dashboard.md, "Password links"): a link lets
+ * its holder set the account's password once and signs them in. Only the
+ * SHA-256 of the 256-bit token is stored; a link is used at most once and
+ * expires. Issued by the operator CLI (`password-link`, for a reset) and at
+ * the first start for the development account.
+ */
+import { index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { accounts } from "./accounts.ts";
+
+export const passwordLinks = pgTable(
+  "password_links",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    /** `reset` (operator CLI) | `welcome` (development account's first start). */
+    purpose: text("purpose").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("password_links_token_hash_key").on(t.tokenHash), index("password_links_account_idx").on(t.accountId)],
+);

@@ -1,0 +1,17 @@
+/**
+ * `AppDeps`: everything the HTTP app and the scheduler are built from, assembled by `main.ts` (or a test helper)
+ * and passed to `buildApp` (src/app.ts). Its own file, so that no module imports the composition root.
+ *
+ * Modules that other modules build on take the narrower {@link CoreDeps} (src/core-deps.ts) plus what they need
+ * by name, so this file's references to the couriers and health modules never close a loop.
+ */
+import type { CoreDeps } from "./core-deps.ts";
+import type { CourierBackends } from "./modules/couriers/registry.ts";
+import type { Lifecycle } from "./modules/health/state.ts";
+
+export interface AppDeps extends CoreDeps {
+  /** Courier backends (live, or pointed at the simulator in sandbox mode). */
+  backends: CourierBackends;
+  /** Draining flag read by `/readyz` (main.ts sets it on SIGTERM); default: never draining. */
+  lifecycle?: Lifecycle;
+}

@@ -1,0 +1,30 @@
+/**
+ * Event names (spec: Events): what a re-check that finds a change emits, and which state change has an event of
+ * its own. Part of `src/domain/`, the shared vocabulary.
+ */
+import type { ShipmentState } from "./states.ts";
+
+/** Every event name, in the order of the spec's Events table. */
+export const EVENT_TYPES = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * Webhook event for a change to `state` (spec: Events table); `null` when the state has no event of its own.
+ * exception, returned and cancelled share `tracking.exception`; `data.status` tells them apart.
+ */
+export function eventForState(state: ShipmentState): Exclude<EventType, "tracking.updated"> | null {
+  switch (state) {
+    case "in_transit":
+      return "tracking.in_transit";
+    case "out_for_delivery":
+      return "tracking.out_for_delivery";
+    case "delivered":
+      return "tracking.delivered";
+    case "exception":
+    case "returned":
+    case "cancelled":
+      return "tracking.exception";
+    case "pending":
+      return null;
+  }
+}

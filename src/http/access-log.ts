@@ -1,0 +1,62 @@
+/**
+ * One JSON access-log line per request on the public port, and the HTTP
+ * duration histogram (modules/metrics/registry.ts):
+ * `{"msg":"request","method","route","status","duration_ms","request_id","account_id"}`.
+ *
+ * `route` is the route template (`/v1/webhooks/:id`), never the raw path or
+ * query, which may carry tracking numbers; nothing from headers or bodies is
+ * logged, so no key or secret can reach the log. Probe and metrics requests
+ * are logged at `debug` (orchestrators call them every few seconds).
+ *
+ * How: global hooks note each request's route template and authenticated
+ * account; {@link withAccessLog} wraps the app's `fetch` so that EVERY
+ * response is seen with its real status — including those answered before
+ * routing (HTTPS_REQUIRED, an oversized Content-Length) and those rendered
+ * by the error handler, which Elysia's after-response hook does not report
+ * reliably.
+ */
+import { Elysia } from "elysia";
+import type { Logger } from "../lib/log.ts";
+import { authOf } from "./auth.ts";
+import { observeHttp } from "../modules/metrics/registry.ts";
+
+interface Noted {
+  route?: string;
+  accountId?: string;
+}
+
+const noted = new WeakMap<Request, Noted>();
+const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
+
+function note(ctx: { request: Request; route?: string } & Record<string, unknown>): void {
+  // The key gate remembers each authenticated request, so 4xx answers after authentication (422, 404) carry the
+  // account too; dashboard pages carry no account here.
+  noted.set(ctx.request, { route: ctx.route || undefined, accountId: authOf(ctx.request)?.account.id });
+}
+
+/** Global hooks that note the route template and account of each request (they never answer). */
+export function accessLogPlugin() {
+  return new Elysia({ name: "access-log" })
+    .onAfterHandle({ as: "global" }, (ctx) => void note(ctx as never))
+    .onError({ as: "global" }, (ctx) => void note(ctx as never));
+}
+
+/**
+ * Wraps a fetch handler (the app's `fetch`): times it, then writes the
+ * access line and observes the histogram. Routes that matched nothing are
+ * labelled `unmatched` (bounded label values).
+ */
+export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
+  return async (req: Request, ...rest: unknown[]): Promise<Response> => {
+    const started = performance.now();
+    const res = await (fetch as (req: Request, ...rest: unknown[]) => Response | Promise<Response>)(req, ...rest);
+    const ms = performance.now() - started;
+    const n = noted.get(req);
+    const route = n?.route ?? "unmatched";
+    observeHttp(route, req.method, res.status, ms / 1000);
+    const line = { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: res.headers.get("x-request-id") ?? undefined, account_id: n?.accountId };
+    if (QUIET.has(route)) log.debug("request", line);
+    else log.info("request", line);
+    return res;
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Bounded reading of request bodies, used by the API's JSON parser (and
+ * available to any other parser): a hostile body costs at most
+ * {@link MAX_BODY_BYTES} of memory and one linear pass before it is refused.
+ *
+ * - The body is read as a stream and abandoned as soon as it passes the limit,
+ *   whatever `Content-Length` says (absent, chunked, or a lie).
+ * - JSON nested deeper than {@link MAX_JSON_DEPTH} is refused by a linear scan
+ *   *before* `JSON.parse`, so a 64 KiB `[[[[…]]]]` never becomes 32,000
+ *   nested arrays that validators and error messages then walk recursively.
+ * - Bytes that are not UTF-8 are not JSON (RFC 8259 section 8.1) and are
+ *   refused, never silently replaced.
+ */
+import { AppError } from "../errors.ts";
+
+/** Largest request body accepted, in bytes (64 KiB; 413 PAYLOAD_TOO_LARGE above). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Deepest JSON nesting accepted (arrays and objects count alike; `[[1]]` has
+ * depth 2). The API's bodies have depth 2 at most; 32 leaves room for any
+ * honest client and keeps recursive walks of a value short.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** Thrown when a body is not acceptable JSON; rendered as the 422 `json_invalid` item. */
+export class JsonInvalid extends Error {
+  constructor(readonly msg: string) {
+    super(msg);
+    this.name = "JsonInvalid";
+  }
+}
+
+export const payloadTooLarge = () => new AppError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+
+/**
+ * Reads the body as a stream, at most `maxBytes`.
+ * @throws AppError PAYLOAD_TOO_LARGE as soon as more than `maxBytes` arrived (the rest is never read).
+ */
+export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const stream = request.body;
+  if (!stream) return new Uint8Array(0);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      reader.cancel().catch(() => {});
+      throw payloadTooLarge();
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
+
+/**
+ * True when the JSON text in `bytes` nests arrays/objects deeper than
+ * `maxDepth`. One pass over the bytes, no allocation; brackets inside strings
+ * (including after escaped quotes) do not count. Works on UTF-8 bytes because
+ * no byte of a multi-byte UTF-8 sequence is an ASCII bracket, quote or
+ * backslash. Malformed JSON is left for `JSON.parse` to refuse.
+ */
+export function jsonDepthExceeds(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) inString = true;
+    else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
+      if (++depth > maxDepth) return true;
+    } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Parses a JSON request body within the limits above. An empty (or
+ * whitespace-only) body is `undefined`: the route's schema decides whether a
+ * body is required.
+ * @throws AppError PAYLOAD_TOO_LARGE over {@link MAX_BODY_BYTES}
+ * @throws JsonInvalid for bytes that are not UTF-8, nesting over {@link MAX_JSON_DEPTH}, or invalid JSON
+ */
+export async function parseJsonBody(request: Request): Promise<unknown> {
+  const bytes = await readBodyCapped(request);
+  if (jsonDepthExceeds(bytes)) throw new JsonInvalid(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new JsonInvalid("Invalid JSON: the body is not UTF-8");
+  }
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new JsonInvalid("Invalid JSON");
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * `Idempotency-Key` on every `POST /v1/…` (Stripe's semantics; docs/idempotency.md):
+ *
+ * - the first request with a key runs and its response (status and body) is
+ *   stored for 24 hours per account + key;
+ * - a retry with the same key and the same request (method, path and body)
+ *   gets the stored response again, with `Idempotent-Replayed: true`, and
+ *   nothing runs a second time;
+ * - the same key with a different request → 422 IDEMPOTENCY_KEY_REUSED;
+ * - a retry while the first is still running → 409 IDEMPOTENCY_IN_PROGRESS.
+ *
+ * What is stored: successes and the 4xx errors the operation itself raised.
+ * 5xx failures are not stored and free the key (the retry runs again).
+ * Requests refused before the operation ran (authentication, rate limit,
+ * schema validation) never touch the key. Stored bodies are encrypted with
+ * SECRETS_KEY, bound to the account (a rotate-secret answer holds a secret),
+ * so a replay reaches only the account that made the first request.
+ *
+ * How it hooks in: {@link idempotent} wraps a route handler's work. It runs
+ * where the handler runs — after the `apiKey` macro resolved `auth` and after the
+ * body was validated — and reads the account from `auth`, so it does not
+ * depend on how authentication is wired, only on `auth.account.id` being in
+ * the handler's context.
+ */
+import { createHash } from "node:crypto";
+import type { CoreDeps } from "../core-deps.ts";
+import type { Db } from "../db/client.ts";
+import { AppError, errorBody, RequestValidationError } from "../errors.ts";
+import type { AuthContext } from "../modules/accounts/service.ts";
+import { decryptSecretWith, encryptSecret } from "../secrets/cipher.ts";
+import { JSON_CONTENT_TYPE } from "../lib/json.ts";
+
+/** Stored responses are kept (and keys are reserved) this long: 24 hours, in ms. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+/** A first request that has not finished after this long (ms) is presumed dead; a retry may take the key over. */
+export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
+/** Longest key accepted (Stripe: 255). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+export const REPLAYED_HEADER = "idempotent-replayed";
+
+type Deps = Pick<CoreDeps, "db" | "clock" | "secretsKey">;
+
+/** The part of Elysia's handler context the wrapper reads. */
+interface IdempotentContext {
+  auth: AuthContext;
+  body?: unknown;
+  request: Request;
+  set: { status?: number | string; headers: Record<string, unknown> };
+}
+
+function keyOf(request: Request): string | undefined {
+  const key = request.headers.get(IDEMPOTENCY_HEADER);
+  if (key === null) return undefined;
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))
+    throw new RequestValidationError([
+      { loc: ["header", "Idempotency-Key"], msg: `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good key)`, type: "value_error" },
+    ]);
+  return key;
+}
+
+const requestHash = (request: Request, body: unknown) =>
+  createHash("sha256").update(`${request.method} ${new URL(request.url).pathname}\n${JSON.stringify(body ?? null)}`).digest("hex");
+
+interface StoredRow {
+  request_hash: string;
+  state: string;
+  status: number | null;
+  body_enc: string | null;
+}
+
+/**
+ * Claims `key` for this request. Returns "owner" when this request runs, or
+ * the row another request holds. One statement: a fresh key inserts; an
+ * expired one (over 24 h) or a dead first attempt of the same request (lease
+ * passed) is taken over in the same upsert.
+ */
+async function claim(db: Db, accountId: string, key: string, hash: string, nowMs: number): Promise<"owner" | StoredRow> {
+  const sql = db.$client;
+  const now = new Date(nowMs).toISOString();
+  const expired = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+  const lease = new Date(nowMs + IDEMPOTENCY_LEASE_MS).toISOString();
+  const won = await sql`
+    insert into idempotency_keys (account_id, key, request_hash, state, locked_until, created_at)
+    values (${accountId}, ${key}, ${hash}, 'running', ${lease}, ${now})
+    on conflict (account_id, key) do update
+      set request_hash = excluded.request_hash, state = 'running', locked_until = excluded.locked_until,
+          status = null, body_enc = null, created_at = excluded.created_at
+      where idempotency_keys.created_at < ${expired}
+         or (idempotency_keys.state = 'running' and idempotency_keys.locked_until < ${now} and idempotency_keys.request_hash = excluded.request_hash)
+    returning 1
+  `;
+  if (won.length) return "owner";
+  const [row] = (await sql`select request_hash, state, status, body_enc from idempotency_keys where account_id = ${accountId} and key = ${key}`) as unknown as StoredRow[];
+  // Deleted in between (the first request failed with a 5xx): run as the owner of a fresh claim.
+  return row ?? claim(db, accountId, key, hash, nowMs);
+}
+
+/**
+ * Decrypts a stored body with SECRETS_KEY, or SECRETS_KEY_PREVIOUS during a
+ * key rotation; undefined when neither opens it. Not memoised (bodies can be
+ * large; decryptSecret's memo is for signing secrets).
+ */
+function openStored(key: Deps["secretsKey"] & { previous?: Uint8Array }, accountId: string, enc: string): string | undefined {
+  for (const k of [key, key.previous]) {
+    if (!k) continue;
+    try {
+      return decryptSecretWith(k, `idem:${accountId}`, enc);
+    } catch {}
+  }
+  return undefined;
+}
+
+async function store(deps: Deps, accountId: string, key: string, status: number, body: unknown): Promise<void> {
+  const enc = encryptSecret(deps.secretsKey, `idem:${accountId}`, JSON.stringify(body ?? null));
+  await deps.db.$client`update idempotency_keys set state = 'done', status = ${status}, body_enc = ${enc}, locked_until = null where account_id = ${accountId} and key = ${key}`;
+}
+
+/**
+ * Runs a POST handler's work (`run`) under `Idempotency-Key` handling (see
+ * the module comment); `c` is the handler's context. Without the header,
+ * `run` simply runs. Use: `.post(path, (c) => idempotent(deps, c, async () => …), opts)`.
+ * A replay returns the stored response as a `Response` (typed as the
+ * handler's own result: Elysia passes a Response through untouched).
+ * @throws RequestValidationError (422) for a malformed key; AppError
+ *   IDEMPOTENCY_KEY_REUSED (422), IDEMPOTENCY_IN_PROGRESS (409).
+ */
+export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () => R | Promise<R>): Promise<R> {
+  const key = keyOf(c.request);
+  if (key === undefined) return run();
+  const accountId = c.auth.account.id;
+  const hash = requestHash(c.request, c.body);
+  const held = await claim(deps.db, accountId, key, hash, deps.clock.now());
+  if (held !== "owner") {
+    if (held.request_hash !== hash) throw new AppError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request (method, path or body); use a new key.");
+    if (held.state !== "done" || held.status === null || held.body_enc === null)
+      throw new AppError("IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly.", {}, { "retry-after": "1" });
+    const body = openStored(deps.secretsKey, accountId, held.body_enc);
+    if (body === undefined) {
+      // Written under a SECRETS_KEY that is gone (rotation finished): the stored answer is lost; run afresh.
+      await deps.db.$client`delete from idempotency_keys where account_id = ${accountId} and key = ${key}`;
+      return idempotent(deps, c, run);
+    }
+    const headers: Record<string, string> = { "content-type": JSON_CONTENT_TYPE, [REPLAYED_HEADER]: "true" };
+    for (const [k, v] of Object.entries(c.set.headers)) if (typeof v === "string") headers[k] = v;
+    return new Response(body, { status: held.status, headers }) as unknown as R;
+  }
+  try {
+    const out = await run();
+    await store(deps, accountId, key, typeof c.set.status === "number" ? c.set.status : 200, out);
+    return out;
+  } catch (e) {
+    if (e instanceof AppError && e.status < 500) await store(deps, accountId, key, e.status, errorBody(e.code, e.message, e.extra));
+    else if (e instanceof RequestValidationError) await store(deps, accountId, key, 422, { detail: e.items });
+    // Anything else (a 5xx) frees the key: the retry runs again.
+    else await deps.db.$client`delete from idempotency_keys where account_id = ${accountId} and key = ${key}`.catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * Deletes stored responses created before `cutoffMs` (ms since the epoch;
+ * housekeeping passes now − 24 h), in batches of `batch` rows. Returns how
+ * many were deleted.
+ */
+export async function prune(db: Db, cutoffMs: number, batch = 5_000): Promise<number> {
+  const cutoff = new Date(cutoffMs).toISOString();
+  let total = 0;
+  for (;;) {
+    const rows = await db.$client`
+      delete from idempotency_keys where ctid in (select ctid from idempotency_keys where created_at < ${cutoff} limit ${batch})
+      returning 1
+    `;
+    total += rows.length;
+    if (rows.length < batch) return total;
+  }
+}

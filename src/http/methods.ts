@@ -1,0 +1,80 @@
+/**
+ * 405 METHOD_NOT_ALLOWED with `Allow` (RFC 9110 §15.5.6) for a path the API
+ * serves under other methods, instead of a misleading 404 (or a route that
+ * takes a static segment for an id: `GET /v1/webhooks/rotate-secret`).
+ *
+ * The table is built once, on the first request, from the app's own routes.
+ * A path that equals a static route is judged by the static routes of that
+ * path only (a router prefers them too); otherwise by every parametric route
+ * it matches. HEAD is answered like GET outside `/v1`; under `/v1` it is
+ * refused, because a GET there may call a courier and spend quota, and a
+ * HEAD would do the same work to send nothing (docs/api-conventions.md).
+ * Runs after the key gate: 401 still comes first on `/v1`.
+ */
+import { Elysia } from "elysia";
+import { errorBody } from "../errors.ts";
+import { jsonResponse } from "../lib/json.ts";
+import { pathOf } from "./core.ts";
+
+interface RouteLike {
+  method: string;
+  path: string;
+}
+
+interface Table {
+  statics: Map<string, Set<string>>;
+  patterns: { re: RegExp; methods: Set<string> }[];
+}
+
+const ORDER = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+const trim = (p: string) => (p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p);
+const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+
+function buildTable(routes: readonly RouteLike[]): Table {
+  const statics = new Map<string, Set<string>>();
+  const byPattern = new Map<string, Set<string>>();
+  for (const r of routes) {
+    const method = r.method.toUpperCase();
+    if (!ORDER.includes(method)) continue;
+    const path = trim(r.path);
+    const parametric = path.includes(":") || path.includes("*");
+    const map = parametric ? byPattern : statics;
+    if (!map.has(path)) map.set(path, new Set());
+    map.get(path)!.add(method);
+  }
+  const patterns = [...byPattern].map(([path, methods]) => ({
+    re: new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escape(seg))).join("/")}$`),
+    methods,
+  }));
+  return { statics, patterns };
+}
+
+/** The methods the app serves at `path` (empty when it serves none there). */
+function allowedAt(table: Table, path: string): Set<string> {
+  const exact = table.statics.get(path);
+  if (exact) return exact;
+  const out = new Set<string>();
+  for (const p of table.patterns) if (p.re.test(path)) for (const m of p.methods) out.add(m);
+  return out;
+}
+
+/** The guard; `routes` is read on the first request (the app is complete by then). */
+export function methodGuard(routes: () => readonly RouteLike[]) {
+  let table: Table | undefined;
+  return new Elysia({ name: "method-guard" }).onRequest(({ request, set }) => {
+    const path = trim(pathOf(request.url));
+    if (path === "/dashboard" || path.startsWith("/dashboard/")) return; // HTML pages answer for themselves
+    table ??= buildTable(routes());
+    const allowed = allowedAt(table, path);
+    if (allowed.size === 0) return; // no such path: the router's 404
+    const method = request.method.toUpperCase();
+    const v1 = path === "/v1" || path.startsWith("/v1/");
+    if (allowed.has(method) || (method === "HEAD" && !v1 && allowed.has("GET"))) return;
+    const allow = ORDER.filter((m) => allowed.has(m)).join(", ");
+    return jsonResponse(405, errorBody("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; it accepts ${allow}.`), {
+      allow,
+      "x-request-id": String(set.headers["x-request-id"] ?? ""),
+      ...Object.fromEntries(Object.entries(set.headers).filter(([k]) => k.startsWith("ratelimit-") || k === "strict-transport-security" || k === "x-content-type-options")),
+    } as Record<string, string>);
+  });
+}

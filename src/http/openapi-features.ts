@@ -1,0 +1,109 @@
+/**
+ * OpenAPI additions for the features documented in docs/shipments.md,
+ * docs/events.md and docs/idempotency.md: the `Idempotency-Key` header on
+ * every `POST /v1/…` with its 409/422 codes and the `Idempotent-Replayed`
+ * response header, and the examples of the shipments and events operations.
+ */
+import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./openapi-examples.ts";
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./idempotency.ts";
+import { TrackResponse } from "../modules/tracking/model.ts";
+import { sampleData } from "../modules/webhooks/payload.ts";
+
+type Json = Record<string, any>;
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({ summary: code, value: { success: false, error: { code, message: ERROR_MESSAGES[code] } } });
+
+export const IDEMPOTENCY_PARAMETER: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: `Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
+  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  example: "5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21",
+};
+
+export const REPLAYED_HEADER_DOC: Json = { description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } };
+
+/** Adds the Idempotency-Key parameter, the replay header and the 409/422 codes to one finished POST operation. */
+export function addIdempotency(op: Json): void {
+  op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_PARAMETER];
+  for (const [status, r] of Object.entries(op.responses as Json)) if (status.startsWith("2")) r.headers = { ...r.headers, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") };
+  const r409 = op.responses["409"];
+  if (r409) {
+    r409.description = r409.description.replace(/Codes: ([A-Z_, ]+)\.?$/, (_: string, c: string) => `Codes: ${c}, IDEMPOTENCY_IN_PROGRESS.`);
+    r409.content["application/json"].examples.IDEMPOTENCY_IN_PROGRESS = errorExample("IDEMPOTENCY_IN_PROGRESS");
+    r409.headers["Retry-After"] = ref("headers", "Retry-After");
+  } else
+    op.responses["409"] = {
+      description: "A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS.",
+      headers: { "X-Request-Id": ref("headers", "X-Request-Id"), "Retry-After": ref("headers", "Retry-After") },
+      content: { "application/json": { schema: ref("schemas", "Error"), examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") } } },
+    };
+  const r422 = op.responses["422"];
+  r422.description = "Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED).";
+  r422.content["application/json"] = {
+    schema: { anyOf: [ref("schemas", "ValidationError"), ref("schemas", "Error")] },
+    examples: { validation: { summary: "Validation error", value: VALIDATION_EXAMPLE }, IDEMPOTENCY_KEY_REUSED: errorExample("IDEMPOTENCY_KEY_REUSED") },
+  };
+  op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const TRACK_EXAMPLE = (TrackResponse.examples as { success: true; data: Record<string, unknown> }[])[0]!;
+const samplePayload = { event: "tracking.delivered", enqueued_at: "2026-11-05T13:30:00Z", data: { ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"), courier: "delhivery", tracking_number: "1234567890121" } };
+const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
+const EVT_ID = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
+const SUMMARY = {
+  courier: "delhivery",
+  tracking_number: "1234567890121",
+  status: "in_transit",
+  most_recent_status: "In transit",
+  last_checkpoint_at: "2026-11-04T15:32:00.000Z",
+  estimated_delivery_date: "06-Nov-2026",
+  followed_since: "2026-11-03T08:00:00.000Z",
+  next_check_at: "2026-11-05T16:00:00.000Z",
+};
+
+/** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
+export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
+  followShipments: {
+    body: { shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }, { courier: "auto", tracking_number: "1Z999AA10123456784" }] },
+    ok: {
+      success: true,
+      data: {
+        shipments: [
+          { courier: "delhivery", tracking_number: "1234567890121", result: "accepted", already_followed: false },
+          { courier: "ups", tracking_number: "1Z999AA10123456784", result: "accepted", already_followed: false },
+        ],
+        accepted: 2,
+        counted: 2,
+      },
+    },
+  },
+  listShipments: {
+    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
+  },
+  getShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" }, ok: { success: true, data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" } } },
+  unfollowShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" } },
+  listEvents: {
+    params: { type: "tracking.delivered", courier: "delhivery", tracking_number: "1234567890121", since: "2026-11-01T00:00:00Z", limit: 20, cursor: EVT_ID },
+    ok: {
+      success: true,
+      data: {
+        events: [{ id: EVT_ID, type: "tracking.delivered", created_at: "2026-11-05T13:30:00Z", courier: "delhivery", tracking_number: "1234567890121", payload: samplePayload }],
+        count: 1,
+        next_cursor: null,
+      },
+    },
+  },
+  redeliverWebhookDelivery: {
+    params: { webhook_id: WH_ID, delivery_id: DLV_ID },
+    ok: { success: true, data: { delivery_id: "dlv_01937c2b0c1d7e2f8a9b0c1d2e3f4a5b", enqueued_at: "2026-11-05T10:01:00.000Z" } },
+  },
+  recoverWebhookDeliveries: {
+    params: { webhook_id: WH_ID },
+    body: { since: "2026-11-04T00:00:00Z" },
+    ok: { success: true, data: { queued: 3 } },
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * Per-account per-minute windows (CONTRACT 2), counted in process and shared
+ * across replicas through `rate_windows` in small batches.
+ *
+ * A request is counted here at once (no database round trip) and decided on
+ * `known + in flight + pending`: `known` is the window's total across all
+ * replicas as the last flush returned it. A flush runs at most every
+ * {@link FLUSH_INTERVAL_MS} while anything is pending and adds this process's
+ * pending counts in ONE statement (`insert … select from unnest … on conflict
+ * do update … returning count`), which also brings back the other replicas'
+ * counts.
+ *
+ * Bound on overshoot: within one process the count is exact. Across
+ * replicas, a replica decides on the others' counts as of its own last flush
+ * for that window, and it flushes within one interval after any request. So
+ * an account can get past its limit by at most what each OTHER replica admits
+ * for it before that replica's next flush (≈ one interval, 200 ms, plus a
+ * round trip, of that account's traffic there) — with one replica, never.
+ * A request refused with 429 still counts in the window, as before. Counts
+ * pending when a process dies (≤ one interval) are lost, which can only
+ * admit more, never refuse wrongly.
+ *
+ * Cost: one upsert row per active account per interval (not per request).
+ */
+import type { Db } from "../../db/client.ts";
+
+/** Longest time a count waits before it is written, ms. */
+export const FLUSH_INTERVAL_MS = 200;
+
+interface Window {
+  accountId: string;
+  startMs: number;
+  /** Total across replicas as of the last flush (includes this process's flushed counts). */
+  known: number;
+  /** Counted here, being written by the flush in flight. */
+  sending: number;
+  /** Counted here, not written yet. */
+  pending: number;
+}
+
+class RateCounter {
+  private readonly windows = new Map<string, Window>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private flushing = false;
+
+  constructor(private readonly db: Db) {}
+
+  /** Counts one request of `accountId` in the window starting at `startMs`; returns the window's count including it. */
+  hit(accountId: string, startMs: number): number {
+    const id = `${accountId}|${startMs}`;
+    let w = this.windows.get(id);
+    if (!w) this.windows.set(id, (w = { accountId, startMs, known: 0, sending: 0, pending: 0 }));
+    w.pending++;
+    this.schedule();
+    return w.known + w.sending + w.pending;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.flushing) return;
+    this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+    // Never keeps a process alive on its own.
+    this.timer.unref?.();
+  }
+
+  /** Writes every pending count in one statement and learns the windows' totals. */
+  async flush(): Promise<void> {
+    this.timer = undefined;
+    if (this.flushing) return;
+    const batch = [...this.windows.values()].filter((w) => w.pending > 0);
+    if (batch.length === 0) return;
+    this.flushing = true;
+    // Same order in every replica: two flushes touching the same rows cannot deadlock.
+    batch.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.startMs - b.startMs));
+    for (const w of batch) [w.sending, w.pending] = [w.pending, 0];
+    try {
+      // Instants travel as text: Drizzle makes the driver's timestamptz[] serializer a pass-through.
+      const rows = await this.db.$client<{ key: string; window_start: string; count: number }[]>`
+        insert into rate_windows (key, window_start, count)
+        select k, w::timestamptz, n from unnest(${batch.map((w) => "rl:" + w.accountId)}::text[], ${batch.map((w) => new Date(w.startMs).toISOString())}::text[], ${batch.map((w) => w.sending)}::int[]) as b(k, w, n)
+        on conflict (key, window_start) do update set count = rate_windows.count + excluded.count
+        returning key, window_start, count`;
+      const total = new Map(rows.map((r) => [`${r.key.slice(3)}|${new Date(r.window_start).getTime()}`, Number(r.count)]));
+      for (const w of batch) {
+        w.known = total.get(`${w.accountId}|${w.startMs}`) ?? w.known + w.sending;
+        w.sending = 0;
+      }
+    } catch {
+      // Database unreachable: keep the counts and try again with the next flush.
+      for (const w of batch) [w.pending, w.sending] = [w.pending + w.sending, 0];
+    } finally {
+      this.flushing = false;
+      this.forgetOld();
+      if ([...this.windows.values()].some((w) => w.pending > 0)) this.schedule();
+    }
+  }
+
+  /** Windows that ended a minute ago are no longer needed once written (after two, even if unwritten). */
+  private forgetOld(): void {
+    let newest = 0;
+    for (const w of this.windows.values()) newest = Math.max(newest, w.startMs);
+    for (const [id, w] of this.windows)
+      if (w.sending === 0 && (w.startMs < newest - 120_000 || (w.startMs < newest - 60_000 && w.pending === 0))) this.windows.delete(id);
+  }
+}
+
+const counters = new WeakMap<Db, RateCounter>();
+
+/** The counter of this pool (one per process and database, i.e. one per replica). */
+export function rateCounterFor(db: Db): RateCounter {
+  let c = counters.get(db);
+  if (!c) counters.set(db, (c = new RateCounter(db)));
+  return c;
+}

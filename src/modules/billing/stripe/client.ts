@@ -1,0 +1,30 @@
+/**
+ * The Stripe API client: the official `stripe` SDK (its web build under Bun:
+ * `fetch` for HTTP, Web Crypto for webhook signatures), pinned to the API
+ * version the SDK release was generated for.
+ *
+ * `STRIPE_API_BASE` points the SDK at another origin through its own
+ * `host`/`port`/`protocol` options; the tests point it at a loopback Stripe
+ * twin whose certificate `STRIPE_API_CA_FILE` trusts.
+ */
+import { readFileSync } from "node:fs";
+import Stripe from "stripe";
+import type { BillingConfig } from "../../../config.ts";
+
+export type StripeBillingConfig = Extract<BillingConfig, { provider: "stripe" }>;
+
+/** Builds the SDK client. Reads `apiCaFile` once (throws if it cannot be read). */
+export function createStripeClient(cfg: StripeBillingConfig): Stripe {
+  const ca = cfg.apiCaFile ? readFileSync(cfg.apiCaFile, "utf8") : undefined;
+  const base = cfg.apiBase;
+  const fetchFn: typeof fetch | undefined = ca ? (((url: string | URL | Request, init?: RequestInit) => fetch(url, { ...init, tls: { ca } })) as typeof fetch) : undefined;
+  return new Stripe(cfg.secretKey, {
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    telemetry: false,
+    httpClient: Stripe.createFetchHttpClient(fetchFn),
+    ...(base
+      ? { host: base.hostname, port: base.port || (base.protocol === "https:" ? 443 : 80), protocol: base.protocol === "https:" ? ("https" as const) : ("http" as const) }
+      : {}),
+  });
+}

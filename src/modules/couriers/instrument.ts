@@ -1,0 +1,29 @@
+/**
+ * Courier call metrics: wraps every adapter's `track` so each backend call is timed and counted by courier and
+ * outcome in the service's metrics registry (src/modules/metrics/registry.ts). The couriers module calls into
+ * metrics, never the other way round.
+ */
+import { startCourierCall } from "../metrics/registry.ts";
+import { CourierError, type CourierAdapter } from "./adapters/types.ts";
+
+/** The same adapters, each `track` timed and counted (`ok`, or the {@link CourierError} kind, or `error`). */
+export function instrumentAdapters<K extends string>(adapters: Readonly<Record<K, CourierAdapter>>): Readonly<Record<K, CourierAdapter>> {
+  const out = {} as Record<K, CourierAdapter>;
+  for (const [id, adapter] of Object.entries(adapters) as [K, CourierAdapter][]) {
+    out[id] = {
+      ...adapter,
+      async track(trackingNumber, ctx) {
+        const end = startCourierCall(ctx.courier.slug);
+        try {
+          const snapshot = await adapter.track(trackingNumber, ctx);
+          end("ok");
+          return snapshot;
+        } catch (err) {
+          end(err instanceof CourierError ? err.kind : "error");
+          throw err;
+        }
+      },
+    };
+  }
+  return out;
+}

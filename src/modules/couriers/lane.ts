@@ -1,0 +1,102 @@
+/**
+ * One courier backend's lane: at most `concurrency` lookups at work, a
+ * bounded FIFO queue behind them, and a refusal AT ONCE for a lookup that
+ * could not be answered in time (CONTRACT 4 concurrency cap; spec: Errors,
+ * 503 with Retry-After).
+ *
+ * A lookup is refused with {@link CourierBusyError} when, on arrival,
+ * - the queue already holds `queueLimit` lookups, or
+ * - the expected wait (lookups ahead ÷ concurrency, rounded up, × the
+ *   lane's recent lookup time) plus one lookup time exceeds `maxWaitMs`;
+ * and a lookup still queued after `maxWaitMs` is refused then. So a client
+ * waits at most `maxWaitMs` for a turn plus the lookup's own budget, which
+ * starts when its backend work starts: the HTTP idle timeout must be above
+ * the sum (see `longestAnswerMs` in registry.ts).
+ */
+import { CourierError } from "./adapters/types.ts";
+
+/** The courier lane is full: answer 503 COURIER_BUSY with `Retry-After: retryAfterSeconds`. */
+export class CourierBusyError extends CourierError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    // Retryable like a courier's own throttling; re-checks back off from it the same way.
+    super("rate_limited", message);
+    this.name = "CourierBusyError";
+  }
+}
+
+export interface LaneOptions {
+  /** Lookups at work at once. */
+  concurrency: number;
+  /** Lookups waiting at most. */
+  queueLimit: number;
+  /** Longest wait for a turn, ms. */
+  maxWaitMs: number;
+  /** Name for messages (the adapter id). */
+  name: string;
+  /** Expected lookup time before any has finished, ms (asynchronous backends: a guess from the budget). */
+  expectedMs?: number;
+}
+
+interface Waiter {
+  start: () => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class Lane {
+  private active = 0;
+  private readonly queue: Waiter[] = [];
+  /** Exponentially weighted mean lookup time, ms; undefined until one finished. */
+  private meanMs: number | undefined;
+
+  constructor(private readonly o: LaneOptions) {
+    this.meanMs = o.expectedMs;
+  }
+
+  /** Seconds a refused client should wait before retrying (≥ 1). */
+  private retryAfter(): number {
+    return Math.max(1, Math.ceil((this.meanMs ?? this.o.maxWaitMs / 2) / 1000));
+  }
+
+  private busy(why: string): CourierBusyError {
+    return new CourierBusyError(`${this.o.name}: ${why}`, this.retryAfter());
+  }
+
+  /**
+   * Runs `fn` when the lane has room.
+   * @throws CourierBusyError at once (or after `maxWaitMs` in the queue) when it could not run in time.
+   */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active < this.o.concurrency) this.active++;
+    else {
+      if (this.queue.length >= this.o.queueLimit) throw this.busy("queue full");
+      if (this.meanMs !== undefined) {
+        const waves = Math.ceil((this.queue.length + 1) / this.o.concurrency);
+        if (waves * this.meanMs + this.meanMs > this.o.maxWaitMs) throw this.busy("expected wait too long");
+      }
+      // Resolved by a finishing lookup, which hands its slot over (`active` stays as it is).
+      await new Promise<void>((resolve, reject) => {
+        const w: Waiter = {
+          start: () => (clearTimeout(w.timer), resolve()),
+          timer: setTimeout(() => {
+            this.queue.splice(this.queue.indexOf(w), 1);
+            reject(this.busy("waited too long for a turn"));
+          }, this.o.maxWaitMs),
+        };
+        this.queue.push(w);
+      });
+    }
+    const started = performance.now();
+    try {
+      return await fn();
+    } finally {
+      const took = performance.now() - started;
+      this.meanMs = this.meanMs === undefined ? took : this.meanMs * 0.8 + took * 0.2;
+      const next = this.queue.shift();
+      if (next) next.start();
+      else this.active--;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Profile changes a signed-in customer makes to their own account: password,
+ * email, deletion (docs/dashboard.md, "Profile"). Plain functions over the
+ * database; the routes check the session, the CSRF token and the current
+ * password before calling them.
+ */
+import { and, eq, inArray, ne, notExists } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../../db/client.ts";
+import { accounts, follows, sessions, shipments } from "../../../db/schema/index.ts";
+import { notifyAccountChanged } from "../../accounts/auth-cache.ts";
+import { EmailTakenError, findAccount, normaliseEmail } from "../../accounts/service.ts";
+
+/** argon2id, as at sign-up (`Bun.password`). */
+const hash = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
+
+/** True when `password` is the account's password (false for an account without one). */
+export async function checkPassword(db: DbOrTx, accountId: string, password: string): Promise<boolean> {
+  const acc = await findAccount(db, accountId);
+  if (!acc?.passwordHash || password.length === 0) return false;
+  return Bun.password.verify(password, acc.passwordHash);
+}
+
+/**
+ * Sets the account's password and ends every session but `keepSessionId`
+ * (a changed or reset password signs out every other browser).
+ */
+export async function setPassword(db: Db, accountId: string, password: string, keepSessionId?: string): Promise<void> {
+  const passwordHash = await hash(password);
+  await db.transaction(async (tx) => {
+    await tx.update(accounts).set({ passwordHash, updatedAt: new Date() }).where(eq(accounts.id, accountId));
+    await tx.delete(sessions).where(keepSessionId ? and(eq(sessions.accountId, accountId), ne(sessions.id, keepSessionId)) : eq(sessions.accountId, accountId));
+  });
+}
+
+/**
+ * Changes the sign-in email (stored normalised, like at sign-up).
+ * @throws EmailTakenError when another account has it.
+ */
+export async function changeEmail(db: DbOrTx, accountId: string, email: string): Promise<string> {
+  const normalised = normaliseEmail(email);
+  const taken = await db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.email, normalised), ne(accounts.id, accountId))).limit(1);
+  if (taken[0]) throw new EmailTakenError();
+  try {
+    await db.update(accounts).set({ email: normalised, updatedAt: new Date() }).where(eq(accounts.id, accountId));
+    // API-key authentication caches the account (with its email): every replica drops it.
+    await notifyAccountChanged(db, accountId);
+  } catch (e) {
+    // A concurrent change to the same address loses on the unique index.
+    if ((e as { code?: string }).code === "23505" || (e as { cause?: { code?: string } }).cause?.code === "23505") throw new EmailTakenError();
+    throw e;
+  }
+  return normalised;
+}
+
+/**
+ * Deletes the account and its data in one transaction: API keys, sessions,
+ * usage, webhooks with their outbox rows and attempt logs, follows, plan
+ * requests and password links go by the foreign keys' `on delete cascade`;
+ * shipments that no other account follows are deleted too (with their
+ * events). Every replica's API-key cache drops the account at commit, so
+ * its keys answer 401 at once. Rate-limit windows keyed by the account
+ * expire on their own.
+ */
+export async function deleteAccount(db: Db, accountId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const followed = await tx.select({ id: follows.shipmentId }).from(follows).where(eq(follows.accountId, accountId));
+    await tx.delete(accounts).where(eq(accounts.id, accountId));
+    // The keys stop working at once on every replica, not when the auth cache's entries expire (NOTIFY at commit).
+    await notifyAccountChanged(tx, accountId);
+    const ids = followed.map((f) => f.id);
+    if (ids.length)
+      await tx.delete(shipments).where(and(inArray(shipments.id, ids), notExists(tx.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id)))));
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * The sign-in throttle, shared by every replica through `rate_windows`.
+ *
+ * An attempt is *reserved* before the password is checked, in one statement
+ * that both checks the limits and counts the attempt, so concurrent attempts
+ * cannot all pass a check that none of them has recorded yet. A successful
+ * sign-in gives its reservation back; a failed one keeps it. Three counters,
+ * after the OWASP Authentication and Credential Stuffing cheat sheets:
+ *
+ * - client address + account: at most {@link SIGNIN_MAX_FAILURES} in a
+ *   15-minute window, then refused until the window ends. Keyed by address
+ *   too, so an attacker elsewhere cannot lock the owner out;
+ * - client address: at most {@link SIGNIN_MAX_FAILURES_PER_IP} across all
+ *   accounts (one address trying many accounts);
+ * - account, from every address: past {@link SIGNIN_SLOW_AFTER} attempts in
+ *   the window the account is only *slowed*: one attempt per
+ *   {@link SIGNIN_SLOW_INTERVAL_MS} is let through, the others are asked to
+ *   retry in a few seconds. A distributed guessing run is cut to that pace,
+ *   and the owner still gets in.
+ *
+ * Accounts are keyed by the normalised email whether or not it exists, so
+ * the throttle itself reveals nothing.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { windowStart } from "../accounts/rate-limit.ts";
+
+/** Window of the failure counters. */
+export const SIGNIN_WINDOW_MS = 15 * 60_000;
+/** Failed attempts per client address and account per window. */
+export const SIGNIN_MAX_FAILURES = 10;
+/** Failed attempts per client address (all accounts) per window. */
+export const SIGNIN_MAX_FAILURES_PER_IP = 30;
+/** Attempts on one account (all addresses) per window before it is slowed. */
+export const SIGNIN_SLOW_AFTER = 50;
+/** Once slowed, one attempt per account per this many milliseconds. */
+export const SIGNIN_SLOW_INTERVAL_MS = 2_000;
+
+/** The counters one attempt touches. */
+export interface AttemptKeys {
+  pair: string;
+  ip: string;
+  account: string;
+  slow: string;
+}
+
+/** Counter keys in `rate_windows` for an attempt on `email` (normalised) from client address `ip`. */
+export const attemptKeys = (ip: string, email: string): AttemptKeys => ({
+  pair: `signin:pair:${ip}|${email}`,
+  ip: `signin:ip:${ip}`,
+  account: `signin:acct:${email}`,
+  slow: `signin:slow:${email}`,
+});
+
+export type Reservation =
+  | { ok: true; keys: AttemptKeys; windowStartMs: number }
+  | { ok: false; retryAfterSeconds: number; by: "pair" | "ip" | "slow" };
+
+const secondsUntil = (endMs: number, nowMs: number) => Math.max(1, Math.ceil((endMs - nowMs) / 1000));
+
+/**
+ * Reserves one attempt for `email` from `ip` at `nowMs`, or says which limit
+ * refused it and when to retry.
+ */
+export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: number): Promise<Reservation> {
+  const keys = attemptKeys(ip, email);
+  const ws = windowStart(nowMs, SIGNIN_WINDOW_MS);
+  const slowWs = windowStart(nowMs, SIGNIN_SLOW_INTERVAL_MS);
+  // Each CTE reads the previous one's RETURNING, so they run in this order and a
+  // counter is only bumped when every earlier one admitted the attempt. An upsert
+  // whose DO UPDATE ... WHERE is false returns no row and changes nothing. Under
+  // concurrency, ON CONFLICT locks the row and re-checks WHERE against the latest
+  // committed count: two attempts can never both take the last slot. Locks are
+  // always taken in the order pair → ip → acct → slow, so statements cannot deadlock.
+  // (ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.)
+  const rows = await db.execute<{ pair: number | null; ip: number | null; acct: number | null; slow: number | null }>(sql`
+    with pair as (
+      insert into rate_windows as w (key, window_start, count) values (${keys.pair}, ${new Date(ws).toISOString()}::timestamptz, 1)
+      on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES}
+      returning w.count
+    ), ip as (
+      insert into rate_windows as w (key, window_start, count) select ${keys.ip}, ${new Date(ws).toISOString()}::timestamptz, 1 from pair
+      on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES_PER_IP}
+      returning w.count
+    ), acct as (
+      insert into rate_windows as w (key, window_start, count) select ${keys.account}, ${new Date(ws).toISOString()}::timestamptz, 1 from ip
+      on conflict (key, window_start) do update set count = w.count + 1
+      returning w.count
+    ), slow as (
+      insert into rate_windows as w (key, window_start, count)
+      select ${keys.slow}, ${new Date(slowWs).toISOString()}::timestamptz, 1 from acct where acct.count > ${SIGNIN_SLOW_AFTER}
+      on conflict (key, window_start) do update set count = w.count + 1 where w.count < 1
+      returning w.count
+    )
+    select (select count from pair) as pair, (select count from ip) as ip, (select count from acct) as acct, (select count from slow) as slow`);
+  const r = rows[0];
+  if (r?.pair == null) return { ok: false, by: "pair", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
+  if (r.ip == null) return { ok: false, by: "ip", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
+  if (Number(r.acct) > SIGNIN_SLOW_AFTER && r.slow == null) {
+    // Slowed, not refused for the window: give back what this statement counted.
+    await refundAttempt(db, { ok: true, keys, windowStartMs: ws });
+    return { ok: false, by: "slow", retryAfterSeconds: secondsUntil(slowWs + SIGNIN_SLOW_INTERVAL_MS, nowMs) };
+  }
+  return { ok: true, keys, windowStartMs: ws };
+}
+
+/** Gives a reservation back without a verdict (the password was not checked). */
+export async function refundAttempt(db: Db, r: Extract<Reservation, { ok: true }>): Promise<void> {
+  const ws = new Date(r.windowStartMs).toISOString();
+  await db.execute(sql`
+    update rate_windows set count = greatest(count - 1, 0)
+    where window_start = ${ws}::timestamptz and key in (${r.keys.pair}, ${r.keys.ip}, ${r.keys.account})`);
+}
+
+/**
+ * After the right password: clears this address's failures on the account
+ * (every window) and gives this attempt back to the address and account counters.
+ */
+export async function clearAfterSuccess(db: Db, r: Extract<Reservation, { ok: true }>): Promise<void> {
+  const ws = new Date(r.windowStartMs).toISOString();
+  await db.execute(sql`
+    with cleared as (delete from rate_windows where key = ${r.keys.pair})
+    update rate_windows set count = greatest(count - 1, 0)
+    where window_start = ${ws}::timestamptz and key in (${r.keys.ip}, ${r.keys.account})`);
+}

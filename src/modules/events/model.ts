@@ -1,0 +1,84 @@
+/** Schemas of `/v1/events` and the webhook replay routes (docs/events.md). */
+import { Type as T } from "@sinclair/typebox";
+import { t } from "elysia";
+import { EVENT_TYPES } from "../../domain/events.ts";
+
+export const EventsQuery = t.Object({
+  // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
+  type: t.Optional(t.Union(EVENT_TYPES.map((e) => t.Literal(e)) as [ReturnType<typeof t.Literal<(typeof EVENT_TYPES)[number]>>], { description: "Only events of this type." })),
+  courier: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Only this courier's events (slug)." })),
+  tracking_number: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Only this shipment's events (normalised like /v1/track)." })),
+  since: t.Optional(t.String({ format: "date-time", description: "Only events at or after this instant (ISO 8601); at most 30 days back." })),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Events per page (1 to 100, default 20)." })),
+  cursor: t.Optional(t.String({ maxLength: 100, description: "`next_cursor` of the previous page." })),
+});
+
+export const RedeliverParams = t.Object({
+  webhook_id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }),
+  delivery_id: t.String({ minLength: 1, maxLength: 100, description: "Delivery id (`dlv_…`) from the webhook's deliveries." }),
+});
+
+export const RecoverBody = t.Object(
+  { since: t.String({ format: "date-time", description: "ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again." }) },
+  { additionalProperties: false },
+);
+
+// ---- responses -------------------------------------------------------------------------
+
+const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception")]);
+// The literal list must stay the five names of EVENT_TYPES.
+void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);
+const S = T.String();
+const OrNull = <X extends ReturnType<typeof T.String>>(x: X) => T.Union([x, T.Null()]);
+const PayloadCheckpoint = T.Object({ activity: S, checkpoint_state: S, courier_name: S, date: S, time: S, location: S });
+/** The WebhookPayload `data` object (see the document's webhooks section), as TypeBox for the response. */
+const PayloadData = T.Object({
+  tracking_number: S,
+  courier: S,
+  status: S,
+  most_recent_status: S,
+  origin_city: OrNull(S),
+  destination_city: OrNull(S),
+  delivered_date: OrNull(S),
+  estimated_delivery_date: S,
+  checkpoints: T.Union([T.Array(PayloadCheckpoint), T.Null()]),
+  enqueued_at: T.String({ format: "date-time" }),
+});
+
+const Payload = T.Object(
+  { event: EventName, enqueued_at: T.String({ format: "date-time" }), data: PayloadData },
+  { description: "The body a delivery of this event carries (data rebuilt from the freshest record, as on every attempt)." },
+);
+
+export const EventSchema = T.Object(
+  {
+    id: T.String({ description: "Stable event id; deliveries carry it in X-Webhook-Event-Id and webhook-id.", examples: ["evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a"] }),
+    type: EventName,
+    created_at: T.String({ format: "date-time", description: "When the change was detected (the payload's enqueued_at)." }),
+    courier: T.String(),
+    tracking_number: T.String(),
+    payload: Payload,
+  },
+  { title: "Event" },
+);
+
+export const EventListResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ events: T.Array(EventSchema), count: T.Integer(), next_cursor: T.Union([T.String(), T.Null()]) }) },
+  { title: "EventList" },
+);
+
+export const RedeliveryResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({
+      delivery_id: T.String({ description: "The new delivery (`dlv_…`); its attempts appear in the webhook's deliveries." }),
+      enqueued_at: T.String({ format: "date-time", description: "The event's own enqueued_at (unchanged)." }),
+    }),
+  },
+  { title: "Redelivery" },
+);
+
+export const RecoverResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ queued: T.Integer({ description: "Deliveries queued again." }) }) },
+  { title: "RecoverResult" },
+);

@@ -1,0 +1,76 @@
+/**
+ * `GET /v1/events` (docs/events.md): the account's events of the last 30
+ * days, newest first — every event of a shipment the account follows, and
+ * every event that was fanned out to one of its webhooks (so events of a
+ * shipment unfollowed since stay listed while their deliveries are kept).
+ *
+ * `payload` is the body a delivery of the event carries: the event's type
+ * and `enqueued_at` (fixed per event) and `data` built from the freshest
+ * shipment record, exactly as every delivery attempt builds it (spec:
+ * Delivery rules 5) — so it equals what the next retry or redelivery sends.
+ */
+import type { Db } from "../../db/client.ts";
+import { normaliseTrackingNumber } from "../couriers/catalogue.ts";
+import type { EventType } from "../../domain/events.ts";
+import { dataFromShipment, isoSecond, type ShipmentRow } from "../webhooks/payload.ts";
+
+/** How far back the list reaches (ms): 30 days. */
+export const EVENTS_WINDOW_MS = 30 * 86_400_000;
+
+export interface EventsFilter {
+  type?: EventType;
+  courier?: string;
+  tracking_number?: string;
+  since?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+interface Row {
+  id: string;
+  type: EventType;
+  enqueued_at: string;
+  shipment: ShipmentRow;
+}
+
+/**
+ * One page of events. `since` is clamped to the 30-day window; `cursor` is
+ * the last id of the previous page (ids sort by creation time).
+ */
+export async function listEvents(db: Db, accountId: string, nowMs: number, f: EventsFilter) {
+  const sql = db.$client;
+  const limit = f.limit ?? 20;
+  const floor = nowMs - EVENTS_WINDOW_MS;
+  const since = Math.max(floor, f.since ? new Date(f.since).getTime() : floor);
+  const cursor = f.cursor && /^evt_[0-9a-f]{32}$/.test(f.cursor) ? f.cursor : undefined;
+  if (f.cursor && !cursor) return { events: [], count: 0, next_cursor: null };
+  const rows = (await sql`
+    select e.id, e.type, to_json(e.enqueued_at)#>>'{}' as enqueued_at,
+      jsonb_build_object('tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
+        'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city, 'destination_city', s.destination_city,
+        'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints) as shipment
+    from events e join shipments s on s.id = e.shipment_id
+    where e.enqueued_at >= ${new Date(since).toISOString()}
+      and (exists (select 1 from follows fo where fo.account_id = ${accountId} and fo.shipment_id = e.shipment_id)
+        or exists (select 1 from deliveries d where d.event_id = e.id and d.account_id = ${accountId}))
+      ${f.type ? sql`and e.type = ${f.type}` : sql``}
+      ${f.courier ? sql`and s.courier = ${f.courier.trim().toLowerCase()}` : sql``}
+      ${f.tracking_number ? sql`and s.tracking_number = ${normaliseTrackingNumber(f.tracking_number)}` : sql``}
+      ${cursor ? sql`and e.id < ${cursor}` : sql``}
+    order by e.id desc
+    limit ${limit + 1}
+  `) as unknown as Row[];
+  const page = rows.slice(0, limit);
+  const events = page.map((r) => {
+    const enq = isoSecond(r.enqueued_at);
+    return {
+      id: r.id,
+      type: r.type,
+      created_at: enq,
+      courier: r.shipment.courier,
+      tracking_number: r.shipment.tracking_number,
+      payload: { event: r.type, enqueued_at: enq, data: dataFromShipment(r.shipment, enq) },
+    };
+  });
+  return { events, count: events.length, next_cursor: rows.length > limit ? page.at(-1)!.id : null };
+}

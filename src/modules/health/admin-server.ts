@@ -1,0 +1,55 @@
+/**
+ * The internal port (`ADMIN_PORT`, on `ADMIN_HOST`, loopback by default):
+ * plain HTTP, no key, in every role — a `ROLE=worker` process has no other
+ * port. Serves `/healthz`, `/readyz` and `/metrics` (no token: the port is
+ * meant for the kubelet, the container health check and Prometheus, never
+ * for the internet). Anything else is 404 in the error envelope.
+ */
+import type { CoreDeps } from "../../core-deps.ts";
+import { errorBody } from "../../errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { jsonResponse } from "../../lib/json.ts";
+import { renderMetrics } from "../metrics/scrape.ts";
+import { createReadiness, READINESS_MESSAGE } from "./service.ts";
+import type { Lifecycle } from "./state.ts";
+
+export interface AdminServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+function json(status: number, body: unknown, extra: Record<string, string> = {}): Response {
+  return jsonResponse(status, body, { "x-request-id": newId("req"), ...extra });
+}
+
+/** Starts the internal server. @throws when the port cannot be bound. */
+export function startAdminServer(deps: Pick<CoreDeps, "db" | "clock" | "log">, opts: { host: string; port: number; lifecycle: Lifecycle }): AdminServer {
+  const readiness = createReadiness(deps.db.$client, opts.lifecycle);
+  const server = Bun.serve({
+    hostname: opts.host,
+    port: opts.port,
+    maxRequestBodySize: 1024,
+    // Production error handling only: never Bun's development error page.
+    development: false,
+    async fetch(req) {
+      let path: string;
+      try {
+        path = new URL(req.url, "http://admin").pathname;
+      } catch {
+        return json(400, errorBody("BAD_REQUEST", "Malformed request URL or Host header."));
+      }
+      if (req.method !== "GET" && req.method !== "HEAD") return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
+      if (path === "/healthz") return json(200, { status: "ok" });
+      if (path === "/readyz") {
+        const r = await readiness();
+        return r.ready ? json(200, { status: "ok" }) : json(503, errorBody("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!]), { "retry-after": "5" });
+      }
+      if (path === "/metrics") return renderMetrics(deps);
+      return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
+    },
+    error() {
+      return json(500, errorBody("INTERNAL_ERROR", "Unexpected error on the internal port."));
+    },
+  });
+  return { port: server.port!, stop: () => server.stop(false) };
+}

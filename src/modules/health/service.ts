@@ -1,0 +1,37 @@
+/**
+ * Readiness: the database answers, its migrations are at (or past) this
+ * build's head, and the process is not draining. One statement per probe.
+ */
+import type postgres from "postgres";
+import { migrationsAtHead } from "../../db/migrate.ts";
+import type { Lifecycle } from "./state.ts";
+
+export interface Readiness {
+  ready: boolean;
+  /** Why not ready, for the 503 message; undefined when ready. */
+  reason?: "draining" | "database_unreachable" | "migrations_behind";
+}
+
+/**
+ * Checks readiness. Once the migrations were seen at head the check is not
+ * repeated (they never go back); the database is asked on every call.
+ */
+export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => Promise<Readiness> {
+  let migrated = false;
+  return async () => {
+    if (lifecycle.draining) return { ready: false, reason: "draining" };
+    try {
+      if (migrated) await sql`select 1`;
+      else migrated = await migrationsAtHead(sql);
+    } catch {
+      return { ready: false, reason: "database_unreachable" };
+    }
+    return migrated ? { ready: true } : { ready: false, reason: "migrations_behind" };
+  };
+}
+
+export const READINESS_MESSAGE: Record<NonNullable<Readiness["reason"]>, string> = {
+  draining: "Not ready: the process is shutting down.",
+  database_unreachable: "Not ready: the database does not answer.",
+  migrations_behind: "Not ready: the database schema is behind this version (run the migrations).",
+};

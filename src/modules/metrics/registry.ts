@@ -1,0 +1,89 @@
+/**
+ * The process's metrics (prom-client), in ONE registry that `/metrics`
+ * renders in Prometheus text format: default process and runtime metrics,
+ * and the service's own series. Instrumented code calls the small
+ * `observe…` functions below (one line at the call site); figures that live
+ * in the database (backlogs, lag) are read at scrape time (scrape.ts).
+ *
+ * Counters are per process; Prometheus sums replicas. Labels are bounded:
+ * route templates (never raw paths), courier slugs, outcomes — never an
+ * account, key or tracking number.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+
+/** The process-wide registry (also holds the following metrics, src/modules/following/metrics.ts). */
+export const serviceRegistry = new Registry();
+collectDefaultMetrics({ register: serviceRegistry });
+
+const http = new Histogram({
+  name: "courier_tracking_http_request_duration_seconds",
+  help: "HTTP request duration on the public port, by route template, method and status.",
+  labelNames: ["route", "method", "status"],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 35],
+  registers: [serviceRegistry],
+});
+
+const courierCalls = new Histogram({
+  name: "courier_tracking_courier_call_duration_seconds",
+  help: "Calls to courier backends (lookups and re-checks), by courier and outcome (ok or the failure kind), with their duration.",
+  labelNames: ["courier", "outcome"],
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30],
+  registers: [serviceRegistry],
+});
+
+const deliveryAttempts = new Counter({
+  name: "courier_tracking_webhook_delivery_attempts_total",
+  help: "Webhook delivery outcomes: delivered, retried, abandoned, dropped (address check) or skipped (nothing sent), by mode.",
+  labelNames: ["outcome", "mode"],
+  registers: [serviceRegistry],
+});
+
+const deliveryLatency = new Histogram({
+  name: "courier_tracking_webhook_delivery_latency_seconds",
+  help: "From the event's commit (enqueued_at) to the receiver's 2xx, for delivered webhooks, by mode.",
+  labelNames: ["mode"],
+  buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 1800, 7200, 86400],
+  registers: [serviceRegistry],
+});
+
+const deactivated = new Counter({
+  name: "courier_tracking_webhooks_deactivated_total",
+  help: "Live webhooks deactivated after 20 consecutive failed deliveries (spec: Live webhook lifecycle).",
+  registers: [serviceRegistry],
+});
+
+/** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */
+export function observeHttp(route: string, method: string, status: number, seconds: number): void {
+  http.observe({ route, method, status: String(status) }, seconds);
+}
+
+/**
+ * Starts timing one courier backend call; call the returned function with the outcome (`ok` or the failure kind)
+ * when it ends. Used by the couriers module's adapter wrapper (src/modules/couriers/instrument.ts).
+ */
+export function startCourierCall(courier: string): (outcome: string) => void {
+  const end = courierCalls.startTimer({ courier });
+  return (outcome) => void end({ outcome });
+}
+
+/** What the delivery worker knows after recording one outcome. */
+export interface DeliveryObservation {
+  mode: string;
+  /** The event's commit time (text as PostgreSQL prints it, or a Date from the driver). */
+  enqueued_at: string | Date;
+}
+
+/**
+ * Records one delivery outcome (`pending` after an attempt = retried) and,
+ * when the record deactivated the webhook, the deactivation.
+ * @param nowMs the worker's clock, ms since the epoch.
+ */
+export function observeDelivery(row: DeliveryObservation, outcome: { state: string }, res: { deactivated: boolean }, nowMs: number): void {
+  const state = outcome.state === "pending" ? "retried" : outcome.state;
+  deliveryAttempts.inc({ outcome: state, mode: row.mode });
+  if (state === "delivered") {
+    const committed = new Date(row.enqueued_at).getTime();
+    if (Number.isFinite(committed)) deliveryLatency.observe({ mode: row.mode }, Math.max(0, nowMs - committed) / 1000);
+  }
+  if (res.deactivated) deactivated.inc();
+}

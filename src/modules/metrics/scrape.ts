@@ -1,0 +1,67 @@
+/**
+ * Figures read from the database when `/metrics` is scraped, so every
+ * replica reports the same shared value (aggregate with `max`, not `sum`):
+ * the re-check backlog and lag, the outbox backlog and the age of its oldest
+ * due delivery. Reading at scrape time keeps the hot paths free of metric
+ * bookkeeping and stays right when a process dies.
+ */
+import { Gauge } from "prom-client";
+import type { Db } from "../../db/client.ts";
+import type { Logger } from "../../lib/log.ts";
+import { serviceRegistry } from "./registry.ts";
+
+/**
+ * The re-check backlog gauge. The following module registers it with its other counters in
+ * {@link serviceRegistry} (src/modules/following/metrics.ts); the scrape finds it there by name, so this module
+ * does not import the module that imports it. Absent (nothing to set) when the following module is not loaded.
+ */
+export const DUE_BACKLOG_METRIC = "courier_tracking_recheck_due_backlog";
+
+/** Counting stops here: a backlog this large is an alert either way, and the count stays cheap. */
+const COUNT_CAP = 100_000;
+
+const recheckLag = new Gauge({
+  name: "courier_tracking_recheck_lag_seconds",
+  help: "Now minus the oldest due re-check (0 when none is due); shared across replicas.",
+  registers: [serviceRegistry],
+});
+const outboxDue = new Gauge({
+  name: "courier_tracking_outbox_due",
+  help: `Webhook deliveries due now, waiting or in flight (counted up to ${COUNT_CAP}); shared across replicas.`,
+  registers: [serviceRegistry],
+});
+const outboxAge = new Gauge({
+  name: "courier_tracking_outbox_oldest_due_age_seconds",
+  help: "Now minus the due time of the oldest due webhook delivery (0 when none is due); shared across replicas.",
+  registers: [serviceRegistry],
+});
+
+/**
+ * Sets the database-backed gauges. Each predicate matches a partial or
+ * plain index on the due time (`shipments_due_idx`, `delivery_queue_due_idx`),
+ * so a scrape costs the backlog, not the tables.
+ * @param nowMs ms since the epoch.
+ * @throws the driver's error when the database does not answer.
+ */
+export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
+  const now = new Date(nowMs).toISOString();
+  const [r] = await db.$client`
+    select
+      (select count(*)::int from (select 1 from shipments where next_check_at <= ${now} limit ${COUNT_CAP}) s) as shipments_due,
+      (select coalesce(extract(epoch from (${now}::timestamptz - min(next_check_at))), 0)::float8 from shipments where next_check_at <= ${now}) as recheck_lag,
+      (select count(*)::int from (select 1 from delivery_queue where due_at <= ${now} limit ${COUNT_CAP}) d) as outbox_due,
+      (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from delivery_queue where due_at <= ${now}) as outbox_age`;
+  (serviceRegistry.getSingleMetric(DUE_BACKLOG_METRIC) as Gauge | undefined)?.set(Number(r?.shipments_due ?? 0));
+  recheckLag.set(Number(r?.recheck_lag ?? 0));
+  outboxDue.set(Number(r?.outbox_due ?? 0));
+  outboxAge.set(Number(r?.outbox_age ?? 0));
+}
+
+/**
+ * The Prometheus text of this process. A database outage must not hide the
+ * counters: the gauges keep their last value and a warning is logged.
+ */
+export async function renderMetrics(deps: { db: Db; clock: { now(): number }; log: Logger }): Promise<Response> {
+  await refreshDatabaseGauges(deps.db, deps.clock.now()).catch((e) => deps.log.warn("metrics: database gauges not refreshed", { error: e as Error }));
+  return new Response(await serviceRegistry.metrics(), { headers: { "content-type": serviceRegistry.contentType } });
+}

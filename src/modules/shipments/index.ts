@@ -1,0 +1,82 @@
+/**
+ * `/v1/shipments` (docs/shipments.md): follow shipments in bulk, list them,
+ * read one's stored record, stop following. Only the POST counts against the
+ * quota (one unit per newly followed shipment); reads never call a courier.
+ */
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../deps.ts";
+import { errorResponses } from "../../errors.ts";
+import { authPlugin } from "../../http/auth.ts";
+import { idempotent } from "../../http/idempotency.ts";
+import { followShipments } from "./follow.ts";
+import { FollowShipmentsBody, FollowShipmentsResponse, ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentListResponse, ShipmentParams, StoredShipmentResponse } from "./model.ts";
+import { listShipments, storedShipment, unfollowShipment } from "./service.ts";
+
+const E = errorResponses.errorResponse;
+const errs = { ...errorResponses.authed, ...errorResponses.common };
+const tags = ["Shipments"];
+const notFollowed = { 404: E("The account does not follow this shipment.", ["SHIPMENT_NOT_FOLLOWED"]) };
+
+export function shipmentsModule(deps: AppDeps) {
+  return new Elysia({ prefix: "/v1/shipments" })
+    .use(authPlugin(deps))
+    .post(
+      "",
+      (c) =>
+        idempotent(deps, c, async () => {
+          const data = await followShipments(deps, c.auth, c.body);
+          c.set.status = 202;
+          return { success: true as const, data };
+        }),
+      {
+        apiKey: true,
+        body: FollowShipmentsBody,
+        response: { 202: FollowShipmentsResponse, 402: E("The account needs attention (the whole call is refused).", ["ACCOUNT_NEEDS_ATTENTION"]), ...errs },
+        detail: {
+          operationId: "followShipments",
+          summary: "Follow shipments",
+          tags,
+          description: `Follows up to ${MAX_SHIPMENTS_PER_CALL} shipments without waiting for the couriers: each item answers \`accepted\`, \`invalid\` (with the error code GET /v1/track would give, e.g. INVALID_TRACKING_NUMBER or COURIER_AMBIGUOUS for \`courier=auto\`) or \`quota_exceeded\`. Each newly followed shipment counts as one tracking request, reserved item by item in request order (never beyond the quota); one the account already follows is accepted and not counted again. Accepted shipments are looked up within seconds by the background re-check and then followed as if tracked: their changes reach your live webhooks as events. The lookup-only couriers (indiapost, ekart) cannot be followed (COURIER_NOT_SUPPORTED).`,
+        },
+      },
+    )
+    .get("", async ({ auth, query }) => ({ success: true as const, data: await listShipments(deps.db, auth.account.id, query) }), {
+      apiKey: true,
+      query: ListShipmentsQuery,
+      response: { 200: ShipmentListResponse, ...errs },
+      detail: {
+        operationId: "listShipments",
+        summary: "List followed shipments",
+        tags,
+        description: "The shipments the account follows, most recently followed first, filtered by `state`, `courier` and `updated_since`; paginate with `cursor`. Free: no quota.",
+      },
+    })
+    .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, data: await storedShipment(deps, auth.account.id, params.courier, params.tracking_number) }), {
+      apiKey: true,
+      params: ShipmentParams,
+      response: { 200: StoredShipmentResponse, ...notFollowed, ...errs },
+      detail: {
+        operationId: "getShipment",
+        summary: "Get a followed shipment",
+        tags,
+        description:
+          "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used). Before its first lookup it reads `pending` with no checkpoints.",
+      },
+    })
+    .delete("/:courier/:tracking_number", async ({ auth, params, set }) => {
+      await unfollowShipment(deps.db, auth.account.id, params.courier, params.tracking_number);
+      set.status = 204;
+      return undefined;
+    }, {
+      apiKey: true,
+      params: ShipmentParams,
+      response: { 204: Type.Void({ description: "No content." }), ...notFollowed, ...errs },
+      detail: {
+        operationId: "unfollowShipment",
+        summary: "Stop following a shipment",
+        tags,
+        description: "Stops following: events written from now on do not reach this account's webhooks. Following again is a new POST /v1/shipments or GET /v1/track. 204, no body.",
+      },
+    });
+}

@@ -1,0 +1,139 @@
+/**
+ * Reading and unfollowing an account's followed shipments (docs/shipments.md):
+ * the stored record only — no courier call, no quota.
+ */
+import { and, eq } from "drizzle-orm";
+import type { AppDeps } from "../../deps.ts";
+import type { Db } from "../../db/client.ts";
+import { follows, shipments } from "../../db/schema/index.ts";
+import { AppError } from "../../errors.ts";
+import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
+import { toSpecDate } from "../../domain/dates.ts";
+import { rowToRecord, type ShipmentRow } from "../tracking/store.ts";
+import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
+import { trackingData, type TrackingData } from "../tracking/view.ts";
+import type { ListShipmentsInput } from "./model.ts";
+
+const notFollowed = (courier: string, n: string) =>
+  new AppError("SHIPMENT_NOT_FOLLOWED", `This account does not follow ${courier.slice(0, 64)} ${n.slice(0, 64)}; follow it with POST /v1/shipments or GET /v1/track.`);
+
+/** ISO instant of a stored text timestamp, or null when it is not one. */
+function iso(v: string | null | undefined): string | null {
+  if (!v) return null;
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+interface ListRow {
+  courier: string;
+  tracking_number: string;
+  state: string;
+  most_recent_status: string;
+  newest_at: string | null;
+  /** `YYYY-MM-DD` or null. */
+  estimated_delivery: string | null;
+  followed_since: string;
+  next_check_at: string | null;
+  cursor_micros: string;
+  shipment_id: string;
+}
+
+/** Cursor: `<follow time in µs since the epoch>.<shipment id>`, base64url (opaque to clients). */
+const encodeCursor = (r: ListRow) => Buffer.from(`${r.cursor_micros}.${r.shipment_id}`).toString("base64url");
+function decodeCursor(c: string): { micros: string; id: string } | undefined {
+  const m = /^(\d{1,20})\.(shp_[0-9a-f]{32})$/.exec(Buffer.from(c, "base64url").toString("utf8"));
+  return m ? { micros: m[1]!, id: m[2]! } : undefined;
+}
+
+/**
+ * The account's followed shipments, most recently followed first, filtered
+ * by `state` (webhook spelling), `courier` and `updated_since` (the record's
+ * last change). Keyset pagination on (follow time, shipment id): a page never
+ * repeats or skips a row when follows are added meanwhile. An unreadable
+ * cursor answers the first page's successor as empty (never an error).
+ */
+export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput) {
+  const sql = db.$client;
+  const limit = q.limit ?? 20;
+  const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+  if (q.cursor && !cursor) return { shipments: [], count: 0, next_cursor: null };
+  const state = q.state ? Object.entries(WEBHOOK_SPELLING).find(([, w]) => w === q.state)?.[0] : undefined;
+  const rows = (await sql`
+    select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
+      to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
+      to_json(f.created_at)#>>'{}' as followed_since, to_json(s.next_check_at)#>>'{}' as next_check_at,
+      (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id
+    from follows f join shipments s on s.id = f.shipment_id
+    where f.account_id = ${accountId}
+      ${state ? sql`and s.state = ${state}` : sql``}
+      ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
+      ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
+      ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
+    order by f.created_at desc, f.shipment_id desc
+    limit ${limit + 1}
+  `) as unknown as ListRow[];
+  const page = rows.slice(0, limit);
+  const shipments = page.map((r) => ({
+    courier: r.courier,
+    tracking_number: r.tracking_number,
+    status: WEBHOOK_SPELLING[r.state as ShipmentState] ?? r.state,
+    most_recent_status: r.most_recent_status,
+    last_checkpoint_at: iso(r.newest_at),
+    estimated_delivery_date: r.estimated_delivery ? toSpecDate(r.estimated_delivery) : "",
+    followed_since: iso(r.followed_since)!,
+    next_check_at: iso(r.next_check_at),
+  }));
+  return { shipments, count: shipments.length, next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+}
+
+/** The followed shipment's row and courier. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
+async function requireFollowed(db: Db, accountId: string, slug: string, rawNumber: string): Promise<{ courier: Courier; row: ShipmentRow }> {
+  const courier = courierBySlug(slug.trim().toLowerCase());
+  const n = normaliseTrackingNumber(rawNumber);
+  if (!courier) throw notFollowed(slug, n);
+  const [found] = await db
+    .select({ s: shipments })
+    .from(shipments)
+    .innerJoin(follows, and(eq(follows.shipmentId, shipments.id), eq(follows.accountId, accountId)))
+    .where(and(eq(shipments.courier, courier.slug), eq(shipments.trackingNumber, n)))
+    .limit(1);
+  if (!found) throw notFollowed(courier.slug, n);
+  return { courier, row: found.s };
+}
+
+/**
+ * The stored tracking data of a followed shipment in exactly the
+ * `GET /v1/track` `data` shape (`FetchTime` 0: no courier was called).
+ * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
+ */
+export async function storedShipment(deps: Pick<AppDeps, "db">, accountId: string, slug: string, rawNumber: string): Promise<TrackingData> {
+  const started = performance.now();
+  const { courier, row } = await requireFollowed(deps.db, accountId, slug, rawNumber);
+  return trackingData(courier, rowToRecord(row), { fetchMs: 0, executionMs: performance.now() - started, noRecord: false });
+}
+
+/**
+ * Stops following: the follow row goes, the follower count drops, and a
+ * shipment nobody follows any more leaves the re-check schedule. Events
+ * written after this commit are not fanned out to this account (fan-out
+ * joins the follows).
+ * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
+ */
+export async function unfollowShipment(db: Db, accountId: string, slug: string, rawNumber: string): Promise<void> {
+  const courier = courierBySlug(slug.trim().toLowerCase());
+  const n = normaliseTrackingNumber(rawNumber);
+  if (!courier) throw notFollowed(slug, n);
+  const sql = db.$client;
+  const rows = await sql`
+    with f as (
+      delete from follows using shipments s
+      where follows.account_id = ${accountId} and follows.shipment_id = s.id and s.courier = ${courier.slug} and s.tracking_number = ${n}
+      returning follows.shipment_id
+    )
+    update shipments set followers = greatest(followers - 1, 0),
+      next_check_at = case when followers - 1 <= 0 then null else next_check_at end
+    where id in (select shipment_id from f)
+    returning id
+  `;
+  if (rows.length === 0) throw notFollowed(courier.slug, n);
+}

@@ -1,0 +1,97 @@
+/**
+ * Getting an event again (docs/events.md): redeliver one delivery, or
+ * recover every delivery to a webhook that ended abandoned or dropped since
+ * an instant (Svix's "resend" and "recover").
+ *
+ * Both write NEW outbox rows, due now, with a fresh attempt sequence
+ * (`X-Webhook-Delivery: <webhook_id>-1` again); the failed rows stay as
+ * history. The worker builds the body from the freshest shipment record, as
+ * every retry does (spec: Delivery rules 5), and signs it with the current
+ * secret. The event id (`X-Webhook-Event-Id`, `webhook-id`) and `enqueued_at`
+ * stay the event's own, so a receiver that deduplicates on them sees the
+ * same event again.
+ */
+import { sql as dsql } from "drizzle-orm";
+import type { AppDeps } from "../../deps.ts";
+import { AppError } from "../../errors.ts";
+import { isId, newId } from "../../lib/ids.ts";
+import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./outbox.ts";
+import { requireWebhook } from "./service.ts";
+
+/** Recover looks back at most this far (ms): 30 days, the events' retention. */
+export const RECOVER_WINDOW_MS = 30 * 86_400_000;
+
+type Deps = Pick<AppDeps, "db" | "clock">;
+
+// A test fire's stored synthetic data carries enqueued_at with milliseconds; a delivery spells it to the second (spec: enqueued_at).
+const SYNTHETIC = dsql.raw(`case when d.synthetic_data is null then null else jsonb_set(d.synthetic_data, '{enqueued_at}', to_jsonb(to_char(d.enqueued_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))) end`);
+
+/**
+ * The event identity of a claimed delivery for its headers: the stored
+ * event's id, or for a (redelivered) test fire an id derived from the
+ * delivery's; `nowMs` is the attempt's time (`webhook-timestamp`).
+ */
+export function eventIdentity(row: Pick<ClaimedDelivery, "id" | "event_id">, nowMs: number): { eventId: string; nowMs: number } {
+  return { eventId: row.event_id ?? `evt_${row.id.slice(4)}`, nowMs };
+}
+
+/**
+ * Queues a new delivery of `deliveryId`'s event to its webhook, due now.
+ * Returns the new delivery's id and when it is due.
+ * @throws AppError WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND (404; also another webhook's delivery).
+ */
+export async function redeliver(deps: Deps, accountId: string, webhookId: string, deliveryId: string): Promise<{ id: string; enqueued_at: string }> {
+  await requireWebhook(deps.db, accountId, webhookId);
+  const notFound = new AppError("DELIVERY_NOT_FOUND", `No delivery with id ${JSON.stringify(deliveryId.slice(0, 100))} on this webhook.`);
+  if (!isId("dlv", deliveryId)) throw notFound;
+  const now = new Date(deps.clock.now()).toISOString();
+  const id = newId("dlv");
+  return deps.db.transaction(async (tx) => {
+    const rows = (await tx.execute(dsql`
+      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at)
+      select ${id}, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}
+      from deliveries d
+      where d.id = ${deliveryId} and d.webhook_id = ${webhookId} and d.account_id = ${accountId}
+      returning to_json(enqueued_at)#>>'{}' as enqueued_at
+    `)) as unknown as { enqueued_at: string }[];
+    if (!rows[0]) throw notFound;
+    await tx.execute(dsql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+    return { id, enqueued_at: new Date(rows[0].enqueued_at).toISOString() };
+  });
+}
+
+/**
+ * Queues a new delivery for every delivery to `webhookId` that ended
+ * `abandoned` or `dropped` at or after `sinceMs` — the newest delivery of
+ * each event only, so recovering twice does not queue an event twice while
+ * its first recovery is pending or delivered. Returns how many were queued.
+ * The caller keeps `sinceMs` within {@link RECOVER_WINDOW_MS}.
+ * @throws AppError WEBHOOK_NOT_FOUND.
+ */
+export async function recover(deps: Deps, accountId: string, webhookId: string, sinceMs: number): Promise<number> {
+  await requireWebhook(deps.db, accountId, webhookId);
+  const now = new Date(deps.clock.now()).toISOString();
+  const since = new Date(sinceMs).toISOString();
+  return deps.db.transaction(async (tx) => {
+    // Failed rows are final: next_attempt_at is null and updated_at is when they ended.
+    // "Newest per event": a later delivery of the same event (a recovery, a redelivery) supersedes it.
+    const failed = (await tx.execute(dsql`
+      select d.id from deliveries d
+      where d.webhook_id = ${webhookId} and d.account_id = ${accountId}
+        and d.state in ('abandoned', 'dropped') and d.updated_at >= ${since}
+        and (d.event_id is null or not exists (
+          select 1 from deliveries n where n.webhook_id = d.webhook_id and n.event_id = d.event_id and n.id > d.id))
+    `)) as unknown as { id: string }[];
+    if (failed.length === 0) return 0;
+    const pairs = failed.map((f) => ({ src: f.id, id: newId("dlv") }));
+    const rows = (await tx.execute(dsql`
+      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at)
+      select v.id, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}
+      from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as v(src text, id text)
+      join deliveries d on d.id = v.src
+      returning id
+    `)) as unknown as { id: string }[];
+    if (rows.length) await tx.execute(dsql`select pg_notify(${DELIVERIES_CHANNEL}, '')`);
+    return rows.length;
+  });
+}

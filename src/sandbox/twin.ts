@@ -1,0 +1,30 @@
+/**
+ * The contract between the simulator (server.ts) and each courier twin (twins/<id>.ts): what a twin may ask of the
+ * simulator, and what it offers. Its own file so that the twins and the server do not import each other.
+ */
+import type { Scenario } from "./scenario.ts";
+
+/** What a twin can ask of the simulator. */
+export interface SimContext {
+  /** The scenario for a number now (records when the simulator first saw it). */
+  scenario(trackingNumber: string): Scenario;
+  /**
+   * Generic failure scenarios, applied the same way for every courier:
+   * digit 5 holds the request until the client gives up; digit 6 answers 503.
+   * Returns a Response to send as-is, or undefined to carry on.
+   */
+  gate(trackingNumber: string): Promise<Response | undefined>;
+  /** Counts one backend call for `trackingNumber` (coalescing tests read it). */
+  count(twinId: string, trackingNumber: string): void;
+  now(): number;
+  /** Seconds the asynchronous aggregator takes before it has an answer (SANDBOX_ASYNC_SECONDS). */
+  asyncSeconds: number;
+  /** Per-twin scratch state (tokens issued, registrations). */
+  state: Map<string, unknown>;
+}
+
+export interface Twin {
+  /** Adapter id; the twin serves `/<id>/…`. */
+  id: string;
+  handle(req: Request, url: URL, sim: SimContext): Response | Promise<Response>;
+}

@@ -1,0 +1,52 @@
+/**
+ * Run as a child process by test/foundation/hostile.test.ts, once with
+ * NODE_ENV=production and once without: starts the app on loopback (a fresh
+ * test database), sends a fixed set of hostile requests and prints one JSON
+ * line per answer — status, content type and body, request ids masked — so
+ * the test can compare the two runs. Elysia reads NODE_ENV once, at import.
+ */
+import { buildApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { silentLogger } from "../../src/lib/log.ts";
+import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
+import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
+import { createTestDatabase } from "./db.ts";
+import { rawRequest } from "./raw-http.ts";
+
+const tdb = await createTestDatabase({ max: 4 });
+const config = loadConfig({ COURIER_MODE: "sandbox" });
+const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends });
+app.listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 1024 * 1024, development: false });
+const port = app.server!.port!;
+const account = await createAccount(tdb.db, { email: "probe@example.com", plan: "growth" });
+const { key } = await createApiKey(tdb.db, account.id);
+
+const json = { "content-type": "application/json" };
+const requests: [string, RequestInit][] = [
+  ["/v1/webhooks", { method: "POST", headers: json, body: "[".repeat(32_000) + "]".repeat(32_000) }],
+  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "[".repeat(32_000) + "]".repeat(32_000) }],
+  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: '{"url":5,"events":"tracking.delivered","mode":"prod","description":5}' }],
+  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: JSON.stringify({ url: "https://example.com", events: Array(5000).fill(7), mode: "test", description: "x".repeat(600) }) }],
+  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]" }],
+  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "{not json" }],
+  ["/v1/webhooks/wh_x/deliveries?limit=abc&cursor=%00", { headers: { "x-api-key": key } }],
+  ["/v1/track?courier=delhivery", { headers: { "x-api-key": key } }],
+  ["/v1/track?tracking_number=" + "9".repeat(5000), { headers: { "x-api-key": key } }],
+  ["/v1/nowhere", { headers: { "x-api-key": key } }],
+  ["/nowhere", {}],
+];
+
+const mask = (s: string) => s.replace(/req_[0-9a-f]{32}/g, "req_…");
+for (const [path, init] of requests) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, init);
+  console.log(JSON.stringify([path, res.status, res.headers.get("content-type"), mask(await res.text())]));
+}
+const bad = await rawRequest(port, "GET /v1/track HTTP/1.1\r\nHost: a b\r\n\r\n");
+console.log(JSON.stringify(["Host: a b", bad.status, bad.headers["content-type"], mask(bad.body)]));
+
+await app.stop(true);
+await backends.close();
+await tdb.drop();
+process.exit(0);

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "bun:test";
+import { createLogger, type LogLevel } from "../../src/lib/log.ts";
+
+function capture(level: LogLevel = "debug", base: Record<string, unknown> = {}) {
+  const lines: string[] = [];
+  const log = createLogger(level, base, (l) => void lines.push(l));
+  return { log, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe("logger (pino)", () => {
+  test("one JSON object per line: level label, ISO time, base, fields, msg", () => {
+    const { log, lines, records } = capture("info", { service: "courier-tracking-api" });
+    log.info("re-check drain", { claimed: 3 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain("\n");
+    const [r] = records();
+    expect(r).toMatchObject({ level: "info", service: "courier-tracking-api", claimed: 3, msg: "re-check drain" });
+    expect(new Date(String(r!.time)).toISOString()).toBe(String(r!.time));
+  });
+
+  test("the configured level filters; silent writes nothing", () => {
+    const warn = capture("warn");
+    warn.log.debug("d");
+    warn.log.info("i");
+    warn.log.warn("w");
+    warn.log.error("e");
+    expect(warn.records().map((r) => r.level)).toEqual(["warn", "error"]);
+    const silent = capture("silent");
+    silent.log.error("nothing");
+    expect(silent.lines).toEqual([]);
+  });
+
+  test("child loggers add their fields to every line", () => {
+    const { log, records } = capture();
+    log.child({ component: "scheduler", job: "recheck" }).warn("job failed; backing off", { ms: 500 });
+    expect(records()[0]).toMatchObject({ component: "scheduler", job: "recheck", ms: 500, msg: "job failed; backing off" });
+  });
+
+  test("secrets are redacted by path: top level, one object down, request headers", () => {
+    const { log, lines } = capture();
+    log.info("x", {
+      password: "hunter2",
+      api_key: "ck_live_abc",
+      config: { client_secret: "s3cr3t", port: 8080 },
+      req: { headers: { authorization: "Bearer tok_123", cookie: "sid=abc", accept: "application/json" } },
+    });
+    const line = lines[0]!;
+    for (const secret of ["hunter2", "ck_live_abc", "s3cr3t", "tok_123", "sid=abc"]) expect(line).not.toContain(secret);
+    const r = JSON.parse(line);
+    expect(r.password).toBe("[redacted]");
+    expect(r.config).toEqual({ client_secret: "[redacted]", port: 8080 });
+    expect(r.req.headers).toEqual({ authorization: "[redacted]", cookie: "[redacted]", accept: "application/json" });
+  });
+
+  test("an error field is {name, message, code}: no stack frames", () => {
+    const { log, lines, records } = capture();
+    const e = Object.assign(new TypeError("boom"), { code: "E_BOOM" });
+    log.error("failed", { error: e });
+    expect(records()[0]!.error).toEqual({ name: "TypeError", message: "boom", code: "E_BOOM" });
+    expect(lines[0]).not.toContain("at ");
+    expect(lines[0]).not.toContain("log.test.ts");
+  });
+
+  test("a failed query logs its driver cause, never the SQL or its parameters", () => {
+    const { log, lines, records } = capture();
+    const cause = Object.assign(new Error('relation "x" does not exist'), { name: "PostgresError", code: "42P01" });
+    const e = Object.assign(new Error("Failed query: select secret from accounts where email = $1\nparams: a@b.c"), { name: "DrizzleQueryError", cause });
+    log.warn("query", { error: e });
+    expect(records()[0]!.error).toEqual({ name: "PostgresError", message: 'relation "x" does not exist', code: "42P01" });
+    expect(lines[0]).not.toContain("select");
+    expect(lines[0]).not.toContain("a@b.c");
+  });
+
+  test("errors under any key are reduced the same way", () => {
+    const { log, records } = capture();
+    log.error("x", { cause: new Error("inner") });
+    expect(records()[0]!.cause).toEqual({ name: "Error", message: "inner" });
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * The outbox's due queue and the HOT rule (docs/webhooks.md, "The worker"):
+ * a pending delivery has one `delivery_queue` row due at its next attempt, a
+ * retry moves it, a final outcome removes it; and no index on `deliveries` or
+ * `shipments` covers a column that a claim or an outcome writes, so those
+ * updates stay HOT (PostgreSQL writes no index entry for them).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+import { emit, shipment } from "./fixtures.ts";
+import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
+
+let ctx: TestContext;
+let rx: Receiver;
+let worker: DeliveryWorker;
+beforeAll(async () => {
+  ctx = await testContext(await webhookEnv({ WEBHOOK_RETRY_SCHEDULE: "60,300,1800,7200,86400" }));
+  rx = await startReceiver();
+  worker = createDeliveryWorker(ctx.deps);
+});
+afterAll(async () => {
+  await worker.stop();
+  rx.stop();
+  await ctx.close();
+});
+
+/** Columns each index of `table` uses, in its key, INCLUDE list, expressions or predicate. */
+async function indexedColumns(table: string): Promise<Map<string, string[]>> {
+  const rows = await ctx.tdb.sql`
+    select i.relname as index, array(
+      select a.attname from pg_attribute a
+      where a.attrelid = x.indrelid and a.attnum > 0 and (
+        a.attnum = any(x.indkey::int2[])
+        or pg_get_expr(x.indexprs, x.indrelid) ~ ('\\m' || a.attname || '\\M')
+        or pg_get_expr(x.indpred, x.indrelid) ~ ('\\m' || a.attname || '\\M'))
+    )::text[] as cols
+    from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class t on t.oid = x.indrelid
+    where t.relname = ${table}`;
+  return new Map(rows.map((r) => [r.index as string, r.cols as string[]]));
+}
+
+describe("HOT updates", () => {
+  test("no index on deliveries covers a column the claim or an outcome writes", async () => {
+    const written = ["lease_until", "state", "attempts", "next_attempt_at", "last_status_code", "last_error", "updated_at"];
+    const idx = await indexedColumns("deliveries");
+    expect(idx.size).toBeGreaterThanOrEqual(4);
+    for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => written.includes(c))}`).toBe(`${name}: `);
+  });
+
+  test("no index on shipments covers the re-check lease", async () => {
+    const idx = await indexedColumns("shipments");
+    expect([...idx.keys()]).toContain("shipments_due_bucket_idx");
+    for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
+  });
+
+  test("both tables leave room on each page for the new row versions", async () => {
+    const rows = await ctx.tdb.sql`select relname, reloptions from pg_class where relname in ('deliveries', 'shipments') order by relname`;
+    expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
+      ["deliveries", ["fillfactor=50"]],
+      ["shipments", ["fillfactor=90"]],
+    ]);
+  });
+});
+
+describe("delivery_queue", () => {
+  test("a pending delivery is queued at its due time; a retry moves it; a final outcome removes it", async () => {
+    const acc = await ctx.account("business");
+    const path = `/q-${acc.id}`;
+    let answer = 503;
+    rx.route(path, () => new Response("x", { status: answer }));
+    const [res] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: rx.url(path), events: ["tracking.updated"], mode: "live" }) });
+    expect(res.status).toBe(201);
+    const shp = await shipment(ctx.tdb.db, [acc.id]);
+    const t0 = ctx.clock.now();
+    expect(await emit(ctx.tdb.db, shp, "tracking.updated", new Date(t0))).toBe(1);
+    const queue = () =>
+      ctx.tdb.sql`select q.due_at, d.state, d.next_attempt_at from deliveries d left join delivery_queue q on q.delivery_id = d.id where d.shipment_id = ${shp}`;
+
+    const [queued] = await queue();
+    expect(new Date(queued!.due_at).getTime()).toBe(t0);
+    expect(new Date(queued!.next_attempt_at).getTime()).toBe(t0);
+
+    expect(await worker.runOnce()).toBe(1); // 503: retry 1 a minute later (spec: Delivery rules 2)
+    const [retry] = await queue();
+    expect(retry!.state).toBe("pending");
+    expect(new Date(retry!.due_at).getTime()).toBe(t0 + 60_000);
+    expect(new Date(retry!.next_attempt_at).getTime()).toBe(t0 + 60_000);
+    expect(await worker.runOnce()).toBe(0); // not due yet
+
+    answer = 200;
+    ctx.clock.advance(60_000);
+    expect(await worker.runOnce()).toBe(1);
+    const [done] = await queue();
+    expect(done).toMatchObject({ state: "delivered", due_at: null, next_attempt_at: null });
+    expect(rx.on(path).map((r) => r.headers["x-webhook-delivery"]!.split("-").at(-1))).toEqual(["1", "2"]);
+  });
+});
