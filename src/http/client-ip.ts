@@ -1,5 +1,5 @@
 /**
- * The client's IP address (CONTRACT 2): the socket address, unless
+ * The client's IP address (spec-map Decisions: Demo limit): the socket address, unless
  * `TRUST_PROXY` = N names how many proxies in front of the service to trust;
  * then the address N hops back in `X-Forwarded-For`. A header sent by an
  * untrusted peer (no TRUST_PROXY) changes nothing.

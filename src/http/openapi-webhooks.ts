@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 `webhooks` section (spec: Events; CONTRACT 7): the five
+ * The OpenAPI 3.1 `webhooks` section (spec: Events): the five
  * events, the snake_case payload schema built from the same state tables the
  * service uses, and the delivery headers with the `sha256=` signature.
  */

@@ -1,5 +1,5 @@
 /**
- * TLS material (CONTRACT 8): `TLS_CERT_FILE`/`TLS_KEY_FILE` when given;
+ * TLS material (spec-map Decisions: HTTPS): `TLS_CERT_FILE`/`TLS_KEY_FILE` when given;
  * otherwise (the fresh-machine default, no TRUST_PROXY) a self-signed
  * certificate for localhost / 127.0.0.1 / ::1, generated once into
  * `DATA_DIR/tls/` with the `selfsigned` package and reused after.

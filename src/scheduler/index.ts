@@ -1,5 +1,5 @@
 /**
- * In-process jobs (STYLE habit 7): explicit `start()` / `stop({ timeout })`,
+ * In-process jobs, each with an owner that can stop it: explicit `start()` / `stop({ timeout })`,
  * started by `main.ts` only for ROLE=all|worker, never by `buildApp()`.
  *
  * - re-check: every RECHECK_POLL_SECONDS (default 5), drain the due

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 3: the OpenAPI document is valid (a real validator,
+ * The contract: the OpenAPI document is valid (a real validator,
  * @apidevtools/swagger-parser), every operation is complete, the examples
  * match their schemas, the webhooks section describes the five events, and
  * the live responses — every success and each error a test can provoke —

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 2: the collection served at /postman runs green with newman
+ * Postman: the collection served at /postman runs green with newman
  * against the real, running sandbox service, as a customer would run it:
  * `newman run c.json --insecure --env-var api_key=… --env-var webhook_url=…`.
  * The webhook URL is a real HTTPS receiver on loopback whose certificate the

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 6: the README's walkthrough cannot drift. Its curl commands
+ * README: the README's walkthrough cannot drift. Its curl commands
  * are extracted from README.md and run by `bash` with the real `curl` against
  * the real service started as `bun start` runs it, with the key the first
  * start printed (the README shows that log line too). Only the host:port is

@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 5: the receiver snippets of docs/webhook-receivers.md work.
+ * Receivers: the receiver snippets of docs/webhook-receivers.md work.
  * The TypeScript block is extracted from the document, written to a file and
  * imported as is; it then serves a real HTTPS receiver on loopback that gets
  * real signed deliveries from the service (test fires through the real

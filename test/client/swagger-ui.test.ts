@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 4: Swagger UI at /docs in a real headless Chromium (Debian
+ * Swagger UI: Swagger UI at /docs in a real headless Chromium (Debian
  * `chromium` driven by playwright-core) against the running service, with
  * every request that is not to the service refused — the page must work
  * offline. It shows every tag, authorises with the API key, and "Try it out"

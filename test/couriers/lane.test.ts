@@ -1,7 +1,7 @@
 /**
  * A courier lane bounds the work and the wait: lookups beyond the queue, or
  * that could not start in time, are refused at once with a Retry-After
- * (spec: Errors, 503; CONTRACT 4 concurrency cap).
+ * (spec: Errors, 503; spec-map Decisions: Concurrent lookups).
  */
 import { describe, expect, test } from "bun:test";
 import { CourierBusyError, Lane } from "../../src/modules/couriers/lane.ts";

@@ -1,5 +1,5 @@
 /**
- * Failure test with real processes (issues 4 and 5, "kill -9 of the worker
+ * Failure test with real processes ("kill -9 of the worker
  * mid-send"): the service claims a webhook delivery and is killed with
  * SIGKILL while the receiver still holds the request. A second process on
  * the same database (same SECRETS_KEY, as a redeployed replica would have)

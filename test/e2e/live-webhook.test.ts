@@ -1,5 +1,5 @@
 /**
- * Issue 5 "Done when", end to end with the real service process: the growth
+ * A live webhook end to end with the real service process: the growth
  * development account creates a live webhook pointing at a real HTTPS
  * receiver on loopback, tracks a sandbox AWB ending in 1, and — with nothing
  * else calling the API — the service's own re-checks turn the simulator's

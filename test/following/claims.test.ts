@@ -1,5 +1,5 @@
 /**
- * Issue 4 Tests and Failure: two schedulers on one database re-check every
+ * Claims: two schedulers on one database re-check every
  * due shipment exactly once per interval; a lease left by a killed process
  * is re-claimed after it expires, without a lost or duplicated event.
  */

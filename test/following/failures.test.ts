@@ -1,5 +1,5 @@
 /**
- * Issue 4 item 3 and Failure: the record and its events commit together or
+ * Failures while re-checking: the record and its events commit together or
  * not at all; a courier failure changes nothing, emits nothing and backs off
  * (only that courier's shipments).
  */

@@ -1,4 +1,4 @@
-/** Issue 4 item 5: housekeeping releases expired leases and prunes only what is past RETENTION_DAYS. */
+/** Housekeeping releases expired leases and prunes only what is past RETENTION_DAYS. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries, deliveryAttempts, demoHits, events, rateWindows, sessions, shipments, webhooks } from "../../src/db/schema/index.ts";

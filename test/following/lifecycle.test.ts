@@ -1,5 +1,5 @@
 /**
- * Issue 4 Tests: a followed sandbox shipment produces the spec's events over
+ * Following: a followed sandbox shipment produces the spec's events over
  * successive scheduled re-checks (short step, short interval), stops being
  * followed when terminal; lookup-only couriers are never scheduled.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 4 item 6 and item 2: `GET /metrics` exposes the counters (Prometheus
+ * Observability of following: `GET /metrics` exposes the counters (Prometheus
  * text); the scheduler's Croner job runs re-checks on its own once started,
  * and nothing after `stop()`.
  */

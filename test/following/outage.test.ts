@@ -1,5 +1,5 @@
 /**
- * Issue 4 "PostgreSQL restart during a batch: the job logs, backs off and
+ * "PostgreSQL restart during a batch: the job logs, backs off and
  * resumes": the scheduler reaches the database through a loopback relay that
  * the test takes away and brings back. Re-checks fail while it is gone (the
  * job backs off instead of crashing) and resume without a restart.

@@ -1,7 +1,7 @@
 /**
  * Authentication and the per-minute limit without a database round trip per
  * request stay correct across replicas: each "replica" here is a real app on
- * its own connection pool to one database (spec: Authentication; CONTRACT 2).
+ * its own connection pool to one database (spec: Authentication; spec-map Decisions: Per-minute rate limit).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";

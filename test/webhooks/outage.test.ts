@@ -1,5 +1,5 @@
 /**
- * Issue 5 "A PostgreSQL restart: the worker backs off and resumes": the
+ * "A PostgreSQL restart: the worker backs off and resumes": the
  * delivery worker reaches the database through a loopback relay that the
  * test takes away (every connection drops, new ones are refused) and brings
  * back. The worker survives the outage and delivers what was enqueued during

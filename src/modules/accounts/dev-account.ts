@@ -1,5 +1,5 @@
 /**
- * Sandbox convenience (CONTRACT 9): the first start in sandbox mode creates a
+ * Sandbox convenience (spec-map: Sandbox): the first start in sandbox mode creates a
  * development account on `growth` and returns its key, which main.ts prints
  * once. Later starts find the account and return undefined.
  */

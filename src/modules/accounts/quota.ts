@@ -1,5 +1,5 @@
 /**
- * Monthly quota (CONTRACT 2): only `GET /v1/track` answered 200 counts; the
+ * Monthly quota (spec-map Decisions: Quota month): only `GET /v1/track` answered 200 counts; the
  * month is the calendar month in UTC.
  *
  * Exact under concurrency and across replicas: a unit is *reserved* with one
@@ -69,7 +69,7 @@ export async function usedThisMonth(db: DbOrTx, accountId: string, nowMs: number
   return rows[0]?.used ?? 0;
 }
 
-/** The `usage` object of `/v1/track` (CONTRACT 1): percent rounded to 2 decimals. */
+/** The `usage` object of `/v1/track` (spec: GET /v1/track, usage): percent rounded to 2 decimals. */
 export function usageView(used: number, quota: number, plan: string) {
   return { used, quota, plan, percent: quota > 0 ? Math.round((used / quota) * 10_000) / 100 : 100 };
 }

@@ -1,5 +1,5 @@
 /**
- * Per-account per-minute windows (CONTRACT 2), counted in process and shared
+ * Per-account per-minute windows (spec-map Decisions: Per-minute rate limit), counted in process and shared
  * across replicas through `rate_windows` in small batches.
  *
  * A request is counted here at once (no database round trip) and decided on

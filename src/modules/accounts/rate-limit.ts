@@ -1,5 +1,5 @@
 /**
- * Rate limits shared by every replica through PostgreSQL (CONTRACT 2).
+ * Rate limits shared by every replica through PostgreSQL (spec-map Decisions: Per-minute rate limit, Demo limit).
  *
  * - Per-account per-minute: a fixed one-minute window counter (the scheme
  *   GitHub's and Stripe's headers describe): one upsert per request.

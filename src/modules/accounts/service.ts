@@ -33,7 +33,7 @@ export function normaliseEmail(email: string): string {
 
 /**
  * Creates an account. The password, when given, is hashed with argon2id
- * (`Bun.password`, CONTRACT 9).
+ * (`Bun.password`; spec-map Decisions: Accounts).
  * @throws EmailTakenError when the email is already registered.
  */
 export async function createAccount(db: DbOrTx, input: { email: string; password?: string; plan?: PlanId }): Promise<Account> {
@@ -162,7 +162,7 @@ export async function setStatus(db: DbOrTx, accountId: string, status: AccountSt
   return rows[0];
 }
 
-/** Sets this month's `/v1/track` count (support corrections, CONTRACT 9). */
+/** Sets this month's `/v1/track` count (support corrections through the operator CLI). */
 export async function setUsage(db: DbOrTx, accountId: string, used: number, nowMs: number): Promise<void> {
   const period = periodOf(nowMs);
   await db

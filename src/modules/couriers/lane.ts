@@ -1,7 +1,7 @@
 /**
  * One courier backend's lane: at most `concurrency` lookups at work, a
  * bounded FIFO queue behind them, and a refusal AT ONCE for a lookup that
- * could not be answered in time (CONTRACT 4 concurrency cap; spec: Errors,
+ * could not be answered in time (spec-map Decisions: Concurrent lookups; spec: Errors,
  * 503 with Retry-After).
  *
  * A lookup is refused with {@link CourierBusyError} when, on arrival,

@@ -1,5 +1,5 @@
 /**
- * Courier backends at run time (CONTRACT 4 and 5): for each adapter its base
+ * Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers): for each adapter its base
  * URL (`<PREFIX>_BASE_URL`, the documented production host, or the simulator
  * in sandbox mode), credentials, HTTP pool and concurrency cap; and one
  * `lookup()` that coalesces concurrent lookups of the same courier + number

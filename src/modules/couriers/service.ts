@@ -1,5 +1,5 @@
 /**
- * Courier lookup with a suggestion for near misses (CONTRACT 3: `did_you_mean`
+ * Courier lookup with a suggestion for near misses (spec-map Decisions: Unnamed errors; `did_you_mean`
  * when one catalogue slug is clearly meant: edit distance, prefix, display
  * name). "Clearly meant" = exactly one best candidate.
  */

@@ -1,6 +1,6 @@
 /**
  * The re-check claim and its outcome statements (graphile-worker / pg-boss
- * shape, STYLE): claim due shipments with a lease in ONE statement, record a
+ * shape; a network call never runs inside the transaction that holds the claim): claim due shipments with a lease in ONE statement, record a
  * failure or give claims back with a second statement that only applies while
  * the lease is still ours. The runner in recheck.ts drives them.
  */
@@ -101,8 +101,7 @@ export function backoffMs(failures: number, baseMs: number, capMs: number, rando
 /**
  * Records a failed re-check (a courier timeout, 5xx, throttling, missing
  * credentials, "no record"): the shipment record stays as it was and no
- * event is written (issue 4 item 3: a transient failure changes nothing and
- * emits nothing); `recheck_failures` goes up by one and the next check is
+ * event is written (a transient failure changes nothing and emits nothing); `recheck_failures` goes up by one and the next check is
  * `nextAt`. Only while our lease holds: a lookup that recorded meanwhile
  * already cleared the lease and rescheduled, and its result wins.
  * Returns false when the lease was no longer ours (nothing written).

@@ -1,5 +1,5 @@
 /**
- * Housekeeping (issue 4 item 5): releases expired re-check leases and prunes
+ * Housekeeping (spec-map Decisions: Re-checks; docs/rechecks.md): releases expired re-check leases and prunes
  * what is past retention (`RETENTION_DAYS`, default 30) so the hot tables
  * stay small: final outbox rows (delivered, abandoned, dropped, skipped),
  * attempt logs, events no outbox row refers to any more, rate-limit windows

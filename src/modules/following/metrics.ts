@@ -1,5 +1,5 @@
 /**
- * Counters of the following machinery (issue 4 item 6), in a prom-client
+ * Counters of the following machinery (docs/rechecks.md, Metrics), in a prom-client
  * registry that `GET /metrics` renders in Prometheus text format.
  *
  * One registry per process ({@link followingMetrics}): the re-check runner

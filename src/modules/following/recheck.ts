@@ -1,9 +1,9 @@
 /**
- * Scheduled re-checks (issue 4 item 2; CONTRACT 6; spec "What the service
+ * Scheduled re-checks (spec-map Decisions: Re-checks; spec "What the service
  * does": followed shipments are re-checked on a schedule).
  *
  * Claim → commit → courier call → record, in the graphile-worker / pg-boss
- * shape (STYLE): a due shipment is claimed by ONE statement that stamps a
+ * shape, so no transaction is held across a courier call): a due shipment is claimed by ONE statement that stamps a
  * lease, and the claim commits before any courier is called. The outcome is
  * recorded by a second statement: a success through `recordFetch` (the new
  * record, its event and its outbox rows in one transaction, next check at
@@ -158,7 +158,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   async function recheckOne(row: Held): Promise<void> {
     const courier = courierBySlug(row.courier);
     if (!courier || courier.follow !== "scheduled") {
-      // Lookup-only couriers are never scheduled (CONTRACT 4); a stray row (catalogue change) leaves the schedule.
+      // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers); a stray row (catalogue change) leaves the schedule.
       await unschedule(db, row.id, owner);
       stats.unscheduled++;
       return;

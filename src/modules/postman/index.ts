@@ -1,6 +1,6 @@
 /**
  * `GET /postman`: the Postman v2.1 collection built from the live OpenAPI
- * document (spec: Other; CONTRACT 8). Built on the first request (the
+ * document (spec: Other). Built on the first request (the
  * converter takes a few hundred ms) and cached for the life of the process.
  */
 import { Elysia } from "elysia";

@@ -1,6 +1,6 @@
 /**
  * The Postman v2.1 collection (spec: "A Postman collection is served at
- * {base_url}/postman"; CONTRACT 8): converted from the live OpenAPI document
+ * {base_url}/postman"): converted from the live OpenAPI document
  * by `openapi-to-postmanv2`, then finished so that it runs top to bottom
  * against a real service with only `api_key` and `webhook_url` supplied:
  *

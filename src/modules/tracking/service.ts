@@ -1,5 +1,5 @@
 /**
- * Tracking lookups (spec: GET /v1/track, GET /demo/track; issue 3 item 4):
+ * Tracking lookups (spec: GET /v1/track, GET /demo/track):
  * resolve the courier → check the number's format → (authenticated) account
  * status and quota reservation → one coalesced backend call → store and
  * detect changes → the PascalCase response. Only a 200 consumes quota: every
@@ -34,7 +34,7 @@ export function resolveRequest(deps: TrackingDeps, slug: string, rawNumber: stri
   return { courier, awb };
 }
 
-/** Maps a courier failure to the client error (spec: Errors; CONTRACT 3). */
+/** Maps a courier failure to the client error (spec: Errors; spec-map Decisions: Courier failures). */
 function toAppError(courier: Courier, err: CourierError): AppError {
   if (err instanceof CourierBusyError)
     return new AppError("COURIER_BUSY", `Too many ${courier.name} lookups are queued to answer this one in time; retry in ${err.retryAfterSeconds} s.`, {}, { "retry-after": String(err.retryAfterSeconds) });
@@ -65,7 +65,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
     followingMetrics.courierErrors.inc({ courier: courier.slug, kind: err.kind });
     if (err.kind === "not_found") {
-      // CONTRACT 1: a shipment stored before that the courier no longer knows → the stored history.
+      // spec-map Decisions, Data fields: a shipment stored before that the courier no longer knows → the stored history.
       const stored = await findShipment(deps.db, courier.slug, awb);
       if (stored?.lastCheckedAt)
         return trackingData(courier, rowToRecord(stored), { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: true });
@@ -77,7 +77,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     nowMs: deps.clock.now(),
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
   });
-  // A lookup is a re-check too (CONTRACT 6): its events count with the scheduled ones.
+  // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });
   return trackingData(courier, rowToRecord(shipment), { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
 }

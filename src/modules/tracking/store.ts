@@ -1,6 +1,6 @@
 /**
  * The shipment store: one row per courier + AWB shared by every account
- * (CONTRACT 6). Every successful fetch — a `/v1/track` lookup, a demo lookup
+ * (spec-map Decisions: Following). Every successful fetch — a `/v1/track` lookup, a demo lookup
  * or a scheduled re-check — goes through {@link recordFetch}.
  *
  * Write only what changed. `recordFetch` first reads the row without a lock
@@ -66,7 +66,7 @@ export function rowToRecord(r: ShipmentRow): ShipmentRecord {
   };
 }
 
-/** Next re-check instant: now + interval ± 10 % (CONTRACT 6). */
+/** Next re-check instant: now + interval ± 10 % (spec-map Decisions: Re-checks). */
 export function nextCheckAt(nowMs: number, intervalSeconds: number, random: () => number = Math.random): Date {
   const jitter = (random() * 0.2 - 0.1) * intervalSeconds;
   return new Date(nowMs + Math.round((intervalSeconds + jitter) * 1000));
@@ -128,7 +128,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: ShipmentRow & { fo
     if (row.nextCheckAt === null && row.recheckFailures === 0 && row.leaseUntil === null) return unchanged;
     return undefined;
   }
-  // One narrow update: a lookup counts as a re-check and pushes the next one out (CONTRACT 6). The guard
+  // One narrow update: a lookup counts as a re-check and pushes the next one out (spec-map Decisions: Re-checks). The guard
   // makes a concurrent change of state or followers send this fetch down the full path instead.
   const now = new Date(opts.nowMs);
   const [updated] = await db

@@ -1,8 +1,8 @@
 /**
- * The delivery outbox (CONTRACT 6, 7): fan-out of an event into one
+ * The delivery outbox (spec: Events; spec-map Decisions: Outbox): fan-out of an event into one
  * `deliveries` row per subscribed, active, live webhook; the claim and the
  * outcome statements the worker runs. Claim → commit → send → record: no
- * transaction or row lock is ever held across a network call (STYLE 6).
+ * transaction or row lock is ever held across a network call, so a slow receiver never holds a lock.
  */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
