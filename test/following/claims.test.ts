@@ -8,7 +8,7 @@ import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
-import { DUE_BUCKET_MS } from "../../src/modules/following/claims.ts";
+import { DUE_BUCKET_MS } from "../../src/modules/tracking/claims.ts";
 import { claimDue, createRecheckRunner, defaultLeaseMs, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";

@@ -31,10 +31,10 @@ import type { Db } from "../../db/client.ts";
 import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
 import { recordFetch, type RecordOptions } from "../tracking/store.ts";
-import { backoffMs, claimDue, recordFailure, releaseClaims, unschedule, type ClaimedShipment } from "./claims.ts";
+import { backoffMs, claimDue, recordFailure, releaseClaims, unschedule, type ClaimedShipment } from "../tracking/claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 
-export { backoffMs, claimDue, recordFailure, releaseClaims, type ClaimedShipment } from "./claims.ts";
+export { backoffMs, claimDue, recordFailure, releaseClaims, type ClaimedShipment } from "../tracking/claims.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
 

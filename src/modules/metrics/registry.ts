@@ -11,7 +11,7 @@
  */
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 
-/** The process-wide registry (also holds the following metrics, src/modules/following/metrics.ts). */
+/** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
 export const serviceRegistry = new Registry();
 collectDefaultMetrics({ register: serviceRegistry });
 

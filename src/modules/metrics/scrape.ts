@@ -11,9 +11,9 @@ import type { Logger } from "../../lib/log.ts";
 import { serviceRegistry } from "./registry.ts";
 
 /**
- * The re-check backlog gauge. The following module registers it with its other counters in
- * {@link serviceRegistry} (src/modules/following/metrics.ts); the scrape finds it there by name, so this module
- * does not import the module that imports it. Absent (nothing to set) when the following module is not loaded.
+ * The re-check backlog gauge. src/modules/metrics/following.ts registers it with the other following counters in
+ * {@link serviceRegistry} when the re-check runner or a tracking lookup loads it; the scrape finds it there by name
+ * and sets it from its own count. Absent (nothing to set) when neither is loaded.
  */
 export const DUE_BACKLOG_METRIC = "courier_tracking_recheck_due_backlog";
 

@@ -14,7 +14,7 @@ import { CourierError } from "../couriers/adapters/types.ts";
 import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { CourierBusyError } from "../couriers/lane.ts";
 import { requireCourier } from "../couriers/service.ts";
-import { followingMetrics } from "../following/metrics.ts";
+import { followingMetrics } from "../metrics/following.ts";
 import { findShipment, recordFetch, rowToRecord } from "./store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 

@@ -2,7 +2,10 @@
  * The re-check claim and its outcome statements (graphile-worker / pg-boss
  * shape; a network call never runs inside the transaction that holds the claim): claim due shipments with a lease in ONE statement, record a
  * failure or give claims back with a second statement that only applies while
- * the lease is still ours. The runner in recheck.ts drives them.
+ * the lease is still ours. The runner in src/modules/following/recheck.ts
+ * drives them; housekeeping tidies expired leases through
+ * {@link releaseExpiredLeases}. They live here because the tracking module
+ * is the one writer of `shipments` (docs/spec-map.md, "Table owners").
  */
 import type { Db } from "../../db/client.ts";
 
@@ -136,4 +139,22 @@ export async function releaseClaims(db: Db, ids: readonly string[], owner: strin
 /** Takes a row out of the schedule (its courier left the catalogue or became lookup-only). */
 export async function unschedule(db: Db, id: string, owner: string): Promise<void> {
   await db.$client`update shipments set next_check_at = null, lease_until = null, lease_owner = null where id = ${id} and lease_owner = ${owner}`;
+}
+
+/**
+ * Clears leases that ran out (a process died mid re-check). The row is
+ * already due again (a claim leaves next_check_at as it was and an expired
+ * lease no longer hides the row from claims), so this only tidies
+ * `lease_owner`/`lease_until` and counts the dead claims.
+ * The predicate on next_check_at keeps the scan on `shipments_due_idx`.
+ * `nowMs`: ms since the epoch. Returns the leases cleared.
+ */
+export async function releaseExpiredLeases(db: Db, nowMs: number): Promise<number> {
+  const now = new Date(nowMs).toISOString();
+  const rows = await db.$client`
+    update shipments set lease_until = null, lease_owner = null
+    where next_check_at <= ${now} and lease_until <= ${now}
+    returning id
+  `;
+  return rows.length;
 }

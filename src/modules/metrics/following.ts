@@ -1,0 +1,49 @@
+/**
+ * Counters of the following machinery (docs/rechecks.md, Metrics: re-checks,
+ * the events they and lookups write, courier failures), in a prom-client registry that `GET /metrics`
+ * renders in Prometheus text format.
+ *
+ * One registry per process ({@link followingMetrics}): the re-check runner,
+ * the tracking lookups and the `/metrics` route built from the same process
+ * share it. Counters are per process (Prometheus sums replicas); the due
+ * backlog is a gauge read from the database on each scrape, so every replica
+ * reports the same shared figure (aggregate it with `max`, not `sum`).
+ * Kept here, in the metrics module, so that the modules recording into them
+ * (tracking, following) need not import each other.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { serviceRegistry } from "./registry.ts";
+
+export interface FollowingMetrics {
+  registry: Registry;
+  /** Scheduled re-checks finished, by courier slug and outcome (`changed` | `unchanged` | `failed`). */
+  rechecks: Counter<"courier" | "outcome">;
+  /** Events written by scheduled re-checks, by event type (`tracking.delivered`, …). */
+  events: Counter<"type">;
+  /** Courier failures seen by re-checks, by courier slug and failure kind (`timeout`, `backend`, …). */
+  courierErrors: Counter<"courier" | "kind">;
+  /** Shipments whose next check is due now (set on scrape by `refreshBacklog`, src/modules/following/metrics.ts). */
+  dueBacklog: Gauge;
+  /** Wall time of one re-check drain (claim → courier calls → record), seconds. */
+  drainSeconds: Histogram;
+}
+
+/** The following counters in `registry` (default a fresh one: tests and benchmarks may want their own). */
+export function createFollowingMetrics(registry: Registry = new Registry()): FollowingMetrics {
+  return {
+    registry,
+    rechecks: new Counter({ name: "courier_tracking_rechecks_total", help: "Scheduled shipment re-checks finished, by courier and outcome.", labelNames: ["courier", "outcome"], registers: [registry] }),
+    events: new Counter({ name: "courier_tracking_events_emitted_total", help: "Shipment events written (by scheduled re-checks and by lookups), by event type.", labelNames: ["type"], registers: [registry] }),
+    courierErrors: new Counter({ name: "courier_tracking_courier_errors_total", help: "Courier failures (scheduled re-checks and lookups), by courier and failure kind.", labelNames: ["courier", "kind"], registers: [registry] }),
+    dueBacklog: new Gauge({ name: "courier_tracking_recheck_due_backlog", help: "Followed shipments whose next re-check is due now (shared across replicas).", registers: [registry] }),
+    drainSeconds: new Histogram({
+      name: "courier_tracking_recheck_drain_seconds",
+      help: "Wall time of one re-check drain: claims, courier calls and records.",
+      buckets: [0.05, 0.25, 1, 5, 15, 60, 300],
+      registers: [registry],
+    }),
+  };
+}
+
+/** The process-wide counters used by the scheduler, the tracking lookups and `GET /metrics`, in the service registry. */
+export const followingMetrics: FollowingMetrics = createFollowingMetrics(serviceRegistry);
