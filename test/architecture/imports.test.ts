@@ -19,10 +19,6 @@ const ALLOWLIST: readonly AllowedEdge[] = [
   },
   { edge: "src/http -> src/modules/webhooks", why: "http/openapi-features.ts and openapi-webhooks.ts read webhooks/payload.ts (same move as above)" },
   { edge: "src/http -> src/modules/couriers", why: "http/openapi-examples.ts reads couriers/catalogue.ts (same move as above)" },
-  {
-    edge: "src/modules/tracking -> src/modules/following",
-    why: "tracking/service.ts counts lookups in following/metrics.ts while following/recheck.ts records through tracking/store.ts; one shipments core (store, normalise, claims, re-check) with its counters kept in the metrics module removes it",
-  },
 ];
 
 /** Who may import whom, beyond "no loops". */

@@ -11,6 +11,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, gt, lt } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
+import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 import { accounts, sessions } from "../../db/schema/index.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
@@ -97,4 +98,21 @@ export async function resolveSession(db: Db, clock: Clock, token: string | undef
 /** Ends the session behind a cookie token (sign-out). */
 export async function destroySession(db: Db, token: string | undefined): Promise<void> {
   if (token) await db.delete(sessions).where(eq(sessions.tokenHash, sha256(token)));
+}
+
+/**
+ * Deletes sessions that expired before `nowMs` (ms since the epoch): an expired session is useless at once (the
+ * dashboard refuses it), so no retention applies. The dashboard is the one writer of `sessions`
+ * (docs/spec-map.md, "Table owners"); housekeeping calls this. Returns the sessions deleted.
+ * @throws whatever the database throws (the next housekeeping run tries again).
+ */
+export async function pruneSessions(db: Db, nowMs: number, batches: PruneBatches): Promise<number> {
+  const sql = db.$client;
+  const now = new Date(nowMs).toISOString();
+  return deleteInBatches(batches, async () =>
+    (await sql`
+      delete from sessions where id in (
+        select id from sessions where expires_at < ${now} limit ${batches.batchSize})
+      returning 1`).length,
+  );
 }
