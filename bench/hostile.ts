@@ -20,6 +20,7 @@ import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
+import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -28,7 +29,7 @@ const DEPTH = 32_000;
 const tdb = await createTestDatabase({ max: 10 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends }).listen({
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink }).listen({
   port: 0,
   hostname: "127.0.0.1",
   development: false,

@@ -35,6 +35,7 @@ import { createCourierBackends } from "../src/modules/couriers/registry.ts";
 import { countDue } from "../src/modules/following/metrics.ts";
 import { claimDue, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
 import { recordFetch } from "../src/modules/tracking/store.ts";
+import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "../test/helpers/db.ts";
 
@@ -151,7 +152,7 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
   const config = loadConfig({ COURIER_MODE: "sandbox" });
   const sim = startSimulator({ clock: systemClock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, latencyMs: LATENCY_MS });
   const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
-  const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, backends };
+  const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, backends, onEvents: outboxEventSink };
   const figures: Record<string, unknown> = {};
   const out: Record<string, number> = {};
   try {
@@ -239,7 +240,7 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
         Array.from({ length: 20 }, async () => {
           while (next < pending.length) {
             const p = pending[next++]!;
-            const r = await recordFetch(tdb.db, courierBySlug(p.courier)!, p.tracking_number, snap, { nowMs: Date.now(), recheckIntervalSeconds: config.recheckIntervalSeconds });
+            const r = await recordFetch(tdb.db, courierBySlug(p.courier)!, p.tracking_number, snap, { nowMs: Date.now(), recheckIntervalSeconds: config.recheckIntervalSeconds, onEvents: outboxEventSink });
             if (r.event) emitted++;
           }
         }),

@@ -20,6 +20,7 @@ import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
+import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 
@@ -30,7 +31,7 @@ const tdb = await createTestDatabase({ max: 20 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends }).listen({ port: 0, hostname: "127.0.0.1" });
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink }).listen({ port: 0, hostname: "127.0.0.1" });
 const base = `http://127.0.0.1:${app.server!.port}`;
 
 const keys: string[] = [];

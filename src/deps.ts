@@ -5,13 +5,18 @@
  * Modules that other modules build on take the narrower {@link CoreDeps} (src/core-deps.ts) plus what they need
  * by name, so this file's references to the couriers and health modules never close a loop.
  */
-import type { CoreDeps } from "./core-deps.ts";
+import type { CoreDeps, EventSink } from "./core-deps.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import type { Lifecycle } from "./modules/health/state.ts";
 
 export interface AppDeps extends CoreDeps {
   /** Courier backends (live, or pointed at the simulator in sandbox mode). */
   backends: CourierBackends;
+  /**
+   * Receives every event the tracking module writes, inside the transaction that writes it: the webhooks
+   * module's outbox fan-out (`outboxEventSink`), wired by main.ts (and the test helper).
+   */
+  onEvents: EventSink;
   /** Draining flag read by `/readyz` (main.ts sets it on SIGTERM); default: never draining. */
   lifecycle?: Lifecycle;
 }

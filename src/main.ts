@@ -29,6 +29,7 @@ import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./
 import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
+import { outboxEventSink } from "./modules/webhooks/outbox.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "./modules/webhooks/worker.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
@@ -78,7 +79,8 @@ async function start(): Promise<void> {
   const by = (a: string) => Object.keys(availability).filter((k) => availability[k] === a);
   log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
 
-  const deps = { config, db: database.db, clock, log, secretsKey, backends, lifecycle };
+  // Every event tracking writes is fanned out into the webhooks outbox, in the same transaction.
+  const deps = { config, db: database.db, clock, log, secretsKey, backends, lifecycle, onEvents: outboxEventSink };
 
   if (config.courierMode === "sandbox") {
     const dev = await ensureDevAccount(database.db);

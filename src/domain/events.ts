@@ -8,6 +8,14 @@ import type { ShipmentState } from "./states.ts";
 export const EVENT_TYPES = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** A shipment event as the tracking module stored it (spec: Events; `enqueuedAt` fixed per event, UTC, to the second). */
+export interface StoredEvent {
+  eventId: string;
+  shipmentId: string;
+  type: EventType;
+  enqueuedAt: Date;
+}
+
 /**
  * Webhook event for a change to `state` (spec: Events table); `null` when the state has no event of its own.
  * exception, returned and cancelled share `tracking.exception`; `data.status` tells them apart.

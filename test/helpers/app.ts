@@ -10,6 +10,7 @@ import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import type { PlanId } from "../../src/domain/plans.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
+import { outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
 import { startSimulator, type Simulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
@@ -35,7 +36,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
   const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "1500", COURIER_ASYNC_BUDGET_MS: "5000", SANDBOX_ASYNC_SECONDS: "1", ...env });
   const sim = startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
   const backends = createCourierBackends({ config, clock, log: silentLogger, simulator: sim });
-  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, ...extra };
+  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, ...extra, onEvents: extra.onEvents ?? outboxEventSink };
   const app = buildApp(deps);
   let n = 0;
   return {

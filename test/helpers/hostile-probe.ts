@@ -11,13 +11,14 @@ import { systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
+import { outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
 import { createTestDatabase } from "./db.ts";
 import { rawRequest } from "./raw-http.ts";
 
 const tdb = await createTestDatabase({ max: 4 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends });
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink });
 app.listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 1024 * 1024, development: false });
 const port = app.server!.port!;
 const account = await createAccount(tdb.db, { email: "probe@example.com", plan: "growth" });

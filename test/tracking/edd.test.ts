@@ -15,7 +15,7 @@ import { ShipmentListResponse, StoredShipmentResponse } from "../../src/modules/
 import { TrackResponse } from "../../src/modules/tracking/model.ts";
 import { applySnapshot } from "../../src/modules/tracking/normalise.ts";
 import { recordFetch } from "../../src/modules/tracking/store.ts";
-import { claimDue } from "../../src/modules/webhooks/outbox.ts";
+import { claimDue, outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
 import { dataFromShipment } from "../../src/modules/webhooks/payload.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, liveWebhook, shipmentRow, track } from "../following/helpers.ts";
@@ -100,7 +100,7 @@ describe("a changed estimate alone", () => {
     await liveWebhook(ctx, a.key);
     const delhivery = courierBySlug("delhivery")!;
     const n = "3333333333121";
-    const opts = () => ({ followAccountId: a.id, nowMs: ctx.clock.now(), recheckIntervalSeconds: 28_800, random: () => 0.5 });
+    const opts = () => ({ followAccountId: a.id, nowMs: ctx.clock.now(), recheckIntervalSeconds: 28_800, random: () => 0.5, onEvents: outboxEventSink });
     const picked = cp("2026-11-03T09:15", "Picked up");
     await recordFetch(ctx.tdb.db, delhivery, n, snap([picked], "2026-11-06"), opts());
     const id = (await shipmentRow(ctx, "delhivery", n))!.id;

@@ -36,7 +36,7 @@ import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 
 export { backoffMs, claimDue, recordFailure, releaseClaims, type ClaimedShipment } from "../tracking/claims.ts";
 
-export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
+export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
 
 export interface RecheckOptions {
   /** Pool to claim and record with (default `deps.db`); a second runner in tests uses its own. */
@@ -56,7 +56,7 @@ export interface RecheckOptions {
   /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
   random?: () => number;
   metrics?: FollowingMetrics;
-  /** Test hook passed to `recordFetch`: runs inside the record transaction after the outbox insert. */
+  /** Test hook passed to `recordFetch`: runs inside the record transaction after the event sink (the outbox insert). */
   afterOutbox?: RecordOptions["afterOutbox"];
 }
 
@@ -188,6 +188,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       nowMs: deps.clock.now(),
       recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
       random,
+      onEvents: deps.onEvents,
       afterOutbox: opts.afterOutbox,
     });
     metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });

@@ -18,13 +18,13 @@ import { followingMetrics } from "../metrics/following.ts";
 import { findShipment, recordFetch, rowToRecord } from "./store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
-export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
+export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
 
 /**
  * Resolves and validates courier + number.
  * @throws AppError COURIER_NOT_FOUND (404), COURIER_NOT_SUPPORTED (400), INVALID_TRACKING_NUMBER (400)
  */
-export function resolveRequest(deps: TrackingDeps, slug: string, rawNumber: string): { courier: Courier; awb: string } {
+export function resolveRequest(deps: Pick<TrackingDeps, "backends">, slug: string, rawNumber: string): { courier: Courier; awb: string } {
   const courier = requireCourier(slug);
   if (deps.backends.availability(courier) === "unavailable")
     throw new AppError("COURIER_NOT_SUPPORTED", `Tracking for ${courier.name} is not available through the API right now.`);
@@ -76,6 +76,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     followAccountId,
     nowMs: deps.clock.now(),
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
+    onEvents: deps.onEvents,
   });
   // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });

@@ -12,17 +12,18 @@
  *   the fetch takes the full path below);
  * - anything else → the full path: in ONE transaction lock the row, merge
  *   again against the locked row, write the new record, the resulting event
- *   and its outbox rows (`fanOutEvent`, which also NOTIFYs the delivery
- *   worker on commit), follows and the re-check schedule. If any part fails,
- *   none of it happened.
+ *   (handed to `opts.onEvents`, the event sink the composition wires: the
+ *   webhooks module's outbox fan-out, which also NOTIFYs the delivery worker
+ *   on commit), follows and the re-check schedule. If any part fails, none
+ *   of it happened.
  */
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
 import { events, follows, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
-import { fanOutEvent } from "../webhooks/outbox.ts";
 import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
 import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
@@ -38,14 +39,16 @@ export interface RecordOptions {
   recheckIntervalSeconds: number;
   /** Random source for jitter, in [0, 1) (tests pass a constant). */
   random?: () => number;
-  /** Test hook: runs inside the transaction after the outbox insert (to prove atomicity). */
+  /** Receives the event written, inside the record transaction (`AppDeps.onEvents`: the webhooks outbox). */
+  onEvents: EventSink;
+  /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
 }
 
 export interface RecordResult {
   shipment: ShipmentRow;
   event: EventType | null;
-  /** Outbox rows written for the event. */
+  /** Rows the event sink wrote for the event (outbox rows). */
   deliveries: number;
   /** True when this call made the account start following. */
   followed: boolean;
@@ -178,7 +181,7 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
       await tx.insert(events).values({ id: eventId, shipmentId: id, type: event, status: WEBHOOK_SPELLING[record.state], enqueuedAt });
       // Fan out to the accounts already following; an account that starts following with this very
       // lookup has the change in its response and is not notified of it again.
-      deliveries = await fanOutEvent(tx, { eventId, shipmentId: id, type: event, enqueuedAt });
+      deliveries = await opts.onEvents(tx, [{ eventId, shipmentId: id, type: event, enqueuedAt }]);
       if (opts.afterOutbox) await opts.afterOutbox(tx);
     }
 

@@ -9,6 +9,7 @@ import type postgres from "postgres";
 import type { DbOrTx } from "../../db/client.ts";
 import { newId } from "../../lib/ids.ts";
 import { PLANS } from "../../domain/plans.ts";
+import type { EventSink } from "../../core-deps.ts";
 import type { EventType } from "../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
@@ -55,6 +56,16 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
   `);
   return targets.length;
 }
+
+/**
+ * The webhooks module's event sink (`AppDeps.onEvents`): every event the tracking module writes is fanned out
+ * into the outbox by {@link fanOutEvent}, in the transaction that writes the event. Returns the outbox rows written.
+ */
+export const outboxEventSink: EventSink = async (tx, events) => {
+  let rows = 0;
+  for (const ev of events) rows += await fanOutEvent(tx, ev);
+  return rows;
+};
 
 /** A claimed delivery with everything the attempt needs, read in the claim statement. */
 export interface ClaimedDelivery {
