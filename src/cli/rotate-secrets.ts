@@ -1,7 +1,7 @@
 /**
  * `bun run rotate-secrets`: re-encrypts every stored webhook signing secret
  * under SECRETS_KEY, reading old values with SECRETS_KEY_PREVIOUS, then
- * records the new key's check value (src/secrets/rotation.ts). Run it
+ * records the new key's check value (src/modules/accounts/secret-rotation.ts). Run it
  * once every process runs with the new SECRETS_KEY and the old key as
  * SECRETS_KEY_PREVIOUS (docs/deployment.md, Rotating SECRETS_KEY). Exit 0
  * when every secret is under the new key, 1 otherwise.
@@ -11,7 +11,7 @@ import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
 import { loadSecretsKey } from "../secrets/key.ts";
-import { reencryptSecrets } from "../secrets/rotation.ts";
+import { reencryptSecrets } from "../modules/accounts/secret-rotation.ts";
 
 const boot = createLogger("info", { service: "courier-tracking-api", component: "rotate-secrets" });
 let code = 1;

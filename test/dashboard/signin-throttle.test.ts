@@ -11,7 +11,7 @@ import { corePlugin } from "../../src/http/core.ts";
 import { createAccount } from "../../src/modules/accounts/service.ts";
 import { dashboardModule } from "../../src/modules/dashboard/index.ts";
 import type { PasswordWork } from "../../src/modules/dashboard/service.ts";
-import { SIGNIN_MAX_FAILURES, SIGNIN_SLOW_AFTER, SIGNIN_SLOW_INTERVAL_MS } from "../../src/modules/dashboard/signin-throttle.ts";
+import { SIGNIN_MAX_FAILURES, SIGNIN_SLOW_AFTER, SIGNIN_SLOW_INTERVAL_MS } from "../../src/modules/accounts/signin-throttle.ts";
 import { DEFAULT_VERIFY_GATE, VerifyGate, type VerifyGateOptions } from "../../src/modules/dashboard/verify-gate.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 

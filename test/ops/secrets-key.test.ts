@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { keyCheckValue, loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey, type SecretsKey } from "../../src/secrets/key.ts";
-import { reencryptSecrets } from "../../src/secrets/rotation.ts";
+import { reencryptSecrets } from "../../src/modules/accounts/secret-rotation.ts";
 import { createAccount } from "../../src/modules/accounts/service.ts";
 import { decryptSecret, decryptSecretWith, encryptSecret } from "../../src/secrets/cipher.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";

@@ -8,6 +8,7 @@
  * does not end in 200 *releases* its unit.
  */
 import { and, eq } from "drizzle-orm";
+import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { usageCounters } from "../../db/schema/index.ts";
 
@@ -72,4 +73,20 @@ export async function usedThisMonth(db: DbOrTx, accountId: string, nowMs: number
 /** The `usage` object of `/v1/track` (spec: GET /v1/track, usage): percent rounded to 2 decimals. */
 export function usageView(used: number, quota: number, plan: string) {
   return { used, quota, plan, percent: quota > 0 ? Math.round((used / quota) * 10_000) / 100 : 100 };
+}
+
+/**
+ * Locks the account's counter row for `period` (`YYYY-MM`) in the caller's postgres-js transaction `tx`, creating
+ * it at 0 if needed, and returns the units used so far. The lock serialises this account's bulk follow calls and
+ * its `/v1/track` reservations until `tx` ends (docs/shipments.md, quota of bulk follows).
+ */
+export async function lockUsage(tx: postgres.TransactionSql, accountId: string, period: string): Promise<number> {
+  await tx`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
+  const [{ used }] = (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [{ used: number }];
+  return used;
+}
+
+/** Counts `units` more for the account in `period`, in the transaction that holds the row lock ({@link lockUsage}). */
+export async function addUsage(tx: postgres.TransactionSql, accountId: string, period: string, units: number): Promise<void> {
+  await tx`update usage_counters set used = used + ${units} where account_id = ${accountId} and period = ${period}`;
 }

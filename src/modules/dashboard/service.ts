@@ -2,16 +2,16 @@
  * Dashboard reads and the sign-in / sign-up rules. Plain functions over the
  * database (no request context); the routes render what these return.
  */
-import { and, desc, eq, gte, sql } from "drizzle-orm";
+import { and, eq, gte, sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
-import { deliveries, follows, shipments } from "../../db/schema/index.ts";
+import { deliveries } from "../../db/schema/index.ts";
 import { createAccount, EmailTakenError, findAccountByEmail, normaliseEmail } from "../accounts/service.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
-import { clearAfterSuccess, refundAttempt, reserveAttempt } from "./signin-throttle.ts";
+import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/signin-throttle.ts";
 import { VerifyGate } from "./verify-gate.ts";
 
-export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIGNIN_WINDOW_MS } from "./signin-throttle.ts";
+export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIGNIN_WINDOW_MS } from "../accounts/signin-throttle.ts";
 
 /** Sign-ups per IP per hour. */
 export const SIGNUP_MAX_PER_IP = 10;
@@ -41,7 +41,7 @@ const BUSY_RETRY_SECONDS = 2;
 
 /**
  * Checks email + password (docs/dashboard.md, "Sign-in throttling"):
- * reserves the attempt first (signin-throttle.ts), then verifies inside the
+ * reserves the attempt first (accounts/signin-throttle.ts), then verifies inside the
  * verification gate. Unknown emails verify against a dummy hash (same cost,
  * same throttle). A success clears this address's failures on the account.
  */
@@ -85,27 +85,6 @@ export async function signUp(deps: Deps, input: { email: string; password: strin
   if (created.value) return { ok: true, accountId: created.value.id, created: true };
   const r = await signIn(deps, input);
   return r.ok ? { ...r, created: false } : r.reason === "throttled" ? r : { ok: false, reason: "taken" };
-}
-
-/** The account's followed shipments, newest follow first (at most 500). */
-export async function listFollowedShipments(db: Db, accountId: string) {
-  return db
-    .select({
-      courier: shipments.courier,
-      trackingNumber: shipments.trackingNumber,
-      state: shipments.state,
-      mostRecentStatus: shipments.mostRecentStatus,
-      terminal: shipments.terminal,
-      followMode: shipments.followMode,
-      lastCheckedAt: shipments.lastCheckedAt,
-      nextCheckAt: shipments.nextCheckAt,
-      followedAt: follows.createdAt,
-    })
-    .from(follows)
-    .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
-    .where(eq(follows.accountId, accountId))
-    .orderBy(desc(follows.createdAt))
-    .limit(500);
 }
 
 export interface DayCount {

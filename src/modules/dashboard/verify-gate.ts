@@ -8,7 +8,7 @@
  * `maxWaitMs`) and otherwise is turned away at once, to be answered
  * "too many attempts". Nothing queues without bound.
  *
- * The gate is per process; the database throttle (signin-throttle.ts) is what
+ * The gate is per process; the database throttle (accounts/signin-throttle.ts) is what
  * holds across replicas.
  */
 

@@ -15,11 +15,11 @@
  */
 import type { AppDeps } from "../../deps.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
-import { newId } from "../../lib/ids.ts";
-import { periodOf } from "../accounts/quota.ts";
+import { addUsage, lockUsage, periodOf } from "../accounts/quota.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
+import { followedKeys, followMany } from "../tracking/follows.ts";
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 
@@ -76,25 +76,18 @@ export async function followShipments(deps: Deps, auth: AuthContext, input: Foll
   return { shipments: results, accepted: results.filter((r) => r.result === "accepted").length, counted };
 }
 
-/** The transaction: lock the counter, see what is already followed, grant what fits, write shipments and follows. Fills `results`. */
+/**
+ * The transaction: lock the counter (accounts), see what is already followed, grant what fits, write shipments
+ * and follows (tracking), count the units (accounts). Fills `results`.
+ */
 async function followValid(deps: Deps, accountId: string, quota: number, nowMs: number, valid: Valid[], results: FollowResult[]): Promise<number> {
   const now = new Date(nowMs).toISOString();
   const period = periodOf(nowMs);
-  const sql = deps.db.$client;
-  return (await sql.begin(async (tx) => {
+  return (await deps.db.$client.begin(async (tx) => {
     // The counter row lock serialises this account's follow calls (and its /v1/track reservations):
     // the "already followed" read below then sees every earlier call's committed follows.
-    await tx`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
-    const [{ used }] = (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [{ used: number }];
-    const keys = valid.map((v) => ({ courier: v.courier, awb: v.awb }));
-    const followed = new Set(
-      ((await tx`
-        select s.courier || '/' || s.tracking_number as k
-        from jsonb_to_recordset(${JSON.stringify(keys)}::jsonb) as v(courier text, awb text)
-        join shipments s on s.courier = v.courier and s.tracking_number = v.awb
-        join follows f on f.shipment_id = s.id and f.account_id = ${accountId}
-      `) as unknown as { k: string }[]).map((r) => r.k),
-    );
+    const used = await lockUsage(tx, accountId, period);
+    const followed = await followedKeys(tx, accountId, valid.map((v) => ({ courier: v.courier, awb: v.awb })));
     let left = Math.max(0, quota - used);
     const fresh: Valid[] = [];
     const seen = new Set<string>();
@@ -110,27 +103,8 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
       } else results[v.index] = { ...base, result: "quota_exceeded", error: { code: "QUOTA_EXCEEDED", message: `Monthly quota of ${quota} tracking requests used up; upgrade at ${deps.config.publicBaseUrl}/dashboard/billing` } };
     }
     if (fresh.length === 0) return 0;
-    const rows = fresh.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode }));
-    // Store the shipments nobody has stored yet (state pending, never checked), then follow them all.
-    await tx`
-      insert into shipments (id, courier, tracking_number, follow_mode, created_at, updated_at)
-      select v.id, v.courier, v.awb, v.mode, ${now}, ${now}
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(id text, courier text, awb text, mode text)
-      on conflict (courier, tracking_number) do nothing
-    `;
-    // Due now unless terminal or already scheduled: the re-check job (every few seconds) looks it up.
-    await tx`
-      with v as (select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(courier text, awb text)),
-      s as (select s.id from shipments s join v on s.courier = v.courier and s.tracking_number = v.awb),
-      f as (
-        insert into follows (account_id, shipment_id, created_at) select ${accountId}, s.id, ${now} from s
-        on conflict do nothing returning shipment_id
-      )
-      update shipments set followers = followers + 1,
-        next_check_at = case when terminal then null when next_check_at is null or last_checked_at is null then least(coalesce(next_check_at, ${now}), ${now}) else next_check_at end
-      where id in (select shipment_id from f)
-    `;
-    await tx`update usage_counters set used = used + ${fresh.length} where account_id = ${accountId} and period = ${period}`;
+    await followMany(tx, accountId, fresh, now);
+    await addUsage(tx, accountId, period, fresh.length);
     return fresh.length;
   })) as number;
 }

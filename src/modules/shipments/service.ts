@@ -11,6 +11,7 @@ import { courierBySlug, normaliseTrackingNumber, type Courier } from "../courier
 import { toSpecDate } from "../../domain/dates.ts";
 import { rowToRecord, type ShipmentRow } from "../tracking/store.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
+import { unfollow } from "../tracking/follows.ts";
 import { trackingData, type TrackingData } from "../tracking/view.ts";
 import type { ListShipmentsInput } from "./model.ts";
 
@@ -123,17 +124,5 @@ export async function unfollowShipment(db: Db, accountId: string, slug: string, 
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
-  const sql = db.$client;
-  const rows = await sql`
-    with f as (
-      delete from follows using shipments s
-      where follows.account_id = ${accountId} and follows.shipment_id = s.id and s.courier = ${courier.slug} and s.tracking_number = ${n}
-      returning follows.shipment_id
-    )
-    update shipments set followers = greatest(followers - 1, 0),
-      next_check_at = case when followers - 1 <= 0 then null else next_check_at end
-    where id in (select shipment_id from f)
-    returning id
-  `;
-  if (rows.length === 0) throw notFollowed(courier.slug, n);
+  if (!(await unfollow(db, accountId, courier.slug, n))) throw notFollowed(courier.slug, n);
 }

@@ -6,7 +6,8 @@
 import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { accounts, deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
+import { deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
+import { lockWebhookSecret, storeWebhookSecret } from "../accounts/webhook-secret.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
@@ -67,7 +68,7 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
   return deps.db.transaction(async (tx) => {
     // The account row lock serialises creates and rotations of one account:
     // the limit count and the "first secret" decision cannot race.
-    const [acc] = await tx.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, caller.id)).for("update");
+    const acc = await lockWebhookSecret(tx, caller.id);
     if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
     const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
     if (n >= MAX_WEBHOOKS) throw new AppError("WEBHOOK_LIMIT_REACHED", `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
@@ -78,10 +79,7 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
     let secret = SECRET_NOTICE;
     if (!acc.enc) {
       secret = generateSecret();
-      await tx
-        .update(accounts)
-        .set({ webhookSecretEnc: encryptSecret(deps.secretsKey, caller.id, secret), webhookSecretRevealed: true, webhookSecretRotatedAt: now, updatedAt: now })
-        .where(eq(accounts.id, caller.id));
+      await storeWebhookSecret(tx, caller.id, encryptSecret(deps.secretsKey, caller.id, secret), now, { keepPrevious: false });
     }
     return { ...webhookView(row!), secret };
   });
@@ -98,17 +96,8 @@ export async function rotateSecret(deps: ServiceDeps, accountId: string): Promis
   const secret = generateSecret();
   const now = new Date(deps.clock.now());
   await deps.db.transaction(async (tx) => {
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for("update");
-    await tx
-      .update(accounts)
-      .set({
-        webhookSecretPrevEnc: sql`${accounts.webhookSecretEnc}`,
-        webhookSecretEnc: encryptSecret(deps.secretsKey, accountId, secret),
-        webhookSecretRotatedAt: now,
-        webhookSecretRevealed: true,
-        updatedAt: now,
-      })
-      .where(eq(accounts.id, accountId));
+    await lockWebhookSecret(tx, accountId);
+    await storeWebhookSecret(tx, accountId, encryptSecret(deps.secretsKey, accountId, secret), now, { keepPrevious: true });
   });
   return secret;
 }

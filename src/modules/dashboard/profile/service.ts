@@ -2,13 +2,16 @@
  * Profile changes a signed-in customer makes to their own account: password,
  * email, deletion (docs/dashboard.md, "Profile"). Plain functions over the
  * database; the routes check the session, the CSRF token and the current
- * password before calling them.
+ * password before calling them. Account columns are written through the
+ * accounts module and shipments through tracking, their one writers
+ * (docs/spec-map.md, "Table owners"); only `sessions` is the dashboard's own.
  */
-import { and, eq, inArray, ne, notExists } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
-import { accounts, follows, sessions, shipments } from "../../../db/schema/index.ts";
-import { notifyAccountChanged } from "../../accounts/auth-cache.ts";
+import { accounts, sessions } from "../../../db/schema/index.ts";
+import { deleteAccountRow, setEmail, setPasswordHash } from "../../accounts/profile.ts";
 import { EmailTakenError, findAccount, normaliseEmail } from "../../accounts/service.ts";
+import { deleteUnfollowedShipments, followedShipmentIds } from "../../tracking/follows.ts";
 
 /** argon2id, as at sign-up (`Bun.password`). */
 const hash = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
@@ -27,7 +30,7 @@ export async function checkPassword(db: DbOrTx, accountId: string, password: str
 export async function setPassword(db: Db, accountId: string, password: string, keepSessionId?: string): Promise<void> {
   const passwordHash = await hash(password);
   await db.transaction(async (tx) => {
-    await tx.update(accounts).set({ passwordHash, updatedAt: new Date() }).where(eq(accounts.id, accountId));
+    await setPasswordHash(tx, accountId, passwordHash);
     await tx.delete(sessions).where(keepSessionId ? and(eq(sessions.accountId, accountId), ne(sessions.id, keepSessionId)) : eq(sessions.accountId, accountId));
   });
 }
@@ -41,9 +44,8 @@ export async function changeEmail(db: DbOrTx, accountId: string, email: string):
   const taken = await db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.email, normalised), ne(accounts.id, accountId))).limit(1);
   if (taken[0]) throw new EmailTakenError();
   try {
-    await db.update(accounts).set({ email: normalised, updatedAt: new Date() }).where(eq(accounts.id, accountId));
-    // API-key authentication caches the account (with its email): every replica drops it.
-    await notifyAccountChanged(db, accountId);
+    // API-key authentication caches the account (with its email): every replica drops it (setEmail notifies).
+    await setEmail(db, accountId, normalised);
   } catch (e) {
     // A concurrent change to the same address loses on the unique index.
     if ((e as { code?: string }).code === "23505" || (e as { cause?: { code?: string } }).cause?.code === "23505") throw new EmailTakenError();
@@ -63,12 +65,9 @@ export async function changeEmail(db: DbOrTx, accountId: string, email: string):
  */
 export async function deleteAccount(db: Db, accountId: string): Promise<void> {
   await db.transaction(async (tx) => {
-    const followed = await tx.select({ id: follows.shipmentId }).from(follows).where(eq(follows.accountId, accountId));
-    await tx.delete(accounts).where(eq(accounts.id, accountId));
+    const followed = await followedShipmentIds(tx, accountId);
     // The keys stop working at once on every replica, not when the auth cache's entries expire (NOTIFY at commit).
-    await notifyAccountChanged(tx, accountId);
-    const ids = followed.map((f) => f.id);
-    if (ids.length)
-      await tx.delete(shipments).where(and(inArray(shipments.id, ids), notExists(tx.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id)))));
+    await deleteAccountRow(tx, accountId);
+    await deleteUnfollowedShipments(tx, followed);
   });
 }

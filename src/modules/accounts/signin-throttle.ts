@@ -1,5 +1,8 @@
 /**
  * The sign-in throttle, shared by every replica through `rate_windows`.
+ * The dashboard's sign-in calls it; it lives in the accounts module, the one
+ * writer of `rate_windows` (docs/spec-map.md, "Table owners"), because its
+ * counters share that table (and its retention) with the API rate limits.
  *
  * An attempt is *reserved* before the password is checked, in one statement
  * that both checks the limits and counts the attempt, so concurrent attempts
@@ -23,7 +26,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { windowStart } from "../accounts/rate-limit.ts";
+import { windowStart } from "./rate-limit.ts";
 
 /** Window of the failure counters. */
 export const SIGNIN_WINDOW_MS = 15 * 60_000;

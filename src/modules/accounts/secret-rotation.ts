@@ -4,12 +4,15 @@
  * Rotating SECRETS_KEY): processes already run with the new SECRETS_KEY and
  * the old one as SECRETS_KEY_PREVIOUS; this rewrites what the old key
  * encrypted, then records the new key's check value so processes that still
- * have only the old key refuse to start.
+ * have only the old key refuse to start. In the accounts module because the
+ * secrets are columns of `accounts`, which only this module writes
+ * (docs/spec-map.md, "Table owners"); the cipher and the key check stay in
+ * src/secrets/.
  */
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { decryptSecretWith, encryptSecret } from "./cipher.ts";
-import { storeKeyCheck, type SecretsKey } from "./key.ts";
+import type { Db } from "../../db/client.ts";
+import { decryptSecretWith, encryptSecret } from "../../secrets/cipher.ts";
+import { storeKeyCheck, type SecretsKey } from "../../secrets/key.ts";
 
 export interface RotationReport {
   /** Values rewritten under the new key. */

@@ -1,0 +1,119 @@
+/**
+ * Follows: which accounts follow which stored shipment, and the follower
+ * count and re-check schedule that go with them (docs/shipments.md). The
+ * tracking module is the one writer of `shipments`, `follows` and `events`
+ * (docs/spec-map.md, "Table owners"): the shipments API (bulk follow,
+ * unfollow) and the dashboard (its shipments page, account deletion) call
+ * these instead of writing the tables. Lookups follow through `recordFetch`
+ * (store.ts).
+ */
+import { and, desc, eq, inArray, notExists } from "drizzle-orm";
+import type postgres from "postgres";
+import type { Db, DbOrTx } from "../../db/client.ts";
+import { follows, shipments } from "../../db/schema/index.ts";
+import { newId } from "../../lib/ids.ts";
+
+/** One shipment to follow: a courier slug and a normalised AWB, with the courier's follow mode. */
+export interface FollowItem {
+  courier: string;
+  awb: string;
+  followMode: "scheduled" | "lookup";
+}
+
+/**
+ * Which of `keys` the account already follows, as `courier/awb` strings. Runs in the caller's postgres-js
+ * transaction `tx` (the bulk follow reads this after locking the account's usage counter, so it sees every
+ * earlier follow call's committed follows).
+ */
+export async function followedKeys(tx: postgres.TransactionSql, accountId: string, keys: readonly { courier: string; awb: string }[]): Promise<Set<string>> {
+  const rows = (await tx`
+    select s.courier || '/' || s.tracking_number as k
+    from jsonb_to_recordset(${JSON.stringify(keys)}::jsonb) as v(courier text, awb text)
+    join shipments s on s.courier = v.courier and s.tracking_number = v.awb
+    join follows f on f.shipment_id = s.id and f.account_id = ${accountId}
+  `) as unknown as { k: string }[];
+  return new Set(rows.map((r) => r.k));
+}
+
+/**
+ * Makes the account follow `items` in the caller's transaction `tx`, without calling any courier: stores the
+ * shipments nobody has stored yet (state pending, never checked), writes the follows, raises the follower counts
+ * and makes each one due for a re-check at `nowIso` (ISO instant) unless it is terminal or already scheduled — the
+ * re-check job (every few seconds) then looks it up. An item already followed is left as it is.
+ */
+export async function followMany(tx: postgres.TransactionSql, accountId: string, items: readonly FollowItem[], nowIso: string): Promise<void> {
+  const rows = JSON.stringify(items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })));
+  await tx`
+    insert into shipments (id, courier, tracking_number, follow_mode, created_at, updated_at)
+    select v.id, v.courier, v.awb, v.mode, ${nowIso}, ${nowIso}
+    from jsonb_to_recordset(${rows}::jsonb) as v(id text, courier text, awb text, mode text)
+    on conflict (courier, tracking_number) do nothing
+  `;
+  await tx`
+    with v as (select * from jsonb_to_recordset(${rows}::jsonb) as v(courier text, awb text)),
+    s as (select s.id from shipments s join v on s.courier = v.courier and s.tracking_number = v.awb),
+    f as (
+      insert into follows (account_id, shipment_id, created_at) select ${accountId}, s.id, ${nowIso} from s
+      on conflict do nothing returning shipment_id
+    )
+    update shipments set followers = followers + 1,
+      next_check_at = case when terminal then null when next_check_at is null or last_checked_at is null then least(coalesce(next_check_at, ${nowIso}), ${nowIso}) else next_check_at end
+    where id in (select shipment_id from f)
+  `;
+}
+
+/**
+ * Stops the account following courier + AWB: the follow row goes, the follower count drops, and a shipment
+ * nobody follows any more leaves the re-check schedule. Events written after this commit are not fanned out to
+ * this account (fan-out joins the follows). Returns false when the account did not follow it (nothing written).
+ */
+export async function unfollow(db: Db, accountId: string, courier: string, awb: string): Promise<boolean> {
+  const rows = await db.$client`
+    with f as (
+      delete from follows using shipments s
+      where follows.account_id = ${accountId} and follows.shipment_id = s.id and s.courier = ${courier} and s.tracking_number = ${awb}
+      returning follows.shipment_id
+    )
+    update shipments set followers = greatest(followers - 1, 0),
+      next_check_at = case when followers - 1 <= 0 then null else next_check_at end
+    where id in (select shipment_id from f)
+    returning id
+  `;
+  return rows.length > 0;
+}
+
+/** The account's followed shipments for the dashboard, newest follow first (at most 500). */
+export async function listFollowedShipments(db: Db, accountId: string) {
+  return db
+    .select({
+      courier: shipments.courier,
+      trackingNumber: shipments.trackingNumber,
+      state: shipments.state,
+      mostRecentStatus: shipments.mostRecentStatus,
+      terminal: shipments.terminal,
+      followMode: shipments.followMode,
+      lastCheckedAt: shipments.lastCheckedAt,
+      nextCheckAt: shipments.nextCheckAt,
+      followedAt: follows.createdAt,
+    })
+    .from(follows)
+    .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
+    .where(eq(follows.accountId, accountId))
+    .orderBy(desc(follows.createdAt))
+    .limit(500);
+}
+
+/** Ids of the shipments the account follows (read before the account is deleted: its follows go with it). */
+export async function followedShipmentIds(db: DbOrTx, accountId: string): Promise<string[]> {
+  const rows = await db.select({ id: follows.shipmentId }).from(follows).where(eq(follows.accountId, accountId));
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Deletes those of `ids` that no account follows any more, with their events (foreign keys' `on delete cascade`).
+ * Account deletion calls it in its transaction, after the account (and so its follows) went.
+ */
+export async function deleteUnfollowedShipments(db: DbOrTx, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.delete(shipments).where(and(inArray(shipments.id, [...ids]), notExists(db.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id)))));
+}
