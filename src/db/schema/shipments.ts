@@ -49,7 +49,7 @@ export const shipments = pgTable(
     // so claiming 1,000 rows costs the same with 10k or 1M rows in the table.
     index("shipments_due_idx").on(t.nextCheckAt).where(sql`next_check_at is not null`),
     // The same rows by 15-minute due bucket: equal keys sit in storage order, so a claim that
-    // drains an overdue backlog touches a few pages, not one page per row (modules/following/claims.ts).
+    // drains an overdue backlog touches a few pages, not one page per row (modules/tracking/claims.ts).
     // The table is created with fillfactor 90 (migration 0005) so the claim's lease stamp stays a HOT update.
     index("shipments_due_bucket_idx")
       .on(sql`date_bin('15 minutes', ${t.nextCheckAt}, timestamptz '2000-01-01 00:00:00+00')`)
