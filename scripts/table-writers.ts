@@ -5,7 +5,8 @@
  * A write is found, with Babel's parser, as:
  * - a drizzle call `.insert(t)`, `.update(t)` or `.delete(t)` whose argument is a table object imported from
  *   `db/schema` (its export name mapped to the table name through the `pgTable("name", …)` declarations);
- * - raw SQL in a tagged template (`sql\`…\``, `tx\`…\``, `db.$client\`…\``) or a string passed to `.unsafe(…)`:
+ * - raw SQL in a tagged template (`sql\`…\``, `tx\`…\``, `db.$client\`…\``) or a string or untagged template passed
+ *   to `.unsafe(…)` or drizzle's `sql.raw(…)`:
  *   `insert into <table>`, `update <table>` (not `for update`, `for no key update`, `do update`) or
  *   `delete from <table>`, where `<table>` is a declared table.
  * Comments and ordinary strings are not read. Not found: a table named through `sql.identifier(…)` or a variable,
@@ -80,6 +81,13 @@ function schemaImports(program: Node, byExport: Map<string, string>): Map<string
   return local;
 }
 
+/** The text of a string literal or of an untagged template's fixed parts ("" for anything else). */
+function literalText(node: Node): string {
+  if (node.type === "StringLiteral") return String(node.value);
+  if (node.type === "TemplateLiteral") return (node.quasis as Node[]).map((q) => String((q.value as { raw: string }).raw)).join(" ? ");
+  return "";
+}
+
 /** The tables one file writes, with the line of each write. */
 export function fileWrites(text: string, byExport: Map<string, string>): { table: string; line: number }[] {
   const program = (parse(text, { sourceType: "module", plugins: ["typescript"] }) as unknown as { program: Node }).program;
@@ -92,7 +100,7 @@ export function fileWrites(text: string, byExport: Map<string, string>): { table
       const method = ((node.callee as Node).property as Node).name;
       const arg = (node.arguments as Node[])[0];
       if ((method === "insert" || method === "update" || method === "delete") && arg?.type === "Identifier" && imported.has(String(arg.name))) out.push({ table: imported.get(String(arg.name))!, line });
-      if (method === "unsafe" && arg?.type === "StringLiteral") for (const t of rawSqlWrites(String(arg.value), tables)) out.push({ table: t, line });
+      if ((method === "unsafe" || method === "raw") && arg) for (const t of rawSqlWrites(literalText(arg), tables)) out.push({ table: t, line });
     }
     if (node.type === "TaggedTemplateExpression") {
       const quasi = node.quasi as Node;

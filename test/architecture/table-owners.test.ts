@@ -53,12 +53,12 @@ describe("the check fails on a second writer", () => {
   const fixture = join(import.meta.dir, "fixtures", "writers");
   const tables = new Set(readSchemaTables(fixture).values());
 
-  test("finds drizzle and raw SQL writes, and none in comments, strings, row locks, upserts or Set deletes", () => {
+  test("finds drizzle, raw SQL and unsafe() writes, and none in comments, strings, row locks, upserts or Set deletes", () => {
     expect(tables).toEqual(new Set(["parcels", "parcel_notes"]));
     const writers = findTableWriters(fixture);
     expect([...writers].map(([t, by]) => [t, Object.fromEntries(by)])).toEqual([
       ["parcels", { "src/modules/owner": ["src/modules/owner/write.ts:8"], "src/modules/intruder": ["src/modules/intruder/write.ts:5"] }],
-      ["parcel_notes", { "src/modules/owner": ["src/modules/owner/write.ts:9"] }],
+      ["parcel_notes", { "src/modules/owner": ["src/modules/owner/write.ts:9", "src/modules/owner/write.ts:13"] }],
     ]);
   });
 
@@ -72,7 +72,7 @@ describe("the check fails on a second writer", () => {
     expect(ownerProblems(findTableWriters(fixture), { parcels: "src/modules/intruder", ghosts: "src/modules/owner" }, tables)).toEqual([
       "parcel_notes: in the schema but has no declared owner",
       "ghosts: declared owner src/modules/owner, but no such table in the schema",
-      "parcel_notes: written by src/modules/owner (src/modules/owner/write.ts:9), owner is undeclared",
+      "parcel_notes: written by src/modules/owner (src/modules/owner/write.ts:9, src/modules/owner/write.ts:13), owner is undeclared",
       "parcels: written by src/modules/owner (src/modules/owner/write.ts:8), owner is src/modules/intruder",
     ]);
   });
