@@ -23,7 +23,7 @@ import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";
 import { authenticateAndCount, touchApiKey, type AuthContext } from "../modules/accounts/service.ts";
-import { decide, rateLimitHeaders, windowStart } from "../modules/accounts/rate-limit.ts";
+import { decide, RATE_LIMIT_WINDOW_MS, rateLimitHeaders, windowStart } from "../modules/accounts/rate-limit.ts";
 import { planOf } from "../domain/plans.ts";
 import { pathOf } from "./core.ts";
 import { addBodyCheck } from "./validation.ts";
@@ -50,11 +50,11 @@ export const needsApiKey = (path: string) => path === "/v1" || path.startsWith("
 async function authenticate(deps: AuthDeps, request: Request, headers: Record<string, unknown>): Promise<AuthContext> {
   const key = request.headers.get("x-api-key")?.trim() ?? "";
   const now = deps.clock.now();
-  const found = key ? await authenticateAndCount(deps.db, key, windowStart(now, 60_000)) : undefined;
+  const found = key ? await authenticateAndCount(deps.db, key, windowStart(now, RATE_LIMIT_WINDOW_MS)) : undefined;
   if (!found) throw new AppError("INVALID_API_KEY", key ? "The API key is invalid or has been revoked." : "Send your API key in the X-API-Key header.");
   const auth: AuthContext = { keyId: found.keyId, account: found.account };
   const plan = planOf(auth.account.plan);
-  const decision = decide(found.count, plan.rate_limit_per_minute, 60_000, now);
+  const decision = decide(found.count, plan.rate_limit_per_minute, RATE_LIMIT_WINDOW_MS, now);
   const rl = rateLimitHeaders(decision);
   Object.assign(headers, rl);
   if (!decision.allowed)

@@ -23,6 +23,7 @@
  * Cost: one upsert row per active account per interval (not per request).
  */
 import type { Db } from "../../db/client.ts";
+import { RATE_LIMIT_WINDOW_MS } from "./rate-limit.ts";
 
 /** Longest time a count waits before it is written, ms. */
 export const FLUSH_INTERVAL_MS = 200;
@@ -99,7 +100,7 @@ class RateCounter {
     let newest = 0;
     for (const w of this.windows.values()) newest = Math.max(newest, w.startMs);
     for (const [id, w] of this.windows)
-      if (w.sending === 0 && (w.startMs < newest - 120_000 || (w.startMs < newest - 60_000 && w.pending === 0))) this.windows.delete(id);
+      if (w.sending === 0 && (w.startMs < newest - 2 * RATE_LIMIT_WINDOW_MS || (w.startMs < newest - RATE_LIMIT_WINDOW_MS && w.pending === 0))) this.windows.delete(id);
   }
 }
 

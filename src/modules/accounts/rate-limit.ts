@@ -10,6 +10,11 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { rateWindows } from "../../db/schema/index.ts";
 
+/** The per-account rate limit's window, ms (spec: Limits, "requests per minute" per plan). */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+/** The demo limit's rolling window, ms (spec: Limits, "GET /demo/track: 5 requests per hour per IP address"). */
+export const DEMO_WINDOW_MS = 3_600_000;
+
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -52,8 +57,6 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-const HOUR_MS = 3_600_000;
-
 /** Outcome of a demo hit: the decision, in the same terms as the per-minute limit's `RateLimit-*` headers. */
 export interface DemoDecision extends RateDecision {
   /** Seconds until the oldest hit of the window leaves it (0 when allowed). */
@@ -71,13 +74,13 @@ export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number):
     // Serialise hits of one IP across replicas; the lock ends with the transaction.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"demo:" + ip}, 0))`);
     // ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.
-    const since = new Date(nowMs - HOUR_MS).toISOString();
+    const since = new Date(nowMs - DEMO_WINDOW_MS).toISOString();
     const rows = await tx.execute<{ n: number; oldest: string | null }>(
       sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since}::timestamptz order by at desc limit ${limit}) h`,
     );
     const n = Number(rows[0]?.n ?? 0);
     const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
-    const untilOldestLeaves = Math.max(1, Math.ceil((oldest + HOUR_MS - nowMs) / 1000));
+    const untilOldestLeaves = Math.max(1, Math.ceil((oldest + DEMO_WINDOW_MS - nowMs) / 1000));
     if (n >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
     await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
     return { allowed: true, limit, remaining: limit - n - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };

@@ -15,6 +15,8 @@ export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIG
 
 /** Sign-ups per IP per hour. */
 export const SIGNUP_MAX_PER_IP = 10;
+/** The sign-up limit's window, ms (one hour, fixed). */
+export const SIGNUP_WINDOW_MS = 3_600_000;
 
 /** Checks a password against an argon2id hash (default `Bun.password.verify`; tests wrap it to count calls). */
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
@@ -71,7 +73,7 @@ export type SignUpResult = { ok: true; accountId: string; created: boolean } | {
  * argon2id hash runs inside the same gate as sign-in verifications.
  */
 export async function signUp(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignUpResult> {
-  const d = await hitFixedWindow(deps.db, `signup:ip:${input.ip}`, SIGNUP_MAX_PER_IP, 3_600_000, deps.clock.now());
+  const d = await hitFixedWindow(deps.db, `signup:ip:${input.ip}`, SIGNUP_MAX_PER_IP, SIGNUP_WINDOW_MS, deps.clock.now());
   if (!d.allowed) return { ok: false, reason: "throttled", retryAfterSeconds: d.resetSeconds };
   const created = await deps.work.gate.run(normaliseEmail(input.email), async () => {
     try {
