@@ -15,7 +15,6 @@ const ROOT = join(import.meta.dir, "..", "..");
 const ALLOWLIST: readonly string[] = [
   "src/modules/following/recheck.ts: createRecheckRunner",
   "src/modules/couriers/registry.ts: createCourierBackends",
-  "src/modules/webhooks/worker.ts: createDeliveryWorker",
   "src/modules/webhooks/index.ts: webhooksModule",
   "src/modules/dashboard/routes/webhooks.ts: webhookRoutes",
   "src/config.ts: file",

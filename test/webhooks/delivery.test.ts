@@ -13,6 +13,7 @@ import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
 import { claimDue } from "../../src/modules/webhooks/outbox.ts";
 import { MAX_PAYLOAD_BYTES } from "../../src/modules/webhooks/payload.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkpoint, emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
@@ -339,7 +340,8 @@ describe("hostile receivers", () => {
 
 describe("start(): woken by NOTIFY", () => {
   test("the first attempt goes out after commit without runOnce and without the poll", async () => {
-    const w = createDeliveryWorker({ ...ctx.deps, resolver, pollPattern: "0 0 0 1 1 *" });
+    // The worker owns no timer (the scheduler polls it): after start() only a NOTIFY can wake it.
+    const w = createDeliveryWorker({ ...ctx.deps, resolver });
     await w.start();
     try {
       const s = await setup();
@@ -350,4 +352,62 @@ describe("start(): woken by NOTIFY", () => {
       await w.stop({ timeout: 5000 });
     }
   });
+});
+
+describe("the scheduler's delivery job", () => {
+  const state = async (webhookId: string) => (await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId)))[0]!;
+
+  test("a retry coming due (no NOTIFY) goes out only through the scheduler's poll; the bare worker has no timer", async () => {
+    const s = await setup();
+    rx.route(s.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
+    const w = createDeliveryWorker({ ...ctx.deps, resolver });
+    await w.start();
+    try {
+      await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
+      await rx.waitFor(s.path, 1, 10_000);
+      ctx.clock.advance(1_000); // retry 1 is due now; nothing notifies
+      await Bun.sleep(2_500);
+      expect(rx.on(s.path)).toHaveLength(1);
+    } finally {
+      await w.stop({ timeout: 5_000 });
+    }
+
+    const s2 = await setup();
+    rx.route(s2.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
+    const scheduler = createScheduler(ctx.deps, { jobs: ["delivery"], deliveryPattern: "* * * * * *", delivery: { resolver } });
+    await scheduler.start();
+    try {
+      await emit(ctx.tdb.db, s2.shp, "tracking.in_transit", now());
+      await rx.waitFor(s2.path, 1, 10_000);
+      const deadline = Date.now() + 5_000;
+      while ((await state(s2.id)).attempts < 1 && Date.now() < deadline) await Bun.sleep(20);
+      ctx.clock.advance(1_000);
+      const got = await rx.waitFor(s2.path, 2, 5_000);
+      expect(got[1]!.headers["x-webhook-delivery"]).toBe(`${s2.id}-2`);
+    } finally {
+      await scheduler.stop({ timeout: 5_000 });
+    }
+    expect(await state(s2.id)).toMatchObject({ state: "delivered", attempts: 2 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s2.id));
+  }, 30_000);
+
+  test("stop() waits for the attempt in flight and records it", async () => {
+    const s = await setup();
+    let answered = 0;
+    rx.route(s.path, async () => {
+      await Bun.sleep(1_000);
+      answered++;
+      return new Response("ok");
+    });
+    const scheduler = createScheduler(ctx.deps, { jobs: ["delivery"], delivery: { resolver } });
+    await scheduler.start();
+    await emit(ctx.tdb.db, s.shp, "tracking.delivered", now());
+    await rx.waitFor(s.path, 1, 10_000);
+    expect(answered).toBe(0); // in flight
+    await scheduler.stop({ timeout: 5_000 });
+    expect(answered).toBe(1);
+    expect(await state(s.id)).toMatchObject({ state: "delivered", attempts: 1 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+  }, 30_000);
 });
