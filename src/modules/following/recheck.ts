@@ -56,7 +56,7 @@ export interface RecheckOptions {
   maxHeld?: number;
   /** Lease length, ms (default: long enough for a full lane queue at the courier budget, see {@link defaultLeaseMs}). */
   leaseMs?: number;
-  /** First back-off after a failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval. */
+  /** First back-off after a retryable failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval; a non-retryable one waits the cap at once (failureBackoffMs). */
   backoffBaseMs?: number;
   /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
   random?: () => number;
