@@ -10,7 +10,7 @@ import { verify } from "@octokit/webhooks-methods";
 import { eq } from "drizzle-orm";
 import { deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
-import { claimDue } from "../../src/modules/webhooks/outbox.ts";
+import { claimDue, recordOutcomes } from "../../src/modules/webhooks/outbox.ts";
 import { MAX_PAYLOAD_BYTES } from "../../src/modules/webhooks/payload.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
@@ -212,6 +212,27 @@ describe("retries, abandonment and the failure count", () => {
     await emit(ctx.tdb.db, s.shp, "tracking.updated", now());
     await worker.runOnce();
     expect((await webhookRow(s.id)).failureCount).toBe(0);
+  });
+
+  test("an outcome recorded after its webhook was deactivated (while in flight) neither counts nor deactivates it again", async () => {
+    const s = await setup();
+    await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
+    await emit(ctx.tdb.db, s.shp, "tracking.updated", now());
+    const claimed = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter((c) => c.webhook_id === s.id);
+    expect(claimed).toHaveLength(2);
+    // Deactivated meanwhile (the 20th failure of another attempt, or its owner).
+    await ctx.tdb.sql`update webhooks set status = 'deactivated', failure_count = 20 where id = ${s.id}`;
+    const failed = { state: "abandoned" as const, attempts: 6, nextAttemptAt: null, statusCode: 503, error: "http_503", hops: [] };
+    const r1 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[0]!, outcome: failed }], ctx.clock.now());
+    expect([...r1.recorded]).toEqual([claimed[0]!.id]);
+    expect(r1.deactivated).toEqual([]);
+    expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
+    // A late success does not reset it either: reactivating (PUT status active) does.
+    const ok = { state: "delivered" as const, attempts: 1, nextAttemptAt: null, statusCode: 200, error: null, hops: [] };
+    const r2 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[1]!, outcome: ok }], ctx.clock.now());
+    expect([...r2.recorded]).toEqual([claimed[1]!.id]);
+    expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
   });
 
   test("a deleted webhook's pending deliveries stop", async () => {
