@@ -7,12 +7,14 @@
  *
  * SIGTERM/SIGINT drain in the reverse order (docs/deployment.md, Shutdown):
  * readiness turns 503, the listener closes, in-flight requests finish (up to
- * SHUTDOWN_GRACE_SECONDS), the scheduler and the delivery worker stop and give
- * back their claims, the courier pools and simulator close, the pool closes,
- * the embedded PostgreSQL stops LAST, then "stopped" and exit 0.
+ * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
+ * delivery worker) and they give back their claims, the courier pools and
+ * simulator close, the pool closes, the embedded PostgreSQL stops LAST, then
+ * "stopped" and exit 0.
  *
  * ROLE (docs/deployment.md, Roles): `api` serves HTTP only, `worker` runs the
- * re-check scheduler and the webhook delivery worker only, `all` (default) both.
+ * scheduler (re-checks, the webhook delivery worker, housekeeping) only, `all`
+ * (default) both.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, configFromProcess, type Config } from "./config.ts";
@@ -30,7 +32,6 @@ import { startAdminServer, type AdminServer } from "./modules/health/admin-serve
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
 import { outboxEventSink } from "./modules/webhooks/outbox.ts";
-import { createDeliveryWorker, type DeliveryWorker } from "./modules/webhooks/worker.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 
@@ -44,7 +45,6 @@ interface Running {
   sim?: Simulator;
   backends?: CourierBackends;
   admin?: AdminServer;
-  worker?: DeliveryWorker;
   scheduler?: Scheduler;
   server?: { stop(closeActive?: boolean): Promise<void> };
 }
@@ -94,9 +94,7 @@ async function start(): Promise<void> {
   } else if (config.role === "worker") log.warn("ROLE=worker without ADMIN_PORT: this process serves no health checks or metrics");
 
   if (config.role !== "api") {
-    running.worker = createDeliveryWorker(deps);
     running.scheduler = createScheduler(deps);
-    await running.worker.start();
     await running.scheduler.start();
   }
 
@@ -151,10 +149,8 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
     }
   });
   const left = () => Math.max(1_000, deadline - Date.now());
-  await Promise.all([
-    step("scheduler", () => running.scheduler?.stop({ timeout: left() })),
-    step("delivery worker", () => running.worker?.stop({ timeout: left() })),
-  ]);
+  // The scheduler drains re-checks and deliveries together.
+  await step("scheduler", () => running.scheduler?.stop({ timeout: left() }));
   await step("courier backends", () => running.backends?.close());
   await step("simulator", () => running.sim?.stop());
   await step("internal port", () => running.admin?.stop());

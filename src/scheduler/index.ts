@@ -1,36 +1,54 @@
 /**
  * In-process jobs, each with an owner that can stop it: explicit `start()` / `stop({ timeout })`,
- * started by `main.ts` only for ROLE=all|worker, never by `buildApp()`.
+ * started by `main.ts` only for ROLE=all|worker, never by `buildApp()`. The
+ * scheduler owns every timer of the background work; the jobs it drives have
+ * none of their own:
  *
  * - re-check: every RECHECK_POLL_SECONDS (default 5), drain the due
  *   shipments (modules/following/recheck.ts). The claim is shared through
  *   Postgres, so every replica runs this job and none re-checks a shipment twice.
+ * - delivery: the webhook delivery worker (modules/webhooks/worker.ts) is
+ *   started here (it LISTENs for the NOTIFY of new outbox rows) and polled
+ *   every WEBHOOK_POLL_SECONDS (default 1), the backstop for retries coming
+ *   due and missed notifications.
  * - housekeeping: every 10 minutes, release expired leases and prune what is
  *   past RETENTION_DAYS (modules/following/housekeeping.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
  * restarting) is logged and the job pauses, 1 s doubling to 60 s, then
- * resumes by itself. The delivery worker is the webhooks module's own
- * (`createDeliveryWorker`), started next to this by `main.ts`.
+ * resumes by itself (the delivery worker backs off its claims itself).
+ * `stop()` stops every timer first, then drains the re-checks and the
+ * deliveries in flight together, then waits for a running housekeeping pass.
  */
 import { Cron } from "croner";
 import type { AppDeps } from "../deps.ts";
 import { runHousekeeping, type HousekeepingOptions } from "../modules/following/housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
+import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/worker.ts";
+
+/** The scheduler's jobs. */
+export type JobName = "recheck" | "delivery" | "housekeeping";
+const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping"];
 
 export interface Scheduler {
+  /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
   start(): Promise<void>;
   /** Stops the jobs and waits for running ones, at most `timeout` ms (default 10,000). */
   stop(opts?: { timeout?: number }): Promise<void>;
 }
 
 export interface SchedulerOptions {
+  /** Jobs to run (default all three); a test of one job leaves the others out. */
+  jobs?: readonly JobName[];
   /** Croner pattern of the re-check job (default every RECHECK_POLL_SECONDS). */
   recheckPattern?: string;
+  /** Croner pattern of the delivery poll (default every WEBHOOK_POLL_SECONDS). */
+  deliveryPattern?: string;
   /** Croner pattern of the housekeeping job (default every 10 minutes). */
   housekeepingPattern?: string;
   recheck?: RecheckOptions;
+  delivery?: WorkerOptions;
   housekeeping?: HousekeepingOptions;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
@@ -55,47 +73,69 @@ function guarded(name: string, deps: AppDeps, body: () => Promise<void>): () => 
   };
 }
 
+/** An overrun-protected Croner job: on `pattern` when given, else every `seconds`. */
+function every(pattern: string | undefined, seconds: number, body: () => Promise<void>): Cron {
+  return pattern ? new Cron(pattern, { protect: true }, body) : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
+}
+
+/** Waits for `p` at most `ms` milliseconds; never rejects. */
+async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p.catch(() => {}), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
 /** Builds the jobs; nothing runs until `start()`. */
 export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Scheduler {
-  let jobs: Cron[] = [];
+  const jobs = new Set(opts.jobs ?? ALL_JOBS);
+  let started = false;
+  let crons: Cron[] = [];
   let runner: RecheckRunner | undefined;
+  let worker: DeliveryWorker | undefined;
   let housekeeping: Promise<unknown> | undefined;
+
+  function recheckJob(): Cron {
+    const r = (runner = createRecheckRunner(deps, opts.recheck));
+    const body = guarded("recheck", deps, async () => {
+      const stats = await r.drain();
+      opts.onDrain?.(stats);
+    });
+    return every(opts.recheckPattern, deps.config.recheckPollSeconds, body);
+  }
+  async function deliveryJob(): Promise<Cron> {
+    const w = (worker = createDeliveryWorker({ ...deps, ...opts.delivery }));
+    await w.start();
+    return every(opts.deliveryPattern, deps.config.webhookPollSeconds, guarded("delivery", deps, () => w.poll()));
+  }
+  function housekeepingJob(): Cron {
+    const body = guarded("housekeeping", deps, async () => {
+      const p = runHousekeeping(deps, opts.housekeeping);
+      housekeeping = p;
+      await p.finally(() => (housekeeping = undefined));
+    });
+    return new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, body);
+  }
 
   return {
     async start() {
-      if (jobs.length) return;
-      const r = (runner = createRecheckRunner(deps, opts.recheck));
-      const recheck = guarded("recheck", deps, async () => {
-        const stats = await r.drain();
-        opts.onDrain?.(stats);
-      });
-      const hk = guarded("housekeeping", deps, async () => {
-        const p = runHousekeeping(deps, opts.housekeeping);
-        housekeeping = p;
-        await p.finally(() => (housekeeping = undefined));
-      });
-      jobs = [
-        opts.recheckPattern
-          ? new Cron(opts.recheckPattern, { protect: true }, recheck)
-          : new Cron("* * * * * *", { protect: true, interval: deps.config.recheckPollSeconds }, recheck),
-        new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, hk),
-      ];
-      deps.log.info("scheduler started", { component: "scheduler", owner: r.owner, lease_ms: r.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
+      if (started) return;
+      started = true;
+      if (jobs.has("delivery")) crons.push(await deliveryJob());
+      if (jobs.has("recheck")) crons.push(recheckJob());
+      if (jobs.has("housekeeping")) crons.push(housekeepingJob());
+      deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
       const timeout = o.timeout ?? 10_000;
       const deadline = Date.now() + timeout;
-      for (const j of jobs) j.stop();
-      jobs = [];
-      // In order: re-checks first (queued claims go back, running ones are recorded), then housekeeping.
-      await runner?.stop({ timeout });
-      runner = undefined;
-      const left = deadline - Date.now();
-      if (housekeeping && left > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([housekeeping.catch(() => {}), new Promise((r) => (timer = setTimeout(r, left)))]);
-        clearTimeout(timer);
-      }
+      for (const c of crons) c.stop();
+      crons = [];
+      started = false;
+      // Re-checks give queued claims back and record running ones; deliveries in flight are recorded. Then housekeeping.
+      await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout })]);
+      runner = worker = undefined;
+      if (housekeeping) await atMost(housekeeping, deadline - Date.now());
     },
   };
 }

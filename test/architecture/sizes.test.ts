@@ -13,12 +13,8 @@ const ROOT = join(import.meta.dir, "..", "..");
 
 /** `file: what` of breaches being split by other work. An entry that is no longer a breach fails: delete it then. Never add one. */
 const ALLOWLIST: readonly string[] = [
-  "src/modules/following/recheck.ts: createRecheckRunner",
-  "src/modules/couriers/registry.ts: createCourierBackends",
-  "src/modules/webhooks/worker.ts: createDeliveryWorker",
   "src/modules/webhooks/index.ts: webhooksModule",
   "src/modules/dashboard/routes/webhooks.ts: webhookRoutes",
-  "src/config.ts: file",
 ];
 
 const keyOf = (b: { file: string; what: string }) => `${b.file}: ${b.what.replace(/ \(line \d+\)$/, "")}`;

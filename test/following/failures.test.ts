@@ -8,6 +8,8 @@ import type { AppDeps } from "../../src/deps.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { backoffMs, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import { failureBackoffMs } from "../../src/modules/following/recheck-one.ts";
+import { createFollowingMetrics } from "../../src/modules/following/metrics.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, shipmentRow, track } from "./helpers.ts";
@@ -134,5 +136,51 @@ describe("courier failures", () => {
     await runRecheckBatch(ctx.deps, { random: () => 0.5 });
     expect((await shipmentRow(ctx, "delhivery", n))!.recheckFailures).toBe(0);
     expect(await eventsOf(ctx, before.id)).toEqual(["tracking.updated/in_transit"]);
+  }, 30_000);
+
+  test("failureBackoffMs: a retryable failure steps up from the base, one that is not waits the whole interval at once", () => {
+    const mid = () => 0.5;
+    expect([1, 2, 3].map((f) => failureBackoffMs(true, f, 300_000, 28_800_000, mid))).toEqual([300_000, 600_000, 1_200_000]);
+    expect([1, 2, 3].map((f) => failureBackoffMs(false, f, 300_000, 28_800_000, mid))).toEqual([28_800_000, 28_800_000, 28_800_000]);
+    expect(failureBackoffMs(false, 1, 300_000, 28_800_000, () => 0)).toBe(25_920_000);
+    // An interval shorter than the base: both wait the base (the cap is never below it).
+    expect(failureBackoffMs(false, 1, 300_000, 60_000, mid)).toBe(300_000);
+  });
+
+  test("non-retryable failures (auth: no credentials; not_found: digit 4) back off a whole interval at once and are counted apart; a 5xx steps from 5 min", async () => {
+    const metrics = createFollowingMetrics();
+    const [auth] = await seedMany(ctx, growth.id, [["bluedart", "8234567891"]]);
+    const [notFound, backend] = await seedMany(ctx, growth.id, [
+      ["delhivery", "8234567890124"],
+      ["delhivery", "8234567890126"],
+    ]);
+    const live = loadConfig({ COURIER_MODE: "live" });
+    const unavailable = createCourierBackends({ config: live, clock: ctx.clock, log: silentLogger });
+    // Bluedart has no credentials in live mode (auth); delhivery goes to the simulator as before.
+    const backends: AppDeps["backends"] = { ...ctx.deps.backends, lookup: (c, n) => (c.slug === "bluedart" ? unavailable.lookup(c, n) : ctx.deps.backends.lookup(c, n)) };
+    const nextIn = async (id: string) => (await ctx.tdb.sql`select next_check_at, recheck_failures from shipments where id = ${id}`)[0]!;
+    try {
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const now = ctx.clock.now();
+        const stats = await runRecheckBatch({ ...longDeps(), backends }, { random: () => 0.5, metrics });
+        expect(stats).toMatchObject({ failed: 3, changed: 0 });
+        for (const id of [auth!, notFound!]) {
+          const r = await nextIn(id);
+          expect(r.recheck_failures).toBe(attempt);
+          expect(new Date(r.next_check_at).getTime() - now).toBe(28_800_000);
+        }
+        const b = await nextIn(backend!);
+        expect(new Date(b.next_check_at).getTime() - now).toBe(300_000 * 2 ** (attempt - 1));
+        // Everything due again for the next round.
+        await ctx.tdb.sql`update shipments set next_check_at = ${new Date(ctx.clock.now()).toISOString()} where id in ${ctx.tdb.sql([auth!, notFound!, backend!])}`;
+      }
+    } finally {
+      await unavailable.close();
+    }
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('courier_tracking_courier_errors_total{courier="bluedart",kind="auth",retryable="false"} 2');
+    expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="not_found",retryable="false"} 2');
+    expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="backend",retryable="true"} 2');
+    await ctx.tdb.sql`update shipments set next_check_at = null where id in ${ctx.tdb.sql([auth!, notFound!, backend!])}`;
   }, 30_000);
 });

@@ -40,7 +40,7 @@ describe("GET /metrics", () => {
     expect(sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="changed"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="failed"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, "courier_tracking_events_emitted_total", '{type="tracking.in_transit"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, "courier_tracking_courier_errors_total", '{courier="delhivery",kind="backend"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "courier_tracking_courier_errors_total", '{courier="delhivery",kind="backend",retryable="true"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, "courier_tracking_recheck_due_backlog")).toBe(backlogIds.length);
     expect(text).toContain("courier_tracking_recheck_drain_seconds_bucket");
     // Counts only: no tracking numbers or account ids in the output.

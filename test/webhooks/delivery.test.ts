@@ -10,9 +10,10 @@ import { verify } from "@octokit/webhooks-methods";
 import { eq } from "drizzle-orm";
 import { deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
-import { claimDue } from "../../src/modules/webhooks/outbox.ts";
+import { claimDue, recordOutcomes } from "../../src/modules/webhooks/outbox.ts";
 import { MAX_PAYLOAD_BYTES } from "../../src/modules/webhooks/payload.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkpoint, emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
@@ -213,6 +214,27 @@ describe("retries, abandonment and the failure count", () => {
     expect((await webhookRow(s.id)).failureCount).toBe(0);
   });
 
+  test("an outcome recorded after its webhook was deactivated (while in flight) neither counts nor deactivates it again", async () => {
+    const s = await setup();
+    await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
+    await emit(ctx.tdb.db, s.shp, "tracking.updated", now());
+    const claimed = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter((c) => c.webhook_id === s.id);
+    expect(claimed).toHaveLength(2);
+    // Deactivated meanwhile (the 20th failure of another attempt, or its owner).
+    await ctx.tdb.sql`update webhooks set status = 'deactivated', failure_count = 20 where id = ${s.id}`;
+    const failed = { state: "abandoned" as const, attempts: 6, nextAttemptAt: null, statusCode: 503, error: "http_503", hops: [] };
+    const r1 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[0]!, outcome: failed }], ctx.clock.now());
+    expect([...r1.recorded]).toEqual([claimed[0]!.id]);
+    expect(r1.deactivated).toEqual([]);
+    expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
+    // A late success does not reset it either: reactivating (PUT status active) does.
+    const ok = { state: "delivered" as const, attempts: 1, nextAttemptAt: null, statusCode: 200, error: null, hops: [] };
+    const r2 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[1]!, outcome: ok }], ctx.clock.now());
+    expect([...r2.recorded]).toEqual([claimed[1]!.id]);
+    expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+  });
+
   test("a deleted webhook's pending deliveries stop", async () => {
     const s = await setup();
     await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
@@ -339,7 +361,8 @@ describe("hostile receivers", () => {
 
 describe("start(): woken by NOTIFY", () => {
   test("the first attempt goes out after commit without runOnce and without the poll", async () => {
-    const w = createDeliveryWorker({ ...ctx.deps, resolver, pollPattern: "0 0 0 1 1 *" });
+    // The worker owns no timer (the scheduler polls it): after start() only a NOTIFY can wake it.
+    const w = createDeliveryWorker({ ...ctx.deps, resolver });
     await w.start();
     try {
       const s = await setup();
@@ -350,4 +373,62 @@ describe("start(): woken by NOTIFY", () => {
       await w.stop({ timeout: 5000 });
     }
   });
+});
+
+describe("the scheduler's delivery job", () => {
+  const state = async (webhookId: string) => (await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId)))[0]!;
+
+  test("a retry coming due (no NOTIFY) goes out only through the scheduler's poll; the bare worker has no timer", async () => {
+    const s = await setup();
+    rx.route(s.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
+    const w = createDeliveryWorker({ ...ctx.deps, resolver });
+    await w.start();
+    try {
+      await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
+      await rx.waitFor(s.path, 1, 10_000);
+      ctx.clock.advance(1_000); // retry 1 is due now; nothing notifies
+      await Bun.sleep(2_500);
+      expect(rx.on(s.path)).toHaveLength(1);
+    } finally {
+      await w.stop({ timeout: 5_000 });
+    }
+
+    const s2 = await setup();
+    rx.route(s2.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
+    const scheduler = createScheduler(ctx.deps, { jobs: ["delivery"], deliveryPattern: "* * * * * *", delivery: { resolver } });
+    await scheduler.start();
+    try {
+      await emit(ctx.tdb.db, s2.shp, "tracking.in_transit", now());
+      await rx.waitFor(s2.path, 1, 10_000);
+      const deadline = Date.now() + 5_000;
+      while ((await state(s2.id)).attempts < 1 && Date.now() < deadline) await Bun.sleep(20);
+      ctx.clock.advance(1_000);
+      const got = await rx.waitFor(s2.path, 2, 5_000);
+      expect(got[1]!.headers["x-webhook-delivery"]).toBe(`${s2.id}-2`);
+    } finally {
+      await scheduler.stop({ timeout: 5_000 });
+    }
+    expect(await state(s2.id)).toMatchObject({ state: "delivered", attempts: 2 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s2.id));
+  }, 30_000);
+
+  test("stop() waits for the attempt in flight and records it", async () => {
+    const s = await setup();
+    let answered = 0;
+    rx.route(s.path, async () => {
+      await Bun.sleep(1_000);
+      answered++;
+      return new Response("ok");
+    });
+    const scheduler = createScheduler(ctx.deps, { jobs: ["delivery"], delivery: { resolver } });
+    await scheduler.start();
+    await emit(ctx.tdb.db, s.shp, "tracking.delivered", now());
+    await rx.waitFor(s.path, 1, 10_000);
+    expect(answered).toBe(0); // in flight
+    await scheduler.stop({ timeout: 5_000 });
+    expect(answered).toBe(1);
+    expect(await state(s.id)).toMatchObject({ state: "delivered", attempts: 1 });
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+  }, 30_000);
 });

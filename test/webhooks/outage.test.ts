@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { createDeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
 import { emit, shipment } from "./fixtures.ts";
@@ -38,7 +38,8 @@ test("the worker rides out a database outage and delivers what was enqueued duri
 
   const relay = startPgRelay(ctx.tdb.url);
   const conn = connect(relay.url, { max: 4 });
-  const worker = createDeliveryWorker({ ...ctx.deps, db: conn.db });
+  // The delivery job as the service runs it: the worker, and the scheduler's poll that resumes it after a back-off.
+  const worker = createScheduler({ ...ctx.deps, db: conn.db }, { jobs: ["delivery"] });
   await worker.start();
   try {
     expect(await emit(ctx.tdb.db, shp, "tracking.in_transit", new Date(ctx.clock.now()))).toBe(1);

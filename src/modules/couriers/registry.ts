@@ -69,45 +69,80 @@ export interface BackendsOptions {
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
 }
 
-export function createCourierBackends(opts: BackendsOptions): CourierBackends {
+/** The time one lookup may take once its backend work starts, ms. */
+function budgetOf(config: Config, adapter: CourierAdapter): number {
+  return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
+}
+
+/** One adapter's backend: its availability, base URL, credentials, HTTP pool and lane. */
+function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   const { config } = opts;
-  const adapters = opts.adapters ?? ADAPTERS;
   const env = config.courierEnv;
+  const hasCredentials = adapter.credentialVars.every((v) => Boolean(env[v]));
+  const ownBaseUrl = env[`${adapter.envPrefix}_BASE_URL`];
+  let availability: Availability;
+  if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
+  else if (config.courierMode === "sandbox" && opts.simulator) availability = "sandbox";
+  else availability = "unavailable";
+  const baseUrl = availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
+  const credentials: Record<string, string> = {};
+  for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
+  // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
+  if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
+  const budget = budgetOf(config, adapter);
+  return {
+    adapter,
+    availability,
+    credentials,
+    http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
+    lane: new Lane({
+      name: adapter.id,
+      concurrency: config.courierConcurrency,
+      queueLimit: config.courierQueueLimit,
+      maxWaitMs: budget,
+      // An asynchronous backend answers within its budget; before the first answer, expect half of it.
+      expectedMs: adapter.async ? budget / 2 : undefined,
+    }),
+  };
+}
+
+/**
+ * One lookup at backend `b`, in its lane, within its budget.
+ * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`
+ *   (an adapter bug or an unexpected document shape, never a crash); `auth` when unavailable.
+ */
+async function callBackend(b: Backend, courier: Courier, trackingNumber: string, opts: BackendsOptions): Promise<LookupResult> {
+  if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
+  const budget = budgetOf(opts.config, b.adapter);
+  return b.lane.run(async () => {
+    // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).
+    const signal = AbortSignal.timeout(budget);
+    const started = performance.now();
+    try {
+      const snapshot = await b.adapter.track(trackingNumber, {
+        courier,
+        http: b.http,
+        credentials: b.credentials,
+        signal,
+        now: () => opts.clock.now(),
+        sleep: (ms) => abortableSleep(ms, signal),
+      });
+      return { snapshot, fetchMs: performance.now() - started };
+    } catch (err) {
+      if (err instanceof CourierError) throw err;
+      if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
+      opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
+      throw new CourierError("backend", `${courier.slug}: unexpected response`);
+    }
+  });
+}
+
+/** The backends of every adapter (see the file comment); concurrent lookups of one courier + number share one call. */
+export function createCourierBackends(opts: BackendsOptions): CourierBackends {
+  const adapters = opts.adapters ?? ADAPTERS;
   const backends = new Map<string, Backend>();
-  for (const adapter of Object.values(adapters)) {
-    const hasCredentials = adapter.credentialVars.every((v) => Boolean(env[v]));
-    const ownBaseUrl = env[`${adapter.envPrefix}_BASE_URL`];
-    let availability: Availability;
-    if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
-    else if (config.courierMode === "sandbox" && opts.simulator) availability = "sandbox";
-    else availability = "unavailable";
-    const baseUrl = availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
-    const credentials: Record<string, string> = {};
-    for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
-    // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
-    if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
-    backends.set(adapter.id, {
-      adapter,
-      availability,
-      credentials,
-      http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
-      lane: new Lane({
-        name: adapter.id,
-        concurrency: config.courierConcurrency,
-        queueLimit: config.courierQueueLimit,
-        maxWaitMs: budgetOf(adapter),
-        // An asynchronous backend answers within its budget; before the first answer, expect half of it.
-        expectedMs: adapter.async ? budgetOf(adapter) / 2 : undefined,
-      }),
-    });
-  }
-
+  for (const adapter of Object.values(adapters)) backends.set(adapter.id, buildBackend(adapter, opts));
   const inflight = new Map<string, Promise<LookupResult>>();
-
-  /** The time one lookup may take once its backend work starts, ms. */
-  function budgetOf(adapter: CourierAdapter): number {
-    return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
-  }
 
   /** The backend for this courier and number: in sandbox mode the simulator may route a number to another adapter. */
   function backendFor(courier: Courier, trackingNumber: string): Backend {
@@ -116,41 +151,13 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
     return routed ? backends.get(routed)! : direct;
   }
 
-  async function call(courier: Courier, trackingNumber: string): Promise<LookupResult> {
-    const b = backendFor(courier, trackingNumber);
-    if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
-    const budget = budgetOf(b.adapter);
-    return b.lane.run(async () => {
-      // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).
-      const signal = AbortSignal.timeout(budget);
-      const started = performance.now();
-      try {
-        const snapshot = await b.adapter.track(trackingNumber, {
-          courier,
-          http: b.http,
-          credentials: b.credentials,
-          signal,
-          now: () => opts.clock.now(),
-          sleep: (ms) => abortableSleep(ms, signal),
-        });
-        return { snapshot, fetchMs: performance.now() - started };
-      } catch (err) {
-        if (err instanceof CourierError) throw err;
-        if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
-        // An adapter bug or an unexpected document shape: a backend error, never a crash.
-        opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
-        throw new CourierError("backend", `${courier.slug}: unexpected response`);
-      }
-    });
-  }
-
   return {
     availability: (c) => backends.get(c.adapter)!.availability,
     lookup(courier, trackingNumber) {
       const key = `${courier.slug}:${trackingNumber}`;
       let p = inflight.get(key);
       if (!p) {
-        p = call(courier, trackingNumber).finally(() => inflight.delete(key));
+        p = callBackend(backendFor(courier, trackingNumber), courier, trackingNumber, opts).finally(() => inflight.delete(key));
         inflight.set(key, p);
       }
       return p;

@@ -20,8 +20,11 @@ export interface FollowingMetrics {
   rechecks: Counter<"courier" | "outcome">;
   /** Events written by scheduled re-checks, by event type (`tracking.delivered`, …). */
   events: Counter<"type">;
-  /** Courier failures seen by re-checks, by courier slug and failure kind (`timeout`, `backend`, …). */
-  courierErrors: Counter<"courier" | "kind">;
+  /**
+   * Courier failures seen by re-checks and lookups, by courier slug, failure kind (`timeout`, `backend`, …)
+   * and `retryable` (`true` | `false`, `CourierError.retryable`: `false` ones back off a whole re-check interval).
+   */
+  courierErrors: Counter<"courier" | "kind" | "retryable">;
   /** Shipments whose next check is due now (set on scrape by `refreshBacklog`, src/modules/following/metrics.ts). */
   dueBacklog: Gauge;
   /** Wall time of one re-check drain (claim → courier calls → record), seconds. */
@@ -34,7 +37,7 @@ export function createFollowingMetrics(registry: Registry = new Registry()): Fol
     registry,
     rechecks: new Counter({ name: "courier_tracking_rechecks_total", help: "Scheduled shipment re-checks finished, by courier and outcome.", labelNames: ["courier", "outcome"], registers: [registry] }),
     events: new Counter({ name: "courier_tracking_events_emitted_total", help: "Shipment events written (by scheduled re-checks and by lookups), by event type.", labelNames: ["type"], registers: [registry] }),
-    courierErrors: new Counter({ name: "courier_tracking_courier_errors_total", help: "Courier failures (scheduled re-checks and lookups), by courier and failure kind.", labelNames: ["courier", "kind"], registers: [registry] }),
+    courierErrors: new Counter({ name: "courier_tracking_courier_errors_total", help: "Courier failures (scheduled re-checks and lookups), by courier, failure kind and whether trying again soon can help.", labelNames: ["courier", "kind", "retryable"], registers: [registry] }),
     dueBacklog: new Gauge({ name: "courier_tracking_recheck_due_backlog", help: "Followed shipments whose next re-check is due now (shared across replicas).", registers: [registry] }),
     drainSeconds: new Histogram({
       name: "courier_tracking_recheck_drain_seconds",

@@ -63,7 +63,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   } catch (err) {
     if (!(err instanceof CourierError)) throw err;
     deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
-    followingMetrics.courierErrors.inc({ courier: courier.slug, kind: err.kind });
+    followingMetrics.courierErrors.inc({ courier: courier.slug, kind: err.kind, retryable: String(err.retryable) });
     if (err.kind === "not_found") {
       // spec-map Decisions, Data fields: a shipment stored before that the courier no longer knows → the stored history.
       const stored = await findShipment(deps.db, courier.slug, awb);

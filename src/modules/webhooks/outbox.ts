@@ -173,7 +173,10 @@ export const DEACTIVATE_AFTER_FAILURES = 20;
  * 2. the live webhooks' consecutive-failure counts (spec: Live webhook
  *    lifecycle: +1 on abandoned or dropped, reset on delivered,
  *    `deactivated` at {@link DEACTIVATE_AFTER_FAILURES}), folded per webhook
- *    in completion order.
+ *    in completion order. Only active webhooks count: an attempt that was in
+ *    flight when its webhook was deactivated changes nothing there (the count
+ *    stays where deactivation left it; reactivating resets it) and is not
+ *    reported as deactivating it again.
  *
  * Batching matters: every attempt-log row takes a FOR KEY SHARE lock on its
  * webhook (foreign key); one transaction per delivery turns that into a
@@ -235,7 +238,7 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
           status = case when v.add > 0 and (case when v.reset then 0 else w.failure_count end) + v.add >= ${DEACTIVATE_AFTER_FAILURES} then 'deactivated' else w.status end,
           updated_at = ${nowD}
       from v
-      where w.id = v.id and w.mode = 'live' and (v.add > 0 or w.failure_count <> 0)
+      where w.id = v.id and w.mode = 'live' and w.status = 'active' and (v.add > 0 or w.failure_count <> 0)
       returning w.id, w.status
     `) as unknown as { id: string; status: string }[];
     return { recorded, deactivated: ws.filter((w) => w.status === "deactivated").map((w) => w.id) };

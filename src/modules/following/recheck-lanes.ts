@@ -1,0 +1,124 @@
+/**
+ * Per-backend lanes of the re-check runner: courier calls run with at most
+ * `perLane` in flight per backend adapter (the unit that owns a connection
+ * pool and a concurrency cap in the courier registry), and a backend whose
+ * lane holds `laneCap` rows is left out of further claims, so a slow or
+ * failing courier never holds up the others. The claimer below fills them.
+ */
+import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
+import { claimDue, type ClaimedShipment } from "../tracking/claims.ts";
+import type { Db } from "../../db/client.ts";
+import type { Clock } from "../../lib/clock.ts";
+
+/** A claimed row while this process holds it. */
+export interface Held extends ClaimedShipment {
+  /** When this claim's lease runs out, ms since the epoch. */
+  leaseUntilMs: number;
+}
+
+export interface CourierLanes {
+  /** Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits. */
+  add(rows: Held[]): void;
+  /** Courier slugs whose backend lane is full. */
+  saturated(): string[];
+  /** Rows held, queued or running. */
+  held(): number;
+  /** Re-checks running now. */
+  running(): Promise<void>[];
+  /** Starts nothing more; takes the queued rows out and returns them (the caller gives them back). */
+  stop(): Held[];
+}
+
+interface Lane {
+  active: number;
+  queue: Held[];
+}
+
+/** Creates empty lanes; `run` re-checks one row and must not reject. */
+export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
+  const lanes = new Map<string, Lane>();
+  const running = new Set<Promise<void>>();
+  let held = 0;
+  let stopping = false;
+
+  const laneOf = (adapter: string) => {
+    let l = lanes.get(adapter);
+    if (!l) lanes.set(adapter, (l = { active: 0, queue: [] }));
+    return l;
+  };
+
+  function kick(lane: Lane): void {
+    while (!stopping && lane.active < opts.perLane && lane.queue.length > 0) {
+      const row = lane.queue.shift()!;
+      lane.active++;
+      const p: Promise<void> = opts.run(row).finally(() => {
+        lane.active--;
+        held--;
+        running.delete(p);
+        kick(lane);
+      });
+      running.add(p);
+    }
+  }
+
+  return {
+    add(rows) {
+      held += rows.length;
+      const touched = new Set<Lane>();
+      for (const r of rows) {
+        const lane = laneOf(courierBySlug(r.courier)?.adapter ?? "unknown");
+        lane.queue.push(r);
+        touched.add(lane);
+      }
+      for (const l of touched) kick(l);
+    },
+    saturated() {
+      const full = new Set<string>();
+      for (const [a, l] of lanes) if (l.active + l.queue.length >= opts.laneCap) full.add(a);
+      return full.size ? COURIERS.filter((c) => full.has(c.adapter)).map((c) => c.slug) : [];
+    },
+    held: () => held,
+    running: () => [...running],
+    stop() {
+      stopping = true;
+      const queued: Held[] = [];
+      for (const l of lanes.values()) queued.push(...l.queue.splice(0));
+      held -= queued.length;
+      return queued;
+    },
+  };
+}
+
+export interface Claimer {
+  /** One claim statement for what the lanes have room for; queues the rows. Returns rows claimed (0 when skipped). */
+  claim(): Promise<number>;
+  /** Forgets the last empty claim (a new drain starts). */
+  reset(): void;
+}
+
+/**
+ * The claimer filling `lanes`: up to `claimLimit` rows per statement, at most `maxHeld` held, full
+ * lanes' couriers left out. A claim that came back empty is not repeated within a second while the
+ * same lanes (or more) are still full: it walked the whole due range to find nothing. Only a lane
+ * with room again, or a second passing (rows coming due), is worth another statement.
+ * @throws from `claim()` whatever the database throws.
+ */
+export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs: number; claimLimit: number; maxHeld: number; lanes: CourierLanes }): Claimer {
+  let lastEmpty: { excluded: Set<string>; at: number } | undefined;
+  return {
+    async claim() {
+      const room = o.maxHeld - o.lanes.held();
+      if (room <= 0) return 0;
+      const excluded = o.lanes.saturated();
+      if (lastEmpty && performance.now() - lastEmpty.at < 1000 && [...lastEmpty.excluded].every((c) => excluded.includes(c))) return 0;
+      const nowMs = o.clock.now();
+      const rows = await claimDue(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, { excludeCouriers: excluded });
+      lastEmpty = rows.length === 0 ? { excluded: new Set(excluded), at: performance.now() } : undefined;
+      o.lanes.add(rows.map((r) => ({ ...r, leaseUntilMs: nowMs + o.leaseMs })));
+      return rows.length;
+    },
+    reset() {
+      lastEmpty = undefined;
+    },
+  };
+}

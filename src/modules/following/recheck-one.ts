@@ -1,0 +1,133 @@
+/**
+ * One scheduled re-check of one claimed shipment (spec "What the service
+ * does": followed shipments are re-checked on a schedule): the courier call,
+ * then a success through `recordFetch` (the new record, its event and its
+ * outbox rows in one transaction) or a courier failure through
+ * `recordFailure` (nothing about the shipment changes, no event, the next
+ * check backs off: see {@link failureBackoffMs}). The runner in recheck.ts calls it from its lanes.
+ */
+import type { AppDeps } from "../../deps.ts";
+import type { Db } from "../../db/client.ts";
+import type { Logger } from "../../lib/log.ts";
+import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
+import { courierBySlug, type Courier } from "../couriers/catalogue.ts";
+import { recordFetch, type RecordOptions } from "../tracking/store.ts";
+import { backoffMs, recordFailure, unschedule } from "../tracking/claims.ts";
+import type { FollowingMetrics } from "./metrics.ts";
+import type { Held } from "./recheck-lanes.ts";
+
+/** What one drain did. */
+export interface RecheckStats {
+  claimed: number;
+  /** Re-checks stored with an event. */
+  changed: number;
+  /** Re-checks stored without a change worth an event. */
+  unchanged: number;
+  /** Courier failures recorded (backed off). */
+  failed: number;
+  /** Claimed but not re-checked: lease lapsed while queued, given back at stop, or the record step failed. */
+  skipped: number;
+  /** Rows taken out of the schedule (courier no longer scheduled). */
+  unscheduled: number;
+  /** Events written, by type. */
+  events: Record<string, number>;
+  /** Courier failures by courier slug. */
+  errors: Record<string, number>;
+  /** Wall time, ms. */
+  ms: number;
+}
+
+/** A drain's stats before it starts. */
+export const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchanged: 0, failed: 0, skipped: 0, unscheduled: 0, events: {}, errors: {}, ms: 0 });
+
+/** Everything a re-check needs; `stats` is the current drain's, replaced per drain. */
+export interface RecheckContext {
+  deps: Pick<AppDeps, "clock" | "config" | "backends" | "onEvents">;
+  db: Db;
+  log: Logger;
+  owner: string;
+  metrics: FollowingMetrics;
+  random: () => number;
+  /** First back-off after a retryable failure, ms. */
+  backoffBaseMs: number;
+  /** RECHECK_INTERVAL_SECONDS in ms. */
+  intervalMs: number;
+  afterOutbox?: RecordOptions["afterOutbox"];
+  stats: RecheckStats;
+}
+
+/**
+ * Re-checks one claimed row. A row whose courier is no longer scheduled leaves the schedule; a row
+ * that waited in its lane past its lease is skipped (another process may hold it now).
+ * @throws when the database fails while recording (the lease stays and the row comes due again).
+ */
+export async function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
+  const { deps, stats } = ctx;
+  const courier = courierBySlug(row.courier);
+  if (!courier || courier.follow !== "scheduled") {
+    // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers); a stray row (catalogue change) leaves the schedule.
+    await unschedule(ctx.db, row.id, ctx.owner);
+    stats.unscheduled++;
+    return;
+  }
+  if (deps.clock.now() >= row.leaseUntilMs) {
+    stats.skipped++;
+    return;
+  }
+  let snapshot;
+  try {
+    snapshot = (await deps.backends.lookup(courier, row.tracking_number)).snapshot;
+  } catch (err) {
+    return recordCourierFailure(ctx, courier, row, err);
+  }
+  const res = await recordFetch(ctx.db, courier, row.tracking_number, snapshot, {
+    nowMs: deps.clock.now(),
+    recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
+    random: ctx.random,
+    afterOutbox: ctx.afterOutbox,
+    onEvents: deps.onEvents,
+  });
+  ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });
+  if (res.event) {
+    ctx.metrics.events.inc({ type: res.event });
+    stats.changed++;
+    stats.events[res.event] = (stats.events[res.event] ?? 0) + 1;
+  } else stats.unchanged++;
+}
+
+/**
+ * Wait before the next check after a failed one, ms.
+ *
+ * - Retryable failures (`timeout`, `backend`, `rate_limited`: `CourierError.retryable`) may mend in
+ *   minutes: `baseMs` (default 5 min) doubling per consecutive failure, capped at the re-check
+ *   interval.
+ * - The others (`auth`: missing or rejected credentials; `invalid_number`; `not_found`) do not mend
+ *   by trying again soon: the next check waits the cap at once, RECHECK_INTERVAL_SECONDS (default
+ *   8 h, the spec's "3 per day", spec: Limits). Not longer (24 h, say): an operator who fixes the
+ *   credentials gets the shipments back within one interval, and a shipment then costs the courier
+ *   no more calls than a healthy one. Not the short steps either (5, 10, 20 … minutes): six more
+ *   calls per shipment within the first 8 hours to a courier that refuses every one of them.
+ *
+ * The cap is never below `baseMs`; both carry ± 10 % jitter (`backoffMs`). docs/rechecks.md,
+ * "Courier failures".
+ */
+export function failureBackoffMs(retryable: boolean, failures: number, baseMs: number, intervalMs: number, random: () => number): number {
+  const capMs = Math.max(baseMs, intervalMs);
+  return retryable ? backoffMs(failures, baseMs, capMs, random) : backoffMs(1, capMs, capMs, random);
+}
+
+/** Records a failed courier call: counted (by kind and retryable), logged, the next check backed off. */
+async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: Held, err: unknown): Promise<void> {
+  const { deps, stats } = ctx;
+  // The registry classifies every failure; anything else is an adapter bug, treated as a (retryable) backend error.
+  const kind: CourierFailure = err instanceof CourierError ? err.kind : "backend";
+  const retryable = err instanceof CourierError ? err.retryable : true;
+  const failures = row.recheck_failures + 1;
+  const nextAt = deps.clock.now() + failureBackoffMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
+  const mine = await recordFailure(ctx.db, row.id, ctx.owner, row.leaseUntilMs, nextAt);
+  ctx.metrics.courierErrors.inc({ courier: courier.slug, kind, retryable: String(retryable) });
+  ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: "failed" });
+  stats.failed++;
+  stats.errors[courier.slug] = (stats.errors[courier.slug] ?? 0) + 1;
+  ctx.log.debug("re-check failed; backing off", { courier: courier.slug, shipment_id: row.id, kind, retryable, failures, next_in_s: Math.round((nextAt - deps.clock.now()) / 1000), lease_held: mine });
+}

@@ -1,0 +1,71 @@
+/**
+ * The delivery worker's outcome batcher: outcomes finishing while a batch is
+ * being written wait for the next one, so under load one transaction records
+ * many deliveries (one WAL flush for the lot, see `recordOutcomes`), and up to
+ * `flushes` record transactions overlap instead of queueing.
+ */
+import type postgres from "postgres";
+import type { Clock } from "../../lib/clock.ts";
+import { recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } from "./outbox.ts";
+
+/** What recording one outcome did. */
+export interface RecordResult {
+  /** False when the lease was lost before recording (the new owner records). */
+  recorded: boolean;
+  /** True when this outcome deactivated the row's webhook (too many consecutive failures). */
+  deactivated: boolean;
+}
+
+export interface OutcomeBatcher {
+  /**
+   * Queues one outcome and resolves once the transaction holding it committed.
+   * @throws whatever the database throws for that transaction (the row keeps its lease).
+   */
+  record(row: ClaimedDelivery, outcome: Outcome): Promise<RecordResult>;
+}
+
+export interface OutcomeBatcherOptions {
+  /** Outcomes per record transaction at most. */
+  batch: number;
+  /** Record transactions in flight at once. */
+  flushes: number;
+}
+
+interface Waiting {
+  item: OutcomeItem;
+  resolve: (r: RecordResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Creates a batcher writing through `sql`; `clock` stamps each record transaction. */
+export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: OutcomeBatcherOptions): OutcomeBatcher {
+  const queue: Waiting[] = [];
+  let flushing = 0;
+
+  async function flush(): Promise<void> {
+    if (flushing >= opts.flushes) return;
+    flushing++;
+    try {
+      while (queue.length) {
+        const batch = queue.splice(0, opts.batch);
+        try {
+          const r = await recordOutcomes(sql, batch.map((b) => b.item), clock.now());
+          for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: r.deactivated.includes(b.item.delivery.webhook_id) });
+        } catch (e) {
+          for (const b of batch) b.reject(e);
+        }
+      }
+    } finally {
+      flushing--;
+    }
+  }
+
+  return {
+    record(row, outcome) {
+      return new Promise((resolve, reject) => {
+        queue.push({ item: { delivery: row, outcome }, resolve, reject });
+        void flush();
+      });
+    },
+  };
+}
