@@ -1,6 +1,6 @@
 /**
- * The re-check backlog read for the following counters (docs/rechecks.md,
- * Metrics): the counters
+ * The re-check backlog read for the following counters (docs/deployment.md,
+ * "Probes, metrics and logs"): the counters
  * themselves live in the metrics module (src/modules/metrics/following.ts,
  * re-exported here), so tracking records into them without importing this
  * module. The due backlog is a gauge read from the database on each scrape,

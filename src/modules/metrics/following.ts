@@ -1,5 +1,5 @@
 /**
- * Counters of the following machinery (docs/rechecks.md, Metrics: re-checks,
+ * Counters of the following machinery (docs/deployment.md, "Probes, metrics and logs": re-checks,
  * the events they and lookups write, courier failures), in a prom-client registry that `GET /metrics`
  * renders in Prometheus text format.
  *
