@@ -34,6 +34,7 @@ import { instrumentAdapters } from "./modules/couriers/instrument.ts";
 import { outboxEventSink } from "./modules/webhooks/outbox.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
+import { settleWithin } from "./lib/settle.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
@@ -123,12 +124,6 @@ async function start(): Promise<void> {
   } else log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
 }
 
-/** Resolves after `ms`, or with `value` when `p` settles first. */
-function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([p, new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), Math.max(0, ms))))]).finally(() => clearTimeout(timer));
-}
-
 /** Stops everything in order (see the file comment); never throws. */
 async function stopAll(log: Logger, graceMs: number): Promise<void> {
   const deadline = Date.now() + graceMs;
@@ -143,7 +138,7 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
     const server = running.server;
     if (!server) return;
     // Stop accepting; in-flight requests finish. Past the grace, the rest are cut.
-    if ((await within(server.stop(false), deadline - Date.now())) === "timeout") {
+    if (!(await settleWithin(server.stop(false), deadline - Date.now()))) {
       log.warn("grace period over; closing the remaining connections");
       await server.stop(true);
     }

@@ -26,6 +26,7 @@ import type { AppDeps } from "../deps.ts";
 import { runHousekeeping, type HousekeepingOptions } from "../modules/following/housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/worker.ts";
+import { settleWithin } from "../lib/settle.ts";
 
 /** The scheduler's jobs. */
 export type JobName = "recheck" | "delivery" | "housekeeping";
@@ -78,14 +79,6 @@ function every(pattern: string | undefined, seconds: number, body: () => Promise
   return pattern ? new Cron(pattern, { protect: true }, body) : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
 }
 
-/** Waits for `p` at most `ms` milliseconds; never rejects. */
-async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
-  if (ms <= 0) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([p.catch(() => {}), new Promise((r) => (timer = setTimeout(r, ms)))]);
-  clearTimeout(timer);
-}
-
 /** Builds the jobs; nothing runs until `start()`. */
 export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Scheduler {
   const jobs = new Set(opts.jobs ?? ALL_JOBS);
@@ -135,7 +128,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       // Re-checks give queued claims back and record running ones; deliveries in flight are recorded. Then housekeeping.
       await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout })]);
       runner = worker = undefined;
-      if (housekeeping) await atMost(housekeeping, deadline - Date.now());
+      if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
     },
   };
 }

@@ -37,8 +37,9 @@ import { releaseClaims } from "../tracking/claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
 import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
+import { settleWithin } from "../../lib/settle.ts";
 
-export { backoffMs, claimDue, recordFailure, releaseClaims, type ClaimedShipment } from "../tracking/claims.ts";
+export { backoffMs, claimDueShipments, recordFailure, releaseClaims, type ClaimedShipment } from "../tracking/claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
@@ -154,9 +155,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       const queued = lanes.stop().map((r) => r.id);
       ctx.stats.skipped += queued.length;
       if (queued.length) await releaseClaims(db, queued, owner, deps.clock.now()).catch((e) => log.warn("could not give claims back; their leases will expire", { rows: queued.length, error: e as Error }));
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.allSettled(lanes.running()), new Promise((r) => (timer = setTimeout(r, o.timeout ?? 10_000)))]);
-      clearTimeout(timer);
+      await settleWithin(lanes.running(), o.timeout ?? 10_000);
     },
   };
 }

@@ -26,6 +26,7 @@ import { decryptSecret } from "../../secrets/cipher.ts";
 import { eventIdentity } from "./replay.ts";
 import { planOf } from "../../domain/plans.ts";
 import { observeDelivery } from "../metrics/registry.ts";
+import { settleWithin } from "../../lib/settle.ts";
 
 /** Attempts per delivery (spec: Delivery rules 2: up to six attempts in all). */
 export const MAX_ATTEMPTS = 6;
@@ -168,9 +169,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(false);
       await unlisten?.().catch(() => {});
       unlisten = undefined;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.allSettled(pump.inFlight()), new Promise((r) => (timer = setTimeout(r, opts.timeout ?? 10_000)))]);
-      clearTimeout(timer);
+      await settleWithin(pump.inFlight(), opts.timeout ?? 10_000);
       await sender.close();
     },
     async runOnce() {
