@@ -33,7 +33,7 @@ import type { TrackingSnapshot } from "../src/domain/checkpoint.ts";
 import { courierBySlug } from "../src/modules/couriers/catalogue.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
 import { countDue } from "../src/modules/following/metrics.ts";
-import { claimDue, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
+import { claimDueShipments, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
 import { recordFetch } from "../src/modules/tracking/store.ts";
 import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
@@ -84,7 +84,7 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
 
 /**
  * A Db whose client prefixes the claim statement with EXPLAIN ANALYZE (inside `tx`, rolled back by the
- * caller): the plan of exactly the statement claimDue sends, collected into `out`.
+ * caller): the plan of exactly the statement claimDueShipments sends, collected into `out`.
  */
 function explaining(tx: postgres.TransactionSql, out: string[]): Db {
   const call = tx as unknown as (...a: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -111,7 +111,7 @@ async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost> {
   for (let i = 0; i < n; i++) {
     const now = Date.now();
     const t = performance.now();
-    const rows = await claimDue(tdb.db, now, 1000, 60_000, "bench-claim");
+    const rows = await claimDueShipments(tdb.db, now, 1000, 60_000, "bench-claim");
     times.push(performance.now() - t);
     if (rows.length !== 1000) throw new Error(`claimed ${rows.length}`);
     await releaseClaims(tdb.db, rows.map((r) => r.id), "bench-claim", now + 3_600_000);
@@ -120,7 +120,7 @@ async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost> {
   const plan: string[] = [];
   await tdb.sql
     .begin(async (tx) => {
-      await claimDue(explaining(tx, plan), Date.now(), 1000, 60_000, "bench-explain");
+      await claimDueShipments(explaining(tx, plan), Date.now(), 1000, 60_000, "bench-explain");
       throw new Error("rollback");
     })
     .catch(() => {});

@@ -9,7 +9,7 @@ import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
 import { DUE_BUCKET_MS } from "../../src/modules/tracking/claims.ts";
-import { claimDue, createRecheckRunner, defaultLeaseMs, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -73,7 +73,7 @@ describe("claims shared through Postgres", () => {
     ctx.clock.advance(pastInterval(ctx));
 
     // The "killed" process claims the row (lease 30 s) and never calls the courier nor records anything.
-    const claimed = await claimDue(ctx.tdb.db, ctx.clock.now(), 1000, 30_000, "killed-process");
+    const claimed = await claimDueShipments(ctx.tdb.db, ctx.clock.now(), 1000, 30_000, "killed-process");
     expect(claimed.map((r) => r.tracking_number)).toEqual([n]);
     const callsBefore = ctx.sim.calls("delhivery", n);
 
@@ -144,17 +144,17 @@ describe("claim order and cost", () => {
     // One at a time: the two rows of the oldest bucket (either order: storage order within a bucket),
     // then the previous bucket, then the current bucket by exact due time.
     const order: string[] = [];
-    for (let i = 0; i < 5; i++) order.push(...(await claimDue(ctx.tdb.db, now, 1, 60_000, "order")).map((r) => nameOf(r.tracking_number)));
+    for (let i = 0; i < 5; i++) order.push(...(await claimDueShipments(ctx.tdb.db, now, 1, 60_000, "order")).map((r) => nameOf(r.tracking_number)));
     expect(order.slice(0, 2).sort()).toEqual(["old1", "old2"]);
     expect(order.slice(2)).toEqual(["prev", "cur2", "cur1"]);
     // Everything due is leased now: a further claim finds nothing (`later` is not due yet).
-    expect(await claimDue(ctx.tdb.db, now, 10, 60_000, "order")).toEqual([]);
+    expect(await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "order")).toEqual([]);
     // The claim stamped the lease and left the due time alone.
     const row = await ctx.tdb.sql`select lease_owner, next_check_at from shipments where id = ${ids[0]!}`;
     expect(row[0]!.lease_owner).toBe("order");
     expect(new Date(row[0]!.next_check_at).getTime()).toBe(at.old1);
     // Once the leases run out, every one of them is claimable again (the stale-lease reset).
-    expect((await claimDue(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
+    expect((await claimDueShipments(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
     await ctx.tdb.sql`update shipments set next_check_at = null, lease_until = null, lease_owner = null where id in ${ctx.tdb.sql(ids)}`;
   });
 

@@ -6,7 +6,7 @@
  * failing courier never holds up the others. The claimer below fills them.
  */
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
-import { claimDue, type ClaimedShipment } from "../tracking/claims.ts";
+import { claimDueShipments, type ClaimedShipment } from "../tracking/claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 
@@ -112,7 +112,7 @@ export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs:
       const excluded = o.lanes.saturated();
       if (lastEmpty && performance.now() - lastEmpty.at < 1000 && [...lastEmpty.excluded].every((c) => excluded.includes(c))) return 0;
       const nowMs = o.clock.now();
-      const rows = await claimDue(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, { excludeCouriers: excluded });
+      const rows = await claimDueShipments(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, { excludeCouriers: excluded });
       lastEmpty = rows.length === 0 ? { excluded: new Set(excluded), at: performance.now() } : undefined;
       o.lanes.add(rows.map((r) => ({ ...r, leaseUntilMs: nowMs + o.leaseMs })));
       return rows.length;

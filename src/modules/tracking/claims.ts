@@ -35,7 +35,7 @@ const BUCKET_SQL = "date_bin('15 minutes', next_check_at, timestamptz '2000-01-0
  * `excludeCouriers`: courier slugs not to claim now (their lane is full).
  * @throws whatever the database throws (nothing is claimed then).
  */
-export async function claimDue(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
+export async function claimDueShipments(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   // Timestamps travel as ISO text: drizzle turns postgres-js's Date serialisers off on this client.
   const now = new Date(nowMs).toISOString();
