@@ -38,7 +38,9 @@ export function connect(url: string, opts: { max?: number; onnotice?: (n: unknow
     connect_timeout: 5,
     // Notices (e.g. "relation already exists, skipping") are not errors; keep stdout for JSON logs.
     onnotice: opts.onnotice ?? (() => {}),
-    // Timestamps come back as Date; jsonb as parsed JSON.
+    // Read back, timestamps are Date through Drizzle's typed columns. Sent in a raw sql`` template, a Date is
+    // not serialised (drizzle turns postgres-js's Date serialiser off on this client), so raw statements pass
+    // timestamps as ISO text (see tracking/claims.ts).
   });
   const db = drizzle(preparing(sql), { schema }) as Db;
   return { db, sql };
