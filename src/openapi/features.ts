@@ -4,8 +4,8 @@
  * every `POST /v1/…` with its 409/422 codes and the `Idempotent-Replayed`
  * response header, and the examples of the shipments and events operations.
  */
-import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./openapi-examples.ts";
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./idempotency.ts";
+import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { TrackResponse } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
 

@@ -16,9 +16,9 @@ import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, CODE_STATUS, ErrorSchema, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
-import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./openapi-examples.ts";
-import { WEBHOOK_SCHEMAS, webhookEvents } from "./openapi-webhooks.ts";
-import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./openapi-features.ts";
+import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
+import { WEBHOOK_SCHEMAS, webhookEvents } from "./webhooks.ts";
+import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);

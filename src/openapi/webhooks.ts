@@ -6,7 +6,7 @@
 import { EVENT_TYPES, type EventType } from "../domain/events.ts";
 import { STATES, WEBHOOK_SPELLING } from "../domain/states.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
-import { WH_ID } from "./openapi-examples.ts";
+import { WH_ID } from "./examples.ts";
 
 // The document is plain JSON.
 type Json = Record<string, any>;
