@@ -598,14 +598,17 @@ export interface components {
         };
         /**
          * Error
-         * @description The error envelope. `code` is one of the documented codes.
+         * @description The error envelope. `code` is one of the documented codes; each response narrows it to the codes it can carry.
          */
         Error: {
             error: {
                 /** @description Only on COURIER_AMBIGUOUS: the courier slugs the number fits. */
                 candidates?: string[];
-                /** @description Machine-readable error code; one of the documented codes. */
-                code: string;
+                /**
+                 * @description Machine-readable error code; each operation's responses name the ones it can give.
+                 * @enum {string}
+                 */
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -1067,17 +1070,25 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1085,7 +1096,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1163,24 +1182,40 @@ export interface operations {
                     "application/json": components["schemas"]["DemoTrackResponse"];
                 };
             };
-            /** @description Courier not available through the API, or not a valid number for this courier. Codes: COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER. */
+            /** @description Courier not available through the API, or not a valid number for this courier. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. Codes: COURIER_NOT_FOUND, TRACKING_NOT_FOUND. */
+            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1207,7 +1242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Demo limit reached; see Retry-After. Codes: DEMO_RATE_LIMITED. */
+            /** @description Demo limit reached; see Retry-After. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1215,30 +1250,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "DEMO_RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporary courier or service error; retry. Codes: SERVICE_ERROR. */
+            /** @description Temporary courier or service error; retry. */
             502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. Codes: SERVICE_UNAVAILABLE, COURIER_BUSY. */
+            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1246,17 +1305,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The courier backend did not answer in time; retry. Codes: TIMEOUT. */
+            /** @description The courier backend did not answer in time; retry. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1311,14 +1386,22 @@ export interface operations {
                     "application/json": components["schemas"]["CourierList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1345,7 +1428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1356,20 +1439,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1377,7 +1476,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1421,24 +1528,40 @@ export interface operations {
                     "application/json": components["schemas"]["CourierResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown slug; may carry did_you_mean. Codes: COURIER_NOT_FOUND. */
+            /** @description Unknown slug; may carry did_you_mean. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1465,7 +1588,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1476,20 +1599,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1497,7 +1636,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1546,14 +1693,22 @@ export interface operations {
                     "application/json": components["schemas"]["CourierDetection"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1580,7 +1735,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1591,20 +1746,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1612,7 +1783,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1734,14 +1913,22 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1768,7 +1955,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1779,20 +1966,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1800,7 +2003,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1871,14 +2082,22 @@ export interface operations {
                     "application/json": components["schemas"]["ShipmentList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1905,7 +2124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1916,20 +2135,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1937,7 +2172,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2021,27 +2264,43 @@ export interface operations {
                     "application/json": components["schemas"]["FollowShipmentsResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account needs attention (the whole call is refused). Codes: ACCOUNT_NEEDS_ATTENTION. */
+            /** @description The account needs attention (the whole call is refused). */
             402: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "ACCOUNT_NEEDS_ATTENTION";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2049,17 +2308,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -2069,10 +2344,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2083,20 +2366,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2104,7 +2403,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2185,24 +2492,40 @@ export interface operations {
                     "application/json": components["schemas"]["StoredShipmentResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account does not follow this shipment. Codes: SHIPMENT_NOT_FOLLOWED. */
+            /** @description The account does not follow this shipment. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2229,7 +2552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2240,20 +2563,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2261,7 +2600,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2297,24 +2644,40 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account does not follow this shipment. Codes: SHIPMENT_NOT_FOLLOWED. */
+            /** @description The account does not follow this shipment. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2341,7 +2704,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2352,20 +2715,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2373,7 +2752,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2460,44 +2847,76 @@ export interface operations {
                     "application/json": components["schemas"]["TrackResponse"];
                 };
             };
-            /** @description Courier not available through the API, not a valid number for this courier, or (courier=auto) several couriers fit. Codes: COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER, COURIER_AMBIGUOUS. */
+            /** @description Courier not available through the API, not a valid number for this courier, or (courier=auto) several couriers fit. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Monthly quota used up (message links to the upgrade page), or the account needs attention. Codes: QUOTA_EXCEEDED, ACCOUNT_NEEDS_ATTENTION. */
+            /** @description Monthly quota used up (message links to the upgrade page), or the account needs attention. */
             402: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. Codes: COURIER_NOT_FOUND, TRACKING_NOT_FOUND. */
+            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2524,7 +2943,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2535,30 +2954,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporary courier or service error; retry. Codes: SERVICE_ERROR. */
+            /** @description Temporary courier or service error; retry. */
             502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. Codes: SERVICE_UNAVAILABLE, COURIER_BUSY. */
+            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2566,17 +3009,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The courier backend did not answer in time; retry. Codes: TIMEOUT. */
+            /** @description The courier backend did not answer in time; retry. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2627,14 +3086,22 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2661,7 +3128,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2672,20 +3139,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2693,7 +3176,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2775,27 +3266,43 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A live webhook needs the Growth or Business plan. Codes: PLAN_UPGRADE_REQUIRED. */
+            /** @description A live webhook needs the Growth or Business plan. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PLAN_UPGRADE_REQUIRED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account already has 10 webhooks. Codes: WEBHOOK_LIMIT_REACHED, IDEMPOTENCY_IN_PROGRESS. */
+            /** @description The account already has 10 webhooks, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2803,17 +3310,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -2823,10 +3346,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2837,20 +3368,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2858,7 +3405,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2910,24 +3465,40 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2954,7 +3525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2965,20 +3536,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2986,7 +3573,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3075,44 +3670,76 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Switching to live needs the Growth or Business plan. Codes: PLAN_UPGRADE_REQUIRED. */
+            /** @description Switching to live needs the Growth or Business plan. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PLAN_UPGRADE_REQUIRED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3139,7 +3766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3150,20 +3777,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3171,7 +3814,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3202,24 +3853,40 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3246,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3257,20 +3924,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3278,7 +3961,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3356,24 +4047,40 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3400,7 +4107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3411,20 +4118,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3432,7 +4155,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3486,27 +4217,43 @@ export interface operations {
                     "application/json": components["schemas"]["Redelivery"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No such webhook on this account, or no such delivery on this webhook. Codes: WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND. */
+            /** @description No such webhook on this account, or no such delivery on this webhook. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3514,7 +4261,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3524,10 +4279,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3538,20 +4301,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3559,7 +4338,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3623,27 +4410,43 @@ export interface operations {
                     "application/json": components["schemas"]["RecoverResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3651,17 +4454,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3671,10 +4490,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3685,20 +4512,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3706,7 +4549,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3769,27 +4620,43 @@ export interface operations {
                     "application/json": components["schemas"]["TestFireResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The webhook is live; test fires go to test webhooks only. Codes: WEBHOOK_IS_LIVE, IDEMPOTENCY_IN_PROGRESS. */
+            /** @description The webhook is live; test fires go to test webhooks only, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3797,17 +4664,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_IS_LIVE" | "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3817,10 +4700,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3831,20 +4722,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Test fires are switched off (kill-switch), or the service is unavailable. Codes: TEST_WEBHOOKS_DISABLED, SERVICE_UNAVAILABLE. */
+            /** @description Test fires are switched off (kill-switch), or the service is unavailable. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3852,7 +4759,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3894,17 +4809,25 @@ export interface operations {
                     "application/json": components["schemas"]["SecretResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3912,7 +4835,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3922,10 +4853,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3936,20 +4875,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3957,7 +4912,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };

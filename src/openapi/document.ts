@@ -15,7 +15,8 @@
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, CODE_STATUS, ErrorSchema, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
+import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
+import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
 import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
 import { WEBHOOK_SCHEMAS, webhookEvents } from "./webhooks.ts";
 import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
@@ -86,22 +87,6 @@ function hoist(node: unknown, schemas: Json): unknown {
   return out;
 }
 
-function codesOf(description: string | undefined): ErrorCode[] {
-  const m = /Codes: ([A-Z_, ]+)\.?$/.exec(description ?? "");
-  return (m?.[1]?.split(",").map((c) => c.trim()) ?? []).filter((c): c is ErrorCode => c in CODE_STATUS);
-}
-
-function errorExamples(codes: ErrorCode[], messages: Record<ErrorCode, string>): Json {
-  const examples: Json = {};
-  for (const code of codes) {
-    const error: Json = { code, message: messages[code] };
-    if (code === "COURIER_NOT_FOUND") error.did_you_mean = "delhivery";
-    if (code === "COURIER_AMBIGUOUS") error.candidates = ["bluedart", "dtdc", "ecomexpress"];
-    examples[code] = { summary: code, value: { success: false, error } };
-  }
-  return examples;
-}
-
 function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>): void {
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
@@ -119,7 +104,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
       required: !(route?.hooks?.body && OPTIONAL in route.hooks.body),
       content: { "application/json": { schema: json?.schema ?? { type: "object" }, ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
-    op.responses["413"] = { description: "Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE.", content: { "application/json": { schema: { title: "Error" } } } };
+    op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
   }
   const responses: Json = {};
   for (const status of Object.keys(op.responses).sort()) {
@@ -139,8 +124,9 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     } else if (status === "422") {
       responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
     } else {
-      const codes = codesOf(r.description ?? schema.description);
-      responses[status] = { description: r.description ?? "Error.", headers, content: { "application/json": { schema: ref("schemas", "Error"), examples: errorExamples(codes, messages) } } };
+      const codes = codesIn(schema);
+      if (codes.length === 0) throw new Error(`${op.operationId} ${status}: the error schema declares no code (errorResponses.errorResponse)`);
+      responses[status] = { description: r.description ?? schema.description ?? "Error.", headers, content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes, messages) } } };
     }
   }
   op.responses = hoist(responses, schemas);
@@ -171,7 +157,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   const generated = toOpenAPISchema(view, { paths: [/^\/docs/, "/healthz", "/readyz", "/metrics", /^\/dashboard/, "/postman", "/openapi.json"] }, undefined, undefined, "3.1.0") as Json;
   const byKey = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`, r as { hooks?: Json }]));
   const schemas: Json = {
-    Error: { ...JSON.parse(JSON.stringify(ErrorSchema)), description: "The error envelope. `code` is one of the documented codes." },
+    Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
     ...WEBHOOK_SCHEMAS,
   };
