@@ -67,7 +67,8 @@ function webhookManagement(deps: AppDeps) {
           409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
           ...errs,
         },
-        detail: CREATE_DETAIL,
+        // A copy per app: Elysia merges the apiKey macro's `security` into the route's detail object in place.
+        detail: { ...CREATE_DETAIL },
       })
       .get("/", async ({ auth }) => {
         const list = await listWebhooks(deps.db, auth.account.id);
