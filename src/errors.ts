@@ -8,6 +8,7 @@
  * for the codes the spec leaves open (SERVICE_UNAVAILABLE: database unreachable).
  */
 import { Type as T } from "@sinclair/typebox";
+import { literalUnion } from "./lib/literal-union.ts";
 
 export const CODE_STATUS = {
   INVALID_API_KEY: 401,
@@ -99,10 +100,7 @@ export const ErrorSchema = T.Object(
   {
     success: T.Literal(false),
     error: T.Object({
-      code: T.Union(
-        ERROR_CODES.map((c) => T.Literal(c)),
-        { description: "Machine-readable error code; each operation's responses name the ones it can give." },
-      ),
+      code: literalUnion(ERROR_CODES, { description: "Machine-readable error code; each operation's responses name the ones it can give." }),
       message: T.String(),
       did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
       candidates: T.Optional(T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." })),
@@ -132,7 +130,7 @@ export const ValidationErrorSchema = T.Object(
 function errorResponse(description: string, codes: readonly [ErrorCode, ...ErrorCode[]]) {
   const { code: _all, ...rest } = ErrorSchema.properties.error.properties;
   return T.Object(
-    { success: T.Literal(false), error: T.Object({ code: T.Union(codes.map((c) => T.Literal(c))), ...rest }) },
+    { success: T.Literal(false), error: T.Object({ code: literalUnion(codes), ...rest }) },
     { description },
   );
 }

@@ -629,33 +629,7 @@ export interface components {
              * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a
              */
             id: string;
-            /** @description The body a delivery of this event carries (data rebuilt from the freshest record, as on every attempt). */
-            payload: {
-                data: {
-                    checkpoints: {
-                        activity: string;
-                        checkpoint_state: string;
-                        courier_name: string;
-                        date: string;
-                        location: string;
-                        time: string;
-                    }[] | null;
-                    courier: string;
-                    delivered_date: string | null;
-                    destination_city: string | null;
-                    /** Format: date-time */
-                    enqueued_at: string;
-                    estimated_delivery_date: string;
-                    most_recent_status: string;
-                    origin_city: string | null;
-                    status: string;
-                    tracking_number: string;
-                };
-                /** Format: date-time */
-                enqueued_at: string;
-                /** @enum {string} */
-                event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
-            };
+            payload: components["schemas"]["WebhookPayload"];
             tracking_number: string;
             /** @enum {string} */
             type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
@@ -911,9 +885,11 @@ export interface components {
          */
         WebhookPayload: {
             data: {
+                /** @description The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints. */
                 checkpoints: components["schemas"]["WebhookCheckpoint"][] | null;
                 /** @description Courier slug; for a test delivery it begins with `synthetic-test-`. */
                 courier: string;
+                /** @description DD-Mon-YYYY. */
                 delivered_date: string | null;
                 destination_city: string | null;
                 /**

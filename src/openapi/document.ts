@@ -14,11 +14,13 @@
  */
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
+import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
 import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
 import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
-import { WEBHOOK_SCHEMAS, webhookEvents } from "./webhooks.ts";
+import { webhookEvents } from "./webhooks.ts";
+import { WebhookPayloadSchema } from "../modules/webhooks/payload.ts";
 import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -159,8 +161,10 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   const schemas: Json = {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
-    ...WEBHOOK_SCHEMAS,
   };
+  // WebhookPayload and its WebhookCheckpoint, from the schema the deliveries are typed by, rendered as the plugin
+  // renders route schemas (so the events list's `payload`, the same schema, becomes a $ref to it).
+  hoist(JSON.parse(JSON.stringify(unwrapSchema(WebhookPayloadSchema, undefined, "output", "3.1.0"))), schemas);
   const messages = errorMessages(opts.publicBaseUrl);
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
