@@ -7,7 +7,7 @@
  * Operations come from the routes' TypeBox schemas through
  * `@elysiajs/openapi`'s `toOpenAPISchema`; {@link openApiDocument} then
  * finishes the document: JSON request bodies (the plugin drops them when a
- * global parser is set), named components with `$ref`s, examples for every
+ * route has its own parser, as the `/v1` modules' JSON parser), named components with `$ref`s, examples for every
  * parameter, body and response (one per error code), the rate-limit and
  * request-id headers, 413 on every body, and the OpenAPI 3.1 `webhooks`
  * section for the five events with their signature headers.
@@ -153,7 +153,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   const routes = global.getGlobalRoutes();
   const hit = cache.get(routes);
   if (hit && hit.count === routes.length) return hit.doc;
-  // Without the global JSON parser the plugin emits the body schemas; only application/json is kept below.
+  // Without the modules' JSON parser (`jsonBodies`) the plugin emits the body schemas; only application/json is kept below.
   const bare = routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: undefined } }));
   const view = { getGlobalRoutes: () => bare, getGlobalDefinitions: () => global.getGlobalDefinitions?.() } as unknown as AnyElysia;
   const generated = toOpenAPISchema(view, { paths: [/^\/docs/, "/healthz", "/readyz", "/metrics", /^\/dashboard/, "/postman", "/openapi.json"] }, undefined, undefined, "3.1.0") as Json;

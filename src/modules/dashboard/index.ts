@@ -3,16 +3,17 @@
  * `/dashboard`, served by the API process.
  *
  * Why a separate Elysia instance behind an `onRequest` hook: the API's core
- * plugin registers a *global* `onParse` that reads every body as JSON, and
- * in Elysia 1.4 a global parse hook runs before a route's own `parse` (a
- * local hook cannot take precedence; checked). HTML forms post
- * `application/x-www-form-urlencoded`, and dashboard failures must render
- * HTML pages, not the API's JSON envelope. So the outer plugin hands every
- * `/dashboard…` request, after the core `onRequest` (request id, HTTPS-only
- * check, body-size limit), to an inner app with its own form parser and
- * error pages, and adds the security headers to whatever it answers. The
- * inner routes are never registered on the API app, so they cannot appear in
- * the OpenAPI document.
+ * plugin renders every failure as the JSON envelope from a *global* `onError`
+ * (which runs before a module's own), and answers unmatched paths with the
+ * JSON 404; dashboard failures and unknown pages must render HTML pages, with
+ * the dashboard's security headers on every answer. So the outer plugin hands
+ * every `/dashboard…` request, after the core `onRequest` (request id,
+ * HTTPS-only check), to an inner app with its own form parser (64 KiB cap,
+ * unreadable text refused) and error pages, and adds the security headers to
+ * whatever it answers. The JSON body parser is no longer in the way: it is
+ * scoped to the `/v1` modules (`jsonBodies` in http/body.ts). The inner routes
+ * are never registered on the API app, so they cannot appear in the OpenAPI
+ * document.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";

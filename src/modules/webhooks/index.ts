@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
+import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig } from "./attempt.ts";
@@ -52,6 +53,7 @@ function webhookManagement(deps: AppDeps) {
     reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs));
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
+      .use(jsonBodies())
       .use(authPlugin(deps))
       .post("/", (c) => idempotent(deps, c, async () => {
         const data = await createWebhook(deps, c.auth.account, c.body);
@@ -128,6 +130,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
   const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
+      .use(jsonBodies())
       .use(authPlugin(deps))
       .post("/:webhook_id/test", (c) => idempotent(deps, c, async () => ({
         success: true as const,
