@@ -114,6 +114,8 @@ export function corePlugin(opts: CoreOptions) {
       }
     })
     .onError({ as: "global" }, ({ code, error, set, request }) => {
+      // Dashboard pages render their own failures as HTML (the dashboard module's onError, which runs after this one).
+      if (URL.canParse(request.url) && isDashboard(pathOf(request.url))) return;
       const rid = String(set.headers["x-request-id"] ?? newId("req"));
       try {
         return renderError(code, error, rid, set.headers, request, log);
