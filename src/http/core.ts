@@ -16,7 +16,8 @@
  *   global. The API key is checked before any body is read (`auth.ts`,
  *   `apiKeyGate`);
  * - one `onError` rendering every failure as a documented shape: the error
- *   envelope, or the 422 `{detail}` body. Never Elysia's default body, never
+ *   envelope, or the 422 `{detail}` body (`/dashboard…` paths excepted: the
+ *   dashboard module renders its own HTML pages). Never Elysia's default body, never
  *   a stack trace, SQL or secret. See docs/hostile-input.md.
  */
 import { Elysia } from "elysia";
