@@ -9,7 +9,7 @@ import type { Logger } from "./lib/log.ts";
 import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
 import { apiKeyGate } from "./http/auth.ts";
 import { corePlugin } from "./http/core.ts";
-import { openapiPlugin } from "./http/openapi.ts";
+import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
@@ -39,7 +39,7 @@ export function buildApp(deps: AppDeps) {
     .use(couriersModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps))
-    .use(postmanModule(deps))
+    .use(postmanModule(deps, (self) => openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl })))
     .use(webhooksModule(deps))
     .use(shipmentsModule(deps))
     .use(eventsModule(deps))

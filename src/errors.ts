@@ -8,6 +8,7 @@
  * for the codes the spec leaves open (SERVICE_UNAVAILABLE: database unreachable).
  */
 import { Type as T } from "@sinclair/typebox";
+import { literalUnion } from "./lib/literal-union.ts";
 
 export const CODE_STATUS = {
   INVALID_API_KEY: 401,
@@ -99,7 +100,7 @@ export const ErrorSchema = T.Object(
   {
     success: T.Literal(false),
     error: T.Object({
-      code: T.String({ description: "Machine-readable error code; one of the documented codes." }),
+      code: literalUnion(ERROR_CODES, { description: "Machine-readable error code; each operation's responses name the ones it can give." }),
       message: T.String(),
       did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
       candidates: T.Optional(T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." })),
@@ -122,11 +123,16 @@ export const ValidationErrorSchema = T.Object(
   { title: "ValidationError" },
 );
 
-function errorResponse(description: string, codes: ErrorCode[]) {
-  return T.Object(ErrorSchema.properties, {
-    description: `${description} Codes: ${codes.join(", ")}.`,
-    title: "Error",
-  });
+/**
+ * The error envelope of one response: `code` is the literal union of `codes`, the codes this response can carry.
+ * The OpenAPI document (src/openapi/) reads the codes from this union; `description` is prose for readers.
+ */
+function errorResponse(description: string, codes: readonly [ErrorCode, ...ErrorCode[]]) {
+  const { code: _all, ...rest } = ErrorSchema.properties.error.properties;
+  return T.Object(
+    { success: T.Literal(false), error: T.Object({ code: literalUnion(codes), ...rest }) },
+    { description },
+  );
 }
 
 /** Response schemas for error statuses, to spread into a route's `response`. */

@@ -598,14 +598,17 @@ export interface components {
         };
         /**
          * Error
-         * @description The error envelope. `code` is one of the documented codes.
+         * @description The error envelope. `code` is one of the documented codes; each response narrows it to the codes it can carry.
          */
         Error: {
             error: {
                 /** @description Only on COURIER_AMBIGUOUS: the courier slugs the number fits. */
                 candidates?: string[];
-                /** @description Machine-readable error code; one of the documented codes. */
-                code: string;
+                /**
+                 * @description Machine-readable error code; each operation's responses name the ones it can give.
+                 * @enum {string}
+                 */
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -626,33 +629,7 @@ export interface components {
              * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a
              */
             id: string;
-            /** @description The body a delivery of this event carries (data rebuilt from the freshest record, as on every attempt). */
-            payload: {
-                data: {
-                    checkpoints: {
-                        activity: string;
-                        checkpoint_state: string;
-                        courier_name: string;
-                        date: string;
-                        location: string;
-                        time: string;
-                    }[] | null;
-                    courier: string;
-                    delivered_date: string | null;
-                    destination_city: string | null;
-                    /** Format: date-time */
-                    enqueued_at: string;
-                    estimated_delivery_date: string;
-                    most_recent_status: string;
-                    origin_city: string | null;
-                    status: string;
-                    tracking_number: string;
-                };
-                /** Format: date-time */
-                enqueued_at: string;
-                /** @enum {string} */
-                event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
-            };
+            payload: components["schemas"]["WebhookPayload"];
             tracking_number: string;
             /** @enum {string} */
             type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
@@ -908,9 +885,11 @@ export interface components {
          */
         WebhookPayload: {
             data: {
+                /** @description The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints. */
                 checkpoints: components["schemas"]["WebhookCheckpoint"][] | null;
                 /** @description Courier slug; for a test delivery it begins with `synthetic-test-`. */
                 courier: string;
+                /** @description DD-Mon-YYYY. */
                 delivered_date: string | null;
                 destination_city: string | null;
                 /**
@@ -1067,17 +1046,25 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1085,7 +1072,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1163,24 +1158,40 @@ export interface operations {
                     "application/json": components["schemas"]["DemoTrackResponse"];
                 };
             };
-            /** @description Courier not available through the API, or not a valid number for this courier. Codes: COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER. */
+            /** @description Courier not available through the API, or not a valid number for this courier. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. Codes: COURIER_NOT_FOUND, TRACKING_NOT_FOUND. */
+            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1207,7 +1218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Demo limit reached; see Retry-After. Codes: DEMO_RATE_LIMITED. */
+            /** @description Demo limit reached; see Retry-After. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1215,30 +1226,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "DEMO_RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporary courier or service error; retry. Codes: SERVICE_ERROR. */
+            /** @description Temporary courier or service error; retry. */
             502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. Codes: SERVICE_UNAVAILABLE, COURIER_BUSY. */
+            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1246,17 +1281,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The courier backend did not answer in time; retry. Codes: TIMEOUT. */
+            /** @description The courier backend did not answer in time; retry. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1311,14 +1362,22 @@ export interface operations {
                     "application/json": components["schemas"]["CourierList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1345,7 +1404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1356,20 +1415,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1377,7 +1452,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1421,24 +1504,40 @@ export interface operations {
                     "application/json": components["schemas"]["CourierResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown slug; may carry did_you_mean. Codes: COURIER_NOT_FOUND. */
+            /** @description Unknown slug; may carry did_you_mean. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1465,7 +1564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1476,20 +1575,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1497,7 +1612,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1546,14 +1669,22 @@ export interface operations {
                     "application/json": components["schemas"]["CourierDetection"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1580,7 +1711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1591,20 +1722,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1612,7 +1759,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1734,14 +1889,22 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1768,7 +1931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1779,20 +1942,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1800,7 +1979,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1871,14 +2058,22 @@ export interface operations {
                     "application/json": components["schemas"]["ShipmentList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -1905,7 +2100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1916,20 +2111,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1937,7 +2148,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2021,27 +2240,43 @@ export interface operations {
                     "application/json": components["schemas"]["FollowShipmentsResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account needs attention (the whole call is refused). Codes: ACCOUNT_NEEDS_ATTENTION. */
+            /** @description The account needs attention (the whole call is refused). */
             402: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "ACCOUNT_NEEDS_ATTENTION";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2049,17 +2284,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -2069,10 +2320,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2083,20 +2342,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2104,7 +2379,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2185,24 +2468,40 @@ export interface operations {
                     "application/json": components["schemas"]["StoredShipmentResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account does not follow this shipment. Codes: SHIPMENT_NOT_FOLLOWED. */
+            /** @description The account does not follow this shipment. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2229,7 +2528,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2240,20 +2539,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2261,7 +2576,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2297,24 +2620,40 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account does not follow this shipment. Codes: SHIPMENT_NOT_FOLLOWED. */
+            /** @description The account does not follow this shipment. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2341,7 +2680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2352,20 +2691,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2373,7 +2728,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2460,44 +2823,76 @@ export interface operations {
                     "application/json": components["schemas"]["TrackResponse"];
                 };
             };
-            /** @description Courier not available through the API, not a valid number for this courier, or (courier=auto) several couriers fit. Codes: COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER, COURIER_AMBIGUOUS. */
+            /** @description Courier not available through the API, not a valid number for this courier, or (courier=auto) several couriers fit. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Monthly quota used up (message links to the upgrade page), or the account needs attention. Codes: QUOTA_EXCEEDED, ACCOUNT_NEEDS_ATTENTION. */
+            /** @description Monthly quota used up (message links to the upgrade page), or the account needs attention. */
             402: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. Codes: COURIER_NOT_FOUND, TRACKING_NOT_FOUND. */
+            /** @description Unknown courier slug (may carry did_you_mean), or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2524,7 +2919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2535,30 +2930,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporary courier or service error; retry. Codes: SERVICE_ERROR. */
+            /** @description Temporary courier or service error; retry. */
             502: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. Codes: SERVICE_UNAVAILABLE, COURIER_BUSY. */
+            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2566,17 +2985,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The courier backend did not answer in time; retry. Codes: TIMEOUT. */
+            /** @description The courier backend did not answer in time; retry. */
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2627,14 +3062,22 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2661,7 +3104,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2672,20 +3115,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2693,7 +3152,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2775,27 +3242,43 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A live webhook needs the Growth or Business plan. Codes: PLAN_UPGRADE_REQUIRED. */
+            /** @description A live webhook needs the Growth or Business plan. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PLAN_UPGRADE_REQUIRED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The account already has 10 webhooks. Codes: WEBHOOK_LIMIT_REACHED, IDEMPOTENCY_IN_PROGRESS. */
+            /** @description The account already has 10 webhooks, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2803,17 +3286,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -2823,10 +3322,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2837,20 +3344,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2858,7 +3381,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2910,24 +3441,40 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2954,7 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2965,20 +3512,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2986,7 +3549,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3075,44 +3646,76 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Switching to live needs the Growth or Business plan. Codes: PLAN_UPGRADE_REQUIRED. */
+            /** @description Switching to live needs the Growth or Business plan. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PLAN_UPGRADE_REQUIRED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3139,7 +3742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3150,20 +3753,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3171,7 +3790,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3202,24 +3829,40 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3246,7 +3889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3257,20 +3900,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3278,7 +3937,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3356,24 +4023,40 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryList"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -3400,7 +4083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3411,20 +4094,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3432,7 +4131,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3486,27 +4193,43 @@ export interface operations {
                     "application/json": components["schemas"]["Redelivery"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No such webhook on this account, or no such delivery on this webhook. Codes: WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND. */
+            /** @description No such webhook on this account, or no such delivery on this webhook. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3514,7 +4237,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3524,10 +4255,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3538,20 +4277,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3559,7 +4314,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3623,27 +4386,43 @@ export interface operations {
                     "application/json": components["schemas"]["RecoverResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3651,17 +4430,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3671,10 +4466,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3685,20 +4488,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3706,7 +4525,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3769,27 +4596,43 @@ export interface operations {
                     "application/json": components["schemas"]["TestFireResult"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description No webhook with this id on this account. Codes: WEBHOOK_NOT_FOUND. */
+            /** @description No webhook with this id on this account. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description The webhook is live; test fires go to test webhooks only. Codes: WEBHOOK_IS_LIVE, IDEMPOTENCY_IN_PROGRESS. */
+            /** @description The webhook is live; test fires go to test webhooks only, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3797,17 +4640,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_IS_LIVE" | "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE. */
+            /** @description Request body over 64 KiB. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3817,10 +4676,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3831,20 +4698,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Test fires are switched off (kill-switch), or the service is unavailable. Codes: TEST_WEBHOOKS_DISABLED, SERVICE_UNAVAILABLE. */
+            /** @description Test fires are switched off (kill-switch), or the service is unavailable. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3852,7 +4735,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3894,17 +4785,25 @@ export interface operations {
                     "application/json": components["schemas"]["SecretResponse"];
                 };
             };
-            /** @description Missing or invalid X-API-Key. Codes: INVALID_API_KEY. */
+            /** @description Missing or invalid X-API-Key. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS. */
+            /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3912,7 +4811,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
             /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
@@ -3922,10 +4829,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_KEY_REUSED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    });
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. Codes: RATE_LIMITED. */
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3936,20 +4851,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unexpected error; quote X-Request-Id to support. Codes: INTERNAL_ERROR. */
+            /** @description Unexpected error; quote X-Request-Id to support. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Temporarily unavailable; retry. Codes: SERVICE_UNAVAILABLE. */
+            /** @description Temporarily unavailable; retry. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3957,7 +4888,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
                 };
             };
         };

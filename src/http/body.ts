@@ -1,6 +1,7 @@
 /**
- * Bounded reading of request bodies, used by the API's JSON parser (and
- * available to any other parser): a hostile body costs at most
+ * Bounded reading of request bodies, used by the API's JSON parser
+ * ({@link jsonBodies}, which the `/v1` modules use) and available to any other
+ * parser: a hostile body costs at most
  * {@link MAX_BODY_BYTES} of memory and one linear pass before it is refused.
  *
  * - The body is read as a stream and abandoned as soon as it passes the limit,
@@ -11,6 +12,7 @@
  * - Bytes that are not UTF-8 are not JSON (RFC 8259 section 8.1) and are
  *   refused, never silently replaced.
  */
+import { Elysia } from "elysia";
 import { AppError } from "../errors.ts";
 
 /** Largest request body accepted, in bytes (64 KiB; 413 PAYLOAD_TOO_LARGE above). */
@@ -112,4 +114,14 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw new JsonInvalid("Invalid JSON");
   }
+}
+
+/**
+ * The JSON body parser of the `/v1` modules: `.use(jsonBodies())` in a module parses its routes' bodies with
+ * {@link parseJsonBody}, whatever the Content-Type (curl's `-d` sends form encoding by default). Scoped, so it
+ * reaches the module that uses it and no further: the dashboard reads its own forms, the Stripe webhook its raw
+ * bytes. Unnamed on purpose: Elysia skips a named plugin used a second time, and with it the hook.
+ */
+export function jsonBodies() {
+  return new Elysia().onParse({ as: "scoped" }, ({ request }) => parseJsonBody(request));
 }

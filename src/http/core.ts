@@ -9,13 +9,15 @@
  *   routing, so nothing later ever parses a URL that cannot be parsed;
  * - HTTPS only behind a proxy: `TRUST_PROXY` mode refuses requests whose
  *   `X-Forwarded-Proto` is not `https` (400 HTTPS_REQUIRED);
- * - request bodies: at most 64 KiB (413 PAYLOAD_TOO_LARGE, by `Content-Length`
- *   before reading, and while streaming whatever the header says), JSON nested
- *   at most 32 deep, parsed as JSON whatever the content type (curl's `-d`
- *   sends form encoding by default); see `body.ts`. The API key is checked
- *   before any of this is read (`auth.ts`, `apiKeyGate`);
+ * - request bodies: at most 64 KiB (413 PAYLOAD_TOO_LARGE by `Content-Length`
+ *   here, before reading). The `/v1` modules parse theirs as JSON with
+ *   `jsonBodies()` (`body.ts`: the same cap while streaming, nesting at most
+ *   32 deep, whatever the content type); the parser is scoped to them, not
+ *   global. The API key is checked before any body is read (`auth.ts`,
+ *   `apiKeyGate`);
  * - one `onError` rendering every failure as a documented shape: the error
- *   envelope, or the 422 `{detail}` body. Never Elysia's default body, never
+ *   envelope, or the 422 `{detail}` body (`/dashboard…` paths excepted: the
+ *   dashboard module renders its own HTML pages). Never Elysia's default body, never
  *   a stack trace, SQL or secret. See docs/hostile-input.md.
  */
 import { Elysia } from "elysia";
@@ -24,7 +26,7 @@ import { newId } from "../lib/ids.ts";
 import { jsonResponse } from "../lib/json.ts";
 import type { Logger } from "../lib/log.ts";
 import { isProbeRequest } from "../modules/health/state.ts";
-import { JsonInvalid, MAX_BODY_BYTES, parseJsonBody, payloadTooLarge } from "./body.ts";
+import { JsonInvalid, MAX_BODY_BYTES, payloadTooLarge } from "./body.ts";
 import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
@@ -112,8 +114,9 @@ export function corePlugin(opts: CoreOptions) {
         return json(e.status, errorBody(e.code, e.message), { "x-request-id": rid, connection: "close" });
       }
     })
-    .onParse({ as: "global" }, ({ request }) => parseJsonBody(request))
     .onError({ as: "global" }, ({ code, error, set, request }) => {
+      // Dashboard pages render their own failures as HTML (the dashboard module's onError, which runs after this one).
+      if (URL.canParse(request.url) && isDashboard(pathOf(request.url))) return;
       const rid = String(set.headers["x-request-id"] ?? newId("req"));
       try {
         return renderError(code, error, rid, set.headers, request, log);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { setStatus, setUsage } from "../../src/modules/accounts/service.ts";
 import { EVENT_TYPES } from "../../src/domain/events.ts";
+import { ERROR_CODES } from "../../src/errors.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 import { docValidator, type DocValidator } from "./openapi.ts";
@@ -101,6 +102,16 @@ describe("the document", () => {
       }
     }
   }, 30_000);
+
+  test("each error response's schema admits exactly the codes it has examples for (the codes are declared, not read from prose)", () => {
+    for (const { path, method, op } of operations())
+      for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
+        if (Number(status) < 400 || status === "422") continue;
+        const documented = Object.keys(r.content["application/json"].examples ?? {}).sort();
+        const admitted = ERROR_CODES.filter((code) => v.errors({ success: false, error: { code, message: "m" } }, "paths", path, method, "responses", status, "content", "application/json", "schema").length === 0);
+        expect(([...admitted] as string[]).sort(), `${method} ${path} ${status}`).toEqual(documented);
+      }
+  });
 
   test("the webhooks section describes the five events, their payload and the signature headers", () => {
     expect(Object.keys(v.doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());

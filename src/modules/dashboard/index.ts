@@ -2,17 +2,16 @@
  * The customer dashboard (docs/dashboard.md): a server-rendered web application under
  * `/dashboard`, served by the API process.
  *
- * Why a separate Elysia instance behind an `onRequest` hook: the API's core
- * plugin registers a *global* `onParse` that reads every body as JSON, and
- * in Elysia 1.4 a global parse hook runs before a route's own `parse` (a
- * local hook cannot take precedence; checked). HTML forms post
- * `application/x-www-form-urlencoded`, and dashboard failures must render
- * HTML pages, not the API's JSON envelope. So the outer plugin hands every
- * `/dashboard…` request, after the core `onRequest` (request id, HTTPS-only
- * check, body-size limit), to an inner app with its own form parser and
- * error pages, and adds the security headers to whatever it answers. The
- * inner routes are never registered on the API app, so they cannot appear in
- * the OpenAPI document.
+ * A plain Elysia module: its routes are registered on the app like any
+ * other, with module-local hooks. Its parser reads forms (64 KiB cap,
+ * unreadable text kept aside for the handlers to refuse; `http.ts`), since
+ * the API's JSON parser is scoped to the `/v1` modules (`jsonBodies` in
+ * http/body.ts). Its `onError` renders failures as HTML pages: the core's
+ * global `onError`, which runs first, steps aside for `/dashboard…` paths.
+ * Any other path or method under `/dashboard` gets the HTML 404 page, and
+ * every answer carries the dashboard's security headers. The core
+ * `onRequest` (request id, HTTPS-only check) runs first. The OpenAPI
+ * document leaves `/dashboard…` out.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
@@ -56,33 +55,28 @@ export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
   if (!isAsset) h.set("cache-control", "no-store");
 }
 
-function dashboardApp(rd: RouteDeps) {
-  const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
-  const notFound = () => htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
-  return new Elysia()
-    // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
-    .onRequest(({ request }) => (isReadablePath(new URL(request.url).pathname) ? undefined : notFound()))
-    .onParse(({ request }) => parseForm(request))
-    .onError(({ code, error, request }) => {
-      if (code === "NOT_FOUND") return notFound();
-      if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
-      if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
-        return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, { connection: "close" });
-      if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
-      rd.deps.log.error("dashboard error", { path: new URL(request.url).pathname, error: error instanceof Error ? error : String(error) });
-      return htmlResponse(messagePage("Something went wrong", "The page could not be shown. Try again in a moment."), 500);
-    })
-    .get("/dashboard/assets/:name", ({ params }) => {
-      const a = assets.get(params.name);
-      if (!a) return htmlResponse(messagePage("Page not found", "There is no such file."), 404);
-      return new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=3600" } });
-    })
-    .use(authRoutes(rd))
-    .use(accountRoutes(rd))
-    .use(billingRoutes(rd))
-    .use(webhookRoutes(rd))
-    .use(profileRoutes(rd));
+const isDashboardPath = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
+const isAssetPath = (path: string) => path.startsWith("/dashboard/assets/");
+
+/** The security headers and the request id on a dashboard answer. */
+function finish(res: Response, path: string, rid: unknown): Response {
+  applySecurityHeaders(res.headers, isAssetPath(path) && res.status === 200);
+  if (rid) res.headers.set("x-request-id", String(rid));
+  return res;
 }
+
+/** Every dashboard failure as an HTML page (the core's JSON error rendering steps aside for `/dashboard…`). */
+function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Request): Response {
+  if (code === "NOT_FOUND") return notFound();
+  if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
+  if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
+    return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, { connection: "close" });
+  if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
+  rd.deps.log.error("dashboard error", { path: safePathname(request.url), error: error instanceof Error ? error : String(error) });
+  return htmlResponse(messagePage("Something went wrong", "The page could not be shown. Try again in a moment."), 500);
+}
+
+const notFound = () => htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
 
 /** Options for tests and future deployments. */
 export interface DashboardOptions {
@@ -105,16 +99,32 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     sender: senderFromConfig(deps, opts.resolver ?? deps.resolver ?? systemResolver),
     work: opts.work ?? defaultPasswordWork(),
   };
-  const inner = dashboardApp(rd);
-  return new Elysia({ name: "dashboard" }).onRequest(async ({ request, set, server }) => {
-    const path = safePathname(request.url);
-    if (path !== "/dashboard" && !path.startsWith("/dashboard/")) return;
-    const socket = server?.requestIP(request)?.address;
-    requestInfo.set(request, { ip: clientIp(socket, request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
-    const res = await inner.handle(request);
-    applySecurityHeaders(res.headers, path.startsWith("/dashboard/assets/") && res.status === 200);
-    const rid = set.headers["x-request-id"];
-    if (rid) res.headers.set("x-request-id", String(rid));
-    return res;
-  });
+  const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
+  return new Elysia({ name: "dashboard" })
+    .onRequest(({ request, set, server }) => {
+      const path = safePathname(request.url);
+      if (!isDashboardPath(path)) return;
+      const socket = server?.requestIP(request)?.address;
+      requestInfo.set(request, { ip: clientIp(socket, request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
+      // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
+      if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
+    })
+    .onParse(({ request }) => parseForm(request))
+    .onAfterHandle(({ request, response, set }) => {
+      if (response instanceof Response) finish(response, safePathname(request.url), set.headers["x-request-id"]);
+    })
+    .onError(({ code, error, request, set }) => finish(errorPage(rd, code, error, request), safePathname(request.url), set.headers["x-request-id"]))
+    .get("/dashboard/assets/:name", ({ params }) => {
+      const a = assets.get(params.name);
+      if (!a) return htmlResponse(messagePage("Page not found", "There is no such file."), 404);
+      return new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=3600" } });
+    })
+    .use(authRoutes(rd))
+    .use(accountRoutes(rd))
+    .use(billingRoutes(rd))
+    .use(webhookRoutes(rd))
+    .use(profileRoutes(rd))
+    // Any other path or method under /dashboard: the HTML 404 page.
+    .all("/dashboard", () => notFound())
+    .all("/dashboard/*", () => notFound());
 }

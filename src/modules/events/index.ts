@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses, RequestValidationError } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
+import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { WebhookIdParams } from "../webhooks/model.ts";
 import { recover, RECOVER_WINDOW_MS, redeliver } from "../webhooks/replay.ts";
@@ -18,6 +19,7 @@ const errs = { ...errorResponses.authed, ...errorResponses.common };
 
 export function eventsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/v1" })
+    .use(jsonBodies())
     .use(authPlugin(deps))
     .get("/events", async ({ auth, query }) => ({ success: true as const, data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query) }), {
       apiKey: true,

@@ -2,6 +2,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { EVENT_TYPES } from "../../domain/events.ts";
+import { WebhookPayloadSchema } from "../webhooks/payload.ts";
 
 export const EventsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
@@ -28,28 +29,6 @@ export const RecoverBody = t.Object(
 const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception")]);
 // The literal list must stay the five names of EVENT_TYPES.
 void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);
-const S = T.String();
-const OrNull = <X extends ReturnType<typeof T.String>>(x: X) => T.Union([x, T.Null()]);
-const PayloadCheckpoint = T.Object({ activity: S, checkpoint_state: S, courier_name: S, date: S, time: S, location: S });
-/** The WebhookPayload `data` object (see the document's webhooks section), as TypeBox for the response. */
-const PayloadData = T.Object({
-  tracking_number: S,
-  courier: S,
-  status: S,
-  most_recent_status: S,
-  origin_city: OrNull(S),
-  destination_city: OrNull(S),
-  delivered_date: OrNull(S),
-  estimated_delivery_date: S,
-  checkpoints: T.Union([T.Array(PayloadCheckpoint), T.Null()]),
-  enqueued_at: T.String({ format: "date-time" }),
-});
-
-const Payload = T.Object(
-  { event: EventName, enqueued_at: T.String({ format: "date-time" }), data: PayloadData },
-  { description: "The body a delivery of this event carries (data rebuilt from the freshest record, as on every attempt)." },
-);
-
 export const EventSchema = T.Object(
   {
     id: T.String({ description: "Stable event id; deliveries carry it in X-Webhook-Event-Id and webhook-id.", examples: ["evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a"] }),
@@ -57,7 +36,7 @@ export const EventSchema = T.Object(
     created_at: T.String({ format: "date-time", description: "When the change was detected (the payload's enqueued_at)." }),
     courier: T.String(),
     tracking_number: T.String(),
-    payload: Payload,
+    payload: WebhookPayloadSchema,
   },
   { title: "Event" },
 );

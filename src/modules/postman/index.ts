@@ -3,18 +3,23 @@
  * document (spec: Other). Built on the first request (the
  * converter takes a few hundred ms) and cached for the life of the process.
  */
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { openApiDocument } from "../../http/openapi.ts";
 import { convertOpenApi, finishCollection } from "./service.ts";
 
 export const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
 
-export function postmanModule(deps: Pick<AppDeps, "config">) {
+/**
+ * The finished OpenAPI document of the app `app` belongs to (`openApiDocument` in src/openapi/document.ts,
+ * passed in by the composition: the document reads every module's schemas, so no module imports it).
+ */
+export type DocumentOf = (app: AnyElysia) => Record<string, any>;
+
+export function postmanModule(deps: Pick<AppDeps, "config">, documentOf: DocumentOf) {
   const self = new Elysia({ name: "postman" });
   let built: Promise<string> | undefined;
   const build = async () => {
-    const doc = openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl });
+    const doc = documentOf(self);
     return JSON.stringify(finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl), null, 2);
   };
   return self.get(

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
+import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { followShipments } from "./follow.ts";
 import { FollowShipmentsBody, FollowShipmentsResponse, ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentListResponse, ShipmentParams, StoredShipmentResponse } from "./model.ts";
@@ -20,6 +21,7 @@ const notFollowed = { 404: E("The account does not follow this shipment.", ["SHI
 
 export function shipmentsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/v1/shipments" })
+    .use(jsonBodies())
     .use(authPlugin(deps))
     .post(
       "",

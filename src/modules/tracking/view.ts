@@ -2,24 +2,15 @@
  * The `data` object of `GET /v1/track` and `/demo/track`: the spec's detailed
  * PascalCase shape (spec: Resources, Tracking result; docs/spec-map.md, "Resources" and "Decisions" fix each field).
  */
+import type { Static } from "@sinclair/typebox";
 import { toSpecDate, toSpecTime } from "../../domain/dates.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 import type { ShipmentRecord } from "./normalise.ts";
-import { TRACK_SPELLING, type ShipmentState, type TrackSpelling } from "../../domain/states.ts";
+import { TRACK_SPELLING, type ShipmentState } from "../../domain/states.ts";
+import type { TrackingDataSchema } from "./model.ts";
 
-export interface TrackingData {
-  MostRecentStatus: string;
-  ShipmentState: TrackSpelling;
-  Checkpoints: { Activity: string; CheckpointState: TrackSpelling; CourierName: string; Date: string; Time: string; Location: string }[];
-  CourierHasNoRecordOfShipment: boolean;
-  isEmptyTable: boolean;
-  Result: string;
-  AdditionalInfo: string;
-  FetchTime: string;
-  PODImageUrl: string;
-  ExecutionTime: string;
-  EstimatedDeliveryDate: string;
-}
+/** The `data` object, typed by its one schema (`TrackingDataSchema` in model.ts, which the document and the response check read). */
+export type TrackingData = Static<typeof TrackingDataSchema>;
 
 /** Seconds with 3 decimals, as text (`"0.412"`). */
 export const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);

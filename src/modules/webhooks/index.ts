@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
+import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig } from "./attempt.ts";
@@ -32,14 +33,27 @@ const E = errorResponses.errorResponse;
 const notFound = { 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]) };
 const errs = { ...errorResponses.authed, ...errorResponses.common };
 const tags = ["Webhooks"];
+const CREATE_DETAIL = {
+  operationId: "createWebhook",
+  summary: "Create a webhook",
+  description:
+    "Creates a webhook for an https URL (host name or public IP) and a non-empty set of events. `test` webhooks are allowed on every plan and receive only test fires; `live` webhooks receive real events and need the Growth or Business plan. The account has one signing secret: `secret` holds it raw only in the response that generated it (the account's first create, unless a rotation came first); otherwise a notice beginning with `<`. At most 10 webhooks per account.",
+  tags,
+};
 
+/** The `/v1/webhooks…` routes: managing webhooks, then test fires and the delivery log. */
 export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
-  const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
+  return new Elysia().use(webhookManagement(deps)).use(webhookDeliveries(deps));
+}
+
+/** Create, list, rotate the secret, get, update, delete. */
+function webhookManagement(deps: AppDeps) {
   // The URL rules run beside the body schema, so one 422 lists every problem (the URL's included).
   const urlRules = ({ body, request }: { body: unknown; request: Request }) =>
     reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs));
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
+      .use(jsonBodies())
       .use(authPlugin(deps))
       .post("/", (c) => idempotent(deps, c, async () => {
         const data = await createWebhook(deps, c.auth.account, c.body);
@@ -55,13 +69,8 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
           409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
           ...errs,
         },
-        detail: {
-          operationId: "createWebhook",
-          summary: "Create a webhook",
-          description:
-            "Creates a webhook for an https URL (host name or public IP) and a non-empty set of events. `test` webhooks are allowed on every plan and receive only test fires; `live` webhooks receive real events and need the Growth or Business plan. The account has one signing secret: `secret` holds it raw only in the response that generated it (the account's first create, unless a rotation came first); otherwise a notice beginning with `<`. At most 10 webhooks per account.",
-          tags,
-        },
+        // A copy per app: Elysia merges the apiKey macro's `security` into the route's detail object in place.
+        detail: { ...CREATE_DETAIL },
       })
       .get("/", async ({ auth }) => {
         const list = await listWebhooks(deps.db, auth.account.id);
@@ -113,6 +122,16 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
         response: { 204: Type.Void({ description: "No content." }), ...notFound, ...errs },
         detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deletes the webhook; its pending deliveries stop. 204, no body.", tags },
       })
+  );
+}
+
+/** A test fire to one webhook, and its delivery log. */
+function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
+  const sender = senderFromConfig(deps, deps.resolver ?? systemResolver);
+  return (
+    new Elysia({ prefix: "/v1/webhooks", tags })
+      .use(jsonBodies())
+      .use(authPlugin(deps))
       .post("/:webhook_id/test", (c) => idempotent(deps, c, async () => ({
         success: true as const,
         data: await testFire(deps, sender, c.auth.account.id, c.params.webhook_id, c.body?.event),

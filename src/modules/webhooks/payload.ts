@@ -4,45 +4,78 @@
  * snake_case throughout; checkpoints newest first, `date` DD-Mon-YYYY,
  * `time` HH:MM, `checkpoint_state` in the webhook spelling.
  */
+import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 import { ddMonYyyy, toSpecTime } from "../../domain/dates.ts";
 import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
-import { mostRecentStatus, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
-import type { EventType } from "../../domain/events.ts";
+import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../domain/states.ts";
+import { EVENT_TYPES, type EventType } from "../../domain/events.ts";
 
 /** Bodies above 256 KiB are sent with `checkpoints: null` (the spec leaves the maximum payload size open, spec: Limits; docs/spec-map.md, "Decisions", large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** "For a test delivery [data.courier] begins with `synthetic-test-`" (spec: Events, Payload table). */
 export const TEST_COURIER_PREFIX = "synthetic-test-";
 
-export interface PayloadCheckpoint {
-  activity: string;
-  checkpoint_state: string;
-  courier_name: string;
-  date: string;
-  time: string;
-  location: string;
-}
+const WEBHOOK_STATUSES = [...new Set(STATES.map((s) => WEBHOOK_SPELLING[s]))];
+const WebhookStatus = literalUnion(WEBHOOK_STATUSES);
+const nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()]);
 
-export interface PayloadData {
-  tracking_number: string;
-  courier: string;
-  status: string;
-  most_recent_status: string;
-  origin_city: string | null;
-  destination_city: string | null;
-  delivered_date: string | null;
-  /** The courier's estimated delivery date, DD-Mon-YYYY, or "" (docs/shipments.md, "Estimated delivery"). */
-  estimated_delivery_date: string;
-  checkpoints: PayloadCheckpoint[] | null;
-  enqueued_at: string;
-}
+/** One checkpoint of a delivery's `data.checkpoints` (the document's `WebhookCheckpoint`). */
+export const WebhookCheckpointSchema = T.Object(
+  {
+    activity: T.String({ description: "The courier's description of the event." }),
+    checkpoint_state: WebhookStatus,
+    courier_name: T.String(),
+    date: T.String({ description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] }),
+    time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["13:22"] }),
+    location: T.String(),
+  },
+  { title: "WebhookCheckpoint" },
+);
 
-export interface Payload {
-  event: EventType;
-  enqueued_at: string;
-  data: PayloadData;
-}
+/** `data` of a delivery: the shipment as it is now (spec: Events, "Payload" table). */
+export const PayloadDataSchema = T.Object({
+  tracking_number: T.String(),
+  courier: T.String({ description: "Courier slug; for a test delivery it begins with `synthetic-test-`." }),
+  status: WebhookStatus,
+  most_recent_status: T.String({ description: "The service's own short label." }),
+  origin_city: nullable(T.String()),
+  destination_city: nullable(T.String()),
+  delivered_date: nullable(T.String({ description: "DD-Mon-YYYY." })),
+  estimated_delivery_date: T.String({
+    description:
+      "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.",
+    examples: ["06-Nov-2026"],
+  }),
+  checkpoints: nullable(
+    T.Array(WebhookCheckpointSchema, {
+      description: "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
+    }),
+  ),
+  enqueued_at: T.String({ format: "date-time", description: "Same as the top-level `enqueued_at`." }),
+});
+
+/**
+ * The body of every delivery (the document's `WebhookPayload`, and `payload` of `GET /v1/events`): the one
+ * schema of this wire shape; the types below are read from it.
+ */
+export const WebhookPayloadSchema = T.Object(
+  {
+    event: literalUnion(EVENT_TYPES),
+    enqueued_at: T.String({ format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] }),
+    data: PayloadDataSchema,
+  },
+  {
+    title: "WebhookPayload",
+    description:
+      "The exact raw bytes are signed: verify `X-Service-Signature` before parsing. Delivery is at-least-once; `X-Webhook-Event-Id` (and `event` + `data.courier` + `data.tracking_number` + `enqueued_at`) is fixed per event: deduplicate on it. `data` is rebuilt from the freshest record on each retry.",
+  },
+);
+
+export type PayloadCheckpoint = Static<typeof WebhookCheckpointSchema>;
+export type PayloadData = Static<typeof PayloadDataSchema>;
+export type Payload = Static<typeof WebhookPayloadSchema>;
 
 /** The shipment columns the payload needs (as `to_jsonb(shipments)` returns them). */
 export interface ShipmentRow {
@@ -63,7 +96,8 @@ export function isoSecond(d: Date | number | string): string {
   return new Date(d).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-const spell = (s: string) => WEBHOOK_SPELLING[s as ShipmentState] ?? s;
+// Stored states are ShipmentState values (the store writes nothing else).
+const spell = (s: string) => (WEBHOOK_SPELLING[s as ShipmentState] ?? s) as WebhookSpelling;
 
 export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint[]): PayloadCheckpoint[] {
   const name = courierBySlug(courier)?.name ?? courier;

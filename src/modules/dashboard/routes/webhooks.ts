@@ -76,18 +76,24 @@ function testFlash(q: Record<string, string | undefined>): Flash | undefined {
   return q.fired === "ok" ? { kind: "ok", text: `Test delivery delivered${code}${ms}.` } : { kind: "error", text: `Test delivery failed${code}${ms}. See the attempt below.` };
 }
 
-/** Routes for the webhook pages. */
-export function webhookRoutes(rd: RouteDeps) {
-  const { deps } = rd;
-  const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
-  const caller = (s: DashboardSession) => ({ id: s.account.id, plan: s.account.plan });
-  /** The 14-day chart and the recent deliveries, each with the shipment it was about. */
-  const recentOf = async (accountId: string, webhookId: string) => {
-    const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, { limit: RECENT_DELIVERIES })]);
-    const about = await shipmentsOfDeliveries(deps.db, recent.deliveries.map((d) => d.id));
-    return [days, recent.deliveries.map((d) => ({ ...d, shipment: about.get(d.id) }))] as const;
-  };
+const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
+const caller = (s: DashboardSession) => ({ id: s.account.id, plan: s.account.plan });
 
+/** The 14-day chart and the recent deliveries of one webhook, each delivery with the shipment it was about. */
+async function recentOf(deps: RouteDeps["deps"], accountId: string, webhookId: string) {
+  const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, { limit: RECENT_DELIVERIES })]);
+  const about = await shipmentsOfDeliveries(deps.db, recent.deliveries.map((d) => d.id));
+  return [days, recent.deliveries.map((d) => ({ ...d, shipment: about.get(d.id) }))] as const;
+}
+
+/** Routes for the webhook pages: the list and the create/edit forms, then one webhook's page and its actions. */
+export function webhookRoutes(rd: RouteDeps) {
+  return new Elysia().use(webhookFormRoutes(rd)).use(webhookActionRoutes(rd));
+}
+
+/** The list, the create and edit forms, and the secret rotation. */
+function webhookFormRoutes(rd: RouteDeps) {
+  const { deps } = rd;
   return new Elysia()
     .get("/dashboard/webhooks", ({ request, query }) =>
       withSession(rd, request, async (s) =>
@@ -134,14 +140,6 @@ export function webhookRoutes(rd: RouteDeps) {
     .post("/dashboard/webhooks/rotate-secret", ({ request, body }) =>
       withForm(rd, request, body as FormBody, async (s) => htmlResponse(secretPage(pageSession(s), await rotateSecret(deps, s.account.id), { rotated: true }))),
     )
-    .get("/dashboard/webhooks/:id", ({ request, params, query }) =>
-      withSession(rd, request, async (s) => {
-        const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-        const [days, recent] = await recentOf(s.account.id, w.id);
-        const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
-        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash));
-      }),
-    )
     .get("/dashboard/webhooks/:id/edit", ({ request, params }) =>
       withSession(rd, request, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
@@ -164,6 +162,20 @@ export function webhookRoutes(rd: RouteDeps) {
           if (!se) throw e;
           return bad(se);
         }
+      }),
+    );
+}
+
+/** One webhook's page, its deletion, a test fire, redelivery, recovery and reactivation. */
+function webhookActionRoutes(rd: RouteDeps) {
+  const { deps } = rd;
+  return new Elysia()
+    .get("/dashboard/webhooks/:id", ({ request, params, query }) =>
+      withSession(rd, request, async (s) => {
+        const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
+        const [days, recent] = await recentOf(deps, s.account.id, w.id);
+        const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
+        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash));
       }),
     )
     .get("/dashboard/webhooks/:id/delete", ({ request, params }) =>
@@ -194,7 +206,7 @@ export function webhookRoutes(rd: RouteDeps) {
         } catch (e) {
           if (e instanceof AppError && (e.code === "WEBHOOK_IS_LIVE" || e.code === "TEST_WEBHOOKS_DISABLED")) {
             const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-            const [days, recent] = await recentOf(s.account.id, w.id);
+            const [days, recent] = await recentOf(deps, s.account.id, w.id);
             return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }), e.status);
           }
           throw e;

@@ -4,8 +4,9 @@
  * every `POST /v1/…` with its 409/422 codes and the `Idempotent-Replayed`
  * response header, and the examples of the shipments and events operations.
  */
-import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./openapi-examples.ts";
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./idempotency.ts";
+import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
+import { codesIn, errorSchema } from "./errors.ts";
 import { TrackResponse } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
 
@@ -31,19 +32,21 @@ export function addIdempotency(op: Json): void {
   for (const [status, r] of Object.entries(op.responses as Json)) if (status.startsWith("2")) r.headers = { ...r.headers, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") };
   const r409 = op.responses["409"];
   if (r409) {
-    r409.description = r409.description.replace(/Codes: ([A-Z_, ]+)\.?$/, (_: string, c: string) => `Codes: ${c}, IDEMPOTENCY_IN_PROGRESS.`);
-    r409.content["application/json"].examples.IDEMPOTENCY_IN_PROGRESS = errorExample("IDEMPOTENCY_IN_PROGRESS");
+    const json = r409.content["application/json"];
+    r409.description = `${r409.description.replace(/\.$/, "")}, or a request with this Idempotency-Key is still running.`;
+    json.schema = errorSchema([...codesIn(json.schema), "IDEMPOTENCY_IN_PROGRESS"]);
+    json.examples.IDEMPOTENCY_IN_PROGRESS = errorExample("IDEMPOTENCY_IN_PROGRESS");
     r409.headers["Retry-After"] = ref("headers", "Retry-After");
   } else
     op.responses["409"] = {
-      description: "A request with this Idempotency-Key is still running. Codes: IDEMPOTENCY_IN_PROGRESS.",
+      description: "A request with this Idempotency-Key is still running.",
       headers: { "X-Request-Id": ref("headers", "X-Request-Id"), "Retry-After": ref("headers", "Retry-After") },
-      content: { "application/json": { schema: ref("schemas", "Error"), examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") } } },
+      content: { "application/json": { schema: errorSchema(["IDEMPOTENCY_IN_PROGRESS"]), examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") } } },
     };
   const r422 = op.responses["422"];
   r422.description = "Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED).";
   r422.content["application/json"] = {
-    schema: { anyOf: [ref("schemas", "ValidationError"), ref("schemas", "Error")] },
+    schema: { anyOf: [ref("schemas", "ValidationError"), errorSchema(["IDEMPOTENCY_KEY_REUSED"])] },
     examples: { validation: { summary: "Validation error", value: VALIDATION_EXAMPLE }, IDEMPOTENCY_KEY_REUSED: errorExample("IDEMPOTENCY_KEY_REUSED") },
   };
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));

@@ -1,12 +1,12 @@
 /**
  * The OpenAPI 3.1 `webhooks` section (spec: Events): the five
- * events, the snake_case payload schema built from the same state tables the
- * service uses, and the delivery headers with the `sha256=` signature.
+ * events, each referring to the `WebhookPayload` component (the TypeBox schema
+ * in webhooks/payload.ts, which also types what the service sends), and the
+ * delivery headers with the `sha256=` signature.
  */
 import { EVENT_TYPES, type EventType } from "../domain/events.ts";
-import { STATES, WEBHOOK_SPELLING } from "../domain/states.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
-import { WH_ID } from "./openapi-examples.ts";
+import { WH_ID } from "./examples.ts";
 
 // The document is plain JSON.
 type Json = Record<string, any>;
@@ -20,61 +20,6 @@ const EVENT_WHEN: Record<EventType, string> = {
   "tracking.out_for_delivery": "The shipment's status changed to out_for_delivery.",
   "tracking.delivered": "The shipment's status changed to delivered. Terminal: the service stops following the shipment.",
   "tracking.exception": "The status changed to exception, returned or cancelled; `data.status` tells them apart (returned and cancelled are terminal).",
-};
-
-const nullable = (schema: Json) => ({ anyOf: [schema, { type: "null" }] });
-const WEBHOOK_STATUSES = [...new Set(STATES.map((s) => WEBHOOK_SPELLING[s]))];
-
-export const WEBHOOK_SCHEMAS: Json = {
-  WebhookCheckpoint: {
-    title: "WebhookCheckpoint",
-    type: "object",
-    required: ["activity", "checkpoint_state", "courier_name", "date", "time", "location"],
-    properties: {
-      activity: { type: "string", description: "The courier's description of the event." },
-      checkpoint_state: { type: "string", enum: WEBHOOK_STATUSES },
-      courier_name: { type: "string" },
-      date: { type: "string", description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] },
-      time: { type: "string", description: "HH:MM, 24-hour, courier local time.", examples: ["13:22"] },
-      location: { type: "string" },
-    },
-  },
-  WebhookPayload: {
-    title: "WebhookPayload",
-    type: "object",
-    description:
-      "The exact raw bytes are signed: verify `X-Service-Signature` before parsing. Delivery is at-least-once; `X-Webhook-Event-Id` (and `event` + `data.courier` + `data.tracking_number` + `enqueued_at`) is fixed per event: deduplicate on it. `data` is rebuilt from the freshest record on each retry.",
-    required: ["event", "enqueued_at", "data"],
-    properties: {
-      event: { type: "string", enum: [...EVENT_TYPES] },
-      enqueued_at: { type: "string", format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] },
-      data: {
-        type: "object",
-        required: ["tracking_number", "courier", "status", "most_recent_status", "origin_city", "destination_city", "delivered_date", "estimated_delivery_date", "checkpoints", "enqueued_at"],
-        properties: {
-          tracking_number: { type: "string" },
-          courier: { type: "string", description: "Courier slug; for a test delivery it begins with `synthetic-test-`." },
-          status: { type: "string", enum: WEBHOOK_STATUSES },
-          most_recent_status: { type: "string", description: "The service's own short label." },
-          origin_city: nullable({ type: "string" }),
-          destination_city: nullable({ type: "string" }),
-          delivered_date: nullable({ type: "string", description: "DD-Mon-YYYY." }),
-          estimated_delivery_date: {
-            type: "string",
-            description:
-              "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.",
-            examples: ["06-Nov-2026"],
-          },
-          checkpoints: nullable({
-            type: "array",
-            items: { $ref: "#/components/schemas/WebhookCheckpoint" },
-            description: "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
-          }),
-          enqueued_at: { type: "string", format: "date-time", description: "Same as the top-level `enqueued_at`." },
-        },
-      },
-    },
-  },
 };
 
 const DELIVERY_HEADERS = (event: EventType): Json[] => [

@@ -7,18 +7,21 @@
  * Operations come from the routes' TypeBox schemas through
  * `@elysiajs/openapi`'s `toOpenAPISchema`; {@link openApiDocument} then
  * finishes the document: JSON request bodies (the plugin drops them when a
- * global parser is set), named components with `$ref`s, examples for every
+ * route has its own parser, as the `/v1` modules' JSON parser), named components with `$ref`s, examples for every
  * parameter, body and response (one per error code), the rate-limit and
  * request-id headers, 413 on every body, and the OpenAPI 3.1 `webhooks`
  * section for the five events with their signature headers.
  */
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
+import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, CODE_STATUS, ErrorSchema, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
-import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./openapi-examples.ts";
-import { WEBHOOK_SCHEMAS, webhookEvents } from "./openapi-webhooks.ts";
-import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./openapi-features.ts";
+import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
+import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
+import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
+import { webhookEvents } from "./webhooks.ts";
+import { WebhookPayloadSchema } from "../modules/webhooks/payload.ts";
+import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);
@@ -86,22 +89,6 @@ function hoist(node: unknown, schemas: Json): unknown {
   return out;
 }
 
-function codesOf(description: string | undefined): ErrorCode[] {
-  const m = /Codes: ([A-Z_, ]+)\.?$/.exec(description ?? "");
-  return (m?.[1]?.split(",").map((c) => c.trim()) ?? []).filter((c): c is ErrorCode => c in CODE_STATUS);
-}
-
-function errorExamples(codes: ErrorCode[], messages: Record<ErrorCode, string>): Json {
-  const examples: Json = {};
-  for (const code of codes) {
-    const error: Json = { code, message: messages[code] };
-    if (code === "COURIER_NOT_FOUND") error.did_you_mean = "delhivery";
-    if (code === "COURIER_AMBIGUOUS") error.candidates = ["bluedart", "dtdc", "ecomexpress"];
-    examples[code] = { summary: code, value: { success: false, error } };
-  }
-  return examples;
-}
-
 function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>): void {
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
@@ -119,7 +106,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
       required: !(route?.hooks?.body && OPTIONAL in route.hooks.body),
       content: { "application/json": { schema: json?.schema ?? { type: "object" }, ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
-    op.responses["413"] = { description: "Request body over 64 KiB. Codes: PAYLOAD_TOO_LARGE.", content: { "application/json": { schema: { title: "Error" } } } };
+    op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
   }
   const responses: Json = {};
   for (const status of Object.keys(op.responses).sort()) {
@@ -139,8 +126,9 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     } else if (status === "422") {
       responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
     } else {
-      const codes = codesOf(r.description ?? schema.description);
-      responses[status] = { description: r.description ?? "Error.", headers, content: { "application/json": { schema: ref("schemas", "Error"), examples: errorExamples(codes, messages) } } };
+      const codes = codesIn(schema);
+      if (codes.length === 0) throw new Error(`${op.operationId} ${status}: the error schema declares no code (errorResponses.errorResponse)`);
+      responses[status] = { description: r.description ?? schema.description ?? "Error.", headers, content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes, messages) } } };
     }
   }
   op.responses = hoist(responses, schemas);
@@ -165,16 +153,18 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   const routes = global.getGlobalRoutes();
   const hit = cache.get(routes);
   if (hit && hit.count === routes.length) return hit.doc;
-  // Without the global JSON parser the plugin emits the body schemas; only application/json is kept below.
+  // Without the modules' JSON parser (`jsonBodies`) the plugin emits the body schemas; only application/json is kept below.
   const bare = routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: undefined } }));
   const view = { getGlobalRoutes: () => bare, getGlobalDefinitions: () => global.getGlobalDefinitions?.() } as unknown as AnyElysia;
   const generated = toOpenAPISchema(view, { paths: [/^\/docs/, "/healthz", "/readyz", "/metrics", /^\/dashboard/, "/postman", "/openapi.json"] }, undefined, undefined, "3.1.0") as Json;
   const byKey = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`, r as { hooks?: Json }]));
   const schemas: Json = {
-    Error: { ...JSON.parse(JSON.stringify(ErrorSchema)), description: "The error envelope. `code` is one of the documented codes." },
+    Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
-    ...WEBHOOK_SCHEMAS,
   };
+  // WebhookPayload and its WebhookCheckpoint, from the schema the deliveries are typed by, rendered as the plugin
+  // renders route schemas (so the events list's `payload`, the same schema, becomes a $ref to it).
+  hoist(JSON.parse(JSON.stringify(unwrapSchema(WebhookPayloadSchema, undefined, "output", "3.1.0"))), schemas);
   const messages = errorMessages(opts.publicBaseUrl);
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {

@@ -1,0 +1,11 @@
+/**
+ * A TypeBox union of string literals from a list of values, typed as a one-element tuple so that Elysia's route
+ * types read its static type as the values' union (Elysia reads a `TUnion` over a plain array as `never`).
+ */
+import { Type as T, type SchemaOptions, type TLiteral, type TUnion } from "@sinclair/typebox";
+
+/** `T.Union` of `T.Literal(v)` for each of `values`, in order; its static type is `V`. */
+export function literalUnion<V extends string>(values: readonly V[], options?: SchemaOptions): TUnion<[TLiteral<V>]> {
+  // One value makes T.Union return the literal itself; its static type is the same.
+  return T.Union(values.map((v) => T.Literal(v)) as [TLiteral<V>], options) as unknown as TUnion<[TLiteral<V>]>;
+}
