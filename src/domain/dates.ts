@@ -3,15 +3,27 @@
  * `DD-Mon-YYYY`, `Time` is `HH:MM` 24 h; spec: Events, payload `date`/`time` the same). Parsing courier formats stays
  * in the adapters (src/modules/couriers/adapters/time.ts). Part of `src/domain/`, the shared vocabulary.
  */
-import { DateTime } from "luxon";
+
+const MONTH_ABBR = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** Days in `month` (1–12) of `year`, proleptic Gregorian calendar. */
+export function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
 
 /**
  * `YYYY-MM-DD` → `DD-Mon-YYYY` with English month abbreviations (`2026-11-05` → `05-Nov-2026`).
- * A string that is not a calendar date is returned unchanged.
+ * A string that is not a calendar date (31-Feb, month 13, not exactly `YYYY-MM-DD`) is returned unchanged.
+ * Runs once per checkpoint of every tracking answer, so it is string work only (a Luxon parse and format
+ * cost ~20 µs each); test/domain/dates.test.ts holds it to Luxon's answers.
  */
 export function toSpecDate(localDate: string): string {
-  const dt = DateTime.fromFormat(localDate, "yyyy-MM-dd", { zone: "UTC", locale: "en-US" });
-  return dt.isValid ? dt.toFormat("dd-LLL-yyyy") : localDate;
+  if (localDate.length !== 10 || !/^\d{4}-\d{2}-\d{2}$/.test(localDate)) return localDate;
+  const month = Number(localDate.slice(5, 7));
+  const day = Number(localDate.slice(8, 10));
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(Number(localDate.slice(0, 4)), month)) return localDate;
+  return `${localDate.slice(8, 10)}-${MONTH_ABBR[month - 1]}-${localDate.slice(0, 4)}`;
 }
 
 /** `2026-11-05` or an ISO instant starting with one → `05-Nov-2026`; anything else passes through unchanged. */
