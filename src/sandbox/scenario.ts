@@ -147,22 +147,28 @@ export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | unde
   return s.events[s.events.length - 1];
 }
 
+/** Two digits (`5` → `05`), without `padStart` (twins render thousands of these per second under load). */
+const p2 = (n: number) => (n < 10 ? "0" + n : String(n));
+
 /** Wall time of `ms` at a fixed UTC offset, as parts (used by twins to render local times). */
 export function wallTime(ms: number, offsetMin: number) {
   const d = new Date(ms + offsetMin * 60_000);
-  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  const y = d.getUTCFullYear(), mo = d.getUTCMonth() + 1, day = d.getUTCDate(), h = d.getUTCHours(), mi = d.getUTCMinutes(), s = d.getUTCSeconds();
+  const date = `${y}-${p2(mo)}-${p2(day)}`;
+  const time = `${p2(h)}:${p2(mi)}:${p2(s)}`;
+  const abs = Math.abs(offsetMin);
   return {
-    y: d.getUTCFullYear(),
-    mo: d.getUTCMonth() + 1,
-    d: d.getUTCDate(),
-    h: d.getUTCHours(),
-    mi: d.getUTCMinutes(),
-    s: d.getUTCSeconds(),
+    y,
+    mo,
+    d: day,
+    h,
+    mi,
+    s,
     /** `YYYY-MM-DD` */
-    date: `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}`,
+    date,
     /** `HH:MM:SS` */
-    time: `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`,
+    time,
     /** ISO with offset, e.g. `2026-11-05T10:20:00+05:30` */
-    iso: `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}${offsetMin === 0 ? "Z" : `${offsetMin < 0 ? "-" : "+"}${p(Math.floor(Math.abs(offsetMin) / 60))}:${p(Math.abs(offsetMin) % 60)}`}`,
+    iso: `${date}T${time}${offsetMin === 0 ? "Z" : `${offsetMin < 0 ? "-" : "+"}${p2(Math.floor(abs / 60))}:${p2(abs % 60)}`}`,
   };
 }

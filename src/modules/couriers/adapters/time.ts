@@ -64,7 +64,8 @@ function zoneOf(zone: CourierZone): Zone {
   return z;
 }
 
-const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+/** Zero-padded to `w` digits; the common two-digit case without `padStart` (it runs per checkpoint field). */
+const pad = (n: number, w = 2) => (w === 2 && n >= 0 && n < 10 ? "0" + n : String(n).padStart(w, "0"));
 
 /** Milliseconds of the wall time read as if it were UTC (Luxon's `objToLocalTS`: years 0–99 are not 19xx). */
 function wallMs(y: number, mo: number, d: number, h: number, mi: number, s: number): number {
