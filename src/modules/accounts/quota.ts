@@ -54,6 +54,38 @@ export async function reserveQuota(db: Db, accountId: string, quota: number, now
   return { ok: false, used: await usedThisMonth(db, accountId, nowMs), period };
 }
 
+/**
+ * {@link reserveQuota} and one read of the caller's in ONE statement (one round trip): the same upsert, same
+ * `where used < quota` under the row lock, same durability, as a data-modifying CTE beside `alongside`, a
+ * postgres-js fragment that selects at most one row and writes nothing (`/v1/track` reads its stored shipment
+ * with it: tracking/reserve-read.ts). Exactness is the upsert's, untouched by the read.
+ * @returns the reservation; when a unit was reserved, also the columns `alongside` selected (all null when it
+ *   found no row). When the quota is used up nothing is read.
+ */
+export async function reserveQuotaAlongside(
+  db: Db,
+  accountId: string,
+  quota: number,
+  nowMs: number,
+  alongside: postgres.PendingQuery<postgres.Row[]>,
+): Promise<{ reservation: Reservation; row?: Record<string, unknown> }> {
+  if (quota <= 0) return { reservation: await reserveQuota(db, accountId, quota, nowMs) };
+  const period = periodOf(nowMs);
+  // A tagged template (fragment included): postgres-js prepares it once per connection.
+  const rows = await db.$client<Record<string, unknown>[]>`
+    with _ as (select set_config('synchronous_commit', 'off', true)),
+    q as (
+      insert into usage_counters (account_id, period, used)
+      select ${accountId}, ${period}, 1 from _
+      on conflict (account_id, period) do update set used = usage_counters.used + 1
+      where usage_counters.used < ${quota}
+      returning used)
+    select (select used from q) as reserved_used, x.* from (select 1) as one left join lateral (${alongside}) as x on true`;
+  const { reserved_used: used, ...row } = rows[0]!;
+  if (used === null || used === undefined) return { reservation: { ok: false, used: await usedThisMonth(db, accountId, nowMs), period } };
+  return { reservation: { ok: true, used: Number(used), period }, row };
+}
+
 /** Gives back a reserved unit (the request did not end in 200). Same durability as {@link reserveQuota}. */
 export async function releaseQuota(db: Db, accountId: string, period: string): Promise<void> {
   await db.$client`

@@ -7,7 +7,7 @@
  */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
-import { releaseQuota, reserveQuota, usageView } from "../accounts/quota.ts";
+import { releaseQuota, usageView } from "../accounts/quota.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
@@ -15,7 +15,8 @@ import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts"
 import { CourierBusyError } from "../couriers/lane.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
-import { findShipment, recordFetch, rowToRecord } from "./store.ts";
+import { findShipment, recordFetch, rowToRecord, type FetchRow } from "./store.ts";
+import { reserveAndRead } from "./reserve-read.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
@@ -56,7 +57,7 @@ function toAppError(courier: Courier, err: CourierError): AppError {
  * @param followAccountId the account that starts following (none for the demo).
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
-async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string): Promise<TrackingData> {
+async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, stored?: FetchRow | null): Promise<TrackingData> {
   let lookup;
   try {
     lookup = await deps.backends.lookup(courier, awb);
@@ -74,6 +75,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   }
   const { shipment, event } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
     followAccountId,
+    stored,
     nowMs: deps.clock.now(),
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     onEvents: deps.onEvents,
@@ -90,14 +92,15 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
   if (auth.account.status === "needs_attention")
     throw new AppError("ACCOUNT_NEEDS_ATTENTION", "This account needs attention; contact support to restore tracking.");
   const plan = planOf(auth.account.plan);
-  const reservation = await reserveQuota(deps.db, auth.account.id, plan.monthly_quota, deps.clock.now());
+  // One statement: the reservation and the stored row (read here rather than after the courier call).
+  const { reservation, stored } = await reserveAndRead(deps.db, auth.account.id, plan.monthly_quota, deps.clock.now(), courier.slug, awb);
   if (!reservation.ok)
     throw new AppError(
       "QUOTA_EXCEEDED",
       `Monthly quota of ${plan.monthly_quota} tracking requests used up on the ${plan.name} plan. Upgrade at ${deps.config.publicBaseUrl}/dashboard/billing`,
     );
   try {
-    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
+    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id, stored);
     return { success: true as const, data, usage: usageView(reservation.used, plan.monthly_quota, plan.id) };
   } catch (err) {
     await releaseQuota(deps.db, auth.account.id, reservation.period).catch((e) => deps.log.error("quota release failed", { error: e }));

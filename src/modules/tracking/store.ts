@@ -29,6 +29,8 @@ import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from
 import type { EventType } from "../../domain/events.ts";
 
 export type ShipmentRow = typeof shipments.$inferSelect;
+/** A stored row as the fast path reads it: with whether the fetching account already follows it. */
+export type FetchRow = ShipmentRow & { following: boolean };
 
 export interface RecordOptions {
   /** The account to make follow the shipment (a `/v1/track` lookup), if any. */
@@ -41,6 +43,11 @@ export interface RecordOptions {
   random?: () => number;
   /** Receives the event written, inside the record transaction (`AppDeps.onEvents`: the webhooks outbox). */
   onEvents: EventSink;
+  /**
+   * The row and whether the account follows it, already read before the courier call (null: not stored yet;
+   * tracking/reserve-read.ts); `recordFetch` then skips its own read.
+   */
+  stored?: FetchRow | null;
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
 }
@@ -116,7 +123,7 @@ const sameRecord = (a: ShipmentRecord, b: ShipmentRecord) =>
  * The fast path: the snapshot changes nothing and nobody starts following.
  * @returns the result, or undefined when the full path must run.
  */
-async function recordUnchanged(db: Db, courier: Courier, row: ShipmentRow & { following: boolean }, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult | undefined> {
+async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult | undefined> {
   if (row.lastCheckedAt === null) return undefined;
   const prev = rowToRecord(row);
   const { record, event } = applySnapshot(prev, snap);
@@ -147,7 +154,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: ShipmentRow & { fo
  * @throws whatever the database throws; nothing is half-written.
  */
 export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
-  const [row] = await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber });
+  const row = opts.stored !== undefined ? opts.stored : (await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
   if (row) {
     const quick = await recordUnchanged(db, courier, row, snap, opts);
     if (quick) return quick;
