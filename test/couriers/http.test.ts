@@ -17,6 +17,8 @@ beforeAll(async () => {
       if (path === "/redirect") return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
       if (path === "/html") return new Response("<html>502</html>", { status: 502, headers: { "content-type": "text/html" } });
       if (path === "/huge") return new Response(new Uint8Array(MAX_COURIER_BODY + 10));
+      // A few KiB on the wire (its Content-Length), past the cap once inflated.
+      if (path === "/gzip-bomb") return new Response(Bun.gzipSync(new Uint8Array(MAX_COURIER_BODY + 10)), { headers: { "content-encoding": "gzip" } });
       if (path === "/drip")
         return new Response(
           new ReadableStream({
@@ -66,6 +68,10 @@ describe("courier HTTP client against hostile backends", () => {
 
   test("a body larger than the cap is a backend error (never buffered whole)", async () => {
     expect(await kindOf(http().request({ path: "/huge" }))).toBe("backend");
+  });
+
+  test("a compressed body is capped by its inflated size, not by its Content-Length", async () => {
+    expect(await kindOf(http().request({ path: "/gzip-bomb" }))).toBe("backend");
   });
 
   test("slow drip and a hanging backend are timeouts", async () => {

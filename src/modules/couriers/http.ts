@@ -62,6 +62,10 @@ async function readCapped(res: Response, cap: number): Promise<string> {
     throw new CourierError("backend", `courier response larger than ${cap} bytes`);
   }
   if (!res.body) return "";
+  // A declared length within the cap bounds an uncompressed body (the client reads no more than it), so it is
+  // read in one call; a compressed one may inflate past the cap and is counted as it streams.
+  const encoding = res.headers.get("content-encoding");
+  if (declared <= cap && (!encoding || encoding === "identity")) return res.text();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of res.body) {
