@@ -22,6 +22,13 @@ describe("GET /v1/couriers", () => {
     expect(body.data.count).toBeGreaterThanOrEqual(20);
     expect(body.data.couriers.map((c: { slug: string }) => c.slug)).toContain("delhivery");
     expect(res.headers.get("ratelimit-limit")).toBe("600");
+    // The list is answered from a body serialised once (http/prebuilt.ts): it still carries every header.
+    expect(res.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect(res.headers.get("ratelimit-remaining")).toMatch(/^\d+$/);
+    expect(res.headers.get("ratelimit-reset")).toMatch(/^\d+$/);
+    expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
   });
 
   test("401 without a key, with an unknown key, with a 10 KB key", async () => {

@@ -14,6 +14,7 @@ import type { Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
 import { courierView, requireCourier } from "./service.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/json.ts";
+import { prebuiltResponse } from "../../http/prebuilt.ts";
 
 export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends }) {
   const view = (c: Courier) => courierView(c, deps.backends);
@@ -23,7 +24,7 @@ export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { 
   const listBody = JSON.stringify({ success: true, data: { couriers: COURIERS.map(view), count: COURIERS.length } });
   return new Elysia({ prefix: "/v1/couriers", tags: ["Couriers"] })
     .use(authPlugin(deps))
-    .get("", () => new Response(listBody, { headers: { "content-type": JSON_CONTENT_TYPE } }), {
+    .get("", ({ set }) => prebuiltResponse(set, listBody, JSON_CONTENT_TYPE), {
       apiKey: true,
       response: { 200: CourierListResponse, ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "listCouriers", summary: "List supported couriers", description: "The curated catalogue: every plan can track every courier listed. Does not count against the monthly quota." },
