@@ -10,7 +10,7 @@ import { readBodyCapped } from "../../http/body.ts";
 import { AppError } from "../../errors.ts";
 import type { SafeHtml } from "./html.ts";
 import type { BillingProvider } from "./billing.ts";
-import { readCookie, resolveSession, safeEqual, SESSION_COOKIE, type DashboardSession } from "./session.ts";
+import { cookieText, PRE_CSRF_COOKIE, putCookie, randomToken, resolveSession, safeEqual, SESSION_COOKIE, type CookieJar, type DashboardSession } from "./session.ts";
 import { messagePage } from "./views/account.ts";
 import type { PageSession } from "./views/layout.ts";
 import type { WebhookSender } from "../webhooks/http.ts";
@@ -161,11 +161,9 @@ export function htmlResponse(body: SafeHtml, status = 200, headers: HeadersInit 
   return new Response(`${body}`, { status, headers: h });
 }
 
-/** 303 See Other (after a POST) or a plain redirect, with optional `Set-Cookie` values. */
-export function redirect(location: string, cookies: string[] = [], status = 303): Response {
-  const h = new Headers({ location });
-  for (const c of cookies) h.append("set-cookie", c);
-  return new Response(null, { status, headers: h });
+/** 303 See Other (after a POST) or a plain redirect (302). Cookies go through Elysia's `cookie` context. */
+export function redirect(location: string, status = 303): Response {
+  return new Response(null, { status, headers: { location } });
 }
 
 /** Only same-site dashboard paths are accepted as a post-sign-in target (no open redirect). */
@@ -175,12 +173,22 @@ export function safeNext(next: string | undefined | null): string {
 
 export const pageSession = (s: DashboardSession): PageSession => ({ email: s.account.email, csrfToken: s.csrfToken });
 
+/** The parts of Elysia's request context a session check reads. */
+export interface SessionRequest {
+  request: Request;
+  cookie: CookieJar;
+}
+
+/** A form POST as Elysia hands it over: the body is the dashboard parser's {@link FormBody}. */
+export interface FormRequest extends SessionRequest {
+  body: unknown;
+}
+
 type Handler = (s: DashboardSession, request: Request) => Promise<Response> | Response;
 
-/** Runs `h` with the signed-in session; otherwise redirects to sign-in, remembering the page. */
-export async function withSession(rd: RouteDeps, request: Request, h: Handler): Promise<Response> {
-  const token = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-  const s = await resolveSession(rd.deps.db, rd.deps.clock, token);
+/** Runs `h` with the signed-in session (the `ct_session` cookie); otherwise redirects to sign-in, remembering the page. */
+export async function withSession(rd: RouteDeps, { request, cookie }: SessionRequest, h: Handler): Promise<Response> {
+  const s = await resolveSession(rd.deps.db, rd.deps.clock, cookieText(cookie, SESSION_COOKIE));
   if (!s) {
     const path = new URL(request.url).pathname;
     return redirect(`/dashboard/sign-in${request.method === "GET" && path !== "/dashboard" ? `?next=${encodeURIComponent(path)}` : ""}`);
@@ -195,12 +203,40 @@ export const crossSite = (r: Request) => r.headers.get("sec-fetch-site") === "cr
 export const csrfRefused = (s?: PageSession) =>
   htmlResponse(messagePage("Form expired", "This form could not be accepted: it is stale or did not come from this dashboard. Go back, reload the page and try again.", s), 403);
 
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The pre-session CSRF token of the anonymous forms (sign-in, sign-up, a
+ * password link; double submit, docs/dashboard.md "CSRF"): the `ct_csrf`
+ * cookie's when it has the token shape, otherwise a new one, set as a
+ * browser-session cookie through Elysia's cookie jar.
+ */
+export function preCsrf(cookie: CookieJar): string {
+  const cur = cookieText(cookie, PRE_CSRF_COOKIE);
+  if (cur && TOKEN_SHAPE.test(cur)) return cur;
+  const token = randomToken();
+  putCookie(cookie, PRE_CSRF_COOKIE, token);
+  return token;
+}
+
+/**
+ * True when a same-site anonymous form echoes the `ct_csrf` cookie in `_csrf`
+ * (compared in constant time) and that cookie holds a token of the shape
+ * {@link preCsrf} issues: an empty or made-up cookie never passes.
+ */
+export function preCsrfOk({ request, cookie }: SessionRequest, form: FormBody): boolean {
+  const token = cookieText(cookie, PRE_CSRF_COOKIE);
+  return !crossSite(request) && token !== undefined && TOKEN_SHAPE.test(token) && safeEqual(str(form, "_csrf"), token);
+}
+
 /**
  * For POST forms of a signed-in user: session, then the CSRF token
  * (`_csrf` must equal the session's token, compared in constant time).
  */
-export function withForm(rd: RouteDeps, request: Request, form: FormBody, h: (s: DashboardSession, form: FormBody) => Promise<Response> | Response): Promise<Response> {
-  return withSession(rd, request, (s) => {
+export function withForm(rd: RouteDeps, ctx: FormRequest, h: (s: DashboardSession, form: FormBody) => Promise<Response> | Response): Promise<Response> {
+  const { request } = ctx;
+  const form = ctx.body as FormBody; // the dashboard's onParse (parseForm) produced it
+  return withSession(rd, ctx, (s) => {
     if (crossSite(request) || !safeEqual(str(form, "_csrf"), s.csrfToken)) return csrfRefused(pageSession(s));
     return h(s, form);
   });

@@ -4,12 +4,15 @@
  * stored, so a database leak yields no usable cookie). Each session carries
  * its own CSRF token; forms echo it in `_csrf`.
  *
- * Cookie: `ct_session=…; Path=/dashboard; HttpOnly; Secure; SameSite=Lax`.
+ * Cookie: `ct_session=…; Max-Age=43200; Path=/dashboard; HttpOnly; Secure; SameSite=Lax`,
+ * read and written through Elysia's `cookie` context ({@link cookieText},
+ * {@link putCookie}); the dashboard never parses or builds cookie headers.
  * Sessions expire {@link SESSION_TTL_MS} after sign-in (absolute, by the
  * service clock) and are rotated on every sign-in.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, gt, lt } from "drizzle-orm";
+import type { Cookie } from "elysia";
 import type { Db } from "../../db/client.ts";
 import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 import { accounts, sessions } from "../../db/schema/index.ts";
@@ -21,7 +24,12 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
 export const SESSION_COOKIE = "ct_session";
 /** Pre-session CSRF cookie for the sign-in and sign-up forms (double submit). */
 export const PRE_CSRF_COOKIE = "ct_csrf";
-const COOKIE_ATTRS = "Path=/dashboard; HttpOnly; Secure; SameSite=Lax";
+/**
+ * Attributes of both dashboard cookies: sent only to `/dashboard…`, hidden
+ * from scripts, only over HTTPS, and not on cross-site subrequests. (Path is
+ * not `/`, so the names cannot take the `__Host-` prefix.)
+ */
+const COOKIE_ATTRS = { path: "/dashboard", httpOnly: true, secure: true, sameSite: "lax" } as const;
 
 export interface DashboardSession {
   id: string;
@@ -42,19 +50,32 @@ export function safeEqual(a: string | undefined, b: string | undefined): boolean
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Reads one cookie from a `Cookie` header. */
-export function readCookie(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const i = part.indexOf("=");
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
+/**
+ * The request's cookies: Elysia's `cookie` context (parsed from the `Cookie`
+ * header by the `cookie` package, values percent-decoded; a value that looks
+ * like JSON arrives as an object). Setting one through it makes Elysia send
+ * the `Set-Cookie` header.
+ */
+export type CookieJar = Record<string, Cookie<unknown>>;
+
+/**
+ * A cookie's text, or undefined when the request has none. An empty value,
+ * or one Elysia decoded into something other than a string (`{…}` or `[…]`
+ * is parsed as JSON), counts as no cookie: the dashboard's cookies only
+ * ever hold base64url tokens.
+ */
+export function cookieText(jar: CookieJar, name: string): string | undefined {
+  const value = jar[name]?.value;
+  return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** `Set-Cookie` value for `name`; `maxAgeSeconds` 0 deletes it, undefined makes a browser-session cookie. */
-export function setCookie(name: string, value: string, maxAgeSeconds?: number): string {
-  return `${name}=${value}; ${COOKIE_ATTRS}${maxAgeSeconds === undefined ? "" : `; Max-Age=${maxAgeSeconds}`}`;
+/**
+ * Sets a dashboard cookie through Elysia's cookie jar, with the attributes of
+ * {@link COOKIE_ATTRS}. `maxAgeSeconds` (seconds) 0 deletes it; undefined
+ * makes a browser-session cookie (no `Max-Age`, no `Expires`).
+ */
+export function putCookie(jar: CookieJar, name: string, value: string, maxAgeSeconds?: number): void {
+  jar[name]!.set({ value, ...COOKIE_ATTRS, maxAge: maxAgeSeconds });
 }
 
 /**

@@ -29,8 +29,8 @@ export function accountRoutes(rd: RouteDeps) {
   const flashOf = (q: Record<string, string | undefined>) => (q.done ? DONE[q.done] : undefined);
 
   return new Elysia()
-    .get("/dashboard", ({ request, query }) =>
-      withSession(rd, request, async (s) => {
+    .get("/dashboard", ({ request, cookie, query }) =>
+      withSession(rd, { request, cookie }, async (s) => {
         const [u, keys, hooks, [n]] = await Promise.all([
           usage(s),
           listApiKeys(deps.db, s.account.id),
@@ -41,11 +41,11 @@ export function accountRoutes(rd: RouteDeps) {
         return htmlResponse(overviewPage(pageSession(s), u, counts, flashOf(query)));
       }),
     )
-    .get("/dashboard/keys", ({ request, query }) =>
-      withSession(rd, request, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { flash: flashOf(query) }))),
+    .get("/dashboard/keys", ({ request, cookie, query }) =>
+      withSession(rd, { request, cookie }, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { flash: flashOf(query) }))),
     )
-    .post("/dashboard/keys", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .post("/dashboard/keys", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const input = { name: str(form, "name").trim() };
         if (unreadableFields(form, ["name"]))
           return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { nameError: UNREADABLE_FIELD }), 422);
@@ -56,15 +56,15 @@ export function accountRoutes(rd: RouteDeps) {
         return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { newKey: key.key, flash: { kind: "ok", text: "Key created." } }), 201);
       }),
     )
-    .post("/dashboard/keys/:id/revoke", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s) => {
+    .post("/dashboard/keys/:id/revoke", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s) => {
         // Scoped to the signed-in account: another account's key id is "not found".
         if (!isId("key", params.id) || !(await revokeApiKey(deps.db, s.account.id, params.id))) return htmlResponse(messagePage("Not found", "No such active key on your account.", pageSession(s)), 404);
         return redirect("/dashboard/keys?done=revoked");
       }),
     )
-    .get("/dashboard/shipments", ({ request }) =>
-      withSession(rd, request, async (s) => htmlResponse(shipmentsPage(pageSession(s), await listFollowedShipments(deps.db, s.account.id)))),
+    .get("/dashboard/shipments", ({ request, cookie }) =>
+      withSession(rd, { request, cookie }, async (s) => htmlResponse(shipmentsPage(pageSession(s), await listFollowedShipments(deps.db, s.account.id)))),
     );
 }
 

@@ -8,30 +8,12 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { createApiKey, listApiKeys } from "../../accounts/service.ts";
 import { PASSWORD_MESSAGES, passwordProblem } from "../../accounts/password-policy.ts";
-import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, redirect, safeNext, str, unreadableFields, type FormBody, type RouteDeps } from "../http.ts";
+import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, preCsrf, preCsrfOk, redirect, safeNext, str, unreadableFields, type FormBody, type RouteDeps } from "../http.ts";
 import { SignInForm, SignUpForm } from "../model.ts";
 import { signIn, signUp } from "../service.ts";
-import { createSession, destroySession, PRE_CSRF_COOKIE, randomToken, readCookie, resolveSession, safeEqual, SESSION_COOKIE, setCookie } from "../session.ts";
+import { cookieText, createSession, destroySession, putCookie, resolveSession, safeEqual, SESSION_COOKIE, type CookieJar } from "../session.ts";
 import { keysPage } from "../views/account.ts";
 import { signInPage, signUpPage, type AuthFormState } from "../views/auth.ts";
-
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-
-/** The pre-session CSRF token from the cookie, or a new one with the `Set-Cookie` to send. */
-function preCsrf(request: Request): { token: string; cookies: string[] } {
-  const cur = readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE);
-  if (cur && TOKEN_SHAPE.test(cur)) return { token: cur, cookies: [] };
-  const token = randomToken();
-  return { token, cookies: [setCookie(PRE_CSRF_COOKIE, token)] };
-}
-
-function withCookies(res: Response, cookies: string[]): Response {
-  for (const c of cookies) res.headers.append("set-cookie", c);
-  return res;
-}
-
-const preCsrfOk = (request: Request, form: FormBody) =>
-  !crossSite(request) && safeEqual(str(form, "_csrf"), readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE));
 
 const retryText = (seconds: number) =>
   seconds < 60 ? "Too many attempts right now. Wait a few seconds and try again." : `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
@@ -52,69 +34,73 @@ async function signUpErrors(form: FormBody, input: { email: string; password: st
 /** Routes under /dashboard for signing up, in and out. */
 export function authRoutes(rd: RouteDeps) {
   const { deps } = rd;
-  const signedIn = (r: Request) => resolveSession(deps.db, deps.clock, readCookie(r.headers.get("cookie"), SESSION_COOKIE));
+  const signedIn = (cookie: CookieJar) => resolveSession(deps.db, deps.clock, cookieText(cookie, SESSION_COOKIE));
+  // Rotation: the session behind the cookie the browser brought is deleted.
+  const startSession = (cookie: CookieJar, accountId: string) => createSession(deps.db, deps.clock, accountId, cookieText(cookie, SESSION_COOKIE));
+  const sessionCookie = (cookie: CookieJar, sess: { token: string; maxAgeSeconds: number }) => putCookie(cookie, SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
 
-  const renderAuth = (request: Request, page: (st: AuthFormState) => ReturnType<typeof signInPage>, st: Omit<AuthFormState, "csrf">, status = 200) => {
-    const c = preCsrf(request);
-    return withCookies(htmlResponse(page({ ...st, csrf: c.token }), status), c.cookies);
-  };
+  const renderAuth = (cookie: CookieJar, page: (st: AuthFormState) => ReturnType<typeof signInPage>, st: Omit<AuthFormState, "csrf">, status = 200) =>
+    htmlResponse(page({ ...st, csrf: preCsrf(cookie) }), status);
 
   return new Elysia()
-    .get("/dashboard/sign-up", async ({ request }) => ((await signedIn(request)) ? redirect("/dashboard", [], 302) : renderAuth(request, signUpPage, {})))
-    .get("/dashboard/sign-in", async ({ request, query }) => {
-      if (await signedIn(request)) return redirect("/dashboard", [], 302);
+    .get("/dashboard/sign-up", async ({ cookie }) => ((await signedIn(cookie)) ? redirect("/dashboard", 302) : renderAuth(cookie, signUpPage, {})))
+    .get("/dashboard/sign-in", async ({ cookie, query }) => {
+      if (await signedIn(cookie)) return redirect("/dashboard", 302);
       const done = query.done === "signed-out" ? { kind: "ok" as const, text: "You are signed out." } : query.expired ? { kind: "error" as const, text: "Your session has ended; sign in again." } : undefined;
-      return renderAuth(request, signInPage, { next: query.next ? safeNext(query.next) : undefined, flash: done });
+      return renderAuth(cookie, signInPage, { next: query.next ? safeNext(query.next) : undefined, flash: done });
     })
-    .post("/dashboard/sign-up", async ({ request, body }) => {
+    .post("/dashboard/sign-up", async ({ request, cookie, body }) => {
       const form = body as FormBody;
-      if (!preCsrfOk(request, form)) return csrfRefused();
+      if (!preCsrfOk({ request, cookie }, form)) return csrfRefused();
       const input = { email: str(form, "email").trim(), password: str(form, "password") };
       const errors = await signUpErrors(form, input);
-      if (errors) return renderAuth(request, signUpPage, { email: errors.email ? undefined : input.email, errors }, 422);
+      if (errors) return renderAuth(cookie, signUpPage, { email: errors.email ? undefined : input.email, errors }, 422);
       const r = await signUp({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
       if (!r.ok) {
         const text = r.reason === "throttled" ? retryText(r.retryAfterSeconds) : "We could not create an account with these details. If you already have one, sign in instead.";
-        return renderAuth(request, signUpPage, { email: input.email, flash: { kind: "error", text } }, r.reason === "throttled" ? 429 : 422);
+        return renderAuth(cookie, signUpPage, { email: input.email, flash: { kind: "error", text } }, r.reason === "throttled" ? 429 : 422);
       }
-      const prev = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-      const sess = await createSession(deps.db, deps.clock, r.accountId, prev);
-      const cookie = setCookie(SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
-      if (!r.created) return redirect("/dashboard", [cookie]);
+      const sess = await startSession(cookie, r.accountId);
+      if (!r.created) {
+        sessionCookie(cookie, sess);
+        return redirect("/dashboard");
+      }
       // A new account gets its first key at once: "sign up, copy the key" (spec: Authentication 2).
       const key = await createApiKey(deps.db, r.accountId, "default");
       const s = await resolveSession(deps.db, deps.clock, sess.token);
-      const res = htmlResponse(keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId), { newKey: key.key, flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." } }), 201);
-      return withCookies(res, [cookie]);
+      const page = keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId), { newKey: key.key, flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." } });
+      sessionCookie(cookie, sess);
+      return htmlResponse(page, 201);
     })
-    .post("/dashboard/sign-in", async ({ request, body }) => {
+    .post("/dashboard/sign-in", async ({ request, cookie, body }) => {
       const form = body as FormBody;
-      if (!preCsrfOk(request, form)) return csrfRefused();
+      if (!preCsrfOk({ request, cookie }, form)) return csrfRefused();
       const input = { email: str(form, "email").trim(), password: str(form, "password") };
       const next = str(form, "next");
       const generic = { kind: "error" as const, text: "The email or password is incorrect." };
       // Unreadable text (NUL, invalid UTF-8) is said plainly: it is about the input, not the account.
       const errors = unreadableFields(form, ["email", "password", "next"]);
-      if (errors) return renderAuth(request, signInPage, { email: errors.email ? undefined : input.email, errors }, 422);
-      if (Value.Errors(SignInForm, input).First()) return renderAuth(request, signInPage, { email: input.email, next, flash: generic }, 401);
+      if (errors) return renderAuth(cookie, signInPage, { email: errors.email ? undefined : input.email, errors }, 422);
+      if (Value.Errors(SignInForm, input).First()) return renderAuth(cookie, signInPage, { email: input.email, next, flash: generic }, 401);
       const r = await signIn({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
       if (!r.ok) {
         if (r.reason === "throttled") {
-          const res = renderAuth(request, signInPage, { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } }, 429);
+          const res = renderAuth(cookie, signInPage, { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } }, 429);
           res.headers.set("retry-after", String(r.retryAfterSeconds));
           return res;
         }
-        return renderAuth(request, signInPage, { email: input.email, next, flash: generic }, 401);
+        return renderAuth(cookie, signInPage, { email: input.email, next, flash: generic }, 401);
       }
-      const sess = await createSession(deps.db, deps.clock, r.accountId, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
-      return redirect(safeNext(next), [setCookie(SESSION_COOKIE, sess.token, sess.maxAgeSeconds)]);
+      sessionCookie(cookie, await startSession(cookie, r.accountId));
+      return redirect(safeNext(next));
     })
-    .post("/dashboard/sign-out", async ({ request, body }) => {
+    .post("/dashboard/sign-out", async ({ request, cookie, body }) => {
       const form = body as FormBody;
-      const token = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+      const token = cookieText(cookie, SESSION_COOKIE);
       const s = await resolveSession(deps.db, deps.clock, token);
       if (s && (crossSite(request) || !safeEqual(str(form, "_csrf"), s.csrfToken))) return csrfRefused(pageSession(s));
       await destroySession(deps.db, token);
-      return redirect("/dashboard/sign-in?done=signed-out", [setCookie(SESSION_COOKIE, "", 0)]);
+      putCookie(cookie, SESSION_COOKIE, "", 0);
+      return redirect("/dashboard/sign-in?done=signed-out");
     });
 }

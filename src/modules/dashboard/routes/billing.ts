@@ -34,9 +34,9 @@ export function billingRoutes(rd: RouteDeps) {
     htmlResponse(billingPage(pageSession(s), await usage(s), rd.billing, (await rd.billing.state?.(s.account.id)) ?? {}, flash), status);
 
   return new Elysia()
-    .get("/dashboard/billing", ({ request, query }) => withSession(rd, request, (s) => page(s, query.done ? DONE[query.done] : undefined)))
-    .post("/dashboard/billing", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .get("/dashboard/billing", ({ request, cookie, query }) => withSession(rd, { request, cookie }, (s) => page(s, query.done ? DONE[query.done] : undefined)))
+    .post("/dashboard/billing", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const to = str(form, "plan");
         if (!isPlanId(to) || (rd.billing.offers && !rd.billing.offers(to))) return page(s, { kind: "error", text: "Choose one of the plans below." }, 422);
         const from = planOf(s.account.plan).id;

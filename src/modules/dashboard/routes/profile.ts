@@ -9,10 +9,10 @@ import { Elysia } from "elysia";
 import { findPasswordLink, usePasswordLink } from "../../accounts/password-links.ts";
 import { PASSWORD_MESSAGES, passwordProblem } from "../../accounts/password-policy.ts";
 import { EmailTakenError, findAccount } from "../../accounts/service.ts";
-import { crossSite, csrfRefused, htmlResponse, pageSession, redirect, str, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import { csrfRefused, htmlResponse, pageSession, preCsrf, preCsrfOk, redirect, str, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
 import { SignUpForm } from "../model.ts";
 import { changeEmail, checkPassword, deleteAccount, setPassword } from "../profile/service.ts";
-import { createSession, PRE_CSRF_COOKIE, randomToken, readCookie, safeEqual, SESSION_COOKIE, setCookie, type DashboardSession } from "../session.ts";
+import { cookieText, createSession, putCookie, SESSION_COOKIE, type CookieJar, type DashboardSession } from "../session.ts";
 import { messagePage } from "../views/account.ts";
 import type { Flash } from "../views/layout.ts";
 import { deletePage, passwordLinkPage, profilePage, type FieldErrors, type ProfileState } from "../views/profile.ts";
@@ -43,11 +43,8 @@ export function profileRoutes(rd: RouteDeps) {
   const profile = async (s: DashboardSession, extra: Partial<ProfileState>, status = 200) => htmlResponse(profilePage(pageSession(s), await state(s, extra)), status);
 
   /** The link form, with a double-submit CSRF cookie (the holder is not signed in yet). */
-  const linkForm = (request: Request, token: string, link: { email: string; purpose: string }, errors?: FieldErrors, status = 200) => {
-    const cur = readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE);
-    const csrf = cur && /^[A-Za-z0-9_-]{43}$/.test(cur) ? cur : randomToken();
-    const res = htmlResponse(passwordLinkPage({ action: `/dashboard/password-link/${token}`, csrf, email: link.email, welcome: link.purpose === "welcome", errors }), status);
-    if (csrf !== cur) res.headers.append("set-cookie", setCookie(PRE_CSRF_COOKIE, csrf));
+  const linkForm = (cookie: CookieJar, token: string, link: { email: string; purpose: string }, errors?: FieldErrors, status = 200) => {
+    const res = htmlResponse(passwordLinkPage({ action: `/dashboard/password-link/${token}`, csrf: preCsrf(cookie), email: link.email, welcome: link.purpose === "welcome", errors }), status);
     // The token is in the path: never let it leave in a Referer.
     res.headers.set("referrer-policy", "no-referrer");
     return res;
@@ -55,9 +52,9 @@ export function profileRoutes(rd: RouteDeps) {
   const deadLink = () => htmlResponse(messagePage("Link not valid", "This password link is unknown, already used or expired. Ask your operator for a new one."), 404);
 
   return new Elysia()
-    .get("/dashboard/profile", ({ request, query }) => withSession(rd, request, (s) => profile(s, { flash: query.done ? DONE[query.done] : undefined })))
-    .post("/dashboard/profile/password", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .get("/dashboard/profile", ({ request, cookie, query }) => withSession(rd, { request, cookie }, (s) => profile(s, { flash: query.done ? DONE[query.done] : undefined })))
+    .post("/dashboard/profile/password", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const errors = await newPasswordErrors(form, s.account.email);
         if (!(await checkPassword(deps.db, s.account.id, str(form, "current")))) errors["password-current"] = WRONG_PASSWORD;
         if (Object.keys(errors).length) return profile(s, { form: "password", errors }, 422);
@@ -65,8 +62,8 @@ export function profileRoutes(rd: RouteDeps) {
         return redirect("/dashboard/profile?done=password");
       }),
     )
-    .post("/dashboard/profile/email", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .post("/dashboard/profile/email", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const email = str(form, "email").trim();
         const errors: FieldErrors = {};
         if (!Value.Check(SignUpForm.properties.email, email)) errors.email = "Enter a valid email address.";
@@ -81,33 +78,33 @@ export function profileRoutes(rd: RouteDeps) {
         return redirect("/dashboard/profile?done=email");
       }),
     )
-    .get("/dashboard/profile/delete", ({ request }) => withSession(rd, request, (s) => (s.account.plan === "free" ? htmlResponse(deletePage(pageSession(s))) : redirect("/dashboard/profile", [], 302))))
-    .post("/dashboard/profile/delete", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .get("/dashboard/profile/delete", ({ request, cookie }) => withSession(rd, { request, cookie }, (s) => (s.account.plan === "free" ? htmlResponse(deletePage(pageSession(s))) : redirect("/dashboard/profile", 302))))
+    .post("/dashboard/profile/delete", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         if (s.account.plan !== "free") return profile(s, { flash: { kind: "error", text: "Change to the Free plan before deleting the account." } }, 409);
         if (!(await checkPassword(deps.db, s.account.id, str(form, "current")))) return htmlResponse(deletePage(pageSession(s), { "delete-current": WRONG_PASSWORD }), 422);
         await deleteAccount(deps.db, s.account.id);
         deps.log.info("account deleted by its owner", { account_id: s.account.id });
-        const res = htmlResponse(messagePage("Account deleted", "The account and its data are deleted. Thank you for using Courier Tracking."));
-        res.headers.append("set-cookie", setCookie(SESSION_COOKIE, "", 0));
-        return res;
+        putCookie(cookie, SESSION_COOKIE, "", 0);
+        return htmlResponse(messagePage("Account deleted", "The account and its data are deleted. Thank you for using Courier Tracking."));
       }),
     )
-    .get("/dashboard/password-link/:token", async ({ request, params }) => {
+    .get("/dashboard/password-link/:token", async ({ cookie, params }) => {
       const link = await findPasswordLink(deps.db, params.token, deps.clock.now());
-      return link ? linkForm(request, params.token, link) : deadLink();
+      return link ? linkForm(cookie, params.token, link) : deadLink();
     })
-    .post("/dashboard/password-link/:token", async ({ request, params, body }) => {
+    .post("/dashboard/password-link/:token", async ({ request, cookie, params, body }) => {
       const form = body as FormBody;
-      if (crossSite(request) || !safeEqual(str(form, "_csrf"), readCookie(request.headers.get("cookie"), PRE_CSRF_COOKIE))) return csrfRefused();
+      if (!preCsrfOk({ request, cookie }, form)) return csrfRefused();
       const link = await findPasswordLink(deps.db, params.token, deps.clock.now());
       if (!link) return deadLink();
       const errors = await newPasswordErrors(form, link.email);
-      if (Object.keys(errors).length) return linkForm(request, params.token, link, errors, 422);
+      if (Object.keys(errors).length) return linkForm(cookie, params.token, link, errors, 422);
       const accountId = await usePasswordLink(deps.db, params.token, deps.clock.now());
       if (!accountId) return deadLink();
       await setPassword(deps.db, accountId, str(form, "password"));
-      const sess = await createSession(deps.db, deps.clock, accountId, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
-      return redirect("/dashboard/profile?done=password-set", [setCookie(SESSION_COOKIE, sess.token, sess.maxAgeSeconds)]);
+      const sess = await createSession(deps.db, deps.clock, accountId, cookieText(cookie, SESSION_COOKIE));
+      putCookie(cookie, SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
+      return redirect("/dashboard/profile?done=password-set");
     });
 }

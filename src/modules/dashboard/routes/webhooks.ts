@@ -95,18 +95,18 @@ export function webhookRoutes(rd: RouteDeps) {
 function webhookFormRoutes(rd: RouteDeps) {
   const { deps } = rd;
   return new Elysia()
-    .get("/dashboard/webhooks", ({ request, query }) =>
-      withSession(rd, request, async (s) =>
+    .get("/dashboard/webhooks", ({ request, cookie, query }) =>
+      withSession(rd, { request, cookie }, async (s) =>
         htmlResponse(webhooksListPage(pageSession(s), await listWebhooks(deps.db, s.account.id), { liveAllowed: liveAllowed(s), flash: query.done ? DONE[query.done] : undefined })),
       ),
     )
-    .get("/dashboard/webhooks/new", ({ request }) =>
-      withSession(rd, request, (s) =>
+    .get("/dashboard/webhooks/new", ({ request, cookie }) =>
+      withSession(rd, { request, cookie }, (s) =>
         htmlResponse(webhookFormPage(pageSession(s), { url: "", description: "", mode: "test", events: ["tracking.delivered"] }, { liveAllowed: liveAllowed(s) })),
       ),
     )
-    .post("/dashboard/webhooks", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .post("/dashboard/webhooks", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const v = formValues(form);
         const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
         const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { errors, liveAllowed: liveAllowed(s) }), 422);
@@ -124,8 +124,8 @@ function webhookFormRoutes(rd: RouteDeps) {
         }
       }),
     )
-    .get("/dashboard/webhooks/rotate-secret", ({ request }) =>
-      withSession(rd, request, (s) =>
+    .get("/dashboard/webhooks/rotate-secret", ({ request, cookie }) =>
+      withSession(rd, { request, cookie }, (s) =>
         htmlResponse(
           confirmPage(pageSession(s), {
             title: "Rotate the signing secret?",
@@ -137,17 +137,17 @@ function webhookFormRoutes(rd: RouteDeps) {
         ),
       ),
     )
-    .post("/dashboard/webhooks/rotate-secret", ({ request, body }) =>
-      withForm(rd, request, body as FormBody, async (s) => htmlResponse(secretPage(pageSession(s), await rotateSecret(deps, s.account.id), { rotated: true }))),
+    .post("/dashboard/webhooks/rotate-secret", ({ request, cookie, body }) =>
+      withForm(rd, { request, cookie, body }, async (s) => htmlResponse(secretPage(pageSession(s), await rotateSecret(deps, s.account.id), { rotated: true }))),
     )
-    .get("/dashboard/webhooks/:id/edit", ({ request, params }) =>
-      withSession(rd, request, async (s) => {
+    .get("/dashboard/webhooks/:id/edit", ({ request, cookie, params }) =>
+      withSession(rd, { request, cookie }, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
         return htmlResponse(webhookFormPage(pageSession(s), { url: w.url, description: w.description ?? "", mode: w.mode, events: w.events }, { id: w.id, liveAllowed: liveAllowed(s) }));
       }),
     )
-    .post("/dashboard/webhooks/:id", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .post("/dashboard/webhooks/:id", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         await requireWebhook(deps.db, s.account.id, params.id);
         const v = formValues(form);
         const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
@@ -170,16 +170,16 @@ function webhookFormRoutes(rd: RouteDeps) {
 function webhookActionRoutes(rd: RouteDeps) {
   const { deps } = rd;
   return new Elysia()
-    .get("/dashboard/webhooks/:id", ({ request, params, query }) =>
-      withSession(rd, request, async (s) => {
+    .get("/dashboard/webhooks/:id", ({ request, cookie, params, query }) =>
+      withSession(rd, { request, cookie }, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
         const [days, recent] = await recentOf(deps, s.account.id, w.id);
         const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
         return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash));
       }),
     )
-    .get("/dashboard/webhooks/:id/delete", ({ request, params }) =>
-      withSession(rd, request, async (s) => {
+    .get("/dashboard/webhooks/:id/delete", ({ request, cookie, params }) =>
+      withSession(rd, { request, cookie }, async (s) => {
         const w = await requireWebhook(deps.db, s.account.id, params.id);
         return htmlResponse(
           confirmPage(pageSession(s), {
@@ -192,14 +192,14 @@ function webhookActionRoutes(rd: RouteDeps) {
         );
       }),
     )
-    .post("/dashboard/webhooks/:id/delete", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s) => {
+    .post("/dashboard/webhooks/:id/delete", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s) => {
         await deleteWebhook(deps.db, s.account.id, params.id);
         return redirect("/dashboard/webhooks?done=deleted");
       }),
     )
-    .post("/dashboard/webhooks/:id/test", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s) => {
+    .post("/dashboard/webhooks/:id/test", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s) => {
         try {
           const r = await testFire(deps, rd.sender, s.account.id, params.id);
           return redirect(`/dashboard/webhooks/${params.id}?fired=${r.delivered ? "ok" : "failed"}&code=${r.status_code ?? ""}&ms=${r.attempt_ms}`);
@@ -213,21 +213,21 @@ function webhookActionRoutes(rd: RouteDeps) {
         }
       }),
     )
-    .post("/dashboard/webhooks/:id/deliveries/:delivery/redeliver", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s) => {
+    .post("/dashboard/webhooks/:id/deliveries/:delivery/redeliver", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s) => {
         await redeliver(deps, s.account.id, params.id, params.delivery);
         return redirect(`/dashboard/webhooks/${params.id}?done=redelivered`);
       }),
     )
-    .post("/dashboard/webhooks/:id/recover", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s, form) => {
+    .post("/dashboard/webhooks/:id/recover", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s, form) => {
         const hours = RECOVER_WINDOWS.find((w) => String(w.hours) === str(form, "hours"))?.hours ?? 24;
         const n = await recover(deps, s.account.id, params.id, deps.clock.now() - hours * 3600_000);
         return redirect(`/dashboard/webhooks/${params.id}?recovered=${n}`);
       }),
     )
-    .post("/dashboard/webhooks/:id/reactivate", ({ request, body, params }) =>
-      withForm(rd, request, body as FormBody, async (s) => {
+    .post("/dashboard/webhooks/:id/reactivate", ({ request, cookie, body, params }) =>
+      withForm(rd, { request, cookie, body }, async (s) => {
         await updateWebhook(deps, caller(s), params.id, { status: "active" });
         return redirect(`/dashboard/webhooks/${params.id}?done=reactivated`);
       }),
