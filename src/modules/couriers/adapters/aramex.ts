@@ -14,7 +14,8 @@
  * Response: `ShipmentTrackingResponse{HasErrors, Notifications/Notification{Code,Message},
  * TrackingResults/KeyValueOfstringArrayOfTrackingResult…{Key, Value/TrackingResult[]{WaybillNumber,
  * UpdateCode, UpdateDescription, UpdateDateTime, UpdateLocation, Comments, ProblemCode}},
- * NonExistingWaybills/string[]}`. Parsed with `parseXml` (no DOCTYPE/ENTITY).
+ * NonExistingWaybills/string[]}`. Parsed with `parseXml` (no DOCTYPE/ENTITY) and checked
+ * against its wire schema {@link AramexDocument} (a document of another shape → backend).
  *
  * Errors: the number in `NonExistingWaybills` → not_found; `HasErrors=true` with a
  * credentials notification (ERR01 "ClientInfo - Invalid username or password", or
@@ -36,11 +37,12 @@
  * update; kept as written and read as UTC for ordering (offset unverified).
  * Unverified: every UpdateCode but SH001, and Aramex's exact wording of events.
  */
-import { asArray, checkpoint, checkpointsOf, newestOf, obj, parseXml, str as txt, summaryFromCheckpoint, throwForStatus, type Obj } from "./kit.ts";
+import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint, throwForStatus } from "./kit.ts";
 import { byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "./status-map.ts";
 import { parseIsoLocal } from "./time.ts";
 import { CourierError, type CourierAdapter } from "./types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../domain/checkpoint.ts";
+import { AramexDocument, type AramexTrackingResponse, type AramexTrackingResult } from "./wire/aramex.ts";
 
 /** `UpdateCode` → state (only SH001 is verified). */
 export const ARAMEX_CODES: StatusTable = {
@@ -68,7 +70,7 @@ export function aramexRule(code: string, description: string, problemCode: strin
   return mapStatus(ARAMEX_CODES, [code], description);
 }
 
-function toCheckpoint(r: Obj): RawCheckpoint | undefined {
+function toCheckpoint(r: AramexTrackingResult): RawCheckpoint | undefined {
   const when = parseIsoLocal(txt(r.UpdateDateTime), 0);
   if (!when) return undefined;
   const code = txt(r.UpdateCode);
@@ -85,29 +87,38 @@ function toCheckpoint(r: Obj): RawCheckpoint | undefined {
   });
 }
 
+/** The `ShipmentTrackingResponse` of a SOAP body checked against {@link AramexDocument}. @throws CourierError backend (not that shape, a SOAP fault, no response) */
+function trackingResponse(text: string): AramexTrackingResponse {
+  const raw = parseXml(text);
+  if (raw.Envelope === undefined) throw new CourierError("backend", "aramex: no SOAP Envelope");
+  const body = checkWire("aramex", AramexDocument, raw).Envelope.Body;
+  if (body.Fault !== undefined) throw new CourierError("backend", `aramex: SOAP fault ${body.Fault === "" ? "" : txt(body.Fault.faultstring)}`.trim());
+  if (!body.ShipmentTrackingResponse) throw new CourierError("backend", "aramex: no ShipmentTrackingResponse");
+  return body.ShipmentTrackingResponse;
+}
+
+/** The updates listed for `awb` (the only entry when the answer has one). @throws CourierError not_found */
+function updatesFor(results: AramexTrackingResponse["TrackingResults"], awb: string): AramexTrackingResult[] {
+  const pairs = Object.entries(results || {})
+    .filter(([k]) => k.startsWith("KeyValueOfstringArrayOfTrackingResult"))
+    .flatMap(([, v]) => asArray(v));
+  const pair = pairs.find((p) => txt(p.Key) === awb) ?? (pairs.length === 1 ? pairs[0] : undefined);
+  if (!pair) throw new CourierError("not_found", "aramex: waybill not in TrackingResults");
+  return pair.Value ? asArray(pair.Value.TrackingResult) : [];
+}
+
 /** Parses a TrackShipments SOAP response for `awb`. @throws CourierError not_found | auth | backend */
 export function parseAramex(text: string, awb: string): TrackingSnapshot {
-  const doc = parseXml(text);
-  const body = obj(obj(doc.Envelope).Body);
-  if (body.Fault !== undefined) throw new CourierError("backend", `aramex: SOAP fault ${txt(obj(body.Fault).faultstring)}`.trim());
-  const resp = obj(body.ShipmentTrackingResponse);
-  if (!Object.keys(resp).length) throw new CourierError("backend", "aramex: no ShipmentTrackingResponse");
-  const notes = asArray(obj(resp.Notifications).Notification).map(obj);
+  const resp = trackingResponse(text);
   if (txt(resp.HasErrors).toLowerCase() === "true") {
-    const n = notes[0] ?? {};
+    const n = (resp.Notifications ? asArray(resp.Notifications.Notification) : [])[0] ?? {};
     const what = `${txt(n.Code)} ${txt(n.Message)}`.trim();
     const auth = txt(n.Code) === "ERR01" || /user ?name|password|account|pin|credential|unauthori[sz]ed/i.test(txt(n.Message));
     throw new CourierError(auth ? "auth" : "backend", `aramex: ${what || "HasErrors"}`);
   }
-  const missing = asArray(obj(resp.NonExistingWaybills).string).map(txt);
+  const missing = resp.NonExistingWaybills ? asArray(resp.NonExistingWaybills.string).map(txt) : [];
   if (missing.includes(awb)) throw new CourierError("not_found", "aramex: waybill in NonExistingWaybills");
-  const results = obj(resp.TrackingResults);
-  const pairs = Object.entries(results)
-    .filter(([k]) => k.startsWith("KeyValueOfstringArrayOfTrackingResult"))
-    .flatMap(([, v]) => asArray(v as Obj | Obj[]).map(obj));
-  const pair = pairs.find((p) => txt(p.Key) === awb) ?? (pairs.length === 1 ? pairs[0] : undefined);
-  if (!pair) throw new CourierError("not_found", "aramex: waybill not in TrackingResults");
-  const checkpoints = checkpointsOf(asArray(obj(pair.Value).TrackingResult).map(obj), toCheckpoint);
+  const checkpoints = checkpointsOf(updatesFor(resp.TrackingResults, awb), toCheckpoint);
   const newest = newestOf(checkpoints, "first-listed");
   return {
     checkpoints,
