@@ -1,9 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { XMLParser } from "fast-xml-parser";
 import { FakeClock } from "../../src/lib/clock.ts";
-import { ARAMEX_SOAP_ACTION, aramexAdapter, aramexRule, parseAramex } from "../../src/modules/couriers/adapters/aramex.ts";
+import { ARAMEX_SOAP_ACTION, aramexAdapter, aramexRequestBody, aramexRule, parseAramex } from "../../src/modules/couriers/adapters/aramex.ts";
+import { checkWire, parseXml } from "../../src/modules/couriers/adapters/kit.ts";
+import { AramexDocument } from "../../src/modules/couriers/adapters/wire/aramex.ts";
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
+import { sandboxCredential } from "../../src/sandbox/credentials.ts";
 import { courierLoopback, kindOf, newest } from "../helpers/courier.ts";
 import { sandboxBackends } from "../helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../helpers/edd.ts";
@@ -18,6 +21,9 @@ const CREDS = {
   ARAMEX_ACCOUNT_ENTITY: "AMM",
   ARAMEX_ACCOUNT_COUNTRY_CODE: "JO",
 };
+
+const SOAP = "http://schemas.xmlsoap.org/soap/envelope/";
+const ARRAYS = "http://schemas.microsoft.com/2003/10/Serialization/Arrays";
 
 const loopback = (reply: () => Response) => courierLoopback("aramex", CREDS, () => reply(), "/base");
 
@@ -76,12 +82,44 @@ describe("Aramex samples", () => {
     expect(kindOf(() => parseAramex(evil, "123456"))).toBe("backend");
   });
 
-  test.each(["", "<html><body>Service Unavailable</body></html>", "{\"json\":true}", "<s:Envelope><s:Body><ShipmentTrackingResponse><HasErrors>false", "<a><b></a>"])("hostile body %p → classified, never a crash", (body) => {
-    try {
-      expect(parseAramex(body, "1").checkpoints).toEqual([]);
-    } catch (e) {
-      expect(e).toBeInstanceOf(CourierError);
-    }
+  test.each(["", "<html><body>Service Unavailable</body></html>", "{\"json\":true}", "<s:Envelope><s:Body><ShipmentTrackingResponse><HasErrors>false", "<a><b></a>"])(
+    "hostile body %p → backend error or empty history, never a crash",
+    (body) => {
+      try {
+        expect(parseAramex(body, "1").checkpoints).toEqual([]);
+      } catch (e) {
+        expect(e).toBeInstanceOf(CourierError);
+        expect((e as CourierError).kind).toBe("backend");
+      }
+    },
+  );
+
+  // Well-formed XML of another shape: the wire schema (wire/aramex.ts) refuses it as a backend error.
+  const soap = (inner: string) => `<s:Envelope xmlns:s="${SOAP}"><s:Body>${inner}</s:Body></s:Envelope>`;
+  const response = (inner: string) => soap(`<ShipmentTrackingResponse xmlns="http://ws.aramex.net/ShippingAPI/v1/">${inner}</ShipmentTrackingResponse>`);
+  const pair = (value: string) => `<TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY><a:Key>1</a:Key><a:Value>${value}</a:Value></a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`;
+  test.each([
+    ["no Body", `<s:Envelope xmlns:s="${SOAP}"/>`],
+    ["empty Body", soap("")],
+    ["empty ShipmentTrackingResponse", response("")],
+    ["two ShipmentTrackingResponses", soap("<ShipmentTrackingResponse><HasErrors>false</HasErrors></ShipmentTrackingResponse><ShipmentTrackingResponse/>")],
+    ["HasErrors twice", response("<HasErrors>false</HasErrors><HasErrors>true</HasErrors>")],
+    ["Notifications as text", response("<Notifications>ERR01</Notifications><HasErrors>true</HasErrors>")],
+    ["NonExistingWaybills as text", response("<HasErrors>false</HasErrors><NonExistingWaybills>1</NonExistingWaybills>")],
+    ["TrackingResults as text", response("<HasErrors>false</HasErrors><TrackingResults>1</TrackingResults>")],
+    ["a dictionary entry as text", response(`<HasErrors>false</HasErrors><TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY>1</a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`)],
+    ["Value as text", response(`<HasErrors>false</HasErrors>${pair("x")}`)],
+    ["an empty TrackingResult", response(`<HasErrors>false</HasErrors>${pair("<TrackingResult/>")}`)],
+    ["UpdateDateTime twice", response(`<HasErrors>false</HasErrors>${pair("<TrackingResult><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateDateTime>2016-05-31T17:00:00</UpdateDateTime></TrackingResult>")}`)],
+    ["an empty SOAP fault", soap("<s:Fault/>")],
+  ])("%s → backend", (_what, body) => {
+    expect(kindOf(() => parseAramex(body, "1"))).toBe("backend");
+  });
+
+  test("elements the adapter does not read, and text where only text is read, are accepted", () => {
+    const body = response(`<Transaction/><Extra><x>1</x></Extra><HasErrors>false</HasErrors>${pair('<TrackingResult><UpdateCode>SH001</UpdateCode><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateLocation><City>X</City></UpdateLocation><Unknown>1</Unknown></TrackingResult>')}`);
+    const snap = parseAramex(body, "1");
+    expect(snap.checkpoints.map((c) => [c.rawCode, c.location, c.at])).toEqual([["SH001", "", "2016-05-31T16:00:00.000Z"]]);
   });
 });
 
@@ -181,6 +219,43 @@ describe("Aramex through the simulator", () => {
 
   test("8: cancelled", async () => {
     expect(newest((await look("1234567898")).checkpoints).state).toBe("cancelled");
+  });
+
+  // The twin serialises its wire-typed answer with fast-xml-parser's builder: the element names with their
+  // prefixes, and every attribute (namespace declarations, i:nil) with its value, must be the real answer's.
+  const skeleton = (xml: string): string[] => {
+    const paths = new Set<string>();
+    const walk = (path: string, v: unknown): void => {
+      if (Array.isArray(v)) return v.forEach((item) => walk(path, item));
+      if (typeof v !== "object" || v === null) return;
+      for (const [k, c] of Object.entries(v)) {
+        if (k === "?xml" || k === "#text") continue;
+        if (k.startsWith("@")) paths.add(`${path}/${k}=${String(c)}`);
+        else walk(`${path}/${k}`, (paths.add(`${path}/${k}`), c));
+      }
+    };
+    walk("", new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", removeNSPrefix: false, parseTagValue: false }).parse(xml));
+    return [...paths].sort();
+  };
+  const twin = async (awb: string, password = sandboxCredential("ARAMEX_PASSWORD")) => {
+    const creds = Object.fromEntries(aramexAdapter.credentialVars.map((v) => [v, sandboxCredential(v)]));
+    const res = await fetch(`${sb.sim.baseUrlFor("aramex")}/ShippingAPI.V2/Tracking/Service_1_0.svc`, {
+      method: "POST",
+      headers: { "content-type": "text/xml; charset=utf-8", soapaction: ARAMEX_SOAP_ACTION },
+      body: aramexRequestBody(awb, { ...creds, ARAMEX_PASSWORD: password }),
+    });
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/xml; charset=utf-8"]);
+    return res.text();
+  };
+
+  test.each([
+    ["updates", "5550000010", undefined, "aramex/track-soap.xml"],
+    ["unknown waybill", "5550000014", undefined, "aramex/track-soap-nonexistent.xml"],
+    ["wrong password", "5550000010", "wrong", "aramex/track-soap-error.xml"],
+  ])("the twin's answer (%s) has the prefixes, namespaces and elements of the real one", async (_what, awb, password, fixture) => {
+    const text = await twin(awb, password);
+    expect(skeleton(text)).toEqual(skeleton(sample(fixture)));
+    expect(checkWire("aramex", AramexDocument, parseXml(text))).toBeDefined();
   });
 });
 

@@ -5,9 +5,13 @@
  * notification of `test/fixtures/couriers/aramex/track-soap-error.xml`). Answers are shaped like
  * `track-soap.xml` (naive `UpdateDateTime`, rendered in UTC); unknown
  * numbers are listed in `NonExistingWaybills` (`track-soap-nonexistent.xml`).
+ * Answers are built as the adapter's wire type ({@link AramexDocument}), given
+ * back the SOAP/WCF prefixes and namespace declarations of the real answer, and
+ * serialised with fast-xml-parser's builder.
  */
-import { XMLParser } from "fast-xml-parser";
+import { XMLBuilder, XMLParser } from "fast-xml-parser";
 import { sandboxCredential } from "../credentials.ts";
+import type { AramexDocument, AramexNotification, AramexResultPair, AramexTrackingResult } from "../../modules/couriers/adapters/wire/aramex.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../scenario.ts";
 import type { Twin } from "../twin.ts";
 
@@ -24,40 +28,79 @@ const RENDER: Record<SimEventKind, { code: string; text: string; problem?: strin
   cancelled: { code: "SH203", text: "Shipment Cancelled" },
 };
 
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const NS = `xmlns:i="http://www.w3.org/2001/XMLSchema-instance" xmlns:a="http://schemas.microsoft.com/2003/10/Serialization/Arrays"`;
+/** The namespaces of the real answer (`track-soap.xml`). */
+const SOAP = "http://schemas.xmlsoap.org/soap/envelope/";
+const XSI = "http://www.w3.org/2001/XMLSchema-instance";
+const ARRAYS = "http://schemas.microsoft.com/2003/10/Serialization/Arrays";
+const XSI_ARRAYS = { "@xmlns:i": XSI, "@xmlns:a": ARRAYS };
 
-function envelope(inner: { notifications?: string; hasErrors?: boolean; results?: string; missing?: string[] }): Response {
-  const xml = `<?xml version="1.0" encoding="UTF-8"?>
-<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">
-   <s:Body>
-      <ShipmentTrackingResponse xmlns="http://ws.aramex.net/ShippingAPI/v1/">
-         <Transaction xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:nil="true"/>
-         ${inner.notifications ? `<Notifications xmlns:i="http://www.w3.org/2001/XMLSchema-instance">${inner.notifications}</Notifications>` : `<Notifications xmlns:i="http://www.w3.org/2001/XMLSchema-instance"/>`}
-         <HasErrors>${inner.hasErrors ? "true" : "false"}</HasErrors>
-         ${inner.results ? `<TrackingResults ${NS}>${inner.results}</TrackingResults>` : `<TrackingResults ${NS}/>`}
-         ${inner.missing?.length ? `<NonExistingWaybills ${NS}>${inner.missing.map((m) => `<a:string>${esc(m)}</a:string>`).join("")}</NonExistingWaybills>` : `<NonExistingWaybills ${NS}/>`}
-      </ShipmentTrackingResponse>
-   </s:Body>
-</s:Envelope>`;
+/**
+ * Where WCF puts each element of the parsed shape: its prefix and the namespaces
+ * it declares, as in `track-soap.xml` (the adapter's parser drops both). Every
+ * other element stays unprefixed in the response's default namespace. `Key`,
+ * `Value` and `string` occur only in the arrays namespace in this document.
+ */
+const ON_WIRE: Readonly<Record<string, { prefix?: string; xmlns?: Readonly<Record<string, string>> }>> = {
+  Envelope: { prefix: "s", xmlns: { "@xmlns:s": SOAP } },
+  Body: { prefix: "s" },
+  ShipmentTrackingResponse: { xmlns: { "@xmlns": "http://ws.aramex.net/ShippingAPI/v1/" } },
+  Transaction: { xmlns: { "@xmlns:i": XSI } },
+  Notifications: { xmlns: { "@xmlns:i": XSI } },
+  TrackingResults: { xmlns: XSI_ARRAYS },
+  NonExistingWaybills: { xmlns: XSI_ARRAYS },
+  Key: { prefix: "a" },
+  Value: { prefix: "a" },
+  string: { prefix: "a" },
+};
+const placeOf = (name: string) => (name.startsWith("KeyValueOfstringArrayOfTrackingResult") ? { prefix: "a" } : (ON_WIRE[name] ?? {}));
+const wireName = (name: string) => (name === "@nil" ? "@i:nil" : name.startsWith("@") ? name : [placeOf(name).prefix, name].filter(Boolean).join(":"));
+
+/** Element `name`'s parsed value with its prefixes and `xmlns` declarations put back, for the builder. */
+function onTheWire(name: string, v: unknown): unknown {
+  if (Array.isArray(v)) return v.map((item) => onTheWire(name, item));
+  const xmlns = placeOf(name).xmlns ?? {};
+  if (typeof v !== "object" || v === null) return v === "" ? { ...xmlns } : Object.keys(xmlns).length ? { ...xmlns, "#text": v } : v;
+  return Object.fromEntries([...Object.entries(xmlns), ...Object.entries(v).map(([k, c]) => [wireName(k), k.startsWith("@") ? c : onTheWire(k, c)])]);
+}
+
+/** fast-xml-parser's builder: the adapter's parser read backwards (`<Comments/>` for "", `i:nil="true"` kept as written). */
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: true, suppressBooleanAttributes: false });
+
+/** A 200 SOAP answer: `HasErrors` when there are notifications; empty lists as the empty elements Aramex sends. */
+function envelope(parts: { notifications?: AramexNotification[]; results?: AramexResultPair[]; missing?: string[] }): Response {
+  const errors = Boolean(parts.notifications?.length);
+  const doc: AramexDocument = {
+    Envelope: {
+      Body: {
+        ShipmentTrackingResponse: {
+          Transaction: { "@nil": "true" },
+          Notifications: errors ? { Notification: parts.notifications } : "",
+          HasErrors: errors ? "true" : "false",
+          TrackingResults: parts.results?.length ? { KeyValueOfstringArrayOfTrackingResultmFAkxlpY: parts.results } : "",
+          NonExistingWaybills: parts.missing?.length ? { string: parts.missing } : "",
+        },
+      },
+    },
+  };
+  const xml = `<?xml version="1.0" encoding="UTF-8"?>\n${builder.build({ "s:Envelope": onTheWire("Envelope", doc.Envelope) })}`;
   return new Response(xml, { headers: { "content-type": "text/xml; charset=utf-8" } });
 }
 
-function resultOf(awb: string, e: SimEvent): string {
+function resultOf(awb: string, e: SimEvent): AramexTrackingResult {
   const r = RENDER[e.kind];
   const w = wallTime(e.at, 0);
-  return `<TrackingResult>
-                     <WaybillNumber>${esc(awb)}</WaybillNumber>
-                     <UpdateCode>${r.code}</UpdateCode>
-                     <UpdateDescription>${esc(r.text)}</UpdateDescription>
-                     <UpdateDateTime>${w.date}T${w.time}</UpdateDateTime>
-                     <UpdateLocation>${esc(e.location)}, India</UpdateLocation>
-                     ${e.remark ? `<Comments>${esc(e.remark)}</Comments>` : "<Comments/>"}
-                     ${r.problem ? `<ProblemCode>${r.problem}</ProblemCode>` : "<ProblemCode/>"}
-                     <GrossWeight>0.5</GrossWeight>
-                     <ChargeableWeight>0.5</ChargeableWeight>
-                     <WeightUnit>KG</WeightUnit>
-                  </TrackingResult>`;
+  return {
+    WaybillNumber: awb,
+    UpdateCode: r.code,
+    UpdateDescription: r.text,
+    UpdateDateTime: `${w.date}T${w.time}`,
+    UpdateLocation: `${e.location}, India`,
+    Comments: e.remark ?? "",
+    ProblemCode: r.problem ?? "",
+    GrossWeight: "0.5",
+    ChargeableWeight: "0.5",
+    WeightUnit: "KG",
+  };
 }
 
 const parser = new XMLParser({ removeNSPrefix: true, parseTagValue: false, processEntities: false, ignoreAttributes: true });
@@ -83,22 +126,22 @@ export const aramexTwin: Twin = {
       String(client.Password ?? "") === sandboxCredential("ARAMEX_PASSWORD") &&
       String(client.AccountNumber ?? "") === sandboxCredential("ARAMEX_ACCOUNT_NUMBER") &&
       String(client.AccountPin ?? "") === sandboxCredential("ARAMEX_ACCOUNT_PIN");
-    if (!ok) return envelope({ hasErrors: true, notifications: "<Notification><Code>ERR01</Code><Message>ClientInfo - Invalid username or password</Message></Notification>" });
+    if (!ok) return envelope({ notifications: [{ Code: "ERR01", Message: "ClientInfo - Invalid username or password" }] });
     const shipments = o(request.Shipments).string;
     const numbers = (Array.isArray(shipments) ? shipments : [shipments]).map((s) => String(s ?? "").trim()).filter(Boolean);
     for (const n of numbers) sim.count("aramex", n);
     const gated = numbers[0] ? await sim.gate(numbers[0]) : undefined;
     if (gated) return gated;
     const missing: string[] = [];
-    let results = "";
+    const results: AramexResultPair[] = [];
     for (const awb of numbers) {
       const s = sim.scenario(awb);
       if (s.kind !== "found") {
         missing.push(awb);
         continue;
       }
-      const updates = s.noScans ? "" : [...s.events].reverse().map((e) => resultOf(awb, e)).join("");
-      results += `<a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY><a:Key>${esc(awb)}</a:Key><a:Value>${updates}</a:Value></a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY>`;
+      // Updates newest first; a known waybill without updates has an empty `a:Value`.
+      results.push({ Key: awb, Value: s.noScans ? "" : { TrackingResult: [...s.events].reverse().map((e) => resultOf(awb, e)) } });
     }
     return envelope({ results, missing });
   },
