@@ -36,6 +36,7 @@ export const AramexResultPair = T.Object({
  */
 export const AramexTrackingResults = T.Record(T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"), OneOrMany(AramexResultPair));
 
+/** One `Notification`: `Code` (ERR01 …) and `Message`. */
 export const AramexNotification = T.Object({ Code: Opt(XmlText), Message: Opt(XmlText) });
 
 /** `ShipmentTrackingResponse`: errors as `HasErrors` + notifications (ERR01 bad credentials), unknown numbers in `NonExistingWaybills`. */
