@@ -124,8 +124,10 @@ const xml = new XMLParser({
   parseTagValue: false,
   parseAttributeValue: false,
   trimValues: true,
-  processEntities: false,
-  htmlEntities: false,
+  // XML's five predefined entities and numeric character references are decoded (a courier's "M&amp;S Depot" is
+  // "M&S Depot"); a DOCTYPE, the only way to declare further entities, is refused before parsing (below).
+  processEntities: true,
+  htmlEntities: true,
 });
 
 /** @throws CourierError backend for a DOCTYPE/ENTITY, a body that is not XML, or malformed XML */
