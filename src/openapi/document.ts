@@ -75,12 +75,18 @@ function isEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** `node` with every titled schema under it (not `node` itself) hoisted by {@link hoist}. */
+function hoistInside(node: Json, schemas: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) out[k] = k === "examples" || k === "example" ? v : hoist(v, schemas);
+  return out;
+}
+
 /** Moves every titled schema under `node` into `schemas` (children first) and leaves a `$ref`; a title already used by a different schema stays inline. */
 function hoist(node: unknown, schemas: Json): unknown {
   if (Array.isArray(node)) return node.map((n) => hoist(n, schemas));
   if (!node || typeof node !== "object") return node;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === "examples" || k === "example" ? v : hoist(v, schemas);
+  const out = hoistInside(node as Json, schemas);
   const title = out.title;
   if (typeof title === "string" && /^[A-Za-z][A-Za-z0-9]*$/.test(title) && (out.type || out.anyOf || out.properties)) {
     if (!schemas[title]) schemas[title] = out;
@@ -89,7 +95,7 @@ function hoist(node: unknown, schemas: Json): unknown {
   return out;
 }
 
-function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>): void {
+function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>, models: Json): void {
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
   for (const p of op.parameters ?? []) {
@@ -100,10 +106,12 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }
   if (op.requestBody) {
+    // A model's name (`body: "WebhookCreate"`) or the schema itself.
+    const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
     const json = op.requestBody.content?.["application/json"];
     op.requestBody = {
       description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
-      required: !(route?.hooks?.body && OPTIONAL in route.hooks.body),
+      required: !(body && OPTIONAL in body),
       content: { "application/json": { schema: json?.schema ?? { type: "object" }, ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
     op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
@@ -149,7 +157,7 @@ const cache = new WeakMap<object, { count: number; doc: Json }>();
  */
 export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   // Protected in Elysia's types, public at run time; the OpenAPI plugin reads it the same way.
-  const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions?(): unknown };
+  const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions?(): { type: Json } };
   const routes = global.getGlobalRoutes();
   const hit = cache.get(routes);
   if (hit && hit.count === routes.length) return hit.doc;
@@ -165,12 +173,18 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   // WebhookPayload and its WebhookCheckpoint, from the schema the deliveries are typed by, rendered as the plugin
   // renders route schemas (so the events list's `payload`, the same schema, becomes a $ref to it).
   hoist(JSON.parse(JSON.stringify(unwrapSchema(WebhookPayloadSchema, undefined, "output", "3.1.0"))), schemas);
+  // The modules' models (`.model({ Name: schema })`): the plugin emits one component per name; the schemas they
+  // nest by title (Webhook in WebhookList, …) become components of their own as in route schemas. Elysia stamps
+  // each model with `$id: "#/components/schemas/<name>"`, which the document does not repeat.
+  const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, (k, v) => (k === "$id" ? undefined : v))) as Json;
+  Object.assign(schemas, modelComponents);
+  for (const [name, schema] of Object.entries(modelComponents)) schemas[name] = hoistInside(schema, schemas);
   const messages = errorMessages(opts.publicBaseUrl);
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
     for (const [method, op] of Object.entries(ops as Json)) {
-      finishOperation(op, byKey.get(`${method} ${path}`), schemas, messages);
+      finishOperation(op, byKey.get(`${method} ${path}`), schemas, messages, global.getGlobalDefinitions?.().type ?? {});
       if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };
