@@ -1,5 +1,6 @@
+/** Schemas of `/v1/couriers`: path and query in `t`, responses in TypeBox; the success bodies are registered once in {@link courierModels}. */
 import { Type as T } from "@sinclair/typebox";
-import { t } from "elysia";
+import { Elysia, t } from "elysia";
 
 export const CourierSchema = T.Object(
   {
@@ -37,3 +38,10 @@ export const CourierDetectResponse = T.Object(
   },
   { title: "CourierDetection" },
 );
+
+/** The `/v1/couriers` success bodies as Elysia models (one document component each; routes name them). */
+export const courierModels = new Elysia({ name: "couriers.models" }).model({
+  CourierList: CourierListResponse,
+  CourierResponse,
+  CourierDetection: CourierDetectResponse,
+});

@@ -1,6 +1,9 @@
-/** Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox. */
+/**
+ * Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox; the
+ * request and success bodies are registered once in {@link shipmentModels}.
+ */
 import { Type as T } from "@sinclair/typebox";
-import { t } from "elysia";
+import { Elysia, t } from "elysia";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
@@ -92,3 +95,11 @@ export const ShipmentListResponse = T.Object(
 );
 
 export const StoredShipmentResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "StoredShipmentResponse" });
+
+/** The `/v1/shipments` request and success bodies as Elysia models (one document component each; routes name them). */
+export const shipmentModels = new Elysia({ name: "shipments.models" }).model({
+  ShipmentsFollow: FollowShipmentsBody,
+  FollowShipmentsResult: FollowShipmentsResponse,
+  ShipmentList: ShipmentListResponse,
+  StoredShipmentResponse,
+});
