@@ -676,6 +676,15 @@ export interface components {
             price_inr_per_month: number;
             rate_limit_per_minute: number;
         };
+        /** PlanList */
+        PlanList: {
+            data: {
+                count: number;
+                plans: components["schemas"]["Plan"][];
+            };
+            /** @constant */
+            success: true;
+        };
         /** RecoverResult */
         RecoverResult: {
             data: {
@@ -1065,14 +1074,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        data: {
-                            count: number;
-                            plans: components["schemas"]["Plan"][];
-                        };
-                        /** @constant */
-                        success: true;
-                    };
+                    "application/json": components["schemas"]["PlanList"];
                 };
             };
             /** @description Validation error: every problem listed at once. */

@@ -14,13 +14,11 @@
  */
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
 import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
 import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
-import { WebhookPayloadSchema } from "../modules/webhooks/payload.ts";
 import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -95,7 +93,16 @@ function hoist(node: unknown, schemas: Json): unknown {
   return out;
 }
 
-function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>, models: Json): void {
+/**
+ * The `$ref` a request or success body has in the document: each is a module's model (`.model({ Name: schema })`,
+ * named in the route), which the plugin emits as a component. Throws for a schema written inline in a route.
+ */
+function modelRef(schema: Json | undefined, where: string): Json {
+  if (typeof schema?.$ref !== "string") throw new Error(`${where}: not a model; register the schema with the module's .model() and name it in the route`);
+  return { $ref: schema.$ref };
+}
+
+function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages: Record<ErrorCode, string>, models: Json): void {
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
   for (const p of op.parameters ?? []) {
@@ -108,11 +115,10 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
   if (op.requestBody) {
     // A model's name (`body: "WebhookCreate"`) or the schema itself.
     const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
-    const json = op.requestBody.content?.["application/json"];
     op.requestBody = {
       description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
       required: !(body && OPTIONAL in body),
-      content: { "application/json": { schema: json?.schema ?? { type: "object" }, ...(ex.body !== undefined ? { example: ex.body } : {}) } },
+      content: { "application/json": { schema: modelRef(op.requestBody.content?.["application/json"]?.schema, `${op.operationId} request body`), ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
     op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
   }
@@ -128,9 +134,8 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     }
     const schema = r.content?.["application/json"]?.schema ?? {};
     if (status.startsWith("2")) {
-      const example = ex.ok ?? schema.examples?.[0];
       const description = !r.description || r.description.startsWith("Response for status") ? (SUCCESS_TEXT[status] ?? "Success.") : r.description;
-      responses[status] = { description, headers, content: { "application/json": { schema: { ...schema, examples: undefined }, ...(example ? { example } : {}) } } };
+      responses[status] = { description, headers, content: { "application/json": { schema: modelRef(schema, `${op.operationId} ${status}`), ...(ex.ok ? { example: ex.ok } : {}) } } };
     } else if (status === "422") {
       responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
     } else {
@@ -139,8 +144,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
       responses[status] = { description: r.description ?? schema.description ?? "Error.", headers, content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes, messages) } } };
     }
   }
-  op.responses = hoist(responses, schemas);
-  if (op.requestBody) op.requestBody = hoist(op.requestBody, schemas);
+  op.responses = responses;
 }
 
 export interface OpenApiOptions {
@@ -170,9 +174,6 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
   };
-  // WebhookPayload and its WebhookCheckpoint, from the schema the deliveries are typed by, rendered as the plugin
-  // renders route schemas (so the events list's `payload`, the same schema, becomes a $ref to it).
-  hoist(JSON.parse(JSON.stringify(unwrapSchema(WebhookPayloadSchema, undefined, "output", "3.1.0"))), schemas);
   // The modules' models (`.model({ Name: schema })`): the plugin emits one component per name; the schemas they
   // nest by title (Webhook in WebhookList, …) become components of their own as in route schemas. Elysia stamps
   // each model with `$id: "#/components/schemas/<name>"`, which the document does not repeat.
@@ -184,7 +185,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
     for (const [method, op] of Object.entries(ops as Json)) {
-      finishOperation(op, byKey.get(`${method} ${path}`), schemas, messages, global.getGlobalDefinitions?.().type ?? {});
+      finishOperation(op, byKey.get(`${method} ${path}`), messages, global.getGlobalDefinitions?.().type ?? {});
       if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };

@@ -8,6 +8,7 @@ import { Type as T } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
+import { WebhookPayloadSchema } from "./payload.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -153,4 +154,6 @@ export const webhookModels = new Elysia({ name: "webhooks.models" }).model({
   SecretResponse,
   TestFireResult: TestFireResponse,
   DeliveryList: DeliveryListResponse,
+  // No route's body: what every delivery carries (the document's `webhooks` section refers to it by this name).
+  WebhookPayload: WebhookPayloadSchema,
 });
