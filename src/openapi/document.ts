@@ -5,9 +5,12 @@
  * from a CDN).
  *
  * Operations come from the routes' TypeBox schemas through
- * `@elysiajs/openapi`'s `toOpenAPISchema`; {@link openApiDocument} then
- * finishes the document: JSON request bodies (the plugin drops them when a
- * route has its own parser, as the `/v1` modules' JSON parser), named components with `$ref`s, examples for every
+ * `@elysiajs/openapi`'s `toOpenAPISchema`, and the components from the
+ * modules' models (request and success bodies, named in the routes; see
+ * docs/architecture.md, "Schemas"); {@link openApiDocument} then finishes the
+ * document: JSON request bodies (the plugin drops them when a route has its
+ * own parser, as the `/v1` modules' JSON parser), the schemas the models nest
+ * by title as components of their own, examples for every
  * parameter, body and response (one per error code), the rate-limit and
  * request-id headers, 413 on every body, and the OpenAPI 3.1 `webhooks`
  * section for the five events with their signature headers.
