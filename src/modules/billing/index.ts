@@ -11,6 +11,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorResponses } from "../../errors.ts";
+import { schemaModels } from "../../http/models.ts";
 import { PLANS } from "../../domain/plans.ts";
 import { billingFor, type BillingDeps } from "./service.ts";
 import { STRIPE_WEBHOOK_PATH } from "./stripe/webhook.ts";
@@ -29,7 +30,7 @@ export const PlanSchema = T.Object(
 
 /** The plan listing's success body, registered once as the `PlanList` model (its document component). */
 const PlanListResponse = T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }, { title: "PlanList" });
-const billingModels = new Elysia({ name: "billing.models" }).model({ PlanList: PlanListResponse });
+const billingModels = schemaModels("billing.models", { PlanList: PlanListResponse });
 
 /** Path of a request, or undefined when its URL cannot be parsed (answered elsewhere). */
 function pathOf(url: string): string | undefined {

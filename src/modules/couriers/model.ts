@@ -1,6 +1,7 @@
 /** Schemas of `/v1/couriers`: path and query in `t`, responses in TypeBox; the success bodies are registered once in {@link courierModels}. */
 import { Type as T } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 
 export const CourierSchema = T.Object(
   {
@@ -40,7 +41,7 @@ export const CourierDetectResponse = T.Object(
 );
 
 /** The `/v1/couriers` success bodies as Elysia models (one document component each; routes name them). */
-export const courierModels = new Elysia({ name: "couriers.models" }).model({
+export const courierModels = schemaModels("couriers.models", {
   CourierList: CourierListResponse,
   CourierResponse,
   CourierDetection: CourierDetectResponse,

@@ -3,7 +3,8 @@
  * registered once in {@link eventModels}.
  */
 import { Type as T } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "../webhooks/payload.ts";
 
@@ -66,7 +67,7 @@ export const RecoverResponse = T.Object(
 );
 
 /** The request and success bodies of `/v1/events` and the replay routes as Elysia models (one document component each; routes name them). */
-export const eventModels = new Elysia({ name: "events.models" }).model({
+export const eventModels = schemaModels("events.models", {
   DeliveriesRecover: RecoverBody,
   EventList: EventListResponse,
   Redelivery: RedeliveryResponse,

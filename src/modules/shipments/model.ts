@@ -3,7 +3,8 @@
  * request and success bodies are registered once in {@link shipmentModels}.
  */
 import { Type as T } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
@@ -97,7 +98,7 @@ export const ShipmentListResponse = T.Object(
 export const StoredShipmentResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "StoredShipmentResponse" });
 
 /** The `/v1/shipments` request and success bodies as Elysia models (one document component each; routes name them). */
-export const shipmentModels = new Elysia({ name: "shipments.models" }).model({
+export const shipmentModels = schemaModels("shipments.models", {
   ShipmentsFollow: FollowShipmentsBody,
   FollowShipmentsResult: FollowShipmentsResponse,
   ShipmentList: ShipmentListResponse,

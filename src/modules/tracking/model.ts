@@ -3,7 +3,8 @@
  * bodies are registered once in {@link trackingModels}.
  */
 import { Type as T } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import type { TrackSpelling } from "../../domain/states.ts";
 
@@ -95,7 +96,7 @@ export const TrackResponse = T.Object(
 export const DemoTrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "DemoTrackResponse" });
 
 /** The success bodies of `GET /v1/track` and `GET /demo/track` as Elysia models (one document component each; routes name them). */
-export const trackingModels = new Elysia({ name: "tracking.models" }).model({ TrackResponse, DemoTrackResponse });
+export const trackingModels = schemaModels("tracking.models", { TrackResponse, DemoTrackResponse });
 
 // Compile-time check: the schema's literals are exactly the tracking spellings.
 type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static] ? ([typeof TrackState.static] extends [TrackSpelling] ? true : never) : never;

@@ -5,7 +5,8 @@
  * {@link webhookModels}; the routes name them, and each becomes the document component of that name.
  */
 import { Type as T } from "@sinclair/typebox";
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "./payload.ts";
@@ -144,7 +145,7 @@ export const DeliveryListResponse = T.Object(
  * Elysia validates against them and types the handlers from them, and the OpenAPI document has one component
  * per name. Error bodies stay with each route (their `code` union differs per route; docs/api-conventions.md).
  */
-export const webhookModels = new Elysia({ name: "webhooks.models" }).model({
+export const webhookModels = schemaModels("webhooks.models", {
   WebhookCreate: CreateWebhookBody,
   WebhookUpdate: UpdateWebhookBody,
   WebhookTestFire: TestFireBody,
