@@ -97,11 +97,12 @@ function hoist(node: unknown, schemas: Json): unknown {
 }
 
 /**
- * The `$ref` a request or success body has in the document: each is a module's model (`.model({ Name: schema })`,
- * named in the route), which the plugin emits as a component. Throws for a schema written inline in a route.
+ * The `$ref` a request or success body has in the document: each is a module's model (`schemaModels` in
+ * src/http/models.ts, named in the route), which the plugin emits as a component.
+ * @throws Error for a schema written inline in a documented route
  */
 function modelRef(schema: Json | undefined, where: string): Json {
-  if (typeof schema?.$ref !== "string") throw new Error(`${where}: not a model; register the schema with the module's .model() and name it in the route`);
+  if (typeof schema?.$ref !== "string") throw new Error(`${where}: not a model; register the schema with the module's schemaModels and name it in the route`);
   return { $ref: schema.$ref };
 }
 
@@ -116,7 +117,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }
   if (op.requestBody) {
-    // A model's name (`body: "WebhookCreate"`) or the schema itself.
+    // The route names its body's model (`body: "WebhookCreate"`).
     const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
     op.requestBody = {
       description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
@@ -177,18 +178,20 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
   };
-  // The modules' models (`.model({ Name: schema })`): the plugin emits one component per name; the schemas they
-  // nest by title (Webhook in WebhookList, …) become components of their own as in route schemas. Elysia stamps
-  // each model with `$id: "#/components/schemas/<name>"`, which the document does not repeat.
-  const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, (k, v) => (k === "$id" ? undefined : v))) as Json;
+  // The modules' models (`schemaModels`): the plugin emits one component per name; the schemas they nest by title
+  // (Webhook in WebhookList, …) become components of their own. Elysia stamps each model with
+  // `$id: "#/components/schemas/<name>"`, which the document does not repeat.
+  const stamp = (k: string, v: unknown) => (k === "$id" && typeof v === "string" && v.startsWith("#/components/schemas/") ? undefined : v);
+  const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, stamp)) as Json;
   Object.assign(schemas, modelComponents);
   for (const [name, schema] of Object.entries(modelComponents)) schemas[name] = hoistInside(schema, schemas);
   const messages = errorMessages(opts.publicBaseUrl);
+  const models = global.getGlobalDefinitions?.().type ?? {};
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
     for (const [method, op] of Object.entries(ops as Json)) {
-      finishOperation(op, byKey.get(`${method} ${path}`), messages, global.getGlobalDefinitions?.().type ?? {});
+      finishOperation(op, byKey.get(`${method} ${path}`), messages, models);
       if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };
