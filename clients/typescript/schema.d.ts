@@ -546,6 +546,13 @@ export interface components {
             /** @constant */
             success: true;
         };
+        DeliveriesRecover: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again.
+             */
+            since: string;
+        };
         /** Delivery */
         Delivery: {
             /** @description Newest first. */
@@ -669,6 +676,15 @@ export interface components {
             price_inr_per_month: number;
             rate_limit_per_minute: number;
         };
+        /** PlanList */
+        PlanList: {
+            data: {
+                count: number;
+                plans: components["schemas"]["Plan"][];
+            };
+            /** @constant */
+            success: true;
+        };
         /** RecoverResult */
         RecoverResult: {
             data: {
@@ -727,6 +743,15 @@ export interface components {
             };
             /** @constant */
             success: true;
+        };
+        ShipmentsFollow: {
+            /** @description 1 to 100 shipments to follow. */
+            shipments: {
+                /** @description Courier slug from GET /v1/couriers, or `auto` to detect it from the number. */
+                courier: string;
+                /** @description The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased. */
+                tracking_number: string;
+            }[];
         };
         /** ShipmentSummary */
         ShipmentSummary: {
@@ -870,6 +895,19 @@ export interface components {
              */
             time: string;
         };
+        WebhookCreate: {
+            /** @description Free text; U+0000 is refused. */
+            description?: string | null;
+            /** @description Non-empty set of event names (duplicates are ignored). */
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            /** @enum {string} */
+            mode: "test" | "live";
+            /**
+             * @description https URL of the receiver; host name or public IP.
+             * @example https://example.com/hooks/courier
+             */
+            url: string;
+        };
         /** WebhookList */
         WebhookList: {
             data: {
@@ -923,6 +961,30 @@ export interface components {
             data: components["schemas"]["Webhook"];
             /** @constant */
             success: true;
+        };
+        /** @description Optional (or null). Default event: the webhook's first. */
+        WebhookTestFire: {
+            /** @enum {string} */
+            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+        };
+        /** @description Partial update: absent fields keep their values. */
+        WebhookUpdate: {
+            /** @description Free text; U+0000 is refused. */
+            description?: string | null;
+            /** @description Non-empty set of event names (duplicates are ignored). */
+            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            /** @enum {string} */
+            mode?: "test" | "live";
+            /**
+             * @description Reactivates a deactivated webhook and resets its failure count.
+             * @constant
+             */
+            status?: "active";
+            /**
+             * @description https URL of the receiver; host name or public IP.
+             * @example https://example.com/hooks/courier
+             */
+            url?: string;
         };
     };
     responses: never;
@@ -1012,14 +1074,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        data: {
-                            count: number;
-                            plans: components["schemas"]["Plan"][];
-                        };
-                        /** @constant */
-                        success: true;
-                    };
+                    "application/json": components["schemas"]["PlanList"];
                 };
             };
             /** @description Validation error: every problem listed at once. */
@@ -2191,15 +2246,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @description 1 to 100 shipments to follow. */
-                    shipments: {
-                        /** @description Courier slug from GET /v1/couriers, or `auto` to detect it from the number. */
-                        courier: string;
-                        /** @description The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased. */
-                        tracking_number: string;
-                    }[];
-                };
+                "application/json": components["schemas"]["ShipmentsFollow"];
             };
         };
         responses: {
@@ -3192,19 +3239,7 @@ export interface operations {
                  *       "description": "Order updates"
                  *     }
                  */
-                "application/json": {
-                    /** @description Free text; U+0000 is refused. */
-                    description?: string | null;
-                    /** @description Non-empty set of event names (duplicates are ignored). */
-                    events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
-                    /** @enum {string} */
-                    mode: "test" | "live";
-                    /**
-                     * @description https URL of the receiver; host name or public IP.
-                     * @example https://example.com/hooks/courier
-                     */
-                    url: string;
-                };
+                "application/json": components["schemas"]["WebhookCreate"];
             };
         };
         responses: {
@@ -3590,24 +3625,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @description Free text; U+0000 is refused. */
-                    description?: string | null;
-                    /** @description Non-empty set of event names (duplicates are ignored). */
-                    events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
-                    /** @enum {string} */
-                    mode?: "test" | "live";
-                    /**
-                     * @description Reactivates a deactivated webhook and resets its failure count.
-                     * @constant
-                     */
-                    status?: "active";
-                    /**
-                     * @description https URL of the receiver; host name or public IP.
-                     * @example https://example.com/hooks/courier
-                     */
-                    url?: string;
-                };
+                "application/json": components["schemas"]["WebhookUpdate"];
             };
         };
         responses: {
@@ -4354,13 +4372,7 @@ export interface operations {
                  *       "since": "2026-11-04T00:00:00Z"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again.
-                     */
-                    since: string;
-                };
+                "application/json": components["schemas"]["DeliveriesRecover"];
             };
         };
         responses: {
@@ -4565,10 +4577,7 @@ export interface operations {
                  *       "event": "tracking.delivered"
                  *     }
                  */
-                "application/json": {
-                    /** @enum {string} */
-                    event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
-                };
+                "application/json": components["schemas"]["WebhookTestFire"];
             };
         };
         responses: {

@@ -17,6 +17,7 @@ import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { RequestValidationError, type ValidationItem } from "../errors.ts";
+import { modelSchema } from "./models.ts";
 
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
 export const MAX_VALIDATION_ITEMS = 64;
@@ -160,12 +161,14 @@ interface RouteOptions {
 /**
  * Adds to a route (its options, as a macro's `introspect` sees them) a
  * `transform` hook that checks the parsed JSON body against the route's
- * `body` schema before Elysia validates it; see the module comment. The
- * schema is compiled once, here. Routes without a body schema are left alone.
+ * `body` schema (or the model it names, registered with `schemaModels`) before Elysia validates it; see the
+ * module comment. The schema is compiled once, here. Routes without a body schema are left alone.
+ * @throws Error at once when the route names a body model that `schemaModels` did not register
  * @throws RequestValidationError (422) from the hook when the body does not match
  */
 export function addBodyCheck(route: RouteOptions): void {
-  const schema = route.body as TSchema | undefined;
+  const schema = (typeof route.body === "string" ? modelSchema(route.body) : route.body) as TSchema | undefined;
+  if (typeof route.body === "string" && !schema) throw new Error(`body model ${route.body} is not registered with schemaModels (src/http/models.ts)`);
   if (!schema || typeof schema !== "object") return;
   const compiled = TypeCompiler.Compile(schema);
   const optional = (schema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";

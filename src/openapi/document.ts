@@ -5,22 +5,23 @@
  * from a CDN).
  *
  * Operations come from the routes' TypeBox schemas through
- * `@elysiajs/openapi`'s `toOpenAPISchema`; {@link openApiDocument} then
- * finishes the document: JSON request bodies (the plugin drops them when a
- * route has its own parser, as the `/v1` modules' JSON parser), named components with `$ref`s, examples for every
+ * `@elysiajs/openapi`'s `toOpenAPISchema`, and the components from the
+ * modules' models (request and success bodies, named in the routes; see
+ * docs/architecture.md, "Schemas"); {@link openApiDocument} then finishes the
+ * document: JSON request bodies (the plugin drops them when a route has its
+ * own parser, as the `/v1` modules' JSON parser), the schemas the models nest
+ * by title as components of their own, examples for every
  * parameter, body and response (one per error code), the rate-limit and
  * request-id headers, 413 on every body, and the OpenAPI 3.1 `webhooks`
  * section for the five events with their signature headers.
  */
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
 import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
 import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
-import { WebhookPayloadSchema } from "../modules/webhooks/payload.ts";
 import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -75,12 +76,18 @@ function isEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** `node` with every titled schema under it (not `node` itself) hoisted by {@link hoist}. */
+function hoistInside(node: Json, schemas: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) out[k] = k === "examples" || k === "example" ? v : hoist(v, schemas);
+  return out;
+}
+
 /** Moves every titled schema under `node` into `schemas` (children first) and leaves a `$ref`; a title already used by a different schema stays inline. */
 function hoist(node: unknown, schemas: Json): unknown {
   if (Array.isArray(node)) return node.map((n) => hoist(n, schemas));
   if (!node || typeof node !== "object") return node;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === "examples" || k === "example" ? v : hoist(v, schemas);
+  const out = hoistInside(node as Json, schemas);
   const title = out.title;
   if (typeof title === "string" && /^[A-Za-z][A-Za-z0-9]*$/.test(title) && (out.type || out.anyOf || out.properties)) {
     if (!schemas[title]) schemas[title] = out;
@@ -89,7 +96,17 @@ function hoist(node: unknown, schemas: Json): unknown {
   return out;
 }
 
-function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas: Json, messages: Record<ErrorCode, string>): void {
+/**
+ * The `$ref` a request or success body has in the document: each is a module's model (`schemaModels` in
+ * src/http/models.ts, named in the route), which the plugin emits as a component.
+ * @throws Error for a schema written inline in a documented route
+ */
+function modelRef(schema: Json | undefined, where: string): Json {
+  if (typeof schema?.$ref !== "string") throw new Error(`${where}: not a model; register the schema with the module's schemaModels and name it in the route`);
+  return { $ref: schema.$ref };
+}
+
+function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages: Record<ErrorCode, string>, models: Json): void {
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
   for (const p of op.parameters ?? []) {
@@ -100,11 +117,12 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }
   if (op.requestBody) {
-    const json = op.requestBody.content?.["application/json"];
+    // The route names its body's model (`body: "WebhookCreate"`).
+    const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
     op.requestBody = {
       description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
-      required: !(route?.hooks?.body && OPTIONAL in route.hooks.body),
-      content: { "application/json": { schema: json?.schema ?? { type: "object" }, ...(ex.body !== undefined ? { example: ex.body } : {}) } },
+      required: !(body && OPTIONAL in body),
+      content: { "application/json": { schema: modelRef(op.requestBody.content?.["application/json"]?.schema, `${op.operationId} request body`), ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
     op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
   }
@@ -120,9 +138,8 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
     }
     const schema = r.content?.["application/json"]?.schema ?? {};
     if (status.startsWith("2")) {
-      const example = ex.ok ?? schema.examples?.[0];
       const description = !r.description || r.description.startsWith("Response for status") ? (SUCCESS_TEXT[status] ?? "Success.") : r.description;
-      responses[status] = { description, headers, content: { "application/json": { schema: { ...schema, examples: undefined }, ...(example ? { example } : {}) } } };
+      responses[status] = { description, headers, content: { "application/json": { schema: modelRef(schema, `${op.operationId} ${status}`), ...(ex.ok ? { example: ex.ok } : {}) } } };
     } else if (status === "422") {
       responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
     } else {
@@ -131,8 +148,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, schemas:
       responses[status] = { description: r.description ?? schema.description ?? "Error.", headers, content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes, messages) } } };
     }
   }
-  op.responses = hoist(responses, schemas);
-  if (op.requestBody) op.requestBody = hoist(op.requestBody, schemas);
+  op.responses = responses;
 }
 
 export interface OpenApiOptions {
@@ -149,7 +165,7 @@ const cache = new WeakMap<object, { count: number; doc: Json }>();
  */
 export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   // Protected in Elysia's types, public at run time; the OpenAPI plugin reads it the same way.
-  const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions?(): unknown };
+  const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions?(): { type: Json } };
   const routes = global.getGlobalRoutes();
   const hit = cache.get(routes);
   if (hit && hit.count === routes.length) return hit.doc;
@@ -162,15 +178,20 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
   };
-  // WebhookPayload and its WebhookCheckpoint, from the schema the deliveries are typed by, rendered as the plugin
-  // renders route schemas (so the events list's `payload`, the same schema, becomes a $ref to it).
-  hoist(JSON.parse(JSON.stringify(unwrapSchema(WebhookPayloadSchema, undefined, "output", "3.1.0"))), schemas);
+  // The modules' models (`schemaModels`): the plugin emits one component per name; the schemas they nest by title
+  // (Webhook in WebhookList, …) become components of their own. Elysia stamps each model with
+  // `$id: "#/components/schemas/<name>"`, which the document does not repeat.
+  const stamp = (k: string, v: unknown) => (k === "$id" && typeof v === "string" && v.startsWith("#/components/schemas/") ? undefined : v);
+  const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, stamp)) as Json;
+  Object.assign(schemas, modelComponents);
+  for (const [name, schema] of Object.entries(modelComponents)) schemas[name] = hoistInside(schema, schemas);
   const messages = errorMessages(opts.publicBaseUrl);
+  const models = global.getGlobalDefinitions?.().type ?? {};
   const paths: Json = {};
   for (const [path, ops] of Object.entries(generated.paths as Json).sort(([a], [b]) => a.localeCompare(b))) {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
     for (const [method, op] of Object.entries(ops as Json)) {
-      finishOperation(op, byKey.get(`${method} ${path}`), schemas, messages);
+      finishOperation(op, byKey.get(`${method} ${path}`), messages, models);
       if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };

@@ -6,7 +6,7 @@
 import type { ErrorCode } from "../errors.ts";
 import { PLANS } from "../domain/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
-import { TrackResponse } from "../modules/tracking/model.ts";
+import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { EVENT_TYPES } from "../domain/events.ts";
 import { MAX_WEBHOOKS } from "../modules/webhooks/service.ts";
 
@@ -23,7 +23,6 @@ const WEBHOOK = {
   created_at: "2026-11-05T10:00:00.000Z",
   updated_at: "2026-11-05T10:00:00.000Z",
 };
-const TRACK_EXAMPLE = (TrackResponse.examples as { success: true; data: unknown }[])[0]!;
 const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
 const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false });
 

@@ -7,7 +7,7 @@
 import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { codesIn, errorSchema } from "./errors.ts";
-import { TrackResponse } from "../modules/tracking/model.ts";
+import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
 
 type Json = Record<string, any>;
@@ -52,7 +52,6 @@ export function addIdempotency(op: Json): void {
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-const TRACK_EXAMPLE = (TrackResponse.examples as { success: true; data: Record<string, unknown> }[])[0]!;
 const samplePayload = { event: "tracking.delivered", enqueued_at: "2026-11-05T13:30:00Z", data: { ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"), courier: "delhivery", tracking_number: "1234567890121" } };
 const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
 const EVT_ID = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";

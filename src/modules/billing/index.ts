@@ -11,6 +11,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorResponses } from "../../errors.ts";
+import { schemaModels } from "../../http/models.ts";
 import { PLANS } from "../../domain/plans.ts";
 import { billingFor, type BillingDeps } from "./service.ts";
 import { STRIPE_WEBHOOK_PATH } from "./stripe/webhook.ts";
@@ -27,6 +28,10 @@ export const PlanSchema = T.Object(
   { title: "Plan" },
 );
 
+/** The plan listing's success body, registered once as the `PlanList` model (its document component). */
+const PlanListResponse = T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }, { title: "PlanList" });
+const billingModels = schemaModels("billing.models", { PlanList: PlanListResponse });
+
 /** Path of a request, or undefined when its URL cannot be parsed (answered elsewhere). */
 function pathOf(url: string): string | undefined {
   try {
@@ -39,7 +44,7 @@ function pathOf(url: string): string | undefined {
 export function billingModule(deps: BillingDeps) {
   const body = { success: true as const, data: { plans: PLANS.map((p) => ({ ...p })), count: PLANS.length } };
   const webhook = billingFor(deps).stripeWebhook;
-  const app = new Elysia({ prefix: "/billing" });
+  const app = new Elysia({ prefix: "/billing" }).use(billingModels);
   if (webhook)
     app.onRequest(async ({ request, set }) => {
       if (request.method !== "POST" || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
@@ -49,7 +54,7 @@ export function billingModule(deps: BillingDeps) {
       return res;
     });
   return app.get("/plans", () => body, {
-    response: { 200: T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }), ...errorResponses.common },
+    response: { 200: "PlanList", ...errorResponses.common },
     detail: { operationId: "listPlans", summary: "List subscription plans", description: "Public; no API key needed.", tags: ["Billing"], security: [] },
   });
 }

@@ -9,7 +9,7 @@ import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { COURIERS } from "./catalogue.ts";
 import { detectCouriers } from "./detect.ts";
-import { CourierDetectResponse, CourierListResponse, CourierResponse, DetectQuery, SlugParams } from "./model.ts";
+import { courierModels, DetectQuery, SlugParams } from "./model.ts";
 import type { Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
 import { courierView, requireCourier } from "./service.ts";
@@ -23,10 +23,11 @@ export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { 
   // the schema describes, and the tests check every response against the OpenAPI document.
   const listBody = JSON.stringify({ success: true, data: { couriers: COURIERS.map(view), count: COURIERS.length } });
   return new Elysia({ prefix: "/v1/couriers", tags: ["Couriers"] })
+    .use(courierModels)
     .use(authPlugin(deps))
     .get("", ({ set }) => prebuiltResponse(set, listBody, JSON_CONTENT_TYPE), {
       apiKey: true,
-      response: { 200: CourierListResponse, ...errorResponses.authed, ...errorResponses.common },
+      response: { 200: "CourierList", ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "listCouriers", summary: "List supported couriers", description: "The curated catalogue: every plan can track every courier listed. Does not count against the monthly quota." },
     })
     // Declared before `/:slug` so that "detect" is never read as a slug.
@@ -39,7 +40,7 @@ export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { 
       {
         apiKey: true,
         query: DetectQuery,
-        response: { 200: CourierDetectResponse, ...errorResponses.authed, ...errorResponses.common },
+        response: { 200: "CourierDetection", ...errorResponses.authed, ...errorResponses.common },
         detail: {
           operationId: "detectCourier",
           summary: "Detect the courier of a tracking number",
@@ -51,7 +52,7 @@ export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { 
     .get("/:slug", ({ params }) => ({ success: true as const, data: view(requireCourier(params.slug)) }), {
       apiKey: true,
       params: SlugParams,
-      response: { 200: CourierResponse, 404: errorResponses.errorResponse("Unknown slug; may carry did_you_mean.", ["COURIER_NOT_FOUND"]), ...errorResponses.authed, ...errorResponses.common },
+      response: { 200: "CourierResponse", 404: errorResponses.errorResponse("Unknown slug; may carry did_you_mean.", ["COURIER_NOT_FOUND"]), ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "getCourier", summary: "Get one courier", description: "Does not count against the monthly quota. An unknown slug answers 404 COURIER_NOT_FOUND, with `did_you_mean` when one slug is clearly meant." },
     });
 }

@@ -1,5 +1,7 @@
+/** Schemas of `/v1/couriers`: path and query in `t`, responses in TypeBox; the success bodies are registered once in {@link courierModels}. */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 
 export const CourierSchema = T.Object(
   {
@@ -37,3 +39,10 @@ export const CourierDetectResponse = T.Object(
   },
   { title: "CourierDetection" },
 );
+
+/** The `/v1/couriers` success bodies as Elysia models (one document component each; routes name them). */
+export const courierModels = schemaModels("couriers.models", {
+  CourierList: CourierListResponse,
+  CourierResponse,
+  CourierDetection: CourierDetectResponse,
+});

@@ -9,7 +9,7 @@ import { AppError, errorResponses } from "../../errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
 import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";
 import { trackErrors } from "../tracking/index.ts";
-import { DemoTrackResponse, TrackQuery } from "../tracking/model.ts";
+import { TrackQuery, trackingModels } from "../tracking/model.ts";
 import { trackDemo } from "../tracking/service.ts";
 
 /** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits); the hour is rolling (src/modules/accounts/rate-limit.ts). */
@@ -20,7 +20,7 @@ export const demoLimitMessage = (publicBaseUrl: string) =>
   `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`;
 
 export function demoModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/demo" }).get(
+  return new Elysia({ prefix: "/demo" }).use(trackingModels).get(
     "/track",
     ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
     {
@@ -36,7 +36,7 @@ export function demoModule(deps: AppDeps) {
           throw new AppError("DEMO_RATE_LIMITED", demoLimitMessage(deps.config.publicBaseUrl), {}, { ...headers, "retry-after": String(hit.retryAfterSeconds) });
       },
       query: TrackQuery,
-      response: { 200: DemoTrackResponse, 429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]), ...errorResponses.common, ...trackErrors },
+      response: { 200: "DemoTrackResponse", 429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]), ...errorResponses.common, ...trackErrors },
       detail: {
         operationId: "demoTrack",
         summary: "Track a shipment (public demo)",

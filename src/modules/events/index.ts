@@ -11,7 +11,7 @@ import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { WebhookIdParams } from "../webhooks/model.ts";
 import { recover, RECOVER_WINDOW_MS, redeliver } from "../webhooks/replay.ts";
-import { EventListResponse, EventsQuery, RecoverBody, RecoverResponse, RedeliverParams, RedeliveryResponse } from "./model.ts";
+import { eventModels, EventsQuery, RedeliverParams } from "./model.ts";
 import { listEvents } from "./service.ts";
 
 const E = errorResponses.errorResponse;
@@ -20,11 +20,12 @@ const errs = { ...errorResponses.authed, ...errorResponses.common };
 export function eventsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/v1" })
     .use(jsonBodies())
+    .use(eventModels)
     .use(authPlugin(deps))
     .get("/events", async ({ auth, query }) => ({ success: true as const, data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query) }), {
       apiKey: true,
       query: EventsQuery,
-      response: { 200: EventListResponse, ...errs },
+      response: { 200: "EventList", ...errs },
       detail: {
         operationId: "listEvents",
         summary: "List events",
@@ -44,7 +45,7 @@ export function eventsModule(deps: AppDeps) {
       {
         apiKey: true,
         params: RedeliverParams,
-        response: { 202: RedeliveryResponse, 404: E("No such webhook on this account, or no such delivery on this webhook.", ["WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND"]), ...errs },
+        response: { 202: "Redelivery", 404: E("No such webhook on this account, or no such delivery on this webhook.", ["WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND"]), ...errs },
         detail: {
           operationId: "redeliverWebhookDelivery",
           summary: "Redeliver an event",
@@ -69,8 +70,8 @@ export function eventsModule(deps: AppDeps) {
       {
         apiKey: true,
         params: WebhookIdParams,
-        body: RecoverBody,
-        response: { 202: RecoverResponse, 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]), ...errs },
+        body: "DeliveriesRecover",
+        response: { 202: "RecoverResult", 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]), ...errs },
         detail: {
           operationId: "recoverWebhookDeliveries",
           summary: "Recover failed deliveries",

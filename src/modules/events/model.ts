@@ -1,6 +1,10 @@
-/** Schemas of `/v1/events` and the webhook replay routes (docs/events.md). */
+/**
+ * Schemas of `/v1/events` and the webhook replay routes (docs/events.md); the request and success bodies are
+ * registered once in {@link eventModels}.
+ */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "../webhooks/payload.ts";
 
@@ -61,3 +65,11 @@ export const RecoverResponse = T.Object(
   { success: T.Literal(true), data: T.Object({ queued: T.Integer({ description: "Deliveries queued again." }) }) },
   { title: "RecoverResult" },
 );
+
+/** The request and success bodies of `/v1/events` and the replay routes as Elysia models (one document component each; routes name them). */
+export const eventModels = schemaModels("events.models", {
+  DeliveriesRecover: RecoverBody,
+  EventList: EventListResponse,
+  Redelivery: RedeliveryResponse,
+  RecoverResult: RecoverResponse,
+});

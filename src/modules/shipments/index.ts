@@ -11,7 +11,7 @@ import { authPlugin } from "../../http/auth.ts";
 import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { followShipments } from "./follow.ts";
-import { FollowShipmentsBody, FollowShipmentsResponse, ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentListResponse, ShipmentParams, StoredShipmentResponse } from "./model.ts";
+import { ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentParams, shipmentModels } from "./model.ts";
 import { listShipments, storedShipment, unfollowShipment } from "./service.ts";
 
 const E = errorResponses.errorResponse;
@@ -22,6 +22,7 @@ const notFollowed = { 404: E("The account does not follow this shipment.", ["SHI
 export function shipmentsModule(deps: AppDeps) {
   return new Elysia({ prefix: "/v1/shipments" })
     .use(jsonBodies())
+    .use(shipmentModels)
     .use(authPlugin(deps))
     .post(
       "",
@@ -33,8 +34,8 @@ export function shipmentsModule(deps: AppDeps) {
         }),
       {
         apiKey: true,
-        body: FollowShipmentsBody,
-        response: { 202: FollowShipmentsResponse, 402: E("The account needs attention (the whole call is refused).", ["ACCOUNT_NEEDS_ATTENTION"]), ...errs },
+        body: "ShipmentsFollow",
+        response: { 202: "FollowShipmentsResult", 402: E("The account needs attention (the whole call is refused).", ["ACCOUNT_NEEDS_ATTENTION"]), ...errs },
         detail: {
           operationId: "followShipments",
           summary: "Follow shipments",
@@ -46,7 +47,7 @@ export function shipmentsModule(deps: AppDeps) {
     .get("", async ({ auth, query }) => ({ success: true as const, data: await listShipments(deps.db, auth.account.id, query) }), {
       apiKey: true,
       query: ListShipmentsQuery,
-      response: { 200: ShipmentListResponse, ...errs },
+      response: { 200: "ShipmentList", ...errs },
       detail: {
         operationId: "listShipments",
         summary: "List followed shipments",
@@ -57,7 +58,7 @@ export function shipmentsModule(deps: AppDeps) {
     .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, data: await storedShipment(deps, auth.account.id, params.courier, params.tracking_number) }), {
       apiKey: true,
       params: ShipmentParams,
-      response: { 200: StoredShipmentResponse, ...notFollowed, ...errs },
+      response: { 200: "StoredShipmentResponse", ...notFollowed, ...errs },
       detail: {
         operationId: "getShipment",
         summary: "Get a followed shipment",

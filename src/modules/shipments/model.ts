@@ -1,6 +1,10 @@
-/** Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox. */
+/**
+ * Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox; the
+ * request and success bodies are registered once in {@link shipmentModels}.
+ */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
@@ -92,3 +96,11 @@ export const ShipmentListResponse = T.Object(
 );
 
 export const StoredShipmentResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "StoredShipmentResponse" });
+
+/** The `/v1/shipments` request and success bodies as Elysia models (one document component each; routes name them). */
+export const shipmentModels = schemaModels("shipments.models", {
+  ShipmentsFollow: FollowShipmentsBody,
+  FollowShipmentsResult: FollowShipmentsResponse,
+  ShipmentList: ShipmentListResponse,
+  StoredShipmentResponse,
+});

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
-import { TrackQuery, TrackResponse } from "./model.ts";
+import { TrackQuery, trackingModels } from "./model.ts";
 import { trackForAccount } from "./service.ts";
 
 const e = errorResponses.errorResponse;
@@ -19,7 +19,7 @@ export const trackErrors = {
 };
 
 export function trackingModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/v1" }).use(authPlugin(deps)).get("/track", async ({ auth, query }) => {
+  return new Elysia({ prefix: "/v1" }).use(trackingModels).use(authPlugin(deps)).get("/track", async ({ auth, query }) => {
     // courier=auto: detected here, before the service (which takes a slug); docs/shipments.md.
     const slug = resolveCourierParam(query.courier, query.tracking_number);
     const res = await trackForAccount(deps, auth, slug, query.tracking_number);
@@ -28,7 +28,7 @@ export function trackingModule(deps: AppDeps) {
     apiKey: true,
     query: TrackQuery,
     response: {
-      200: TrackResponse,
+      200: "TrackResponse",
       402: e("Monthly quota used up (message links to the upgrade page), or the account needs attention.", ["QUOTA_EXCEEDED", "ACCOUNT_NEEDS_ATTENTION"]),
       ...errorResponses.authed,
       ...errorResponses.common,

@@ -1,6 +1,10 @@
-/** Schemas of the tracking endpoints: request query (Elysia `t`) and responses (TypeBox `Type`). */
+/**
+ * Schemas of the tracking endpoints: request query (Elysia `t`) and responses (TypeBox `Type`); the success
+ * bodies are registered once in {@link trackingModels}.
+ */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import type { TrackSpelling } from "../../domain/states.ts";
 
@@ -57,7 +61,8 @@ export const UsageSchema = T.Object(
   { title: "Usage" },
 );
 
-const EXAMPLE = {
+/** A 200 body of `GET /v1/track` (Delhivery, delivered): the document's example, also the base of the demo and stored-shipment examples. */
+export const TRACK_EXAMPLE = {
   success: true,
   data: {
     MostRecentStatus: "Delivered",
@@ -86,9 +91,12 @@ export const TrackResponse = T.Object(
     usage: UsageSchema,
     detected_courier: T.Optional(T.String({ description: "Only with `courier=auto`: the slug the number was tracked with." })),
   },
-  { title: "TrackResponse", examples: [EXAMPLE] },
+  { title: "TrackResponse" },
 );
 export const DemoTrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "DemoTrackResponse" });
+
+/** The success bodies of `GET /v1/track` and `GET /demo/track` as Elysia models (one document component each; routes name them). */
+export const trackingModels = schemaModels("tracking.models", { TrackResponse, DemoTrackResponse });
 
 // Compile-time check: the schema's literals are exactly the tracking spellings.
 type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static] ? ([typeof TrackState.static] extends [TrackSpelling] ? true : never) : never;

@@ -11,19 +11,7 @@ import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig } from "./attempt.ts";
-import {
-  CreatedWebhookResponse,
-  CreateWebhookBody,
-  DeliveriesQuery,
-  DeliveryListResponse,
-  SecretResponse,
-  TestFireBody,
-  TestFireResponse,
-  UpdateWebhookBody,
-  WebhookIdParams,
-  WebhookListResponse,
-  WebhookResponse,
-} from "./model.ts";
+import { DeliveriesQuery, WebhookIdParams, webhookModels } from "./model.ts";
 import { reportBodyItems } from "../../http/validation.ts";
 import { webhookUrlProblems } from "./url.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
@@ -54,6 +42,7 @@ function webhookManagement(deps: AppDeps) {
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
       .use(jsonBodies())
+      .use(webhookModels)
       .use(authPlugin(deps))
       .post("/", (c) => idempotent(deps, c, async () => {
         const data = await createWebhook(deps, c.auth.account, c.body);
@@ -62,9 +51,9 @@ function webhookManagement(deps: AppDeps) {
       }), {
         apiKey: true,
         transform: urlRules,
-        body: CreateWebhookBody,
+        body: "WebhookCreate",
         response: {
-          201: CreatedWebhookResponse,
+          201: "CreatedWebhookResponse",
           403: E("A live webhook needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
           409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
           ...errs,
@@ -77,13 +66,13 @@ function webhookManagement(deps: AppDeps) {
         return { success: true as const, data: { webhooks: list, count: list.length } };
       }, {
         apiKey: true,
-        response: { 200: WebhookListResponse, ...errs },
+        response: { 200: "WebhookList", ...errs },
         detail: { operationId: "listWebhooks", summary: "List webhooks", description: "The account's webhooks, oldest first, without secrets.", tags },
       })
       // Declared before the `/:webhook_id` routes so `rotate-secret` is never read as an id.
       .post("/rotate-secret", (c) => idempotent(deps, c, async () => ({ success: true as const, data: { secret: await rotateSecret(deps, c.auth.account.id) } })), {
         apiKey: true,
-        response: { 200: SecretResponse, ...errs },
+        response: { 200: "SecretResponse", ...errs },
         detail: {
           operationId: "rotateWebhookSecret",
           summary: "Rotate the signing secret",
@@ -95,15 +84,15 @@ function webhookManagement(deps: AppDeps) {
       .get("/:webhook_id", async ({ auth, params }) => ({ success: true as const, data: webhookView(await requireWebhook(deps.db, auth.account.id, params.webhook_id)) }), {
         apiKey: true,
         params: WebhookIdParams,
-        response: { 200: WebhookResponse, ...notFound, ...errs },
+        response: { 200: "WebhookResponse", ...notFound, ...errs },
         detail: { operationId: "getWebhook", summary: "Get a webhook", description: "One webhook, without its secret.", tags },
       })
       .put("/:webhook_id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.webhook_id, body) }), {
         apiKey: true,
         params: WebhookIdParams,
         transform: urlRules,
-        body: UpdateWebhookBody,
-        response: { 200: WebhookResponse, 403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]), ...notFound, ...errs },
+        body: "WebhookUpdate",
+        response: { 200: "WebhookResponse", 403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]), ...notFound, ...errs },
         detail: {
           operationId: "updateWebhook",
           summary: "Update a webhook",
@@ -131,6 +120,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
       .use(jsonBodies())
+      .use(webhookModels)
       .use(authPlugin(deps))
       .post("/:webhook_id/test", (c) => idempotent(deps, c, async () => ({
         success: true as const,
@@ -138,12 +128,12 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
       })), {
         apiKey: true,
         params: WebhookIdParams,
-        body: TestFireBody,
+        body: "WebhookTestFire",
         transform(c) {
           if (c.body === null) (c as { body: unknown }).body = undefined;
         },
         response: {
-          200: TestFireResponse,
+          200: "TestFireResult",
           409: E("The webhook is live; test fires go to test webhooks only.", ["WEBHOOK_IS_LIVE"]),
           503: E("Test fires are switched off (kill-switch), or the service is unavailable.", ["TEST_WEBHOOKS_DISABLED", "SERVICE_UNAVAILABLE"]),
           ...notFound,
@@ -166,7 +156,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
         apiKey: true,
         params: WebhookIdParams,
         query: DeliveriesQuery,
-        response: { 200: DeliveryListResponse, ...notFound, ...errs },
+        response: { 200: "DeliveryList", ...notFound, ...errs },
         detail: {
           operationId: "listWebhookDeliveries",
           summary: "List a webhook's deliveries",

@@ -1,12 +1,15 @@
 /**
  * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies). Request bodies in `t` (validated by Elysia,
  * 422 through the shared mapper); responses in plain TypeBox so the OpenAPI
- * document renders them cleanly.
+ * document renders them cleanly. Request bodies and success bodies are registered once in
+ * {@link webhookModels}; the routes name them, and each becomes the document component of that name.
  */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
+import { schemaModels } from "../../http/models.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
+import { WebhookPayloadSchema } from "./payload.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -136,3 +139,22 @@ export const DeliveryListResponse = T.Object(
   },
   { title: "DeliveryList" },
 );
+
+/**
+ * The `/v1/webhooks` request and success bodies as Elysia models: routes name them (`body: "WebhookCreate"`),
+ * Elysia validates against them and types the handlers from them, and the OpenAPI document has one component
+ * per name. Error bodies stay with each route (their `code` union differs per route; docs/api-conventions.md).
+ */
+export const webhookModels = schemaModels("webhooks.models", {
+  WebhookCreate: CreateWebhookBody,
+  WebhookUpdate: UpdateWebhookBody,
+  WebhookTestFire: TestFireBody,
+  WebhookResponse,
+  CreatedWebhookResponse,
+  WebhookList: WebhookListResponse,
+  SecretResponse,
+  TestFireResult: TestFireResponse,
+  DeliveryList: DeliveryListResponse,
+  // No route's body: what every delivery carries (the document's `webhooks` section refers to it by this name).
+  WebhookPayload: WebhookPayloadSchema,
+});

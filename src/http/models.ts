@@ -1,0 +1,31 @@
+/**
+ * A module's request and success bodies registered once as Elysia models (docs/architecture.md, "Schemas"): the
+ * routes name them (`body: "WebhookCreate"`), Elysia validates and types the handlers from them, the OpenAPI
+ * document has one component per name, and the `/v1` body check (`addBodyCheck` in validation.ts, which runs
+ * before Elysia's validation) finds a named body's schema here.
+ *
+ * Names are global: Elysia merges every plugin's models into the app's, and the first schema under a name wins
+ * there, so a second, different schema under a taken name throws at registration instead.
+ */
+import type { TSchema } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+
+const registered = new Map<string, TSchema>();
+
+/**
+ * A named plugin (`pluginName`, so using it twice adds nothing) that registers `models` (model name → schema).
+ * @throws Error when a name is already registered with another schema
+ */
+export function schemaModels<const M extends Record<string, TSchema>>(pluginName: string, models: M) {
+  for (const [name, schema] of Object.entries(models)) {
+    const prior = registered.get(name);
+    if (prior && prior !== schema) throw new Error(`model ${name} is registered twice, with different schemas`);
+    registered.set(name, schema);
+  }
+  return new Elysia({ name: pluginName }).model(models);
+}
+
+/** The schema registered under the model name `name` by {@link schemaModels}, or undefined. */
+export function modelSchema(name: string): TSchema | undefined {
+  return registered.get(name);
+}
