@@ -14,9 +14,11 @@
  * `measure(opts)` runs the same steps from another script (`bun run bench`)
  * and returns the headline figures. Worker tuning for experiments:
  * BENCH_REFILL (free slots that trigger a claim), BENCH_RECORD_BATCH,
- * BENCH_RECORD_FLUSHES.
+ * BENCH_RECORD_FLUSHES. BENCH_PROFILE=<file.cpuprofile> writes a CPU profile
+ * of the throughput step alone (the worker and the receiver, not the setup).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
@@ -67,6 +69,15 @@ async function pgCpuMs(sql: postgres.Sql): Promise<Map<number, number>> {
 }
 const CLK_TCK = 100;
 const cpuDelta = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((t, [pid, ms]) => t + ms - (a.get(pid) ?? 0), 0);
+
+/** Starts the inspector's CPU profiler; the returned function stops it and gives the profile. */
+async function startProfile(): Promise<() => Promise<unknown>> {
+  const s = new Session();
+  s.connect();
+  await s.post("Profiler.enable");
+  await s.post("Profiler.start");
+  return async () => ((await s.post("Profiler.stop")) as { profile: unknown }).profile;
+}
 
 const envNum = (k: string) => (process.env[k] ? Number(process.env[k]) : undefined);
 const pct = (xs: number[], p: number) => {
@@ -187,6 +198,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     for (let i = 0; i < N; i++) commitAt.set(tnOf(i), committed);
     received = 0;
     const worker2 = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY, ...tuning });
+    const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined;
     const pg0 = await pgCpuMs(tdb.sql);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -195,6 +207,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     const workerSecs = (performance.now() - t0) / 1000;
     const cpuWorker = process.cpuUsage(cpu0);
     const rssWorker = process.memoryUsage().rss;
+    if (profiler) writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(await profiler()));
     await worker2.stop({ timeout: 10_000 });
     const pgWorkerMs = cpuDelta(pg0, await pgCpuMs(tdb.sql));
     const drainP50 = pct(latencies, 50);
