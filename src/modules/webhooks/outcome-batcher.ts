@@ -22,6 +22,10 @@ export interface OutcomeBatcher {
    * @throws whatever the database throws for that transaction (the row keeps its lease).
    */
   record(row: ClaimedDelivery, outcome: Outcome): Promise<RecordResult>;
+  /** Outcomes queued or being written now. */
+  readonly outstanding: number;
+  /** Resolves once every outcome queued so far is written or failed (never rejects). */
+  settled(): Promise<void>;
 }
 
 export interface OutcomeBatcherOptions {
@@ -41,6 +45,14 @@ interface Waiting {
 export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: OutcomeBatcherOptions): OutcomeBatcher {
   const queue: Waiting[] = [];
   let flushing = 0;
+  let outstanding = 0;
+  let idle: (() => void)[] = [];
+  const done = () => {
+    if (--outstanding > 0) return;
+    const waiting = idle;
+    idle = [];
+    for (const w of waiting) w();
+  };
 
   async function flush(): Promise<void> {
     if (flushing >= opts.flushes) return;
@@ -54,6 +66,7 @@ export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: Outc
         } catch (e) {
           for (const b of batch) b.reject(e);
         }
+        for (let i = 0; i < batch.length; i++) done();
       }
     } finally {
       flushing--;
@@ -62,10 +75,17 @@ export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: Outc
 
   return {
     record(row, outcome) {
+      outstanding++;
       return new Promise((resolve, reject) => {
         queue.push({ item: { delivery: row, outcome }, resolve, reject });
         void flush();
       });
+    },
+    get outstanding() {
+      return outstanding;
+    },
+    settled() {
+      return outstanding === 0 ? Promise.resolve() : new Promise((r) => idle.push(r));
     },
   };
 }

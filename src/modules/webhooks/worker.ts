@@ -18,7 +18,7 @@ import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
 import { claimDue, DEACTIVATE_AFTER_FAILURES, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
-import { createOutcomeBatcher } from "./outcome-batcher.ts";
+import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
 import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
@@ -44,6 +44,8 @@ export interface WorkerOptions {
   recordBatch?: number;
   /** Record transactions in flight at once (default {@link RECORD_FLUSHES}). */
   recordFlushes?: number;
+  /** Outcomes waiting to be recorded past which a finished attempt keeps its slot (default `recordBatch × recordFlushes`). */
+  maxUnrecorded?: number;
 }
 
 /**
@@ -134,18 +136,28 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const leaseMs = (MAX_REDIRECTS + 1) * deps.config.webhookTimeoutMs + deps.config.leaseSlackSeconds * 1000;
   const batcher = createOutcomeBatcher(sql, deps.clock, { batch: deps.recordBatch ?? RECORD_BATCH, flushes: deps.recordFlushes ?? RECORD_FLUSHES });
 
-  /** One delivery to its recorded outcome; a lost lease is logged and dropped (the new owner records). */
+  const maxUnrecorded = deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
+  /** Reports one recorded outcome; a lost lease is logged and dropped (the new owner records). */
+  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => {
+    if (res.recorded) observeDelivery(row, outcome, res, deps.clock.now());
+    else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
+    if (res.deactivated) log.warn(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id });
+  };
+  // The row keeps its lease and is retried when it runs out (at-least-once).
+  const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
+  /**
+   * One attempt; its slot is free once the attempt is made, while the outcome waits for the batcher
+   * (the lease still covers the row). Past `maxUnrecorded` outcomes waiting, the slot waits too.
+   */
   const deliver = async (row: ClaimedDelivery): Promise<void> => {
+    let outcome: Outcome;
     try {
-      const outcome = await outcomeOf(deps, sender, row);
-      const res = await batcher.record(row, outcome);
-      if (res.recorded) observeDelivery(row, outcome, res, deps.clock.now());
-      else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
-      if (res.deactivated) log.warn(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id });
+      outcome = await outcomeOf(deps, sender, row);
     } catch (e) {
-      // The row keeps its lease and is retried when it runs out (at-least-once).
-      log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
+      return failed(row, e);
     }
+    const recording = batcher.record(row, outcome).then((res) => recorded(row, outcome, res), (e) => failed(row, e));
+    if (batcher.outstanding > maxUnrecorded) await recording;
   };
   const refillAt = Math.max(1, deps.refillAt ?? Math.floor(concurrency * REFILL_FRACTION));
   const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, refillAt, leaseMs, deliver });
@@ -169,7 +181,8 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(false);
       await unlisten?.().catch(() => {});
       unlisten = undefined;
-      await settleWithin(pump.inFlight(), opts.timeout ?? 10_000);
+      // Attempts first, then the outcomes they left with the batcher.
+      await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
       await sender.close();
     },
     async runOnce() {
@@ -179,6 +192,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
         if (rows.length === 0) return total;
         total += rows.length;
         await Promise.all(rows.map(deliver));
+        await batcher.settled();
       }
     },
   };
