@@ -15,6 +15,7 @@ import { rootCertificates } from "node:tls";
 import * as undici from "undici/index.js";
 import type { Clock } from "../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
+import { exchange } from "./exchange.ts";
 
 /** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
 export const SNIPPET_BYTES = 2048;
@@ -159,27 +160,19 @@ export class WebhookSender {
     const guard = await checkHost(u.hostname, this.opts.allowCidrs, this.opts.resolver);
     if (!guard.ok) return { record: record(null, guard.reason), dropped: true };
 
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new TimeoutError()), this.opts.timeoutMs);
-    try {
-      const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
-      if (method === "POST") headers["content-type"] = "application/json";
-      else delete headers["x-service-signature"];
-      const res = await undici.request(url, {
-        method,
-        headers,
-        body: method === "POST" ? req.body : undefined,
-        dispatcher: this.agentFor(u.hostname, guard.address.address, guard.address.family),
-        signal: ac.signal,
-      });
-      const snippet = await readCapped(res.body, SNIPPET_BYTES);
-      const loc = res.headers.location;
-      return { record: record(res.statusCode, null, snippet), dropped: false, location: Array.isArray(loc) ? loc[0] : loc };
-    } catch (e) {
-      return { record: record(null, errorClass(e, ac.signal)), dropped: false };
-    } finally {
-      clearTimeout(timer);
-    }
+    const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
+    if (method === "POST") headers["content-type"] = "application/json";
+    else delete headers["x-service-signature"];
+    const r = await exchange(this.agentFor(u.hostname, guard.address.address, guard.address.family), {
+      url: u,
+      method,
+      headers,
+      body: method === "POST" ? req.body : null,
+      timeoutMs: this.opts.timeoutMs,
+      cap: SNIPPET_BYTES,
+    });
+    if (r.statusCode === undefined) return { record: record(null, r.timedOut ? "timeout" : errorClass(r.error)), dropped: false };
+    return { record: record(r.statusCode, null, r.snippet), dropped: false, location: r.location };
   }
 
   /** Closes every pooled connection. */
@@ -188,33 +181,6 @@ export class WebhookSender {
     this.agents.clear();
     await Promise.allSettled(all.map((a) => a.close()));
   }
-}
-
-class TimeoutError extends Error {
-  override name = "TimeoutError";
-}
-
-/**
- * Reads at most `cap` bytes of a body, then destroys the stream: a 100 MB
- * response costs one chunk, and a slow drip ends with the hop's timeout.
- * Errors after the status line (timeout, reset) keep what was read.
- */
-async function readCapped(body: undici.Dispatcher.ResponseData["body"], cap: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  try {
-    for await (const chunk of body) {
-      const b = chunk as Buffer;
-      chunks.push(b);
-      n += b.length;
-      if (n >= cap) break;
-    }
-  } catch {
-    // keep the partial snippet
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(chunks).subarray(0, cap).toString("utf8");
 }
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_CERT)/;
