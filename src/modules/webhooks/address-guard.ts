@@ -191,6 +191,23 @@ export function classifyAddress(ip: string, allow: readonly string[] = []): Addr
 
 export const isConnectable = (c: AddressClass) => c === "public" || c === "allowed";
 
+// Classes already found, by allow list and address: the same few receivers' addresses are checked before
+// every attempt, and a class depends on nothing else. Bounded; emptied when full.
+const knownClasses = new WeakMap<readonly string[], Map<string, AddressClass>>();
+const KNOWN_CLASSES_MAX = 4_096;
+
+/** {@link classifyAddress}, remembered per allow list (the worker passes the same config array each time). */
+function classifyKnown(ip: string, allow: readonly string[]): AddressClass {
+  let known = knownClasses.get(allow);
+  if (!known) knownClasses.set(allow, (known = new Map()));
+  let c = known.get(ip);
+  if (c === undefined) {
+    if (known.size >= KNOWN_CLASSES_MAX) known.clear();
+    known.set(ip, (c = classifyAddress(ip, allow)));
+  }
+  return c;
+}
+
 /** True when `host` (a URL hostname, IPv6 possibly in brackets) is an IP literal. */
 export function isIpLiteral(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, "");
@@ -221,7 +238,7 @@ export async function checkHost(host: string, allow: readonly string[], resolver
     if (addrs.length === 0) return { ok: false, reason: "dns", detail: "host does not resolve" };
   }
   for (const a of addrs) {
-    const c = classifyAddress(a.address, allow);
+    const c = classifyKnown(a.address, allow);
     if (!isConnectable(c)) return { ok: false, reason: "address_blocked", detail: `${host} resolves to a ${c} address` };
   }
   return { ok: true, address: addrs[0]! };
