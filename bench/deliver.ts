@@ -13,7 +13,8 @@
  * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL).
  * `measure(opts)` runs the same steps from another script (`bun run bench`)
  * and returns the headline figures. Worker tuning for experiments:
- * BENCH_REFILL (free slots that trigger a claim), BENCH_RECORD_BATCH,
+ * BENCH_PREFETCH (claimed rows waiting for a slot), BENCH_REFILL (rows that
+ * must fit below the high-water mark before a claim), BENCH_RECORD_BATCH,
  * BENCH_RECORD_FLUSHES. BENCH_PROFILE=<file.cpuprofile> writes a CPU profile
  * of the throughput step alone (the worker and the receiver, not the setup).
  */
@@ -43,8 +44,8 @@ export interface DeliverBenchOptions {
   latencyN?: number;
   /** Worker concurrency and undici connections (default BENCH_CONCURRENCY or 64). */
   concurrency?: number;
-  /** Worker tuning passed through (default from BENCH_REFILL / BENCH_RECORD_BATCH / BENCH_RECORD_FLUSHES). */
-  worker?: Pick<WorkerOptions, "refillAt" | "recordBatch" | "recordFlushes">;
+  /** Worker tuning passed through (default from BENCH_PREFETCH / BENCH_REFILL / BENCH_RECORD_BATCH / BENCH_RECORD_FLUSHES). */
+  worker?: Pick<WorkerOptions, "prefetch" | "refillAt" | "recordBatch" | "recordFlushes">;
   /** Progress lines (default console.log). */
   log?: (line: string) => void;
 }
@@ -93,7 +94,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
   const N = opts.n ?? Number(process.env.BENCH_N ?? 10_000);
   const LAT_N = opts.latencyN ?? Number(process.env.BENCH_LATENCY_N ?? 1_000);
   const CONCURRENCY = opts.concurrency ?? Number(process.env.BENCH_CONCURRENCY ?? 64);
-  const tuning = opts.worker ?? { refillAt: envNum("BENCH_REFILL"), recordBatch: envNum("BENCH_RECORD_BATCH"), recordFlushes: envNum("BENCH_RECORD_FLUSHES") };
+  const tuning = opts.worker ?? { prefetch: envNum("BENCH_PREFETCH"), refillAt: envNum("BENCH_REFILL"), recordBatch: envNum("BENCH_RECORD_BATCH"), recordFlushes: envNum("BENCH_RECORD_FLUSHES") };
   const log = opts.log ?? console.log;
 
   const pems = await selfsigned.generate([{ name: "commonName", value: "localhost" }], {

@@ -1,8 +1,13 @@
 /**
  * The delivery worker's claimer ("pump"): keeps up to `concurrency` attempts
- * in flight while due outbox rows exist. It claims again once `refillAt`
- * slots are free, so the next batch is claimed while the rest of the pipeline
- * still runs and one claim statement serves many finished attempts.
+ * in flight while due outbox rows exist, with up to `prefetch` more rows
+ * claimed and waiting for a slot, so a finishing attempt's slot is filled at
+ * once instead of after a claim round trip. It claims again as soon as
+ * `refillAt` rows would fit (the high-water mark is `concurrency + prefetch`),
+ * so one claim statement serves many finished attempts and the pipeline never
+ * drains to refill. Waiting rows hold their lease like rows being sent; rows
+ * never started when the pump stops are handed back ({@link DeliveryPump.unstarted})
+ * for their leases to be released.
  *
  * It has no timer of its own: a NOTIFY, the scheduler's poll
  * (WEBHOOK_POLL_SECONDS) and finishing attempts call {@link DeliveryPump.wake}.
@@ -19,10 +24,12 @@ export interface DeliveryPump {
    * (database down or restarting) is logged and claims pause, 1 s doubling to 30 s.
    */
   wake(): Promise<void>;
-  /** Starts (true) or stops (false) claiming; attempts in flight go on. */
+  /** Starts (true) or stops (false) claiming and starting attempts; attempts in flight go on. */
   setRunning(on: boolean): void;
-  /** The attempts in flight now (each settles once its outcome is recorded or given up). */
+  /** The attempts in flight now (each settles once its attempt is made, see `deliver`). */
   inFlight(): Promise<void>[];
+  /** Waits for the claim in progress, then takes the claimed rows no attempt was started for. */
+  unstarted(): Promise<ClaimedDelivery[]>;
 }
 
 export interface PumpOptions {
@@ -31,19 +38,23 @@ export interface PumpOptions {
   log: Logger;
   /** Attempts in flight at once at most. */
   concurrency: number;
-  /** Free slots that trigger a claim. */
+  /** Claimed rows waiting for a slot at most, on top of `concurrency`. */
+  prefetch: number;
+  /** Rows that must fit below the high-water mark before a claim is made. */
   refillAt: number;
   /** Lease of each claim, ms. */
   leaseMs: number;
-  /** Runs one claimed delivery to its recorded outcome; must not reject. */
+  /** Runs one claimed delivery; its slot is free when the promise settles. Must not reject. */
   deliver: (row: ClaimedDelivery) => Promise<void>;
 }
 
 /** Creates a pump; it claims nothing until `setRunning(true)` and a `wake()`. */
 export function createDeliveryPump(o: PumpOptions): DeliveryPump {
   const inFlight = new Set<Promise<void>>();
+  const ready: ClaimedDelivery[] = [];
+  const highWater = o.concurrency + o.prefetch;
   let running = false;
-  let pumping = false;
+  let pass: Promise<void> | undefined;
   let again = false;
   // The last claim came back short: nothing more is due until a NOTIFY or the poll says otherwise,
   // so finishing attempts do not each send a claim that finds nothing.
@@ -51,29 +62,41 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
   let backoffMs = 0;
   let pausedUntil = 0;
 
+  function startReady(): void {
+    while (running && ready.length > 0 && inFlight.size < o.concurrency) track(o.deliver(ready.shift()!));
+  }
+
   function track(p: Promise<void>): void {
     inFlight.add(p);
     p.finally(() => {
       inFlight.delete(p);
+      startReady();
       if (running && !drained) void pump();
     });
   }
 
-  async function pump(): Promise<void> {
-    if (pumping) {
+  const room = () => highWater - inFlight.size - ready.length;
+
+  function pump(): Promise<void> {
+    if (pass) {
       again = true;
-      return;
+      return pass;
     }
-    if (Date.now() < pausedUntil) return;
-    pumping = true;
+    if (Date.now() < pausedUntil) return Promise.resolve();
+    pass = claimWhileRoom().finally(() => (pass = undefined));
+    return pass;
+  }
+
+  async function claimWhileRoom(): Promise<void> {
     try {
       do {
         again = false;
-        while (running && !drained && o.concurrency - inFlight.size >= o.refillAt) {
-          const want = o.concurrency - inFlight.size;
+        while (running && !drained && room() >= o.refillAt) {
+          const want = room();
           const rows = await claimDue(o.sql, o.clock.now(), want, o.leaseMs);
           backoffMs = 0;
-          for (const r of rows) track(o.deliver(r));
+          ready.push(...rows);
+          startReady();
           if (rows.length < want) drained = true;
         }
       } while (again && running);
@@ -82,8 +105,6 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
       backoffMs = Math.min(30_000, Math.max(1_000, backoffMs * 2));
       pausedUntil = Date.now() + backoffMs;
       o.log.warn("delivery claim failed; backing off", { ms: backoffMs, error: e as Error });
-    } finally {
-      pumping = false;
     }
   }
 
@@ -94,7 +115,12 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
     },
     setRunning(on) {
       running = on;
+      startReady();
     },
     inFlight: () => [...inFlight],
+    async unstarted() {
+      await pass;
+      return ready.splice(0);
+    },
   };
 }

@@ -17,7 +17,7 @@ import type { AppDeps } from "../../deps.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
-import { claimDue, DEACTIVATE_AFTER_FAILURES, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
+import { claimDue, releaseLeases, DEACTIVATE_AFTER_FAILURES, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
 import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
 import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
@@ -38,7 +38,9 @@ export interface WorkerOptions {
   resolver?: Resolver;
   /** Deliveries in flight at once per process (default 64). */
   concurrency?: number;
-  /** Free slots that trigger a claim (default {@link REFILL_FRACTION} of `concurrency`). */
+  /** Claimed rows waiting for a slot at most, on top of `concurrency` (default `concurrency`). */
+  prefetch?: number;
+  /** Rows that must fit below `concurrency + prefetch` before a claim is made (default {@link REFILL_FRACTION} of `concurrency`). */
   refillAt?: number;
   /** Outcomes per record transaction at most (default {@link RECORD_BATCH}). */
   recordBatch?: number;
@@ -160,7 +162,8 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     if (batcher.outstanding > maxUnrecorded) await recording;
   };
   const refillAt = Math.max(1, deps.refillAt ?? Math.floor(concurrency * REFILL_FRACTION));
-  const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, refillAt, leaseMs, deliver });
+  const prefetch = Math.max(0, deps.prefetch ?? concurrency);
+  const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, prefetch, refillAt, leaseMs, deliver });
   let started = false;
   let unlisten: (() => Promise<void>) | undefined;
 
@@ -181,6 +184,8 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(false);
       await unlisten?.().catch(() => {});
       unlisten = undefined;
+      // Rows claimed but never started go back at once rather than when their lease runs out.
+      await releaseLeases(sql, await pump.unstarted()).catch((e) => log.warn("claimed deliveries not released; they are claimed again when the lease runs out", { error: e as Error }));
       // Attempts first, then the outcomes they left with the batcher.
       await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
       await sender.close();
