@@ -5,7 +5,8 @@
  *
  *   bun bench/bare.ts elysia|bun <port> <cert.pem> <key.pem>
  *
- * Prints `ready` once listening on 127.0.0.1:<port>.
+ * Prints `ready` once listening on 127.0.0.1:<port>; exits on its own once
+ * its parent is gone.
  */
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
@@ -18,3 +19,6 @@ if (kind === "elysia") {
   Bun.serve({ port: Number(port), hostname: "127.0.0.1", tls, fetch: () => new Response("hello") });
 }
 console.log("ready");
+// The bench that started us is gone (even by SIGKILL, where it could not stop us): go too.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && process.exit(0), 1_000);

@@ -85,6 +85,13 @@ async function cleanup() {
   rmSync(work, { recursive: true, force: true });
 }
 process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+process.on("SIGTERM", () => void cleanup().then(() => process.exit(143)));
+process.on("SIGHUP", () => void cleanup().then(() => process.exit(129)));
+// Any other way out (a thrown error, a failed start): no child outlives the run. Orphaned services and
+// bare servers kept their database connections and once used up PostgreSQL's max_connections.
+process.on("exit", () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
 
 /** Spawns `cmd` and resolves once `ready(output)` holds (or rejects after `timeoutMs`). */
 async function spawnReady(cmd: string[], env: Record<string, string>, ready: () => Promise<boolean>, timeoutMs = 30_000): Promise<Bun.Subprocess> {
@@ -192,6 +199,7 @@ if (!SKIP.has("p6")) {
   console.log(`P6: ${P6_N} concurrent asynchronous lookups (sandbox digit 9, answered after ${args["p6-async-s"]} s)…`);
   const prefix = String(100000 + Math.floor(Math.random() * 800000));
   const proc = Bun.spawn(["bun", "bench/p6-client.ts", svcBase, String(P6_N), keysFile, prefix], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   p6 = JSON.parse(out.trim().split("\n").at(-1)!);
@@ -208,6 +216,7 @@ const p4 = SKIP.has("p4") ? undefined : await childJson("bench/recheck.ts", { BE
 async function childJson(script: string, env: Record<string, string>, pick: (j: any) => any): Promise<any> {
   console.log(`running ${script}…`);
   const proc = Bun.spawn(["bun", script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   // A JSON object is either one line or an indented block ending in a line "}".
