@@ -214,6 +214,21 @@ export function isIpLiteral(host: string): boolean {
   return ipaddr.IPv4.isValidFourPartDecimal(bare) || ipaddr.IPv6.isValid(bare);
 }
 
+// Hosts already parsed: the address an IP-literal host stands for, or null for a name. Bounded like knownClasses.
+const literals = new Map<string, ResolvedAddress[] | null>();
+
+/** The address of an IP-literal URL host (IPv6 possibly in brackets), or null when `host` is a name. */
+function literalOf(host: string): ResolvedAddress[] | null {
+  let known = literals.get(host);
+  if (known === undefined) {
+    const bare = host.replace(/^\[|\]$/g, "");
+    known = isIpLiteral(bare) ? [{ address: bare, family: bare.includes(":") ? 6 : 4 }] : null;
+    if (literals.size >= KNOWN_CLASSES_MAX) literals.clear();
+    literals.set(host, known);
+  }
+  return known;
+}
+
 export type GuardResult =
   | { ok: true; address: ResolvedAddress }
   | { ok: false; reason: "dns"; detail: string }
@@ -226,10 +241,11 @@ export type GuardResult =
  * connection to (the first one). IP literals are not resolved.
  */
 export async function checkHost(host: string, allow: readonly string[], resolver: Resolver): Promise<GuardResult> {
-  const bare = host.replace(/^\[|\]$/g, "");
+  const literal = literalOf(host);
   let addrs: ResolvedAddress[];
-  if (isIpLiteral(bare)) addrs = [{ address: bare, family: bare.includes(":") ? 6 : 4 }];
+  if (literal) addrs = literal;
   else {
+    const bare = host.replace(/^\[|\]$/g, "");
     try {
       addrs = await resolver(bare.replace(/\.$/, ""));
     } catch (e) {
