@@ -5,9 +5,11 @@
  * once instead of after a claim round trip. It claims again as soon as
  * `refillAt` rows would fit (the high-water mark is `concurrency + prefetch`),
  * so one claim statement serves many finished attempts and the pipeline never
- * drains to refill. Waiting rows hold their lease like rows being sent; rows
- * never started when the pump stops are handed back ({@link DeliveryPump.unstarted})
- * for their leases to be released.
+ * drains to refill. Waiting rows hold their lease like rows being sent; a row
+ * that waited longer than `maxWaitMs` (slow receivers holding every slot) is
+ * not started, since its attempt might outlast the lease, and goes to
+ * `release` instead; rows never started when the pump stops are handed back
+ * ({@link DeliveryPump.unstarted}) for their leases to be released.
  *
  * It has no timer of its own: a NOTIFY, the scheduler's poll
  * (WEBHOOK_POLL_SECONDS) and finishing attempts call {@link DeliveryPump.wake}.
@@ -44,6 +46,10 @@ export interface PumpOptions {
   refillAt: number;
   /** Lease of each claim, ms. */
   leaseMs: number;
+  /** How long a claimed row may wait for a slot, ms (by `clock`); the lease must still cover a whole attempt after it. */
+  maxWaitMs: number;
+  /** Hands back claimed rows that waited too long (their leases to be cleared). Must not reject. */
+  release: (rows: ClaimedDelivery[]) => Promise<unknown>;
   /** Runs one claimed delivery; its slot is free when the promise settles. Must not reject. */
   deliver: (row: ClaimedDelivery) => Promise<void>;
 }
@@ -51,7 +57,7 @@ export interface PumpOptions {
 /** Creates a pump; it claims nothing until `setRunning(true)` and a `wake()`. */
 export function createDeliveryPump(o: PumpOptions): DeliveryPump {
   const inFlight = new Set<Promise<void>>();
-  const ready: ClaimedDelivery[] = [];
+  const ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
   const highWater = o.concurrency + o.prefetch;
   let running = false;
   let pass: Promise<void> | undefined;
@@ -63,7 +69,13 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
   let pausedUntil = 0;
 
   function startReady(): void {
-    while (running && ready.length > 0 && inFlight.size < o.concurrency) track(o.deliver(ready.shift()!));
+    let stale: ClaimedDelivery[] | undefined;
+    while (running && ready.length > 0 && inFlight.size < o.concurrency) {
+      const { row, claimedAt } = ready.shift()!;
+      if (o.clock.now() - claimedAt > o.maxWaitMs) (stale ??= []).push(row);
+      else track(o.deliver(row));
+    }
+    if (stale) void o.release(stale);
   }
 
   function track(p: Promise<void>): void {
@@ -93,9 +105,10 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
         again = false;
         while (running && !drained && room() >= o.refillAt) {
           const want = room();
-          const rows = await claimDue(o.sql, o.clock.now(), want, o.leaseMs);
+          const claimedAt = o.clock.now();
+          const rows = await claimDue(o.sql, claimedAt, want, o.leaseMs);
           backoffMs = 0;
-          ready.push(...rows);
+          for (const row of rows) ready.push({ row, claimedAt });
           startReady();
           if (rows.length < want) drained = true;
         }
@@ -120,7 +133,7 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
     inFlight: () => [...inFlight],
     async unstarted() {
       await pass;
-      return ready.splice(0);
+      return ready.splice(0).map((r) => r.row);
     },
   };
 }
