@@ -432,3 +432,61 @@ describe("the scheduler's delivery job", () => {
     await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
   }, 30_000);
 });
+
+describe("the pump: claimed rows waiting for a slot", () => {
+  const rowsOf = async (webhookId: string) => await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
+  /** A webhook whose receiver answers after `ms`, and three due deliveries to it (committed before any worker starts). */
+  async function threeDue(ms: number) {
+    const s = await setup();
+    rx.route(s.path, async () => {
+      await Bun.sleep(ms);
+      return new Response("ok");
+    });
+    for (const type of ["tracking.in_transit", "tracking.updated", "tracking.delivered"] as const) await emit(ctx.tdb.db, s.shp, type, now());
+    return s;
+  }
+  const until = async (what: () => Promise<boolean>) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await what())) {
+      if (Date.now() > deadline) throw new Error("condition not reached");
+      await Bun.sleep(20);
+    }
+  };
+
+  test("stop() sends none of them and clears their leases, so any worker claims them at once", async () => {
+    const s = await threeDue(500);
+    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4 });
+    await w.start();
+    await rx.waitFor(s.path, 1, 10_000);
+    await w.stop({ timeout: 5_000 });
+    expect(rx.on(s.path)).toHaveLength(1);
+    const rows = await rowsOf(s.id);
+    expect(rows.filter((r) => r.state === "delivered" && r.attempts === 1)).toHaveLength(1);
+    const waiting = rows.filter((r) => r.state === "pending");
+    expect(waiting).toHaveLength(2);
+    for (const r of waiting) expect(r).toMatchObject({ attempts: 0, leaseUntil: null });
+    expect(await claimDue(ctx.tdb.sql, ctx.clock.now(), 10, 60_000)).toHaveLength(2);
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+  }, 30_000);
+
+  test("a row that waited longer than half the lease slack is released unsent, then sent once after the next poll", async () => {
+    const s = await threeDue(500);
+    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4 });
+    await w.start();
+    try {
+      await rx.waitFor(s.path, 1, 10_000);
+      // The first attempt still runs; the two waiting rows now waited past LEASE_SLACK_SECONDS / 2.
+      ctx.clock.advance((ctx.deps.config.leaseSlackSeconds * 1000) / 2 + 1);
+      await until(async () => (await rowsOf(s.id)).filter((r) => r.state === "pending" && r.leaseUntil === null).length === 2);
+      expect(rx.on(s.path)).toHaveLength(1);
+      await w.poll();
+      await rx.waitFor(s.path, 3, 10_000);
+      await until(async () => (await rowsOf(s.id)).every((r) => r.state === "delivered"));
+      expect((await rowsOf(s.id)).map((r) => r.attempts)).toEqual([1, 1, 1]);
+      expect(rx.on(s.path)).toHaveLength(3);
+    } finally {
+      await w.stop({ timeout: 5_000 });
+    }
+    await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
+  }, 30_000);
+});
