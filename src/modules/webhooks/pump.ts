@@ -56,84 +56,98 @@ export interface PumpOptions {
 
 /** Creates a pump; it claims nothing until `setRunning(true)` and a `wake()`. */
 export function createDeliveryPump(o: PumpOptions): DeliveryPump {
-  const inFlight = new Set<Promise<void>>();
-  const ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
-  const highWater = o.concurrency + o.prefetch;
-  let running = false;
-  let pass: Promise<void> | undefined;
-  let again = false;
+  return new Pump(o);
+}
+
+class Pump implements DeliveryPump {
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
+  private readonly highWater: number;
+  private running = false;
+  private pass: Promise<void> | undefined;
+  private again = false;
   // The last claim came back short: nothing more is due until a NOTIFY or the poll says otherwise,
   // so finishing attempts do not each send a claim that finds nothing.
-  let drained = false;
-  let backoffMs = 0;
-  let pausedUntil = 0;
+  private drained = false;
+  private backoffMs = 0;
+  private pausedUntil = 0;
 
-  function startReady(): void {
-    let stale: ClaimedDelivery[] | undefined;
-    while (running && ready.length > 0 && inFlight.size < o.concurrency) {
-      const { row, claimedAt } = ready.shift()!;
-      if (o.clock.now() - claimedAt > o.maxWaitMs) (stale ??= []).push(row);
-      else track(o.deliver(row));
-    }
-    if (stale) void o.release(stale);
+  constructor(private readonly o: PumpOptions) {
+    this.highWater = o.concurrency + o.prefetch;
   }
 
-  function track(p: Promise<void>): void {
-    inFlight.add(p);
+  wake(): Promise<void> {
+    this.drained = false;
+    return this.pump();
+  }
+
+  setRunning(on: boolean): void {
+    this.running = on;
+    this.startReady();
+  }
+
+  inFlight(): Promise<void>[] {
+    return [...this.attempts];
+  }
+
+  async unstarted(): Promise<ClaimedDelivery[]> {
+    await this.pass;
+    return this.ready.splice(0).map((r) => r.row);
+  }
+
+  /** Starts waiting rows while slots are free; rows that waited too long go to `release` instead. */
+  private startReady(): void {
+    let stale: ClaimedDelivery[] | undefined;
+    while (this.running && this.ready.length > 0 && this.attempts.size < this.o.concurrency) {
+      const { row, claimedAt } = this.ready.shift()!;
+      if (this.o.clock.now() - claimedAt > this.o.maxWaitMs) (stale ??= []).push(row);
+      else this.track(this.o.deliver(row));
+    }
+    if (stale) void this.o.release(stale);
+  }
+
+  private track(p: Promise<void>): void {
+    this.attempts.add(p);
     p.finally(() => {
-      inFlight.delete(p);
-      startReady();
-      if (running && !drained) void pump();
+      this.attempts.delete(p);
+      this.startReady();
+      if (this.running && !this.drained) void this.pump();
     });
   }
 
-  const room = () => highWater - inFlight.size - ready.length;
-
-  function pump(): Promise<void> {
-    if (pass) {
-      again = true;
-      return pass;
-    }
-    if (Date.now() < pausedUntil) return Promise.resolve();
-    pass = claimWhileRoom().finally(() => (pass = undefined));
-    return pass;
+  private room(): number {
+    return this.highWater - this.attempts.size - this.ready.length;
   }
 
-  async function claimWhileRoom(): Promise<void> {
+  private pump(): Promise<void> {
+    if (this.pass) {
+      this.again = true;
+      return this.pass;
+    }
+    if (Date.now() < this.pausedUntil) return Promise.resolve();
+    this.pass = this.claimWhileRoom().finally(() => (this.pass = undefined));
+    return this.pass;
+  }
+
+  private async claimWhileRoom(): Promise<void> {
     try {
       do {
-        again = false;
-        while (running && !drained && room() >= o.refillAt) {
-          const want = room();
-          const claimedAt = o.clock.now();
-          const rows = await claimDue(o.sql, claimedAt, want, o.leaseMs);
-          backoffMs = 0;
-          for (const row of rows) ready.push({ row, claimedAt });
-          startReady();
-          if (rows.length < want) drained = true;
+        this.again = false;
+        while (this.running && !this.drained && this.room() >= this.o.refillAt) {
+          const want = this.room();
+          const claimedAt = this.o.clock.now();
+          const rows = await claimDue(this.o.sql, claimedAt, want, this.o.leaseMs);
+          this.backoffMs = 0;
+          for (const row of rows) this.ready.push({ row, claimedAt });
+          this.startReady();
+          if (rows.length < want) this.drained = true;
         }
-      } while (again && running);
+      } while (this.again && this.running);
     } catch (e) {
       // Database down or restarting: back off (1 s doubling to 30 s); the poll resumes us.
-      backoffMs = Math.min(30_000, Math.max(1_000, backoffMs * 2));
-      pausedUntil = Date.now() + backoffMs;
-      o.log.warn("delivery claim failed; backing off", { ms: backoffMs, error: e as Error });
+      this.backoffMs = Math.min(30_000, Math.max(1_000, this.backoffMs * 2));
+      this.pausedUntil = Date.now() + this.backoffMs;
+      this.o.log.warn("delivery claim failed; backing off", { ms: this.backoffMs, error: e as Error });
     }
   }
-
-  return {
-    wake() {
-      drained = false;
-      return pump();
-    },
-    setRunning(on) {
-      running = on;
-      startReady();
-    },
-    inFlight: () => [...inFlight],
-    async unstarted() {
-      await pass;
-      return ready.splice(0).map((r) => r.row);
-    },
-  };
 }
