@@ -25,7 +25,7 @@
  * the throttle itself reveals nothing.
  */
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { windowStart } from "./rate-limit.ts";
 
 /** Window of the failure counters. */
@@ -74,45 +74,65 @@ export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: n
   // whose DO UPDATE ... WHERE is false returns no row and changes nothing. Under
   // concurrency, ON CONFLICT locks the row and re-checks WHERE against the latest
   // committed count: two attempts can never both take the last slot. Locks are
-  // always taken in the order pair → ip → acct → slow, so statements cannot deadlock.
+  // always taken in the order pair → ip → acct → slow.
   // (ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.)
-  const rows = await db.execute<{ pair: number | null; ip: number | null; acct: number | null; slow: number | null }>(sql`
-    with pair as (
-      insert into rate_windows as w (key, window_start, count) values (${keys.pair}, ${new Date(ws).toISOString()}::timestamptz, 1)
-      on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES}
-      returning w.count
-    ), ip as (
-      insert into rate_windows as w (key, window_start, count) select ${keys.ip}, ${new Date(ws).toISOString()}::timestamptz, 1 from pair
-      on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES_PER_IP}
-      returning w.count
-    ), acct as (
-      insert into rate_windows as w (key, window_start, count) select ${keys.account}, ${new Date(ws).toISOString()}::timestamptz, 1 from ip
-      on conflict (key, window_start) do update set count = w.count + 1
-      returning w.count
-    ), slow as (
-      insert into rate_windows as w (key, window_start, count)
-      select ${keys.slow}, ${new Date(slowWs).toISOString()}::timestamptz, 1 from acct where acct.count > ${SIGNIN_SLOW_AFTER}
-      on conflict (key, window_start) do update set count = w.count + 1 where w.count < 1
-      returning w.count
-    )
-    select (select count from pair) as pair, (select count from ip) as ip, (select count from acct) as acct, (select count from slow) as slow`);
-  const r = rows[0];
-  if (r?.pair == null) return { ok: false, by: "pair", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
-  if (r.ip == null) return { ok: false, by: "ip", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
-  if (Number(r.acct) > SIGNIN_SLOW_AFTER && r.slow == null) {
-    // Slowed, not refused for the window: give back what this statement counted.
-    await refundAttempt(db, { ok: true, keys, windowStartMs: ws });
-    return { ok: false, by: "slow", retryAfterSeconds: secondsUntil(slowWs + SIGNIN_SLOW_INTERVAL_MS, nowMs) };
-  }
-  return { ok: true, keys, windowStartMs: ws };
+  return db.transaction(async (tx) => {
+    await lockAccountCounters(tx, keys);
+    const rows = await tx.execute<{ pair: number | null; ip: number | null; acct: number | null; slow: number | null }>(sql`
+      with pair as (
+        insert into rate_windows as w (key, window_start, count) values (${keys.pair}, ${new Date(ws).toISOString()}::timestamptz, 1)
+        on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES}
+        returning w.count
+      ), ip as (
+        insert into rate_windows as w (key, window_start, count) select ${keys.ip}, ${new Date(ws).toISOString()}::timestamptz, 1 from pair
+        on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES_PER_IP}
+        returning w.count
+      ), acct as (
+        insert into rate_windows as w (key, window_start, count) select ${keys.account}, ${new Date(ws).toISOString()}::timestamptz, 1 from ip
+        on conflict (key, window_start) do update set count = w.count + 1
+        returning w.count
+      ), slow as (
+        insert into rate_windows as w (key, window_start, count)
+        select ${keys.slow}, ${new Date(slowWs).toISOString()}::timestamptz, 1 from acct where acct.count > ${SIGNIN_SLOW_AFTER}
+        on conflict (key, window_start) do update set count = w.count + 1 where w.count < 1
+        returning w.count
+      )
+      select (select count from pair) as pair, (select count from ip) as ip, (select count from acct) as acct, (select count from slow) as slow`);
+    const r = rows[0];
+    if (r?.pair == null) return { ok: false, by: "pair", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
+    if (r.ip == null) return { ok: false, by: "ip", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
+    if (Number(r.acct) > SIGNIN_SLOW_AFTER && r.slow == null) {
+      // Slowed, not refused for the window: give back what this statement counted.
+      await giveBack(tx, { ok: true, keys, windowStartMs: ws });
+      return { ok: false, by: "slow", retryAfterSeconds: secondsUntil(slowWs + SIGNIN_SLOW_INTERVAL_MS, nowMs) };
+    }
+    return { ok: true, keys, windowStartMs: ws };
+  });
+}
+
+/**
+ * Serialises the counter writes of one account (reserve, refund, clear) for the rest of `tx`. An UPDATE of
+ * several rows locks them in scan order, which can be the reverse of a concurrent reservation's pair → ip →
+ * account and deadlock against it (PostgreSQL aborts one: seen with 40 concurrent sign-ins). Under this lock
+ * the writes of different accounts share at most one row (the address's), so no cycle of waits can form.
+ */
+async function lockAccountCounters(tx: DbOrTx, keys: AttemptKeys): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${keys.account}, 0))`);
+}
+
+async function giveBack(tx: DbOrTx, r: Extract<Reservation, { ok: true }>): Promise<void> {
+  const ws = new Date(r.windowStartMs).toISOString();
+  await tx.execute(sql`
+    update rate_windows set count = greatest(count - 1, 0)
+    where window_start = ${ws}::timestamptz and key in (${r.keys.pair}, ${r.keys.ip}, ${r.keys.account})`);
 }
 
 /** Gives a reservation back without a verdict (the password was not checked). */
 export async function refundAttempt(db: Db, r: Extract<Reservation, { ok: true }>): Promise<void> {
-  const ws = new Date(r.windowStartMs).toISOString();
-  await db.execute(sql`
-    update rate_windows set count = greatest(count - 1, 0)
-    where window_start = ${ws}::timestamptz and key in (${r.keys.pair}, ${r.keys.ip}, ${r.keys.account})`);
+  await db.transaction(async (tx) => {
+    await lockAccountCounters(tx, r.keys);
+    await giveBack(tx, r);
+  });
 }
 
 /**
@@ -121,8 +141,11 @@ export async function refundAttempt(db: Db, r: Extract<Reservation, { ok: true }
  */
 export async function clearAfterSuccess(db: Db, r: Extract<Reservation, { ok: true }>): Promise<void> {
   const ws = new Date(r.windowStartMs).toISOString();
-  await db.execute(sql`
-    with cleared as (delete from rate_windows where key = ${r.keys.pair})
-    update rate_windows set count = greatest(count - 1, 0)
-    where window_start = ${ws}::timestamptz and key in (${r.keys.ip}, ${r.keys.account})`);
+  await db.transaction(async (tx) => {
+    await lockAccountCounters(tx, r.keys);
+    await tx.execute(sql`
+      with cleared as (delete from rate_windows where key = ${r.keys.pair})
+      update rate_windows set count = greatest(count - 1, 0)
+      where window_start = ${ws}::timestamptz and key in (${r.keys.ip}, ${r.keys.account})`);
+  });
 }
