@@ -26,7 +26,8 @@ export interface Breach {
   limit: number;
 }
 
-function* tsFiles(dir: string): Generator<string> {
+/** Every `.ts` file under `dir` (recursively), declaration files left out. */
+export function* tsFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* tsFiles(path);

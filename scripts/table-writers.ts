@@ -15,23 +15,16 @@
  * Usage: `bun scripts/table-writers.ts` prints `table: folder (file:line, …)` for every write;
  * `test/architecture/table-owners.test.ts` checks the result against the declared owners.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { parse } from "@babel/parser";
 import { folderOf } from "./import-graph.ts";
+import { tsFiles } from "./sizes.ts";
 
 /** table name → folder → places (`file:line`) that write it. */
 export type Writers = Map<string, Map<string, string[]>>;
 
 type Node = { type: string; loc?: { start: { line: number } }; [key: string]: unknown };
-
-function* tsFiles(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* tsFiles(path);
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) yield path;
-  }
-}
 
 /** Export name → table name, from every `export const x = pgTable("name", …)` under `<root>/src/db/schema`. */
 export function readSchemaTables(root: string): Map<string, string> {
