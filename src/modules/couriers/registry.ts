@@ -18,7 +18,7 @@ import { ADAPTERS } from "./adapters/index.ts";
 import { CourierError, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
-import { createCourierHttp } from "./http.ts";
+import { createCourierHttp, expiringSignal } from "./http.ts";
 import { Lane } from "./lane.ts";
 import type { CourierSimulator } from "./simulator.ts";
 
@@ -116,7 +116,7 @@ async function callBackend(b: Backend, courier: Courier, trackingNumber: string,
   const budget = budgetOf(opts.config, b.adapter);
   return b.lane.run(async () => {
     // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).
-    const signal = AbortSignal.timeout(budget);
+    const { signal, clear } = expiringSignal(budget);
     const started = performance.now();
     try {
       const snapshot = await b.adapter.track(trackingNumber, {
@@ -133,6 +133,8 @@ async function callBackend(b: Backend, courier: Courier, trackingNumber: string,
       if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
       opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
       throw new CourierError("backend", `${courier.slug}: unexpected response`);
+    } finally {
+      clear();
     }
   });
 }
