@@ -13,6 +13,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";
 import { sandboxCredential } from "./credentials.ts";
+import { rememberBounded } from "./bounded.ts";
 import { scenarioDigit, scenarioFor } from "./scenario.ts";
 import type { SimContext } from "./twin.ts";
 import { TWINS } from "./twins/index.ts";
@@ -63,7 +64,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     scenario(n) {
       const now = opts.clock.now();
       let seen = firstSeen.get(n);
-      if (seen === undefined) firstSeen.set(n, (seen = now));
+      if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
       return scenarioFor(n, seen, now, opts.stepSeconds);
     },
     async gate(n) {
@@ -82,7 +83,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     },
     count(twinId, n) {
       const k = `${twinId}:${n}`;
-      counts.set(k, (counts.get(k) ?? 0) + 1);
+      rememberBounded(counts, k, (counts.get(k) ?? 0) + 1);
     },
     now: () => opts.clock.now(),
     asyncSeconds: opts.asyncSeconds,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Socket } from "node:net";
 import { CourierError } from "../../src/modules/couriers/adapters/types.ts";
-import { createCourierHttp, MAX_COURIER_BODY } from "../../src/modules/couriers/http.ts";
+import { createCourierHttp, expiringSignal, MAX_COURIER_BODY } from "../../src/modules/couriers/http.ts";
 
 // A deliberately badly behaved "courier" on loopback: every failure a real backend can show.
 let server: ReturnType<typeof Bun.serve>;
@@ -89,5 +89,22 @@ describe("courier HTTP client against hostile backends", () => {
   test("a TLS failure (https to a plain-HTTP port) is a backend error", async () => {
     const tls = createCourierHttp({ baseUrl: `https://127.0.0.1:${server.port}`, timeoutMs: 800, connections: 1 });
     expect(await kindOf(tls.request({ path: "/" }))).toBe("backend");
+  });
+});
+
+describe("expiringSignal (the courier call's timeout)", () => {
+  test("aborts with a TimeoutError once its time is up", async () => {
+    const { signal } = expiringSignal(20);
+    expect(signal.aborted).toBe(false);
+    await Bun.sleep(60);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as DOMException).name).toBe("TimeoutError");
+  });
+
+  test("clear() drops the timer: the signal never aborts after the call ended", async () => {
+    const { signal, clear } = expiringSignal(20);
+    clear();
+    await Bun.sleep(60);
+    expect(signal.aborted).toBe(false);
   });
 });

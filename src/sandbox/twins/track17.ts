@@ -16,6 +16,7 @@
  * unregistered number answers -18019902. Digits 5/6 go through `sim.gate`.
  * Calls are counted as `register:<n>` and `gettrackinfo:<n>`.
  */
+import { rememberBounded } from "../bounded.ts";
 import { sandboxCredential } from "../credentials.ts";
 import type { Track17Accepted, Track17Address, Track17Envelope, Track17Estimate, Track17Event, Track17Rejected, Track17TrackInfo } from "../../modules/couriers/adapters/wire/track17.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../scenario.ts";
@@ -133,7 +134,7 @@ export const track17Twin: Twin = {
       if (op === "register") {
         if (reg) rejected.push(reject(number, -18019901, `The tracking number '${number}' has been registered, don't need to repeat registration.`));
         else {
-          regs.set(number, { at: performance.now(), carrier });
+          rememberBounded(regs, number, { at: performance.now(), carrier });
           accepted.push({ origin: 1, number, carrier, email: null, tag: null, lang: null });
         }
         continue;
