@@ -2,7 +2,7 @@
  * One delivery attempt over HTTPS, with the address check before every hop
  * (spec: Events, Delivery rules 1, 3, 6; docs/spec-map.md, "Decisions", delivery transport).
  *
- * Real undici, imported by file path: under Bun the bare package specifier resolves to Bun's
+ * Real undici, imported by file path (on the first delivery): under Bun the bare package specifier resolves to Bun's
  * built-in shim, which silently ignores `connect.lookup` and `connect.ca`.
  * Each connection is pinned to the address the guard vetted through
  * `connect.lookup`, so no second DNS lookup can swap in another address
@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
-import * as undici from "undici/index.js";
+import type * as undici from "undici/index.js";
 import type { Clock } from "../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
 import { exchange } from "./exchange.ts";
@@ -69,6 +69,13 @@ export interface SendRequest {
 
 const MAX_AGENTS = 256;
 
+/**
+ * Real undici, loaded on the first delivery: it adds about 22 MiB of RSS, which a service
+ * that has no endpoint to deliver to never needs (docs/performance.md, P5: idle RSS).
+ */
+let undiciModule: Promise<typeof undici> | undefined;
+const loadUndici = () => (undiciModule ??= import("undici/index.js"));
+
 export class WebhookSender {
   private readonly agents = new Map<string, undici.Agent>();
   private readonly ca: string[] | undefined;
@@ -78,7 +85,9 @@ export class WebhookSender {
   }
 
   /** A keep-alive agent whose every connection goes to `address` (the vetted one). */
-  private agentFor(host: string, address: string, family: 4 | 6): undici.Agent {
+  private async agentFor(host: string, address: string, family: 4 | 6): Promise<undici.Agent> {
+    // Loaded before the cache is consulted, so the lookup and the insert below run without a pause between them.
+    const { Agent } = await loadUndici();
     const key = `${host}|${address}`;
     let agent = this.agents.get(key);
     if (agent) {
@@ -87,7 +96,7 @@ export class WebhookSender {
       this.agents.set(key, agent);
       return agent;
     }
-    agent = new undici.Agent({
+    agent = new Agent({
       connections: 64,
       keepAliveTimeout: 10_000,
       connectTimeout: this.opts.timeoutMs,
@@ -163,7 +172,7 @@ export class WebhookSender {
     const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
     if (method === "POST") headers["content-type"] = "application/json";
     else delete headers["x-service-signature"];
-    const r = await exchange(this.agentFor(u.hostname, guard.address.address, guard.address.family), {
+    const r = await exchange(await this.agentFor(u.hostname, guard.address.address, guard.address.family), {
       url: u,
       method,
       headers,
