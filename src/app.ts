@@ -5,9 +5,8 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
-import type { Logger } from "./lib/log.ts";
 import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
-import { apiKeyGate } from "./http/auth.ts";
+import { apiKeyGate, withKeyLookup } from "./http/auth.ts";
 import { corePlugin } from "./http/core.ts";
 import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
 import { billingModule } from "./modules/billing/index.ts";
@@ -45,18 +44,18 @@ export function buildApp(deps: AppDeps) {
     .use(eventsModule(deps))
     .use(dashboardModule(deps));
   routesOf.app = app;
-  logEveryResponse(app, deps.log);
+  wrapFetch(app, deps);
   return app;
 }
 
 /**
- * Every response passes the access log, whatever answered it (http/access-log.ts).
- * `handle()` and `listen()` both go through `app.fetch`, a writable property
+ * Every response passes the access log, whatever answered it (http/access-log.ts), and every `/v1` request's
+ * API key is looked up before Elysia's hooks run (http/auth.ts, `withKeyLookup`). `handle()` and `listen()` both go through `app.fetch`, a writable property
  * that `compile()` (called by `listen()`) sets anew: the wrapper is applied
  * now and again after every compile.
  */
-function logEveryResponse(app: Elysia<any, any, any, any, any, any, any>, log: Logger): void {
-  const wrap = () => Object.defineProperty(app, "fetch", { value: withAccessLog(app.fetch, log), configurable: true, writable: true });
+function wrapFetch(app: Elysia<any, any, any, any, any, any, any>, deps: AppDeps): void {
+  const wrap = () => Object.defineProperty(app, "fetch", { value: withAccessLog(withKeyLookup(app.fetch, deps), deps.log), configurable: true, writable: true });
   const compile = app.compile.bind(app);
   Object.defineProperty(app, "compile", {
     value: () => {

@@ -94,25 +94,15 @@ export interface CoreOptions {
 export function corePlugin(opts: CoreOptions) {
   const { log } = opts;
   return new Elysia({ name: "core" })
-    .onRequest(({ request, set }) => {
+    // Written so that Elysia reads the hook as synchronous (no `return f(` in it; see auth.ts).
+    .onRequest(function coreDoor({ request, set }) {
       const rid = requestIdFor(request);
-      Object.assign(set.headers, SECURITY_HEADERS);
-      set.headers["x-request-id"] = rid;
-      // Bun hands over a bare path (`Host: a b`, `Host: ü`) or an unparseable URL (`Host: [`,
-      // `Host: x:99999`) when the Host header is not a host; nothing downstream can route it.
-      if (!URL.canParse(request.url))
-        return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), { ...SECURITY_HEADERS, "x-request-id": rid, connection: "close" });
-      if (opts.trustProxy !== undefined && !isProbeRequest(request.url)) {
-        const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
-        if (proto !== "https")
-          return json(400, errorBody("HTTPS_REQUIRED", "This API is served over HTTPS only; repeat the request with https://."), { "x-request-id": rid });
-      }
-      // The dashboard reads its own form bodies and answers an oversize form with its own HTML page.
-      const len = request.headers.get("content-length");
-      if (len && Number(len) > MAX_BODY_BYTES && !isDashboard(pathOf(request.url))) {
-        const e = payloadTooLarge();
-        return json(e.status, errorBody(e.code, e.message), { "x-request-id": rid, connection: "close" });
-      }
+      const headers = set.headers;
+      headers["strict-transport-security"] = SECURITY_HEADERS["strict-transport-security"];
+      headers["x-content-type-options"] = SECURITY_HEADERS["x-content-type-options"];
+      headers["x-request-id"] = rid;
+      const refused = refusedAtTheDoor(request, rid, opts.trustProxy);
+      if (refused !== undefined) return refused;
     })
     .onError({ as: "global" }, ({ code, error, set, request }) => {
       // Dashboard pages render their own failures as HTML (the dashboard module's onError, which runs after this one).
@@ -125,6 +115,30 @@ export function corePlugin(opts: CoreOptions) {
         return json(500, internalError(rid), { "x-request-id": rid });
       }
     });
+}
+
+/**
+ * The answer to a request refused before routing, or undefined: a malformed
+ * Host or URL (400), plain HTTP behind a trusted proxy (400 HTTPS_REQUIRED),
+ * a `Content-Length` over the cap (413).
+ */
+function refusedAtTheDoor(request: Request, rid: string, trustProxy: number | undefined): Response | undefined {
+  // Bun hands over a bare path (`Host: a b`, `Host: ü`) or an unparseable URL (`Host: [`,
+  // `Host: x:99999`) when the Host header is not a host; nothing downstream can route it.
+  if (!URL.canParse(request.url))
+    return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), { ...SECURITY_HEADERS, "x-request-id": rid, connection: "close" });
+  if (trustProxy !== undefined && !isProbeRequest(request.url)) {
+    const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
+    if (proto !== "https")
+      return json(400, errorBody("HTTPS_REQUIRED", "This API is served over HTTPS only; repeat the request with https://."), { "x-request-id": rid });
+  }
+  // The dashboard reads its own form bodies and answers an oversize form with its own HTML page.
+  const len = request.headers.get("content-length");
+  if (len && Number(len) > MAX_BODY_BYTES && !isDashboard(pathOf(request.url))) {
+    const e = payloadTooLarge();
+    return json(e.status, errorBody(e.code, e.message), { "x-request-id": rid, connection: "close" });
+  }
+  return undefined;
 }
 
 /** The documented response for a failure (spec: Errors; 422 body: spec "Validation error"). */

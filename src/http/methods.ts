@@ -58,23 +58,32 @@ function allowedAt(table: Table, path: string): Set<string> {
   return out;
 }
 
-/** The guard; `routes` is read on the first request (the app is complete by then). */
+/** The 405 answer for `request`, or undefined when its method is allowed (or its path serves nothing). */
+function refusal(table: Table, request: Request, set: { headers: Record<string, unknown> }): Response | undefined {
+  const path = trim(pathOf(request.url));
+  if (path === "/dashboard" || path.startsWith("/dashboard/")) return undefined; // HTML pages answer for themselves
+  const allowed = allowedAt(table, path);
+  if (allowed.size === 0) return undefined; // no such path: the router's 404
+  const method = request.method.toUpperCase();
+  const v1 = path === "/v1" || path.startsWith("/v1/");
+  if (allowed.has(method) || (method === "HEAD" && !v1 && allowed.has("GET"))) return undefined;
+  const allow = ORDER.filter((m) => allowed.has(m)).join(", ");
+  return jsonResponse(405, errorBody("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; it accepts ${allow}.`), {
+    allow,
+    "x-request-id": String(set.headers["x-request-id"] ?? ""),
+    ...Object.fromEntries(Object.entries(set.headers).filter(([k]) => k.startsWith("ratelimit-") || k === "strict-transport-security" || k === "x-content-type-options")),
+  } as Record<string, string>);
+}
+
+/**
+ * The guard; `routes` is read on the first request (the app is complete by then). Written so that Elysia reads
+ * the hook as synchronous (no `return f(` in it; see auth.ts).
+ */
 export function methodGuard(routes: () => readonly RouteLike[]) {
   let table: Table | undefined;
-  return new Elysia({ name: "method-guard" }).onRequest(({ request, set }) => {
-    const path = trim(pathOf(request.url));
-    if (path === "/dashboard" || path.startsWith("/dashboard/")) return; // HTML pages answer for themselves
+  return new Elysia({ name: "method-guard" }).onRequest(function methodDoor({ request, set }) {
     table ??= buildTable(routes());
-    const allowed = allowedAt(table, path);
-    if (allowed.size === 0) return; // no such path: the router's 404
-    const method = request.method.toUpperCase();
-    const v1 = path === "/v1" || path.startsWith("/v1/");
-    if (allowed.has(method) || (method === "HEAD" && !v1 && allowed.has("GET"))) return;
-    const allow = ORDER.filter((m) => allowed.has(m)).join(", ");
-    return jsonResponse(405, errorBody("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; it accepts ${allow}.`), {
-      allow,
-      "x-request-id": String(set.headers["x-request-id"] ?? ""),
-      ...Object.fromEntries(Object.entries(set.headers).filter(([k]) => k.startsWith("ratelimit-") || k === "strict-transport-security" || k === "x-content-type-options")),
-    } as Record<string, string>);
+    const refused = refusal(table, request, set);
+    if (refused !== undefined) return refused;
   });
 }

@@ -94,17 +94,30 @@ function ensureListening(client: postgres.Sql): boolean {
 }
 
 /**
+ * The cached answer for `keyHash`, without waiting: the account, `null` for a
+ * key cached as unknown, `undefined` when the cache cannot answer (not
+ * cached, expired, or this pool's LISTEN is not up) — then use
+ * {@link authenticateCached}. Cached accounts are frozen: they are shared by
+ * every request of the key.
+ * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
+ */
+export function peekCached(db: Db, keyHash: string, nowMs = Date.now()): CachedAuth | null | undefined {
+  if (!ensureListening(db.$client)) return undefined;
+  const hit = entries.get(keyHash);
+  return hit !== undefined && hit.expiresAt > nowMs ? hit.auth : undefined;
+}
+
+/**
  * The account for `keyHash` through the cache; `load` runs on a miss.
  * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
  */
 export async function authenticateCached(db: Db, keyHash: string, load: () => Promise<CachedAuth | undefined>, nowMs = Date.now()): Promise<CachedAuth | undefined> {
-  const usable = ensureListening(db.$client);
-  if (usable) {
-    const hit = entries.get(keyHash);
-    if (hit && hit.expiresAt > nowMs) return hit.auth ?? undefined;
-  }
+  const cached = peekCached(db, keyHash, nowMs);
+  if (cached !== undefined) return cached ?? undefined;
+  const usable = listening.get(db.$client) === "up";
   const started = epoch;
-  const auth = (await load()) ?? null;
+  const loaded = await load();
+  const auth = loaded ? Object.freeze({ keyId: loaded.keyId, account: Object.freeze({ ...loaded.account }) }) : null;
   if (usable && started === epoch) {
     if (entries.size >= MAX_ENTRIES) clearAll();
     entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS });

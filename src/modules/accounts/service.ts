@@ -102,19 +102,15 @@ export async function authenticateApiKey(db: DbOrTx, key: string): Promise<AuthC
 }
 
 /**
- * Authenticates a key and counts the request in the account's per-minute
- * window, usually without a database round trip: the key → account answer
- * comes from the in-process cache (invalidated across replicas by
- * LISTEN/NOTIFY, see auth-cache.ts) and the window is counted in process and
- * shared in batches (see rate-counter.ts for the bound on overshoot).
- * On a cache miss: one prepared statement (an index probe on the key hash).
- * @param windowStartMs start of the current one-minute window, ms.
- * @returns the account and the window's count including this request; undefined for a bad key.
+ * The key and account for a key hash (`hashApiKey`), through the in-process
+ * cache (invalidated across replicas by LISTEN/NOTIFY, see auth-cache.ts);
+ * usually no database round trip. On a cache miss: one prepared statement
+ * (an index probe on the key hash). The answer is frozen (shared by every
+ * request of the key). Counting the request: {@link countRequest}.
+ * @returns undefined for an unknown or revoked key.
  */
-export async function authenticateAndCount(db: Db, key: string, windowStartMs: number): Promise<(AuthContext & { count: number }) | undefined> {
-  if (!looksLikeApiKey(key)) return undefined;
-  const hash = hashApiKey(key);
-  const found = await authenticateCached(db, hash, async () => {
+export function findApiKey(db: Db, hash: string): Promise<AuthContext | undefined> {
+  return authenticateCached(db, hash, async () => {
     // A tagged template: postgres-js prepares it once per connection.
     const rows = await db.$client<{ key_id: string; id: string; email: string; plan: string; status: string }[]>`
       select k.id as key_id, a.id, a.email, a.plan, a.status
@@ -123,14 +119,29 @@ export async function authenticateAndCount(db: Db, key: string, windowStartMs: n
       limit 1`;
     const r = rows[0];
     return r ? { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } } : undefined;
-  });
-  if (!found) return undefined;
-  return { keyId: found.keyId, account: { ...found.account } as AuthContext["account"], count: rateCounterFor(db).hit(found.account.id, windowStartMs) };
+  }) as Promise<AuthContext | undefined>;
+}
+
+/**
+ * Counts one request of `accountId` in its per-minute window, in process
+ * (shared with other replicas in batches; see rate-counter.ts for the bound on
+ * overshoot). No database round trip.
+ * @param windowStartMs start of the current one-minute window, ms.
+ * @returns the window's count including this request.
+ */
+export function countRequest(db: Db, accountId: string, windowStartMs: number): number {
+  return rateCounterFor(db).hit(accountId, windowStartMs);
 }
 
 /** When this process last recorded each key's use (ms); bounded so a flood of keys cannot grow it without end. */
 const lastTouched = new Map<string, number>();
 const TOUCH_EVERY_MS = 60_000;
+
+/** True when {@link touchApiKey} would write for `keyId` now (a cheap, synchronous pre-check for the hot path). */
+export function touchDue(keyId: string, nowMs: number): boolean {
+  const last = lastTouched.get(keyId);
+  return last === undefined || nowMs - last >= TOUCH_EVERY_MS || nowMs < last;
+}
 
 /**
  * Records key use at most once a minute per key: the in-process check keeps
@@ -138,8 +149,7 @@ const TOUCH_EVERY_MS = 60_000;
  * `where` keeps several replicas from writing more than once a minute each.
  */
 export async function touchApiKey(db: DbOrTx, keyId: string, nowMs: number): Promise<void> {
-  const last = lastTouched.get(keyId);
-  if (last !== undefined && nowMs - last < TOUCH_EVERY_MS && nowMs >= last) return;
+  if (!touchDue(keyId, nowMs)) return;
   if (lastTouched.size >= 10_000) lastTouched.clear();
   lastTouched.set(keyId, nowMs);
   await db

@@ -14,7 +14,7 @@ import type { Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
 import { courierView, requireCourier } from "./service.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/json.ts";
-import { prebuiltResponse } from "../../http/prebuilt.ts";
+import { prebuiltHandler } from "../../http/prebuilt.ts";
 
 export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends }) {
   const view = (c: Courier) => courierView(c, deps.backends);
@@ -25,7 +25,7 @@ export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { 
   return new Elysia({ prefix: "/v1/couriers", tags: ["Couriers"] })
     .use(courierModels)
     .use(authPlugin(deps))
-    .get("", ({ set }) => prebuiltResponse(set, listBody, JSON_CONTENT_TYPE), {
+    .get("", prebuiltHandler(listBody, JSON_CONTENT_TYPE), {
       apiKey: true,
       response: { 200: "CourierList", ...errorResponses.authed, ...errorResponses.common },
       detail: { operationId: "listCouriers", summary: "List supported couriers", description: "The curated catalogue: every plan can track every courier listed. Does not count against the monthly quota." },

@@ -101,13 +101,19 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
   };
   const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
   return new Elysia({ name: "dashboard" })
-    .onRequest(({ request, set, server }) => {
+    // Runs for every request of the app: a string search turns other paths away without parsing the URL (the
+    // parsed path of a URL without the word "dashboard" cannot contain it: WHATWG parsing decodes no
+    // percent-escapes), and the hook is written so that Elysia reads it as synchronous (no `return f(` in it;
+    // see http/auth.ts).
+    .onRequest(function dashboardDoor({ request, set, server }) {
+      if (!request.url.includes("dashboard")) return;
       const path = safePathname(request.url);
       if (!isDashboardPath(path)) return;
       const socket = server?.requestIP(request)?.address;
       requestInfo.set(request, { ip: clientIp(socket, request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
       // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
-      if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
+      const unreadable = isReadablePath(path) ? undefined : finish(notFound(), path, set.headers["x-request-id"]);
+      if (unreadable !== undefined) return unreadable;
     })
     .onParse(({ request }) => parseForm(request))
     .onAfterHandle(({ request, response, set }) => {
