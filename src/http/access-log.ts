@@ -51,9 +51,7 @@ export function accessLogPlugin() {
  * labelled `unmatched` (bounded label values).
  */
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
-  return async (req: Request, ...rest: unknown[]): Promise<Response> => {
-    const started = performance.now();
-    const res = await (fetch as (req: Request, ...rest: unknown[]) => Response | Promise<Response>)(req, ...rest);
+  const logged = (req: Request, res: Response, started: number): Response => {
     const ms = performance.now() - started;
     const n = noted.get(req);
     const route = n?.route ?? "unmatched";
@@ -62,5 +60,11 @@ export function withAccessLog(fetch: (req: Request) => Response | Promise<Respon
     if (QUIET.has(route)) log.debug("request", line);
     else log.info("request", line);
     return res;
+  };
+  // An answer the app gave synchronously is logged and returned as is: no promise per request.
+  return (req: Request, ...rest: unknown[]): Response | Promise<Response> => {
+    const started = performance.now();
+    const res = (fetch as (req: Request, ...rest: unknown[]) => Response | Promise<Response>)(req, ...rest);
+    return res instanceof Promise ? res.then((r) => logged(req, r, started)) : logged(req, res, started);
   };
 }
