@@ -38,7 +38,7 @@ import { settleWithin } from "./lib/settle.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
-const lifecycle = createLifecycle();
+const lifecycle = createLifecycle({ starting: true });
 
 /** Everything that must be stopped, filled in as start-up goes. */
 interface Running {
@@ -113,6 +113,7 @@ async function start(): Promise<void> {
       ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     });
     running.server = app.server ?? undefined;
+    lifecycle.starting = false;
     const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
     log.info(`listening on ${scheme}://${config.host}:${config.port}`, {
       role: config.role,
@@ -121,7 +122,10 @@ async function start(): Promise<void> {
       docs: `${config.publicBaseUrl}/docs`,
       ready_ms: Math.round(performance.now() - bootStarted),
     });
-  } else log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
+  } else {
+    lifecycle.starting = false;
+    log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
+  }
 }
 
 /** Stops everything in order (see the file comment); never throws. */

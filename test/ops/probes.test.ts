@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/lib/log.ts";
+import { startAdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle } from "../../src/modules/health/state.ts";
 import { isProbeRequest } from "../../src/modules/health/state.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -76,6 +77,20 @@ describe("probes behind a TLS-terminating proxy", () => {
       await ctx.tdb.sql`insert into drizzle.__drizzle_migrations (id, hash, created_at) values (${last!.id}, ${last!.hash}, ${last!.created_at})`;
     }
     expect((await buildApp({ ...ctx.deps, lifecycle: createLifecycle() }).handle(new Request("http://localhost/readyz"))).status).toBe(200);
+  });
+
+  test("readiness is 503 while the process is still starting (the internal port is up before the API listens)", async () => {
+    const starting = createLifecycle({ starting: true });
+    const admin = startAdminServer(ctx.deps, { host: "127.0.0.1", port: 0, lifecycle: starting });
+    try {
+      const before = await fetch(`http://127.0.0.1:${admin.port}/readyz`);
+      expect(before.status).toBe(503);
+      expect(((await before.json()) as any).error.message).toContain("still starting");
+      starting.starting = false;
+      expect((await fetch(`http://127.0.0.1:${admin.port}/readyz`)).status).toBe(200);
+    } finally {
+      await admin.stop();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import type { Lifecycle } from "./state.ts";
 export interface Readiness {
   ready: boolean;
   /** Why not ready, for the 503 message; undefined when ready. */
-  reason?: "draining" | "database_unreachable" | "migrations_behind";
+  reason?: "starting" | "draining" | "database_unreachable" | "migrations_behind";
 }
 
 /**
@@ -20,6 +20,7 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
   let migrated = false;
   return async () => {
     if (lifecycle.draining) return { ready: false, reason: "draining" };
+    if (lifecycle.starting) return { ready: false, reason: "starting" };
     try {
       if (migrated) await sql`select 1`;
       else migrated = await migrationsAtHead(sql);
@@ -31,6 +32,7 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
 }
 
 export const READINESS_MESSAGE: Record<NonNullable<Readiness["reason"]>, string> = {
+  starting: "Not ready: the process is still starting.",
   draining: "Not ready: the process is shutting down.",
   database_unreachable: "Not ready: the database does not answer.",
   migrations_behind: "Not ready: the database schema is behind this version (run the migrations).",

@@ -1,15 +1,20 @@
 /**
  * Process lifecycle as the probes see it, and which requests are probes.
  *
+ * `starting` is true from the process's start until its public listener is up
+ * (main.ts): the internal port starts first, and a `/readyz` answered 200
+ * before the API listens would send traffic to a closed port.
  * `draining` turns true on SIGTERM (main.ts): `/readyz` then answers 503 so
  * load balancers stop sending new requests while in-flight ones finish.
  */
 export interface Lifecycle {
+  starting: boolean;
   draining: boolean;
 }
 
-export function createLifecycle(): Lifecycle {
-  return { draining: false };
+/** A lifecycle that is ready unless told otherwise; main.ts passes `{ starting: true }` and clears it once listening. */
+export function createLifecycle(init: Partial<Lifecycle> = {}): Lifecycle {
+  return { starting: false, draining: false, ...init };
 }
 
 /** Paths that answer without a key and whatever `X-Forwarded-Proto` says (orchestrators probe over plain HTTP). */
