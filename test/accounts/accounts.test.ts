@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
 import { connect } from "../../src/db/client.ts";
-import { reserveQuota, usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
 import { createApiKey, revokeApiKey, setPlan, setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
@@ -87,7 +88,7 @@ describe("quota reservation", () => {
     // A second, independent pool stands in for a second replica.
     const other = connect(ctx.tdb.url, { max: 10 });
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => reserveQuota(i % 2 ? ctx.tdb.db : other.db, a.id, 100, now)));
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => quotaLeasesFor(i % 2 ? ctx.tdb.db : other.db).reserve(a.id, 100, now)));
       expect(results.filter((r) => r.ok)).toHaveLength(5);
       expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(100);
     } finally {
@@ -99,8 +100,8 @@ describe("quota reservation", () => {
     const a = await ctx.account("free");
     const endOfMonth = Date.UTC(2026, 10, 30, 23, 59, 59);
     await setUsage(ctx.tdb.db, a.id, 100, endOfMonth);
-    expect((await reserveQuota(ctx.tdb.db, a.id, 100, endOfMonth)).ok).toBe(false);
-    expect((await reserveQuota(ctx.tdb.db, a.id, 100, endOfMonth + 1000)).ok).toBe(true);
+    expect((await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, endOfMonth)).ok).toBe(false);
+    expect((await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, endOfMonth + 1000)).ok).toBe(true);
   });
 
   test("two real app instances serving one account: quota stays exact", async () => {

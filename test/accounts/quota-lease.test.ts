@@ -1,0 +1,105 @@
+/**
+ * The monthly quota leased in blocks (src/modules/accounts/quota-lease.ts): exact across pools (each pool
+ * stands in for one replica), blocks that shrink to one unit near the end, units given back.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "../../src/db/client.ts";
+import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
+import { setUsage } from "../../src/modules/accounts/service.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+afterAll(() => ctx.close());
+
+/** Three independent pools on the test database: three replicas. */
+async function withReplicas<T>(fn: (pools: ReturnType<typeof connect>["db"][]) => Promise<T>): Promise<T> {
+  const extra = [connect(ctx.tdb.url, { max: 5 }), connect(ctx.tdb.url, { max: 5 })];
+  try {
+    return await fn([ctx.tdb.db, ...extra.map((c) => c.db)]);
+  } finally {
+    await Promise.all(extra.map((c) => quotaLeasesFor(c.db).returnAll()));
+    await Promise.all(extra.map((c) => c.sql.end()));
+  }
+}
+
+describe("quota blocks", () => {
+  test("a large remainder is leased in blocks: one statement for many units, unused units go back when idle", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    const leases = quotaLeasesFor(ctx.tdb.db);
+    const used: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await leases.reserve(a.id, 500_000, now);
+      expect(r.ok).toBe(true);
+      used.push(r.used);
+    }
+    expect(used).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // The row counts the whole block while this process holds it…
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+    // …and only what was used once the block has been idle.
+    await leases.returnIdle(Date.now() + LEASE_IDLE_MS);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(10);
+    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(11);
+    await leases.returnAll();
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(11);
+  });
+
+  test("a unit given back goes to the row: the row ends exact, the block goes on", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    const leases = quotaLeasesFor(ctx.tdb.db);
+    const first = await leases.reserve(a.id, 500_000, now);
+    await leases.release(a.id, first);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX - 1);
+    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(2);
+    await leases.returnAll();
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(1);
+  });
+
+  test("600 parallel reservations over three replicas with 300 units left → exactly 300, the row at the quota", async () => {
+    const a = await ctx.account("pro");
+    const now = ctx.clock.now();
+    await setUsage(ctx.tdb.db, a.id, 50_000 - 300, now);
+    const results = await withReplicas((pools) => Promise.all(Array.from({ length: 600 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 50_000, now))));
+    const ok = results.filter((r) => r.ok);
+    expect(ok).toHaveLength(300);
+    expect(new Set(ok.map((r) => r.used)).size).toBe(300);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(50_000);
+  });
+
+  test("blocks across replicas never overlap and never pass the quota; what they did not use goes back", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    await setUsage(ctx.tdb.db, a.id, 500_000 - 3_000, now);
+    const results = await withReplicas(async (pools) => {
+      const all = await Promise.all(Array.from({ length: 4_500 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 500_000, now)));
+      await Promise.all(pools.map((p) => quotaLeasesFor(p).returnAll()));
+      return all;
+    });
+    const ok = results.filter((r) => r.ok);
+    // Each unit granted once: no two answers carry the same count.
+    expect(new Set(ok.map((r) => r.used)).size).toBe(ok.length);
+    expect(ok.length).toBeLessThanOrEqual(3_000);
+    // At most one block per replica (≤ 3 units at this remainder) can have been held unused when the row ran out.
+    expect(ok.length).toBeGreaterThanOrEqual(3_000 - 3 * 2);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(500_000 - 3_000 + ok.length);
+  });
+
+  test("a new month starts a new block and gives the old month's unused units back; quota 0 reserves nothing", async () => {
+    const a = await ctx.account("business");
+    const nov = Date.UTC(2026, 10, 30, 23, 59, 0);
+    const dec = Date.UTC(2026, 11, 1, 0, 0, 1);
+    const leases = quotaLeasesFor(ctx.tdb.db);
+    expect((await leases.reserve(a.id, 500_000, nov)).used).toBe(1);
+    const r = await leases.reserve(a.id, 500_000, dec);
+    expect(r).toEqual({ ok: true, used: 1, period: "2026-12" });
+    expect(await usedThisMonth(ctx.tdb.db, a.id, nov)).toBe(1);
+    await leases.returnAll();
+    expect(await usedThisMonth(ctx.tdb.db, a.id, dec)).toBe(1);
+    expect((await leases.reserve(a.id, 0, dec)).ok).toBe(false);
+  });
+});
