@@ -41,6 +41,8 @@ export interface Config {
   courierQueueLimit: number;
   /** Seconds between re-checks of a followed shipment (default {@link SPEC_RECHECK_INTERVAL_SECONDS}). */
   recheckIntervalSeconds: number;
+  /** Seconds a terminal shipment's fetch is reused for lookups in this process (0: never; docs/shipments.md). */
+  terminalReuseSeconds: number;
   /** Seconds before retries 1..5 (default {@link RETRY_SCHEDULE_SECONDS}). */
   webhookRetryScheduleSeconds: number[];
   webhookTimeoutMs: number;
@@ -183,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     courierConcurrency: int(e.COURIER_CONCURRENCY, 32, "COURIER_CONCURRENCY"),
     courierQueueLimit: int(e.COURIER_QUEUE_LIMIT, 4 * int(e.COURIER_CONCURRENCY, 32, "COURIER_CONCURRENCY"), "COURIER_QUEUE_LIMIT"),
     recheckIntervalSeconds: int(e.RECHECK_INTERVAL_SECONDS, SPEC_RECHECK_INTERVAL_SECONDS, "RECHECK_INTERVAL_SECONDS"),
+    terminalReuseSeconds: int(e.TERMINAL_REUSE_SECONDS, 300, "TERMINAL_REUSE_SECONDS"),
     webhookRetryScheduleSeconds: retry,
     webhookTimeoutMs: int(e.WEBHOOK_TIMEOUT_MS, SPEC_WEBHOOK_TIMEOUT_MS, "WEBHOOK_TIMEOUT_MS"),
     webhookAllowPrivateCidrs: cidrs,

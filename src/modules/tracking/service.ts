@@ -7,7 +7,8 @@
  */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
-import { releaseQuota, usageView } from "../accounts/quota.ts";
+import { usageView } from "../accounts/quota.ts";
+import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
@@ -15,8 +16,8 @@ import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts"
 import { CourierBusyError } from "../couriers/lane.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
-import { findShipment, recordFetch, rowToRecord, type FetchRow } from "./store.ts";
-import { reserveAndRead } from "./reserve-read.ts";
+import { recentTerminal, rememberFetch } from "./recent.ts";
+import { findShipment, recordFetch, rowToRecord } from "./store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
@@ -53,11 +54,14 @@ function toAppError(courier: Courier, err: CourierError): AppError {
 }
 
 /**
- * Fetches, stores and renders one shipment.
+ * Fetches, stores and renders one shipment. A terminal shipment this process fetched less than
+ * `terminalReuseSeconds` ago is answered from that fetch without calling the courier (recent.ts).
  * @param followAccountId the account that starts following (none for the demo).
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
-async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, stored?: FetchRow | null): Promise<TrackingData> {
+async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string): Promise<TrackingData> {
+  const recent = recentTerminal(deps.db, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000);
+  if (recent) return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup;
   try {
     lookup = await deps.backends.lookup(courier, awb);
@@ -73,37 +77,42 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     }
     throw toAppError(courier, err);
   }
+  const nowMs = deps.clock.now();
   const { shipment, event } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
     followAccountId,
-    stored,
-    nowMs: deps.clock.now(),
+    nowMs,
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     onEvents: deps.onEvents,
   });
   // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });
-  return trackingData(courier, rowToRecord(shipment), { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
+  const record = rowToRecord(shipment);
+  rememberFetch(deps.db, courier.slug, awb, record, nowMs);
+  return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
 }
 
-/** `GET /v1/track` for an authenticated account: quota reserved first, released unless the answer is 200. */
+/**
+ * `GET /v1/track` for an authenticated account: a quota unit reserved first (accounts/quota-lease.ts),
+ * given back unless the answer is 200.
+ */
 export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
   if (auth.account.status === "needs_attention")
     throw new AppError("ACCOUNT_NEEDS_ATTENTION", "This account needs attention; contact support to restore tracking.");
   const plan = planOf(auth.account.plan);
-  // One statement: the reservation and the stored row (read here rather than after the courier call).
-  const { reservation, stored } = await reserveAndRead(deps.db, auth.account.id, plan.monthly_quota, deps.clock.now(), courier.slug, awb);
+  const leases = quotaLeasesFor(deps.db);
+  const reservation = await leases.reserve(auth.account.id, plan.monthly_quota, deps.clock.now());
   if (!reservation.ok)
     throw new AppError(
       "QUOTA_EXCEEDED",
       `Monthly quota of ${plan.monthly_quota} tracking requests used up on the ${plan.name} plan. Upgrade at ${deps.config.publicBaseUrl}/dashboard/billing`,
     );
   try {
-    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id, stored);
+    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
     return { success: true as const, data, usage: usageView(reservation.used, plan.monthly_quota, plan.id) };
   } catch (err) {
-    await releaseQuota(deps.db, auth.account.id, reservation.period).catch((e) => deps.log.error("quota release failed", { error: e }));
+    await leases.release(auth.account.id, reservation).catch((e) => deps.log.error("quota release failed", { error: e }));
     throw err;
   }
 }

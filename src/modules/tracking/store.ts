@@ -43,11 +43,6 @@ export interface RecordOptions {
   random?: () => number;
   /** Receives the event written, inside the record transaction (`AppDeps.onEvents`: the webhooks outbox). */
   onEvents: EventSink;
-  /**
-   * The row and whether the account follows it, already read before the courier call (null: not stored yet;
-   * tracking/reserve-read.ts); `recordFetch` then skips its own read.
-   */
-  stored?: FetchRow | null;
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
 }
@@ -154,7 +149,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
  * @throws whatever the database throws; nothing is half-written.
  */
 export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
-  const row = opts.stored !== undefined ? opts.stored : (await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
+  const row = (await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
   if (row) {
     const quick = await recordUnchanged(db, courier, row, snap, opts);
     if (quick) return quick;
