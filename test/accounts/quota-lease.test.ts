@@ -71,6 +71,35 @@ describe("quota blocks", () => {
     expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(50_000);
   });
 
+  test("the month's row created by another replica between our two statements: still granted", async () => {
+    const a = await ctx.account("starter");
+    const now = ctx.clock.now();
+    // Another replica's transaction has inserted the month's row but not committed yet: our grant sees no row,
+    // and our own insert waits for theirs, then finds the row there.
+    const other = connect(ctx.tdb.url, { max: 1 });
+    try {
+      let pending: Promise<unknown> | undefined;
+      await other.sql.begin(async (tx) => {
+        await tx`insert into usage_counters (account_id, period, used) values (${a.id}, '2026-11', 0)`;
+        pending = Promise.resolve(quotaLeasesFor(ctx.tdb.db).reserve(a.id, 5_000, now));
+        // Our grant has run by now, and our insert is waiting on theirs.
+        await Bun.sleep(300);
+      });
+      expect(await pending).toMatchObject({ ok: true, used: 1 });
+    } finally {
+      await other.sql.end();
+    }
+    await quotaLeasesFor(ctx.tdb.db).returnAll();
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(1);
+  });
+
+  test("a refusal reports the row's count", async () => {
+    const a = await ctx.account("free");
+    const now = ctx.clock.now();
+    await setUsage(ctx.tdb.db, a.id, 100, now);
+    expect(await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, now)).toEqual({ ok: false, used: 100, period: "2026-11" });
+  });
+
   test("blocks across replicas never overlap and never pass the quota; what they did not use goes back", async () => {
     const a = await ctx.account("business");
     const now = ctx.clock.now();

@@ -79,7 +79,8 @@ class QuotaLeases {
         // Forgotten as soon as it settles, before anyone waiting on it runs again.
         const p = this.grant(accountId, quota, period).finally(() => this.pending.delete(accountId));
         this.pending.set(accountId, p.then(() => undefined, () => undefined));
-        if (!(await p)) return { ok: false, used: await usedThisMonth(this.db, accountId, nowMs), period };
+        const granted = await p;
+        if (granted !== true) return { ok: false, used: granted, period };
       }
       const l = this.leases.get(accountId);
       if (l && l.period === period && l.quota === quota && l.taken < l.size) {
@@ -90,38 +91,41 @@ class QuotaLeases {
     }
   }
 
-  /** Takes a block from the row (creating the month's row at 0 when missing); false when nothing is left. */
-  private async grant(accountId: string, quota: number, period: string): Promise<boolean> {
+  /**
+   * Takes a block from the row, creating the month's row at 0 when missing.
+   * @returns true when a block is held, else the row's count (the quota is used up).
+   */
+  private async grant(accountId: string, quota: number, period: string): Promise<true | number> {
     const old = this.leases.get(accountId);
     if (old) {
       this.leases.delete(accountId);
       await this.giveBack([{ accountId, lease: old }]);
     }
-    for (let attempt = 0; attempt < 2; attempt++) {
-      // The subquery locks the row and reads the count the block starts from (PostgreSQL re-reads a row
-      // locked FOR UPDATE after waiting), so concurrent grants never overlap. `set_config(…, true)` is
-      // SET LOCAL for this statement's own transaction: it does not wait for its WAL flush (a database
-      // crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
-      const rows = await this.db.$client<{ before: number; after: number }[]>`
-        with _ as (select set_config('synchronous_commit', 'off', true))
-        update usage_counters u
-        set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
-        from _, (select used from usage_counters where account_id = ${accountId} and period = ${period} for update) o
-        where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
-        returning o.used as before, u.used as after`;
-      const r = rows[0];
-      if (r) {
-        const base = Number(r.before);
-        this.leases.set(accountId, { period, quota, base, size: Number(r.after) - base, taken: 0, lastUseMs: Date.now() });
+    for (let attempt = 0; ; attempt++) {
+      // `o` locks the row and reads the count the block starts from (a row locked FOR UPDATE is re-read after
+      // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
+      // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
+      // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
+      const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
+        with _ as (select set_config('synchronous_commit', 'off', true)),
+        o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
+        g as (
+          update usage_counters u
+          set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
+          from _, o
+          where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
+          returning o.used as before, u.used as after)
+        select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
+      if (r!.before !== null && r!.after !== null) {
+        const base = Number(r!.before);
+        this.leases.set(accountId, { period, quota, base, size: Number(r!.after) - base, taken: 0, lastUseMs: Date.now() });
         this.startSweeper();
         return true;
       }
-      // No row for the month yet (or the quota is used up): create it at 0 and try once more.
-      const created = await this.db.$client`
-        insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing returning used`;
-      if (created.length === 0) return false;
+      if (r!.current !== null || attempt > 0) return Number(r!.current ?? 0);
+      // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
+      await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
     }
-    return false;
   }
 
   /**
