@@ -166,7 +166,12 @@ test("2 api + 2 worker processes on one database: every event delivered, no doub
     expect(sample(t, "courier_tracking_recheck_due_backlog ")).toBe(0);
   }
 
-  // The survivors drain and stop cleanly.
+  // The survivors drain and stop cleanly. An API process stopped right after a lookup (before its quota block
+  // could go back for being idle) gives its unused units back on the way out: the row counts that lookup only.
+  const last = await insecureFetch(`${apiUrl(0)}/v1/track?courier=delhivery&tracking_number=${numbers[0]}`, { headers });
+  expect(last.status).toBe(200);
   for (const i of [0, 1, 3]) procs[i]!.kill("SIGTERM");
   expect(await Promise.all([0, 1, 3].map((i) => procs[i]!.exited))).toEqual([0, 0, 0]);
+  const [after] = await tdb.sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${acc.id}`;
+  expect(after!.used).toBe(tracked + 1);
 }, 180_000);
