@@ -41,12 +41,23 @@ export function secretKeyBytes(secret: string): Buffer {
   return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
 }
 
+// Decoded keys by secret: the same few secrets sign every attempt. Bounded; emptied when full.
+const keyBytes = new Map<string, Buffer>();
+function cachedKeyBytes(secret: string): Buffer {
+  let k = keyBytes.get(secret);
+  if (!k) {
+    if (keyBytes.size >= 10_000) keyBytes.clear();
+    keyBytes.set(secret, (k = secretKeyBytes(secret)));
+  }
+  return k;
+}
+
 /**
  * `webhook-signature` for one attempt: `v1,` + base64 HMAC-SHA256 over
  * `<msgId>.<timestampSeconds>.<body>` keyed with {@link secretKeyBytes}.
  */
 export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
-  const mac = hmac(secretKeyBytes(secret)).update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
+  const mac = hmac(cachedKeyBytes(secret)).update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
   return `v1,${mac}`;
 }
 
