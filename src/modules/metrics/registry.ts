@@ -95,12 +95,12 @@ export interface DeliveryObservation {
   enqueued_at: string | Date;
 }
 
-// One label object per mode, made once (the histogram hashes it per observation, but nothing is allocated).
-const modeLabelSets = new Map<string, { mode: string }>();
-const modeLabels = (mode: string) => {
-  let l = modeLabelSets.get(mode);
-  if (!l) modeLabelSets.set(mode, (l = { mode }));
-  return l;
+// One latency child per mode, built once (as observeHttp does).
+const latencyChildren = new Map<string, ReturnType<typeof deliveryLatency.labels>>();
+const latencyOf = (mode: string) => {
+  let child = latencyChildren.get(mode);
+  if (!child) latencyChildren.set(mode, (child = deliveryLatency.labels({ mode })));
+  return child;
 };
 
 /**
@@ -116,7 +116,7 @@ export function observeDelivery(row: DeliveryObservation, outcome: { state: stri
   else pendingAttempts.set(key, { labels: { outcome: state, mode: row.mode }, n: 1 });
   if (state === "delivered") {
     const committed = new Date(row.enqueued_at).getTime();
-    if (Number.isFinite(committed)) deliveryLatency.observe(modeLabels(row.mode), Math.max(0, nowMs - committed) / 1000);
+    if (Number.isFinite(committed)) latencyOf(row.mode).observe(Math.max(0, nowMs - committed) / 1000);
   }
   if (res.deactivated) deactivated.inc();
 }
