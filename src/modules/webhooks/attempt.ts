@@ -34,7 +34,10 @@ export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promi
   return sender.send({
     url: a.url,
     body,
-    headers: deliveryHeaders({ ...a, eventId: a.eventId ?? newId("evt"), nowMs: a.nowMs ?? Date.now() }, body),
+    headers: deliveryHeaders(
+      { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now() },
+      body,
+    ),
   });
 }
 

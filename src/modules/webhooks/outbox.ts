@@ -80,7 +80,7 @@ export interface ClaimedDelivery {
   /** Timestamp text as PostgreSQL prints it. */
   enqueued_at: string;
   synthetic_data: PayloadData | null;
-  /** The lease this claim holds, as text (compared back verbatim when recording). */
+  /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
   lease_until: string;
   url: string;
   webhook_mode: string;
@@ -113,29 +113,52 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
   const nowD = new Date(now).toISOString();
   const lease = new Date(now + leaseMs).toISOString();
   // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
-  return (await sql`
-    update deliveries d
-    set lease_until = ${lease}
-    from webhooks w, accounts a
-    where d.id = any(array(
-        select x.id
-        from delivery_queue q
-        join deliveries x on x.id = q.delivery_id
-        where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
-        order by q.due_at
-        limit ${limit}
-        for update of x skip locked
-      ))
-      and w.id = d.webhook_id and a.id = d.account_id
-    returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.lease_until,
-      w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
-      (select jsonb_build_object(
+  // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
+  // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
+  // worker about a microsecond per row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
+  const rows = (await sql`
+    with c as (
+      update deliveries d
+      set lease_until = ${lease}
+      from webhooks w, accounts a
+      where d.id = any(array(
+          select x.id
+          from delivery_queue q
+          join deliveries x on x.id = q.delivery_id
+          where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
+          order by q.due_at
+          limit ${limit}
+          for update of x skip locked
+        ))
+        and w.id = d.webhook_id and a.id = d.account_id
+      returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id,
+        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc
+    )
+    select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data,
+      case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
+        'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
+        'plan', c.plan, 'secret_enc', c.secret_enc) end as webhook,
+      (select json_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
          'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints)
-       from shipments s where s.id = d.shipment_id) as shipment
-  `) as unknown as ClaimedDelivery[];
+       from shipments s where s.id = c.shipment_id) as shipment
+    from c
+  `) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
+  const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
+  for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
+  return rows.map((r) => {
+    const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
+    return {
+      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
+      enqueued_at: r.enqueued_at, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
+      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, shipment: r.shipment,
+    };
+  });
 }
+
+/** The claim's columns that are the webhook's and its account's (read once per webhook). */
+type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc";
 
 /**
  * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears
@@ -200,7 +223,8 @@ export const DEACTIVATE_AFTER_FAILURES = 20;
  * webhook (foreign key); one transaction per delivery turns that into a
  * multixact storm on a busy webhook, and each commit is a WAL flush. One
  * statement instead of BEGIN, two statements and COMMIT saves three round
- * trips a batch. Returns the ids recorded and the webhooks this batch deactivated.
+ * trips a batch. Returns the ids recorded and the webhooks this batch deactivated (the statement sends
+ * back only the ids it did not record, usually none).
  */
 export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], now: number): Promise<{ recorded: Set<string>; deactivated: string[] }> {
   if (items.length === 0) return { recorded: new Set(), deactivated: [] };
@@ -249,15 +273,16 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
       where w.id = f.webhook_id and w.mode = 'live' and w.status = 'active' and (f.add > 0 or w.failure_count <> 0)
       returning w.id, w.status
     )
-    select d.id, false as deactivated from d
+    select v.id, false as deactivated from v where not exists (select from d where d.id = v.id)
     union all
     select w.id, true from w where w.status = 'deactivated'
   `) as unknown as { id: string; deactivated: boolean }[];
-  const recorded = new Set<string>();
+  // Only the rows NOT recorded (lease lost: rare) come back, not one row per outcome.
+  const recorded = new Set<string>(rows.map((r) => r.id));
   const deactivated: string[] = [];
   for (const r of out) {
     if (r.deactivated) deactivated.push(r.id);
-    else recorded.add(r.id);
+    else recorded.delete(r.id);
   }
   return { recorded, deactivated };
 }

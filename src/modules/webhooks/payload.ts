@@ -129,13 +129,14 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
   };
 }
 
+const enc = new TextEncoder();
+
 /**
  * Serialises the payload once; when the body would exceed 256 KiB it is
  * serialised again with `checkpoints: null` (receivers keep their stored ones).
  * Returns the exact bytes to sign and send.
  */
 export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData): Uint8Array {
-  const enc = new TextEncoder();
   let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data } satisfies Payload));
   if (bytes.byteLength > MAX_PAYLOAD_BYTES) bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data: { ...data, checkpoints: null } } satisfies Payload));
   return bytes;

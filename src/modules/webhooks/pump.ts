@@ -69,6 +69,9 @@ class Pump implements DeliveryPump {
   // The last claim came back short: nothing more is due until a NOTIFY or the poll says otherwise,
   // so finishing attempts do not each send a claim that finds nothing.
   private drained = false;
+  // Wake-ups so far: a claim that comes back short marks the pump drained only if no wake-up came while it
+  // ran (a NOTIFY for a row committed after the claim's snapshot would otherwise wait for the next poll).
+  private wakes = 0;
   private backoffMs = 0;
   private pausedUntil = 0;
 
@@ -77,6 +80,7 @@ class Pump implements DeliveryPump {
   }
 
   wake(): Promise<void> {
+    this.wakes++;
     this.drained = false;
     return this.pump();
   }
@@ -136,11 +140,12 @@ class Pump implements DeliveryPump {
         while (this.running && !this.drained && this.room() >= this.o.refillAt) {
           const want = this.room();
           const claimedAt = this.o.clock.now();
+          const wakes = this.wakes;
           const rows = await claimDue(this.o.sql, claimedAt, want, this.o.leaseMs);
           this.backoffMs = 0;
           for (const row of rows) this.ready.push({ row, claimedAt });
           this.startReady();
-          if (rows.length < want) this.drained = true;
+          if (rows.length < want && this.wakes === wakes) this.drained = true;
         }
       } while (this.again && this.running);
     } catch (e) {

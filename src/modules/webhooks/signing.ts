@@ -24,9 +24,21 @@ import { timingSafeEqual } from "node:crypto";
  */
 const hmac = (key: string | Buffer) => new Bun.CryptoHasher("sha256", key);
 
+// Keyed hashers by secret, copied per signature: a copy skips the key schedule (~0.4 µs of ~1.1 µs per
+// HMAC of a 700-byte body). The same few secrets sign every attempt. Bounded; emptied when full.
+const keyed = new Map<string, { text: Bun.CryptoHasher; standard?: Bun.CryptoHasher }>();
+function keyedFor(secret: string) {
+  let k = keyed.get(secret);
+  if (!k) {
+    if (keyed.size >= 10_000) keyed.clear();
+    keyed.set(secret, (k = { text: hmac(secret) }));
+  }
+  return k;
+}
+
 /** The header value for `body` (the exact bytes sent). */
 export function signBody(secret: string, body: Uint8Array | string): string {
-  return `sha256=${hmac(secret).update(body).digest("hex")}`;
+  return `sha256=${keyedFor(secret).text.copy().update(body).digest("hex")}`;
 }
 
 /** Constant-time check of a header value against `body`, as a receiver does it. */
@@ -41,12 +53,14 @@ export function secretKeyBytes(secret: string): Buffer {
   return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
 }
 
+
 /**
  * `webhook-signature` for one attempt: `v1,` + base64 HMAC-SHA256 over
  * `<msgId>.<timestampSeconds>.<body>` keyed with {@link secretKeyBytes}.
  */
 export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
-  const mac = hmac(secretKeyBytes(secret)).update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
+  const k = keyedFor(secret);
+  const mac = (k.standard ??= hmac(secretKeyBytes(secret))).copy().update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
   return `v1,${mac}`;
 }
 
