@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -130,5 +130,18 @@ describe("quota blocks", () => {
     await leases.returnAll();
     expect(await usedThisMonth(ctx.tdb.db, a.id, dec)).toBe(1);
     expect((await leases.reserve(a.id, 0, dec)).ok).toBe(false);
+  });
+
+  test("periodOf is the UTC calendar month of any instant, asked in any order (it remembers the last month)", () => {
+    const instants = [
+      Date.UTC(2026, 10, 30, 23, 59, 59, 999),
+      Date.UTC(2026, 11, 1),
+      Date.UTC(2026, 10, 30, 23, 59, 59, 999),
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1),
+      Date.UTC(2028, 1, 29, 12),
+      Date.UTC(2026, 11, 1) - 1,
+    ];
+    for (const ms of instants) expect(periodOf(ms)).toBe(new Date(ms).toISOString().slice(0, 7));
   });
 });

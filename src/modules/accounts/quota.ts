@@ -15,8 +15,14 @@ import { usageCounters } from "../../db/schema/index.ts";
 
 /** `YYYY-MM` of the UTC calendar month containing `ms`. */
 export function periodOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
+  // Every /v1/track asks; the answer only changes at the turn of a month.
+  if (ms >= lastMonth.startMs && ms < lastMonth.endMs) return lastMonth.period;
+  const d = new Date(ms);
+  const startMs = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  lastMonth = { period: d.toISOString().slice(0, 7), startMs, endMs: quotaResetsAt(ms).getTime() };
+  return lastMonth.period;
 }
+let lastMonth = { period: "", startMs: 0, endMs: 0 };
 
 /** First instant of the next UTC month, when the quota resets. */
 export function quotaResetsAt(ms: number): Date {
