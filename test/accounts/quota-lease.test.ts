@@ -144,4 +144,41 @@ describe("quota blocks", () => {
     ];
     for (const ms of instants) expect(periodOf(ms)).toBe(new Date(ms).toISOString().slice(0, 7));
   });
+
+  test("units a failed give-back could not return are sent again with the next one", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    // A replica whose statements give up after 300 ms waiting for a row lock.
+    const [{ db: dbName }] = await ctx.tdb.sql`select current_database() as db`;
+    await ctx.tdb.sql.unsafe(`alter database "${dbName}" set lock_timeout = '300ms'`);
+    const replica = connect(ctx.tdb.url, { max: 1 });
+    const holder = connect(ctx.tdb.url, { max: 1 });
+    try {
+      await replica.sql`select 1`;
+      await ctx.tdb.sql.unsafe(`alter database "${dbName}" reset lock_timeout`);
+      const leases = quotaLeasesFor(replica.db);
+      expect((await leases.reserve(a.id, 500_000, now)).used).toBe(1);
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+      // Someone holds the row: the give-back times out, and its units are kept.
+      let unlock!: () => void;
+      const locked = new Promise<void>((r) => (unlock = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const tx = holder.sql.begin(async (t) => {
+        await t`select used from usage_counters where account_id = ${a.id} for update`;
+        held();
+        await locked;
+      });
+      await holding;
+      await expect(leases.returnAll()).rejects.toThrow();
+      unlock();
+      await tx;
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+      await leases.returnIdle();
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(1);
+    } finally {
+      await ctx.tdb.sql.unsafe(`alter database "${dbName}" reset lock_timeout`);
+      await Promise.all([replica.sql.end(), holder.sql.end()]);
+    }
+  });
 });

@@ -46,6 +46,8 @@ interface Lease {
 class QuotaLeases {
   private readonly leases = new Map<string, Lease>();
   private readonly pending = new Map<string, Promise<void>>();
+  /** Units a failed give-back still owes to their rows. */
+  private owed: { accountId: string; period: string; units: number }[] = [];
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly db: Db) {}
@@ -149,18 +151,31 @@ class QuotaLeases {
   async returnIdle(nowMs = Date.now()): Promise<void> {
     const idle = [...this.leases].filter(([, l]) => nowMs - l.lastUseMs >= LEASE_IDLE_MS).map(([accountId, lease]) => ({ accountId, lease }));
     for (const { accountId } of idle) this.leases.delete(accountId);
-    if (this.leases.size === 0) this.stopSweeper();
+    if (this.leases.size === 0 && this.owed.length === 0) this.stopSweeper();
     await this.giveBack(idle);
   }
 
+  /**
+   * Gives the unused units of `items` back to their rows, ONE statement. Units a failed statement could not
+   * give back are kept and sent again with the next call (the idle sweep, shutdown), then the error is thrown.
+   */
   private async giveBack(items: { accountId: string; lease: Lease }[]): Promise<void> {
-    const back = items.filter((i) => i.lease.size > i.lease.taken);
+    const back = [...this.owed, ...items.filter((i) => i.lease.size > i.lease.taken).map((i) => ({ accountId: i.accountId, period: i.lease.period, units: i.lease.size - i.lease.taken }))];
+    this.owed = [];
     if (back.length === 0) return;
-    await this.db.$client`
-      with _ as (select set_config('synchronous_commit', 'off', true))
-      update usage_counters u set used = greatest(u.used - b.n, 0)
-      from _, unnest(${back.map((i) => i.accountId)}::text[], ${back.map((i) => i.lease.period)}::text[], ${back.map((i) => i.lease.size - i.lease.taken)}::int[]) as b(a, p, n)
-      where u.account_id = b.a and u.period = b.p`;
+    // Same row order in every replica: two give-backs touching the same rows cannot deadlock.
+    back.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
+    try {
+      await this.db.$client`
+        with _ as (select set_config('synchronous_commit', 'off', true))
+        update usage_counters u set used = greatest(u.used - b.n, 0)
+        from _, unnest(${back.map((i) => i.accountId)}::text[], ${back.map((i) => i.period)}::text[], ${back.map((i) => i.units)}::int[]) as b(a, p, n)
+        where u.account_id = b.a and u.period = b.p`;
+    } catch (err) {
+      this.owed = [...this.owed, ...back];
+      if (this.owed.length > 0) this.startSweeper();
+      throw err;
+    }
   }
 
   private startSweeper(): void {
