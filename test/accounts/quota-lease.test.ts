@@ -149,7 +149,7 @@ describe("quota blocks", () => {
     const a = await ctx.account("business");
     const now = ctx.clock.now();
     // A replica whose statements give up after 300 ms waiting for a row lock.
-    const [{ db: dbName }] = await ctx.tdb.sql`select current_database() as db`;
+    const dbName = String((await ctx.tdb.sql`select current_database() as db`)[0]!.db);
     await ctx.tdb.sql.unsafe(`alter database "${dbName}" set lock_timeout = '300ms'`);
     const replica = connect(ctx.tdb.url, { max: 1 });
     const holder = connect(ctx.tdb.url, { max: 1 });
