@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * Track a shipment
-         * @description Calls the courier's backend, normalises the state and checkpoints, and answers. Couriers with asynchronous backends are polled internally: this can take 10 to 30 seconds. Counts against the monthly quota (only 200 answers count). A successful lookup makes your account follow the shipment: its changes reach your live webhooks. `courier=auto` detects the courier from the number's format and check digit: one fit is tracked (the answer names it in `detected_courier`), several answer 400 COURIER_AMBIGUOUS with `candidates`, none 400 INVALID_TRACKING_NUMBER.
+         * @description Calls the courier's backend, normalises the state and checkpoints, and answers. A delivered, returned or cancelled shipment looked up again shortly after the service last fetched it (within 5 minutes by default) is answered from that fetch (`FetchTime` "0.000"; still counted). Couriers with asynchronous backends are polled internally: this can take 10 to 30 seconds. Counts against the monthly quota (only 200 answers count). A successful lookup makes your account follow the shipment: its changes reach your live webhooks. `courier=auto` detects the courier from the number's format and check digit: one fit is tracked (the answer names it in `detected_courier`), several answer 400 COURIER_AMBIGUOUS with `candidates`, none 400 INVALID_TRACKING_NUMBER.
          */
         get: operations["trackShipment"];
         put?: never;
