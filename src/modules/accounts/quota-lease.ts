@@ -61,13 +61,16 @@ class QuotaLeases {
    */
   reserve(accountId: string, quota: number, nowMs: number): Reservation | Promise<Reservation> {
     const period = periodOf(nowMs);
+    return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period);
+  }
+
+  /** One unit of the block this process holds for the account, month and quota, or undefined. */
+  private take(accountId: string, quota: number, period: string): Reservation | undefined {
     const l = this.leases.get(accountId);
-    if (l && l.period === period && l.quota === quota && l.taken < l.size) {
-      l.taken++;
-      l.lastUseMs = Date.now();
-      return { ok: true, used: l.base + l.taken, period };
-    }
-    return this.reserveSlow(accountId, quota, nowMs, period);
+    if (!l || l.period !== period || l.quota !== quota || l.taken >= l.size) return undefined;
+    l.taken++;
+    l.lastUseMs = Date.now();
+    return { ok: true, used: l.base + l.taken, period };
   }
 
   private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string): Promise<Reservation> {
@@ -84,12 +87,8 @@ class QuotaLeases {
         const granted = await p;
         if (granted !== true) return { ok: false, used: granted, period };
       }
-      const l = this.leases.get(accountId);
-      if (l && l.period === period && l.quota === quota && l.taken < l.size) {
-        l.taken++;
-        l.lastUseMs = Date.now();
-        return { ok: true, used: l.base + l.taken, period };
-      }
+      const taken = this.take(accountId, quota, period);
+      if (taken) return taken;
     }
   }
 
