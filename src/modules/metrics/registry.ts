@@ -68,16 +68,22 @@ const deactivated = new Counter({
 
 /** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */
 export function observeHttp(route: string, method: string, status: number, seconds: number): void {
-  // One child per label set, built once: prom-client's observe(labels, v) costs about twice a child's observe(v).
-  const key = `${route} ${method} ${status}`;
-  let child = httpChildren.get(key);
-  if (!child) {
-    child = http.labels({ route, method, status: String(status) });
-    if (httpChildren.size < 1_000) httpChildren.set(key, child);
-  }
-  child.observe(seconds);
+  childOf(httpChildren, http, `${route} ${method} ${status}`, { route, method, status: String(status) }).observe(seconds);
 }
 const httpChildren = new Map<string, ReturnType<typeof http.labels>>();
+
+/**
+ * The histogram child for one label set, built once and kept under `key` (at most 1,000 per map; past that
+ * a child is built per call): prom-client's observe(labels, v) costs about twice a child's observe(v).
+ */
+function childOf<L extends string>(cache: Map<string, ReturnType<Histogram<L>["labels"]>>, metric: Histogram<L>, key: string, labels: Partial<Record<L, string>>) {
+  let child = cache.get(key);
+  if (!child) {
+    child = metric.labels(labels);
+    if (cache.size < 1_000) cache.set(key, child);
+  }
+  return child;
+}
 
 /**
  * Starts timing one courier backend call; call the returned function with the outcome (`ok` or the failure kind)
@@ -95,13 +101,7 @@ export interface DeliveryObservation {
   enqueued_at: string | Date;
 }
 
-// One latency child per mode, built once (as observeHttp does).
 const latencyChildren = new Map<string, ReturnType<typeof deliveryLatency.labels>>();
-const latencyOf = (mode: string) => {
-  let child = latencyChildren.get(mode);
-  if (!child) latencyChildren.set(mode, (child = deliveryLatency.labels({ mode })));
-  return child;
-};
 
 /**
  * Records one delivery outcome (`pending` after an attempt = retried) and,
@@ -116,7 +116,7 @@ export function observeDelivery(row: DeliveryObservation, outcome: { state: stri
   else pendingAttempts.set(key, { labels: { outcome: state, mode: row.mode }, n: 1 });
   if (state === "delivered") {
     const committed = new Date(row.enqueued_at).getTime();
-    if (Number.isFinite(committed)) latencyOf(row.mode).observe(Math.max(0, nowMs - committed) / 1000);
+    if (Number.isFinite(committed)) childOf(latencyChildren, deliveryLatency, row.mode, { mode: row.mode }).observe(Math.max(0, nowMs - committed) / 1000);
   }
   if (res.deactivated) deactivated.inc();
 }

@@ -35,10 +35,11 @@ function entries(db: Db): Map<string, Entry> {
 export function recentTerminal(db: Db, courier: string, awb: string, nowMs: number, windowMs: number): ShipmentRecord | undefined {
   if (windowMs <= 0) return undefined;
   const m = byPool.get(db);
-  const e = m?.get(courier + " " + awb);
+  const key = courier + " " + awb;
+  const e = m?.get(key);
   if (!e) return undefined;
   if (nowMs - e.fetchedMs < windowMs && nowMs >= e.fetchedMs) return e.record;
-  m!.delete(courier + " " + awb);
+  m!.delete(key);
   return undefined;
 }
 
