@@ -39,7 +39,7 @@ import { selfSignedCertificate } from "../src/http/tls.ts";
 import { newId } from "../src/lib/ids.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix } from "../src/modules/accounts/keys.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
-import { freePort, median, printTable, procRss, type Row } from "./report.ts";
+import { freePort, median, printTable, procCpuMs, procRss, type Row } from "./report.ts";
 import { runWrk, type WrkResult } from "./wrk.ts";
 
 const { values: args } = parseArgs({
@@ -168,20 +168,25 @@ const targets = {
 };
 type Target = keyof typeof targets;
 
-async function measure(t: Target, seconds: number): Promise<WrkResult & { rssPeak: number }> {
+type Measured = WrkResult & { rssPeak: number; cpuUs: number };
+
+/** One wrk run against target `t`: its figures, the target's peak RSS, and its CPU time per request (µs, from /proc). */
+async function measure(t: Target, seconds: number): Promise<Measured> {
   const tg = targets[t];
   let rssPeak = procRss(tg.pid);
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, procRss(tg.pid))), 250);
+  const cpu0 = procCpuMs(tg.pid);
   const r = await runWrk({ base: tg.base, paths: tg.paths, keys: tg.keys, seconds, connections: CONNECTIONS, dir: work });
+  const cpuUs = ((procCpuMs(tg.pid) - cpu0) * 1000) / Math.max(1, r.requests);
   clearInterval(sampler);
-  return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)) };
+  return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)), cpuUs };
 }
 
 console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${DURATION_S} s per target, ${ROUNDS} round(s); TLS on every target`);
 console.log(`service idle RSS ${rssIdle.toFixed(0)} MiB; warming up…`);
 for (const t of Object.keys(targets) as Target[]) await measure(t, 3);
 
-const rounds: Record<Target, (WrkResult & { rssPeak: number })[]> = { bun: [], elysia: [], couriers: [], track: [] };
+const rounds: Record<Target, Measured[]> = { bun: [], elysia: [], couriers: [], track: [] };
 const p1: number[] = [];
 const p2: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
@@ -189,7 +194,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const i = rounds.bun.length - 1;
   p1.push(rounds.couriers[i]!.rps / rounds.elysia[i]!.rps);
   p2.push(rounds.track[i]!.rps / rounds.couriers[i]!.rps);
-  console.log(`round ${r + 1}: ` + (Object.keys(targets) as Target[]).map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
+  console.log(`round ${r + 1}: ` + (Object.keys(targets) as Target[]).map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s (${rounds[t][i]!.cpuUs.toFixed(0)} µs CPU)`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
 }
 const rssLoad = Math.max(...rounds.track.map((x) => x.rssPeak));
 const rssIdleAfter = procRss(service.pid);
@@ -232,13 +237,14 @@ async function childJson(script: string, env: Record<string, string>, pick: (j: 
 }
 
 // ---- the table -------------------------------------------------------------------------------------
-const med = (t: Target, f: (x: WrkResult & { rssPeak: number }) => number) => median(rounds[t].map(f));
+const med = (t: Target, f: (x: Measured) => number) => median(rounds[t].map(f));
 const rows: Row[] = (Object.keys(targets) as Target[]).map((t) => ({
   name: targets[t].name,
   rps: med(t, (x) => x.rps),
   p50: med(t, (x) => x.p50Ms),
   p99: med(t, (x) => x.p99Ms),
   rss: med(t, (x) => x.rssPeak),
+  cpuUs: med(t, (x) => x.cpuUs),
   non2xx: rounds[t].reduce((a, x) => a + x.non2xx + x.socketErrors, 0),
 }));
 const claim = (size: string) => p4?.[`claim_1000_at_${size}`]?.median_ms as number | undefined;
