@@ -19,6 +19,11 @@ const Bool = T.Union([T.Literal("true"), T.Literal("false"), T.Literal("1"), T.L
 const PositiveInt = T.String({ pattern: "^[0-9]+$" });
 const StripePrice = T.String({ pattern: "^price_[A-Za-z0-9_]+$" });
 
+/** Default memory of each argon2id password hash, KiB: `Bun.password`'s own argon2id default (64 MiB). */
+export const DEFAULT_PASSWORD_HASH_MEMORY_KIB = 65_536;
+/** Least memory of an argon2id password hash, KiB: OWASP Password Storage Cheat Sheet's smallest argon2id memory (19 MiB, with t = 2, p = 1). */
+export const MIN_PASSWORD_HASH_MEMORY_KIB = 19_456;
+
 /** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;
 
@@ -71,6 +76,7 @@ export const EnvSchema = T.Object({
   SECRETS_KEY_GENERATE: T.Optional(T.Literal("single-node")),
   SHUTDOWN_GRACE_SECONDS: T.Optional(PositiveInt),
   DB_CONNECT_TIMEOUT_SECONDS: T.Optional(PositiveInt),
+  PASSWORD_HASH_MEMORY_KIB: T.Optional(PositiveInt),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -126,6 +132,11 @@ export const ENV_DOCS: Record<keyof Env, { default: string; description: string 
   STRIPE_PRICE_BUSINESS: { default: "unset", description: "Stripe Price id of the business plan." },
   STRIPE_API_BASE: { default: "unset (api.stripe.com)", description: "Tests only: another Stripe API origin (a loopback twin)." },
   STRIPE_API_CA_FILE: { default: "unset", description: "Tests only: PEM CA of `STRIPE_API_BASE`'s certificate." },
+  PASSWORD_HASH_MEMORY_KIB: {
+    default: "`65536` (64 MiB)",
+    description:
+      "Memory of each argon2id password hash (dashboard sign-up, password change and reset, `admin create-account --password`), KiB; time cost 2, one lane. At least `19456` (19 MiB, OWASP's smallest argon2id setting). A stored hash keeps the parameters it was made with: a change applies to passwords set afterwards. Each sign-in verification holds this much memory while it runs (at most 4 at once).",
+  },
   DB_CONNECT_TIMEOUT_SECONDS: { default: "`60`", description: "At start: how long an unreachable database is retried (with backoff, one log line per try) before the process exits non-zero." },
 };
 

@@ -8,7 +8,7 @@
  * and `main.ts` stops the start with that one line.
  */
 import { Value } from "@sinclair/typebox/value";
-import { EnvSchema, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
+import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
 
 export { ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
 
@@ -76,6 +76,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** How long start-up retries an unreachable database before giving up, seconds. */
   dbConnectTimeoutSeconds: number;
+  /** Memory of each argon2id password hash, KiB (modules/accounts/password.ts). */
+  passwordHashMemoryKib: number;
 }
 
 /**
@@ -165,6 +167,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
   }
+  const passwordHashMemoryKib = int(e.PASSWORD_HASH_MEMORY_KIB, DEFAULT_PASSWORD_HASH_MEMORY_KIB, "PASSWORD_HASH_MEMORY_KIB");
+  if (passwordHashMemoryKib < MIN_PASSWORD_HASH_MEMORY_KIB || passwordHashMemoryKib > 4_194_304)
+    problems.push({ variable: "PASSWORD_HASH_MEMORY_KIB", detail: `must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 (KiB; OWASP's smallest argon2id memory is 19 MiB)` });
   ConfigError.throwIfAny(problems);
 
   return {
@@ -206,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     secretsKeyGenerateSingleNode: e.SECRETS_KEY_GENERATE === "single-node",
     shutdownGraceSeconds: int(e.SHUTDOWN_GRACE_SECONDS, 30, "SHUTDOWN_GRACE_SECONDS"),
     dbConnectTimeoutSeconds: int(e.DB_CONNECT_TIMEOUT_SECONDS, 60, "DB_CONNECT_TIMEOUT_SECONDS"),
+    passwordHashMemoryKib,
   };
 }
 

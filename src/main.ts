@@ -36,6 +36,7 @@ import { outboxEventSink } from "./modules/webhooks/outbox.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 import { settleWithin } from "./lib/settle.ts";
+import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
@@ -61,6 +62,7 @@ try {
   process.exit(1);
 }
 const log = createLogger(config.logLevel, SERVICE);
+setPasswordHashMemory(config.passwordHashMemoryKib);
 
 async function start(): Promise<void> {
   const clock = systemClock;

@@ -11,6 +11,7 @@ import { ConfigError, configFromProcess } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
+import { setPasswordHashMemory } from "../modules/accounts/password.ts";
 import { runAdmin, UsageError, type Args } from "./commands.ts";
 
 export const USAGE = `Usage: bun run admin <command> [arguments] [flags]
@@ -74,6 +75,7 @@ if (import.meta.main) {
     if (command === "help") process.stdout.write(USAGE);
     else {
       const config = configFromProcess();
+      setPasswordHashMemory(config.passwordHashMemoryKib);
       database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: createLogger("silent"), max: 2 });
       await migrateDatabase(database.url);
       console.log(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), config.publicBaseUrl)));

@@ -11,6 +11,7 @@ import { authenticateCached, notifyAccountChanged } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix, looksLikeApiKey } from "./keys.ts";
 import { periodOf } from "./quota.ts";
 import { rateCounterFor } from "./rate-counter.ts";
+import { hashPassword } from "./password.ts";
 
 export type Account = typeof accounts.$inferSelect;
 export type AccountStatus = "active" | "needs_attention";
@@ -33,11 +34,11 @@ export function normaliseEmail(email: string): string {
 
 /**
  * Creates an account. The password, when given, is hashed with argon2id
- * (`Bun.password`; spec-map Decisions: Accounts).
+ * ({@link hashPassword}; spec-map Decisions: Accounts).
  * @throws EmailTakenError when the email is already registered.
  */
 export async function createAccount(db: DbOrTx, input: { email: string; password?: string; plan?: PlanId }): Promise<Account> {
-  const passwordHash = input.password ? await Bun.password.hash(input.password, { algorithm: "argon2id" }) : null;
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
   const rows = await db
     .insert(accounts)
     .values({ id: newId("acc"), email: normaliseEmail(input.email), passwordHash, plan: input.plan ?? "free" })

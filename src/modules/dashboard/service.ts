@@ -10,6 +10,7 @@ import { createAccount, EmailTakenError, findAccountByEmail, normaliseEmail } fr
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
 import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/signin-throttle.ts";
 import { VerifyGate } from "./verify-gate.ts";
+import { dummyPasswordHash, verifyPassword } from "../accounts/password.ts";
 
 export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIGNIN_WINDOW_MS } from "../accounts/signin-throttle.ts";
 
@@ -18,7 +19,7 @@ export const SIGNUP_MAX_PER_IP = 10;
 /** The sign-up limit's window, ms (one hour, fixed). */
 export const SIGNUP_WINDOW_MS = 3_600_000;
 
-/** Checks a password against an argon2id hash (default `Bun.password.verify`; tests wrap it to count calls). */
+/** Checks a password against an argon2id hash (default {@link verifyPassword}; tests wrap it to count calls). */
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
 
 /** The process-wide limits on password hashing work the sign-in and sign-up paths share. */
@@ -28,13 +29,12 @@ export interface PasswordWork {
 }
 
 /** A gate with the default limits and the real verifier. */
-export const defaultPasswordWork = (): PasswordWork => ({ gate: new VerifyGate(), verify: (p, h) => Bun.password.verify(p, h) });
+export const defaultPasswordWork = (): PasswordWork => ({ gate: new VerifyGate(), verify: verifyPassword });
 
 type Deps = Pick<AppDeps, "db" | "clock"> & { work: PasswordWork };
 
-let dummyHash: Promise<string> | undefined;
 /** An argon2id hash to verify against when the email is unknown, so both paths cost the same. */
-const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), { algorithm: "argon2id" }));
+const dummy = dummyPasswordHash;
 
 export type SignInResult = { ok: true; accountId: string } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 

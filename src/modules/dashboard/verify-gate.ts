@@ -1,6 +1,6 @@
 /**
  * A bounded gate for password hashing work. Each argon2id hash or verify
- * with `Bun.password`'s defaults allocates 64 MiB for its duration, so a
+ * allocates the hash's memory (PASSWORD_HASH_MEMORY_KIB, 64 MiB by default) for its duration, so a
  * burst of sign-ins must not run them all at once: the gate admits at most
  * `global` at a time in this process and at most `perAccount` for one
  * account. A caller beyond that waits in a short FIFO queue (at most
@@ -23,7 +23,7 @@ export interface VerifyGateOptions {
   maxWaitMs: number;
 }
 
-/** Defaults: 4 × 64 MiB at most in flight; a caller waits up to 2 s behind at most 32 others. */
+/** Defaults: 4 hashes (4 × 64 MiB at the default memory) at most in flight; a caller waits up to 2 s behind at most 32 others. */
 export const DEFAULT_VERIFY_GATE: VerifyGateOptions = { global: 4, perAccount: 2, maxWaiting: 32, maxWaitMs: 2_000 };
 
 /** Ends a held slot; calling it twice is harmless. */

@@ -11,16 +11,17 @@ import type { Db, DbOrTx } from "../../../db/client.ts";
 import { accounts, sessions } from "../../../db/schema/index.ts";
 import { deleteAccountRow, setEmail, setPasswordHash } from "../../accounts/profile.ts";
 import { EmailTakenError, findAccount, normaliseEmail } from "../../accounts/service.ts";
+import { hashPassword, verifyPassword } from "../../accounts/password.ts";
 import { deleteUnfollowedShipments, followedShipmentIds } from "../../tracking/follows.ts";
 
-/** argon2id, as at sign-up (`Bun.password`). */
-const hash = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
+/** argon2id, as at sign-up. */
+const hash = hashPassword;
 
 /** True when `password` is the account's password (false for an account without one). */
 export async function checkPassword(db: DbOrTx, accountId: string, password: string): Promise<boolean> {
   const acc = await findAccount(db, accountId);
   if (!acc?.passwordHash || password.length === 0) return false;
-  return Bun.password.verify(password, acc.passwordHash);
+  return verifyPassword(password, acc.passwordHash);
 }
 
 /**

@@ -1,0 +1,50 @@
+/**
+ * Password hashing: argon2id through `Bun.password` (spec-map Decisions: Accounts), with the memory cost
+ * an operator sets in `PASSWORD_HASH_MEMORY_KIB` (docs/deployment.md). Time cost 2, one lane: the OWASP
+ * Password Storage Cheat Sheet's argon2id configurations at m ≥ 19 MiB. A stored hash carries the
+ * parameters it was made with, so verification works whatever the setting is now; a change applies to
+ * passwords set from then on.
+ *
+ * The setting is process-wide, like the hashing cost of any web framework: the start-up code (main.ts, the
+ * admin CLI) calls {@link setPasswordHashMemory} once with the configured value.
+ */
+
+import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";
+
+export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB };
+/** argon2id passes over memory (OWASP: t = 2 at 19 MiB). */
+const TIME_COST = 2;
+
+let memoryKib = DEFAULT_PASSWORD_HASH_MEMORY_KIB;
+let dummy: { kib: number; hash: Promise<string> } | undefined;
+
+/**
+ * Sets the memory of every later hash, KiB.
+ * @throws RangeError below {@link MIN_PASSWORD_HASH_MEMORY_KIB} or above 4 GiB (config.ts refuses such values at start).
+ */
+export function setPasswordHashMemory(kib: number): void {
+  if (!Number.isSafeInteger(kib) || kib < MIN_PASSWORD_HASH_MEMORY_KIB || kib > 4_194_304) throw new RangeError(`password hash memory must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 KiB`);
+  memoryKib = kib;
+}
+
+/** Memory of the next hash, KiB. */
+export const passwordHashMemory = (): number => memoryKib;
+
+/** The argon2id hash of `password` (PHC string `$argon2id$v=19$m=…,t=2,p=1$…`). */
+export function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: "argon2id", memoryCost: memoryKib, timeCost: TIME_COST });
+}
+
+/** True when `password` matches `hash` (any argon2 or bcrypt PHC string `Bun.password` knows). */
+export function verifyPassword(password: string, hash: string): Promise<boolean> {
+  return Bun.password.verify(password, hash);
+}
+
+/**
+ * A hash of a random password with the current parameters, made once per setting: sign-in verifies against
+ * it when the email is unknown, so an unknown email costs what a wrong password costs.
+ */
+export function dummyPasswordHash(): Promise<string> {
+  if (dummy?.kib !== memoryKib) dummy = { kib: memoryKib, hash: hashPassword(crypto.randomUUID()) };
+  return dummy.hash;
+}
