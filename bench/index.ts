@@ -168,18 +168,31 @@ const targets = {
 };
 type Target = keyof typeof targets;
 
-type Measured = WrkResult & { rssPeak: number; cpuUs: number };
+type Measured = WrkResult & { rssPeak: number; cpuUs: number; dbCpuUs: number };
 
-/** One wrk run against target `t`: its figures, the target's peak RSS, and its CPU time per request (µs, from /proc). */
+/** CPU time (ms) of every PostgreSQL backend connected to the bench database now, by pid. */
+async function dbBackendsCpu(): Promise<Map<number, number>> {
+  const rows = await tdb.sql`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  return new Map(rows.map((r) => [r.pid as number, procCpuMs(r.pid as number)]));
+}
+
+/**
+ * One wrk run against target `t`: its figures, the target's peak RSS, its CPU time per request and the
+ * bench database's backends' CPU time per request (µs, from /proc; PostgreSQL runs on this machine).
+ */
 async function measure(t: Target, seconds: number): Promise<Measured> {
   const tg = targets[t];
   let rssPeak = procRss(tg.pid);
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, procRss(tg.pid))), 250);
   const cpu0 = procCpuMs(tg.pid);
+  const db0 = await dbBackendsCpu();
   const r = await runWrk({ base: tg.base, paths: tg.paths, keys: tg.keys, seconds, connections: CONNECTIONS, dir: work });
-  const cpuUs = ((procCpuMs(tg.pid) - cpu0) * 1000) / Math.max(1, r.requests);
+  const per = (ms: number) => (ms * 1000) / Math.max(1, r.requests);
+  const cpuUs = per(procCpuMs(tg.pid) - cpu0);
+  let dbMs = 0;
+  for (const [pid, ms] of await dbBackendsCpu()) dbMs += ms - (db0.get(pid) ?? 0);
   clearInterval(sampler);
-  return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)), cpuUs };
+  return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)), cpuUs, dbCpuUs: per(dbMs) };
 }
 
 console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${DURATION_S} s per target, ${ROUNDS} round(s); TLS on every target`);
@@ -194,7 +207,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const i = rounds.bun.length - 1;
   p1.push(rounds.couriers[i]!.rps / rounds.elysia[i]!.rps);
   p2.push(rounds.track[i]!.rps / rounds.couriers[i]!.rps);
-  console.log(`round ${r + 1}: ` + (Object.keys(targets) as Target[]).map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s (${rounds[t][i]!.cpuUs.toFixed(0)} µs CPU)`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
+  console.log(`round ${r + 1}: ` + (Object.keys(targets) as Target[]).map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s (${rounds[t][i]!.cpuUs.toFixed(0)} + ${rounds[t][i]!.dbCpuUs.toFixed(0)} µs CPU)`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
 }
 const rssLoad = Math.max(...rounds.track.map((x) => x.rssPeak));
 const rssIdleAfter = procRss(service.pid);
@@ -245,6 +258,7 @@ const rows: Row[] = (Object.keys(targets) as Target[]).map((t) => ({
   p99: med(t, (x) => x.p99Ms),
   rss: med(t, (x) => x.rssPeak),
   cpuUs: med(t, (x) => x.cpuUs),
+  dbCpuUs: med(t, (x) => x.dbCpuUs),
   non2xx: rounds[t].reduce((a, x) => a + x.non2xx + x.socketErrors, 0),
 }));
 const claim = (size: string) => p4?.[`claim_1000_at_${size}`]?.median_ms as number | undefined;
