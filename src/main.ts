@@ -27,6 +27,7 @@ import { loadTls } from "./http/tls.ts";
 import { ensureDevAccount } from "./modules/accounts/dev-account.ts";
 import { devPasswordLink } from "./modules/accounts/password-links.ts";
 import { quotaLeasesFor } from "./modules/accounts/quota-lease.ts";
+import { rateCounterFor } from "./modules/accounts/rate-counter.ts";
 import { ADAPTERS } from "./modules/couriers/adapters/index.ts";
 import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./modules/couriers/registry.ts";
 import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
@@ -158,6 +159,8 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
   await step("internal port", () => running.admin?.stop());
   // Unused quota units this process holds go back to their accounts (accounts/quota-lease.ts).
   await step("quota blocks", () => (running.database ? quotaLeasesFor(running.database.db).returnAll() : undefined));
+  // Requests counted in this process's per-minute windows and not yet written (accounts/rate-counter.ts).
+  await step("rate windows", () => (running.database ? rateCounterFor(running.database.db).flush() : undefined));
   // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
   await step("database", () => running.database?.close());
 }

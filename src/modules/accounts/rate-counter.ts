@@ -14,19 +14,25 @@
  * replicas, a replica decides on the others' counts as of its own last flush
  * for that window, and it flushes within one interval after any request. So
  * an account can get past its limit by at most what each OTHER replica admits
- * for it before that replica's next flush (≈ one interval, 200 ms, plus a
- * round trip, of that account's traffic there) — with one replica, never.
- * A request refused with 429 still counts in the window, as before. Counts
- * pending when a process dies (≤ one interval) are lost, which can only
- * admit more, never refuse wrongly.
+ * for it before that replica's next flush (≈ one interval, 1 s, plus a
+ * round trip, of that account's traffic there; 1/60 of the window at a steady
+ * rate) — with one replica, never.
+ * A request refused with 429 still counts in the window, as before. A
+ * stopping process writes its pending counts (main.ts, "rate windows");
+ * counts pending when a process dies (≤ one interval) are lost, which can
+ * only admit more, never refuse wrongly.
  *
  * Cost: one upsert row per active account per interval (not per request).
+ * That row, not the request, is what the database pays for: with many
+ * accounts each sending a few requests a second, a 200 ms interval cost
+ * PostgreSQL about as much CPU per request as the whole key gate costs the
+ * service (`bun run bench`, "DB µs/req"), so the interval is 1 s.
  */
 import type { Db } from "../../db/client.ts";
 import { RATE_LIMIT_WINDOW_MS } from "./rate-limit.ts";
 
 /** Longest time a count waits before it is written, ms. */
-export const FLUSH_INTERVAL_MS = 200;
+export const FLUSH_INTERVAL_MS = 1_000;
 
 interface Window {
   accountId: string;
@@ -43,6 +49,7 @@ class RateCounter {
   private readonly windows = new Map<string, Window>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushing = false;
+  private inflight: Promise<void> | undefined;
 
   constructor(private readonly db: Db) {}
 
@@ -63,13 +70,20 @@ class RateCounter {
     this.timer.unref?.();
   }
 
-  /** Writes every pending count in one statement and learns the windows' totals. */
+  /**
+   * Writes every pending count in one statement and learns the windows' totals. A call while a flush is
+   * in flight waits for it, then writes what is still pending: when it resolves, every count made before
+   * the call is written (or kept for the next flush if the database failed).
+   */
   async flush(): Promise<void> {
+    while (this.inflight) await this.inflight;
+    clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.flushing) return;
     const batch = [...this.windows.values()].filter((w) => w.pending > 0);
     if (batch.length === 0) return;
     this.flushing = true;
+    let done!: () => void;
+    this.inflight = new Promise<void>((r) => (done = r));
     // Same order in every replica: two flushes touching the same rows cannot deadlock.
     batch.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.startMs - b.startMs));
     for (const w of batch) [w.sending, w.pending] = [w.pending, 0];
@@ -90,6 +104,8 @@ class RateCounter {
       for (const w of batch) [w.pending, w.sending] = [w.pending + w.sending, 0];
     } finally {
       this.flushing = false;
+      this.inflight = undefined;
+      done();
       this.forgetOld();
       if ([...this.windows.values()].some((w) => w.pending > 0)) this.schedule();
     }
