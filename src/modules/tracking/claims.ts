@@ -48,16 +48,17 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
   const bucketStart = new Date(nowMs - ((nowMs - BUCKET_ORIGIN_MS) % DUE_BUCKET_MS)).toISOString();
   const bucket = sql.unsafe(BUCKET_SQL);
   // Why this shape (the cost of a claim must not grow with the number of shipments):
-  // - The schedule is its own narrow table: a claim stamps rows of about 100 bytes that hold nothing
-  //   but the schedule, not rows of the wide `shipments` table (about 12 to a page), so the pages a
-  //   claim dirties and reads are few and stay in shared_buffers however many shipments are stored.
-  //   courier and tracking_number are copies: the claim answers without reading `shipments`.
+  // - The schedule is its own narrow table: a claim locks and stamps rows of about 100 bytes (about 55
+  //   to a page at fillfactor 70) that hold nothing but the schedule, not rows of the wide `shipments`
+  //   table (about 12 to a page), and never reads or writes `shipments`: courier and tracking_number
+  //   are copies.
   // - Two walks, the second only if the first comes back short (Limit over Append stops pulling):
   //   `past` takes rows from 15-minute buckets that ended before now, oldest bucket first, through
-  //   recheck_queue_due_bucket_idx. Equal btree keys are kept in heap order, so 1,000 rows of a backlog
-  //   come from a few dozen pages, where exact due order would dirty one page per row. `cur` takes the
-  //   current bucket's due rows in exact due order through recheck_queue_due_idx, so nothing due waits
-  //   for its bucket to end.
+  //   recheck_queue_due_bucket_idx. Equal btree keys are kept in heap order, so the rows of one bucket
+  //   are taken a page at a time: 1,000 rows of a backlog come from about 1,000 ÷ (rows of that bucket
+  //   per page) pages, where exact due order would dirty one page per row. `cur` takes the current
+  //   bucket's due rows in exact due order through recheck_queue_due_idx, so nothing due waits for its
+  //   bucket to end.
   // - FOR UPDATE SKIP LOCKED: concurrent claimers (any number of processes) take disjoint rows instead
   //   of queueing on each other; a row locked by recordFetch (a /v1/track lookup rescheduling it) is
   //   skipped this round.
@@ -66,14 +67,17 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
   //   the due range while leased, and `lease_until <= now` skips it: later claims step over the rows
   //   held right now (bounded by maxHeld per process). When a claimer dies, its lease runs out and the
   //   same predicate makes the row claimable again: the stale-lease reset.
-  // - `shipment_id = any(array(...))`: the claimed ids drive primary-key probes; a join lets the planner
-  //   pick a hash join over a sequential scan of the whole table on small tables.
+  // - `ctid = any(array(...))`: the locked rows are updated where they lie (a TID scan), with no
+  //   primary-key probe per row (three index pages each, mostly outside shared_buffers on a large
+  //   table). The rows stay locked until the statement ends, so their ctids cannot change under it. A
+  //   row another transaction rescheduled after this statement started is locked in its new version,
+  //   which this statement's snapshot does not see: it is left unclaimed this round, like a skipped one.
   const rows = await sql`
     update recheck_queue q
     set lease_until = ${lease}, lease_owner = ${owner}
-    where q.shipment_id = any(array(
-      select shipment_id from (
-        select shipment_id from recheck_queue
+    where q.ctid = any(array(
+      select ctid from (
+        select ctid from recheck_queue
         where ${bucket} < ${bucketStart}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
@@ -82,8 +86,8 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
         for update skip locked
       ) past
       union all
-      select shipment_id from (
-        select shipment_id from recheck_queue
+      select ctid from (
+        select ctid from recheck_queue
         where due_at >= ${bucketStart} and due_at <= ${now}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
