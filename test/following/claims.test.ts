@@ -8,7 +8,7 @@ import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
-import { DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
+import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
 import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, releaseClaims, runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
@@ -157,6 +157,25 @@ describe("claim order and cost", () => {
     expect(new Date(row[0]!.due_at).getTime()).toBe(at.old1);
     // Once the leases run out, every one of them is claimable again (the stale-lease reset).
     expect((await claimDueShipments(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
+    await unscheduleRows(ctx, ids);
+  });
+
+  test("the oldest bucket holds at least 7.5 minutes of the backlog, whatever the bucket boundaries; a row due 11 minutes after the oldest waits", async () => {
+    await unscheduleRows(ctx);
+    const boundary = ctx.clock.now() - ((ctx.clock.now() - Date.UTC(2000, 0, 1)) % DUE_BUCKET_MS) + DUE_BUCKET_MS;
+    ctx.clock.set(boundary + 40 * 60_000);
+    const now = ctx.clock.now();
+    // The backlog starts one minute before a boundary of the first grid: its oldest bucket there holds one minute.
+    const at = { a: boundary - 60_000, c: boundary + 10 * 60_000, b: boundary + 5 * 60_000, d: boundary + 20 * 60_000 };
+    expect([bucketGrid(at.a), bucketGrid(at.b), bucketGrid(boundary)]).toEqual([1, 0, 0]);
+    const names = Object.keys(at) as (keyof typeof at)[];
+    // Stored in the order a, c, b, d: within a bucket, rows come in storage order.
+    const ids = await seedMany(ctx, growth.id, names.map((_, i) => ["delhivery", `5${String(i).padStart(11, "0")}1`] as const));
+    for (const [i, name] of names.entries()) await setDue(ctx, [ids[i]!], at[name]);
+    const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
+    // With the first grid alone the claim would take a, then c (stored before b in the next bucket).
+    expect((await claimDueShipments(ctx.tdb.db, now, 2, 60_000, "grid")).map((r) => nameOf(r.tracking_number))).toEqual(["a", "b"]);
+    expect((await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "grid")).map((r) => nameOf(r.tracking_number))).toEqual(["c", "d"]);
     await unscheduleRows(ctx, ids);
   });
 

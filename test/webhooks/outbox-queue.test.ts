@@ -51,7 +51,7 @@ describe("HOT updates", () => {
 
   test("no index on the re-check schedule covers the lease; shipments carries no schedule at all", async () => {
     const idx = await indexedColumns("recheck_queue");
-    expect([...idx.keys()].sort()).toEqual(["recheck_queue_due_bucket_idx", "recheck_queue_due_idx", "recheck_queue_pkey"]);
+    expect([...idx.keys()].sort()).toEqual(["recheck_queue_due_bucket_idx", "recheck_queue_due_bucket_offset_idx", "recheck_queue_due_idx", "recheck_queue_pkey"]);
     for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
     const cols = await ctx.tdb.sql`select count(*)::int as n from information_schema.columns where table_name = 'shipments' and column_name in ('next_check_at', 'lease_until', 'lease_owner', 'recheck_failures')`;
     expect(cols[0]!.n).toBe(0);

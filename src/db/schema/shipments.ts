@@ -73,7 +73,10 @@ export const recheckQueue = pgTable(
     index("recheck_queue_due_idx").on(t.dueAt),
     // The same rows by 15-minute due bucket: equal keys sit in storage order, so a claim that
     // drains an overdue backlog touches a few pages, not one page per row (modules/tracking/claims.ts).
+    // Two grids, the second offset by half a bucket: a claim walks the one in which the oldest due row
+    // sits in the first half of its bucket, so that bucket holds at least 7.5 minutes of due times.
     index("recheck_queue_due_bucket_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`),
+    index("recheck_queue_due_bucket_offset_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`),
   ],
 );
 

@@ -25,14 +25,32 @@ export interface ClaimedShipment {
  * Width of the due buckets an overdue backlog is claimed in. Rows of one bucket are taken in storage
  * order, not in exact due order: 15 minutes is well inside the schedule's own ± 10 % jitter at the
  * default 8-hour interval (spec "What the service does": re-checks on a schedule; RECHECK_INTERVAL_SECONDS).
- * BUCKET_SQL must be the expression of `recheck_queue_due_bucket_idx` (migration 0010): the planner matches it.
  */
 export const DUE_BUCKET_MS = 15 * 60_000;
-const BUCKET_ORIGIN_MS = Date.UTC(2000, 0, 1);
-const BUCKET_SQL = "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')";
+/**
+ * The two bucket grids: origins in ms since the epoch, and their expressions, which must be those of
+ * `recheck_queue_due_bucket_idx` and `recheck_queue_due_bucket_offset_idx` (migration 0010): the planner
+ * matches them. The second grid is offset by half a bucket (see {@link bucketGrid}).
+ */
+const GRIDS = [
+  { originMs: Date.UTC(2000, 0, 1), sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')" },
+  { originMs: Date.UTC(2000, 0, 1) + DUE_BUCKET_MS / 2, sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:07:30+00')" },
+] as const;
 
 /**
- * Claims up to `limit` shipments due at `nowMs` for `leaseMs`, in one statement on `recheck_queue`.
+ * The grid (0 or 1) a claim walks: the one in which the oldest claimable row, due at `oldestMs` (ms since
+ * the epoch), sits in the first half of its bucket, so that the oldest bucket holds at least 7.5 minutes of
+ * due times. With one grid, a backlog that began just before a bucket boundary makes its oldest bucket a
+ * thin slice of due times, one or two rows to a page, and each claim of it touches up to a page per row
+ * (docs/rechecks.md, "Two bucket grids").
+ */
+export function bucketGrid(oldestMs: number): 0 | 1 {
+  return (oldestMs - GRIDS[0].originMs) % DUE_BUCKET_MS < DUE_BUCKET_MS / 2 ? 0 : 1;
+}
+
+/**
+ * Claims up to `limit` shipments due at `nowMs` for `leaseMs`, in one statement on `recheck_queue` (after
+ * one read of the oldest claimable due time, which picks the bucket grid and skips the claim when nothing is due).
  * Units: `nowMs` ms since the epoch; `leaseMs` ms. `owner` names the claiming
  * process (kept in `lease_owner`, checked again when a failure is recorded).
  * `excludeCouriers`: courier slugs not to claim now (their lane is full).
@@ -44,17 +62,23 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
   const now = new Date(nowMs).toISOString();
   const lease = new Date(nowMs + leaseMs).toISOString();
   const exclude = opts.excludeCouriers?.length ? sql`and courier not in ${sql(opts.excludeCouriers as string[])}` : sql``;
+  const [oldest] = await sql`
+    select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_queue
+    where due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
+    order by due_at limit 1`;
+  if (!oldest) return [];
+  const grid = GRIDS[bucketGrid(oldest.ms as number)];
   // Start of the bucket holding `now` (what date_bin returns for it).
-  const bucketStart = new Date(nowMs - ((nowMs - BUCKET_ORIGIN_MS) % DUE_BUCKET_MS)).toISOString();
-  const bucket = sql.unsafe(BUCKET_SQL);
+  const bucketStart = new Date(nowMs - ((nowMs - grid.originMs) % DUE_BUCKET_MS)).toISOString();
+  const bucket = sql.unsafe(grid.sql);
   // Why this shape (the cost of a claim must not grow with the number of shipments):
   // - The schedule is its own narrow table: a claim locks and stamps rows of about 100 bytes (about 55
   //   to a page at fillfactor 70) that hold nothing but the schedule, not rows of the wide `shipments`
   //   table (about 12 to a page), and never reads or writes `shipments`: courier and tracking_number
   //   are copies.
   // - Two walks, the second only if the first comes back short (Limit over Append stops pulling):
-  //   `past` takes rows from 15-minute buckets that ended before now, oldest bucket first, through
-  //   recheck_queue_due_bucket_idx. Equal btree keys are kept in heap order, so the rows of one bucket
+  //   `past` takes rows from 15-minute buckets that ended before now, oldest bucket first, through the
+  //   grid's bucket index. Equal btree keys are kept in heap order, so the rows of one bucket
   //   are taken a page at a time: 1,000 rows of a backlog come from about 1,000 ÷ (rows of that bucket
   //   per page) pages, where exact due order would dirty one page per row. `cur` takes the current
   //   bucket's due rows in exact due order through recheck_queue_due_idx, so nothing due waits for its
