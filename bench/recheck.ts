@@ -59,26 +59,33 @@ export interface RecheckBenchOptions {
 const fmt = (n: number, d = 1) => n.toLocaleString("en-US", { maximumFractionDigits: d });
 
 /**
- * Adds shipments [from, to) in one statement (plus one for their follows): five backends in turn,
- * numbers valid for each courier's format ending in 1 (sandbox: in transit), stored as pending and
- * last checked, due at some instant in the past hour.
+ * Adds shipments [from, to) in one statement (plus one for their follows and one for their rows in
+ * the re-check schedule): five backends in turn, numbers valid for each courier's format ending in 1
+ * (sandbox: in transit), stored as pending and last checked, due at some instant in the past hour.
  */
 async function grow(sql: postgres.Sql, accountId: string, from: number, to: number): Promise<number> {
   const t = performance.now();
   await sql`
-    insert into shipments (id, courier, tracking_number, state, followers, last_checked_at, next_check_at)
+    insert into shipments (id, courier, tracking_number, state, followers, last_checked_at)
     select 'shp_bench' || lpad(i::text, 23, '0'), c.slug,
            case c.slug when 'delhivery' then lpad(i::text, 12, '0') || '1'
                        when 'bluedart' then lpad(i::text, 10, '0') || '1'
                        when 'dhl' then lpad(i::text, 10, '0') || '1'
                        when 'ecomexpress' then lpad(i::text, 11, '0') || '1'
                        else lpad(i::text, 13, '0') || '1' end,
-           'pending', 1, now(), now() - random() * interval '1 hour'
+           'pending', 1, now()
     from generate_series(${from}::int, ${to - 1}::int) i
     cross join lateral (select (array['delhivery','bluedart','dhl','ecomexpress','xpressbees'])[1 + i % 5] as slug) c
   `;
   await sql`insert into follows (account_id, shipment_id) select ${accountId}, 'shp_bench' || lpad(i::text, 23, '0') from generate_series(${from}::int, ${to - 1}::int) i`;
+  await sql`
+    insert into recheck_queue (shipment_id, courier, tracking_number, due_at)
+    select s.id, s.courier, s.tracking_number, now() - random() * interval '1 hour'
+    from generate_series(${from}::int, ${to - 1}::int) i join shipments s on s.id = 'shp_bench' || lpad(i::text, 23, '0')
+    order by i
+  `;
   await sql`analyze shipments`;
+  await sql`analyze recheck_queue`;
   return performance.now() - t;
 }
 
@@ -89,7 +96,7 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
 function explaining(tx: postgres.TransactionSql, out: string[]): Db {
   const call = tx as unknown as (...a: unknown[]) => Promise<Record<string, unknown>[]>;
   const client = (strings: TemplateStringsArray | unknown, ...values: unknown[]) => {
-    if (!Array.isArray(strings) || !/^\s*update shipments/.test(String(strings[0]))) return call(strings, ...values);
+    if (!Array.isArray(strings) || !/^\s*update recheck_queue/.test(String(strings[0]))) return call(strings, ...values);
     const s = [`explain (analyze, buffers, wal) ${strings[0]}`, ...strings.slice(1)];
     return call(Object.assign(s, { raw: s }), ...values).then((rows) => (out.push(...rows.map((r) => String(r["QUERY PLAN"]))), []));
   };
@@ -127,7 +134,7 @@ async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost> {
   const text = plan.join("\n");
   const top = plan.slice(0, 3).join(" ");
   const num = (re: RegExp) => Number(re.exec(top)?.[1] ?? 0);
-  const index = [...new Set([...text.matchAll(/Index Scan using (shipments_due\w*)/g)].map((m) => m[1]!))].join("+") || "none";
+  const index = [...new Set([...text.matchAll(/Index Scan using (recheck_queue_due\w*)/g)].map((m) => m[1]!))].join("+") || "none";
   return {
     median_ms: +times[times.length >> 1]!.toFixed(2),
     min_ms: +times[0]!.toFixed(2),
@@ -224,7 +231,7 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
     // ---- 3. event emission without couriers ------------------------------------------------------
     if (opts.emission ?? true) {
       const EMIT_N = 5_000;
-      const pending = (await sql`select courier, tracking_number from shipments where state = 'pending' and next_check_at is not null limit ${EMIT_N}`) as unknown as { courier: string; tracking_number: string }[];
+      const pending = (await sql`select s.courier, s.tracking_number from shipments s join recheck_queue q on q.shipment_id = s.id where s.state = 'pending' limit ${EMIT_N}`) as unknown as { courier: string; tracking_number: string }[];
       const at = new Date(Date.now() - 60_000).toISOString();
       const snap: TrackingSnapshot = {
         checkpoints: [{ state: "in_transit", subStatus: "picked_up", activity: "Picked up", location: "Mumbai", localDate: at.slice(0, 10), localTime: at.slice(11, 16), at, rawCode: "UD", rawStatus: "Picked Up", remark: null }],

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";
-import { accounts, apiKeys, follows, shipments } from "../../src/db/schema/index.ts";
+import { accounts, apiKeys, follows, recheckQueue, shipments } from "../../src/db/schema/index.ts";
 import { corePlugin } from "../../src/http/core.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
@@ -139,8 +139,9 @@ describe("tracked shipments", () => {
     const awb = `<svg/onload=alert(1)>${Date.now()}`;
     await ctx.tdb.db.insert(shipments).values({
       id, courier: "delhivery", trackingNumber: awb, state: "in_transit", mostRecentStatus: "In transit", followers: 1,
-      lastCheckedAt: new Date(Date.UTC(2026, 10, 5, 8, 0)), nextCheckAt: new Date(Date.UTC(2026, 10, 5, 16, 0)),
+      lastCheckedAt: new Date(Date.UTC(2026, 10, 5, 8, 0)),
     });
+    await ctx.tdb.db.insert(recheckQueue).values({ shipmentId: id, courier: "delhivery", trackingNumber: awb, dueAt: new Date(Date.UTC(2026, 10, 5, 16, 0)) });
     await ctx.tdb.db.insert(follows).values({ accountId: await accountId(aliceEmail), shipmentId: id });
     const [, html] = await alice.get("/dashboard/shipments");
     expect(html).toContain("&lt;svg/onload=alert(1)&gt;");

@@ -8,12 +8,12 @@ import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
-import { DUE_BUCKET_MS } from "../../src/modules/tracking/claims.ts";
-import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
+import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, releaseClaims, runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, shipmentRow, track } from "./helpers.ts";
+import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, setDue, shipmentRow, track, unscheduleRows } from "./helpers.ts";
 
 let ctx: TestContext;
 let growth: { id: string; key: string };
@@ -63,7 +63,7 @@ describe("claims shared through Postgres", () => {
       expect(await eventsOf(ctx, row.id)).toEqual(["tracking.in_transit/in_transit", "tracking.updated/in_transit", "tracking.updated/in_transit"]);
     }
     // Out of the way of the next tests.
-    await ctx.tdb.sql`update shipments set next_check_at = null where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
+    await ctx.tdb.sql`delete from recheck_queue where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
   }, 30_000);
 
   test("a lease left by a killed process is re-claimed after it expires; the change is emitted once", async () => {
@@ -111,7 +111,9 @@ describe("claims shared through Postgres", () => {
     await r.stop({ timeout: 5_000 });
     const stats = await drained;
     expect(stats.claimed).toBeGreaterThanOrEqual(10);
-    const rows = await ctx.tdb.sql`select lease_owner, next_check_at <= ${new Date(ctx.clock.now()).toISOString()} as due from shipments where tracking_number like '8%5'`;
+    const rows = await ctx.tdb.sql`
+      select q.lease_owner, q.due_at <= ${new Date(ctx.clock.now()).toISOString()} as due
+      from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number like '8%5'`;
     // One was in flight (recorded as a failure, backed off); the queued ones are due again with no lease.
     expect(rows.filter((x) => x.lease_owner === "stopping")).toEqual([]);
     expect(rows.filter((x) => x.due).length).toBeGreaterThanOrEqual(9);
@@ -121,7 +123,7 @@ describe("claims shared through Postgres", () => {
 describe("claim order and cost", () => {
   test("an overdue backlog is claimed oldest 15-minute bucket first, then the current bucket in due order; nothing not yet due; leased rows are skipped", async () => {
     // Only this test's rows are scheduled.
-    await ctx.tdb.sql`update shipments set next_check_at = null, lease_until = null, lease_owner = null`;
+    await unscheduleRows(ctx);
     // Five seconds into the next bucket (buckets start at multiples of 15 minutes from 2000-01-01 UTC).
     const bucketStart = ctx.clock.now() - ((ctx.clock.now() - Date.UTC(2000, 0, 1)) % DUE_BUCKET_MS) + DUE_BUCKET_MS;
     ctx.clock.set(bucketStart + 5_000);
@@ -138,7 +140,7 @@ describe("claim order and cost", () => {
     const n = (i: number) => `4${String(i).padStart(11, "0")}1`;
     const names = Object.keys(at) as (keyof typeof at)[];
     const ids = await seedMany(ctx, growth.id, names.map((_, i) => ["delhivery", n(i)] as const));
-    for (const [i, name] of names.entries()) await ctx.tdb.sql`update shipments set next_check_at = ${new Date(at[name]).toISOString()} where id = ${ids[i]!}`;
+    for (const [i, name] of names.entries()) await setDue(ctx, [ids[i]!], at[name]);
     const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
 
     // One at a time: the two rows of the oldest bucket (either order: storage order within a bucket),
@@ -150,12 +152,56 @@ describe("claim order and cost", () => {
     // Everything due is leased now: a further claim finds nothing (`later` is not due yet).
     expect(await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "order")).toEqual([]);
     // The claim stamped the lease and left the due time alone.
-    const row = await ctx.tdb.sql`select lease_owner, next_check_at from shipments where id = ${ids[0]!}`;
+    const row = await ctx.tdb.sql`select lease_owner, due_at from recheck_queue where shipment_id = ${ids[0]!}`;
     expect(row[0]!.lease_owner).toBe("order");
-    expect(new Date(row[0]!.next_check_at).getTime()).toBe(at.old1);
+    expect(new Date(row[0]!.due_at).getTime()).toBe(at.old1);
     // Once the leases run out, every one of them is claimable again (the stale-lease reset).
     expect((await claimDueShipments(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
-    await ctx.tdb.sql`update shipments set next_check_at = null, lease_until = null, lease_owner = null where id in ${ctx.tdb.sql(ids)}`;
+    await unscheduleRows(ctx, ids);
+  });
+
+  test("the oldest bucket holds at least 7.5 minutes of the backlog, whatever the bucket boundaries; a row due 11 minutes after the oldest waits", async () => {
+    await unscheduleRows(ctx);
+    const boundary = ctx.clock.now() - ((ctx.clock.now() - Date.UTC(2000, 0, 1)) % DUE_BUCKET_MS) + DUE_BUCKET_MS;
+    ctx.clock.set(boundary + 40 * 60_000);
+    const now = ctx.clock.now();
+    // The backlog starts one minute before a boundary of the first grid: its oldest bucket there holds one minute.
+    const at = { a: boundary - 60_000, c: boundary + 10 * 60_000, b: boundary + 5 * 60_000, d: boundary + 20 * 60_000 };
+    expect([bucketGrid(at.a), bucketGrid(at.b), bucketGrid(boundary)]).toEqual([1, 0, 0]);
+    const names = Object.keys(at) as (keyof typeof at)[];
+    // Stored in the order a, c, b, d (one insert each, due as given): within a bucket, rows come in storage order.
+    const ids: string[] = [];
+    for (const [i, name] of names.entries()) ids.push(...(await seedMany(ctx, growth.id, [["delhivery", `5${String(i).padStart(11, "0")}1`]], at[name])));
+    const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
+    // With the first grid alone the claim would take a, then c (stored before b in the next bucket). A claim's
+    // answer is in no particular order.
+    expect((await claimDueShipments(ctx.tdb.db, now, 2, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["a", "b"]);
+    expect((await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["c", "d"]);
+    await unscheduleRows(ctx, ids);
+  });
+
+  test("claiming and every outcome of a claim write the schedule only: the shipment rows are not touched", async () => {
+    await unscheduleRows(ctx);
+    const ids = await seedMany(ctx, growth.id, Array.from({ length: 6 }, (_, i) => ["delhivery", `6${String(i).padStart(11, "0")}1`] as const));
+    // xmin changes with every write of a row and ctid with every new row version: both stay put if nothing writes it.
+    const versions = async () => (await ctx.tdb.sql`select id, xmin::text as x, ctid::text as c from shipments where id in ${ctx.tdb.sql(ids)} order by id`).map((r) => `${r.id} ${r.x} ${r.c}`);
+    const queueVersions = async () => (await ctx.tdb.sql`select xmin::text as x from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`).map((r) => r.x as string);
+    const before = await versions();
+    const queueBefore = await queueVersions();
+    const now = ctx.clock.now();
+
+    const claimed = await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "only-queue");
+    expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort());
+    expect(claimed.every((c) => c.courier === "delhivery" && /^6\d{11}1$/.test(c.tracking_number) && c.recheck_failures === 0)).toBe(true);
+    // The lease went onto the queue rows.
+    expect((await queueVersions()).filter((x) => queueBefore.includes(x))).toEqual([]);
+    expect(await recordFailure(ctx.tdb.db, ids[0]!, "only-queue", now + 60_000, now + 1_000)).toBe(true);
+    expect(await releaseClaims(ctx.tdb.db, [ids[1]!], "only-queue", now)).toBe(1);
+    await unschedule(ctx.tdb.db, ids[2]!, "only-queue");
+    expect(await releaseExpiredLeases(ctx.tdb.db, now + 60_001)).toBe(3);
+    expect(await versions()).toEqual(before);
+    expect((await ctx.tdb.sql`select count(*)::int as n from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`)[0]!.n).toBe(5);
+    await unscheduleRows(ctx, ids);
   });
 
   test("LEASE_SLACK_SECONDS is the slack on top of the worst-case lane wait", () => {

@@ -12,7 +12,7 @@ import { failureBackoffMs } from "../../src/modules/following/recheck-one.ts";
 import { createFollowingMetrics } from "../../src/modules/following/metrics.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, shipmentRow, track } from "./helpers.ts";
+import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, setDue, shipmentRow, track, unscheduleRows } from "./helpers.ts";
 
 let ctx: TestContext;
 let growth: { id: string; key: string };
@@ -63,7 +63,7 @@ describe("the transaction rule", () => {
     expect((await runRecheckBatch(ctx.deps, { random: () => 0.5 })).changed).toBe(1);
     expect(await eventsOf(ctx, before.id)).toEqual(["tracking.updated/in_transit"]);
     expect((await outboxOf(ctx, before.id)).map((d) => d.eventType)).toEqual(["tracking.updated"]);
-    await ctx.tdb.sql`update shipments set next_check_at = null where id = ${before.id}`;
+    await unscheduleRows(ctx, [before.id]);
   }, 30_000);
 });
 
@@ -110,7 +110,7 @@ describe("courier failures", () => {
     expect(ok).toMatchObject({ state: "in_transit", recheckFailures: 0 });
     expect(await eventsOf(ctx, ids[2]!)).toEqual(["tracking.in_transit/in_transit"]);
     expect(ctx.sim.calls(...healthy)).toBe(1);
-    await ctx.tdb.sql`update shipments set next_check_at = null where id in ${ctx.tdb.sql(ids)}`;
+    await unscheduleRows(ctx, ids);
   }, 30_000);
 
   test("an unavailable backend (live mode, no credentials) is a failure: nothing changes, back-off", async () => {
@@ -158,7 +158,7 @@ describe("courier failures", () => {
     const unavailable = createCourierBackends({ config: live, clock: ctx.clock, log: silentLogger });
     // Bluedart has no credentials in live mode (auth); delhivery goes to the simulator as before.
     const backends: AppDeps["backends"] = { ...ctx.deps.backends, lookup: (c, n) => (c.slug === "bluedart" ? unavailable.lookup(c, n) : ctx.deps.backends.lookup(c, n)) };
-    const nextIn = async (id: string) => (await ctx.tdb.sql`select next_check_at, recheck_failures from shipments where id = ${id}`)[0]!;
+    const nextIn = async (id: string) => (await ctx.tdb.sql`select due_at, failures from recheck_queue where shipment_id = ${id}`)[0]!;
     try {
       for (let attempt = 1; attempt <= 2; attempt++) {
         const now = ctx.clock.now();
@@ -166,13 +166,13 @@ describe("courier failures", () => {
         expect(stats).toMatchObject({ failed: 3, changed: 0 });
         for (const id of [auth!, notFound!]) {
           const r = await nextIn(id);
-          expect(r.recheck_failures).toBe(attempt);
-          expect(new Date(r.next_check_at).getTime() - now).toBe(28_800_000);
+          expect(r.failures).toBe(attempt);
+          expect(new Date(r.due_at).getTime() - now).toBe(28_800_000);
         }
         const b = await nextIn(backend!);
-        expect(new Date(b.next_check_at).getTime() - now).toBe(300_000 * 2 ** (attempt - 1));
+        expect(new Date(b.due_at).getTime() - now).toBe(300_000 * 2 ** (attempt - 1));
         // Everything due again for the next round.
-        await ctx.tdb.sql`update shipments set next_check_at = ${new Date(ctx.clock.now()).toISOString()} where id in ${ctx.tdb.sql([auth!, notFound!, backend!])}`;
+        await setDue(ctx, [auth!, notFound!, backend!], ctx.clock.now());
       }
     } finally {
       await unavailable.close();
@@ -181,6 +181,6 @@ describe("courier failures", () => {
     expect(text).toContain('courier_tracking_courier_errors_total{courier="bluedart",kind="auth",retryable="false"} 2');
     expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="not_found",retryable="false"} 2');
     expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="backend",retryable="true"} 2');
-    await ctx.tdb.sql`update shipments set next_check_at = null where id in ${ctx.tdb.sql([auth!, notFound!, backend!])}`;
+    await unscheduleRows(ctx, [auth!, notFound!, backend!]);
   }, 30_000);
 });

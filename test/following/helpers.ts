@@ -1,6 +1,6 @@
 /** Shared steps for the following tests: track through the API, seed followed rows, read events and the outbox. */
 import { asc, eq, sql } from "drizzle-orm";
-import { deliveries, events, follows, shipments } from "../../src/db/schema/index.ts";
+import { deliveries, events, follows, recheckQueue, shipments } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import type { TestContext } from "../helpers/app.ts";
 
@@ -22,8 +22,30 @@ export async function liveWebhook(ctx: TestContext, key: string): Promise<string
   return b.data.id;
 }
 
+/**
+ * The stored shipment with its re-check schedule as `recheck_queue` holds it: `nextCheckAt` (the queue row's
+ * `due_at`), `leaseUntil`, `leaseOwner` and `recheckFailures` (its `failures`); null, null, null and 0 when the
+ * shipment has no queue row (it is not scheduled).
+ */
 export async function shipmentRow(ctx: TestContext, courier: string, n: string) {
-  return (await ctx.tdb.db.select().from(shipments).where(sql`${shipments.courier} = ${courier} and ${shipments.trackingNumber} = ${n}`))[0];
+  const [r] = await ctx.tdb.db
+    .select({ s: shipments, q: recheckQueue })
+    .from(shipments)
+    .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, shipments.id))
+    .where(sql`${shipments.courier} = ${courier} and ${shipments.trackingNumber} = ${n}`);
+  if (!r) return undefined;
+  return { ...r.s, nextCheckAt: r.q?.dueAt ?? null, leaseUntil: r.q?.leaseUntil ?? null, leaseOwner: r.q?.leaseOwner ?? null, recheckFailures: r.q?.failures ?? 0 };
+}
+
+/** Takes the shipments `ids` (all when omitted) off the re-check schedule, out of the way of the next test. */
+export async function unscheduleRows(ctx: TestContext, ids?: readonly string[]): Promise<void> {
+  if (ids) await ctx.tdb.sql`delete from recheck_queue where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
+  else await ctx.tdb.sql`delete from recheck_queue`;
+}
+
+/** Moves the due time of shipments `ids` on the re-check schedule to `atMs` (ms since the epoch). */
+export async function setDue(ctx: TestContext, ids: readonly string[], atMs: number): Promise<void> {
+  await ctx.tdb.sql`update recheck_queue set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
 }
 
 /** Events of one shipment in the order they were written: `type/status`. */
@@ -39,17 +61,18 @@ export async function outboxOf(ctx: TestContext, shipmentId: string) {
 
 /**
  * A followed shipment stored as if already looked up (state pending, no
- * checkpoints), due now: for numbers `/v1/track` cannot store (digits 5, 6)
+ * checkpoints), on the re-check schedule due now: for numbers `/v1/track` cannot store (digits 5, 6)
  * and for a first record that is still pending.
  */
 export async function seedFollowed(ctx: TestContext, accountId: string, courier: string, n: string, nowMs = ctx.clock.now()): Promise<string> {
   return (await seedMany(ctx, accountId, [[courier, n]], nowMs))[0]!;
 }
 
-/** {@link seedFollowed} for many `[courier, number]` pairs in two statements. */
+/** {@link seedFollowed} for many `[courier, number]` pairs in three statements. */
 export async function seedMany(ctx: TestContext, accountId: string, pairs: readonly (readonly [string, string])[], nowMs = ctx.clock.now()): Promise<string[]> {
-  const rows = pairs.map(([courier, n]) => ({ id: newId("shp"), courier, trackingNumber: n, state: "pending", followers: 1, lastCheckedAt: new Date(nowMs), nextCheckAt: new Date(nowMs) }));
+  const rows = pairs.map(([courier, n]) => ({ id: newId("shp"), courier, trackingNumber: n, state: "pending", followers: 1, lastCheckedAt: new Date(nowMs) }));
   await ctx.tdb.db.insert(shipments).values(rows);
   await ctx.tdb.db.insert(follows).values(rows.map((r) => ({ accountId, shipmentId: r.id })));
+  await ctx.tdb.db.insert(recheckQueue).values(rows.map((r) => ({ shipmentId: r.id, courier: r.courier, trackingNumber: r.trackingNumber, dueAt: new Date(nowMs) })));
   return rows.map((r) => r.id);
 }

@@ -1,7 +1,7 @@
 /** Housekeeping releases expired leases and prunes only what is past RETENTION_DAYS. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { deliveries, deliveryAttempts, demoHits, events, rateWindows, sessions, shipments, webhooks } from "../../src/db/schema/index.ts";
+import { deliveries, deliveryAttempts, demoHits, events, rateWindows, recheckQueue, sessions, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { runHousekeeping } from "../../src/modules/following/housekeeping.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -75,8 +75,8 @@ describe("housekeeping", () => {
       (${acc.id}, 'hour-old', 'h', 'done', 201, ${new Date(now - 3600_000).toISOString()})`;
     // Leases: one ran out (its process died), one is live.
     const [expired, live] = await seedMany(ctx, acc.id, [["delhivery", "2234567890111"], ["delhivery", "3234567890111"]]);
-    await ctx.tdb.sql`update shipments set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, next_check_at = ${new Date(now - 1000).toISOString()} where id = ${expired!}`;
-    await ctx.tdb.sql`update shipments set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, next_check_at = ${new Date(now + 60_000).toISOString()} where id = ${live!}`;
+    await ctx.tdb.sql`update recheck_queue set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, due_at = ${new Date(now - 1000).toISOString()} where shipment_id = ${expired!}`;
+    await ctx.tdb.sql`update recheck_queue set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, due_at = ${new Date(now + 60_000).toISOString()} where shipment_id = ${live!}`;
 
     const r = await runHousekeeping(ctx.deps, { batchSize: 2 }); // tiny batches: the loop must carry on until done
     expect(r).toMatchObject({ leasesReleased: 1, deliveries: 3, attempts: 1, events: 2, rateWindows: 1, demoHits: 1, sessions: 1, idempotencyKeys: 1 });
@@ -89,7 +89,7 @@ describe("housekeeping", () => {
     expect((await db.select().from(deliveryAttempts)).map((a) => a.url)).toEqual(["https://hooks.example.com/young"]);
     expect((await db.select().from(rateWindows)).map((w) => w.key)).toEqual(["rl:young"]);
     expect((await db.select().from(demoHits)).map((h) => h.ip)).toEqual(["192.0.2.2"]);
-    const leases = await db.select({ id: shipments.id, owner: shipments.leaseOwner, due: shipments.nextCheckAt }).from(shipments);
+    const leases = await db.select({ id: recheckQueue.shipmentId, owner: recheckQueue.leaseOwner, due: recheckQueue.dueAt }).from(recheckQueue);
     expect(leases.find((s) => s.id === expired)).toMatchObject({ owner: null, due: new Date(now - 1000) });
     expect(leases.find((s) => s.id === live)).toMatchObject({ owner: "alive" });
 

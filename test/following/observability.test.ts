@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runRecheckBatch, type RecheckStats } from "../../src/modules/following/recheck.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { eventsOf, seedMany, shipmentRow } from "./helpers.ts";
+import { eventsOf, seedMany, shipmentRow, unscheduleRows } from "./helpers.ts";
 
 let ctx: TestContext;
 let acc: { id: string; key: string };
@@ -50,7 +50,7 @@ describe("GET /metrics", () => {
     // Not in the public API description.
     const [, doc] = await ctx.call("/openapi.json");
     expect(Object.keys(doc.paths)).not.toContain("/metrics");
-    await ctx.tdb.sql`update shipments set next_check_at = null`;
+    await unscheduleRows(ctx);
   }, 30_000);
 });
 

@@ -39,15 +39,15 @@ test("re-checks stop during a database outage and resume after it, without a res
     const resumed = Date.now() + 30_000;
     while (Date.now() < resumed && ctx.sim.calls("delhivery", awb) === 0) await Bun.sleep(100);
     expect(ctx.sim.calls("delhivery", awb)).toBe(1);
-    const row = await ctx.tdb.sql`select last_checked_at, next_check_at, lease_owner from shipments where tracking_number = ${awb}`;
+    const read = async () => (await ctx.tdb.sql`select q.due_at, q.lease_owner from shipments s join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${awb}`)[0]!;
     const deadline = Date.now() + 10_000;
-    let r = row[0]!;
+    let r = await read();
     while (Date.now() < deadline && r.lease_owner !== null) {
       await Bun.sleep(100);
-      r = (await ctx.tdb.sql`select last_checked_at, next_check_at, lease_owner from shipments where tracking_number = ${awb}`)[0]!;
+      r = await read();
     }
     expect(r.lease_owner).toBeNull();
-    expect(new Date(r.next_check_at).getTime()).toBeGreaterThan(ctx.clock.now());
+    expect(new Date(r.due_at).getTime()).toBeGreaterThan(ctx.clock.now());
   } finally {
     await scheduler.stop({ timeout: 2_000 });
     relay.stop();

@@ -16,9 +16,14 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const track = (n: string) => ctx.call(`/v1/track?courier=delhivery&tracking_number=${n}`, { key: growth.key });
-/** The row version (`xmin` changes with every write), and the columns a lookup may touch. */
+/**
+ * The row versions (`xmin` changes with every write) of the shipment and of its re-check schedule row, and the
+ * columns a lookup may touch (`next_check_at`: the schedule row's due time, null when not scheduled).
+ */
 const rowOf = async (n: string) => {
-  const r = (await ctx.tdb.sql`select xmin::text as v, checkpoint_count, last_checked_at, next_check_at, updated_at from shipments where tracking_number = ${n}`)[0]!;
+  const r = (await ctx.tdb.sql`
+    select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, s.last_checked_at, q.due_at as next_check_at, s.updated_at
+    from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${n}`)[0]!;
   const ms = (x: unknown) => (x === null ? null : new Date(x as string).getTime());
   return { v: r.v as string, checkpoint_count: r.checkpoint_count as number, last_checked_at: ms(r.last_checked_at)!, next_check_at: ms(r.next_check_at)!, updated_at: ms(r.updated_at)! };
 };

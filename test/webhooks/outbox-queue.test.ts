@@ -1,8 +1,9 @@
 /**
  * The outbox's due queue and the HOT rule (docs/webhooks.md, "The worker"):
  * a pending delivery has one `delivery_queue` row due at its next attempt, a
- * retry moves it, a final outcome removes it; and no index on `deliveries` or
- * `shipments` covers a column that a claim or an outcome writes, so those
+ * retry moves it, a final outcome removes it; and no index on `deliveries`
+ * covers a column that a claim or an outcome writes, nor one on the re-check
+ * schedule `recheck_queue` the lease columns its claim writes, so those
  * updates stay HOT (PostgreSQL writes no index entry for them).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -48,16 +49,19 @@ describe("HOT updates", () => {
     for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => written.includes(c))}`).toBe(`${name}: `);
   });
 
-  test("no index on shipments covers the re-check lease", async () => {
-    const idx = await indexedColumns("shipments");
-    expect([...idx.keys()]).toContain("shipments_due_bucket_idx");
+  test("no index on the re-check schedule covers the lease; shipments carries no schedule at all", async () => {
+    const idx = await indexedColumns("recheck_queue");
+    expect([...idx.keys()].sort()).toEqual(["recheck_queue_due_bucket_idx", "recheck_queue_due_bucket_offset_idx", "recheck_queue_due_idx", "recheck_queue_pkey"]);
     for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
+    const cols = await ctx.tdb.sql`select count(*)::int as n from information_schema.columns where table_name = 'shipments' and column_name in ('next_check_at', 'lease_until', 'lease_owner', 'recheck_failures')`;
+    expect(cols[0]!.n).toBe(0);
   });
 
-  test("both tables leave room on each page for the new row versions", async () => {
-    const rows = await ctx.tdb.sql`select relname, reloptions from pg_class where relname in ('deliveries', 'shipments') order by relname`;
+  test("the tables the claims stamp leave room on each page for the new row versions", async () => {
+    const rows = await ctx.tdb.sql`select relname, reloptions from pg_class where relname in ('deliveries', 'recheck_queue', 'shipments') order by relname`;
     expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
       ["deliveries", ["fillfactor=50"]],
+      ["recheck_queue", ["fillfactor=70"]],
       ["shipments", ["fillfactor=90"]],
     ]);
   });

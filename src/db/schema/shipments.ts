@@ -33,27 +33,50 @@ export const shipments = pgTable(
     /** Number of accounts following; 0 = nobody, never re-checked. */
     followers: integer("followers").notNull().default(0),
     lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
-    /** Next scheduled re-check; null = not scheduled (terminal, lookup-only or unfollowed). */
-    nextCheckAt: timestamp("next_check_at", { withTimezone: true }),
-    /** Claim lease for the re-check job; expires if the claiming process dies. */
-    leaseUntil: timestamp("lease_until", { withTimezone: true }),
-    leaseOwner: text("lease_owner"),
-    /** Consecutive transient courier failures on re-check, for back-off. */
-    recheckFailures: integer("recheck_failures").notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("shipments_courier_awb_key").on(t.courier, t.trackingNumber),
-    // Partial index: the re-check claim scans only followed, non-terminal shipments in due order,
-    // so claiming 1,000 rows costs the same with 10k or 1M rows in the table.
-    index("shipments_due_idx").on(t.nextCheckAt).where(sql`next_check_at is not null`),
+  ],
+);
+
+/**
+ * The re-check schedule: one row per shipment that is re-checked on a schedule (followed, not terminal,
+ * courier followed on a schedule; spec "What the service does"; docs/rechecks.md). A shipment leaves the
+ * schedule by losing its row. Kept apart from the wide `shipments` rows (about 12 to a page) so that a
+ * claim stamps its lease on narrow rows stored together, and its cost does not grow with the number of
+ * shipments stored (docs/performance.md, P4). `courier` and `tracking_number` are copies (they never
+ * change for a shipment), so a claim answers without reading `shipments`.
+ *
+ * No index covers `lease_until` or `lease_owner`, and the table is created with fillfactor 70
+ * (migration 0010): the claim's lease stamp is a HOT update (modules/tracking/claims.ts).
+ */
+export const recheckQueue = pgTable(
+  "recheck_queue",
+  {
+    shipmentId: text("shipment_id")
+      .primaryKey()
+      .references(() => shipments.id, { onDelete: "cascade" }),
+    courier: text("courier").notNull(),
+    trackingNumber: text("tracking_number").notNull(),
+    /** Next scheduled re-check. A claim leaves it as it was; the lease hides the row meanwhile. */
+    dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
+    /** Claim lease for the re-check job; expires if the claiming process dies. */
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    leaseOwner: text("lease_owner"),
+    /** Consecutive failed re-checks, for back-off; 0 after a successful fetch. */
+    failures: integer("failures").notNull().default(0),
+  },
+  (t) => [
+    // The current 15-minute bucket in exact due order; countDue and the metrics scrape.
+    index("recheck_queue_due_idx").on(t.dueAt),
     // The same rows by 15-minute due bucket: equal keys sit in storage order, so a claim that
     // drains an overdue backlog touches a few pages, not one page per row (modules/tracking/claims.ts).
-    // The table is created with fillfactor 90 (migration 0005) so the claim's lease stamp stays a HOT update.
-    index("shipments_due_bucket_idx")
-      .on(sql`date_bin('15 minutes', ${t.nextCheckAt}, timestamptz '2000-01-01 00:00:00+00')`)
-      .where(sql`next_check_at is not null`),
+    // Two grids, the second offset by half a bucket: a claim walks the one in which the oldest due row
+    // sits in the first half of its bucket, so that bucket holds at least 7.5 minutes of due times.
+    index("recheck_queue_due_bucket_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`),
+    index("recheck_queue_due_bucket_offset_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`),
   ],
 );
 

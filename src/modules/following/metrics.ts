@@ -13,13 +13,14 @@ export { createFollowingMetrics, followingMetrics, type FollowingMetrics } from 
 
 /**
  * Number of shipments due at `nowMs` (ms since the epoch).
- * The predicate matches the partial index `shipments_due_idx` (next_check_at
- * is not null), so the count costs the backlog, not the table. Claimed rows
+ * Reads the schedule (`recheck_queue`) through its due index
+ * `recheck_queue_due_idx`, so the count costs the backlog, not the table. Claimed rows
  * (a lease still running) are not counted.
+ * @throws whatever the database throws.
  */
 export async function countDue(db: Db, nowMs: number): Promise<number> {
   const now = new Date(nowMs).toISOString();
-  const [r] = await db.$client`select count(*)::int as n from shipments where next_check_at <= ${now} and (lease_until is null or lease_until <= ${now})`;
+  const [r] = await db.$client`select count(*)::int as n from recheck_queue where due_at <= ${now} and (lease_until is null or lease_until <= ${now})`;
   return (r?.n as number | undefined) ?? 0;
 }
 

@@ -37,8 +37,8 @@ const outboxAge = new Gauge({
 });
 
 /**
- * Sets the database-backed gauges. Each predicate matches a partial or
- * plain index on the due time (`shipments_due_idx`, `delivery_queue_due_idx`),
+ * Sets the database-backed gauges. Each predicate matches the due-time
+ * index of a queue table (`recheck_queue_due_idx`, `delivery_queue_due_idx`),
  * so a scrape costs the backlog, not the tables.
  * @param nowMs ms since the epoch.
  * @throws the driver's error when the database does not answer.
@@ -47,8 +47,8 @@ export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void
   const now = new Date(nowMs).toISOString();
   const [r] = await db.$client`
     select
-      (select count(*)::int from (select 1 from shipments where next_check_at <= ${now} limit ${COUNT_CAP}) s) as shipments_due,
-      (select coalesce(extract(epoch from (${now}::timestamptz - min(next_check_at))), 0)::float8 from shipments where next_check_at <= ${now}) as recheck_lag,
+      (select count(*)::int from (select 1 from recheck_queue where due_at <= ${now} limit ${COUNT_CAP}) s) as shipments_due,
+      (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from recheck_queue where due_at <= ${now}) as recheck_lag,
       (select count(*)::int from (select 1 from delivery_queue where due_at <= ${now} limit ${COUNT_CAP}) d) as outbox_due,
       (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from delivery_queue where due_at <= ${now}) as outbox_age`;
   (serviceRegistry.getSingleMetric(DUE_BACKLOG_METRIC) as Gauge | undefined)?.set(Number(r?.shipments_due ?? 0));

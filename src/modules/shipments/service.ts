@@ -62,9 +62,10 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
   const rows = (await sql`
     select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
-      to_json(f.created_at)#>>'{}' as followed_since, to_json(s.next_check_at)#>>'{}' as next_check_at,
+      to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at,
       (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id
     from follows f join shipments s on s.id = f.shipment_id
+      left join recheck_queue q on q.shipment_id = f.shipment_id
     where f.account_id = ${accountId}
       ${state ? sql`and s.state = ${state}` : sql``}
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}

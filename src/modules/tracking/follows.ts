@@ -1,7 +1,7 @@
 /**
  * Follows: which accounts follow which stored shipment, and the follower
- * count and re-check schedule that go with them (docs/shipments.md). The
- * tracking module is the one writer of `shipments`, `follows` and `events`
+ * count and re-check schedule (`recheck_queue`) that go with them (docs/shipments.md). The
+ * tracking module is the one writer of `shipments`, `follows`, `events` and `recheck_queue`
  * (docs/spec-map.md, "Table owners"): the shipments API (bulk follow,
  * unfollow) and the dashboard (its shipments page, account deletion) call
  * these instead of writing the tables. Lookups follow through `recordFetch`
@@ -10,7 +10,7 @@
 import { and, desc, eq, inArray, notExists } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { follows, shipments } from "../../db/schema/index.ts";
+import { follows, recheckQueue, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 
 /** One shipment to follow: a courier slug and a normalised AWB, with the courier's follow mode. */
@@ -38,8 +38,9 @@ export async function followedKeys(tx: postgres.TransactionSql, accountId: strin
 /**
  * Makes the account follow `items` in the caller's transaction `tx`, without calling any courier: stores the
  * shipments nobody has stored yet (state pending, never checked), writes the follows, raises the follower counts
- * and makes each one due for a re-check at `nowIso` (ISO instant) unless it is terminal or already scheduled — the
- * re-check job (every few seconds) then looks it up. An item already followed is left as it is.
+ * and makes each one due for a re-check at `nowIso` (ISO instant) unless it is terminal or already scheduled (a
+ * scheduled shipment never checked yet is made due by `nowIso` at the latest) — the re-check job (every few seconds)
+ * then looks it up. An item already followed is left as it is.
  */
 export async function followMany(tx: postgres.TransactionSql, accountId: string, items: readonly FollowItem[], nowIso: string): Promise<void> {
   const rows = JSON.stringify(items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })));
@@ -55,10 +56,15 @@ export async function followMany(tx: postgres.TransactionSql, accountId: string,
     f as (
       insert into follows (account_id, shipment_id, created_at) select ${accountId}, s.id, ${nowIso} from s
       on conflict do nothing returning shipment_id
+    ),
+    u as (
+      update shipments set followers = followers + 1 where id in (select shipment_id from f)
+      returning id, courier, tracking_number, terminal, last_checked_at
     )
-    update shipments set followers = followers + 1,
-      next_check_at = case when terminal then null when next_check_at is null or last_checked_at is null then least(coalesce(next_check_at, ${nowIso}), ${nowIso}) else next_check_at end
-    where id in (select shipment_id from f)
+    insert into recheck_queue (shipment_id, courier, tracking_number, due_at)
+    select id, courier, tracking_number, ${nowIso} from u where not terminal
+    on conflict (shipment_id) do update set due_at = least(recheck_queue.due_at, excluded.due_at)
+    where exists (select 1 from u where u.id = recheck_queue.shipment_id and u.last_checked_at is null)
   `;
 }
 
@@ -73,16 +79,18 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
       delete from follows using shipments s
       where follows.account_id = ${accountId} and follows.shipment_id = s.id and s.courier = ${courier} and s.tracking_number = ${awb}
       returning follows.shipment_id
-    )
-    update shipments set followers = greatest(followers - 1, 0),
-      next_check_at = case when followers - 1 <= 0 then null else next_check_at end
-    where id in (select shipment_id from f)
-    returning id
+    ),
+    u as (
+      update shipments set followers = greatest(followers - 1, 0) where id in (select shipment_id from f)
+      returning id, followers
+    ),
+    q as (delete from recheck_queue where shipment_id in (select id from u where followers = 0))
+    select id from u
   `;
   return rows.length > 0;
 }
 
-/** The account's followed shipments for the dashboard, newest follow first (at most 500). */
+/** The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when not scheduled. */
 export async function listFollowedShipments(db: Db, accountId: string) {
   return db
     .select({
@@ -93,11 +101,12 @@ export async function listFollowedShipments(db: Db, accountId: string) {
       terminal: shipments.terminal,
       followMode: shipments.followMode,
       lastCheckedAt: shipments.lastCheckedAt,
-      nextCheckAt: shipments.nextCheckAt,
+      nextCheckAt: recheckQueue.dueAt,
       followedAt: follows.createdAt,
     })
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
+    .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
     .where(eq(follows.accountId, accountId))
     .orderBy(desc(follows.createdAt))
     .limit(500);
@@ -110,7 +119,7 @@ export async function followedShipmentIds(db: DbOrTx, accountId: string): Promis
 }
 
 /**
- * Deletes those of `ids` that no account follows any more, with their events (foreign keys' `on delete cascade`).
+ * Deletes those of `ids` that no account follows any more, with their events and schedule rows (foreign keys' `on delete cascade`).
  * Account deletion calls it in its transaction, after the account (and so its follows) went.
  */
 export async function deleteUnfollowedShipments(db: DbOrTx, ids: readonly string[]): Promise<void> {

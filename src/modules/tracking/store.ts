@@ -7,20 +7,21 @@
  * (one prepared statement) and merges the snapshot into it:
  * - nothing changed and nobody starts following → no transaction, no lock:
  *   a terminal (or unscheduled) shipment is not written at all; a scheduled
- *   one gets ONE narrow update of its fetch time and next re-check, guarded
- *   on the state it was read in (a concurrent change makes the guard fail and
- *   the fetch takes the full path below);
+ *   one gets ONE statement that updates its fetch time and reschedules its
+ *   `recheck_queue` row, guarded on the state it was read in (a concurrent
+ *   change makes the guard fail and the fetch takes the full path below);
  * - anything else → the full path: in ONE transaction lock the row, merge
  *   again against the locked row, write the new record, the resulting event
  *   (handed to `opts.onEvents`, the event sink the composition wires: the
  *   webhooks module's outbox fan-out, which also NOTIFYs the delivery worker
- *   on commit), follows and the re-check schedule. If any part fails, none
- *   of it happened.
+ *   on commit), follows and the re-check schedule (the shipment's
+ *   `recheck_queue` row: rescheduled, or deleted when the shipment leaves the
+ *   schedule). If any part fails, none of it happened.
  */
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
-import { events, follows, shipments } from "../../db/schema/index.ts";
+import { events, follows, recheckQueue, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
@@ -29,8 +30,8 @@ import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from
 import type { EventType } from "../../domain/events.ts";
 
 export type ShipmentRow = typeof shipments.$inferSelect;
-/** A stored row as the fast path reads it: with whether the fetching account already follows it. */
-export type FetchRow = ShipmentRow & { following: boolean };
+/** A stored row as the fast path reads it: with whether the fetching account already follows it and whether it is scheduled. */
+export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 
 export interface RecordOptions {
   /** The account to make follow the shipment (a `/v1/track` lookup), if any. */
@@ -83,12 +84,25 @@ export async function findShipment(db: Db | Tx, courier: string, trackingNumber:
   return rows[0];
 }
 
+/**
+ * Puts shipment `id` (courier slug, AWB) on the re-check schedule at `dueAt`, or moves it there: a
+ * successful fetch, so the failure count and any lease go (spec-map Decisions: Re-checks).
+ * @throws whatever the database throws.
+ */
+async function reschedule(tx: Tx, id: string, courier: string, trackingNumber: string, dueAt: Date): Promise<void> {
+  await tx
+    .insert(recheckQueue)
+    .values({ shipmentId: id, courier, trackingNumber, dueAt })
+    .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt, failures: 0, leaseUntil: null, leaseOwner: null } });
+}
+
 /** The read of the fast path, built once per pool: the row and whether the account already follows it. */
 const buildFetchRead = (db: Db) =>
   db
     .select({
       ...getTableColumns(shipments),
       following: sql<boolean>`exists(select 1 from follows f where f.account_id = ${sql.placeholder("account")} and f.shipment_id = ${shipments.id})`,
+      queued: sql<boolean>`exists(select 1 from recheck_queue q where q.shipment_id = ${shipments.id})`,
     })
     .from(shipments)
     .where(and(eq(shipments.courier, sql.placeholder("courier")), eq(shipments.trackingNumber, sql.placeholder("awb"))))
@@ -129,18 +143,29 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
   const unchanged = { shipment: row, event: null, deliveries: 0, followed: false } satisfies RecordResult;
   const schedule = !terminal && courier.follow === "scheduled" && row.followers > 0;
   if (!schedule) {
-    // Terminal or unscheduled and already at rest: nothing to write.
-    if (row.nextCheckAt === null && row.recheckFailures === 0 && row.leaseUntil === null) return unchanged;
-    return undefined;
+    // Terminal or unscheduled and already off the schedule: nothing to write.
+    return row.queued ? undefined : unchanged;
   }
-  // One narrow update: a lookup counts as a re-check and pushes the next one out (spec-map Decisions: Re-checks). The guard
-  // makes a concurrent change of state or followers send this fetch down the full path instead.
+  // One statement: a lookup counts as a re-check and pushes the next one out (spec-map Decisions: Re-checks). The guard
+  // makes a concurrent change of state or followers send this fetch down the full path instead; the queue row is
+  // written only from the row the guarded update returned, so both change or neither does.
   const now = new Date(opts.nowMs);
-  const [updated] = await db
-    .update(shipments)
-    .set({ lastCheckedAt: now, nextCheckAt: nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random), recheckFailures: 0, leaseUntil: null, leaseOwner: null })
-    .where(and(eq(shipments.id, row.id), eq(shipments.state, row.state), eq(shipments.followers, row.followers), eq(shipments.terminal, false)))
-    .returning();
+  const due = nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random).toISOString();
+  const s = db.$with("s").as(
+    db
+      .update(shipments)
+      .set({ lastCheckedAt: now })
+      .where(and(eq(shipments.id, row.id), eq(shipments.state, row.state), eq(shipments.followers, row.followers), eq(shipments.terminal, false)))
+      .returning(),
+  );
+  const q = db.$with("q").as(
+    db
+      .insert(recheckQueue)
+      .select(sql`select id, courier, tracking_number, ${due}::timestamptz, null, null, 0 from s`)
+      .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt: sql`excluded.due_at`, failures: 0, leaseUntil: null, leaseOwner: null } })
+      .returning({ id: recheckQueue.shipmentId }),
+  );
+  const [updated] = await db.with(s, q).select().from(s);
   return updated ? { ...unchanged, shipment: updated } : undefined;
 }
 
@@ -213,14 +238,12 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
         followers,
         followMode: courier.follow,
         lastCheckedAt: now,
-        nextCheckAt: schedule ? nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random) : null,
-        recheckFailures: 0,
-        leaseUntil: null,
-        leaseOwner: null,
         updatedAt: now,
       })
       .where(eq(shipments.id, id))
       .returning();
+    if (schedule) await reschedule(tx, id, courier.slug, trackingNumber, nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
+    else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
     return { shipment: shipment!, event, deliveries, followed };
   });
 }
