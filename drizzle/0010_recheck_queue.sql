@@ -12,10 +12,4 @@ INSERT INTO "recheck_queue" ("shipment_id", "courier", "tracking_number", "due_a
 ALTER TABLE "recheck_queue" ADD CONSTRAINT "recheck_queue_shipment_id_shipments_id_fk" FOREIGN KEY ("shipment_id") REFERENCES "public"."shipments"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "recheck_queue_due_idx" ON "recheck_queue" USING btree ("due_at");--> statement-breakpoint
 CREATE INDEX "recheck_queue_due_bucket_idx" ON "recheck_queue" USING btree (date_bin('15 minutes', "due_at", timestamptz '2000-01-01 00:00:00+00'));--> statement-breakpoint
-CREATE INDEX "recheck_queue_due_bucket_offset_idx" ON "recheck_queue" USING btree (date_bin('15 minutes', "due_at", timestamptz '2000-01-01 00:07:30+00'));--> statement-breakpoint
-DROP INDEX "shipments_due_idx";--> statement-breakpoint
-DROP INDEX "shipments_due_bucket_idx";--> statement-breakpoint
-ALTER TABLE "shipments" DROP COLUMN "next_check_at";--> statement-breakpoint
-ALTER TABLE "shipments" DROP COLUMN "lease_until";--> statement-breakpoint
-ALTER TABLE "shipments" DROP COLUMN "lease_owner";--> statement-breakpoint
-ALTER TABLE "shipments" DROP COLUMN "recheck_failures";
+CREATE INDEX "recheck_queue_due_bucket_offset_idx" ON "recheck_queue" USING btree (date_bin('15 minutes', "due_at", timestamptz '2000-01-01 00:07:30+00'));

@@ -33,11 +33,28 @@ export const shipments = pgTable(
     /** Number of accounts following; 0 = nobody, never re-checked. */
     followers: integer("followers").notNull().default(0),
     lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
+    // The re-check schedule before it moved to `recheck_queue` (migration 0010 copied it there). This version
+    // never reads or writes these four columns or their two indexes; they stay so that processes of the previous
+    // version keep working on a migrated database during a rolling upgrade (docs/deployment.md, "Migrations on deploy"),
+    // and a later migration drops them.
+    /** @deprecated the re-check schedule is `recheck_queue.due_at`. */
+    nextCheckAt: timestamp("next_check_at", { withTimezone: true }),
+    /** @deprecated `recheck_queue.lease_until`. */
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    /** @deprecated `recheck_queue.lease_owner`. */
+    leaseOwner: text("lease_owner"),
+    /** @deprecated `recheck_queue.failures`. */
+    recheckFailures: integer("recheck_failures").notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("shipments_courier_awb_key").on(t.courier, t.trackingNumber),
+    // The previous version's due indexes (see the deprecated columns above).
+    index("shipments_due_idx").on(t.nextCheckAt).where(sql`next_check_at is not null`),
+    index("shipments_due_bucket_idx")
+      .on(sql`date_bin('15 minutes', ${t.nextCheckAt}, timestamptz '2000-01-01 00:00:00+00')`)
+      .where(sql`next_check_at is not null`),
   ],
 );
 
