@@ -2,7 +2,7 @@
  * Shipments (one row per courier + AWB, shared by every account), follows,
  * and the events a re-check produces (spec: Events; docs/spec-map.md, "Decisions", following and outbox).
  */
-import { sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import { boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import { accounts } from "./accounts.ts";
@@ -96,6 +96,13 @@ export const recheckQueue = pgTable(
     index("recheck_queue_due_bucket_offset_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`),
   ],
 );
+
+/**
+ * The columns of `shipments` this version reads: all but the four deprecated schedule columns, so that no
+ * lookup pays for columns nothing uses. Select and return shipment rows with these.
+ */
+const { nextCheckAt: _nextCheckAt, leaseUntil: _leaseUntil, leaseOwner: _leaseOwner, recheckFailures: _recheckFailures, ...current } = getTableColumns(shipments);
+export const shipmentColumns = current;
 
 export const follows = pgTable(
   "follows",

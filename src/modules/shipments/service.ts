@@ -5,7 +5,7 @@
 import { and, eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
-import { follows, shipments } from "../../db/schema/index.ts";
+import { follows, shipmentColumns, shipments } from "../../db/schema/index.ts";
 import { AppError } from "../../errors.ts";
 import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { toSpecDate } from "../../domain/dates.ts";
@@ -94,7 +94,7 @@ async function requireFollowed(db: Db, accountId: string, slug: string, rawNumbe
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
   const [found] = await db
-    .select({ s: shipments })
+    .select({ s: shipmentColumns })
     .from(shipments)
     .innerJoin(follows, and(eq(follows.shipmentId, shipments.id), eq(follows.accountId, accountId)))
     .where(and(eq(shipments.courier, courier.slug), eq(shipments.trackingNumber, n)))

@@ -18,10 +18,10 @@
  *   `recheck_queue` row: rescheduled, or deleted when the shipment leaves the
  *   schedule). If any part fails, none of it happened.
  */
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
-import { events, follows, recheckQueue, shipments } from "../../db/schema/index.ts";
+import { events, follows, recheckQueue, shipmentColumns, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
@@ -29,7 +29,8 @@ import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
 import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
 
-export type ShipmentRow = typeof shipments.$inferSelect;
+/** A shipment row as this version reads it ({@link shipmentColumns}: without the deprecated schedule columns). */
+export type ShipmentRow = Omit<typeof shipments.$inferSelect, "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures">;
 /** A stored row as the fast path reads it: with whether the fetching account already follows it and whether it is scheduled. */
 export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 
@@ -80,9 +81,12 @@ export function nextCheckAt(nowMs: number, intervalSeconds: number, random: () =
 
 /** The stored row for courier + AWB, or undefined. */
 export async function findShipment(db: Db | Tx, courier: string, trackingNumber: string): Promise<ShipmentRow | undefined> {
-  const rows = await db.select().from(shipments).where(and(eq(shipments.courier, courier), eq(shipments.trackingNumber, trackingNumber))).limit(1);
+  const rows = await db.select(shipmentColumns).from(shipments).where(and(eq(shipments.courier, courier), eq(shipments.trackingNumber, trackingNumber))).limit(1);
   return rows[0];
 }
+
+/** What a successful fetch resets on a queue row besides its due time: the failure count and any lease. */
+const FETCHED = { failures: 0, leaseUntil: null, leaseOwner: null };
 
 /**
  * Puts shipment `id` (courier slug, AWB) on the re-check schedule at `dueAt`, or moves it there: a
@@ -93,14 +97,14 @@ async function reschedule(tx: Tx, id: string, courier: string, trackingNumber: s
   await tx
     .insert(recheckQueue)
     .values({ shipmentId: id, courier, trackingNumber, dueAt })
-    .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt, failures: 0, leaseUntil: null, leaseOwner: null } });
+    .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt, ...FETCHED } });
 }
 
 /** The read of the fast path, built once per pool: the row and whether the account already follows it. */
 const buildFetchRead = (db: Db) =>
   db
     .select({
-      ...getTableColumns(shipments),
+      ...shipmentColumns,
       following: sql<boolean>`exists(select 1 from follows f where f.account_id = ${sql.placeholder("account")} and f.shipment_id = ${shipments.id})`,
       queued: sql<boolean>`exists(select 1 from recheck_queue q where q.shipment_id = ${shipments.id})`,
     })
@@ -156,13 +160,13 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
       .update(shipments)
       .set({ lastCheckedAt: now })
       .where(and(eq(shipments.id, row.id), eq(shipments.state, row.state), eq(shipments.followers, row.followers), eq(shipments.terminal, false)))
-      .returning(),
+      .returning(shipmentColumns),
   );
   const q = db.$with("q").as(
     db
       .insert(recheckQueue)
       .select(sql`select id, courier, tracking_number, ${due}::timestamptz, null, null, 0 from s`)
-      .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt: sql`excluded.due_at`, failures: 0, leaseUntil: null, leaseOwner: null } })
+      .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt: sql`excluded.due_at`, ...FETCHED } })
       .returning({ id: recheckQueue.shipmentId }),
   );
   const [updated] = await db.with(s, q).select().from(s);
@@ -193,7 +197,7 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
       .insert(shipments)
       .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
       .onConflictDoUpdate({ target: [shipments.courier, shipments.trackingNumber], set: { followMode: sql`${shipments.followMode}` } })
-      .returning();
+      .returning(shipmentColumns);
     const id = before!.id;
     const firstSight = before!.lastCheckedAt === null;
     const { record, event } = applySnapshot(firstSight ? undefined : rowToRecord(before!), snap);
@@ -241,7 +245,7 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
         updatedAt: now,
       })
       .where(eq(shipments.id, id))
-      .returning();
+      .returning(shipmentColumns);
     if (schedule) await reschedule(tx, id, courier.slug, trackingNumber, nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
     else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
     return { shipment: shipment!, event, deliveries, followed };
