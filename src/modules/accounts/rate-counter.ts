@@ -48,7 +48,6 @@ interface Window {
 class RateCounter {
   private readonly windows = new Map<string, Window>();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private flushing = false;
   private inflight: Promise<void> | undefined;
 
   constructor(private readonly db: Db) {}
@@ -64,7 +63,7 @@ class RateCounter {
   }
 
   private schedule(): void {
-    if (this.timer || this.flushing) return;
+    if (this.timer || this.inflight) return;
     this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
     // Never keeps a process alive on its own.
     this.timer.unref?.();
@@ -81,7 +80,6 @@ class RateCounter {
     this.timer = undefined;
     const batch = [...this.windows.values()].filter((w) => w.pending > 0);
     if (batch.length === 0) return;
-    this.flushing = true;
     let done!: () => void;
     this.inflight = new Promise<void>((r) => (done = r));
     // Same order in every replica: two flushes touching the same rows cannot deadlock.
@@ -103,7 +101,6 @@ class RateCounter {
       // Database unreachable: keep the counts and try again with the next flush.
       for (const w of batch) [w.pending, w.sending] = [w.pending + w.sending, 0];
     } finally {
-      this.flushing = false;
       this.inflight = undefined;
       done();
       this.forgetOld();
