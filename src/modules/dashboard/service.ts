@@ -33,9 +33,6 @@ export const defaultPasswordWork = (): PasswordWork => ({ gate: new VerifyGate()
 
 type Deps = Pick<AppDeps, "db" | "clock"> & { work: PasswordWork };
 
-/** An argon2id hash to verify against when the email is unknown, so both paths cost the same. */
-const dummy = dummyPasswordHash;
-
 export type SignInResult = { ok: true; accountId: string } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 /** Retry hint when the verification gate is full: the burst is over in moments. */
@@ -52,7 +49,7 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
   const r = await reserveAttempt(deps.db, input.ip, email, deps.clock.now());
   if (!r.ok) return { ok: false, reason: "throttled", retryAfterSeconds: r.retryAfterSeconds };
   const acc = await findAccountByEmail(deps.db, email);
-  const ran = await deps.work.gate.run(email, async () => deps.work.verify(input.password, acc?.passwordHash ?? (await dummy())));
+  const ran = await deps.work.gate.run(email, async () => deps.work.verify(input.password, acc?.passwordHash ?? (await dummyPasswordHash())));
   if (!ran) {
     // The password was never checked: the attempt does not count.
     await refundAttempt(deps.db, r);

@@ -14,8 +14,6 @@ import { EmailTakenError, findAccount, normaliseEmail } from "../../accounts/ser
 import { hashPassword, verifyPassword } from "../../accounts/password.ts";
 import { deleteUnfollowedShipments, followedShipmentIds } from "../../tracking/follows.ts";
 
-/** argon2id, as at sign-up. */
-const hash = hashPassword;
 
 /** True when `password` is the account's password (false for an account without one). */
 export async function checkPassword(db: DbOrTx, accountId: string, password: string): Promise<boolean> {
@@ -29,7 +27,7 @@ export async function checkPassword(db: DbOrTx, accountId: string, password: str
  * (a changed or reset password signs out every other browser).
  */
 export async function setPassword(db: Db, accountId: string, password: string, keepSessionId?: string): Promise<void> {
-  const passwordHash = await hash(password);
+  const passwordHash = await hashPassword(password);
   await db.transaction(async (tx) => {
     await setPasswordHash(tx, accountId, passwordHash);
     await tx.delete(sessions).where(keepSessionId ? and(eq(sessions.accountId, accountId), ne(sessions.id, keepSessionId)) : eq(sessions.accountId, accountId));
