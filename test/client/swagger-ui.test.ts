@@ -1,6 +1,6 @@
 /**
- * Swagger UI: Swagger UI at /docs in a real headless Chromium (Debian
- * `chromium` driven by playwright-core) against the running service, with
+ * Swagger UI: Swagger UI at /docs in a real headless Chromium (Debian's
+ * chromium headless shell, test/helpers/browser.ts, driven by playwright-core) against the running service, with
  * every request that is not to the service refused — the page must work
  * offline. It shows every tag, authorises with the API key, and "Try it out"
  * on /v1/couriers and /v1/track answers 200. The screenshot is kept in
@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser } from "../helpers/browser.ts";
 import { startService, type RunningService } from "./service.ts";
 
 const ARTIFACTS = join(import.meta.dir, "..", "artifacts");
@@ -17,14 +18,7 @@ let svc: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([
-    startService(),
-    chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    }),
-  ]);
+  [svc, browser] = await Promise.all([startService(), launchBrowser()]);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 /**
- * The dashboard's edges in a real browser (Debian's chromium driven by
- * playwright-core) against the real service started as `bun start` starts
+ * The dashboard's edges in a real browser (Debian's chromium headless shell,
+ * test/helpers/browser.ts, driven by playwright-core) against the real service started as `bun start` starts
  * it (a child process on a fresh database, sandbox couriers):
  *
  * - the development account's one-time link printed at the first start sets
@@ -20,17 +20,17 @@
  * background networking is off.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accounts, deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { startService, type RunningService } from "../client/service.ts";
+import { launchBrowser } from "../helpers/browser.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startReceiver, testCert, type Receiver } from "../webhooks/receiver.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = join(import.meta.dir, "..", "..");
 const SHOTS = join(import.meta.dir, "..", "artifacts", "dashboard");
 const STEP_MS = 90_000;
@@ -49,7 +49,6 @@ let email = DEV;
 const hooks = { test: "", live: "" };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`chromium not found at ${CHROMIUM}: install Debian's chromium (.ci/run does); the browser tests must not be skipped`);
   mkdirSync(SHOTS, { recursive: true });
   const { caFile } = await testCert();
   tdb = await createTestDatabase({ max: 2 });
@@ -57,11 +56,7 @@ beforeAll(async () => {
     startService({ WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8,::1/128", BILLING_PROVIDER: "sandbox" }, 30_000, { tdb, expectKey: true }),
     startReceiver(),
   ]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost"],
-  });
+  browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost"]);
   context = await newContext(1280);
   page = await context.newPage();
 }, 60_000);

@@ -1,6 +1,6 @@
 /**
- * The dashboard in a real browser (docs/dashboard.md): Debian's chromium driven by
- * playwright-core against the real app served over HTTPS on 127.0.0.1 with
+ * The dashboard in a real browser (docs/dashboard.md): Debian's chromium (its
+ * headless shell, test/helpers/browser.ts) driven by playwright-core against the real app served over HTTPS on 127.0.0.1 with
  * a self-signed certificate.
  *
  * The newcomer flow: sign up → copy the key → call /v1/track with it → see
@@ -17,15 +17,15 @@
  * NOTFOUND and its background networking is off.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { rateWindows, webhooks } from "../../src/db/schema/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { launchBrowser } from "../helpers/browser.ts";
 import { startReceiver, testCert, webhookEnv } from "./support.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "artifacts", "dashboard");
 /** Per-step budget: chromium steps are slow on a cold machine, and a timed-out test would kill the browser. */
 const STEP_MS = 60_000;
@@ -46,7 +46,6 @@ let liveHook = "";
 const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`chromium not found at ${CHROMIUM}: install Debian's chromium (.ci/run does); the browser tests must not be skipped`);
   mkdirSync(SHOTS, { recursive: true });
   ctx = await testContext(await webhookEnv());
   rx = await startReceiver();
@@ -55,20 +54,7 @@ beforeAll(async () => {
   ctx.app.listen({ port: 0, hostname: "127.0.0.1", tls: { cert, key } });
   server = { port: ctx.app.server!.port!, stop: () => ctx.app.stop(true) };
   base = `https://127.0.0.1:${server.port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--ignore-certificate-errors",
-      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    ],
-  });
+  browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]);
   context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   page = await context.newPage();
