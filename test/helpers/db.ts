@@ -58,13 +58,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+let fileCopySupported: boolean | undefined;
+/** Whether the server knows `CREATE DATABASE … STRATEGY` (PostgreSQL 15 and later). */
+async function fileCopy(admin: postgres.Sql): Promise<boolean> {
+  fileCopySupported ??= Number((await admin`show server_version_num`)[0]!.server_version_num) >= 150000;
+  return fileCopySupported;
+}
+
 /** A fresh, migrated database for one test file. */
 export async function createTestDatabase(opts: { max?: number } = {}): Promise<TestDatabase> {
   await ensureTemplate();
   const name = `ct_t_${Bun.randomUUIDv7().replaceAll("-", "").slice(-16)}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database "${name}" template "${TEMPLATE_DB}"`);
+    // FILE_COPY (PostgreSQL 15+) copies the template's files instead of WAL-logging each of its blocks:
+    // about a third of the server's CPU per copy (0.1 against 0.34 s here), and a copy per test file
+    // was most of the server's CPU in a suite run.
+    await admin.unsafe(`create database "${name}" template "${TEMPLATE_DB}"${(await fileCopy(admin)) ? " strategy file_copy" : ""}`);
   } finally {
     await admin.end({ timeout: 5 });
   }
