@@ -89,6 +89,8 @@ async function startProfile(): Promise<() => Promise<unknown>> {
 interface Round {
   workerRate: number;
   ceilingRate: number;
+  /** workerRate ÷ ceilingRate. */
+  ratio: number;
   workerSecs: number;
   cpuWorkerUs: number;
   pgUs: number;
@@ -278,9 +280,12 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       );
       const ceilingSecs = (performance.now() - t1) / 1000;
       const cpuCeiling = process.cpuUsage(cpu1);
+      const workerRate = N / workerSecs;
+      const ceilingRate = replay.length / ceilingSecs;
       const round: Round = {
-        workerRate: N / workerSecs,
-        ceilingRate: replay.length / ceilingSecs,
+        workerRate,
+        ceilingRate,
+        ratio: workerRate / ceilingRate,
         workerSecs,
         cpuWorkerUs: usPer(cpuWorker, N),
         pgUs: Math.round((pgWorkerMs * 1000) / N),
@@ -290,15 +295,14 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
         rss: rssWorker,
       };
       perRound.push(round);
-      log(`round ${r + 1}: worker ${Math.round(round.workerRate)}/s, plain undici ${Math.round(round.ceilingRate)}/s, ratio ${(round.workerRate / round.ceilingRate).toFixed(2)}`);
+      log(`round ${r + 1}: worker ${Math.round(round.workerRate)}/s, plain undici ${Math.round(round.ceilingRate)}/s, ratio ${round.ratio.toFixed(2)}`);
     }
     await agent.close();
     await Bun.sleep(1_500); // statistics reach pg_stat_user_tables at most once a second per backend
     const [hot] = await tdb.sql`select n_tup_upd::int as upd, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = 'deliveries'`;
     // The round with the median ratio stands for the run.
-    const ratios = perRound.map((x) => x.workerRate / x.ceilingRate);
-    const mid = perRound[ratios.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0])[Math.floor(ROUNDS / 2)]![1]]!;
-    const { workerRate, ceilingRate, workerSecs, drainP50, drainP99 } = mid;
+    const mid = [...perRound].sort((a, b) => a.ratio - b.ratio)[Math.floor(ROUNDS / 2)]!;
+    const { workerRate, ceilingRate, ratio, workerSecs, drainP50, drainP99 } = mid;
     const rssWorker = Math.max(...perRound.map((x) => x.rss));
     const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
     log(
@@ -309,8 +313,8 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
           tuning,
           worker_deliveries_per_s: Math.round(workerRate),
           ceiling_undici_per_s: Math.round(ceilingRate),
-          ratio: Number((workerRate / ceilingRate).toFixed(2)),
-          rounds: perRound.map((x) => Number((x.workerRate / x.ceilingRate).toFixed(2))),
+          ratio: Number(ratio.toFixed(2)),
+          rounds: perRound.map((x) => Number(x.ratio.toFixed(2))),
           // CPU per delivery: this process (worker and receiver, or undici loop and receiver) and PostgreSQL.
           cpu_us_per_delivery: { worker: mid.cpuWorkerUs, worker_postgres: mid.pgUs, undici_loop: mid.cpuCeilingUs },
           latency_paced_ms: { events: LAT_N, p50: Number(latP50.toFixed(1)), p99: Number(latP99.toFixed(1)) },
@@ -324,13 +328,13 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       ),
     );
     log(
-      `worker: ${Math.round(workerRate)} deliveries/s (${N} in ${workerSecs.toFixed(2)} s); plain undici: ${Math.round(ceilingRate)}/s; ratio ${(workerRate / ceilingRate).toFixed(2)}; ` +
+      `worker: ${Math.round(workerRate)} deliveries/s (${N} in ${workerSecs.toFixed(2)} s); plain undici: ${Math.round(ceilingRate)}/s; ratio ${ratio.toFixed(2)}; ` +
         `commit→receipt p50 ${latP50.toFixed(1)} ms, p99 ${latP99.toFixed(1)} ms (paced); RSS ${mb(rssWorker)}`,
     );
     return {
       deliveriesPerSec: Math.round(workerRate),
       undiciPerSec: Math.round(ceilingRate),
-      ratio: Number((workerRate / ceilingRate).toFixed(2)),
+      ratio: Number(ratio.toFixed(2)),
       latencyP50Ms: Number(latP50.toFixed(1)),
       latencyP99Ms: Number(latP99.toFixed(1)),
       backlogP50Ms: Math.round(drainP50),
