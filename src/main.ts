@@ -28,6 +28,7 @@ import { ensureDevAccount } from "./modules/accounts/dev-account.ts";
 import { devPasswordLink } from "./modules/accounts/password-links.ts";
 import { quotaLeasesFor } from "./modules/accounts/quota-lease.ts";
 import { rateCounterFor } from "./modules/accounts/rate-counter.ts";
+import { keyUseFor } from "./modules/accounts/key-use.ts";
 import { ADAPTERS } from "./modules/couriers/adapters/index.ts";
 import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./modules/couriers/registry.ts";
 import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
@@ -161,6 +162,8 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
   await step("quota blocks", () => (running.database ? quotaLeasesFor(running.database.db).returnAll() : undefined));
   // Requests counted in this process's per-minute windows and not yet written (accounts/rate-counter.ts).
   await step("rate windows", () => (running.database ? rateCounterFor(running.database.db).flush() : undefined));
+  // Key uses noted and not yet written (accounts/key-use.ts).
+  await step("key use", () => (running.database ? keyUseFor(running.database.db).flush() : undefined));
   // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
   await step("database", () => running.database?.close());
 }

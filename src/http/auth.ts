@@ -37,7 +37,8 @@
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";
-import { countRequest, findApiKey, touchApiKey, touchDue, type AuthContext } from "../modules/accounts/service.ts";
+import { countRequest, findApiKey, type AuthContext } from "../modules/accounts/service.ts";
+import { keyUseFor } from "../modules/accounts/key-use.ts";
 import { peekCached } from "../modules/accounts/auth-cache.ts";
 import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
@@ -132,8 +133,8 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
     const rl = { "ratelimit-limit": String(limit), "ratelimit-remaining": remaining, "ratelimit-reset": reset, "retry-after": reset };
     throw new AppError("RATE_LIMITED", `Rate limit of ${limit} requests per minute exceeded for this account; retry after ${decision.resetSeconds} s.`, {}, rl);
   }
-  // Best effort, off the request's critical path (at most once a minute per key).
-  if (touchDue(found.keyId, now)) touchApiKey(deps.db, found.keyId, now).catch((e) => deps.log.debug("touch api key failed", { error: e }));
+  // Written in batches, off the request's critical path (at most once a minute per key).
+  keyUseFor(deps.db).note(found.keyId, now);
   authenticated.set(request, found);
 }
 

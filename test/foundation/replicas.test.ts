@@ -9,6 +9,7 @@ import { connect } from "../../src/db/client.ts";
 import { FLUSH_INTERVAL_MS, rateCounterFor } from "../../src/modules/accounts/rate-counter.ts";
 import { revokeApiKey, setPlan, setStatus } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 let ctx: TestContext;
 let other: ReturnType<typeof connect>;
@@ -24,16 +25,6 @@ afterAll(async () => {
 });
 
 const get = (app: ReturnType<typeof buildApp>, key: string) => app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": key } }));
-
-/** Polls `f` until it holds (a NOTIFY arrives in milliseconds; the bound only keeps a broken build from hanging). */
-async function eventually(f: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await f()) return true;
-    await Bun.sleep(20);
-  }
-  return false;
-}
 
 describe("key → account cache across replicas", () => {
   test("a key revoked through one replica is refused by the other (LISTEN/NOTIFY), which had it cached", async () => {

@@ -19,6 +19,19 @@
  * Unknown keys are cached too (as misses): a key is 256 random bits, so a
  * new key cannot already be cached as unknown, and a flood of made-up keys
  * costs one probe per key per TTL instead of one per request.
+ *
+ * Database work comes in batches, never one statement per key:
+ * - lookups of keys not cached, started in the same turn of the event loop,
+ *   share ONE statement (and concurrent lookups of one key share one answer);
+ * - an entry used in the second half of its life is reloaded in the
+ *   background while it is still served: the reloads of the next
+ *   {@link REFRESH_BATCH_MS} share ONE statement. So a key in steady use
+ *   never expires in front of a request, and thousands of keys in use cost
+ *   about one statement a second, not thousands (their entries, loaded
+ *   together, would otherwise expire together and each wait for its own
+ *   round trip).
+ * A reload answers under the same rules as a lookup: not stored if an
+ * invalidation raced it; a failed one leaves the entry to expire.
  */
 import type postgres from "postgres";
 import { sql } from "drizzle-orm";
@@ -26,6 +39,12 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 
 /** Longest time an entry is served, ms (the fallback if a notification is lost). */
 export const AUTH_CACHE_TTL_MS = 10_000;
+/** An entry used when it is older than this (ms) is reloaded in the background while it is served. */
+const REFRESH_AFTER_MS = AUTH_CACHE_TTL_MS / 2;
+/** How long background reloads are gathered before one statement does them all, ms (well under the TTL's other half). */
+export const REFRESH_BATCH_MS = 1_000;
+/** Most key hashes one statement looks up. */
+const MAX_BATCH = 1_000;
 /** Entries kept per process; past this the cache starts again empty (a flood of keys cannot grow it). */
 const MAX_ENTRIES = 50_000;
 /** The LISTEN/NOTIFY channel; the payload is an account id. */
@@ -37,9 +56,18 @@ export interface CachedAuth {
   account: { id: string; email: string; plan: string; status: string };
 }
 
+/**
+ * Looks up many key hashes in one statement: the live (not revoked) keys found, by hash. A hash missing from
+ * the answer is unknown or revoked.
+ */
+export type KeyLoader = (db: Db, keyHashes: string[]) => Promise<Map<string, CachedAuth>>;
+
 interface Entry {
   auth: CachedAuth | null;
+  /** Wall-clock ms after which the entry is not served. */
   expiresAt: number;
+  /** Wall-clock ms after which a use of the entry asks for a background reload. */
+  refreshAt: number;
 }
 
 const entries = new Map<string, Entry>();
@@ -93,39 +121,133 @@ function ensureListening(client: postgres.Sql): boolean {
   return false;
 }
 
+function store(keyHash: string, auth: CachedAuth | null, nowMs: number): void {
+  if (entries.size >= MAX_ENTRIES) clearAll();
+  entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS, refreshAt: nowMs + REFRESH_AFTER_MS });
+  if (auth) {
+    let set = keysOfAccount.get(auth.account.id);
+    if (!set) keysOfAccount.set(auth.account.id, (set = new Set()));
+    set.add(keyHash);
+  }
+}
+
+interface Waiter {
+  promise: Promise<CachedAuth | undefined>;
+  resolve: (auth: CachedAuth | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+function waiter(): Waiter {
+  const w = {} as Waiter;
+  w.promise = new Promise((resolve, reject) => Object.assign(w, { resolve, reject }));
+  return w;
+}
+
+/** The database side of one pool's cache: batched lookups and batched background reloads. */
+class KeyBatches {
+  private readonly waiting = new Map<string, Waiter>();
+  private readonly reloads = new Set<string>();
+  private lookupsQueued = false;
+  private reloadTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly load: KeyLoader,
+  ) {}
+
+  /** The answer for `keyHash` from the next batch of lookups (one per turn of the event loop). */
+  lookUp(keyHash: string): Promise<CachedAuth | undefined> {
+    let w = this.waiting.get(keyHash);
+    if (w) return w.promise;
+    this.waiting.set(keyHash, (w = waiter()));
+    if (!this.lookupsQueued) {
+      this.lookupsQueued = true;
+      setImmediate(() => this.runLookups());
+    }
+    return w.promise;
+  }
+
+  /** Asks for a background reload of `keyHash` within {@link REFRESH_BATCH_MS}. */
+  reload(keyHash: string): void {
+    if (this.reloads.has(keyHash)) return;
+    this.reloads.add(keyHash);
+    if (this.reloadTimer) return;
+    this.reloadTimer = setTimeout(() => this.runReloads(), REFRESH_BATCH_MS);
+    this.reloadTimer.unref?.();
+  }
+
+  private runLookups(): void {
+    this.lookupsQueued = false;
+    const batch = [...this.waiting];
+    this.waiting.clear();
+    for (let i = 0; i < batch.length; i += MAX_BATCH) {
+      const part = batch.slice(i, i + MAX_BATCH);
+      this.loadAndStore(part.map(([h]) => h)).then(
+        (found) => { for (const [h, w] of part) w.resolve(found.get(h)); },
+        (error) => { for (const [, w] of part) w.reject(error); },
+      );
+    }
+  }
+
+  private runReloads(): void {
+    this.reloadTimer = undefined;
+    const hashes = [...this.reloads];
+    this.reloads.clear();
+    // A failed reload changes nothing: the entries expire as they would have.
+    for (let i = 0; i < hashes.length; i += MAX_BATCH) this.loadAndStore(hashes.slice(i, i + MAX_BATCH)).catch(() => {});
+  }
+
+  /** Loads `hashes` in one statement and caches the answers, unless an invalidation raced the statement. */
+  private async loadAndStore(hashes: string[]): Promise<Map<string, CachedAuth>> {
+    const usable = listening.get(this.db.$client) === "up";
+    const started = epoch;
+    const loaded = await this.load(this.db, hashes);
+    const found = new Map<string, CachedAuth>();
+    const nowMs = Date.now();
+    const keep = usable && started === epoch;
+    for (const h of hashes) {
+      const l = loaded.get(h);
+      const auth = l ? Object.freeze({ keyId: l.keyId, account: Object.freeze({ ...l.account }) }) : null;
+      if (auth) found.set(h, auth);
+      if (keep) store(h, auth, nowMs);
+    }
+    return found;
+  }
+}
+
+const batchesOf = new WeakMap<Db, KeyBatches>();
+
 /**
  * The cached answer for `keyHash`, without waiting: the account, `null` for a
  * key cached as unknown, `undefined` when the cache cannot answer (not
  * cached, expired, or this pool's LISTEN is not up) — then use
- * {@link authenticateCached}. Cached accounts are frozen: they are shared by
- * every request of the key.
+ * {@link authenticateCached}. An entry in the second half of its life is
+ * served and reloaded in the background. Cached accounts are frozen: they
+ * are shared by every request of the key.
  * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
  */
 export function peekCached(db: Db, keyHash: string, nowMs = Date.now()): CachedAuth | null | undefined {
   if (!ensureListening(db.$client)) return undefined;
   const hit = entries.get(keyHash);
-  return hit !== undefined && hit.expiresAt > nowMs ? hit.auth : undefined;
+  if (hit === undefined || hit.expiresAt <= nowMs) return undefined;
+  if (hit.refreshAt <= nowMs) {
+    hit.refreshAt = hit.expiresAt;
+    batchesOf.get(db)?.reload(keyHash);
+  }
+  return hit.auth;
 }
 
 /**
- * The account for `keyHash` through the cache; `load` runs on a miss.
+ * The account for `keyHash` through the cache; on a miss, `load` looks it up
+ * together with the other misses of the same turn of the event loop (one
+ * statement). A pool keeps the first `load` it is given.
  * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
+ * @throws whatever `load` throws (the database is down …)
  */
-export async function authenticateCached(db: Db, keyHash: string, load: () => Promise<CachedAuth | undefined>, nowMs = Date.now()): Promise<CachedAuth | undefined> {
+export async function authenticateCached(db: Db, keyHash: string, load: KeyLoader, nowMs = Date.now()): Promise<CachedAuth | undefined> {
   const cached = peekCached(db, keyHash, nowMs);
   if (cached !== undefined) return cached ?? undefined;
-  const usable = listening.get(db.$client) === "up";
-  const started = epoch;
-  const loaded = await load();
-  const auth = loaded ? Object.freeze({ keyId: loaded.keyId, account: Object.freeze({ ...loaded.account }) }) : null;
-  if (usable && started === epoch) {
-    if (entries.size >= MAX_ENTRIES) clearAll();
-    entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS });
-    if (auth) {
-      let set = keysOfAccount.get(auth.account.id);
-      if (!set) keysOfAccount.set(auth.account.id, (set = new Set()));
-      set.add(keyHash);
-    }
-  }
-  return auth ?? undefined;
+  let batches = batchesOf.get(db);
+  if (!batches) batchesOf.set(db, (batches = new KeyBatches(db, load)));
+  return batches.lookUp(keyHash);
 }

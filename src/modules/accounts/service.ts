@@ -2,14 +2,15 @@
  * Accounts and API keys: plain functions over `db | tx` (no request context).
  * Used by the HTTP auth plugin, the operator CLI and the dashboard.
  */
-import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import { type PlanId } from "../../domain/plans.ts";
-import { authenticateCached, notifyAccountChanged } from "./auth-cache.ts";
-import { generateApiKey, hashApiKey, keyDisplayPrefix, looksLikeApiKey } from "./keys.ts";
+import { authenticateCached, notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
+import { generateApiKey, hashApiKey, keyDisplayPrefix } from "./keys.ts";
 import { periodOf } from "./quota.ts";
+import { keyUseFor } from "./key-use.ts";
 import { rateCounterFor } from "./rate-counter.ts";
 import { hashPassword } from "./password.ts";
 
@@ -77,7 +78,9 @@ export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string)
   return rows.length > 0;
 }
 
-export async function listApiKeys(db: DbOrTx, accountId: string) {
+/** The account's keys, newest first; this process's noted key uses are written first (key-use.ts). */
+export async function listApiKeys(db: Db, accountId: string) {
+  await keyUseFor(db).flush();
   return db
     .select({ id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
@@ -86,41 +89,25 @@ export async function listApiKeys(db: DbOrTx, accountId: string) {
 }
 
 /**
- * Resolves an API key to its account: one index probe on the key hash.
- * Returns undefined for malformed, unknown or revoked keys.
- */
-export async function authenticateApiKey(db: DbOrTx, key: string): Promise<AuthContext | undefined> {
-  if (!looksLikeApiKey(key)) return undefined;
-  const rows = await db
-    .select({ keyId: apiKeys.id, id: accounts.id, email: accounts.email, plan: accounts.plan, status: accounts.status })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  const r = rows[0];
-  if (!r) return undefined;
-  return { keyId: r.keyId, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } };
-}
-
-/**
  * The key and account for a key hash (`hashApiKey`), through the in-process
  * cache (invalidated across replicas by LISTEN/NOTIFY, see auth-cache.ts);
- * usually no database round trip. On a cache miss: one prepared statement
- * (an index probe on the key hash). The answer is frozen (shared by every
+ * usually no database round trip. On a cache miss: one prepared statement,
+ * shared with the other misses of the same turn of the event loop (index
+ * probes on the key hash). The answer is frozen (shared by every
  * request of the key). Counting the request: {@link countRequest}.
  * @returns undefined for an unknown or revoked key.
  */
 export function findApiKey(db: Db, hash: string): Promise<AuthContext | undefined> {
-  return authenticateCached(db, hash, async () => {
-    // A tagged template: postgres-js prepares it once per connection.
-    const rows = await db.$client<{ key_id: string; id: string; email: string; plan: string; status: string }[]>`
-      select k.id as key_id, a.id, a.email, a.plan, a.status
-      from api_keys k join accounts a on a.id = k.account_id
-      where k.key_hash = ${hash} and k.revoked_at is null
-      limit 1`;
-    const r = rows[0];
-    return r ? { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } } : undefined;
-  }) as Promise<AuthContext | undefined>;
+  return authenticateCached(db, hash, loadKeys) as Promise<AuthContext | undefined>;
+}
+
+/** The live keys among `hashes` with their accounts, in one statement (a tagged template: prepared once per connection). */
+async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAuth>> {
+  const rows = await db.$client<{ key_hash: string; key_id: string; id: string; email: string; plan: string; status: string }[]>`
+    select k.key_hash, k.id as key_id, a.id, a.email, a.plan, a.status
+    from api_keys k join accounts a on a.id = k.account_id
+    where k.key_hash = any(${hashes}::text[]) and k.revoked_at is null`;
+  return new Map(rows.map((r) => [r.key_hash, { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } }]));
 }
 
 /**
@@ -132,31 +119,6 @@ export function findApiKey(db: Db, hash: string): Promise<AuthContext | undefine
  */
 export function countRequest(db: Db, accountId: string, windowStartMs: number): number {
   return rateCounterFor(db).hit(accountId, windowStartMs);
-}
-
-/** When this process last recorded each key's use (ms); bounded so a flood of keys cannot grow it without end. */
-const lastTouched = new Map<string, number>();
-const TOUCH_EVERY_MS = 60_000;
-
-/** True when {@link touchApiKey} would write for `keyId` now (a cheap, synchronous pre-check for the hot path). */
-export function touchDue(keyId: string, nowMs: number): boolean {
-  const last = lastTouched.get(keyId);
-  return last === undefined || nowMs - last >= TOUCH_EVERY_MS || nowMs < last;
-}
-
-/**
- * Records key use at most once a minute per key: the in-process check keeps
- * hot keys from costing a database round trip on every request, and the
- * `where` keeps several replicas from writing more than once a minute each.
- */
-export async function touchApiKey(db: DbOrTx, keyId: string, nowMs: number): Promise<void> {
-  if (!touchDue(keyId, nowMs)) return;
-  if (lastTouched.size >= 10_000) lastTouched.clear();
-  lastTouched.set(keyId, nowMs);
-  await db
-    .update(apiKeys)
-    .set({ lastUsedAt: new Date(nowMs) })
-    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(nowMs - 60_000)))));
 }
 
 /** Changes the plan; every replica sees the new limits at once ({@link notifyAccountChanged}). */
