@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser.ts";
+import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { startService, type RunningService } from "./service.ts";
 
 const ARTIFACTS = join(import.meta.dir, "..", "artifacts");
@@ -19,7 +19,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   [svc, browser] = await Promise.all([startService(), launchBrowser()]);
-}, 60_000);
+}, BROWSER_STEP_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -33,12 +33,12 @@ async function tryItOut(page: Page, tag: string, operationId: string): Promise<s
   await op.locator("button.try-out__btn").click();
   await op.locator("button.execute").click();
   const status = op.locator(".live-responses-table .response .response-col_status").first();
-  await status.waitFor({ timeout: 20_000 });
+  await status.waitFor();
   return (await status.innerText()).trim();
 }
 
 test("/docs works offline, shows every tag, authorises with a key and runs Try it out with 200s", async () => {
-  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 2000 } });
+  const context = await newBrowserContext(browser, { ignoreHTTPSErrors: true, viewport: { width: 1280, height: 2000 } });
   const page = await context.newPage();
   const refused: string[] = [];
   await context.route("**/*", (route) => {
@@ -50,7 +50,7 @@ test("/docs works offline, shows every tag, authorises with a key and runs Try i
   page.on("pageerror", (e) => pageErrors.push(String(e)));
 
   await page.goto(`${svc.baseUrl}/docs`);
-  await page.locator("body[data-docs-ready=true]").waitFor({ timeout: 20_000 });
+  await page.locator("body[data-docs-ready=true]").waitFor();
   expect(await page.locator(".info .title").innerText()).toContain("Courier Tracking API");
 
   const doc = (await (await svc.fetch("/openapi.json")).json()) as { tags: { name: string }[] };
@@ -77,4 +77,4 @@ test("/docs works offline, shows every tag, authorises with a key and runs Try i
   expect(refused).toEqual([]);
   expect(pageErrors).toEqual([]);
   await context.close();
-}, 90_000);
+}, 4 * BROWSER_STEP_MS);

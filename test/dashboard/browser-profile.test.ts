@@ -27,13 +27,14 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accounts, deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { startService, type RunningService } from "../client/service.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startReceiver, testCert, type Receiver } from "../webhooks/receiver.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const SHOTS = join(import.meta.dir, "..", "artifacts", "dashboard");
-const STEP_MS = 90_000;
+/** Per-test budget: a test is a few browser steps, each of which may take up to BROWSER_STEP_MS on a busy machine. */
+const STEP_MS = 2 * BROWSER_STEP_MS;
 const DEV = "dev@localhost";
 const PASSWORD = "a long sandbox passphrase";
 
@@ -59,7 +60,7 @@ beforeAll(async () => {
   browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost"]);
   context = await newContext(1280);
   page = await context.newPage();
-}, 60_000);
+}, BROWSER_STEP_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -69,7 +70,7 @@ afterAll(async () => {
 }, 30_000);
 
 async function newContext(width: number): Promise<BrowserContext> {
-  const c = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width, height: 900 }, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
+  const c = await newBrowserContext(browser, { ignoreHTTPSErrors: true, viewport: { width, height: 900 }, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
   c.on("page", (p) => {
     // The 4xx answers this file provokes on purpose show up as "Failed to load resource"; anything else is a problem.
     p.on("console", (m) => m.type() === "error" && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()) && problems.push(`console: ${m.text()}`));

@@ -23,12 +23,12 @@ import { eq } from "drizzle-orm";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { rateWindows, webhooks } from "../../src/db/schema/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { startReceiver, testCert, webhookEnv } from "./support.ts";
 
 const SHOTS = join(import.meta.dir, "..", "artifacts", "dashboard");
-/** Per-step budget: chromium steps are slow on a cold machine, and a timed-out test would kill the browser. */
-const STEP_MS = 60_000;
+/** Per-test budget: a test is a few browser steps, each of which may take up to BROWSER_STEP_MS on a busy machine. */
+const STEP_MS = 2 * BROWSER_STEP_MS;
 const TRACKED = "1234567890121"; // sandbox scenario 1: in transit, followed
 
 let ctx: TestContext;
@@ -55,13 +55,13 @@ beforeAll(async () => {
   server = { port: ctx.app.server!.port!, stop: () => ctx.app.stop(true) };
   base = `https://127.0.0.1:${server.port}`;
   browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]);
-  context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+  context = await newBrowserContext(browser, { ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   page = await context.newPage();
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   page.on("dialog", (d) => void d.accept());
-}, 60_000);
+}, BROWSER_STEP_MS);
 
 afterAll(async () => {
   await browser?.close();
@@ -173,7 +173,7 @@ describe("the newcomer flow in chromium", () => {
   }, STEP_MS);
 
   test("readable on a phone: no horizontal overflow; keyboard users get a skip link", async () => {
-    const phone = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const phone = await newBrowserContext(browser, { ignoreHTTPSErrors: true, viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     await phone.addCookies(await context.cookies()); // the session cookie has Path=/dashboard
     const p = await phone.newPage();
     for (const [path, name] of [["/dashboard", "09-phone-overview"], ["/dashboard/billing", "10-phone-billing"], ["/dashboard/webhooks", "11-phone-webhooks"]] as const) {
