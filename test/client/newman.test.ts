@@ -74,7 +74,7 @@ test("the collection carries the API key once, as collection-level auth, and pub
   for (const r of requests) expect(r.request.header.some((h: { key: string }) => h.key.toLowerCase() === "x-api-key"), r.name).toBe(false);
   const publicOnes = requests.filter((r) => r.request.auth?.type === "noauth").map((r) => r.request.url.path.join("/"));
   expect(publicOnes.sort()).toEqual(["billing/plans", "demo/track"]);
-});
+}, 60_000);
 
 test("every request of the /postman collection answers its documented success status under newman", async () => {
   const doc = await openapi();

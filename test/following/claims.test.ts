@@ -64,7 +64,7 @@ describe("claims shared through Postgres", () => {
     }
     // Out of the way of the next tests.
     await ctx.tdb.sql`delete from recheck_queue where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
-  }, 30_000);
+  }, 90_000);
 
   test("a lease left by a killed process is re-claimed after it expires; the change is emitted once", async () => {
     const n = "1234567890811";

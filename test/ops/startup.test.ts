@@ -89,4 +89,4 @@ test("a worker answers on its internal port; a replica with another SECRETS_KEY 
   worker.kill("SIGTERM");
   expect(await worker.exited).toBe(0);
   expect(worker.lines().at(-1)!.msg).toBe("stopped");
-});
+}, 90_000);
