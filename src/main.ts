@@ -188,6 +188,26 @@ async function shutdown(signal: string): Promise<void> {
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
+/** Time given to stopping what started after an uncaught error, ms. */
+const CRASH_STOP_MS = 5_000;
+/**
+ * Last resort for an error nothing caught (a library throwing from a timer, a promise nobody awaited).
+ * Bun's default prints the stack trace to stderr and exits at once, leaving the embedded PostgreSQL
+ * running; here it is one JSON line without the stack (lib/log.ts), then what started is stopped
+ * (at most {@link CRASH_STOP_MS}) and the process exits 1 for the orchestrator to restart it. During a
+ * shutdown already under way the error is logged and the shutdown goes on.
+ */
+function crashed(what: string, err: unknown): void {
+  log.error(`${what}; stopping`, { error: err instanceof Error ? err : new Error(String(err)) });
+  if (stopping) return;
+  stopping = true;
+  lifecycle.draining = true;
+  setTimeout(() => process.exit(1), CRASH_STOP_MS + 5_000).unref();
+  void stopAll(createLogger("silent"), CRASH_STOP_MS).finally(() => process.exit(1));
+}
+process.on("uncaughtException", (err) => crashed("uncaught error", err));
+process.on("unhandledRejection", (err) => crashed("unhandled rejection", err));
+
 try {
   await start();
 } catch (err) {

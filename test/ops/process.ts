@@ -21,9 +21,9 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `bun run <entry>` (default src/main.ts) with `env`. */
-export function spawnService(env: Record<string, string>, entry = "src/main.ts"): Proc {
-  const proc = Bun.spawn(["bun", "run", entry], {
+/** Starts `bun run <bunArgs…> <entry>` (default src/main.ts) with `env`. */
+export function spawnService(env: Record<string, string>, entry = "src/main.ts", bunArgs: string[] = []): Proc {
+  const proc = Bun.spawn(["bun", "run", ...bunArgs, entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "info", ...env },
     stdout: "pipe",
@@ -31,12 +31,16 @@ export function spawnService(env: Record<string, string>, entry = "src/main.ts")
   });
   let out = "";
   let err = "";
-  void (async () => {
-    for await (const c of proc.stdout) out += new TextDecoder().decode(c);
-  })();
-  void (async () => {
-    for await (const c of proc.stderr) err += new TextDecoder().decode(c);
-  })();
+  const read = Promise.all([
+    (async () => {
+      for await (const c of proc.stdout) out += new TextDecoder().decode(c);
+    })(),
+    (async () => {
+      for await (const c of proc.stderr) err += new TextDecoder().decode(c);
+    })(),
+  ]);
+  // Exit code once the output the process wrote is read too (bounded: a child it left running may hold the pipes).
+  const exited = proc.exited.then(async (code) => (await Promise.race([read, Bun.sleep(2_000)]), code));
   const lines = () =>
     out
       .split("\n")
@@ -50,7 +54,7 @@ export function spawnService(env: Record<string, string>, entry = "src/main.ts")
       });
   return {
     pid: proc.pid,
-    exited: proc.exited,
+    exited,
     stdout: () => out,
     stderr: () => err,
     lines,
