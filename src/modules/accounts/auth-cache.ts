@@ -8,9 +8,11 @@
  *   entries of the account at once and sends `NOTIFY account_changed` with
  *   the account id, which every replica LISTENs to (PostgreSQL delivers it
  *   when the writing transaction commits);
- * - entries are served only while this process's LISTEN connection is up;
- *   each (re)connect of it empties the cache, since notifications sent while
- *   it was down are lost;
+ * - entries are served only once this process's LISTEN is up; each re-LISTEN
+ *   empties the cache, since notifications sent while it was down are lost.
+ *   postgres-js re-LISTENs after a dropped connection with its reconnect
+ *   backoff (seconds after an outage); until it does, nothing here knows the
+ *   connection dropped, and the TTL below is the bound;
  * - a lookup that raced an invalidation is not stored (epoch check), and
  *   every entry expires after {@link AUTH_CACHE_TTL_MS} whatever happens.
  * So another replica refuses a revoked key within one NOTIFY delivery
