@@ -188,22 +188,34 @@ async function shutdown(signal: string): Promise<void> {
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
-/** Time given to stopping what started after an uncaught error, ms. */
-const CRASH_STOP_MS = 5_000;
+/** Time given to stopping what started after a failed start or an uncaught error, ms. */
+const FAILURE_STOP_MS = 5_000;
+let failing: Promise<void> | undefined;
+/**
+ * Stops what started, quietly, within {@link FAILURE_STOP_MS} (the embedded PostgreSQL included), then
+ * exits 1. Runs once: an uncaught error during start-up and the start's own failure share one stop.
+ */
+function stopAndFail(): Promise<void> {
+  stopping = true;
+  lifecycle.draining = true;
+  if (!failing) {
+    setTimeout(() => process.exit(1), FAILURE_STOP_MS + 5_000).unref();
+    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS).finally(() => process.exit(1));
+  }
+  return failing;
+}
+
 /**
  * Last resort for an error nothing caught (a library throwing from a timer, a promise nobody awaited).
  * Bun's default prints the stack trace to stderr and exits at once, leaving the embedded PostgreSQL
- * running; here it is one JSON line without the stack (lib/log.ts), then what started is stopped
- * (at most {@link CRASH_STOP_MS}) and the process exits 1 for the orchestrator to restart it. During a
- * shutdown already under way the error is logged and the shutdown goes on.
+ * running; here it is one JSON line without the stack (lib/log.ts), then {@link stopAndFail} for the
+ * orchestrator to restart the process. During a shutdown already under way the error is logged and the
+ * shutdown goes on.
  */
 function crashed(what: string, err: unknown): void {
   log.error(`${what}; stopping`, { error: err instanceof Error ? err : new Error(String(err)) });
-  if (stopping) return;
-  stopping = true;
-  lifecycle.draining = true;
-  setTimeout(() => process.exit(1), CRASH_STOP_MS + 5_000).unref();
-  void stopAll(createLogger("silent"), CRASH_STOP_MS).finally(() => process.exit(1));
+  if (stopping && !failing) return;
+  void stopAndFail();
 }
 process.on("uncaughtException", (err) => crashed("uncaught error", err));
 process.on("unhandledRejection", (err) => crashed("unhandled rejection", err));
@@ -215,7 +227,5 @@ try {
   if (err instanceof ConfigError) log.error(err.message, { problems: err.problems });
   else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError) log.error(err.message);
   else log.error("start failed", { error: err as Error });
-  stopping = true;
-  await stopAll(createLogger("silent"), 5_000);
-  process.exit(1);
+  await stopAndFail();
 }
