@@ -80,22 +80,30 @@ async function prepare(lang: Lang): Promise<(port: number) => string[]> {
   return () => [bin];
 }
 
-/** Starts a receiver with its secrets in the environment; resolves once it answers HTTP. */
+/**
+ * Starts a receiver with its secrets in the environment; resolves once it answers HTTP. A free port can be
+ * taken by another test file's process between `freePort()` and the receiver's bind (six files run at
+ * once): then it is started again on another port, up to three times.
+ */
 async function start(cmd: (port: number) => string[], env: Record<string, string>): Promise<{ port: number; stop(): Promise<void> }> {
-  const port = freePort();
-  const store = mkdtempSync(join(dir, "store-"));
-  const proc = Bun.spawn(cmd(port), { env: { ...process.env, PORT: String(port), WEBHOOK_STORE_DIR: store, ...env }, stdout: "ignore", stderr: "pipe" });
-  const stop = async () => {
-    proc.kill();
-    await proc.exited;
-  };
-  for (let i = 0; i < 200; i++) {
-    if (proc.exitCode !== null) break;
-    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) return { port, stop };
-    await Bun.sleep(50);
+  for (let attempt = 1; ; attempt++) {
+    const port = freePort();
+    const store = mkdtempSync(join(dir, "store-"));
+    const proc = Bun.spawn(cmd(port), { env: { ...process.env, PORT: String(port), WEBHOOK_STORE_DIR: store, ...env }, stdout: "ignore", stderr: "pipe" });
+    const stop = async () => {
+      proc.kill();
+      await proc.exited;
+    };
+    for (let i = 0; i < 200; i++) {
+      if (proc.exitCode !== null) break;
+      if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) return { port, stop };
+      await Bun.sleep(50);
+    }
+    await stop();
+    const stderr = await new Response(proc.stderr).text();
+    if (attempt < 3 && /address already in use/i.test(stderr)) continue;
+    throw new Error(`receiver did not start: ${stderr}`);
   }
-  await stop();
-  throw new Error(`receiver did not start: ${await new Response(proc.stderr).text()}`);
 }
 
 /** POSTs `raw` with a signature header straight to the receiver: `[status, body]`. */
