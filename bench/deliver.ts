@@ -11,7 +11,8 @@
  *    the worker's figure is reported as a ratio of it.
  *
  * Steps 2 and 3 run as 3 rounds (BENCH_ROUNDS), each on fresh rows; the
- * ratio is taken within each round and the median round reported.
+ * ratio is taken within each round and the median round reported. One
+ * warm-up round (BENCH_WARMUP) runs both first and is not counted.
  *
  * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL).
  * `measure(opts)` runs the same steps from another script (`bun run bench`)
@@ -47,6 +48,8 @@ export interface DeliverBenchOptions {
   latencyN?: number;
   /** Throughput rounds, each the worker then the undici loop on N rows (default BENCH_ROUNDS or 3). */
   rounds?: number;
+  /** Uncounted rounds run first, the same way (default BENCH_WARMUP or 1). */
+  warmup?: number;
   /** Worker concurrency and undici connections (default BENCH_CONCURRENCY or 64). */
   concurrency?: number;
   /** Worker tuning passed through (default from BENCH_PREFETCH / BENCH_REFILL / BENCH_RECORD_BATCH / BENCH_RECORD_FLUSHES). */
@@ -74,6 +77,25 @@ async function pgCpuMs(sql: postgres.Sql): Promise<Map<number, number>> {
   return out;
 }
 const CLK_TCK = 100;
+
+/**
+ * This process's main thread so far (the worker or the loop, and the receiver), from
+ * `/proc/self/task/<pid>/schedstat`: `runMs` on a CPU, `waitMs` runnable but waiting for one (the other
+ * threads of the machine held both cores). NaN where there is no /proc. The process's CPU figure adds
+ * the JIT compiler's and the GC's threads.
+ */
+function mainThreadSched(): { runMs: number; waitMs: number } {
+  try {
+    const [run, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ").map(Number);
+    return { runMs: run! / 1e6, waitMs: wait! / 1e6 };
+  } catch {
+    return { runMs: NaN, waitMs: NaN };
+  }
+}
+const schedSince = (a: { runMs: number; waitMs: number }) => {
+  const b = mainThreadSched();
+  return { runMs: b.runMs - a.runMs, waitMs: b.waitMs - a.waitMs };
+};
 const cpuDelta = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((t, [pid, ms]) => t + ms - (a.get(pid) ?? 0), 0);
 
 /** Starts the inspector's CPU profiler; the returned function stops it and gives the profile. */
@@ -95,12 +117,19 @@ interface Round {
   cpuWorkerUs: number;
   pgUs: number;
   cpuCeilingUs: number;
+  /** Of which the main thread's, µs per delivery or POST. */
+  mainWorkerUs: number;
+  mainCeilingUs: number;
+  /** Share of the step the main thread was runnable but waited for a CPU (0..1). */
+  mainWorkerWait: number;
+  mainCeilingWait: number;
   drainP50: number;
   drainP99: number;
   rss: number;
 }
 const usPer = (c: NodeJS.CpuUsage, n: number) => Math.round((c.user + c.system) / n);
 
+const pctOf = (x: number) => `${Math.round(x * 100)} %`;
 const envNum = (k: string) => (process.env[k] ? Number(process.env[k]) : undefined);
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -116,6 +145,8 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
   const LAT_N = opts.latencyN ?? Number(process.env.BENCH_LATENCY_N ?? 1_000);
   const CONCURRENCY = opts.concurrency ?? Number(process.env.BENCH_CONCURRENCY ?? 64);
   const ROUNDS = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 3);
+  const WARMUP = opts.warmup ?? Number(process.env.BENCH_WARMUP ?? 1);
+  const RUNS = WARMUP + ROUNDS;
   const tuning = opts.worker ?? { prefetch: envNum("BENCH_PREFETCH"), refillAt: envNum("BENCH_REFILL"), recordBatch: envNum("BENCH_RECORD_BATCH"), recordFlushes: envNum("BENCH_RECORD_FLUSHES") };
   const log = opts.log ?? console.log;
 
@@ -172,8 +203,8 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     const acc = await createAccount(tdb.db, { email: `bench-${Date.now()}@example.com`, plan: "business" });
     await createWebhook(deps, acc, { url, events: ["tracking.updated"], mode: "live" });
 
-    // Outbox rows 0 .. ROUNDS × N − 1 for the throughput rounds, the rest for the latency step.
-    const TOTAL = ROUNDS * N + LAT_N;
+    // Outbox rows 0 .. RUNS × N − 1 for the throughput rounds (warm-up first), the rest for the latency step.
+    const TOTAL = RUNS * N + LAT_N;
     const shipmentIds: string[] = [];
     for (let i = 0; i < TOTAL; i += 1000) {
       const rows = Array.from({ length: Math.min(1000, TOTAL - i) }, (_, j) => ({
@@ -213,7 +244,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     // ---- 1. latency -----------------------------------------------------------------------
     const worker = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY, ...tuning });
     await worker.start();
-    for (let i = ROUNDS * N; i < TOTAL; i++) {
+    for (let i = RUNS * N; i < TOTAL; i++) {
       await emitBatch(i, i + 1);
       commitAt.set(tnOf(i), performance.now());
       await Bun.sleep(2);
@@ -229,12 +260,15 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     // Each round commits N fresh outbox rows, times the worker delivering them, then times the plain undici
     // loop posting the bodies the worker sent. The ratio is taken within each round and the median reported
     // (as `bun run bench` does for P1 and P2): the loop's own rate moves by ±30 % between runs on a shared
-    // 2-core machine, and the first round's worker also pays for compiling its code while the loop reuses
-    // the undici internals the worker warmed. Each timed step starts after a CHECKPOINT, so neither pays
-    // for writing out the pages the step before it dirtied.
+    // 2-core machine. The warm-up round is not counted: without it the first round's worker paid for
+    // compiling its throughput path (the paced latency step runs other paths: one-row claims and records)
+    // while the loop reused the undici internals the worker had warmed, and that round's ratio came out
+    // lowest in nearly every run, so the median was the worse of the other two. A running service's
+    // worker is warm. Each timed step starts after a CHECKPOINT, so neither pays for writing out the pages
+    // the step before it dirtied.
     const agent = new undici.Agent({ connections: CONCURRENCY, connect: { ca: [...rootCertificates, pems.cert] } });
     const perRound: Round[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < RUNS; r++) {
       const from = r * N;
       for (let i = from; i < from + N; i += 500) await emitBatch(i, Math.min(from + N, i + 500));
       // Fresh tables: give the planner statistics, as a running service's tables have.
@@ -246,14 +280,16 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       bodies.length = 0;
       latencies.length = 0;
       const worker2 = createDeliveryWorker({ ...deps, concurrency: CONCURRENCY, ...tuning });
-      const profiler = process.env.BENCH_PROFILE && r === ROUNDS - 1 ? await startProfile() : undefined;
+      const profiler = process.env.BENCH_PROFILE && r === RUNS - 1 ? await startProfile() : undefined;
       const pg0 = await pgCpuMs(tdb.sql);
       const cpu0 = process.cpuUsage();
+      const main0 = mainThreadSched();
       const t0 = performance.now();
       await worker2.start();
       await waitReceived(N);
       const workerSecs = (performance.now() - t0) / 1000;
       const cpuWorker = process.cpuUsage(cpu0);
+      const mainWorker = schedSince(main0);
       const rssWorker = process.memoryUsage().rss;
       if (profiler) writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(await profiler()));
       await worker2.stop({ timeout: 10_000 });
@@ -268,6 +304,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       received = 0;
       let next = 0;
       const cpu1 = process.cpuUsage();
+      const main1 = mainThreadSched();
       const t1 = performance.now();
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
@@ -280,6 +317,7 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       );
       const ceilingSecs = (performance.now() - t1) / 1000;
       const cpuCeiling = process.cpuUsage(cpu1);
+      const mainCeiling = schedSince(main1);
       const workerRate = N / workerSecs;
       const ceilingRate = replay.length / ceilingSecs;
       const round: Round = {
@@ -290,12 +328,20 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
         cpuWorkerUs: usPer(cpuWorker, N),
         pgUs: Math.round((pgWorkerMs * 1000) / N),
         cpuCeilingUs: usPer(cpuCeiling, replay.length),
+        mainWorkerUs: Math.round((mainWorker.runMs * 1000) / N),
+        mainCeilingUs: Math.round((mainCeiling.runMs * 1000) / replay.length),
+        mainWorkerWait: mainWorker.waitMs / (workerSecs * 1000),
+        mainCeilingWait: mainCeiling.waitMs / (ceilingSecs * 1000),
         drainP50: pct(latencies, 50),
         drainP99: pct(latencies, 99),
         rss: rssWorker,
       };
-      perRound.push(round);
-      log(`round ${r + 1}: worker ${Math.round(round.workerRate)}/s, plain undici ${Math.round(round.ceilingRate)}/s, ratio ${round.ratio.toFixed(2)}`);
+      if (r >= WARMUP) perRound.push(round);
+      log(
+        `${r < WARMUP ? "warm-up" : `round ${r + 1 - WARMUP}`}: worker ${Math.round(round.workerRate)}/s, plain undici ${Math.round(round.ceilingRate)}/s, ratio ${round.ratio.toFixed(2)}; ` +
+          `CPU µs each: worker ${round.cpuWorkerUs} (main thread ${round.mainWorkerUs}, waited for a CPU ${pctOf(round.mainWorkerWait)}) + PostgreSQL ${round.pgUs}, ` +
+          `loop ${round.cpuCeilingUs} (main thread ${round.mainCeilingUs}, waited ${pctOf(round.mainCeilingWait)})`,
+      );
     }
     await agent.close();
     await Bun.sleep(1_500); // statistics reach pg_stat_user_tables at most once a second per backend
@@ -316,7 +362,16 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
           ratio: Number(ratio.toFixed(2)),
           rounds: perRound.map((x) => Number(x.ratio.toFixed(2))),
           // CPU per delivery: this process (worker and receiver, or undici loop and receiver) and PostgreSQL.
-          cpu_us_per_delivery: { worker: mid.cpuWorkerUs, worker_postgres: mid.pgUs, undici_loop: mid.cpuCeilingUs },
+          // The main thread's share apart: it runs the worker (or the loop) and the receiver, and bounds the rate.
+          cpu_us_per_delivery: {
+            worker: mid.cpuWorkerUs,
+            worker_main_thread: mid.mainWorkerUs,
+            worker_postgres: mid.pgUs,
+            undici_loop: mid.cpuCeilingUs,
+            undici_loop_main_thread: mid.mainCeilingUs,
+          },
+          // Share of the step the main thread was runnable but found both cores taken (PostgreSQL, GC, JIT).
+          main_thread_waited_for_cpu: { worker: pctOf(mid.mainWorkerWait), undici_loop: pctOf(mid.mainCeilingWait) },
           latency_paced_ms: { events: LAT_N, p50: Number(latP50.toFixed(1)), p99: Number(latP99.toFixed(1)) },
           latency_backlog_ms: { p50: Number(drainP50.toFixed(0)), p99: Number(drainP99.toFixed(0)) },
           // Statistics arrive asynchronously; a lower bound of the updates of the whole run.
