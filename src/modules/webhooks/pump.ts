@@ -1,11 +1,15 @@
 /**
  * The delivery worker's claimer ("pump"): keeps up to `concurrency` attempts
- * in flight while due outbox rows exist, with up to `prefetch` more rows
- * claimed and waiting for a slot, so a finishing attempt's slot is filled at
- * once instead of after a claim round trip. It claims again as soon as
- * `refillAt` rows would fit (the high-water mark is `concurrency + prefetch`),
- * so one claim statement serves many finished attempts and the pipeline never
- * drains to refill. Waiting rows hold their lease like rows being sent; a row
+ * in flight while due outbox rows exist, with more rows claimed and waiting
+ * for a slot, so a finishing attempt's slot is filled at once instead of
+ * after a claim round trip. How many wait is what the attempts of the last
+ * {@link RATE_WINDOW_MS} would finish in {@link CLAIM_AHEAD_MS}, between
+ * `minPrefetch` and `prefetch`: fast receivers get large claims (fewer
+ * statements for the database to run), while rows claimed for slow ones wait
+ * in small numbers instead of being held from the other workers. It claims
+ * again once half that many rows (at least `refillAt`) would fit below the
+ * high-water mark (`concurrency` + that many), so one claim statement serves
+ * many finished attempts and the pipeline never drains to refill. Waiting rows hold their lease like rows being sent; a row
  * that waited longer than `maxWaitMs` (slow receivers holding every slot) is
  * not started, since its attempt might outlast the lease, and goes to
  * `release` instead; rows never started when the pump stops are handed back
@@ -18,6 +22,11 @@ import type postgres from "postgres";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { claimDue, type ClaimedDelivery } from "./outbox.ts";
+
+/** Rows held waiting for a slot cover this many ms of the attempts' recent finishing rate. */
+export const CLAIM_AHEAD_MS = 50;
+/** The finishing rate is measured over windows of at least this many ms (wall clock). */
+export const RATE_WINDOW_MS = 100;
 
 export interface DeliveryPump {
   /**
@@ -42,7 +51,9 @@ export interface PumpOptions {
   concurrency: number;
   /** Claimed rows waiting for a slot at most, on top of `concurrency`. */
   prefetch: number;
-  /** Rows that must fit below the high-water mark before a claim is made. */
+  /** Claimed rows allowed to wait whatever the finishing rate (capped by `prefetch`); default `prefetch`. */
+  minPrefetch?: number;
+  /** Rows that must fit below the high-water mark before a claim is made, at least. */
   refillAt: number;
   /** Lease of each claim, ms. */
   leaseMs: number;
@@ -62,7 +73,12 @@ export function createDeliveryPump(o: PumpOptions): DeliveryPump {
 class Pump implements DeliveryPump {
   private readonly attempts = new Set<Promise<void>>();
   private readonly ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
-  private readonly highWater: number;
+  private readonly minPrefetch: number;
+  // Attempts finished in the current rate window, when it began (performance.now()), and the last
+  // complete window's rate (attempts per ms).
+  private finished = 0;
+  private windowStart = performance.now();
+  private rate = 0;
   private running = false;
   private pass: Promise<void> | undefined;
   private again = false;
@@ -76,7 +92,7 @@ class Pump implements DeliveryPump {
   private pausedUntil = 0;
 
   constructor(private readonly o: PumpOptions) {
-    this.highWater = o.concurrency + o.prefetch;
+    this.minPrefetch = Math.min(o.prefetch, o.minPrefetch ?? o.prefetch);
   }
 
   wake(): Promise<void> {
@@ -114,13 +130,30 @@ class Pump implements DeliveryPump {
     this.attempts.add(p);
     p.finally(() => {
       this.attempts.delete(p);
+      this.noteFinished();
       this.startReady();
       if (this.running && !this.drained) void this.pump();
     });
   }
 
-  private room(): number {
-    return this.highWater - this.attempts.size - this.ready.length;
+  private noteFinished(): void {
+    this.finished++;
+    const t = performance.now();
+    if (t - this.windowStart < RATE_WINDOW_MS) return;
+    this.rate = this.finished / (t - this.windowStart);
+    this.finished = 0;
+    this.windowStart = t;
+  }
+
+  /** Rows to hold waiting for a slot now: {@link CLAIM_AHEAD_MS} of the last window's rate, within bounds. */
+  private prefetchNow(): number {
+    return Math.min(this.o.prefetch, Math.max(this.minPrefetch, Math.round(this.rate * CLAIM_AHEAD_MS)));
+  }
+
+  /** Rows that fit below the high-water mark, and how many must fit before a claim. */
+  private room(): { free: number; refill: number } {
+    const prefetch = this.prefetchNow();
+    return { free: this.o.concurrency + prefetch - this.attempts.size - this.ready.length, refill: Math.max(this.o.refillAt, Math.floor(prefetch / 2)) };
   }
 
   private pump(): Promise<void> {
@@ -137,8 +170,8 @@ class Pump implements DeliveryPump {
     try {
       do {
         this.again = false;
-        while (this.running && !this.drained && this.room() >= this.o.refillAt) {
-          const want = this.room();
+        for (let room = this.room(); this.running && !this.drained && room.free >= room.refill; room = this.room()) {
+          const want = room.free;
           const claimedAt = this.o.clock.now();
           const wakes = this.wakes;
           const rows = await claimDue(this.o.sql, claimedAt, want, this.o.leaseMs);
