@@ -315,6 +315,16 @@ describe("redirects", () => {
 });
 
 describe("hostile receivers", () => {
+  test("NUL bytes in a response body are left out of the logged snippet (PostgreSQL text cannot hold them)", async () => {
+    const s = await setup();
+    rx.route(s.path, () => new Response("ok\u0000 \u0000done"));
+    await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
+    await worker.runOnce();
+    const [, list] = await ctx.call(`/v1/webhooks/${s.id}/deliveries`, { key: s.acc.key });
+    expect(list.data.deliveries[0].state).toBe("delivered");
+    expect(list.data.deliveries[0].attempt_log[0].response_snippet).toBe("ok done");
+  });
+
   test("a 100 MB response is never read past the 2 KB cap", async () => {
     const s = await setup();
     let served = 0;
@@ -433,6 +443,8 @@ describe("the scheduler's delivery job", () => {
   }, 30_000);
 });
 
+// One slot and room for four waiting rows whatever the rate: the first claim takes all three rows and
+// comes back short, so the pump claims again only on a wake-up (the tests' poll), not when a slot frees.
 describe("the pump: claimed rows waiting for a slot", () => {
   const rowsOf = async (webhookId: string) => await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
   /** A webhook whose receiver answers after `ms`, and three due deliveries to it (committed before any worker starts). */
@@ -455,7 +467,7 @@ describe("the pump: claimed rows waiting for a slot", () => {
 
   test("stop() sends none of them and clears their leases, so any worker claims them at once", async () => {
     const s = await threeDue(500);
-    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4 });
+    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4, minPrefetch: 4 });
     await w.start();
     await rx.waitFor(s.path, 1, 10_000);
     await w.stop({ timeout: 5_000 });
@@ -471,7 +483,7 @@ describe("the pump: claimed rows waiting for a slot", () => {
 
   test("a row that waited longer than half the lease slack is released unsent, then sent once after the next poll", async () => {
     const s = await threeDue(500);
-    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4 });
+    const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4, minPrefetch: 4 });
     await w.start();
     try {
       await rx.waitFor(s.path, 1, 10_000);

@@ -40,10 +40,11 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * Claimed rows waiting for a slot at most, on top of `concurrency` (default {@link PREFETCH_FACTOR} ×
-   * `concurrency`); fewer wait while attempts finish slowly, never fewer than {@link MIN_PREFETCH_FACTOR} ×
-   * `concurrency` (pump.ts).
+   * `concurrency`); fewer wait while attempts finish slowly (pump.ts), never fewer than `minPrefetch`.
    */
   prefetch?: number;
+  /** Claimed rows that may wait for a slot however slowly attempts finish (default {@link MIN_PREFETCH_FACTOR} × `concurrency`, at most `prefetch`). */
+  minPrefetch?: number;
   /** Rows that must fit below the high-water mark before a claim is made, at least (default {@link REFILL_FRACTION} of `concurrency`). */
   refillAt?: number;
   /** Outcomes per record transaction at most (default {@link RECORD_BATCH}). */
@@ -178,7 +179,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   };
   const refillAt = Math.max(1, deps.refillAt ?? Math.floor(concurrency * REFILL_FRACTION));
   const prefetch = Math.max(0, deps.prefetch ?? concurrency * PREFETCH_FACTOR);
-  const minPrefetch = Math.min(prefetch, concurrency * MIN_PREFETCH_FACTOR);
+  const minPrefetch = Math.min(prefetch, deps.minPrefetch ?? concurrency * MIN_PREFETCH_FACTOR);
   const release = (rows: ClaimedDelivery[]) =>
     releaseLeases(sql, rows).catch((e) => log.warn("claimed deliveries not released; they are claimed again when the lease runs out", { error: e as Error }));
   // A row may wait for a slot half the lease's slack: its attempt and record still fit in the lease.
