@@ -188,7 +188,8 @@ export interface Outcome {
   hops: Hop[];
 }
 
-const clean = (s: string | null) => (s === null ? null : s.replaceAll("\u0000", ""));
+// PostgreSQL text cannot hold NUL. The check first: replaceAll cost ~3 µs a snippet in bench:deliver even with none.
+const clean = (s: string | null) => (s === null || !s.includes("\u0000") ? s : s.replaceAll("\u0000", ""));
 
 export interface OutcomeItem {
   delivery: Pick<ClaimedDelivery, "id" | "lease_until" | "webhook_id" | "mode">;

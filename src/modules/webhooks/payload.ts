@@ -93,7 +93,8 @@ export interface ShipmentRow {
 
 /** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
 export function isoSecond(d: Date | number | string): string {
-  return new Date(d).toISOString().replace(/\.\d{3}Z$/, "Z");
+  // toISOString always ends in `.sssZ`; an invalid date throws, as before.
+  return `${new Date(d).toISOString().slice(0, -5)}Z`;
 }
 
 // Stored states are ShipmentState values (the store writes nothing else).
