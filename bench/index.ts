@@ -221,6 +221,8 @@ if (!SKIP.has("p6")) {
   children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
+  // Its per-round lines (rates, CPU per delivery, the main thread's wait for a CPU) stay visible.
+  for (const line of out.split("\n")) if (/^(warm-up|round \d+):/.test(line)) console.log(`  ${line}`);
   p6 = JSON.parse(out.trim().split("\n").at(-1)!);
 }
 
@@ -238,6 +240,8 @@ async function childJson(script: string, env: Record<string, string>, pick: (j: 
   children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
+  // Its per-round lines (rates, CPU per delivery, the main thread's wait for a CPU) stay visible.
+  for (const line of out.split("\n")) if (/^(warm-up|round \d+):/.test(line)) console.log(`  ${line}`);
   // A JSON object is either one line or an indented block ending in a line "}".
   for (const m of out.matchAll(/^\{.*\}$|^\{\n[\s\S]*?\n\}$/gm)) {
     try {
