@@ -59,9 +59,9 @@ export interface WorkerOptions {
  * Pipeline tuning, measured with `bun run bench:deliver` (docs/webhooks.md, Benchmark; 10,000 deliveries,
  * concurrency 64): claimed rows wait for a slot up to {@link PREFETCH_FACTOR} × concurrency while receivers
  * answer fast (50 ms of the finishing rate, pump.ts), and a claim is made once half of that fits below the
- * mark, so claims are few and large (~250 rows at ~8,000 deliveries/s) and one is always in flight before
+ * mark, so claims are few and large (a few hundred rows at ~8,000 deliveries/s) and one is in flight before
  * the waiting rows run out. Against the previous fixed 2 × concurrency and two record statements in flight
- * (claims of ~55 rows, records of ~30), PostgreSQL spent ~60–68 µs per delivery instead of ~87–97.
+ * (claims of ~55 rows, records of ~30), PostgreSQL spent 56–70 µs per delivery instead of 87–97.
  */
 export const PREFETCH_FACTOR = 8;
 /** Claimed rows that may wait however slowly attempts finish, as a multiple of `concurrency`. */
