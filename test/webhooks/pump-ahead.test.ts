@@ -99,3 +99,45 @@ test("attempts that finish slowly keep the rows held at the slots plus the floor
   // Rows asked for and not yet finished, sampled every 5 ms: never more than the slots and the floor.
   expect(peakHeld).toBeLessThanOrEqual(2 + 4);
 }, 60_000);
+
+test("after a quiet spell the busy rate no longer counts: the next claims are back at the floor", async () => {
+  const { sql, limits } = noting(ctx.tdb.sql);
+  let attemptMs = 1;
+  let started = 0;
+  const pump = createDeliveryPump({
+    sql,
+    clock: ctx.clock,
+    log: silentLogger,
+    concurrency: 2,
+    prefetch: 100,
+    minPrefetch: 4,
+    refillAt: 1,
+    leaseMs: 60_000,
+    maxWaitMs: 30_000,
+    release: async () => {},
+    deliver: async () => {
+      started++;
+      await Bun.sleep(attemptMs);
+    },
+  });
+  pump.setRunning(true);
+  try {
+    await dueRows(400);
+    void pump.wake();
+    const deadline = Date.now() + 20_000;
+    while (started < 400 && Date.now() < deadline) await Bun.sleep(5);
+    expect(Math.max(...limits)).toBeGreaterThan(2 + 4); // the busy rate was measured
+    await Promise.allSettled(pump.inFlight());
+    await Bun.sleep(3 * RATE_WINDOW_MS); // nothing finishes
+    limits.length = 0;
+    attemptMs = 60;
+    await dueRows(40);
+    await pump.wake();
+    await Bun.sleep(300);
+    expect(limits.length).toBeGreaterThan(0);
+    expect(Math.max(...limits)).toBeLessThanOrEqual(2 + 4);
+  } finally {
+    pump.setRunning(false);
+    await Promise.allSettled(pump.inFlight());
+  }
+}, 60_000);

@@ -4,16 +4,18 @@
  * for a slot, so a finishing attempt's slot is filled at once instead of
  * after a claim round trip. How many wait is what the attempts of the last
  * {@link RATE_WINDOW_MS} would finish in {@link CLAIM_AHEAD_MS}, between
- * `minPrefetch` and `prefetch`: fast receivers get large claims (fewer
+ * `minPrefetch` and `prefetch`, and `minPrefetch` again once a whole window
+ * passed with none finished: fast receivers get large claims (fewer
  * statements for the database to run), while rows claimed for slow ones wait
  * in small numbers instead of being held from the other workers. It claims
  * again once half that many rows (at least `refillAt`) would fit below the
  * high-water mark (`concurrency` + that many), so one claim statement serves
- * many finished attempts and the pipeline never drains to refill. Waiting rows hold their lease like rows being sent; a row
- * that waited longer than `maxWaitMs` (slow receivers holding every slot) is
- * not started, since its attempt might outlast the lease, and goes to
- * `release` instead; rows never started when the pump stops are handed back
- * ({@link DeliveryPump.unstarted}) for their leases to be released.
+ * many finished attempts and the pipeline never drains to refill. Waiting
+ * rows hold their lease like rows being sent; a row that waited longer than
+ * `maxWaitMs` (slow receivers holding every slot) is not started, since its
+ * attempt might outlast the lease, and goes to `release` instead; rows never
+ * started when the pump stops are handed back ({@link DeliveryPump.unstarted})
+ * for their leases to be released.
  *
  * It has no timer of its own: a NOTIFY, the scheduler's poll
  * (WEBHOOK_POLL_SECONDS) and finishing attempts call {@link DeliveryPump.wake}.
@@ -74,10 +76,11 @@ class Pump implements DeliveryPump {
   private readonly attempts = new Set<Promise<void>>();
   private readonly ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
   private readonly minPrefetch: number;
-  // Attempts finished in the current rate window, when it began (performance.now()), and the last
-  // complete window's rate (attempts per ms).
+  // Attempts finished in the current rate window, when it began and when the last attempt finished
+  // (performance.now()), and the last complete window's rate (attempts per ms).
   private finished = 0;
-  private windowStart = performance.now();
+  private windowStart = 0;
+  private lastFinish = -Infinity;
   private rate = 0;
   private running = false;
   private pass: Promise<void> | undefined;
@@ -137,17 +140,29 @@ class Pump implements DeliveryPump {
   }
 
   private noteFinished(): void {
-    this.finished++;
     const t = performance.now();
+    // After a whole window with no attempt finished, the rate is measured afresh from this one.
+    if (this.quietAt(t)) [this.rate, this.finished, this.windowStart] = [0, 0, t];
+    this.lastFinish = t;
+    this.finished++;
     if (t - this.windowStart < RATE_WINDOW_MS) return;
     this.rate = this.finished / (t - this.windowStart);
     this.finished = 0;
     this.windowStart = t;
   }
 
-  /** Rows to hold waiting for a slot now: {@link CLAIM_AHEAD_MS} of the last window's rate, within bounds. */
+  /** True when no attempt finished in the last {@link RATE_WINDOW_MS} before `t`. */
+  private quietAt(t: number): boolean {
+    return t - this.lastFinish > RATE_WINDOW_MS;
+  }
+
+  /**
+   * Rows to hold waiting for a slot now: {@link CLAIM_AHEAD_MS} of the last window's finishing rate, within
+   * bounds; the floor after a quiet spell (the busy rate before it says nothing about the receivers now).
+   */
   private prefetchNow(): number {
-    return Math.min(this.o.prefetch, Math.max(this.minPrefetch, Math.round(this.rate * CLAIM_AHEAD_MS)));
+    const rate = this.quietAt(performance.now()) ? 0 : this.rate;
+    return Math.min(this.o.prefetch, Math.max(this.minPrefetch, Math.round(rate * CLAIM_AHEAD_MS)));
   }
 
   /** Rows that fit below the high-water mark, and how many must fit before a claim. */
