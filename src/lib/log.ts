@@ -20,6 +20,8 @@ export interface Logger {
   warn(msg: string, fields?: Fields): void;
   error(msg: string, fields?: Fields): void;
   child(fields: Fields): Logger;
+  /** True when a line at `level` would be written: lets a hot path skip building fields nobody reads. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 /** Field names that hold secrets (checked at the top level and one level down, e.g. `config.password`). */
@@ -76,7 +78,14 @@ function serializeErrors(obj: Fields): Fields {
 
 function wrap(p: pino.Logger): Logger {
   const at = (lvl: "debug" | "info" | "warn" | "error") => (msg: string, fields?: Fields) => (fields ? p[lvl](fields, msg) : p[lvl](msg));
-  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: (f) => wrap(p.child(serializeErrors(f))) };
+  return {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (f) => wrap(p.child(serializeErrors(f))),
+    enabled: (lvl) => p.isLevelEnabled(lvl),
+  };
 }
 
 /**

@@ -30,6 +30,15 @@ describe("logger (pino)", () => {
     expect(silent.lines).toEqual([]);
   });
 
+  test("enabled(level) says whether a line at that level would be written", () => {
+    const warn = capture("warn").log;
+    expect((["debug", "info", "warn", "error"] as const).map((l) => warn.enabled(l))).toEqual([false, false, true, true]);
+    expect(warn.child({ component: "x" }).enabled("info")).toBe(false);
+    const silent = capture("silent").log;
+    expect(silent.enabled("error")).toBe(false);
+    expect(capture("debug").log.enabled("debug")).toBe(true);
+  });
+
   test("child loggers add their fields to every line", () => {
     const { log, records } = capture();
     log.child({ component: "scheduler", job: "recheck" }).warn("job failed; backing off", { ms: 500 });
