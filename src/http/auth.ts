@@ -98,10 +98,9 @@ function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
  * the app's `fetch` is set (app.ts does, after every compile).
  */
 export function withKeyLookup(fetch: (req: Request) => Response | Promise<Response>, deps: AuthDeps) {
-  return (req: Request, ...rest: unknown[]): Response | Promise<Response> => {
-    const call = fetch as (req: Request, ...rest: unknown[]) => Response | Promise<Response>;
+  return (req: Request): Response | Promise<Response> => {
     const pending = lookUp(deps, req);
-    return pending === undefined ? call(req, ...rest) : pending.then(() => call(req, ...rest));
+    return pending === undefined ? fetch(req) : pending.then(() => fetch(req));
   };
 }
 
