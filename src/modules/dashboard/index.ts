@@ -100,12 +100,18 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     work: opts.work ?? defaultPasswordWork(),
   };
   const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
+  // The listening server, for the client's socket address. Captured on start rather than read from each
+  // request's context: a global hook that names `server` makes Elysia define a getter on every request's context.
+  let server: { requestIP(request: Request): { address: string } | null } | null = null;
   return new Elysia({ name: "dashboard" })
+    .onStart((app) => {
+      server = app.server;
+    })
     // Runs for every request of the app: a string search turns other paths away without parsing the URL (the
     // parsed path of a URL without the word "dashboard" cannot contain it: WHATWG parsing decodes no
     // percent-escapes), and the hook is written so that Elysia reads it as synchronous (no `return f(` in it;
     // see http/auth.ts).
-    .onRequest(function dashboardDoor({ request, set, server }) {
+    .onRequest(function dashboardDoor({ request, set }) {
       if (!request.url.includes("dashboard")) return;
       const path = safePathname(request.url);
       if (!isDashboardPath(path)) return;
