@@ -166,6 +166,22 @@ describe("webhook authenticity", () => {
   });
 });
 
+describe("the webhook's door", () => {
+  test("with Stripe configured, every other request is still answered without a promise (the door reads as synchronous)", async () => {
+    const a = await ctx.account("free");
+    await ctx.call("/v1/couriers", { key: a.key }); // the key's first lookup waits for the database; later ones are cached
+    for (const [path, key] of [["/billing/plans", undefined], ["/v1/couriers", a.key]] as const) {
+      const answer = ctx.app.fetch(new Request(`http://localhost${path}`, { headers: key ? { "x-api-key": key } : {} }));
+      expect([path, answer instanceof Response]).toEqual([path, true]);
+      expect((answer as Response).headers.get("x-request-id")).toMatch(/^req_/);
+    }
+    // The webhook's own POST is the one that waits.
+    const posted = ctx.app.fetch(new Request("http://localhost/billing/stripe/webhook", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }));
+    expect(posted).toBeInstanceOf(Promise);
+    expect((await posted).status).toBe(400);
+  });
+});
+
 describe("idempotency and the period end", () => {
   test("a replayed event id has no second effect", async () => {
     const a = await subscribed("growth");

@@ -10,7 +10,9 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { errorResponses } from "../../errors.ts";
+import { errorBody, errorResponses } from "../../errors.ts";
+import { jsonResponse } from "../../lib/json.ts";
+import type { Logger } from "../../lib/log.ts";
 import { schemaModels } from "../../http/models.ts";
 import { PLANS } from "../../domain/plans.ts";
 import { billingFor, type BillingDeps } from "./service.ts";
@@ -41,17 +43,32 @@ function pathOf(url: string): string | undefined {
   }
 }
 
+/**
+ * The Stripe webhook's answer, carrying the request id; never rejects (an unexpected failure is a 500 in the
+ * error envelope: the early answer of an onRequest hook bypasses the app's error handler).
+ */
+async function answerStripe(webhook: (request: Request) => Promise<Response>, request: Request, rid: unknown, log: Logger): Promise<Response> {
+  const res = await webhook(request).catch((error: unknown) => {
+    log.error("stripe webhook failed", { request_id: rid, error: error as Error });
+    return jsonResponse(500, errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${String(rid)} to support.`));
+  });
+  if (rid) res.headers.set("x-request-id", String(rid));
+  return res;
+}
+
 export function billingModule(deps: BillingDeps) {
   const body = { success: true as const, data: { plans: PLANS.map((p) => ({ ...p })), count: PLANS.length } };
   const webhook = billingFor(deps).stripeWebhook;
   const app = new Elysia({ prefix: "/billing" }).use(billingModels);
   if (webhook)
-    app.onRequest(async ({ request, set }) => {
-      if (request.method !== "POST" || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
-      const res = await webhook(request);
-      const rid = set.headers["x-request-id"];
-      if (rid) res.headers.set("x-request-id", String(rid));
-      return res;
+    // Written so that Elysia reads the hook as synchronous (no async, await or `return f(`; see http/auth.ts):
+    // an asynchronous onRequest hook would make every request of the app wait a microtask. Only the
+    // webhook's own request gets a promise back. (Bun's transpiler turns `const a = f(); return a;` into
+    // `return f();`, hence the holder.)
+    app.onRequest(function stripeDoor({ request, set }) {
+      if (request.method !== "POST" || !request.url.includes(STRIPE_WEBHOOK_PATH) || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
+      const pending = { answer: answerStripe(webhook, request, set.headers["x-request-id"], deps.log) };
+      return pending.answer;
     });
   return app.get("/plans", () => body, {
     response: { 200: "PlanList", ...errorResponses.common },
