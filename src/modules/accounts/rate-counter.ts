@@ -46,7 +46,8 @@ interface Window {
 }
 
 class RateCounter {
-  private readonly windows = new Map<string, Window>();
+  /** Windows by start (ms), then by account: a lookup per request hashes no new string. */
+  private readonly windows = new Map<number, Map<string, Window>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inflight: Promise<void> | undefined;
 
@@ -54,9 +55,10 @@ class RateCounter {
 
   /** Counts one request of `accountId` in the window starting at `startMs`; returns the window's count including it. */
   hit(accountId: string, startMs: number): number {
-    const id = `${accountId}|${startMs}`;
-    let w = this.windows.get(id);
-    if (!w) this.windows.set(id, (w = { accountId, startMs, known: 0, sending: 0, pending: 0 }));
+    let byAccount = this.windows.get(startMs);
+    if (!byAccount) this.windows.set(startMs, (byAccount = new Map()));
+    let w = byAccount.get(accountId);
+    if (!w) byAccount.set(accountId, (w = { accountId, startMs, known: 0, sending: 0, pending: 0 }));
     w.pending++;
     this.schedule();
     return w.known + w.sending + w.pending;
@@ -78,7 +80,7 @@ class RateCounter {
     while (this.inflight) await this.inflight;
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = [...this.windows.values()].filter((w) => w.pending > 0);
+    const batch = this.all().filter((w) => w.pending > 0);
     if (batch.length === 0) return;
     let done!: () => void;
     this.inflight = new Promise<void>((r) => (done = r));
@@ -104,16 +106,27 @@ class RateCounter {
       this.inflight = undefined;
       done();
       this.forgetOld();
-      if ([...this.windows.values()].some((w) => w.pending > 0)) this.schedule();
+      if (this.all().some((w) => w.pending > 0)) this.schedule();
     }
+  }
+
+  /** Every window held, of every start. */
+  private all(): Window[] {
+    const out: Window[] = [];
+    for (const byAccount of this.windows.values()) for (const w of byAccount.values()) out.push(w);
+    return out;
   }
 
   /** Windows that ended a minute ago are no longer needed once written (after two, even if unwritten). */
   private forgetOld(): void {
     let newest = 0;
-    for (const w of this.windows.values()) newest = Math.max(newest, w.startMs);
-    for (const [id, w] of this.windows)
-      if (w.sending === 0 && (w.startMs < newest - 2 * RATE_LIMIT_WINDOW_MS || (w.startMs < newest - RATE_LIMIT_WINDOW_MS && w.pending === 0))) this.windows.delete(id);
+    for (const startMs of this.windows.keys()) newest = Math.max(newest, startMs);
+    for (const [startMs, byAccount] of this.windows) {
+      if (startMs >= newest - RATE_LIMIT_WINDOW_MS) continue;
+      for (const [accountId, w] of byAccount)
+        if (w.sending === 0 && (startMs < newest - 2 * RATE_LIMIT_WINDOW_MS || w.pending === 0)) byAccount.delete(accountId);
+      if (byAccount.size === 0) this.windows.delete(startMs);
+    }
   }
 }
 
