@@ -12,7 +12,9 @@
  *   2 threads), rotating keys and paths from a generated Lua script; P6 uses
  *   bench/p6-client.ts, one TLS connection per client.
  *
- * Measures (medians of `ROUNDS` rounds; each ratio is taken within a round):
+ * Measures (medians of `ROUNDS` rounds; each ratio is taken within a round, whose `DURATION_S` per target
+ * is run as `SLICES` slices taking turns — bare Bun, bare Elysia, /v1/couriers, /v1/track, again — so that
+ * a shared host slowing down mid-round slows every target alike):
  * - P1  authenticated `GET /v1/couriers` ÷ bare Elysia hello (req/s);
  * - P2  `GET /v1/track` of delivered sandbox AWBs (digit 0, stored and unchanged) ÷ P1;
  * - P5  service RSS idle (after start) and peak under P2 load (MiB);
@@ -28,6 +30,7 @@
  *   bun run bench                        # everything (P3/P4 take minutes)
  *   bun run bench --skip p3,p4           # API side only
  *   bun run bench --rounds 1 --duration 5
+ *   bun run bench --slices 1             # each target's 10 s in one piece (the old way)
  *   bun run bench --skip p3,p4,p6 --profile /tmp/prof   # + a CPU profile of the service
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -46,6 +49,7 @@ const { values: args } = parseArgs({
   options: {
     rounds: { type: "string", default: process.env.BENCH_ROUNDS ?? "3" },
     duration: { type: "string", default: process.env.DURATION_S ?? "10" },
+    slices: { type: "string", default: process.env.BENCH_SLICES ?? "5" },
     connections: { type: "string", default: process.env.CONNECTIONS ?? "64" },
     skip: { type: "string", default: process.env.BENCH_SKIP ?? "" },
     "p6-n": { type: "string", default: "200" },
@@ -56,6 +60,9 @@ const { values: args } = parseArgs({
 });
 const ROUNDS = Number(args.rounds);
 const DURATION_S = Number(args.duration);
+const SLICES = Math.max(1, Number(args.slices));
+/** wrk takes whole seconds. */
+const SLICE_S = Math.max(1, Math.round(DURATION_S / SLICES));
 const CONNECTIONS = Number(args.connections);
 const SKIP = new Set(args.skip!.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean));
 const P6_N = Number(args["p6-n"]);
@@ -195,7 +202,28 @@ async function measure(t: Target, seconds: number): Promise<Measured> {
   return { ...r, rssPeak: Math.max(rssPeak, procRss(tg.pid)), cpuUs, dbCpuUs: per(dbMs) };
 }
 
-console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${DURATION_S} s per target, ${ROUNDS} round(s); TLS on every target`);
+/**
+ * One target's figures over several slices: requests and time summed (req/s over the whole), CPU per request
+ * weighted by requests, latency percentiles the median of the slices', RSS the peak.
+ */
+function combine(parts: Measured[]): Measured {
+  const requests = parts.reduce((a, p) => a + p.requests, 0);
+  const seconds = parts.reduce((a, p) => a + p.requests / Math.max(p.rps, 1e-9), 0);
+  const weighted = (f: (p: Measured) => number) => parts.reduce((a, p) => a + f(p) * p.requests, 0) / Math.max(1, requests);
+  return {
+    rps: requests / Math.max(seconds, 1e-9),
+    p50Ms: median(parts.map((p) => p.p50Ms)),
+    p99Ms: median(parts.map((p) => p.p99Ms)),
+    requests,
+    non2xx: parts.reduce((a, p) => a + p.non2xx, 0),
+    socketErrors: parts.reduce((a, p) => a + p.socketErrors, 0),
+    rssPeak: Math.max(...parts.map((p) => p.rssPeak)),
+    cpuUs: weighted((p) => p.cpuUs),
+    dbCpuUs: weighted((p) => p.dbCpuUs),
+  };
+}
+
+console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${SLICES * SLICE_S} s per target in ${SLICES} interleaved slice(s), ${ROUNDS} round(s); TLS on every target`);
 console.log(`service idle RSS ${rssIdle.toFixed(0)} MiB; warming up…`);
 for (const t of Object.keys(targets) as Target[]) await measure(t, 3);
 
@@ -203,7 +231,11 @@ const rounds: Record<Target, Measured[]> = { bun: [], elysia: [], couriers: [], 
 const p1: number[] = [];
 const p2: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  for (const t of Object.keys(targets) as Target[]) rounds[t].push(await measure(t, DURATION_S));
+  // The targets take turns in short slices, so that a change in the machine's speed during the round (a shared
+  // host) falls on all of them alike instead of on whichever ran at that moment.
+  const slices: Record<Target, Measured[]> = { bun: [], elysia: [], couriers: [], track: [] };
+  for (let s = 0; s < SLICES; s++) for (const t of Object.keys(targets) as Target[]) slices[t].push(await measure(t, SLICE_S));
+  for (const t of Object.keys(targets) as Target[]) rounds[t].push(combine(slices[t]));
   const i = rounds.bun.length - 1;
   p1.push(rounds.couriers[i]!.rps / rounds.elysia[i]!.rps);
   p2.push(rounds.track[i]!.rps / rounds.couriers[i]!.rps);
