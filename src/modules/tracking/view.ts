@@ -15,19 +15,40 @@ export type TrackingData = Static<typeof TrackingDataSchema>;
 /** Seconds with 3 decimals, as text (`"0.412"`). */
 export const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
 
+type CheckpointView = TrackingData["Checkpoints"][number];
+
+/**
+ * The spec's checkpoint objects of one record's checkpoints, by the array they came from: a finished
+ * shipment answered again from this process's recent fetches (recent.ts) hands over the same array each time,
+ * and its view is built once. Stored arrays are never changed in place (a new fetch builds a new record).
+ */
+const viewed = new WeakMap<ShipmentRecord["checkpoints"], { courierName: string; view: readonly CheckpointView[] }>();
+
+function checkpointsView(courier: Courier, checkpoints: ShipmentRecord["checkpoints"]): readonly CheckpointView[] {
+  const hit = viewed.get(checkpoints);
+  if (hit !== undefined && hit.courierName === courier.name) return hit.view;
+  // Stored newest first (spec sample order; clients sort themselves).
+  const view = Object.freeze(
+    checkpoints.map((c) =>
+      Object.freeze({
+        Activity: c.activity,
+        CheckpointState: TRACK_SPELLING[c.state as ShipmentState] ?? "intransit",
+        CourierName: courier.name,
+        Date: toSpecDate(c.localDate),
+        Time: toSpecTime(c.localTime),
+        Location: c.location,
+      }),
+    ),
+  );
+  viewed.set(checkpoints, { courierName: courier.name, view });
+  return view;
+}
+
 export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: number; executionMs: number; noRecord: boolean }): TrackingData {
   return {
     MostRecentStatus: r.mostRecentStatus,
     ShipmentState: TRACK_SPELLING[r.state],
-    // Stored newest first (spec sample order; clients sort themselves).
-    Checkpoints: r.checkpoints.map((c) => ({
-      Activity: c.activity,
-      CheckpointState: TRACK_SPELLING[c.state as ShipmentState] ?? "intransit",
-      CourierName: courier.name,
-      Date: toSpecDate(c.localDate),
-      Time: toSpecTime(c.localTime),
-      Location: c.location,
-    })),
+    Checkpoints: checkpointsView(courier, r.checkpoints) as CheckpointView[],
     CourierHasNoRecordOfShipment: t.noRecord,
     isEmptyTable: r.checkpoints.length === 0,
     Result: "success",
