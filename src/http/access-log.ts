@@ -20,18 +20,12 @@ import type { Logger } from "../lib/log.ts";
 import { authOf } from "./auth.ts";
 import { observeHttp } from "../modules/metrics/registry.ts";
 
-interface Noted {
-  route?: string;
-  accountId?: string;
-}
-
-const noted = new WeakMap<Request, Noted>();
+/** The route template each request matched. */
+const noted = new WeakMap<Request, string>();
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 
 function note(request: Request, route: string | undefined): void {
-  // The key gate remembers each authenticated request, so 4xx answers after authentication (422, 404) carry the
-  // account too; dashboard pages carry no account here.
-  noted.set(request, { route: route || undefined, accountId: authOf(request)?.account.id });
+  if (route) noted.set(request, route);
 }
 
 /**
@@ -53,14 +47,15 @@ export function accessLogPlugin() {
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
   const logged = (req: Request, res: Response, started: number): Response => {
     const ms = performance.now() - started;
-    const n = noted.get(req);
-    const route = n?.route ?? "unmatched";
+    const route = noted.get(req) ?? "unmatched";
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
     // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). Reading
     // `res.headers` makes Bun build a Headers object for a Response that would otherwise go out without one.
+    // The key gate remembers each authenticated request, so 4xx answers after authentication (422, 404) carry
+    // the account too; dashboard pages carry no account here.
     if (log.enabled(level))
-      log[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: res.headers.get("x-request-id") ?? undefined, account_id: n?.accountId });
+      log[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: res.headers.get("x-request-id") ?? undefined, account_id: authOf(req)?.account.id });
     return res;
   };
   // An answer the app gave synchronously is logged and returned as is: no promise per request.
