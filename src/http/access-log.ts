@@ -20,12 +20,13 @@ import type { Logger } from "../lib/log.ts";
 import { authOf } from "./auth.ts";
 import { observeHttp } from "../modules/metrics/registry.ts";
 
-/** The route template each request matched. */
-const noted = new WeakMap<Request, string>();
+/** The route template each request matched, noted on the request under a module-private symbol (see auth.ts). */
+const ROUTE = Symbol("route");
+type Noted = Request & { [ROUTE]?: string };
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 
 function note(request: Request, route: string | undefined): void {
-  if (route) noted.set(request, route);
+  if (route) (request as Noted)[ROUTE] = route;
 }
 
 /**
@@ -47,7 +48,7 @@ export function accessLogPlugin() {
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
   const logged = (req: Request, res: Response, started: number): Response => {
     const ms = performance.now() - started;
-    const route = noted.get(req) ?? "unmatched";
+    const route = (req as Noted)[ROUTE] ?? "unmatched";
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
     // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). Reading
