@@ -68,7 +68,6 @@ const AUTHENTICATED = Symbol("authenticated");
  */
 type Noted = Request & { [LOOKED_UP]?: AuthContext | null | LookupFailed; [AUTHENTICATED]?: AuthContext };
 
-
 /** The authenticated key and account of `request`, once the gate has authenticated it. */
 export const authOf = (request: Request): AuthContext | undefined => (request as Noted)[AUTHENTICATED];
 

@@ -28,7 +28,6 @@ export function prebuiltHandler(body: string, contentType: string): (c: { set: S
     const headers = set.headers as Record<string, string>;
     headers["content-type"] = contentType;
     set.headers = Object.create(null) as Record<string, unknown>;
-    const response = new Response(body, { headers });
-    return response;
+    return new Response(body, { headers });
   };
 }
