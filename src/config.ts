@@ -4,13 +4,15 @@
  * (docs/deployment.md lists every variable). Nothing else in `src/` reads `process.env`; tests
  * build a `Config` with {@link loadConfig} from a plain object instead.
  *
- * A bad configuration throws {@link ConfigError} naming every bad variable,
- * and `main.ts` stops the start with that one line.
+ * A bad configuration throws {@link ConfigError} naming every bad variable
+ * and what is wrong with it, never its value (values may be secrets, and the
+ * error line ends up in log stores), and `main.ts` stops the start with that
+ * one line.
  */
 import { Value } from "@sinclair/typebox/value";
-import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
 
-export { ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
+export { DEFAULT_BODY_TIMEOUT_MS, ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
 export type CourierEnv = Readonly<Record<string, string>>;
@@ -78,6 +80,8 @@ export interface Config {
   dbConnectTimeoutSeconds: number;
   /** Memory of each argon2id password hash, KiB (modules/accounts/password.ts). */
   passwordHashMemoryKib: number;
+  /** Time a client has to send a whole request body, ms (http/body.ts; 408 REQUEST_TIMEOUT past it). */
+  bodyTimeoutMs: number;
 }
 
 /**
@@ -99,7 +103,7 @@ export type BillingConfig =
       apiCaFile: string | undefined;
     };
 
-/** One bad variable: its name and what is wrong with it. */
+/** One bad variable: its name and what is wrong with it (never its value). */
 export interface ConfigProblem {
   variable: string;
   detail: string;
@@ -154,7 +158,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (port > 65535) problems.push({ variable: "PORT", detail: "must be at most 65535" });
   const retry = e.WEBHOOK_RETRY_SCHEDULE ? e.WEBHOOK_RETRY_SCHEDULE.split(",").map(Number) : [...RETRY_SCHEDULE_SECONDS];
   const cidrs = (e.WEBHOOK_ALLOW_PRIVATE_CIDRS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  for (const c of cidrs) if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push({ variable: "WEBHOOK_ALLOW_PRIVATE_CIDRS", detail: `has a bad CIDR ${JSON.stringify(c)}` });
+  cidrs.forEach((c, i) => {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push({ variable: "WEBHOOK_ALLOW_PRIVATE_CIDRS", detail: `item ${i + 1} is not a CIDR range (address/prefix length)` });
+  });
   const adminPort = e.ADMIN_PORT === undefined ? undefined : int(e.ADMIN_PORT, 0, "ADMIN_PORT");
   const portValid = !problems.some((p) => p.variable === "PORT");
   if (adminPort !== undefined && (adminPort > 65535 || (portValid && adminPort === port))) problems.push({ variable: "ADMIN_PORT", detail: "must be at most 65535 and differ from PORT" });
@@ -170,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const passwordHashMemoryKib = int(e.PASSWORD_HASH_MEMORY_KIB, DEFAULT_PASSWORD_HASH_MEMORY_KIB, "PASSWORD_HASH_MEMORY_KIB");
   if (passwordHashMemoryKib < MIN_PASSWORD_HASH_MEMORY_KIB || passwordHashMemoryKib > 4_194_304)
     problems.push({ variable: "PASSWORD_HASH_MEMORY_KIB", detail: `must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 (KiB; OWASP's smallest argon2id memory is 19 MiB)` });
+  problems.push(...urlProblems(e, courierEnv, problems));
   ConfigError.throwIfAny(problems);
 
   return {
@@ -212,7 +219,66 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownGraceSeconds: int(e.SHUTDOWN_GRACE_SECONDS, 30, "SHUTDOWN_GRACE_SECONDS"),
     dbConnectTimeoutSeconds: int(e.DB_CONNECT_TIMEOUT_SECONDS, 60, "DB_CONNECT_TIMEOUT_SECONDS"),
     passwordHashMemoryKib,
+    bodyTimeoutMs: atLeast1(e.BODY_TIMEOUT_MS, DEFAULT_BODY_TIMEOUT_MS, "BODY_TIMEOUT_MS"),
   };
+}
+
+/**
+ * URLs that match their pattern but do not parse, or lack a host: named by variable, without the text (a
+ * `DATABASE_URL` holds a password). Variables already reported by the schema check are skipped.
+ */
+function urlProblems(e: Env, courierEnv: CourierEnv, reported: ConfigProblem[]): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const check = (variable: string, value: string | undefined, hint = "") => {
+    if (value === undefined || reported.some((p) => p.variable === variable)) return;
+    let u: URL;
+    try {
+      u = new URL(value);
+    } catch {
+      return out.push({ variable, detail: `is not a valid URL${hint}` });
+    }
+    if (!u.hostname) out.push({ variable, detail: "has no host name" });
+  };
+  check("DATABASE_URL", e.DATABASE_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
+  check("PUBLIC_BASE_URL", e.PUBLIC_BASE_URL);
+  check("STRIPE_API_BASE", e.STRIPE_API_BASE);
+  for (const [k, v] of Object.entries(courierEnv)) {
+    if (!k.endsWith("_BASE_URL")) continue;
+    if (!/^https?:\/\//i.test(v)) out.push({ variable: k, detail: "must be an http:// or https:// URL" });
+    else check(k, v);
+  }
+  return out;
+}
+
+/**
+ * Every secret value in `config` (the database password, SECRETS_KEY and its predecessor, METRICS_TOKEN,
+ * Stripe's keys, courier credentials), longest first: what {@link withoutSecrets} removes from text that
+ * is about to be logged.
+ */
+export function configSecrets(config: Config): string[] {
+  const out: (string | undefined)[] = [config.secretsKey, config.secretsKeyPrevious, config.metricsToken];
+  if (config.databaseUrl) {
+    try {
+      const u = new URL(config.databaseUrl);
+      out.push(u.password, u.password ? decodeURIComponent(u.password) : undefined);
+    } catch {
+      // loadConfig refuses a DATABASE_URL that does not parse.
+    }
+  }
+  if (config.billing.provider === "stripe") out.push(config.billing.secretKey, config.billing.webhookSecret);
+  for (const [k, v] of Object.entries(config.courierEnv)) if (COURIER_CREDENTIAL.test(k)) out.push(v);
+  // Very short values (a one-letter password) would blank out ordinary words; such a secret is no secret anyway.
+  return [...new Set(out.filter((v): v is string => Boolean(v && v.length >= 4)))].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` with every value of {@link configSecrets} replaced by `[redacted]`: for messages the service did not
+ * write itself (a driver's or a library's error at start-up) before they are logged.
+ */
+export function withoutSecrets(text: string, config: Config): string {
+  let out = text;
+  for (const s of configSecrets(config)) out = out.replaceAll(s, "[redacted]");
+  return out;
 }
 
 /**
@@ -237,12 +303,17 @@ function billingConfig(e: Env, courierMode: "sandbox" | "live"): BillingConfig {
     secretKey: e.STRIPE_SECRET_KEY,
     webhookSecret: e.STRIPE_WEBHOOK_SECRET,
     prices: priced,
-    apiBase: e.STRIPE_API_BASE ? new URL(e.STRIPE_API_BASE) : undefined,
+    // A base that does not parse is reported by urlProblems, with the other problems.
+    apiBase: e.STRIPE_API_BASE && URL.canParse(e.STRIPE_API_BASE) ? new URL(e.STRIPE_API_BASE) : undefined,
     apiCaFile: e.STRIPE_API_CA_FILE,
   };
 }
 
-/** Every schema violation, one per variable, worded for an operator. */
+/**
+ * Every schema violation, one per variable, worded for an operator: what the value must be (the schema's
+ * `x-expected`, its choices or its length), and whether it has white space at either end, the usual slip
+ * when pasting a key. Never the value itself.
+ */
 function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
   const seen = new Set<string>();
   const out: ConfigProblem[] = [];
@@ -250,10 +321,18 @@ function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
     const variable = err.path.replace(/^\//, "") || "environment";
     if (seen.has(variable)) continue;
     seen.add(variable);
-    const schema = EnvSchema.properties[variable as keyof Env] as { anyOf?: { const?: unknown }[]; const?: unknown } | undefined;
+    const schema = EnvSchema.properties[variable as keyof Env] as
+      | { anyOf?: { const?: unknown }[]; const?: unknown; minLength?: number; "x-expected"?: string }
+      | undefined;
     const choices = schema?.anyOf?.map((s) => s.const) ?? (schema?.const !== undefined ? [schema.const] : undefined);
-    const why = choices?.every((c) => typeof c === "string") ? `must be one of ${choices.join(", ")}` : err.message;
-    out.push({ variable, detail: `(${JSON.stringify(raw[variable] ?? "")}): ${why}` });
+    const value = raw[variable] ?? "";
+    let why: string;
+    if (choices?.every((c) => typeof c === "string")) why = `must be one of ${choices.join(", ")}`;
+    else if (schema?.minLength !== undefined && [...value].length < schema.minLength) why = `must be at least ${schema.minLength} characters long`;
+    else if (schema?.["x-expected"]) why = `must be ${schema["x-expected"]}`;
+    else why = "has an unexpected value";
+    if (value.trim() !== value) why += " (the value has white space at its start or end)";
+    out.push({ variable, detail: why });
   }
   return out;
 }
