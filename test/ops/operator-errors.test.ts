@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
+import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { parseRawResponse, type RawResponse } from "../helpers/raw-http.ts";
 import { freePort, spawnService, type Proc } from "./process.ts";
@@ -63,7 +64,7 @@ test("a database that refuses the connection: one line without the password", as
   const password = `pw-${randomBytes(9).toString("hex")}`;
   // The test cluster trusts loopback, so the password is accepted and the missing database is the refusal.
   const url = `postgres://postgres:${password}@127.0.0.1:5432/ct_no_such_db_${randomBytes(4).toString("hex")}`;
-  const p = spawn({ DATABASE_URL: url, SECRETS_KEY: key(), DB_CONNECT_TIMEOUT_SECONDS: "2", PORT: String(freePort()) });
+  const p = spawn({ DATABASE_URL: url, SECRETS_KEY: key(), DB_CONNECT_TIMEOUT_SECONDS: "2", HOST: "127.0.0.1", PORT: String(freePort()) });
   expect(await p.exited).toBe(1);
   expect(printed(p)).not.toContain(password);
   expect(p.lines().at(-1)).toMatchObject({ level: "error", msg: expect.stringContaining("refused the connection") });
@@ -71,7 +72,7 @@ test("a database that refuses the connection: one line without the password", as
 
 test("a second service on a port in use refuses to start with one line naming the port, and exits non-zero", async () => {
   const port = freePort();
-  const env = { DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api" };
+  const env = { DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api" };
   const first = spawn(env);
   await first.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const second = spawn(env);
@@ -115,7 +116,7 @@ function trickle(port: number, head: string, first: string, everyMs: number): Pr
 
 test("a body slower than BODY_TIMEOUT_MS gets 408 REQUEST_TIMEOUT and the connection closes (API and dashboard form)", async () => {
   const port = freePort();
-  const p = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api", BODY_TIMEOUT_MS: "600" });
+  const p = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api", BODY_TIMEOUT_MS: "600" });
   await p.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const headers = (path: string, type: string) =>
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\nContent-Type: ${type}\r\nContent-Length: 5000\r\n\r\n`;
@@ -126,9 +127,9 @@ test("a body slower than BODY_TIMEOUT_MS gets 408 REQUEST_TIMEOUT and the connec
   expect(form.res.headers.connection).toBe("close");
   expect(form.ms).toBeLessThan(5_000); // not the ~70 s an idle timeout would take
 
-  // A /v1 body: the key is checked first (a wrong key is 401 before any body is read), so sign up for one.
-  const devKey = p.lines().map((l) => /API key \(shown once\): (\S+)/.exec(String(l.msg))?.[1]).find(Boolean);
-  expect(devKey).toBeDefined();
+  // A /v1 body: the key is checked first (a wrong key is 401 before any body is read), so make one.
+  const acc = await createAccount(tdb.db, { email: `slow-${randomBytes(4).toString("hex")}@example.com`, plan: "growth" });
+  const { key: devKey } = await createApiKey(tdb.db, acc.id);
   const api = await trickle(port, headers("/v1/webhooks", "application/json").replace("\r\n\r\n", `\r\nX-API-Key: ${devKey}\r\n\r\n`), '{"url":"', 100);
   expect(api.res.status).toBe(408);
   expect(JSON.parse(api.res.body)).toEqual({ success: false, error: { code: "REQUEST_TIMEOUT", message: expect.any(String) } });
