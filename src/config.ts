@@ -9,7 +9,7 @@
  * error line ends up in log stores), and `main.ts` stops the start with that
  * one line.
  */
-import { Value } from "@sinclair/typebox/value";
+import { cidrProblems, schemaProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
 
 export { DEFAULT_BODY_TIMEOUT_MS, ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
@@ -103,11 +103,7 @@ export type BillingConfig =
       apiCaFile: string | undefined;
     };
 
-/** One bad variable: its name and what is wrong with it (never its value). */
-export interface ConfigProblem {
-  variable: string;
-  detail: string;
-}
+export type { ConfigProblem } from "./config-problems.ts";
 
 /**
  * A configuration that cannot start the service. `problems` lists EVERY bad
@@ -133,7 +129,7 @@ export class ConfigError extends Error {
 
 /** Variables that belong to courier adapters (read by the adapters through `config.courierEnv`). */
 export const COURIER_VAR = /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
-const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
+export const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
 
 /**
  * Parses the environment into a {@link Config}.
@@ -158,9 +154,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (port > 65535) problems.push({ variable: "PORT", detail: "must be at most 65535" });
   const retry = e.WEBHOOK_RETRY_SCHEDULE ? e.WEBHOOK_RETRY_SCHEDULE.split(",").map(Number) : [...RETRY_SCHEDULE_SECONDS];
   const cidrs = (e.WEBHOOK_ALLOW_PRIVATE_CIDRS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  cidrs.forEach((c, i) => {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push({ variable: "WEBHOOK_ALLOW_PRIVATE_CIDRS", detail: `item ${i + 1} is not a CIDR range (address/prefix length)` });
-  });
+  problems.push(...cidrProblems(cidrs));
   const adminPort = e.ADMIN_PORT === undefined ? undefined : int(e.ADMIN_PORT, 0, "ADMIN_PORT");
   const portValid = !problems.some((p) => p.variable === "PORT");
   if (adminPort !== undefined && (adminPort > 65535 || (portValid && adminPort === port))) problems.push({ variable: "ADMIN_PORT", detail: "must be at most 65535 and differ from PORT" });
@@ -223,63 +217,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/**
- * URLs that match their pattern but do not parse, or lack a host: named by variable, without the text (a
- * `DATABASE_URL` holds a password). Variables already reported by the schema check are skipped.
- */
-function urlProblems(e: Env, courierEnv: CourierEnv, reported: ConfigProblem[]): ConfigProblem[] {
-  const out: ConfigProblem[] = [];
-  const check = (variable: string, value: string | undefined, hint = "") => {
-    if (value === undefined || reported.some((p) => p.variable === variable)) return;
-    let u: URL;
-    try {
-      u = new URL(value);
-    } catch {
-      return out.push({ variable, detail: `is not a valid URL${hint}` });
-    }
-    if (!u.hostname) out.push({ variable, detail: "has no host name" });
-  };
-  check("DATABASE_URL", e.DATABASE_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
-  check("PUBLIC_BASE_URL", e.PUBLIC_BASE_URL);
-  check("STRIPE_API_BASE", e.STRIPE_API_BASE);
-  for (const [k, v] of Object.entries(courierEnv)) {
-    if (!k.endsWith("_BASE_URL")) continue;
-    if (!/^https?:\/\//i.test(v)) out.push({ variable: k, detail: "must be an http:// or https:// URL" });
-    else check(k, v);
-  }
-  return out;
-}
 
-/**
- * Every secret value in `config` (the database password, SECRETS_KEY and its predecessor, METRICS_TOKEN,
- * Stripe's keys, courier credentials), longest first: what {@link withoutSecrets} removes from text that
- * is about to be logged.
- */
-export function configSecrets(config: Config): string[] {
-  const out: (string | undefined)[] = [config.secretsKey, config.secretsKeyPrevious, config.metricsToken];
-  if (config.databaseUrl) {
-    try {
-      const u = new URL(config.databaseUrl);
-      out.push(u.password, u.password ? decodeURIComponent(u.password) : undefined);
-    } catch {
-      // loadConfig refuses a DATABASE_URL that does not parse.
-    }
-  }
-  if (config.billing.provider === "stripe") out.push(config.billing.secretKey, config.billing.webhookSecret);
-  for (const [k, v] of Object.entries(config.courierEnv)) if (COURIER_CREDENTIAL.test(k)) out.push(v);
-  // Very short values (a one-letter password) would blank out ordinary words; such a secret is no secret anyway.
-  return [...new Set(out.filter((v): v is string => Boolean(v && v.length >= 4)))].sort((a, b) => b.length - a.length);
-}
-
-/**
- * `text` with every value of {@link configSecrets} replaced by `[redacted]`: for messages the service did not
- * write itself (a driver's or a library's error at start-up) before they are logged.
- */
-export function withoutSecrets(text: string, config: Config): string {
-  let out = text;
-  for (const s of configSecrets(config)) out = out.replaceAll(s, "[redacted]");
-  return out;
-}
 
 /**
  * The billing provider: `sandbox` by default only for the self-contained
@@ -309,33 +247,6 @@ function billingConfig(e: Env, courierMode: "sandbox" | "live"): BillingConfig {
   };
 }
 
-/**
- * Every schema violation, one per variable, worded for an operator: what the value must be (the schema's
- * `x-expected`, its choices or its length), and whether it has white space at either end, the usual slip
- * when pasting a key. Never the value itself.
- */
-function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
-  const seen = new Set<string>();
-  const out: ConfigProblem[] = [];
-  for (const err of Value.Errors(EnvSchema, raw)) {
-    const variable = err.path.replace(/^\//, "") || "environment";
-    if (seen.has(variable)) continue;
-    seen.add(variable);
-    const schema = EnvSchema.properties[variable as keyof Env] as
-      | { anyOf?: { const?: unknown }[]; const?: unknown; minLength?: number; "x-expected"?: string }
-      | undefined;
-    const choices = schema?.anyOf?.map((s) => s.const) ?? (schema?.const !== undefined ? [schema.const] : undefined);
-    const value = raw[variable] ?? "";
-    let why: string;
-    if (choices?.every((c) => typeof c === "string")) why = `must be one of ${choices.join(", ")}`;
-    else if (schema?.minLength !== undefined && [...value].length < schema.minLength) why = `must be at least ${schema.minLength} characters long`;
-    else if (schema?.["x-expected"]) why = `must be ${schema["x-expected"]}`;
-    else why = "has an unexpected value";
-    if (value.trim() !== value) why += " (the value has white space at its start or end)";
-    out.push({ variable, detail: why });
-  }
-  return out;
-}
 
 function atLeast1(v: string | undefined, fallback: number, name: string): number {
   const n = int(v, fallback, name);

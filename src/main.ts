@@ -17,7 +17,8 @@
  * (default) both.
  */
 import { buildApp } from "./app.ts";
-import { ConfigError, configFromProcess, withoutSecrets, type Config } from "./config.ts";
+import { ConfigError, configFromProcess, type Config } from "./config.ts";
+import { withoutSecrets } from "./config-secrets.ts";
 import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import { systemClock } from "./lib/clock.ts";

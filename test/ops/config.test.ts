@@ -1,6 +1,7 @@
 /** Configuration as an operator meets it (docs/deployment.md, Environment variables). */
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig, withoutSecrets } from "../../src/config.ts";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+import { withoutSecrets } from "../../src/config-secrets.ts";
 
 describe("configuration", () => {
   test("a bad configuration reports every bad variable at once, in one line", () => {

@@ -17,6 +17,7 @@
  */
 import type postgres from "postgres";
 import type { AppDeps } from "../../deps.ts";
+import type { Logger } from "../../lib/log.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
@@ -177,6 +178,21 @@ export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "
 }
 
 /**
+ * Reports one recorded outcome: a delivery given up (abandoned after the last attempt, or dropped by the
+ * address check) and a webhook deactivated are `error` lines; a lost lease is logged and dropped (the new
+ * owner records).
+ */
+function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: ClaimedDelivery, outcome: Outcome, res: RecordResult): void {
+  if (res.recorded) {
+    observeDelivery(row, outcome, res, deps.clock.now());
+    if (outcome.state === "abandoned") log.error(`webhook delivery abandoned after ${outcome.attempts} failed attempts`, attemptFields(row, outcome));
+    else if (outcome.state === "dropped") log.error("webhook delivery dropped: the receiver's address is not allowed; not retried", attemptFields(row, outcome));
+  } else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
+  if (res.deactivated)
+    log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
+}
+
+/**
  * Creates a worker (accepts the whole `AppDeps`) from its parts: the claimer, the attempt and the
  * outcome batcher. `deps.clock` decides what is due and when retries come due.
  */
@@ -190,20 +206,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const batcher = createOutcomeBatcher(sql, deps.clock, { batch: deps.recordBatch ?? RECORD_BATCH, flushes: deps.recordFlushes ?? RECORD_FLUSHES });
 
   const maxUnrecorded = deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
-  /**
-   * Reports one recorded outcome: a delivery given up (abandoned after the last attempt, or dropped by the
-   * address check) and a webhook deactivated are `error` lines; a lost lease is logged and dropped (the new
-   * owner records).
-   */
-  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => {
-    if (res.recorded) {
-      observeDelivery(row, outcome, res, deps.clock.now());
-      if (outcome.state === "abandoned") log.error(`webhook delivery abandoned after ${outcome.attempts} failed attempts`, attemptFields(row, outcome));
-      else if (outcome.state === "dropped") log.error("webhook delivery dropped: the receiver's address is not allowed; not retried", attemptFields(row, outcome));
-    } else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
-    if (res.deactivated)
-      log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
-  };
+  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => reportRecorded(deps, log, row, outcome, res);
   // The row keeps its lease and is retried when it runs out (at-least-once).
   const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
   /**
