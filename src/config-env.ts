@@ -16,28 +16,36 @@ export const SPEC_RECHECK_INTERVAL_SECONDS = 86_400 / 3;
 export const SPEC_ASYNC_BUDGET_MS = 30_000;
 
 const Bool = T.Union([T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")]);
-const PositiveInt = T.String({ pattern: "^[0-9]+$" });
-const StripePrice = T.String({ pattern: "^price_[A-Za-z0-9_]+$" });
+/**
+ * `x-expected`: what a value must look like, in an operator's words. A configuration error quotes it
+ * instead of the value (config.ts): values may be secrets, and an error line ends up in log stores.
+ */
+const PositiveInt = T.String({ pattern: "^[0-9]+$", "x-expected": "a whole number (digits 0-9 only)" });
+const StripePrice = T.String({ pattern: "^price_[A-Za-z0-9_]+$", "x-expected": "a Stripe Price id (price_ and letters, digits or _)" });
+const SecretsKeyText = T.String({ pattern: "^[A-Za-z0-9+/=_-]{43,88}$", "x-expected": "32 bytes in base64 or base64url (43 to 88 characters of A-Z a-z 0-9 + / = _ -)" });
 
 /** Default memory of each argon2id password hash, KiB: `Bun.password`'s own argon2id default (64 MiB). */
 export const DEFAULT_PASSWORD_HASH_MEMORY_KIB = 65_536;
 /** Least memory of an argon2id password hash, KiB: OWASP Password Storage Cheat Sheet's smallest argon2id memory (19 MiB, with t = 2, p = 1). */
 export const MIN_PASSWORD_HASH_MEMORY_KIB = 19_456;
 
+/** Time a client has to send a whole request body, ms (10 s: a 64 KiB body at 52 kbit/s, a slow mobile link). */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
 /** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;
 
 /** Raw environment as text, exactly as operators set it. */
 export const EnvSchema = T.Object({
-  DATABASE_URL: T.Optional(T.String({ pattern: "^postgres(ql)?://" })),
+  DATABASE_URL: T.Optional(T.String({ pattern: "^postgres(ql)?://", "x-expected": "a URL starting with postgres:// or postgresql://" })),
   DATA_DIR: T.Optional(T.String({ minLength: 1 })),
   PORT: T.Optional(PositiveInt),
   HOST: T.Optional(T.String({ minLength: 1 })),
   TLS_CERT_FILE: T.Optional(T.String({ minLength: 1 })),
   TLS_KEY_FILE: T.Optional(T.String({ minLength: 1 })),
   TRUST_PROXY: T.Optional(PositiveInt),
-  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$" })),
-  SECRETS_KEY: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/=_-]{43,88}$" })),
+  PUBLIC_BASE_URL: T.Optional(T.String({ pattern: "^https?://[^\\s]+$", "x-expected": "an http:// or https:// URL without spaces" })),
+  SECRETS_KEY: T.Optional(SecretsKeyText),
   COURIER_MODE: T.Optional(T.Union([T.Literal("sandbox"), T.Literal("live")])),
   SANDBOX_STEP_SECONDS: T.Optional(PositiveInt),
   SANDBOX_ASYNC_SECONDS: T.Optional(PositiveInt),
@@ -48,7 +56,7 @@ export const EnvSchema = T.Object({
   COURIER_QUEUE_LIMIT: T.Optional(PositiveInt),
   RECHECK_INTERVAL_SECONDS: T.Optional(PositiveInt),
   TERMINAL_REUSE_SECONDS: T.Optional(PositiveInt),
-  WEBHOOK_RETRY_SCHEDULE: T.Optional(T.String({ pattern: "^[0-9]+(,[0-9]+){4}$" })),
+  WEBHOOK_RETRY_SCHEDULE: T.Optional(T.String({ pattern: "^[0-9]+(,[0-9]+){4}$", "x-expected": "five whole numbers of seconds separated by commas" })),
   WEBHOOK_TIMEOUT_MS: T.Optional(PositiveInt),
   WEBHOOK_ALLOW_PRIVATE_CIDRS: T.Optional(T.String()),
   WEBHOOK_CA_FILE: T.Optional(T.String({ minLength: 1 })),
@@ -60,23 +68,24 @@ export const EnvSchema = T.Object({
   ROLE: T.Optional(T.Union([T.Literal("api"), T.Literal("worker"), T.Literal("all")])),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error"), T.Literal("silent")])),
   BILLING_PROVIDER: T.Optional(T.Union([T.Literal("sandbox"), T.Literal("manual"), T.Literal("stripe")])),
-  STRIPE_SECRET_KEY: T.Optional(T.String({ pattern: "^(sk|rk)_[A-Za-z0-9_]+$" })),
-  STRIPE_WEBHOOK_SECRET: T.Optional(T.String({ pattern: "^whsec_[A-Za-z0-9+/=_-]+$" })),
+  STRIPE_SECRET_KEY: T.Optional(T.String({ pattern: "^(sk|rk)_[A-Za-z0-9_]+$", "x-expected": "a Stripe API key (sk_ or rk_ and letters, digits or _)" })),
+  STRIPE_WEBHOOK_SECRET: T.Optional(T.String({ pattern: "^whsec_[A-Za-z0-9+/=_-]+$", "x-expected": "a Stripe webhook signing secret (whsec_ and base64 characters)" })),
   STRIPE_PRICE_STARTER: T.Optional(StripePrice),
   STRIPE_PRICE_PRO: T.Optional(StripePrice),
   STRIPE_PRICE_GROWTH: T.Optional(StripePrice),
   STRIPE_PRICE_BUSINESS: T.Optional(StripePrice),
-  STRIPE_API_BASE: T.Optional(T.String({ pattern: "^https?://[^\\s/]+/?$" })),
+  STRIPE_API_BASE: T.Optional(T.String({ pattern: "^https?://[^\\s/]+/?$", "x-expected": "an http:// or https:// origin without a path" })),
   STRIPE_API_CA_FILE: T.Optional(T.String({ minLength: 1 })),
   // Operations: probes and metrics port, key checks, shutdown and start-up budgets (docs/deployment.md).
   ADMIN_PORT: T.Optional(PositiveInt),
   ADMIN_HOST: T.Optional(T.String({ minLength: 1 })),
   METRICS_TOKEN: T.Optional(T.String({ minLength: 16 })),
-  SECRETS_KEY_PREVIOUS: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/=_-]{43,88}$" })),
+  SECRETS_KEY_PREVIOUS: T.Optional(SecretsKeyText),
   SECRETS_KEY_GENERATE: T.Optional(T.Literal("single-node")),
   SHUTDOWN_GRACE_SECONDS: T.Optional(PositiveInt),
   DB_CONNECT_TIMEOUT_SECONDS: T.Optional(PositiveInt),
   PASSWORD_HASH_MEMORY_KIB: T.Optional(PositiveInt),
+  BODY_TIMEOUT_MS: T.Optional(PositiveInt),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -136,6 +145,11 @@ export const ENV_DOCS: Record<keyof Env, { default: string; description: string 
     default: "`65536` (64 MiB)",
     description:
       "Memory of each argon2id password hash (dashboard sign-up, password change and reset, `admin create-account --password`), KiB; time cost 2, one lane. At least `19456` (19 MiB, OWASP's smallest argon2id setting). A stored hash keeps the parameters it was made with: a change applies to passwords set afterwards. Each sign-in verification holds this much memory while it runs (at most 4 at once).",
+  },
+  BODY_TIMEOUT_MS: {
+    default: `\`${DEFAULT_BODY_TIMEOUT_MS}\``,
+    description:
+      "How long a client may take to send a whole request body, ms, counted from when the service starts reading it; past it the answer is 408 `REQUEST_TIMEOUT` and the connection closes (a body trickled byte by byte never holds a connection longer).",
   },
   DB_CONNECT_TIMEOUT_SECONDS: { default: "`60`", description: "At start: how long an unreachable database is retried (with backoff, one log line per try) before the process exits non-zero." },
 };

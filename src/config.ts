@@ -4,13 +4,15 @@
  * (docs/deployment.md lists every variable). Nothing else in `src/` reads `process.env`; tests
  * build a `Config` with {@link loadConfig} from a plain object instead.
  *
- * A bad configuration throws {@link ConfigError} naming every bad variable,
- * and `main.ts` stops the start with that one line.
+ * A bad configuration throws {@link ConfigError} naming every bad variable
+ * and what is wrong with it, never its value (values may be secrets, and the
+ * error line ends up in log stores), and `main.ts` stops the start with that
+ * one line.
  */
-import { Value } from "@sinclair/typebox/value";
-import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
+import { cidrProblems, schemaProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_PASSWORD_HASH_MEMORY_KIB, EnvSchema, MIN_PASSWORD_HASH_MEMORY_KIB, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_WEBHOOK_TIMEOUT_MS, SPEC_RECHECK_INTERVAL_SECONDS, type Env } from "./config-env.ts";
 
-export { ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
+export { DEFAULT_BODY_TIMEOUT_MS, ENV_DOCS, ENV_VARIABLES, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
 export type CourierEnv = Readonly<Record<string, string>>;
@@ -78,6 +80,8 @@ export interface Config {
   dbConnectTimeoutSeconds: number;
   /** Memory of each argon2id password hash, KiB (modules/accounts/password.ts). */
   passwordHashMemoryKib: number;
+  /** Time a client has to send a whole request body, ms (http/body.ts; 408 REQUEST_TIMEOUT past it). */
+  bodyTimeoutMs: number;
 }
 
 /**
@@ -99,11 +103,7 @@ export type BillingConfig =
       apiCaFile: string | undefined;
     };
 
-/** One bad variable: its name and what is wrong with it. */
-export interface ConfigProblem {
-  variable: string;
-  detail: string;
-}
+export type { ConfigProblem } from "./config-problems.ts";
 
 /**
  * A configuration that cannot start the service. `problems` lists EVERY bad
@@ -129,7 +129,7 @@ export class ConfigError extends Error {
 
 /** Variables that belong to courier adapters (read by the adapters through `config.courierEnv`). */
 export const COURIER_VAR = /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
-const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
+export const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
 
 /**
  * Parses the environment into a {@link Config}.
@@ -154,7 +154,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (port > 65535) problems.push({ variable: "PORT", detail: "must be at most 65535" });
   const retry = e.WEBHOOK_RETRY_SCHEDULE ? e.WEBHOOK_RETRY_SCHEDULE.split(",").map(Number) : [...RETRY_SCHEDULE_SECONDS];
   const cidrs = (e.WEBHOOK_ALLOW_PRIVATE_CIDRS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  for (const c of cidrs) if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push({ variable: "WEBHOOK_ALLOW_PRIVATE_CIDRS", detail: `has a bad CIDR ${JSON.stringify(c)}` });
+  problems.push(...cidrProblems(cidrs));
   const adminPort = e.ADMIN_PORT === undefined ? undefined : int(e.ADMIN_PORT, 0, "ADMIN_PORT");
   const portValid = !problems.some((p) => p.variable === "PORT");
   if (adminPort !== undefined && (adminPort > 65535 || (portValid && adminPort === port))) problems.push({ variable: "ADMIN_PORT", detail: "must be at most 65535 and differ from PORT" });
@@ -170,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const passwordHashMemoryKib = int(e.PASSWORD_HASH_MEMORY_KIB, DEFAULT_PASSWORD_HASH_MEMORY_KIB, "PASSWORD_HASH_MEMORY_KIB");
   if (passwordHashMemoryKib < MIN_PASSWORD_HASH_MEMORY_KIB || passwordHashMemoryKib > 4_194_304)
     problems.push({ variable: "PASSWORD_HASH_MEMORY_KIB", detail: `must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 (KiB; OWASP's smallest argon2id memory is 19 MiB)` });
+  problems.push(...urlProblems(e, courierEnv, problems));
   ConfigError.throwIfAny(problems);
 
   return {
@@ -212,8 +213,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     shutdownGraceSeconds: int(e.SHUTDOWN_GRACE_SECONDS, 30, "SHUTDOWN_GRACE_SECONDS"),
     dbConnectTimeoutSeconds: int(e.DB_CONNECT_TIMEOUT_SECONDS, 60, "DB_CONNECT_TIMEOUT_SECONDS"),
     passwordHashMemoryKib,
+    bodyTimeoutMs: atLeast1(e.BODY_TIMEOUT_MS, DEFAULT_BODY_TIMEOUT_MS, "BODY_TIMEOUT_MS"),
   };
 }
+
+
 
 /**
  * The billing provider: `sandbox` by default only for the self-contained
@@ -237,26 +241,12 @@ function billingConfig(e: Env, courierMode: "sandbox" | "live"): BillingConfig {
     secretKey: e.STRIPE_SECRET_KEY,
     webhookSecret: e.STRIPE_WEBHOOK_SECRET,
     prices: priced,
-    apiBase: e.STRIPE_API_BASE ? new URL(e.STRIPE_API_BASE) : undefined,
+    // A base that does not parse is reported by urlProblems, with the other problems.
+    apiBase: e.STRIPE_API_BASE && URL.canParse(e.STRIPE_API_BASE) ? new URL(e.STRIPE_API_BASE) : undefined,
     apiCaFile: e.STRIPE_API_CA_FILE,
   };
 }
 
-/** Every schema violation, one per variable, worded for an operator. */
-function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
-  const seen = new Set<string>();
-  const out: ConfigProblem[] = [];
-  for (const err of Value.Errors(EnvSchema, raw)) {
-    const variable = err.path.replace(/^\//, "") || "environment";
-    if (seen.has(variable)) continue;
-    seen.add(variable);
-    const schema = EnvSchema.properties[variable as keyof Env] as { anyOf?: { const?: unknown }[]; const?: unknown } | undefined;
-    const choices = schema?.anyOf?.map((s) => s.const) ?? (schema?.const !== undefined ? [schema.const] : undefined);
-    const why = choices?.every((c) => typeof c === "string") ? `must be one of ${choices.join(", ")}` : err.message;
-    out.push({ variable, detail: `(${JSON.stringify(raw[variable] ?? "")}): ${why}` });
-  }
-  return out;
-}
 
 function atLeast1(v: string | undefined, fallback: number, name: string): number {
   const n = int(v, fallback, name);

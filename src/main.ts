@@ -18,6 +18,7 @@
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, configFromProcess, type Config } from "./config.ts";
+import { withoutSecrets } from "./config-secrets.ts";
 import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import { systemClock } from "./lib/clock.ts";
@@ -39,6 +40,7 @@ import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 import { settleWithin } from "./lib/settle.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
+import { setBodyTimeout } from "./http/body.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
@@ -65,6 +67,7 @@ try {
 }
 const log = createLogger(config.logLevel, SERVICE);
 setPasswordHashMemory(config.passwordHashMemoryKib);
+setBodyTimeout(config.bodyTimeoutMs);
 
 async function start(): Promise<void> {
   const clock = systemClock;
@@ -95,7 +98,9 @@ async function start(): Promise<void> {
   }
 
   if (config.adminPort !== undefined) {
-    running.admin = startAdminServer(deps, { host: config.adminHost, port: config.adminPort, lifecycle });
+    running.admin = listenOrExplain({ port: config.adminPort, host: config.adminHost, variable: "ADMIN_PORT" }, () =>
+      startAdminServer(deps, { host: config.adminHost, port: config.adminPort!, lifecycle }),
+    );
     log.info(`internal port on http://${config.adminHost}:${running.admin.port}`, { serves: ["/healthz", "/readyz", "/metrics"] });
   } else if (config.role === "worker") log.warn("ROLE=worker without ADMIN_PORT: this process serves no health checks or metrics");
 
@@ -107,16 +112,21 @@ async function start(): Promise<void> {
   if (config.role !== "worker") {
     const app = buildApp(deps);
     const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
-    app.listen({
-      port: config.port,
-      hostname: config.host,
-      maxRequestBodySize: 1024 * 1024,
-      // Above the longest answer we give (a queued asynchronous lookup), or waiting clients are cut off;
-      // Bun's limit is 255 s. Never development mode, whatever NODE_ENV says.
-      idleTimeout: Math.min(255, Math.ceil(longestAnswerMs(config) / 1000) + 5),
-      development: false,
-      ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    });
+    listenOrExplain(config, () =>
+      app.listen({
+        port: config.port,
+        hostname: config.host,
+        // Elysia asks Bun for SO_REUSEPORT, which lets a second process bind the same port and take half the
+        // connections; a port in use must stop the start instead.
+        reusePort: false,
+        maxRequestBodySize: 1024 * 1024,
+        // Above the longest answer we give (a queued asynchronous lookup), or waiting clients are cut off;
+        // Bun's limit is 255 s. Never development mode, whatever NODE_ENV says.
+        idleTimeout: Math.min(255, Math.ceil(longestAnswerMs(config) / 1000) + 5),
+        development: false,
+        ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+      }),
+    );
     running.server = app.server ?? undefined;
     lifecycle.starting = false;
     const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
@@ -130,6 +140,25 @@ async function start(): Promise<void> {
   } else {
     lifecycle.starting = false;
     log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
+  }
+}
+
+/** Another process holds the port the service was told to listen on; the message is the one line the operator reads. */
+class PortInUseError extends Error {}
+
+/**
+ * Runs `listen`; a bind refused because the address is taken becomes {@link PortInUseError} naming the
+ * variable, the address and the port (Bun reports EADDRINUSE).
+ */
+function listenOrExplain<T>(where: { port: number; host: string; variable?: string }, listen: () => T): T {
+  try {
+    return listen();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== "EADDRINUSE" && !/in use/i.test((err as Error).message ?? "")) throw err;
+    throw new PortInUseError(
+      `${where.variable ?? "PORT"}=${where.port}: ${where.host}:${where.port} is already in use by another process; not starting (stop it or choose another port)`,
+    );
   }
 }
 
@@ -188,6 +217,15 @@ async function shutdown(signal: string): Promise<void> {
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
+/** `err` as an Error whose message holds no configured secret value (config.ts, `withoutSecrets`); name and code kept. */
+function secretFree(err: unknown): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const clean = Object.assign(new Error(withoutSecrets(e.message, config)), { code: (e as { code?: unknown }).code });
+  clean.name = e.name;
+  if (e.cause instanceof Error) clean.cause = secretFree(e.cause);
+  return clean;
+}
+
 /** Time given to stopping what started after a failed start or an uncaught error, ms. */
 const FAILURE_STOP_MS = 5_000;
 let failing: Promise<void> | undefined;
@@ -213,7 +251,7 @@ function stopAndFail(): Promise<void> {
  * shutdown goes on.
  */
 function crashed(what: string, err: unknown): void {
-  log.error(`${what}; stopping`, { error: err instanceof Error ? err : new Error(String(err)) });
+  log.error(`${what}; stopping`, { error: secretFree(err) });
   if (stopping && !failing) return;
   void stopAndFail();
 }
@@ -223,9 +261,11 @@ process.on("unhandledRejection", (err) => crashed("unhandled rejection", err));
 try {
   await start();
 } catch (err) {
-  // One clear line, then stop what did start (the embedded PostgreSQL included).
+  // One clear line, then stop what did start (the embedded PostgreSQL included). A driver's or library's
+  // message may quote configuration (a connection string): secret values are taken out first.
   if (err instanceof ConfigError) log.error(err.message, { problems: err.problems });
-  else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError) log.error(err.message);
-  else log.error("start failed", { error: err as Error });
+  else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError || err instanceof PortInUseError)
+    log.error(withoutSecrets(err.message, config));
+  else log.error("start failed", { error: secretFree(err) });
   await stopAndFail();
 }

@@ -11,8 +11,14 @@
  *   nested arrays that validators and error messages then walk recursively.
  * - Bytes that are not UTF-8 are not JSON (RFC 8259 section 8.1) and are
  *   refused, never silently replaced.
+ * - The whole body must arrive within `BODY_TIMEOUT_MS` (default
+ *   {@link DEFAULT_BODY_TIMEOUT_MS}) of the first read, or the answer is 408
+ *   REQUEST_TIMEOUT and the connection closes: a body trickled a byte at a
+ *   time cannot hold a connection and a handler for minutes (docs/deployment.md,
+ *   Request bodies).
  */
 import { Elysia } from "elysia";
+import { DEFAULT_BODY_TIMEOUT_MS } from "../config-env.ts";
 import { AppError } from "../errors.ts";
 
 /** Largest request body accepted, in bytes (64 KiB; 413 PAYLOAD_TOO_LARGE above). */
@@ -35,25 +41,45 @@ export class JsonInvalid extends Error {
 
 export const payloadTooLarge = () => new AppError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
 
+let bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS;
+/** Sets the process's body deadline, ms (`BODY_TIMEOUT_MS`; main.ts, once at start). */
+export function setBodyTimeout(ms: number): void {
+  bodyTimeoutMs = ms;
+}
+
+const requestTimeout = (ms: number) => new AppError("REQUEST_TIMEOUT", `The request body did not arrive within ${ms / 1000} s; send it at once.`);
+
 /**
- * Reads the body as a stream, at most `maxBytes`.
+ * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default: the process's `BODY_TIMEOUT_MS`).
  * @throws AppError PAYLOAD_TOO_LARGE as soon as more than `maxBytes` arrived (the rest is never read).
+ * @throws AppError REQUEST_TIMEOUT when the body is not complete `timeoutMs` after the first read.
  */
-export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES): Promise<Uint8Array> {
+export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES, timeoutMs = bodyTimeoutMs): Promise<Uint8Array> {
   const stream = request.body;
   if (!stream) return new Uint8Array(0);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      reader.cancel().catch(() => {});
-      throw payloadTooLarge();
+  // One timer for the whole body; each read races it (a pending read on a stalled socket never settles by itself).
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeoutMs)));
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === "expired") {
+        reader.cancel().catch(() => {});
+        throw requestTimeout(timeoutMs);
+      }
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > maxBytes) {
+        reader.cancel().catch(() => {});
+        throw payloadTooLarge();
+      }
+      chunks.push(next.value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);

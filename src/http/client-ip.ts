@@ -3,13 +3,58 @@
  * `TRUST_PROXY` = N names how many proxies in front of the service to trust;
  * then the address N hops back in `X-Forwarded-For`. A header sent by an
  * untrusted peer (no TRUST_PROXY) changes nothing.
+ *
+ * Addresses are normalised with ipaddr.js, so that one client has one spelling
+ * (docs/spec-map.md, "Decisions", demo limit): a port a proxy appended
+ * (`203.0.113.9:4711`, `[2001:db8::1]:443`) is dropped, an IPv4-mapped IPv6
+ * address (`::ffff:203.0.113.9`) is the IPv4 address, IPv6 is written in its
+ * compact form without a zone. {@link addressLimitKey} then groups IPv6 by /64:
+ * one customer network gets a whole /64, so counting single IPv6 addresses
+ * would hand it 2^64 demo allowances.
+ */
+import ipaddr from "ipaddr.js";
+
+/** Longest text kept from an address that does not parse (a misconfigured proxy's header), characters. */
+const MAX_UNPARSED_CHARS = 64;
+
+/**
+ * `text` as a canonical address, or undefined when it is not one. Accepts a port after an IPv4 address
+ * (`a.b.c.d:port`) or a bracketed IPv6 address (`[v6]:port`), an IPv6 zone (`fe80::1%eth0`, dropped) and
+ * the IPv4 spellings ipaddr.js reads (`127.1` is `127.0.0.1`).
+ */
+export function normaliseAddress(text: string): string | undefined {
+  let s = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(s);
+  if (bracketed) s = bracketed[1]!;
+  else if (/^[^:]+:\d{1,5}$/.test(s)) s = s.slice(0, s.lastIndexOf(":"));
+  if (!ipaddr.isValid(s)) return undefined;
+  const addr = ipaddr.process(s); // IPv4-mapped IPv6 → IPv4
+  return addr.kind() === "ipv6" ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
+}
+
+/**
+ * The key a per-address limit counts under: an IPv4 address as itself, an IPv6 address as its /64
+ * (`2001:db8:1:2::/64`). `ip` is what {@link clientIp} returned; text that is not an address is its own key.
+ */
+export function addressLimitKey(ip: string): string {
+  if (!ipaddr.IPv6.isValid(ip) || ipaddr.IPv4.isValid(ip)) return ip;
+  const parts = ipaddr.IPv6.parse(ip).parts.slice(0, 4).concat([0, 0, 0, 0]);
+  return `${new ipaddr.IPv6(parts).toString()}/64`;
+}
+
+/**
+ * The client's address, normalised ({@link normaliseAddress}); `"unknown"` without a socket address, and
+ * the (trimmed, shortened) text itself when the chosen entry is not an address.
  */
 export function clientIp(socketIp: string | undefined, forwardedFor: string | null, trustProxy: number | undefined): string {
   const socket = socketIp ?? "unknown";
-  if (!trustProxy || !forwardedFor) return socket;
-  const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
-  const chain = [...hops, socket];
-  // chain[-1] is our direct peer (proxy 1); each trusted proxy appended the address it saw.
-  const idx = chain.length - 1 - trustProxy;
-  return chain[Math.max(0, idx)] ?? socket;
+  let chosen = socket;
+  if (trustProxy && forwardedFor) {
+    const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
+    const chain = [...hops, socket];
+    // chain[-1] is our direct peer (proxy 1); each trusted proxy appended the address it saw.
+    const idx = chain.length - 1 - trustProxy;
+    chosen = chain[Math.max(0, idx)] ?? socket;
+  }
+  return normaliseAddress(chosen) ?? chosen.trim().slice(0, MAX_UNPARSED_CHARS);
 }

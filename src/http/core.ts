@@ -149,7 +149,8 @@ function renderError(code: unknown, thrown: unknown, rid: string, setHeaders: Re
   const headers: Record<string, string> = { "x-request-id": rid };
   for (const [k, v] of Object.entries(setHeaders)) if (k.startsWith("ratelimit-")) headers[k] = String(v);
   if (error instanceof AppError) {
-    if (error.code === "PAYLOAD_TOO_LARGE") headers.connection = "close";
+    // The rest of the body was never read: the connection cannot carry another request.
+    if (error.code === "PAYLOAD_TOO_LARGE" || error.code === "REQUEST_TIMEOUT") headers.connection = "close";
     return json(error.status, errorBody(error.code, error.message, error.extra), { ...headers, ...error.headers });
   }
   if (error instanceof RequestValidationError) return json(422, { detail: error.items }, headers);

@@ -125,6 +125,7 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages
       content: { "application/json": { schema: modelRef(op.requestBody.content?.["application/json"]?.schema, `${op.operationId} request body`), ...(ex.body !== undefined ? { example: ex.body } : {}) } },
     };
     op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
+    op.responses["408"] = { description: "Request body not received within BODY_TIMEOUT_MS (10 s by default).", content: { "application/json": { schema: errorSchema(["REQUEST_TIMEOUT"]) } } };
   }
   const responses: Json = {};
   for (const status of Object.keys(op.responses).sort()) {

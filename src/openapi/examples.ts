@@ -100,6 +100,7 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     BAD_REQUEST: "Missing Stripe-Signature header.",
     WEBHOOK_IS_LIVE: "Test fires go to test webhooks only; this webhook is live.",
     WEBHOOK_LIMIT_REACHED: `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`,
+    REQUEST_TIMEOUT: "The request body did not arrive within 10 s; send it at once.",
     PAYLOAD_TOO_LARGE: "Request bodies are limited to 65536 bytes.",
     UNSUPPORTED_MEDIA_TYPE: "Request bodies must be JSON (Content-Type: application/json).",
     RATE_LIMITED: `Rate limit of ${free.rate_limit_per_minute} requests per minute exceeded for this account; retry after 42 s.`,

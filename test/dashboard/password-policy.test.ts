@@ -41,6 +41,24 @@ describe("passwordProblem", () => {
     expect(await passwordProblem("xxJO@example.comxx", "jo@example.com")).toBe("contains_email");
   });
 
+  // A listed password with something predictable added at an end, in any case.
+  test.each([
+    "Password123!", "iloveyou123", "welcome12345", "Password1!", "password2024", "2024password", "!!password!!", "Qwerty2024!!",
+    "qwerty!!!!!!!!", "Dragon1987!", "MONKEY12345", "letmein2023!", "Football#1234", "sunshine2020", "Princess123", "Baseball99!!",
+    "Superman007", "Trustno1!!!", "Summer2024!", "Shadow12345", "master1234!", "passwordddd1", "P@ssw0rd2024", "123456dragon",
+    "Iloveyou!!!!", "football1234567890", "WELCOME2025!", "michael1985", "Jennifer123", "Starwars77!!",
+  ])("%p → common (a listed password with an affix)", async (password) => {
+    expect(await isCommonPassword(password)).toBe(false); // not a whole-string match: the affix check is what refuses it
+    expect(await passwordProblem(password, EMAIL)).toBe("common");
+  });
+
+  test.each(["dragon-8472-91827364", "violet kettle 1987 orbit", "Xk9#mQ2vL7pW", "7491-tangerine-blimp", "zebrafish77"])(
+    "%p is accepted: an affix too long and too random to take off, or no listed password under it",
+    async (password) => {
+      expect(await passwordProblem(password, EMAIL)).toBeUndefined();
+    },
+  );
+
   test("common words inside a longer password do not make it common", async () => {
     expect(await isCommonPassword("monkey dragon sunshine")).toBe(false);
     expect(await isCommonPassword("iloveyou")).toBe(true);

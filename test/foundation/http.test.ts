@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/app.ts";
 import { connect } from "../../src/db/client.ts";
-import { clientIp } from "../../src/http/client-ip.ts";
+import { addressLimitKey, clientIp, normaliseAddress } from "../../src/http/client-ip.ts";
 import { loadTls, selfSignedCertificate } from "../../src/http/tls.ts";
 import { loadConfig, ConfigError } from "../../src/config.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -80,6 +80,26 @@ describe("HTTPS only", () => {
     expect(clientIp("127.0.0.1", "6.6.6.6, 1.2.3.4", 1)).toBe("1.2.3.4");
     expect(clientIp("127.0.0.1", "6.6.6.6, 1.2.3.4, 198.51.100.2", 2)).toBe("1.2.3.4");
     expect(clientIp("127.0.0.1", "1.2.3.4", 5)).toBe("1.2.3.4");
+  });
+
+  test("client IP normalised: port dropped, IPv4-mapped as IPv4, IPv6 compact without zone; limits count IPv6 by /64", () => {
+    const cases: [string, string, string][] = [
+      ["203.0.113.9:4711", "203.0.113.9", "203.0.113.9"],
+      ["::ffff:203.0.113.9", "203.0.113.9", "203.0.113.9"],
+      ["[::ffff:203.0.113.9]:80", "203.0.113.9", "203.0.113.9"],
+      ["[2001:DB8:0:0:1::5]:443", "2001:db8::1:0:0:5", "2001:db8::/64"],
+      ["2001:db8:aa:1:ffff:ffff:ffff:ffff", "2001:db8:aa:1:ffff:ffff:ffff:ffff", "2001:db8:aa:1::/64"],
+      ["fe80::1%eth0", "fe80::1", "fe80::/64"],
+      ["not-an-address", "not-an-address", "not-an-address"],
+    ];
+    for (const [raw, ip, key] of cases) {
+      expect(clientIp("127.0.0.1", raw, 1)).toBe(ip);
+      expect(addressLimitKey(ip)).toBe(key);
+    }
+    expect(clientIp("::ffff:127.0.0.1", null, undefined)).toBe("127.0.0.1");
+    expect(clientIp(undefined, null, undefined)).toBe("unknown");
+    expect(normaliseAddress("x".repeat(200))).toBeUndefined();
+    expect(clientIp("127.0.0.1", "y".repeat(200), 1)).toHaveLength(64);
   });
 
   test("self-signed certificate generated once under DATA_DIR, then reused; configured files win", async () => {

@@ -1,6 +1,7 @@
 /** Configuration as an operator meets it (docs/deployment.md, Environment variables). */
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
+import { withoutSecrets } from "../../src/config-secrets.ts";
 
 describe("configuration", () => {
   test("a bad configuration reports every bad variable at once, in one line", () => {
@@ -13,9 +14,45 @@ describe("configuration", () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect(err!.problems.map((p) => p.variable).sort()).toEqual(["COURIER_MODE", "METRICS_TOKEN", "PORT", "ROLE", "TLS_CERT_FILE", "WEBHOOK_ALLOW_PRIVATE_CIDRS"]);
     expect(err!.message).not.toContain("\n");
-    expect(err!.message).toContain("ROLE (\"boss\"): must be one of api, worker, all");
+    expect(err!.message).toContain("ROLE must be one of api, worker, all");
+    expect(err!.message).toContain("PORT must be a whole number");
+    expect(err!.message).toContain("WEBHOOK_ALLOW_PRIVATE_CIDRS item 2 is not a CIDR range");
+    // Names and problems, never values: a value may be a secret, and this line goes to the log store.
+    for (const value of ["eighty", "boss", "fake", "nonsense", "short"]) expect(err!.message).not.toContain(value);
     // ADMIN_PORT equal to PORT is caught once the values parse.
     expect(() => loadConfig({ ADMIN_PORT: "8443" })).toThrow(/ADMIN_PORT/);
+  });
+
+  test("URLs that do not parse are named by variable, without their text", () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+      return [];
+    };
+    expect(problems({ DATABASE_URL: "postgres://u:p4ss#w@rd@[::1/db" })).toEqual([{ variable: "DATABASE_URL", detail: expect.stringContaining("is not a valid URL") }]);
+    expect(problems({ PUBLIC_BASE_URL: "https://[x" })).toEqual([{ variable: "PUBLIC_BASE_URL", detail: "is not a valid URL" }]);
+    expect(problems({ DHL_BASE_URL: "ftp://dhl.example" })).toEqual([{ variable: "DHL_BASE_URL", detail: "must be an http:// or https:// URL" }]);
+    expect(problems({ SECRETS_KEY: " abc", METRICS_TOKEN: "0123456789abcdef" })).toEqual([
+      { variable: "SECRETS_KEY", detail: expect.stringContaining("white space at its start or end") },
+    ]);
+  });
+
+  test("configSecrets and withoutSecrets: every configured secret comes out of a message, the URL's password decoded or not", () => {
+    const c = loadConfig({
+      DATABASE_URL: "postgres://app:p%40ss-w0rd-9@127.0.0.1:5432/app",
+      SECRETS_KEY: "a".repeat(43),
+      METRICS_TOKEN: "metrics-token-0123456789",
+      DHL_API_KEY: "dhl-key-abcdef",
+      COURIER_MODE: "sandbox",
+      SECRETS_KEY_GENERATE: "single-node",
+    });
+    const text = `connect to postgres://app:p%40ss-w0rd-9@127.0.0.1 as p@ss-w0rd-9 with ${"a".repeat(43)}, metrics-token-0123456789, dhl-key-abcdef`;
+    const clean = withoutSecrets(text, c);
+    for (const s of ["p%40ss-w0rd-9", "p@ss-w0rd-9", "a".repeat(43), "metrics-token-0123456789", "dhl-key-abcdef"]) expect(clean).not.toContain(s);
+    expect(clean).toContain("127.0.0.1");
   });
 
   test("with DATABASE_URL couriers are live unless COURIER_MODE=sandbox is set; without it, sandbox", () => {

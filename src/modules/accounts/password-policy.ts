@@ -10,6 +10,12 @@
  * also finds the list's entries capitalised, l33t-spelled (`P@ssw0rd123`) or
  * reversed. Only that dictionary is loaded: zxcvbn's word lists (names,
  * diceware words) would refuse good passphrases.
+ *
+ * People who are told their password is common add something predictable at
+ * an end (`Password123!`, `iloveyou123`, `2024welcome`), so a password is
+ * also common when, once a short or guessable run of digits and symbols is
+ * taken off either end (and runs of one repeated character are shortened),
+ * what remains is a list entry (docs/dashboard.md, Password policy).
  */
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 
@@ -54,6 +60,54 @@ export async function isCommonPassword(password: string): Promise<boolean> {
   return false;
 }
 
+/** An affix this short is taken off whatever it is (6 digits: a million guesses, nothing to a cracking rig). */
+const AFFIX_MAX_CHARS = 6;
+/** A longer affix is taken off when zxcvbn guesses it in fewer tries than this (a sequence, a year, a repeat, a listed number). */
+const AFFIX_MAX_GUESSES = 1e6;
+/** A remainder shorter than this is not looked up: three letters between random digits are not a list entry. */
+const CORE_MIN_CHARS = 4;
+/** Nor one longer than this (the list's entries are short; bounds the work on a long password). */
+const CORE_MAX_CHARS = 40;
+
+const LEADING = /^[^\p{L}]+/u;
+const TRAILING = /[^\p{L}]+$/u;
+const LEADING_SYMBOLS = /^[^\p{L}\p{N}]+/u;
+const TRAILING_SYMBOLS = /[^\p{L}\p{N}]+$/u;
+const codePoints = (s: string) => [...s].length;
+
+/** What can come off one end: nothing, the symbols only, or the whole run of digits and symbols. */
+function affixes(password: string, whole: RegExp, symbols: RegExp): string[] {
+  const out = new Set([""]);
+  for (const re of [whole, symbols]) {
+    const m = re.exec(password)?.[0];
+    if (m && m.length < password.length) out.add(m);
+  }
+  return [...out];
+}
+
+/**
+ * True when taking the affixes off (and shortening runs of 3 or more of one character) leaves a common
+ * password (see {@link isCommonPassword}): `Password123!`, `iloveyou123`, `welcome12345`, `!!dragon2024`.
+ */
+export async function isCommonWithAffixes(password: string): Promise<boolean> {
+  const z = await zxcvbn();
+  const strippable = (affix: string) => affix === "" || codePoints(affix) <= AFFIX_MAX_CHARS || z.check(affix).guesses < AFFIX_MAX_GUESSES;
+  const heads = affixes(password, LEADING, LEADING_SYMBOLS).filter(strippable);
+  const tails = affixes(password, TRAILING, TRAILING_SYMBOLS).filter(strippable);
+  const cores = new Set<string>();
+  for (const head of heads)
+    for (const tail of tails) {
+      const core = password.slice(head.length, password.length - tail.length);
+      const n = codePoints(core);
+      if (n < CORE_MIN_CHARS || n > CORE_MAX_CHARS) continue;
+      cores.add(core);
+      cores.add(core.replace(/(.)\1{2,}/gu, "$1"));
+    }
+  cores.delete(password); // checked whole already
+  for (const core of cores) if (codePoints(core) >= CORE_MIN_CHARS && (await isCommonPassword(core))) return true;
+  return false;
+}
+
 /** The parts of an email a password must not contain: the local part and, for `name+tag`, the name (3+ characters each). */
 function emailParts(email: string): string[] {
   const e = email.trim().toLowerCase();
@@ -75,6 +129,6 @@ export async function passwordProblem(password: string, email: string): Promise<
   if (chars.every((c) => c === chars[0])) return "repeated";
   const lower = password.toLowerCase();
   if (emailParts(email).some((p) => lower.includes(p))) return "contains_email";
-  if (await isCommonPassword(password)) return "common";
+  if ((await isCommonPassword(password)) || (await isCommonWithAffixes(password))) return "common";
   return undefined;
 }

@@ -71,6 +71,9 @@ function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Reques
   if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
   if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
     return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, { connection: "close" });
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof AppError && cause.code === "REQUEST_TIMEOUT")
+    return htmlResponse(messagePage("Request timeout", "The form took too long to arrive. Send it again."), 408, { connection: "close" });
   if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
   rd.deps.log.error("dashboard error", { path: safePathname(request.url), error: error instanceof Error ? error : String(error) });
   return htmlResponse(messagePage("Something went wrong", "The page could not be shown. Try again in a moment."), 500);

@@ -1,12 +1,12 @@
 /**
  * `GET /demo/track`: public, no key, 5 requests per rolling hour per client IP
- * shared across replicas (spec: Limits; docs/spec-map.md, "Decisions", demo
+ * (IPv6 per /64) shared across replicas (spec: Limits; docs/spec-map.md, "Decisions", demo
  * limit); no quota, nobody starts following.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";
-import { clientIp } from "../../http/client-ip.ts";
+import { addressLimitKey, clientIp } from "../../http/client-ip.ts";
 import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";
 import { trackErrors } from "../tracking/index.ts";
 import { TrackQuery, trackingModels } from "../tracking/model.ts";
@@ -28,7 +28,8 @@ export function demoModule(deps: AppDeps) {
       // the API key is on /v1: a client over the limit gets 429 whatever it sends.
       async transform({ request, server, set }) {
         const ip = clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
-        const hit = await hitDemo(deps.db, ip, DEMO_LIMIT_PER_HOUR, deps.clock.now());
+        // Counted per normalised address, IPv6 per /64 (http/client-ip.ts): one client, one allowance.
+        const hit = await hitDemo(deps.db, addressLimitKey(ip), DEMO_LIMIT_PER_HOUR, deps.clock.now());
         // The same RateLimit-* headers as /v1 answers carry, on every demo answer (success, 4xx, 429).
         const headers = rateLimitHeaders(hit);
         Object.assign(set.headers, headers);

@@ -12,7 +12,7 @@ import { recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } 
 export interface RecordResult {
   /** False when the lease was lost before recording (the new owner records). */
   recorded: boolean;
-  /** True when this outcome deactivated the row's webhook (too many consecutive failures). */
+  /** True when this outcome deactivated the row's webhook (too many consecutive failures); one outcome per deactivation. */
   deactivated: boolean;
 }
 
@@ -62,7 +62,9 @@ export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: Outc
         const batch = queue.splice(0, opts.batch);
         try {
           const r = await recordOutcomes(sql, batch.map((b) => b.item), clock.now());
-          for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: r.deactivated.includes(b.item.delivery.webhook_id) });
+          // A webhook deactivated by this batch is reported on its first outcome only: one log line, one count.
+          const unreported = new Set(r.deactivated);
+          for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: unreported.delete(b.item.delivery.webhook_id) });
         } catch (e) {
           for (const b of batch) b.reject(e);
         }

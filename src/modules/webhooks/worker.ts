@@ -11,9 +11,13 @@
  * the backstop for retries coming due, missed notifications and reconnects.
  * The worker owns no timer. Any number of processes can run one: the claim
  * uses SKIP LOCKED.
+ *
+ * Log lines (docs/logging.md, Delivery lines): one `warn` per failed attempt, one `error` per delivery
+ * given up (abandoned or dropped) and per webhook deactivated.
  */
 import type postgres from "postgres";
 import type { AppDeps } from "../../deps.ts";
+import type { Logger } from "../../lib/log.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
@@ -141,6 +145,53 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
   return { ...base, state: "pending", nextAttemptAt: new Date(deps.clock.now() + schedule[Math.min(attempt, schedule.length) - 1]! * 1000) };
 }
 
+/** Outcomes of an attempt that failed (the receiver did not answer 2xx, or the address check refused it). */
+const FAILED: ReadonlySet<Outcome["state"]> = new Set(["pending", "abandoned", "dropped"]);
+
+/**
+ * The receiver's host and port, never its path or query (either may carry the customer's own tokens);
+ * undefined when the stored URL does not parse.
+ */
+function hostOf(url: string): string | undefined {
+  return URL.canParse(url) ? new URL(url).host : undefined;
+}
+
+/**
+ * Log fields of one attempt (docs/logging.md, Delivery lines): ids, attempt number, the receiver's HTTP
+ * status or the error class (`timeout`, `connect`, `tls`, `dns`, `address_blocked`…), the next attempt's
+ * time (null when none) and the receiver's host. Never the URL's path or query, the secret, the payload or
+ * the response body.
+ */
+export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "mode" | "event_type" | "url">, outcome: Outcome): Record<string, unknown> {
+  return {
+    webhook_id: row.webhook_id,
+    delivery_id: row.id,
+    attempt: outcome.attempts,
+    max_attempts: MAX_ATTEMPTS,
+    mode: row.mode,
+    event: row.event_type,
+    host: hostOf(row.url),
+    ...(outcome.statusCode !== null ? { status: outcome.statusCode } : {}),
+    ...(outcome.error !== null ? { error: outcome.error } : {}),
+    next_attempt_at: outcome.nextAttemptAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Reports one recorded outcome: a delivery given up (abandoned after the last attempt, or dropped by the
+ * address check) and a webhook deactivated are `error` lines; a lost lease is logged and dropped (the new
+ * owner records).
+ */
+function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: ClaimedDelivery, outcome: Outcome, res: RecordResult): void {
+  if (res.recorded) {
+    observeDelivery(row, outcome, res, deps.clock.now());
+    if (outcome.state === "abandoned") log.error(`webhook delivery abandoned after ${outcome.attempts} failed attempts`, attemptFields(row, outcome));
+    else if (outcome.state === "dropped") log.error("webhook delivery dropped: the receiver's address is not allowed; not retried", attemptFields(row, outcome));
+  } else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
+  if (res.deactivated)
+    log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
+}
+
 /**
  * Creates a worker (accepts the whole `AppDeps`) from its parts: the claimer, the attempt and the
  * outcome batcher. `deps.clock` decides what is due and when retries come due.
@@ -155,12 +206,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const batcher = createOutcomeBatcher(sql, deps.clock, { batch: deps.recordBatch ?? RECORD_BATCH, flushes: deps.recordFlushes ?? RECORD_FLUSHES });
 
   const maxUnrecorded = deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
-  /** Reports one recorded outcome; a lost lease is logged and dropped (the new owner records). */
-  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => {
-    if (res.recorded) observeDelivery(row, outcome, res, deps.clock.now());
-    else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
-    if (res.deactivated) log.warn(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id });
-  };
+  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => reportRecorded(deps, log, row, outcome, res);
   // The row keeps its lease and is retried when it runs out (at-least-once).
   const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
   /**
@@ -174,6 +220,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     } catch (e) {
       return failed(row, e);
     }
+    if (FAILED.has(outcome.state) && log.enabled("warn")) log.warn("webhook delivery attempt failed", attemptFields(row, outcome));
     const recording = batcher.record(row, outcome).then((res) => recorded(row, outcome, res), (e) => failed(row, e));
     if (batcher.outstanding > maxUnrecorded) await recording;
   };
