@@ -5,37 +5,7 @@
  * (Aramex developer docs; fixtures in `fixtures/`, request per
  * `track-soap-request.xml`).
  *
- * Auth is in the body: `ClientInfo{UserName, Password, Version 1.0, AccountNumber,
- * AccountPin, AccountEntity, AccountCountryCode}` from ARAMEX_USERNAME,
- * ARAMEX_PASSWORD, ARAMEX_ACCOUNT_NUMBER, ARAMEX_ACCOUNT_PIN,
- * ARAMEX_ACCOUNT_ENTITY, ARAMEX_ACCOUNT_COUNTRY_CODE — all six required, as the
- * Aramex ClientInfo schema marks them all mandatory.
- *
- * Response: `ShipmentTrackingResponse{HasErrors, Notifications/Notification{Code,Message},
- * TrackingResults/KeyValueOfstringArrayOfTrackingResult…{Key, Value/TrackingResult[]{WaybillNumber,
- * UpdateCode, UpdateDescription, UpdateDateTime, UpdateLocation, Comments, ProblemCode}},
- * NonExistingWaybills/string[]}`. Parsed with `parseXml` (no DOCTYPE/ENTITY) and checked
- * against its wire schema {@link AramexDocument} (a document of another shape → backend).
- *
- * Errors: the number in `NonExistingWaybills` → not_found; `HasErrors=true` with a
- * credentials notification (ERR01 "ClientInfo - Invalid username or password", or
- * text naming username/password/account/pin) → auth, any other notification → backend;
- * a SOAP Fault → backend; 401 → auth; 403/429 → rate_limited; 5xx/HTML → backend.
- *
- * Mapping (`fixtures/SOURCE.md`): the only verified `UpdateCode` is
- * SH001 "Shipment received at destination warehouse" → in transit; everything
- * else maps on `UpdateDescription` keywords ({@link ARAMEX_TEXT}, then the common
- * keyword list), and a non-empty `ProblemCode` → exception (the `Comments` are its remark).
- *
- * EDD: none. The Tracking service's `TrackingResult` (Aramex Tracking WSDL, as
- * generated in karrio's Aramex schema) has WaybillNumber, UpdateCode,
- * UpdateDescription, UpdateDateTime, UpdateLocation, Comments, ProblemCode,
- * GrossWeight, ChargeableWeight and WeightUnit, and no estimate, so an Aramex
- * shipment's EDD is always empty.
- *
- * Times: `UpdateDateTime` is naive (`2016-05-31T16:00:00`), the wall time of the
- * update; kept as written and read as UTC for ordering (offset unverified).
- * Unverified: every UpdateCode but SH001, and Aramex's exact wording of events.
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint, throwForStatus } from "../../adapters/kit.ts";
 import { byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "../../adapters/status-map.ts";

@@ -5,34 +5,7 @@
  * base URL is the documented production host `https://api.bluedart.com/servlet`.
  * Auth is the login id + licence key in the query string (no header).
  *
- * Response: `ShipmentData/Shipment[@WaybillNo]/{Status, StatusType, StatusDate
- * "07 June 2012", StatusTime, Scans/ScanDetail{Scan, ScanCode?, ScanType,
- * ScanDate "07-Jun-2012", ScanTime "HH:MM", ScannedLocation}}`, naive IST
- * times. Parsed with fast-xml-parser; DOCTYPE/ENTITY documents are refused.
- *
- * Mapping (courier notes, {@link BLUEDART_TEXT} then {@link BLUEDART_TYPE}):
- * UD is "undelivered or in progress", refined by the scan text; DL → delivered;
- * PU → picked up. The courier notes list RT → R **(unverified code)**; like
- * Delhivery we read RT as a return still on its way (exception/`rto_in_transit`)
- * unless the text says it is back with the shipper (returned/`rto_delivered`),
- * because `returned` is terminal ("back with the shipper": docs/spec-map.md, "Decisions").
- * "SHIPMENT OUTSCANNED TO NETWORK" is a hub dispatch (in transit), not the
- * delivery "Shipment Outscan" (out for delivery) — the real sample has both.
- * Unknown text maps to in transit, never to delivered.
- *
- * EDD: the shipment's optional `ExpectedDeliveryDate` element (courier notes),
- * a naive IST date in any of the formats above; the real delivered sample has
- * none, so a delivered shipment's EDD is usually empty. Its exact format is
- * unverified (no public sample carries the element).
- *
- * Errors (text inside a 200 XML): `Incorrect Waybill number or No Information`
- * (StatusType `NF`) → not_found; `<Error>License Mismatch</Error>` or another
- * login/licence text → auth; any other `<Error>` → backend. HTTP 401 → auth,
- * 403/429 → rate_limited, 5xx, HTML or truncated XML → backend.
- *
- * Unverified: the RT code; the exact shape of the licence error (a public
- * connector reports that a wrong licence key may also answer the not-found
- * text); POD — the TnT document carries none (only `ReceivedBy`).
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus } from "../../adapters/kit.ts";
 import { byKeyword, firstMatch, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "../../adapters/status-map.ts";

@@ -4,21 +4,7 @@
  * Shipment"; fixtures in `fixtures/`). Times are naive IST.
  * Wire shape: {@link DelhiveryResponse}.
  *
- * Mapping (`fixtures/SOURCE.md`): `StatusType` + `Scan`, refined
- * by the NSL `StatusCode`. NDR codes (EOD-11, EOD-74, …) under UD are failed
- * delivery attempts → exception. RT (return to origin in progress) →
- * exception/`rto_in_transit`, and DL+RTO (back with the shipper) → returned:
- * `returned` means "back with the shipper" and is terminal (docs/spec-map.md,
- * "Decisions"), so an RTO still on its way keeps being followed until it arrives.
- *
- * EDD: the shipment's `ExpectedDeliveryDate` (naive IST, `2024-09-24T23:59:59`;
- * null while only manifested), else its `PromisedDeliveryDate`. Delhivery keeps
- * both on a delivered shipment (the real delivered sample), and so does the EDD.
- *
- * Errors: a 200 with `{"Error": "No such waybill…", "Success": false}` or an
- * empty `ShipmentData` → not found; 401 → auth; 403 is Delhivery's WAF rate
- * limit (750 req / 5 min / IP) → rate_limited; 429 → rate_limited; 5xx or a
- * body that is not the documented JSON → backend.
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint, throwForStatus } from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusTable } from "../../adapters/status-map.ts";

@@ -4,33 +4,7 @@
  * (DHL developer portal, "Shipment Tracking - Unified"; fixtures in
  * `fixtures/`). Wire shape: {@link DhlTrackResponse}.
  *
- * Response: `shipments[]{id, status, events[], origin, destination, details.proofOfDelivery}`,
- * each status/event `{timestamp, statusCode, status, description, remark, location.address.addressLocality}`.
- *
- * Mapping (`fixtures/SOURCE.md`): `statusCode` pre-transit→P,
- * transit→T, delivered→D, failure→E, unknown→P, preferred over the `status`
- * text (the sample says pre-transit with status "DELIVERED", karrio maps
- * statusCode first). DHL has no out-for-delivery, return or cancel code, so
- * those are derived from the `status`/`description` text ({@link DHL_TEXT}).
- * A return on its way is exception/`rto_initiated`, back with the shipper is
- * returned (`returned` means back with the shipper and is terminal:
- * docs/spec-map.md, "Decisions").
- *
- * Times: ISO 8601; the wall time is kept as written. Event timestamps without
- * an offset (the sample's events have none) are read as UTC — the real
- * offset of such local times is unverified.
- *
- * EDD: the shipment's `estimatedTimeOfDelivery` (ISO 8601), else the end of
- * `estimatedDeliveryTimeFrame{estimatedFrom, estimatedThrough}`; the date as
- * written in its own offset.
- *
- * Errors: 404 problem body (`{title,status,detail,instance}`) → not_found;
- * 401 → auth; 403/429 → rate_limited (gateway quota); 5xx, HTML, truncated
- * or wrong-shaped bodies → backend.
- *
- * Unverified: the daily quota (~250 calls), whether `service=` is needed for
- * full detail on non-Express numbers, the exact wording DHL uses for
- * out-for-delivery and return events (both common phrasings are matched).
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { Value } from "@sinclair/typebox/value";
 import { checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";

@@ -8,31 +8,7 @@
  * Default base URL: `https://blktracksvc.dtdc.com/dtdc-api` (production, per the
  * courier notes; staging is `http://dtdcstagingapi.dtdc.com/dtdc-tracking-api/dtdc-api`).
  *
- * Token: cached per base URL + username in a module-level map (one in-flight
- * request shared by concurrent lookups, so 100 parallel lookups make one
- * token call); kept until a 401, then refreshed exactly once per lookup. A
- * second 401 → auth. The token lifetime is not documented (unverified).
- *
- * Response: `statusFlag`, `trackHeader{strShipmentNo, strStatus,
- * strStatusTransOn DDMMYYYY, strStatusTransTime HHMM, strRemarks,
- * strNoOfAttempts, strRtoNumber}`, `trackDetails[]{strCode, strAction,
- * strOrigin, strDestination, strActionDate DDMMYYYY, strActionTime HHMM,
- * sTrRemarks}`; naive IST times.
- *
- * Mapping ({@link DTDC_STATUS}, by `strCode`, then the action text): the courier
- * notes' table (BKD → P; OBMD/IBMD/OPMF/IPMF/CDOUT/CDIN → T; OUTDLV → O; DLV → D;
- * NONDLV → E). RTO codes are **unverified**: any `RTO*` code is a return on its
- * way (exception/`rto_in_transit`) unless its text says it was delivered back
- * (returned/`rto_delivered`). A non-empty `strRtoNumber` is reported as
- * `rtoNumber`; the courier notes map it to R, but `returned` is terminal
- * ("back with the shipper": docs/spec-map.md, "Decisions"), so — like Delhivery — the
- * shipment-level state becomes exception/`rto_in_transit` until the return is
- * delivered (then returned/`rto_delivered`).
- *
- * Errors: 401 JSON body (`jsoncntrk-error-401.json`) → refresh once, then
- * auth; `statusFlag:false` ("NO DATA FOUND FOR THIS CNNO NUMBER", shape from a
- * public connector test, unverified) → not_found; 403/429 → rate_limited;
- * 5xx, HTML, truncated JSON → backend. DTDC gives no POD URL.
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { asArray, checkWire, validItems, checkpoint, checkpointsOf, newestOf, obj, parseJson, parseXml, str, summary, throwForStatus } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";

@@ -4,30 +4,7 @@
  * (ECOMEXPRESS_PASSWORD), `application/x-www-form-urlencoded`. Default base
  * URL `https://plapi.ecomexpress.in` (`fixtures/SOURCE.md`).
  *
- * NO REAL SAMPLE EXISTS: this adapter is built from the documented field list
- * only (courier notes; field order from Elderly-Care-Platform/by_local
- * byProductEcomConfig.js and public parser code). The response is XML:
- * `<ecomexpress-objects version><object pk model="awb"><field name="…">` with
- * awb_number, orderid, origin, destination, status, reason_code,
- * reason_code_number, reason_code_description, receiver, expected_date,
- * last_update_date, delivery_date, ref_awb (the RTO AWB), rts_shipment… and
- * `<field name="scans">` holding nested `<object>`s (status, reason_code,
- * reason_code_number, location_city, updated_on "05 Nov, 2026, 10:20" — naive IST).
- *
- * Mapping: {@link ECOM_CODE} by `reason_code_number` (only 999 = Delivered is
- * documented, and **unverified**), then {@link ECOM_TEXT} by status text, then
- * the common keywords, then in transit (never delivered by default). Both
- * tables are plain data: correct them when a real payload is available.
- * `ref_awb` non-empty is reported as `rtoNumber`; the courier notes map it to
- * R, but as with Delhivery a return still on its way is
- * exception/`rto_in_transit` until the text says it is back with the shipper
- * (`returned` is terminal, "back with the shipper": docs/spec-map.md, "Decisions").
- *
- * Errors: no `object` for the AWB (an empty `ecomexpress-objects`) → not_found;
- * HTTP 401 or an "unauthorised / invalid username or password" text → auth;
- * 403/429 → rate_limited; 5xx, HTML, truncated XML, DOCTYPE/ENTITY → backend.
- * Unverified: the not-found and auth answers, all codes except 999, and any POD
- * (none in the field list).
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";

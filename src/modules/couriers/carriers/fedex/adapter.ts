@@ -2,50 +2,7 @@
  * FedEx Track API (developer.fedex.com, "Track API"; fixtures in `fixtures/`).
  * Wire shape: {@link FedexTrackResponse}.
  *
- * Auth: OAuth client credentials, `POST /oauth/token` with the form body
- * `grant_type=client_credentials&client_id=<FEDEX_CLIENT_ID>&client_secret=<FEDEX_CLIENT_SECRET>`
- * → `{access_token, token_type, expires_in (s, ~3600)}`. The token is cached per
- * base URL + client id until shortly before `expires_in` ({@link TokenCache}):
- * never requested per lookup, concurrent lookups share one token request, and a
- * 401 on tracking refreshes it exactly once.
- *
- * Request: `POST /track/v1/trackingnumbers`, `authorization: Bearer <t>`,
- * `content-type: application/json`, `x-locale: en_US`, body
- * `{"trackingInfo":[{"trackingNumberInfo":{"trackingNumber":…}}],"includeDetailedScans":true}`
- * (`track-request.json`).
- *
- * Response: `output.completeTrackResults[].trackResults[]` with
- * `latestStatusDetail{code,derivedCode,…}`, `scanEvents[]{date,eventType,derivedStatusCode,
- * eventDescription,exceptionCode,exceptionDescription,scanLocation}`, `availableImages`.
- * One number can have several trackResults (FedEx reuses numbers; karrio's
- * `DuplicateTrackingResponse`, PR #587): the one with the newest scan is used.
- * Per-number errors sit in `trackResults[].error` inside a 200
- * (TRACKING.TRACKINGNUMBER.NOTFOUND → not_found, …EMPTY/INVALID → invalid_number);
- * whole-request errors in top-level `errors[]`.
- *
- * Mapping (`fixtures/SOURCE.md`; karrio Tracking-Status-Codes):
- * `eventType`, then `derivedStatusCode`, through {@link FEDEX_STATUS}. Deviations:
- * RS (return to shipper, in progress) is exception/`rto_in_transit`, because
- * returned means "back with the shipper" and is terminal (docs/spec-map.md,
- * "Decisions"); a DL whose
- * text says returned to shipper is returned. HL/HP (held/ready for pickup) are
- * out for delivery/`ready_for_pickup`, as 17TRACK's AvailableForPickup.
- *
- * Times: ISO 8601 with the scan location's offset, wall time kept. A scan without
- * an offset (the delivered fixture has one) takes the offset of the scan listed
- * after it (FedEx lists newest first), else UTC.
- *
- * EDD (FedEx Track API `TrackResult`): `estimatedDeliveryTimeWindow` (the
- * estimate FedEx revises in flight), else a `dateAndTimes[]` entry of type
- * `ESTIMATED_DELIVERY`, else `standardTransitTimeWindow` (the service's
- * committed date, which the real in-transit and delivered fixtures carry while
- * their estimate window is `{}`); of a window, its end ("by"), else its start.
- * The date is taken as written, in the offset FedEx gives it.
- *
- * POD: FedEx names available images (`SIGNATURE_PROOF_OF_DELIVERY`) but gives no
- * URL; the document itself needs the separate Track Document API, so `podUrl`
- * is null. Unverified: the 30-numbers-per-call limit, the token lifetime
- * (read from `expires_in`), and the meaning of codes not in the courier notes' table.
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";
 import { mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";

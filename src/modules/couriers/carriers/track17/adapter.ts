@@ -3,39 +3,7 @@
  * "Decisions"): couriers without a direct adapter, and in sandbox every
  * courier's digit-9 numbers (registry `backendFor`). Wire shape: {@link Track17Envelope}.
  *
- * Requests (api.17track.net/en/doc?version=v2.2; fixtures in `fixtures/`): all
- * `POST` with a JSON array body and the header `17token: <TRACK17_API_KEY>`:
- * 1. `/track/v2.2/register` `[{"number","carrier"}]` (carrier = the catalogue's
- *    `track17Carrier`; omitted → 17TRACK auto-detects). A rejection with
- *    -18019901 (already registered) is fine.
- * 2. `/track/v2.2/gettrackinfo` with the same body, polled with back-off
- *    (1 s, 2 s, 3 s … capped at 5 s, via `ctx.sleep`) until `track_info` holds a
- *    final answer. The registry bounds the whole lookup by the 30 s budget
- *    (`ctx.signal`) and turns the abort into a `timeout` CourierError.
- *
- * Envelope `{code, data:{accepted:[{number,carrier,track_info}], rejected:[{number,error{code,message}}]}}`;
- * `track_info` is the webhook sample's `data.track_info`.
- *
- * "Not ready yet": no accepted entry, `track_info` null, or `latest_status`
- * NotFound while no provider has synced (`latest_sync_status` "Success") —
- * keep polling. NotFound after a successful sync with no events → not_found;
- * `NotFound_InvalidCode` or a -18010012 rejection → invalid_number.
- *
- * Mapping (`fixtures/SOURCE.md`) in {@link TRACK17_STATUS}, keyed by
- * `sub_status` then `status` (events: `sub_status` then `stage`), then keywords.
- * Deviation: Exception_Returning / the Returning stage is exception/`rto_in_transit`
- * (returned = back with the shipper, terminal: docs/spec-map.md, "Decisions"); Exception_Returned → returned.
- *
- * EDD: `track_info.time_metrics.estimated_delivery_date{source, from, to}`
- * (all null when there is none, as in the saved sample): the window's end
- * (`to`), else its start, as written in its offset. 17TRACK keeps it on a
- * delivered shipment.
- *
- * Times: `time_iso` with the carrier's offset (wall time kept), else `time_utc`.
- * No POD: 17TRACK gives none. Unverified: the error codes other than -18010012,
- * -18019901 and -18019902 (from the samples), the meaning of `latest_sync_status`
- * values other than "Success", and per-event `sub_status` (newer v2.2 docs; the
- * saved sample has only `stage`).
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus } from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";

@@ -2,41 +2,7 @@
  * UPS Track API (developer.ups.com, "Tracking API" v1; fixtures in `fixtures/`).
  * Wire shape: {@link UpsTrackResponse}.
  *
- * Auth: OAuth client credentials, `POST /security/v1/oauth/token` with
- * `Authorization: Basic base64(UPS_CLIENT_ID:UPS_CLIENT_SECRET)` and the form
- * body `grant_type=client_credentials` → `{access_token, expires_in (s, a
- * numeric string), …}`; cached like FedEx's (see {@link TokenCache}):
- * one token request shared by concurrent lookups, refreshed once on a 401.
- *
- * Request: `GET /api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
- * with `Authorization: Bearer <t>`, `transId` (unique per request, 32 chars)
- * and `transactionSrc` (karrio 2026-02-28: both required).
- *
- * Response: `trackResponse.shipment[].package[].activity[]{status{type,code,description,statusCode},
- * location.address, date YYYYMMDD, time HHMMSS}`, `currentStatus`, `deliveryInformation`.
- * Not found is the warning `TW0001` inside a 200; an invalid number is the error
- * `TV1002` (`{response:{errors:[{code,message}]}}`); 2500xx codes are auth failures.
- *
- * Mapping (`fixtures/SOURCE.md`; karrio Tracking-status-description-codes):
- * the 3-digit `statusCode` first ({@link UPS_STATUS_CODE}), then the activity
- * `status.type` ({@link UPS_TYPE}), then keywords. Deviations: 033–036/067
- * (return to sender, in progress) are exception/`rto_in_transit` and a
- * delivery whose text says returned to the sender is returned (returned means
- * back with the shipper and is terminal: docs/spec-map.md, "Decisions"); 017/040 (held / ready for
- * pickup) are out for delivery/`ready_for_pickup` like 17TRACK's AvailableForPickup.
- *
- * Times: `date` + `time` are the local wall time of the scan with no offset;
- * they are kept as written and read as UTC for ordering (the offset is unknown).
- *
- * EDD: `package.deliveryDate[]{type, date YYYYMMDD}` (UPS Tracking API,
- * DeliveryDate: "SDD - Scheduled Delivery Date, RDD - Rescheduled Delivery
- * Date, DEL - Delivered Date"): RDD, else SDD. DEL is the delivery itself, not
- * an estimate: a delivered package answers only DEL, so its EDD is empty.
- *
- * POD: UPS sends no URL; `deliveryInformation.deliveryPhoto.photo` (base64) is
- * returned as a `data:` URL when it is a recognisable JPEG/PNG/GIF under 256 KiB.
- * Unverified: the statusCode meanings beyond the courier notes' list, the photo's
- * image format, and the token lifetime (read from `expires_in`).
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
 import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";

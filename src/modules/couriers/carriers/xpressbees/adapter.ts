@@ -8,25 +8,7 @@
  *    event_time "%Y-%m-%d %H:%M", message}}}`, naive IST times.
  * Default base URL `https://shipment.xpressbees.com`.
  *
- * NO DIRECT API SAMPLE EXISTS: request and response shapes come from public
- * parser code (courier notes). The raw status codes in {@link XPRESSBEES_STATUS} are
- * the ones seen in the fixture `shiprocket-track-awb.json` (DRC, OFP, PUD, PKD, IT, RAD, OFD,
- * DLVD); UD, RTO*, LOST and cancellation codes are **unverified**. The table is
- * plain data: correct it when a real payload is available.
- *
- * Token: cached per base URL + email in a module-level map, one in-flight login
- * shared by concurrent lookups; kept until a 401, then refreshed exactly once
- * per lookup; a second 401 → auth. Token lifetime undocumented.
- *
- * Mapping: status_code table → `RTO*` prefix rule (a return on its way is
- * exception/`rto_in_transit`, delivered back is returned/`rto_delivered`;
- * `returned` is terminal: docs/spec-map.md, "Decisions") → keywords on the message → in
- * transit. Never delivered by default.
- *
- * Errors: HTTP 401 → refresh once then auth; login `status:false` → auth;
- * `status:false` on track ("No data found", unverified) or HTTP 404 → not_found;
- * 403/429 → rate_limited; 5xx, HTML, truncated or mistyped JSON → backend.
- * No POD URL in the documented response.
+ * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
