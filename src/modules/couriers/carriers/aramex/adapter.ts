@@ -7,8 +7,13 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint, throwForStatus } from "../../adapters/kit.ts";
-import { byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "../../adapters/status-map.ts";
+import {
+  asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint,
+  throwForStatus,
+} from "../../adapters/kit.ts";
+import {
+  byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules,
+} from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";

@@ -7,8 +7,12 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus } from "../../adapters/kit.ts";
-import { byKeyword, firstMatch, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "../../adapters/status-map.ts";
+import {
+  asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus,
+} from "../../adapters/kit.ts";
+import {
+  byKeyword, firstMatch, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules,
+} from "../../adapters/status-map.ts";
 import { IST_ZONE, parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";

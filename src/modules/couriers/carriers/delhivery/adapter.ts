@@ -6,7 +6,10 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint, throwForStatus } from "../../adapters/kit.ts";
+import {
+  checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint,
+  throwForStatus,
+} from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusTable } from "../../adapters/status-map.ts";
 import { IST_ZONE, parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";

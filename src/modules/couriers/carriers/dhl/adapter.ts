@@ -7,8 +7,14 @@
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { Value } from "@sinclair/typebox/value";
-import { checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";
-import { firstMatch, mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules } from "../../adapters/status-map.ts";
+import {
+  checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+  tryJson,
+} from "../../adapters/kit.ts";
+import {
+  firstMatch, mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+  type TextRules,
+} from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";

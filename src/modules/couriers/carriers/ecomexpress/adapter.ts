@@ -6,7 +6,9 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus } from "../../adapters/kit.ts";
+import {
+  asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus,
+} from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";

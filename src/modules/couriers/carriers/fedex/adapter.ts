@@ -4,13 +4,19 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";
-import { mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
+import {
+  arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson,
+} from "../../adapters/kit.ts";
+import {
+  mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+} from "../../adapters/status-map.ts";
 import { parseIsoLocal, type LocalTime } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
-import { FedexTrackResponse, type FedexAddress, type FedexScanEvent, type FedexTimeWindow, type FedexTrackResult } from "./wire.ts";
+import {
+  FedexTrackResponse, type FedexAddress, type FedexScanEvent, type FedexTimeWindow, type FedexTrackResult,
+} from "./wire.ts";
 
 /** FedEx status/event codes → state (`fixtures/SOURCE.md`, "Mapping"). */
 export const FEDEX_STATUS: StatusTable = {

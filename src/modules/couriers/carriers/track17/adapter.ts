@@ -5,7 +5,9 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus } from "../../adapters/kit.ts";
+import {
+  arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+} from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter } from "../../adapters/types.ts";

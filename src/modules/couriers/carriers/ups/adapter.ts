@@ -5,8 +5,13 @@
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
-import { arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson } from "../../adapters/kit.ts";
-import { mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
+import {
+  arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+  tryJson,
+} from "../../adapters/kit.ts";
+import {
+  mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+} from "../../adapters/status-map.ts";
 import { fromParts, type LocalTime } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";

@@ -10,7 +10,9 @@
  *
  * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
-import { checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems } from "../../adapters/kit.ts";
+import {
+  checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems,
+} from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseNaive } from "../../adapters/time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter } from "../../adapters/types.ts";
