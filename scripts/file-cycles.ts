@@ -10,6 +10,7 @@
  */
 import Module, { createRequire } from "node:module";
 import { resolve } from "node:path";
+import { isTestFile } from "./sizes.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -29,7 +30,14 @@ export async function fileCycles(dir: string, root = process.cwd()): Promise<{ c
   };
   try {
     const madge = require("madge") as Madge;
-    const res = await madge(resolve(root, dir), { fileExtensions: ["ts", "tsx"], tsConfig: resolve(root, "tsconfig.json") });
+    // Test files beside the code are left out, as in scripts/import-graph.ts: madge still reads them as entry points,
+    // so their imports are not followed (dependencyFilter) and they are then dropped from the result (excludeRegExp).
+    const res = await madge(resolve(root, dir), {
+      fileExtensions: ["ts", "tsx"],
+      tsConfig: resolve(root, "tsconfig.json"),
+      dependencyFilter: (_dependency: string, importer: string) => !isTestFile(importer),
+      excludeRegExp: [/\.test\.ts$/],
+    });
     return { cycles: res.circular(), files: Object.keys(res.obj()).length };
   } finally {
     mod._resolveFilename = original;

@@ -8,12 +8,16 @@
  * "a module imports the error table" is not a loop with "app.ts imports the module", nor "a twin reads the
  * scenario" with "the server mounts the twins". File-level cycles among them are still caught (see findKnots).
  *
+ * Test files (`*.test.ts`, e.g. a courier folder's own test) are not part of the graph: like the tests under test/,
+ * they may import the simulator and test helpers.
+ *
  * Run `bun scripts/import-graph.ts` to print folder loops and file cycles; `test/architecture/imports.test.ts`
  * keeps both at zero (bar an explicit allowlist).
  */
 import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript5";
+import { isTestFile } from "./sizes.ts";
 
 /** file (repo-relative, forward slashes) → files it imports (same form). */
 export type Graph = Map<string, Set<string>>;
@@ -25,7 +29,7 @@ function listSources(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...listSources(path));
-    else if (EXTENSIONS.some((ext) => name.endsWith(ext)) && !name.endsWith(".d.ts")) out.push(path);
+    else if (EXTENSIONS.some((ext) => name.endsWith(ext)) && !name.endsWith(".d.ts") && !isTestFile(name)) out.push(path);
   }
   return out;
 }
@@ -197,14 +201,19 @@ export function folderLoopProblems(folders: FolderGraph, allow: readonly Allowed
   return problems;
 }
 
-/** A layering rule: files under `from` may not import files under `to` (prefixes of repo-relative paths). */
+/** Files a layering rule names: a string is a prefix of repo-relative paths, a RegExp is tested on the whole path. */
+export type PathPattern = string | RegExp;
+
+const matches = (path: string, p: PathPattern | undefined): boolean => p !== undefined && (typeof p === "string" ? path.startsWith(p) : p.test(path));
+
+/** A layering rule: files under `from` may not import files under `to`. */
 export interface LayerRule {
-  from: string;
-  to: string;
+  from: PathPattern;
+  to: PathPattern;
   /** Targets under `to` that stay allowed (e.g. the folder itself, when `to` contains it). */
-  allowTo?: string;
+  allowTo?: PathPattern;
   /** Sources under `from` that are exempt (e.g. the one composition root). */
-  allowFrom?: string;
+  allowFrom?: PathPattern;
   why: string;
 }
 
@@ -213,8 +222,8 @@ export function layerViolations(graph: Graph, rules: readonly LayerRule[]): stri
   const out: string[] = [];
   for (const [from, targets] of graph) {
     for (const rule of rules) {
-      if (!from.startsWith(rule.from) || (rule.allowFrom && from.startsWith(rule.allowFrom))) continue;
-      for (const to of targets) if (to.startsWith(rule.to) && !(rule.allowTo && to.startsWith(rule.allowTo))) out.push(`${from} -> ${to} (${rule.why})`);
+      if (!matches(from, rule.from) || matches(from, rule.allowFrom)) continue;
+      for (const to of targets) if (matches(to, rule.to) && !matches(to, rule.allowTo)) out.push(`${from} -> ${to} (${rule.why})`);
     }
   }
   return out.sort();

@@ -26,12 +26,18 @@ export interface Breach {
   limit: number;
 }
 
-/** Every `.ts` file under `dir` (recursively), declaration files left out. */
+/**
+ * Whether `name` is a test file (`*.test.ts`). A courier folder keeps its test beside its adapter; the checks of
+ * src/ (sizes, import graph, table writers) read the service's code, as they did when every test lived under test/.
+ */
+export const isTestFile = (name: string): boolean => name.endsWith(".test.ts");
+
+/** Every `.ts` file under `dir` (recursively), declaration and test files left out. */
 export function* tsFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* tsFiles(path);
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) yield path;
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") && !isTestFile(entry.name)) yield path;
   }
 }
 

@@ -6,8 +6,8 @@
  * to the courier backends, which point every adapter without credentials at
  * it; tests and benchmarks start it the same way.
  *
- * Each courier's "twin" lives in `twins/<id>.ts` and renders the canonical
- * scenario timeline (scenario.ts) in its courier's format.
+ * Each courier's "twin" lives in its courier folder, `src/modules/couriers/carriers/<id>/twin.ts`
+ * (registered in twins.ts), and renders the canonical scenario timeline (scenario.ts) in its courier's format.
  */
 import type { Clock } from "../lib/clock.ts";
 import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
@@ -16,7 +16,7 @@ import { sandboxCredential } from "./credentials.ts";
 import { rememberBounded } from "./bounded.ts";
 import { scenarioDigit, scenarioFor } from "./scenario.ts";
 import type { SimContext } from "./twin.ts";
-import { TWINS } from "./twins/index.ts";
+import { TWINS } from "./twins.ts";
 
 /** Numbers ending in this digit go through the asynchronous aggregator's twin (docs/spec-map.md, "Sandbox"). */
 export const ASYNC_DIGIT = 9;
@@ -89,7 +89,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     asyncSeconds: opts.asyncSeconds,
     state,
   };
-  const byId = new Map(TWINS.map((t) => [t.id, t]));
+  const byId = new Map(Object.values(TWINS).map((t) => [t.id, t]));
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: opts.port ?? 0,

@@ -1,6 +1,7 @@
 /**
- * The contract between the simulator (server.ts) and each courier twin (twins/<id>.ts): what a twin may ask of the
- * simulator, and what it offers. Its own file so that the twins and the server do not import each other.
+ * The contract between the simulator (server.ts) and each courier twin (src/modules/couriers/carriers/<id>/twin.ts):
+ * what a twin may ask of the simulator, and what it offers. Its own file so that the twins and the server do not
+ * import each other.
  */
 import type { Scenario } from "./scenario.ts";
 

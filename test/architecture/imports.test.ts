@@ -14,12 +14,21 @@ import { findKnots, folderLoopProblems, folderOf, layerViolations, readImportGra
  */
 const ALLOWLIST: readonly AllowedEdge[] = [];
 
+/** A courier's sandbox twin: simulator code kept in its courier folder (src/modules/couriers/carriers/<slug>/). */
+const TWIN_FILE = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin\.ts$/;
+
 /** Who may import whom, beyond "no loops". */
 const RULES: readonly LayerRule[] = [
   { from: "src/domain/", to: "src/", allowTo: "src/domain/", why: "the domain vocabulary imports nothing of the modules" },
   { from: "src/lib/", to: "src/", allowTo: "src/lib/", why: "lib holds generic helpers that import nothing of the app" },
   { from: "src/db/", to: "src/modules/", why: "the schema uses domain types, never a module's" },
-  { from: "src/modules/", to: "src/sandbox/", why: "modules know nothing of the simulator; it registers itself through CourierSimulator" },
+  {
+    from: "src/modules/",
+    to: "src/sandbox/",
+    allowFrom: TWIN_FILE,
+    why: "modules know nothing of the simulator; it registers itself through CourierSimulator",
+  },
+  { from: "src/", to: TWIN_FILE, allowFrom: "src/sandbox/", why: "a courier's twin is simulator code: only the simulator loads it (src/sandbox/twins.ts)" },
   { from: "src/domain/", to: "src/sandbox/", why: "the domain knows nothing of the simulator" },
   { from: "src/", to: "src/app.ts", allowFrom: "src/main.ts", why: "only main.ts composes the app; dependency types live in src/deps.ts and src/core-deps.ts" },
   { from: "src/", to: "src/main.ts", why: "main.ts is the entry point, imported by nobody" },
@@ -36,6 +45,17 @@ describe("the import graph of src/", () => {
 
   test("layering: domain and lib import nothing of the app, db and modules know no simulator, nobody imports app.ts", () => {
     expect(layerViolations(graph, RULES)).toEqual([]);
+  });
+
+  test("a courier folder imports no other courier's folder, and every courier folder has its adapter, wire schema and twin", () => {
+    const carrierOf = (file: string) => /^src\/modules\/couriers\/carriers\/([a-z0-9]+)\//.exec(file)?.[1];
+    const crossings = [...graph].flatMap(([from, targets]) =>
+      [...targets].filter((to) => carrierOf(from) && carrierOf(to) && carrierOf(from) !== carrierOf(to)).map((to) => `${from} -> ${to}`),
+    );
+    expect(crossings).toEqual([]);
+    const carriers = new Set([...graph.keys()].map(carrierOf).filter((c) => c !== undefined));
+    expect(carriers.size).toBeGreaterThanOrEqual(10);
+    for (const c of carriers) for (const f of ["adapter.ts", "wire.ts", "twin.ts"]) expect(graph.has(`src/modules/couriers/carriers/${c}/${f}`)).toBe(true);
   });
 
   test("no loop between files (the graph reader, and madge independently)", async () => {
@@ -59,7 +79,7 @@ describe("the checks fail on a loop", () => {
   };
 
   test("folders: src/<dir>, src/modules/<name>, src/sandbox/<dir>; files directly in src/ or src/sandbox/ stand alone", () => {
-    expect(folderOf("src/modules/couriers/adapters/dhl.ts")).toBe("src/modules/couriers");
+    expect(folderOf("src/modules/couriers/carriers/dhl/adapter.ts")).toBe("src/modules/couriers");
     expect(folderOf("src/http/auth.ts")).toBe("src/http");
     expect(folderOf("src/db/schema/shipments.ts")).toBe("src/db");
     expect(folderOf("src/sandbox/twins/dhl.ts")).toBe("src/sandbox/twins");
@@ -112,8 +132,20 @@ describe("the checks fail on a loop", () => {
     const injected: Graph = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
     injected.get("src/modules/couriers/registry.ts")!.add("src/sandbox/server.ts");
     const problems = folderLoopProblems(toFolderGraph(injected), ALLOWLIST);
-    expect(problems.some((p) => p.includes("src/modules/couriers") && p.includes("src/sandbox/twins") && p.includes("src/modules/couriers/registry.ts -> src/sandbox/server.ts"))).toBe(true);
+    const loop = (p: string) => p.includes("src/modules/couriers <-> src/sandbox/server.ts") || p.includes("src/sandbox/server.ts <-> src/modules/couriers");
+    expect(problems.some((p) => loop(p) && p.includes("src/modules/couriers/registry.ts -> src/sandbox/server.ts"))).toBe(true);
     expect(layerViolations(injected, RULES)).toEqual([`src/modules/couriers/registry.ts -> src/sandbox/server.ts (${RULES[3]!.why})`]);
+  });
+
+  test("a courier's twin may use the simulator's contract; its adapter may not, and nothing but the simulator loads a twin", () => {
+    const injected: Graph = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
+    expect(injected.get("src/modules/couriers/carriers/dhl/twin.ts")!.has("src/sandbox/twin.ts")).toBe(true);
+    injected.get("src/modules/couriers/carriers/dhl/adapter.ts")!.add("src/sandbox/scenario.ts");
+    injected.get("src/modules/couriers/registry.ts")!.add("src/modules/couriers/carriers/dhl/twin.ts");
+    expect(layerViolations(injected, RULES)).toEqual([
+      `src/modules/couriers/carriers/dhl/adapter.ts -> src/sandbox/scenario.ts (${RULES[3]!.why})`,
+      `src/modules/couriers/registry.ts -> src/modules/couriers/carriers/dhl/twin.ts (${RULES[4]!.why})`,
+    ]);
   });
 
   test("madge finds a file-level cycle in a fixture, type-only imports included", async () => {

@@ -1,7 +1,8 @@
 /**
  * Every table is written by exactly one folder of src/, its owner (docs/spec-map.md, "Table owners";
  * docs/architecture.md). Other folders read it, or call the owner's functions to change it. The writes are found
- * by scripts/table-writers.ts (drizzle insert/update/delete on a schema table, raw SQL in templates).
+ * by scripts/table-writers.ts (drizzle insert/update/delete on a schema table, imported by name, through a namespace
+ * import or an alias; raw SQL in templates).
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -86,5 +87,37 @@ describe("the check fails on a second writer", () => {
     expect(rawSqlWrites("select 1 from parcels for update of parcels", t)).toEqual([]);
     expect(rawSqlWrites("select 1 from parcels for no key update", t)).toEqual([]);
     expect(rawSqlWrites("insert into other (k) values (1) on conflict (k) do update set k = 2", t)).toEqual([]);
+  });
+});
+
+describe("the check sees writes through a namespace import and through aliases", () => {
+  const fixture = join(import.meta.dir, "fixtures", "writers-indirect");
+  /** table → folder → places, sorted, for a comparison that does not depend on the order files are read in. */
+  const byKey = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+  const sorted = (w: ReturnType<typeof findTableWriters>) =>
+    Object.fromEntries(byKey(w).map(([t, by]) => [t, Object.fromEntries(byKey(by).map(([f, at]) => [f, [...at].sort()]))]));
+
+  test("a renamed re-export in the schema names the same table", () => {
+    expect(Object.fromEntries(readSchemaTables(fixture))).toEqual({ parcels: "parcels", parcelNotes: "parcel_notes", boxes: "parcels" });
+  });
+
+  test("schema.t, schema[\"t\"], renamed imports and re-exports, local and destructured aliases are writes; reads through them are not", () => {
+    expect(sorted(findTableWriters(fixture))).toEqual({
+      parcel_notes: {
+        "src/modules/intruder": ["aliased.ts:15", "aliased.ts:9", "namespace.ts:8"].map((f) => `src/modules/intruder/${f}`),
+        "src/modules/owner": ["src/modules/owner/write.ts:8"],
+      },
+      parcels: {
+        "src/modules/intruder": ["aliased.ts:10", "aliased.ts:13", "namespace.ts:7", "namespace.ts:9"].map((f) => `src/modules/intruder/${f}`),
+        "src/modules/owner": ["src/modules/owner/write.ts:7"],
+      },
+    });
+  });
+
+  test("the intruder is reported as a second writer of both tables", () => {
+    const tables = new Set(readSchemaTables(fixture).values());
+    const owners = { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" };
+    const problems = ownerProblems(findTableWriters(fixture), owners, tables).map((p) => p.slice(0, p.indexOf(" (")));
+    expect(problems).toEqual(["parcel_notes: written by src/modules/intruder", "parcels: written by src/modules/intruder"]);
   });
 });

@@ -1,14 +1,16 @@
 /**
- * Reads a courier fixture from `test/fixtures/couriers/<courier>/<file>`: the
- * real payloads the adapter tests parse. Each folder's `SOURCE.md` names where
- * every file was published and what was edited.
+ * Reads a courier fixture from its courier folder, `src/modules/couriers/carriers/<courier>/fixtures/<file>`: the
+ * real payloads the adapter tests parse. Each fixtures folder's `SOURCE.md` names where every file was published and
+ * what was edited.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-export const FIXTURES_DIR = join(import.meta.dir, "../fixtures/couriers");
+/** The folder holding one folder per courier (each with its `fixtures/`). */
+export const CARRIERS_DIR = join(import.meta.dir, "../../src/modules/couriers/carriers");
 
-/** The text of `name`, a path under the fixtures folder such as `"dhl/unified-track.json"`. */
+/** The text of `name`, `<courier>/<file>` such as `"dhl/unified-track.json"` (read from `<courier>/fixtures/<file>`). */
 export function sample(name: string): string {
-  return readFileSync(join(FIXTURES_DIR, name), "utf8");
+  const [courier, ...file] = name.split("/");
+  return readFileSync(join(CARRIERS_DIR, courier!, "fixtures", ...file), "utf8");
 }

@@ -2,10 +2,12 @@
  * How far ahead the claimer claims (src/modules/webhooks/pump.ts): while attempts finish fast the rows
  * held waiting grow towards `prefetch` (claims get large); while they finish slowly no more than
  * `minPrefetch` wait, so rows are not held from other workers behind slow receivers. Real PostgreSQL;
- * the attempts are stand-ins that take a set time, and every claim's row limit is read off the statement.
+ * the attempts are stand-ins the test ends, their durations set on the fake clock the rate is measured on,
+ * and every claim's row limit is read off the statement.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
+import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createDeliveryPump, RATE_WINDOW_MS } from "../../src/modules/webhooks/pump.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -41,15 +43,21 @@ async function dueRows(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await emit(ctx.tdb.db, shp, "tracking.updated", new Date(ctx.clock.now()));
 }
 
-/** Runs a pump over what is due, each attempt taking `attemptMs`, until `n` attempts started or `forMs` passed. */
-async function run(n: number, attemptMs: number, forMs: number) {
+/**
+ * A pump whose attempts end when the test ends them, with its finishing rate measured on a fake clock: `step(ms)`
+ * waits (on events, not time) until both slots are busy or every row is started, then moves the rate clock `ms` and
+ * ends the attempts in flight: attempts that take `ms` each, two at a time.
+ */
+function drivenPump() {
   const { sql, limits } = noting(ctx.tdb.sql);
-  let started = 0;
-  let peakHeld = 0;
-  let finished = 0;
+  const rateClock = new FakeClock();
+  const inFlight: (() => void)[] = [];
+  const counts = { started: 0, finished: 0 };
+  let onStart: (() => void) | undefined;
   const pump = createDeliveryPump({
     sql,
     clock: ctx.clock,
+    rateClock,
     log: silentLogger,
     concurrency: 2,
     prefetch: 100,
@@ -58,28 +66,55 @@ async function run(n: number, attemptMs: number, forMs: number) {
     leaseMs: 60_000,
     maxWaitMs: 30_000,
     release: async () => {},
-    deliver: async () => {
-      started++;
-      await Bun.sleep(attemptMs);
-      finished++;
+    deliver: () => {
+      counts.started++;
+      const done = new Promise<void>((resolve) => inFlight.push(() => (counts.finished++, resolve())));
+      onStart?.();
+      return done;
     },
   });
-  pump.setRunning(true);
-  const deadline = Date.now() + forMs;
-  void pump.wake();
-  while (started < n && Date.now() < deadline) {
-    // Rows claimed so far and not finished: in flight plus waiting for a slot.
-    peakHeld = Math.max(peakHeld, limits.reduce((a, b) => a + b, 0) - finished);
-    await Bun.sleep(5);
+  /** Resolves once `n` attempts are in flight (the pump starts them after its claims come back). */
+  const busy = (n: number) =>
+    new Promise<void>((resolve) => {
+      onStart = () => inFlight.length >= n && (resolve(), (onStart = undefined));
+      onStart();
+    });
+  const step = async (ms: number, total: number) => {
+    await busy(Math.min(2, total - counts.finished));
+    rateClock.advance(ms);
+    for (const end of inFlight.splice(0)) end();
+    // The ended attempts' callbacks (start the next waiting row, claim again) run before the next step.
+    await Promise.resolve();
+  };
+  const stop = async () => {
+    pump.setRunning(false);
+    for (const end of inFlight.splice(0)) end();
+    await Promise.allSettled(pump.inFlight());
+  };
+  return { pump, limits, counts, rateClock, step, stop };
+}
+
+/** Runs a pump over `n` due rows, attempts taking `attemptMs` each on the rate clock, until all `n` have ended. */
+async function run(n: number, attemptMs: number) {
+  const d = drivenPump();
+  let peakHeld = 0;
+  d.pump.setRunning(true);
+  void d.pump.wake();
+  try {
+    while (d.counts.finished < n) {
+      await d.step(attemptMs, n);
+      // Rows claimed so far and not finished: in flight plus waiting for a slot.
+      peakHeld = Math.max(peakHeld, d.limits.reduce((a, b) => a + b, 0) - d.counts.finished);
+    }
+  } finally {
+    await d.stop();
   }
-  pump.setRunning(false);
-  await Promise.allSettled(pump.inFlight());
-  return { started, limits, peakHeld };
+  return { started: d.counts.started, limits: d.limits, peakHeld };
 }
 
 test("attempts that finish fast make the claims grow past the floor, up to the cap", async () => {
   await dueRows(400);
-  const { started, limits } = await run(400, 1, 20_000);
+  const { started, limits } = await run(400, 1);
   expect(started).toBe(400);
   // The first claims know no rate yet: slots + the floor.
   expect(limits[0]).toBe(2 + 4);
@@ -92,52 +127,29 @@ test("attempts that finish fast make the claims grow past the floor, up to the c
 test("attempts that finish slowly keep the rows held at the slots plus the floor", async () => {
   await dueRows(40);
   // 60 ms an attempt, two slots: ~0.03 attempts per ms, 50 ms of which is under the floor of 4.
-  const { started, limits, peakHeld } = await run(40, 60, 1_000);
-  expect(started).toBeGreaterThan(4);
-  expect(started).toBeLessThan(40);
+  const { started, limits, peakHeld } = await run(40, 60);
+  expect(started).toBe(40);
+  expect(limits.length).toBeGreaterThan(40 / (2 + 4));
   expect(Math.max(...limits)).toBeLessThanOrEqual(2 + 4);
-  // Rows asked for and not yet finished, sampled every 5 ms: never more than the slots and the floor.
+  // Rows asked for and not yet finished, after every step: never more than the slots and the floor.
   expect(peakHeld).toBeLessThanOrEqual(2 + 4);
 }, 60_000);
 
 test("after a quiet spell the busy rate no longer counts: the next claims are back at the floor", async () => {
-  const { sql, limits } = noting(ctx.tdb.sql);
-  let attemptMs = 1;
-  let started = 0;
-  const pump = createDeliveryPump({
-    sql,
-    clock: ctx.clock,
-    log: silentLogger,
-    concurrency: 2,
-    prefetch: 100,
-    minPrefetch: 4,
-    refillAt: 1,
-    leaseMs: 60_000,
-    maxWaitMs: 30_000,
-    release: async () => {},
-    deliver: async () => {
-      started++;
-      await Bun.sleep(attemptMs);
-    },
-  });
-  pump.setRunning(true);
+  const d = drivenPump();
+  d.pump.setRunning(true);
   try {
     await dueRows(400);
-    void pump.wake();
-    const deadline = Date.now() + 20_000;
-    while (started < 400 && Date.now() < deadline) await Bun.sleep(5);
-    expect(Math.max(...limits)).toBeGreaterThan(2 + 4); // the busy rate was measured
-    await Promise.allSettled(pump.inFlight());
-    await Bun.sleep(3 * RATE_WINDOW_MS); // nothing finishes
-    limits.length = 0;
-    attemptMs = 60;
+    void d.pump.wake();
+    while (d.counts.finished < 400) await d.step(1, 400);
+    expect(Math.max(...d.limits)).toBeGreaterThan(2 + 4); // the busy rate was measured
+    d.rateClock.advance(3 * RATE_WINDOW_MS); // nothing finishes
+    d.limits.length = 0;
     await dueRows(40);
-    await pump.wake();
-    await Bun.sleep(300);
-    expect(limits.length).toBeGreaterThan(0);
-    expect(Math.max(...limits)).toBeLessThanOrEqual(2 + 4);
+    await d.pump.wake(); // resolves once this pass's claims are made
+    expect(d.limits.length).toBeGreaterThan(0);
+    expect(Math.max(...d.limits)).toBeLessThanOrEqual(2 + 4);
   } finally {
-    pump.setRunning(false);
-    await Promise.allSettled(pump.inFlight());
+    await d.stop();
   }
 }, 60_000);

@@ -13,6 +13,7 @@
  * starts when its backend work starts: the HTTP idle timeout must be above
  * the sum (see `longestAnswerMs` in registry.ts).
  */
+import { systemTimers, type Timers } from "../../lib/clock.ts";
 import { CourierError } from "./adapters/types.ts";
 
 /** The courier lane is full: answer 503 COURIER_BUSY with `Retry-After: retryAfterSeconds`. */
@@ -38,11 +39,13 @@ export interface LaneOptions {
   name: string;
   /** Expected lookup time before any has finished, ms (asynchronous backends: a guess from the budget). */
   expectedMs?: number;
+  /** What times out a wait for a turn; default the runtime's timers (tests pass a FakeClock). */
+  timers?: Timers;
 }
 
 interface Waiter {
   start: () => void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: unknown;
 }
 
 export class Lane {
@@ -51,8 +54,11 @@ export class Lane {
   /** Exponentially weighted mean lookup time, ms; undefined until one finished. */
   private meanMs: number | undefined;
 
+  private readonly timers: Timers;
+
   constructor(private readonly o: LaneOptions) {
     this.meanMs = o.expectedMs;
+    this.timers = o.timers ?? systemTimers;
   }
 
   /** Seconds a refused client should wait before retrying (≥ 1). */
@@ -79,8 +85,8 @@ export class Lane {
       // Resolved by a finishing lookup, which hands its slot over (`active` stays as it is).
       await new Promise<void>((resolve, reject) => {
         const w: Waiter = {
-          start: () => (clearTimeout(w.timer), resolve()),
-          timer: setTimeout(() => {
+          start: () => (this.timers.clearTimeout(w.timer), resolve()),
+          timer: this.timers.setTimeout(() => {
             this.queue.splice(this.queue.indexOf(w), 1);
             reject(this.busy("waited too long for a turn"));
           }, this.o.maxWaitMs),

@@ -27,7 +27,7 @@ import { claimDue, type ClaimedDelivery } from "./outbox.ts";
 
 /** Rows held waiting for a slot cover this many ms of the attempts' recent finishing rate. */
 export const CLAIM_AHEAD_MS = 50;
-/** The finishing rate is measured over windows of at least this many ms (wall clock). */
+/** The finishing rate is measured over windows of at least this many ms (monotonic clock, see `rateClock`). */
 export const RATE_WINDOW_MS = 100;
 
 export interface DeliveryPump {
@@ -65,7 +65,11 @@ export interface PumpOptions {
   release: (rows: ClaimedDelivery[]) => Promise<unknown>;
   /** Runs one claimed delivery; its slot is free when the promise settles. Must not reject. */
   deliver: (row: ClaimedDelivery) => Promise<void>;
+  /** The clock finishing rates are measured on, ms; default the runtime's monotonic one (tests pass a FakeClock). */
+  rateClock?: Clock;
 }
+
+const monotonic: Clock = { now: () => performance.now() };
 
 /** Creates a pump; it claims nothing until `setRunning(true)` and a `wake()`. */
 export function createDeliveryPump(o: PumpOptions): DeliveryPump {
@@ -77,7 +81,7 @@ class Pump implements DeliveryPump {
   private readonly ready: { row: ClaimedDelivery; claimedAt: number }[] = [];
   private readonly minPrefetch: number;
   // Attempts finished in the current rate window, when it began and when the last attempt finished
-  // (performance.now()), and the last complete window's rate (attempts per ms).
+  // (by the rate clock), and the last complete window's rate (attempts per ms).
   private finished = 0;
   private windowStart = 0;
   private lastFinish = -Infinity;
@@ -94,8 +98,11 @@ class Pump implements DeliveryPump {
   private backoffMs = 0;
   private pausedUntil = 0;
 
+  private readonly rateClock: Clock;
+
   constructor(private readonly o: PumpOptions) {
     this.minPrefetch = Math.min(o.prefetch, o.minPrefetch ?? o.prefetch);
+    this.rateClock = o.rateClock ?? monotonic;
   }
 
   wake(): Promise<void> {
@@ -140,7 +147,7 @@ class Pump implements DeliveryPump {
   }
 
   private noteFinished(): void {
-    const t = performance.now();
+    const t = this.rateClock.now();
     // After a whole window with no attempt finished, the rate is measured afresh from this one.
     if (this.quietAt(t)) [this.rate, this.finished, this.windowStart] = [0, 0, t];
     this.lastFinish = t;
@@ -161,7 +168,7 @@ class Pump implements DeliveryPump {
    * bounds; the floor after a quiet spell (the busy rate before it says nothing about the receivers now).
    */
   private prefetchNow(): number {
-    const rate = this.quietAt(performance.now()) ? 0 : this.rate;
+    const rate = this.quietAt(this.rateClock.now()) ? 0 : this.rate;
     return Math.min(this.o.prefetch, Math.max(this.minPrefetch, Math.round(rate * CLAIM_AHEAD_MS)));
   }
 

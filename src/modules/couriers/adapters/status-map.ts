@@ -1,5 +1,5 @@
 /**
- * Status mapping as data (courier notes: test/fixtures/couriers/README.md,
+ * Status mapping as data (courier notes: src/modules/couriers/carriers/README.md,
  * "Implications" 1): each adapter declares a table from its own codes (or
  * code + text) to a normalised state and sub-reason; unknown codes fall back
  * to a keyword match on the text, and finally to in transit — never to

@@ -4,7 +4,7 @@
  * Indian couriers (Delhivery, Blue Dart, DTDC, Xpressbees, Ecom Express) send
  * naive local times, read in `Asia/Kolkata`; UPS sends local `YYYYMMDD` +
  * `HHMMSS`; FedEx, DHL and 17TRACK send ISO strings with an offset (courier
- * notes: test/fixtures/couriers/README.md, "Implications" 4). A checkpoint keeps
+ * notes: src/modules/couriers/carriers/README.md, "Implications" 4). A checkpoint keeps
  * the courier-local wall time for the spec's `Date`/`Time` and a UTC instant
  * for ordering.
  *

@@ -1,0 +1,85 @@
+/**
+ * Blue Dart twin: `GET /bluedart/RoutingServlet?handler=tnt&action=custawbquery&loginid&awb=awb&numbers&format=xml&lickey&verno=1.3&scan=1`,
+ * credentials checked like the real servlet (login id + licence key in the
+ * query), answering XML shaped like the fixture `fixtures/tnt.xml`: `ShipmentData/Shipment[@WaybillNo]`,
+ * scans newest first, `dd-Mon-yyyy` + `HH:MM` IST. Not found is the courier's
+ * own `StatusType NF` / "Incorrect Waybill number or No Information" inside a 200.
+ * Documents are built as the adapter's wire type ({@link BluedartDocument}) and
+ * serialised with fast-xml-parser's builder.
+ */
+import { XMLBuilder } from "fast-xml-parser";
+import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import type { Twin } from "../../../../sandbox/twin.ts";
+
+const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
+  manifested: { type: "UD", scan: "Online Shipment Booked" },
+  picked_up: { type: "PU", scan: "Shipment Picked Up" },
+  in_transit: { type: "UD", scan: "SHIPMENT OUTSCANNED TO NETWORK" },
+  reached_destination: { type: "UD", scan: "Shipment Arrived At Destination" },
+  out_for_delivery: { type: "UD", scan: "Shipment Outscan" },
+  delivered: { type: "DL", scan: "Shipment delivered" },
+  delivery_failed: { type: "UD", scan: "CONSIGNEE NOT AVAILABLE" },
+  rto_initiated: { type: "RT", scan: "RTO - RETURN TO ORIGIN INITIATED" },
+  returned: { type: "RT", scan: "SHIPMENT RETURNED TO SHIPPER" },
+  cancelled: { type: "UD", scan: "SHIPMENT CANCELLED BY SHIPPER" },
+};
+
+const MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTH = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const p2 = (n: number) => String(n).padStart(2, "0");
+
+function ist(ms: number) {
+  const w = wallTime(ms, 330);
+  return { scanDate: `${p2(w.d)}-${MON[w.mo - 1]}-${w.y}`, statusDate: `${p2(w.d)} ${MONTH[w.mo - 1]} ${w.y}`, time: `${p2(w.h)}:${p2(w.mi)}` };
+}
+
+const scanText = (e: SimEvent) => (e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : RENDER[e.kind].scan);
+
+function scanOf(e: SimEvent): BluedartScan {
+  const t = ist(e.at);
+  return { Scan: scanText(e), ScanType: RENDER[e.kind].type, ScanDate: t.scanDate, ScanTime: t.time, ScannedLocation: e.location.toUpperCase() };
+}
+
+/** fast-xml-parser's builder: the adapter's parser read backwards (attributes `@`, text escaped). */
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: false });
+
+const xml = (doc: BluedartDocument) => new Response(`<?xml version="1.0" ?>\n${builder.build(doc)}`, { headers: { "content-type": "text/xml; charset=utf-8" } });
+
+export const bluedartTwin: Twin = {
+  id: "bluedart",
+  async handle(_req, url, sim) {
+    if (!url.pathname.endsWith("/RoutingServlet")) return new Response("Not Found", { status: 404 });
+    const q = url.searchParams;
+    if (q.get("handler") !== "tnt" || q.get("action") !== "custawbquery") return xml({ ShipmentData: { Error: "Invalid handler or action" } });
+    if (q.get("loginid") !== sandboxCredential("BLUEDART_LOGIN_ID") || q.get("lickey") !== sandboxCredential("BLUEDART_LICENSE_KEY")) return xml({ ShipmentData: { Error: "License Mismatch" } });
+    const awb = (q.get("numbers") ?? "").split(",")[0] ?? "";
+    sim.count("bluedart", awb);
+    const gated = await sim.gate(awb);
+    if (gated) return gated;
+    const s = sim.scenario(awb);
+    if (s.kind !== "found") return xml({ ShipmentData: { Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" } } });
+    const last = s.events[s.events.length - 1]!;
+    const lt = ist(last.at);
+    const shipment: BluedartShipment = {
+      "@WaybillNo": awb,
+      "@RefNo": `SBX-${awb.slice(-6)}`,
+      Service: "Domestic Priority",
+      PickUpDate: ist(s.events[0]!.at).statusDate,
+      Origin: s.origin.toUpperCase(),
+      Destination: s.destination.toUpperCase(),
+      ProductType: "Non Documents",
+      Status: scanText(last),
+      StatusType: RENDER[last.kind].type,
+      StatusDate: lt.statusDate,
+      StatusTime: lt.time,
+      ReceivedBy: last.kind === "delivered" ? "SIGN" : "",
+      // The EDD until delivery; the real delivered sample carries no ExpectedDeliveryDate.
+      ...(s.edd && last.kind !== "delivered" ? { ExpectedDeliveryDate: ist(Date.parse(`${s.edd}T12:00:00+05:30`)).statusDate } : {}),
+      // Blue Dart lists scans newest first.
+      Scans: s.noScans ? "" : { ScanDetail: [...s.events].reverse().map(scanOf) },
+    };
+    return xml({ ShipmentData: { Shipment: shipment } });
+  },
+};

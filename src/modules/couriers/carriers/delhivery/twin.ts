@@ -1,0 +1,81 @@
+/**
+ * Delhivery twin: `GET /delhivery/api/v1/packages/json/?waybill=…` with
+ * `Authorization: Token <sandbox token>`, answering documents shaped like the
+ * real fixtures (`fixtures/`): naive IST times, NSL
+ * codes, the 200-wrapped "No such waybill" error, and the scenario's EDD as
+ * `ExpectedDeliveryDate`/`PromisedDeliveryDate` (naive IST, end of day; null
+ * while only manifested, kept after delivery as in the real delivered sample);
+ * typed by the adapter's wire schema ({@link DelhiveryResponse}).
+ */
+import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import type { Twin } from "../../../../sandbox/twin.ts";
+
+const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
+  manifested: { type: "UD", scan: "Manifested", code: "X-UCI", text: "Shipment details manifested" },
+  picked_up: { type: "UD", scan: "In Transit", code: "X-PPOM", text: "Shipment picked up" },
+  in_transit: { type: "UD", scan: "In Transit", code: "X-ILL1F", text: "Bag Received at Facility" },
+  reached_destination: { type: "UD", scan: "Pending", code: "X-IBD3F", text: "Shipment Received at Facility" },
+  out_for_delivery: { type: "UD", scan: "Dispatched", code: "X-DDD3FD", text: "Out for delivery" },
+  delivered: { type: "DL", scan: "Delivered", code: "EOD-38", text: "Delivered to consignee" },
+  delivery_failed: { type: "UD", scan: "Pending", code: "EOD-11", text: "Consignee Unavailable" },
+  rto_initiated: { type: "RT", scan: "In Transit", code: "RT-101", text: "Returned as per Client Instructions" },
+  returned: { type: "DL", scan: "RTO", code: "RT-110", text: "RTO delivered to shipper" },
+  cancelled: { type: "CN", scan: "Canceled", code: "CN-101", text: "Shipment cancelled by client" },
+};
+
+/** State of each simulator city, as Delhivery writes facility names: `City_Facility_X (State)`. */
+const STATE: Record<string, string> = {
+  Mumbai: "Maharashtra", Pune: "Maharashtra", Delhi: "Delhi", Bengaluru: "Karnataka", Chennai: "Tamil Nadu", Kolkata: "West Bengal",
+  Hyderabad: "Telangana", Ahmedabad: "Gujarat", Jaipur: "Rajasthan", Lucknow: "Uttar Pradesh", Kochi: "Kerala", Indore: "Madhya Pradesh",
+};
+const facility = (city: string) => `${city}_Hub_H (${STATE[city] ?? "India"})`;
+
+const ist = (ms: number) => {
+  const w = wallTime(ms, 330);
+  return `${w.date}T${w.time}.000`;
+};
+
+function scanOf(e: SimEvent): Required<DelhiveryScan> {
+  const r = RENDER[e.kind];
+  const place = facility(e.location);
+  return { ScanDateTime: ist(e.at), ScanType: r.type, Scan: r.scan, StatusDateTime: ist(e.at), ScannedLocation: place, StatusCode: r.code, Instructions: e.remark ?? r.text };
+}
+
+const json = (body: DelhiveryResponse) => Response.json(body);
+
+export const delhiveryTwin: Twin = {
+  id: "delhivery",
+  async handle(req, url, sim) {
+    if (req.headers.get("authorization") !== `Token ${sandboxCredential("DELHIVERY_TOKEN")}`)
+      return Response.json({ detail: "Authentication credentials were not provided." }, { status: 401 });
+    if (!url.pathname.endsWith("/api/v1/packages/json/")) return new Response("Not Found", { status: 404 });
+    const awb = (url.searchParams.get("waybill") ?? "").split(",")[0] ?? "";
+    sim.count("delhivery", awb);
+    const gated = await sim.gate(awb);
+    if (gated) return gated;
+    const s = sim.scenario(awb);
+    if (s.kind !== "found")
+      return json({ rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found", Success: false, Error: "No such waybill or Order Id found" });
+    const scans = s.noScans ? [] : s.events.map((e) => ({ ScanDetail: scanOf(e) }));
+    const last = s.events[s.events.length - 1]!;
+    const ls = scanOf(last);
+    return json({
+      ShipmentData: [
+        {
+          Shipment: {
+            AWB: awb,
+            Origin: facility(s.origin),
+            Destination: s.destination,
+            Consignee: { City: s.destination, Name: "Sandbox Consignee", Country: "India" },
+            Scans: scans,
+            ExpectedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
+            PromisedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
+            Status: { Status: ls.Scan, StatusLocation: ls.ScannedLocation, StatusDateTime: ls.StatusDateTime, RecievedBy: "", StatusCode: ls.StatusCode, StatusType: ls.ScanType, Instructions: ls.Instructions },
+          },
+        },
+      ],
+    });
+  },
+};

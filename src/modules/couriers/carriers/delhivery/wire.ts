@@ -1,0 +1,53 @@
+/**
+ * Delhivery B2C "Track Shipment", `GET /api/v1/packages/json/` (fixtures in
+ * `fixtures/`). Times are naive IST strings.
+ */
+import { Type as T, type Static } from "@sinclair/typebox";
+import { Any, Opt, Text } from "../../adapters/wire/common.ts";
+
+/** One `Scans[].ScanDetail`. */
+export const DelhiveryScan = T.Object({
+  ScanDateTime: Opt(Text),
+  ScanType: Opt(Text),
+  Scan: Opt(Text),
+  StatusDateTime: Opt(Text),
+  ScannedLocation: Opt(Text),
+  StatusCode: Opt(Text),
+  Instructions: Opt(Text),
+});
+
+/** The shipment-level `Status`. */
+export const DelhiveryStatus = T.Object({
+  Status: Opt(Text),
+  StatusType: Opt(Text),
+  StatusCode: Opt(Text),
+  StatusDateTime: Opt(Text),
+  StatusLocation: Opt(Text),
+  Instructions: Opt(Text),
+  RecievedBy: Opt(Text),
+});
+
+export const DelhiveryShipment = T.Object({
+  AWB: Opt(Text),
+  Origin: Opt(Text),
+  Destination: Opt(Text),
+  Consignee: Opt(T.Object({ City: Opt(Text), Name: Opt(Text), Country: Opt(Text), PinCode: Opt(Text), State: Opt(Text), Address1: Opt(Any) })),
+  Scans: Opt(T.Array(T.Object({ ScanDetail: Opt(DelhiveryScan) }))),
+  Status: Opt(DelhiveryStatus),
+  /** The EDD, naive IST (`2024-09-24T23:59:59`), null while only manifested. */
+  ExpectedDeliveryDate: Opt(Text),
+  /** The date promised at booking, same format. */
+  PromisedDeliveryDate: Opt(Text),
+});
+
+/** The 200 answer: shipments, or the 200-wrapped error `{Error, rmk, Success: false}`. */
+export const DelhiveryResponse = T.Object({
+  ShipmentData: Opt(T.Array(T.Object({ Shipment: Opt(DelhiveryShipment) }))),
+  Error: Opt(Text),
+  rmk: Opt(Text),
+  Success: Opt(T.Boolean()),
+});
+
+export type DelhiveryScan = Static<typeof DelhiveryScan>;
+export type DelhiveryShipment = Static<typeof DelhiveryShipment>;
+export type DelhiveryResponse = Static<typeof DelhiveryResponse>;

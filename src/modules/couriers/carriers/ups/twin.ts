@@ -1,0 +1,111 @@
+/**
+ * UPS Track API twin:
+ * - `POST /ups/security/v1/oauth/token` with `Authorization: Basic base64(id:secret)`
+ *   (sandbox credentials) and `grant_type=client_credentials` → `{access_token,
+ *   expires_in: "14399", …}`; token requests counted as `sim.calls("ups", "oauth/token")`.
+ * - `GET /ups/api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
+ *   with a valid Bearer token and the required `transId` + `transactionSrc` headers →
+ *   documents shaped like the fixture `fixtures/track.json` (local `YYYYMMDD` + `HHMMSS`, rendered in UTC);
+ *   unknown numbers get the `TW0001` warning inside a 200; a delivered package carries
+ *   `deliveryInformation.deliveryPhoto.photo` (base64). The scenario's EDD is a
+ *   `deliveryDate` of type SDD (scheduled) until delivery, which replaces it with
+ *   DEL. Typed by the adapter's wire schema ({@link UpsTrackResponse}).
+ */
+import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import type { UpsActivity, UpsStatus, UpsTrackResponse } from "./wire.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import type { Twin } from "../../../../sandbox/twin.ts";
+import { issuedTokens } from "../../../../sandbox/tokens.ts";
+
+/** Token lifetime the twin announces, seconds (UPS sends it as a string). */
+export const UPS_TOKEN_SECONDS = 14399;
+/** A 1×1 GIF: what the twin sends as the delivery photo. */
+export const UPS_SANDBOX_PHOTO = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+
+const RENDER: Record<SimEventKind, { type: string; code: string; statusCode: string; description: string }> = {
+  manifested: { type: "M", code: "MP", statusCode: "003", description: "Shipper created a label, UPS has not received the package yet. " },
+  picked_up: { type: "P", code: "PU", statusCode: "038", description: "Pickup Scan " },
+  in_transit: { type: "I", code: "DP", statusCode: "005", description: "Departed from Facility" },
+  reached_destination: { type: "I", code: "AR", statusCode: "005", description: "Arrived at Facility" },
+  out_for_delivery: { type: "I", code: "OT", statusCode: "021", description: "Out For Delivery Today" },
+  delivered: { type: "D", code: "F4", statusCode: "011", description: "DELIVERED " },
+  delivery_failed: { type: "X", code: "48", statusCode: "048", description: "Delivery attempt failed. The receiver was not available for delivery." },
+  rto_initiated: { type: "X", code: "RS", statusCode: "067", description: "Returning package to the sender." },
+  returned: { type: "D", code: "FS", statusCode: "011", description: "Returned to the sender." },
+  cancelled: { type: "MV", code: "MV", statusCode: "007", description: "Shipment label voided by the shipper." },
+};
+
+function statusOf(e: SimEvent): Required<Omit<UpsStatus, "simplifiedTextDescription">> & { description: string } {
+  const r = RENDER[e.kind];
+  return { type: r.type, description: r.description, code: r.code, statusCode: r.statusCode };
+}
+
+function activityOf(e: SimEvent): UpsActivity & { date: string; time: string } {
+  const w = wallTime(e.at, 0);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return {
+    location: { address: { city: e.location.toUpperCase(), countryCode: "IN", country: "IN" } },
+    status: statusOf(e),
+    date: `${w.y}${p(w.mo)}${p(w.d)}`,
+    time: `${p(w.h)}${p(w.mi)}${p(w.s)}`,
+  };
+}
+
+const answer = (body: UpsTrackResponse, status = 200) => Response.json(body, { status });
+const upsError = (status: number, code: string, message: string) => answer({ response: { errors: [{ code, message }] } }, status);
+
+
+export const upsTwin: Twin = {
+  id: "ups",
+  async handle(req, url, sim) {
+    if (req.method === "POST" && url.pathname.endsWith("/security/v1/oauth/token")) {
+      sim.count("ups", "oauth/token");
+      const expected = `Basic ${Buffer.from(`${sandboxCredential("UPS_CLIENT_ID")}:${sandboxCredential("UPS_CLIENT_SECRET")}`).toString("base64")}`;
+      const form = new URLSearchParams(await req.text());
+      if (req.headers.get("authorization") !== expected) return upsError(401, "10401", "ClientId is Invalid");
+      if (form.get("grant_type") !== "client_credentials") return upsError(400, "10400", "Invalid/Missing grant_type");
+      const token = `ups-${crypto.randomUUID()}`;
+      issuedTokens(sim, "ups").set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
+      return Response.json({ token_type: "Bearer", issued_at: String(sim.now()), client_id: sandboxCredential("UPS_CLIENT_ID"), access_token: token, expires_in: String(UPS_TOKEN_SECONDS), status: "approved" });
+    }
+    const m = /\/api\/track\/v1\/details\/([^/]+)$/.exec(url.pathname);
+    if (req.method !== "GET" || !m) return upsError(404, "404", "Resource not found");
+    const bearer = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+    const expiry = issuedTokens(sim, "ups").get(bearer);
+    if (expiry === undefined || expiry <= sim.now()) return upsError(401, "250002", "Invalid Authentication Information.");
+    if (!req.headers.get("transid") || !req.headers.get("transactionsrc")) return upsError(400, "VSS000", "Missing transId or transactionSrc header");
+    const awb = decodeURIComponent(m[1]!);
+    sim.count("ups", awb);
+    const gated = await sim.gate(awb);
+    if (gated) return gated;
+    const s = sim.scenario(awb);
+    if (s.kind !== "found") return answer({ trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] } });
+    const last = s.events[s.events.length - 1]!;
+    const delivered = s.events.some((e) => e.kind === "delivered");
+    const lastWall = activityOf(last);
+    return answer({
+      trackResponse: {
+        shipment: [
+          {
+            inquiryNumber: awb,
+            package: [
+              {
+                trackingNumber: awb,
+                ...(delivered ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } } : {}),
+                ...(!delivered && s.edd ? { deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }], deliveryTime: { type: "EOD", endTime: "235900" } } : {}),
+                ...(delivered && s.podUrl ? { deliveryInformation: { location: "Front Door", receivedBy: "SANDBOX", deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" } } } : {}),
+                currentStatus: { ...statusOf(last), simplifiedTextDescription: statusOf(last).description.trim() },
+                packageAddress: [
+                  { type: "ORIGIN", address: { city: s.origin.toUpperCase(), countryCode: "IN", country: "IN" } },
+                  { type: "DESTINATION", address: { city: s.destination.toUpperCase(), countryCode: "IN", country: "IN" } },
+                ],
+                activity: s.noScans ? [] : s.events.map(activityOf).reverse(),
+                packageCount: 1,
+              },
+            ],
+          },
+        ],
+      },
+    });
+  },
+};

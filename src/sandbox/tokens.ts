@@ -1,0 +1,13 @@
+/** Bearer tokens a twin has issued, kept in the simulator's per-twin scratch state. */
+import type { SimContext } from "./twin.ts";
+
+/**
+ * The map token → milliseconds on the simulator clock (an expiry or an issue
+ * time, as the twin decides) for `twinId`, created on first use.
+ */
+export function issuedTokens(sim: SimContext, twinId: string): Map<string, number> {
+  const key = `${twinId}:tokens`;
+  let m = sim.state.get(key) as Map<string, number> | undefined;
+  if (!m) sim.state.set(key, (m = new Map()));
+  return m;
+}
