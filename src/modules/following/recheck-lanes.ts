@@ -12,13 +12,18 @@ import type { Clock } from "../../lib/clock.ts";
 
 /** A claimed row while this process holds it. */
 export interface Held extends ClaimedShipment {
-  /** When this claim's lease runs out, ms since the epoch. */
+  /** When this claim's lease runs out, ms since the epoch (moved on by each renewal). */
   leaseUntilMs: number;
 }
 
 export interface CourierLanes {
-  /** Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits. */
+  /**
+   * Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits.
+   * A row already held (claimed again after its lease lapsed) keeps its place: it is not queued twice.
+   */
   add(rows: Held[]): void;
+  /** The rows held, queued or running (their leases are renewed while they are held). */
+  heldRows(): Held[];
   /** Courier slugs whose backend lane is full. */
   saturated(): string[];
   /** Rows held, queued or running. */
@@ -38,7 +43,7 @@ interface Lane {
 export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
   const lanes = new Map<string, Lane>();
   const running = new Set<Promise<void>>();
-  let held = 0;
+  const heldById = new Map<string, Held>();
   let stopping = false;
 
   const laneOf = (adapter: string) => {
@@ -53,7 +58,7 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
       lane.active++;
       const p: Promise<void> = opts.run(row).finally(() => {
         lane.active--;
-        held--;
+        heldById.delete(row.id);
         running.delete(p);
         kick(lane);
       });
@@ -63,9 +68,14 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
 
   return {
     add(rows) {
-      held += rows.length;
       const touched = new Set<Lane>();
       for (const r of rows) {
+        const mine = heldById.get(r.id);
+        if (mine) {
+          mine.leaseUntilMs = Math.max(mine.leaseUntilMs, r.leaseUntilMs);
+          continue;
+        }
+        heldById.set(r.id, r);
         const lane = laneOf(courierBySlug(r.courier)?.adapter ?? "unknown");
         lane.queue.push(r);
         touched.add(lane);
@@ -77,13 +87,14 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
       for (const [a, l] of lanes) if (l.active + l.queue.length >= opts.laneCap) full.add(a);
       return full.size ? COURIERS.filter((c) => full.has(c.adapter)).map((c) => c.slug) : [];
     },
-    held: () => held,
+    held: () => heldById.size,
+    heldRows: () => [...heldById.values()],
     running: () => [...running],
     stop() {
       stopping = true;
       const queued: Held[] = [];
       for (const l of lanes.values()) queued.push(...l.queue.splice(0));
-      held -= queued.length;
+      for (const r of queued) heldById.delete(r.id);
       return queued;
     },
   };
