@@ -35,10 +35,10 @@ import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { RecordOptions } from "../tracking/store.ts";
-import { releaseClaims, renewClaims } from "../tracking/claims.ts";
+import { releaseClaims } from "../tracking/claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
-import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
+import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 
 export { backoffMs, claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
@@ -125,25 +125,14 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const claimer = createClaimer({ db, clock: deps.clock, owner, leaseMs, claimLimit, maxHeld: opts.maxHeld ?? 2_000, lanes });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
-
-  async function renew(): Promise<void> {
-    const held = lanes.heldRows();
-    if (held.length === 0) return;
-    const until = deps.clock.now() + leaseMs;
-    const renewed = new Set(await renewClaims(db, held.map((r) => r.id), owner, until));
-    for (const r of held) if (renewed.has(r.id)) r.leaseUntilMs = Math.max(r.leaseUntilMs, until);
-  }
-  // The heartbeat, while a drain holds rows; real time (a renewal is due every leaseMs / 3 of wall clock).
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  const beat = () => void renew().catch((e) => log.warn("re-check leases not renewed; they run out unless the next renewal succeeds", { owner, error: e as Error }));
+  const keeper = createLeaseKeeper({ db, clock: deps.clock, owner, leaseMs, lanes, log });
 
   async function drainLoop(): Promise<RecheckStats> {
     const stats = (ctx.stats = emptyStats());
     claimer.reset();
     const started = performance.now();
     const timer = metrics.drainSeconds.startTimer();
-    heartbeat ??= setInterval(beat, Math.max(1, Math.floor(leaseMs / 3)));
-    heartbeat.unref?.();
+    keeper.start();
     try {
       while (!stopping) {
         const n = await claimer.claim();
@@ -156,8 +145,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       }
       await Promise.allSettled(lanes.running());
     } finally {
-      clearInterval(heartbeat);
-      heartbeat = undefined;
+      keeper.stop();
       timer();
       stats.ms = Math.round(performance.now() - started);
     }
@@ -172,7 +160,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       current ??= drainLoop().finally(() => (current = undefined));
       return current;
     },
-    renew,
+    renew: keeper.renew,
     async stop(o = {}) {
       stopping = true;
       const queued = lanes.stop().map((r) => r.id);
