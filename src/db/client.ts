@@ -32,20 +32,21 @@ export interface Database {
 
 /**
  * How long the service waits for the database (docs/deployment.md, "When the database does not answer"). A
- * request whose statements cannot finish in time answers 503 SERVICE_UNAVAILABLE with Retry-After, within
- * about {@link DB_DEADLINES}.answerSeconds + 1 s of its first statement, instead of hanging for as long as a
- * network partition lasts.
+ * request whose statement cannot finish in time answers 503 SERVICE_UNAVAILABLE with Retry-After instead of
+ * hanging for as long as a network partition lasts: within answerSeconds on an open connection, and within
+ * queueSeconds + backoffMaxSeconds + connectSeconds (4.5 s) when it waited for a connection that had to be
+ * opened again.
  */
 export const DB_DEADLINES = {
   /** Seconds to open a connection (TCP, TLS, authentication). */
-  connectSeconds: 3,
+  connectSeconds: 2,
   /**
    * Seconds a connection may stay silent while a statement waits for its answer; then it is taken for dead
    * (a half-open socket: nothing else ever ends it), destroyed, and its statements fail with ANSWER_TIMEOUT.
    */
   answerSeconds: 3,
   /** Seconds a statement may wait for a free connection of the pool; then it fails with QUEUE_TIMEOUT. */
-  queueSeconds: 3,
+  queueSeconds: 2,
   /**
    * The server's `statement_timeout`, ms: below answerSeconds, so a reachable server that is slow cancels the
    * statement itself (SQLSTATE 57014) before the client gives the connection up.
