@@ -9,7 +9,15 @@ import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
 import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
-import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, releaseClaims, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import {
+  claimDueShipments,
+  createRecheckRunner,
+  defaultLeaseMs,
+  MIN_RECHECK_LEASE_MS,
+  recordFailure,
+  releaseClaims,
+  runRecheckBatch,
+} from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -204,11 +212,12 @@ describe("claim order and cost", () => {
     await unscheduleRows(ctx, ids);
   });
 
-  test("a claim's lease is LEASE_SLACK_SECONDS, whatever the courier budget (a live runner renews it)", () => {
+  test("a claim's lease is LEASE_SLACK_SECONDS, whatever the courier budget (a live runner renews it), and at least 5 s", () => {
     const base = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "200000" });
     const short = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "2000", LEASE_SLACK_SECONDS: "1" });
     expect(defaultLeaseMs(base)).toBe(30_000);
-    expect(defaultLeaseMs(short)).toBe(1_000);
+    expect(defaultLeaseMs(short)).toBe(MIN_RECHECK_LEASE_MS);
+    expect(MIN_RECHECK_LEASE_MS).toBe(5_000);
   });
 
   test("a live runner renews the leases of the rows it holds; a killed one's rows are claimable again within one lease slack", async () => {

@@ -91,12 +91,19 @@ export interface RecheckRunner {
 }
 
 /**
- * The lease a claim stamps, ms: LEASE_SLACK_SECONDS. A live runner renews it every third of it for as long as
- * it holds the row (a queue behind a slow courier, a long asynchronous lookup), so it need not cover the worst
- * case of a full lane; a dead one stops renewing, and its rows are claimable again within one lease slack.
+ * Shortest lease a claim stamps, ms: renewed every third of it, a lease keeps a margin of two thirds against a
+ * late renewal (a busy event loop, a slow statement); below a few seconds a live runner could lose its rows.
+ */
+export const MIN_RECHECK_LEASE_MS = 5_000;
+
+/**
+ * The lease a claim stamps, ms: LEASE_SLACK_SECONDS, at least {@link MIN_RECHECK_LEASE_MS}. A live runner renews
+ * it every third of it for as long as it holds the row (a queue behind a slow courier, a long asynchronous
+ * lookup), so it need not cover the worst case of a full lane; a dead one stops renewing, and its rows are
+ * claimable again within one lease of its last renewal.
  */
 export function defaultLeaseMs(config: RecheckDeps["config"]): number {
-  return config.leaseSlackSeconds * 1000;
+  return Math.max(MIN_RECHECK_LEASE_MS, config.leaseSlackSeconds * 1000);
 }
 
 /** Creates a runner from its parts (lanes, claimer, one re-check); nothing runs until `drain()` (the scheduler calls it from a Croner job). */
