@@ -44,14 +44,14 @@ export const DB_DEADLINES = {
    * Seconds a connection may stay silent while a statement waits for its answer; then it is taken for dead
    * (a half-open socket: nothing else ever ends it), destroyed, and its statements fail with ANSWER_TIMEOUT.
    */
-  answerSeconds: 3,
+  answerSeconds: 4,
   /** Seconds a statement may wait for a free connection of the pool; then it fails with QUEUE_TIMEOUT. */
   queueSeconds: 2,
   /**
    * The server's `statement_timeout`, ms: below answerSeconds, so a reachable server that is slow cancels the
    * statement itself (SQLSTATE 57014) before the client gives the connection up.
    */
-  statementMs: 2_500,
+  statementMs: 3_500,
   /** Most seconds between two tries to reconnect after a failed connection (postgres-js backs off up to 20 s). */
   backoffMaxSeconds: 0.5,
 } as const;
