@@ -30,17 +30,56 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Opens a pool on `url`. `max` connections (default 10). */
-export function connect(url: string, opts: { max?: number; onnotice?: (n: unknown) => void } = {}): { db: Db; sql: postgres.Sql } {
+/**
+ * How long the service waits for the database (docs/deployment.md, "When the database does not answer"). A
+ * request whose statement cannot finish in time answers 503 SERVICE_UNAVAILABLE with Retry-After instead of
+ * hanging for as long as a network partition lasts: within answerSeconds on an open connection, and within
+ * queueSeconds + backoffMaxSeconds + connectSeconds (4.5 s) when it waited for a connection that had to be
+ * opened again.
+ */
+export const DB_DEADLINES = {
+  /** Seconds to open a connection (TCP, TLS, authentication). */
+  connectSeconds: 2,
+  /**
+   * Seconds a connection may stay silent while a statement waits for its answer; then it is taken for dead
+   * (a half-open socket: nothing else ever ends it), destroyed, and its statements fail with ANSWER_TIMEOUT.
+   */
+  answerSeconds: 4,
+  /** Seconds a statement may wait for a free connection of the pool; then it fails with QUEUE_TIMEOUT. */
+  queueSeconds: 2,
+  /**
+   * The server's `statement_timeout`, ms: below answerSeconds, so a reachable server that is slow cancels the
+   * statement itself (SQLSTATE 57014) before the client gives the connection up.
+   */
+  statementMs: 3_500,
+  /** Most seconds between two tries to reconnect after a failed connection (postgres-js backs off up to 20 s). */
+  backoffMaxSeconds: 0.5,
+} as const;
+
+/**
+ * Opens a pool on `url`. `max` connections (default 10). With `deadlines` (the service does, through
+ * {@link openDatabase}), every statement is bounded by {@link DB_DEADLINES}; without, only the connection is.
+ */
+export function connect(url: string, opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean } = {}): { db: Db; sql: postgres.Sql } {
+  // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
+  const deadlines = opts.deadlines
+    ? {
+        answer_timeout: DB_DEADLINES.answerSeconds,
+        queue_timeout: DB_DEADLINES.queueSeconds,
+        backoff: (retries: number) => Math.min(DB_DEADLINES.backoffMaxSeconds, 0.05 * 2 ** retries),
+        connection: { statement_timeout: DB_DEADLINES.statementMs },
+      }
+    : {};
   const sql = postgres(url, {
     max: opts.max ?? 10,
     idle_timeout: 30,
-    connect_timeout: 5,
+    connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
     // Notices (e.g. "relation already exists, skipping") are not errors; keep stdout for JSON logs.
     onnotice: opts.onnotice ?? (() => {}),
     // Read back, timestamps are Date through Drizzle's typed columns. Sent in a raw sql`` template, a Date is
     // not serialised (drizzle turns postgres-js's Date serialiser off on this client), so raw statements pass
     // timestamps as ISO text (see tracking/claims.ts).
+    ...deadlines,
   });
   const db = drizzle(preparing(sql), { schema }) as Db;
   return { db, sql };
@@ -93,11 +132,11 @@ interface EmbeddedState {
 export async function openDatabase(opts: { databaseUrl: string | undefined; dataDir: string; log: Logger; max?: number; connectTimeoutSeconds?: number }): Promise<Database> {
   if (opts.databaseUrl) {
     await waitForDatabase(opts.databaseUrl, { timeoutSeconds: opts.connectTimeoutSeconds ?? 60, log: opts.log });
-    const { db, sql } = connect(opts.databaseUrl, { max: opts.max });
+    const { db, sql } = connect(opts.databaseUrl, { max: opts.max, deadlines: true });
     return { db, sql, url: opts.databaseUrl, close: () => sql.end({ timeout: 5 }) };
   }
   const embedded = await startEmbedded(opts.dataDir, opts.log);
-  const { db, sql } = connect(embedded.url, { max: opts.max });
+  const { db, sql } = connect(embedded.url, { max: opts.max, deadlines: true });
   return {
     db,
     sql,

@@ -31,10 +31,15 @@ import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
 
-/** postgres-js / network error codes that mean "the database is not reachable right now". */
+/**
+ * postgres-js / network error codes that mean "the database is not reachable right now", or did not answer within
+ * the service's deadlines (db/client.ts, DB_DEADLINES): ANSWER_TIMEOUT and QUEUE_TIMEOUT (our postgres-js patch),
+ * 57014 (the server's statement_timeout).
+ */
 const DB_DOWN = new Set([
   "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006", "53300",
+  "CONNECTION_DESTROYED", "ANSWER_TIMEOUT", "QUEUE_TIMEOUT", "57014", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004",
+  "08006", "53300",
 ]);
 
 /** True when `err` (or its cause chain) is a database connectivity failure. */

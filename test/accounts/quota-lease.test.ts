@@ -4,10 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { startPgRelay } from "../helpers/pg-relay.ts";
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -55,7 +56,8 @@ describe("quota blocks", () => {
     const first = await leases.reserve(a.id, 500_000, now);
     await leases.release(a.id, first);
     expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX - 1);
-    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(2);
+    // One unit counted: the one given back is not in `used` any more.
+    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(1);
     await leases.returnAll();
     expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(1);
   });
@@ -179,6 +181,94 @@ describe("quota blocks", () => {
     } finally {
       await ctx.tdb.sql.unsafe(`alter database "${dbName}" reset lock_timeout`);
       await Promise.all([replica.sql.end(), holder.sql.end()]);
+    }
+  });
+});
+
+describe("usage in an answer", () => {
+  test("lookup, bulk follow of one item, lookup → used 1 then 3: units counted by any path of this process", async () => {
+    const a = await ctx.account("growth");
+    const [, first] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890120", { key: a.key });
+    expect(first.usage.used).toBe(1);
+    const [res, follow] = await ctx.call("/v1/shipments", {
+      method: "POST",
+      key: a.key,
+      body: JSON.stringify({ shipments: [{ courier: "delhivery", tracking_number: "1234567890130" }] }),
+    });
+    expect(res.status).toBe(202);
+    expect(follow.data.counted).toBe(1);
+    const [, second] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890120", { key: a.key });
+    expect(second.usage).toMatchObject({ used: 3, plan: "growth" });
+    // A lookup that fails gives its unit back: the next answer does not count it.
+    const [bad] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890126", { key: a.key });
+    expect(bad.status).not.toBe(200);
+    const [, third] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890120", { key: a.key });
+    expect(third.usage.used).toBe(4);
+    await quotaLeasesFor(ctx.tdb.db).returnAll();
+    expect(await usedThisMonth(ctx.tdb.db, a.id, ctx.clock.now())).toBe(4);
+  });
+
+  test("two replicas: each answer has every unit its own process counted; off only by what the other holds or counted since", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    const period = periodOf(now);
+    const other = connect(ctx.tdb.url, { max: 2 });
+    const A = quotaLeasesFor(ctx.tdb.db);
+    const B = quotaLeasesFor(other.db);
+    try {
+      expect((await A.reserve(a.id, 500_000, now)).used).toBe(1);
+      expect((await A.reserve(a.id, 500_000, now)).used).toBe(2);
+      // B's block starts after A's: B's answer includes the LEASE_MAX − 2 units A holds unused.
+      expect((await B.reserve(a.id, 500_000, now)).used).toBe(3 + (LEASE_MAX - 2));
+      // A has not touched the row since: B's one unit is not in A's answer yet.
+      expect((await A.reserve(a.id, 500_000, now)).used).toBe(3);
+      await B.returnAll();
+      // A bulk follow through A (one unit, counted under the row lock) brings A up to date with the row.
+      await A.counting(a.id, period, () =>
+        ctx.tdb.sql.begin(async (tx) => {
+          const used = await lockUsage(tx, a.id, period);
+          await addUsage(tx, a.id, period, 1);
+          return { used: used + 1, value: undefined };
+        }),
+      );
+      // 3 lookups through A, 1 through B, 1 follow: exact once B holds nothing.
+      expect(A.usedNow(a.id, period)).toBe(5);
+      expect((await A.reserve(a.id, 500_000, now)).used).toBe(6);
+      await A.returnAll();
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(6);
+    } finally {
+      await B.returnAll();
+      await other.sql.end();
+    }
+  });
+});
+
+describe("give-backs through an outage", () => {
+  test("units given back while the database is cut are summed per account and month: the row equals the units used", async () => {
+    const a = await ctx.account("business");
+    const b = await ctx.account("business");
+    const now = ctx.clock.now();
+    const relay = startPgRelay(ctx.tdb.url);
+    const replica = connect(relay.url, { max: 2 });
+    const leases = quotaLeasesFor(replica.db);
+    try {
+      const ra = await Promise.all(Array.from({ length: 6 }, () => leases.reserve(a.id, 500_000, now)));
+      const rb = await Promise.all(Array.from({ length: 3 }, () => leases.reserve(b.id, 500_000, now)));
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+      relay.stop();
+      // Four of a's requests and one of b's fail while the database is gone: their units cannot go back now.
+      for (const r of ra.slice(0, 4)) await expect(leases.release(a.id, r)).rejects.toThrow();
+      await expect(leases.release(b.id, rb[0]!)).rejects.toThrow();
+      expect(leases.usedNow(a.id, periodOf(now))).toBe(2);
+      expect(leases.usedNow(b.id, periodOf(now))).toBe(2);
+      await expect(leases.returnAll()).rejects.toThrow();
+      relay.start();
+      await leases.returnIdle();
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(2);
+      expect(await usedThisMonth(ctx.tdb.db, b.id, now)).toBe(2);
+    } finally {
+      relay.stop();
+      await replica.sql.end({ timeout: 1 });
     }
   });
 });

@@ -9,7 +9,15 @@ import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
 import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
-import { claimDueShipments, createRecheckRunner, defaultLeaseMs, recordFailure, releaseClaims, runRecheckBatch } from "../../src/modules/following/recheck.ts";
+import {
+  claimDueShipments,
+  createRecheckRunner,
+  defaultLeaseMs,
+  MIN_RECHECK_LEASE_MS,
+  recordFailure,
+  releaseClaims,
+  runRecheckBatch,
+} from "../../src/modules/following/recheck.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -94,7 +102,7 @@ describe("claims shared through Postgres", () => {
     expect((await outboxOf(ctx, row.id)).map((d) => d.eventType)).toEqual(["tracking.updated"]);
 
     // The dead claimer coming back cannot overwrite the new owner's result.
-    expect(await recordFailure(ctx.tdb.db, row.id, "killed-process", leased.leaseUntil!.getTime(), ctx.clock.now())).toBe(false);
+    expect(await recordFailure(ctx.tdb.db, row.id, "killed-process", ctx.clock.now())).toBe(false);
     // And a second re-check of the same courier answer (the zombie finishing its call) finds no change: no duplicate.
     await runRecheckBatch(ctx.deps, { random: () => 0.5 });
     expect(await eventsOf(ctx, row.id)).toEqual(["tracking.updated/in_transit"]);
@@ -195,7 +203,7 @@ describe("claim order and cost", () => {
     expect(claimed.every((c) => c.courier === "delhivery" && /^6\d{11}1$/.test(c.tracking_number) && c.recheck_failures === 0)).toBe(true);
     // The lease went onto the queue rows.
     expect((await queueVersions()).filter((x) => queueBefore.includes(x))).toEqual([]);
-    expect(await recordFailure(ctx.tdb.db, ids[0]!, "only-queue", now + 60_000, now + 1_000)).toBe(true);
+    expect(await recordFailure(ctx.tdb.db, ids[0]!, "only-queue", now + 1_000)).toBe(true);
     expect(await releaseClaims(ctx.tdb.db, [ids[1]!], "only-queue", now)).toBe(1);
     await unschedule(ctx.tdb.db, ids[2]!, "only-queue");
     expect(await releaseExpiredLeases(ctx.tdb.db, now + 60_001)).toBe(3);
@@ -204,10 +212,52 @@ describe("claim order and cost", () => {
     await unscheduleRows(ctx, ids);
   });
 
-  test("LEASE_SLACK_SECONDS is the slack on top of the worst-case lane wait", () => {
-    const base = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "2000" });
+  test("a claim's lease is LEASE_SLACK_SECONDS, whatever the courier budget (a live runner renews it), and at least 5 s", () => {
+    const base = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "200000" });
     const short = loadConfig({ COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "2000", LEASE_SLACK_SECONDS: "1" });
-    expect(defaultLeaseMs(base, 2, 4)).toBe(3 * 2000 + 30_000);
-    expect(defaultLeaseMs(short, 2, 4)).toBe(3 * 2000 + 1_000);
+    expect(defaultLeaseMs(base)).toBe(30_000);
+    expect(defaultLeaseMs(short)).toBe(MIN_RECHECK_LEASE_MS);
+    expect(MIN_RECHECK_LEASE_MS).toBe(5_000);
   });
+
+  test("a live runner renews the leases of the rows it holds; a killed one's rows are claimable again within one lease slack", async () => {
+    await unscheduleRows(ctx);
+    // Digit 5: the courier never answers in time, so one call runs and the other rows wait in the lane.
+    const held = Array.from({ length: 10 }, (_, i) => ["delhivery", `7${String(i).padStart(11, "0")}5`] as const);
+    const dead = Array.from({ length: 3 }, (_, i) => ["bluedart", `7${String(i).padStart(8, "0")}1`] as const);
+    await seedMany(ctx, growth.id, [...held, ...dead]);
+    const t0 = ctx.clock.now();
+    const slack = defaultLeaseMs(ctx.config);
+    // The killed process: it claimed the bluedart rows and will never renew or record anything.
+    const killed = await claimDueShipments(ctx.tdb.db, t0, 1000, slack, "killed", { excludeCouriers: ["delhivery"] });
+    expect(killed.map((r) => r.tracking_number).sort()).toEqual(dead.map(([, n]) => n).sort());
+
+    const alive = createRecheckRunner(ctx.deps, { perCourierConcurrency: 1, owner: "alive", random: () => 0.5 });
+    expect(alive.leaseMs).toBe(slack);
+    const drained = alive.drain();
+    const leases = async (owner: string) =>
+      (await ctx.tdb.sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_queue where lease_owner = ${owner}`).map((r) => r.until as number);
+    try {
+      await Bun.sleep(300);
+      // A claim holds a row for one slack, not for the worst case of a full lane behind a slow courier.
+      const first = await leases("alive");
+      expect(first.length).toBeGreaterThanOrEqual(8);
+      expect(new Set(first)).toEqual(new Set([t0 + slack]));
+
+      ctx.clock.advance(20_000);
+      await alive.renew();
+      const renewed = await leases("alive");
+      expect(renewed.length).toBeGreaterThanOrEqual(8);
+      expect(new Set(renewed)).toEqual(new Set([t0 + 20_000 + slack]));
+
+      // One slack after the claims: the killed process's rows are claimable, the live runner's are not.
+      ctx.clock.advance(slack - 20_000 + 1_000);
+      const taken = await claimDueShipments(ctx.tdb.db, ctx.clock.now(), 1000, slack, "taker");
+      expect(taken.map((r) => r.tracking_number).sort()).toEqual(dead.map(([, n]) => n).sort());
+    } finally {
+      await alive.stop({ timeout: 5_000 });
+      await drained;
+      await unscheduleRows(ctx);
+    }
+  }, 30_000);
 });

@@ -81,7 +81,7 @@ test("2 api + 2 worker processes on one database: every event delivered, no doub
   for (const a of api)
     procs.push(spawnService({ ...common, ROLE: "api", PORT: String(a.port), HOST: "127.0.0.1", ADMIN_PORT: String(a.admin), DELHIVERY_BASE_URL: sim.baseUrlFor("delhivery") }));
   // Short courier budgets and 1 s of lease slack keep the dead worker's leases short: re-checks
-  // (lanes + 1) × budget + LEASE_SLACK_SECONDS (following/recheck.ts), deliveries 6 × 1 s + 1 s; its
+  // max(5 s, LEASE_SLACK_SECONDS), renewed while a worker lives (following/recheck.ts), deliveries 6 × 1 s + 1 s; its
   // claims come back in seconds instead of the default 30 s slack. Drains every second.
   const leases = { COURIER_TIMEOUT_MS: "1000", COURIER_ASYNC_BUDGET_MS: "1000", COURIER_CONCURRENCY: "64", LEASE_SLACK_SECONDS: "1", RECHECK_POLL_SECONDS: "1" };
   for (const w of workers) procs.push(spawnService({ ...common, ...leases, ROLE: "worker", ADMIN_PORT: String(w.admin), DELHIVERY_BASE_URL: `http://127.0.0.1:${relay.port}/delhivery` }));

@@ -19,8 +19,11 @@
  *   units of a month, since smaller remainders lease one unit.
  * - A replica killed without its shutdown loses the units it held (≤ LEASE_MAX − 1 per account it served
  *   in its last LEASE_IDLE_MS): they stay counted as used for that month.
- * - `usage.used` in an answer is the row's count when the block was granted plus the units of the block
- *   handed out so far: units other replicas hold are included, units given back since are not taken off.
+ * - `usage.used` in an answer ({@link QuotaLeases.usedNow}) is the row's count as this process last saw it,
+ *   minus the units this process holds unused or still owes back: every unit this process counted (a lookup,
+ *   a bulk follow, a give-back) is in it. Across replicas it can be off by the units other replicas hold
+ *   unused (counted in the row) and by what other replicas counted since this process's last statement on
+ *   the row (docs/billing.md, "Usage in an answer").
  */
 import type { Db } from "../../db/client.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
@@ -31,23 +34,38 @@ export const LEASE_DIVISOR = 1_000;
 export const LEASE_MAX = 32;
 /** Unused units go back to the row after this long without use, ms. */
 export const LEASE_IDLE_MS = 1_000;
+/** What this process last saw of a row is forgotten this long after its last use (longer than any answer takes), ms. */
+export const SEEN_KEEP_MS = 5 * 60_000;
 
 interface Lease {
   period: string;
   quota: number;
-  /** The row's count before this block was granted. */
-  base: number;
   size: number;
   /** Units of the block handed out (and not given back). */
   taken: number;
   lastUseMs: number;
 }
 
+/** Key of one month row: account id and `YYYY-MM`. */
+const rowKey = (accountId: string, period: string) => `${accountId} ${period}`;
+
+function add(m: Map<string, number>, k: string, n: number): void {
+  const v = (m.get(k) ?? 0) + n;
+  if (v === 0) m.delete(k);
+  else m.set(k, v);
+}
+
 class QuotaLeases {
   private readonly leases = new Map<string, Lease>();
   private readonly pending = new Map<string, Promise<void>>();
-  /** Units a failed give-back still owes to their rows. */
-  private owed: { accountId: string; period: string; units: number }[] = [];
+  /** Units this process counted in rows and neither holds nor used, waiting to go back, per row (summed). */
+  private readonly owed = new Map<string, number>();
+  /** Units of a give-back statement in flight, per row. */
+  private readonly returning = new Map<string, number>();
+  /** Each row's count as this process last saw it (the last of its own statements on the row to finish). */
+  private readonly seen = new Map<string, { used: number; atMs: number }>();
+  /** Tail of this process's statements on each account's rows: they run one at a time, in order. */
+  private readonly turns = new Map<string, Promise<void>>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly db: Db) {}
@@ -56,12 +74,42 @@ class QuotaLeases {
    * Reserves one unit of `accountId`'s quota for the UTC month of `nowMs` (ms since the epoch).
    * @param quota the plan's monthly quota (0: nothing can be reserved).
    * @returns the reservation at once when this process holds a unit, else after one statement;
-   *   `ok: false` (with the row's count) when the month's quota is used up.
+   *   `ok: false` when the month's quota is used up. `used` is {@link usedNow} at that moment.
    * @throws the driver's error when PostgreSQL cannot be reached.
    */
   reserve(accountId: string, quota: number, nowMs: number): Reservation | Promise<Reservation> {
     const period = periodOf(nowMs);
     return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period);
+  }
+
+  /**
+   * Units of `accountId`'s month `period` (`YYYY-MM`) counted and not given back, as this process knows now:
+   * the row's count at this process's last statement on it, minus the units this process holds unused or
+   * owes back. Every unit this process counted is in it; units other replicas counted since its last
+   * statement on the row are not, units other replicas hold unused are. Undefined when this process has not
+   * touched the row for {@link SEEN_KEEP_MS}.
+   */
+  usedNow(accountId: string, period: string): number | undefined {
+    const k = rowKey(accountId, period);
+    const seen = this.seen.get(k);
+    if (!seen) return undefined;
+    const l = this.leases.get(accountId);
+    const unused = l && l.period === period ? l.size - l.taken : 0;
+    return Math.max(0, seen.used - unused - (this.owed.get(k) ?? 0) - (this.returning.get(k) ?? 0));
+  }
+
+  /**
+   * Runs `change`, a transaction that counts units in `accountId`'s row for `period` under its row lock (a
+   * bulk follow), in turn with this process's other statements on the account's rows, and remembers the
+   * row's count it resolves with (`used`, after the commit). Returns `change`'s `value`.
+   * @throws whatever `change` throws (nothing is remembered then).
+   */
+  async counting<T>(accountId: string, period: string, change: () => Promise<{ used: number; value: T }>): Promise<T> {
+    return this.inTurn([accountId], async () => {
+      const r = await change();
+      this.see(accountId, period, r.used);
+      return r.value;
+    });
   }
 
   /** One unit of the block this process holds for the account, month and quota, or undefined. */
@@ -70,7 +118,7 @@ class QuotaLeases {
     if (!l || l.period !== period || l.quota !== quota || l.taken >= l.size) return undefined;
     l.taken++;
     l.lastUseMs = Date.now();
-    return { ok: true, used: l.base + l.taken, period };
+    return { ok: true, used: this.usedNow(accountId, period)!, period };
   }
 
   private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string): Promise<Reservation> {
@@ -84,8 +132,7 @@ class QuotaLeases {
         // Forgotten as soon as it settles, before anyone waiting on it runs again.
         const p = this.grant(accountId, quota, period).finally(() => this.pending.delete(accountId));
         this.pending.set(accountId, p.then(() => undefined, () => undefined));
-        const granted = await p;
-        if (granted !== true) return { ok: false, used: granted, period };
+        if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period };
       }
       const taken = this.take(accountId, quota, period);
       if (taken) return taken;
@@ -94,86 +141,136 @@ class QuotaLeases {
 
   /**
    * Takes a block from the row, creating the month's row at 0 when missing.
-   * @returns true when a block is held, else the row's count (the quota is used up).
+   * @returns true when a block is held, false when the quota is used up.
    */
-  private async grant(accountId: string, quota: number, period: string): Promise<true | number> {
+  private async grant(accountId: string, quota: number, period: string): Promise<boolean> {
     const old = this.leases.get(accountId);
     if (old) {
       this.leases.delete(accountId);
-      await this.giveBack([{ accountId, lease: old }]);
+      this.owe(accountId, old);
+      await this.flush();
     }
-    for (let attempt = 0; ; attempt++) {
-      // `o` locks the row and reads the count the block starts from (a row locked FOR UPDATE is re-read after
-      // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
-      // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
-      // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
-      const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
-        with _ as (select set_config('synchronous_commit', 'off', true)),
-        o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
-        g as (
-          update usage_counters u
-          set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
-          from _, o
-          where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
-          returning o.used as before, u.used as after)
-        select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
-      if (r!.before !== null && r!.after !== null) {
-        const base = Number(r!.before);
-        this.leases.set(accountId, { period, quota, base, size: Number(r!.after) - base, taken: 0, lastUseMs: Date.now() });
-        this.startSweeper();
-        return true;
+    return this.inTurn([accountId], async () => {
+      for (let attempt = 0; ; attempt++) {
+        // `o` locks the row and reads the count the block starts from (a row locked FOR UPDATE is re-read after
+        // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
+        // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
+        // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
+        const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
+          with _ as (select set_config('synchronous_commit', 'off', true)),
+          o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
+          g as (
+            update usage_counters u
+            set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
+            from _, o
+            where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
+            returning o.used as before, u.used as after)
+          select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
+        if (r!.before !== null && r!.after !== null) {
+          const after = Number(r!.after);
+          this.leases.set(accountId, { period, quota, size: after - Number(r!.before), taken: 0, lastUseMs: Date.now() });
+          this.see(accountId, period, after);
+          this.startSweeper();
+          return true;
+        }
+        if (r!.current !== null || attempt > 0) {
+          this.see(accountId, period, Number(r!.current ?? 0));
+          return false;
+        }
+        // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
+        await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
       }
-      if (r!.current !== null || attempt > 0) return Number(r!.current ?? 0);
-      // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
-      await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
-    }
+    });
   }
 
   /**
    * Gives back the unit of a reservation that did not end in 200, to the month's row (the block it came
    * from goes on handing out its other units).
-   * @throws the driver's error when PostgreSQL cannot be reached.
+   * @throws the driver's error when PostgreSQL cannot be reached (the unit is owed and sent again later).
    */
   async release(accountId: string, reservation: Reservation): Promise<void> {
-    await this.giveBack([{ accountId, lease: { period: reservation.period, quota: 0, base: 0, size: 1, taken: 0, lastUseMs: 0 } }]);
+    add(this.owed, rowKey(accountId, reservation.period), 1);
+    await this.flush();
   }
 
   /** Returns the unused units of every block (shutdown), ONE statement. */
   async returnAll(): Promise<void> {
-    const all = [...this.leases].map(([accountId, lease]) => ({ accountId, lease }));
+    for (const [accountId, lease] of this.leases) this.owe(accountId, lease);
     this.leases.clear();
     this.stopSweeper();
-    await this.giveBack(all);
+    await this.flush();
   }
 
-  /** Returns the blocks unused for {@link LEASE_IDLE_MS}. */
+  /** Returns the blocks unused for {@link LEASE_IDLE_MS}, and the units still owed, in ONE statement. */
   async returnIdle(nowMs = Date.now()): Promise<void> {
-    const idle = [...this.leases].filter(([, l]) => nowMs - l.lastUseMs >= LEASE_IDLE_MS).map(([accountId, lease]) => ({ accountId, lease }));
-    for (const { accountId } of idle) this.leases.delete(accountId);
-    if (this.leases.size === 0 && this.owed.length === 0) this.stopSweeper();
-    await this.giveBack(idle);
+    for (const [accountId, l] of this.leases)
+      if (nowMs - l.lastUseMs >= LEASE_IDLE_MS) {
+        this.leases.delete(accountId);
+        this.owe(accountId, l);
+      }
+    for (const [k, s] of this.seen) if (nowMs - s.atMs >= SEEN_KEEP_MS && !this.owed.has(k) && !this.returning.has(k)) this.seen.delete(k);
+    if (this.leases.size === 0 && this.owed.size === 0 && this.seen.size === 0) this.stopSweeper();
+    await this.flush();
+  }
+
+  /** Notes the unused units of `lease` as owed to their row. */
+  private owe(accountId: string, lease: Lease): void {
+    if (lease.size > lease.taken) add(this.owed, rowKey(accountId, lease.period), lease.size - lease.taken);
+  }
+
+  private see(accountId: string, period: string, used: number): void {
+    this.seen.set(rowKey(accountId, period), { used, atMs: Date.now() });
   }
 
   /**
-   * Gives the unused units of `items` back to their rows, ONE statement. Units a failed statement could not
-   * give back are kept and sent again with the next call (the idle sweep, shutdown), then the error is thrown.
+   * Sends every owed unit back to its row, ONE statement with one entry per account and month (an UPDATE
+   * applies at most one entry of its FROM list to a row: two entries for one row would lose one). Units a
+   * failed statement could not give back stay owed and go with the next call (the idle sweep, shutdown),
+   * then the error is thrown.
    */
-  private async giveBack(items: { accountId: string; lease: Lease }[]): Promise<void> {
-    const back = [...this.owed, ...items.filter((i) => i.lease.size > i.lease.taken).map((i) => ({ accountId: i.accountId, period: i.lease.period, units: i.lease.size - i.lease.taken }))];
-    this.owed = [];
-    if (back.length === 0) return;
+  private async flush(): Promise<void> {
+    if (this.owed.size === 0) return;
     // Same row order in every replica: two give-backs touching the same rows cannot deadlock.
-    back.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
+    const batch = [...this.owed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    this.owed.clear();
+    for (const [k, n] of batch) add(this.returning, k, n);
+    const split = batch.map(([k, n]) => ({ accountId: k.slice(0, k.lastIndexOf(" ")), period: k.slice(k.lastIndexOf(" ") + 1), n }));
     try {
-      await this.db.$client`
-        with _ as (select set_config('synchronous_commit', 'off', true))
-        update usage_counters u set used = greatest(u.used - b.n, 0)
-        from _, unnest(${back.map((i) => i.accountId)}::text[], ${back.map((i) => i.period)}::text[], ${back.map((i) => i.units)}::int[]) as b(a, p, n)
-        where u.account_id = b.a and u.period = b.p`;
+      const rows = await this.inTurn([...new Set(split.map((b) => b.accountId))], () =>
+        this.db.$client<{ account_id: string; period: string; used: number }[]>`
+          with _ as (select set_config('synchronous_commit', 'off', true))
+          update usage_counters u set used = greatest(u.used - b.n, 0)
+          from _, unnest(${split.map((b) => b.accountId)}::text[], ${split.map((b) => b.period)}::text[], ${split.map((b) => b.n)}::int[]) as b(a, p, n)
+          where u.account_id = b.a and u.period = b.p
+          returning u.account_id, u.period, u.used`,
+      );
+      for (const [k, n] of batch) add(this.returning, k, -n);
+      for (const r of rows) this.see(r.account_id, r.period, Number(r.used));
     } catch (err) {
-      this.owed = [...this.owed, ...back];
-      if (this.owed.length > 0) this.startSweeper();
+      for (const [k, n] of batch) {
+        add(this.returning, k, -n);
+        add(this.owed, k, n);
+      }
+      this.startSweeper();
       throw err;
+    }
+  }
+
+  /**
+   * Runs `fn` once every statement this process started earlier on the rows of `accounts` has finished, and
+   * before any it starts later: the last one to finish saw the row last, so {@link seen} follows the row.
+   */
+  private async inTurn<T>(accounts: string[], fn: () => Promise<T>): Promise<T> {
+    const before = accounts.map((a) => this.turns.get(a)).filter((p) => p !== undefined);
+    let done!: () => void;
+    const mine = new Promise<void>((r) => (done = r));
+    for (const a of accounts) this.turns.set(a, mine);
+    try {
+      await Promise.all(before);
+      return await fn();
+    } finally {
+      done();
+      for (const a of accounts) if (this.turns.get(a) === mine) this.turns.delete(a);
     }
   }
 

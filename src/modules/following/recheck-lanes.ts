@@ -6,19 +6,25 @@
  * failing courier never holds up the others. The claimer below fills them.
  */
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
-import { claimDueShipments, type ClaimedShipment } from "../tracking/claims.ts";
+import { claimDueShipments, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/log.ts";
 
 /** A claimed row while this process holds it. */
 export interface Held extends ClaimedShipment {
-  /** When this claim's lease runs out, ms since the epoch. */
+  /** When this claim's lease runs out, ms since the epoch (moved on by each renewal). */
   leaseUntilMs: number;
 }
 
 export interface CourierLanes {
-  /** Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits. */
+  /**
+   * Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits.
+   * A row already held (claimed again after its lease lapsed) keeps its place: it is not queued twice.
+   */
   add(rows: Held[]): void;
+  /** The rows held, queued or running (their leases are renewed while they are held). */
+  heldRows(): Held[];
   /** Courier slugs whose backend lane is full. */
   saturated(): string[];
   /** Rows held, queued or running. */
@@ -38,7 +44,7 @@ interface Lane {
 export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
   const lanes = new Map<string, Lane>();
   const running = new Set<Promise<void>>();
-  let held = 0;
+  const heldById = new Map<string, Held>();
   let stopping = false;
 
   const laneOf = (adapter: string) => {
@@ -53,7 +59,7 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
       lane.active++;
       const p: Promise<void> = opts.run(row).finally(() => {
         lane.active--;
-        held--;
+        heldById.delete(row.id);
         running.delete(p);
         kick(lane);
       });
@@ -63,9 +69,14 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
 
   return {
     add(rows) {
-      held += rows.length;
       const touched = new Set<Lane>();
       for (const r of rows) {
+        const mine = heldById.get(r.id);
+        if (mine) {
+          mine.leaseUntilMs = Math.max(mine.leaseUntilMs, r.leaseUntilMs);
+          continue;
+        }
+        heldById.set(r.id, r);
         const lane = laneOf(courierBySlug(r.courier)?.adapter ?? "unknown");
         lane.queue.push(r);
         touched.add(lane);
@@ -77,13 +88,14 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
       for (const [a, l] of lanes) if (l.active + l.queue.length >= opts.laneCap) full.add(a);
       return full.size ? COURIERS.filter((c) => full.has(c.adapter)).map((c) => c.slug) : [];
     },
-    held: () => held,
+    held: () => heldById.size,
+    heldRows: () => [...heldById.values()],
     running: () => [...running],
     stop() {
       stopping = true;
       const queued: Held[] = [];
       for (const l of lanes.values()) queued.push(...l.queue.splice(0));
-      held -= queued.length;
+      for (const r of queued) heldById.delete(r.id);
       return queued;
     },
   };
@@ -119,6 +131,42 @@ export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs:
     },
     reset() {
       lastEmpty = undefined;
+    },
+  };
+}
+
+export interface LeaseKeeper {
+  /** Renews the leases of every row the lanes hold to now + leaseMs, ONE statement. @throws whatever the database throws. */
+  renew(): Promise<void>;
+  /** Starts the heartbeat: {@link LeaseKeeper.renew} every leaseMs / 3 of wall-clock time (a failed one is logged). */
+  start(): void;
+  stop(): void;
+}
+
+/**
+ * The heartbeat of a live runner (docs/rechecks.md, "Short leases, renewed"): its rows stay leased for as long as
+ * it holds them, while a dead runner's rows come free within one lease. Lease ends are read from `clock`.
+ */
+export function createLeaseKeeper(o: { db: Db; clock: Clock; owner: string; leaseMs: number; lanes: CourierLanes; log: Logger }): LeaseKeeper {
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  async function renew(): Promise<void> {
+    const held = o.lanes.heldRows();
+    if (held.length === 0) return;
+    const until = o.clock.now() + o.leaseMs;
+    const renewed = new Set(await renewClaims(o.db, held.map((r) => r.id), o.owner, until));
+    for (const r of held) if (renewed.has(r.id)) r.leaseUntilMs = Math.max(r.leaseUntilMs, until);
+  }
+  const beat = () =>
+    void renew().catch((e) => o.log.warn("re-check leases not renewed; they run out unless the next renewal succeeds", { owner: o.owner, error: e as Error }));
+  return {
+    renew,
+    start() {
+      heartbeat ??= setInterval(beat, Math.max(1, Math.floor(o.leaseMs / 3)));
+      heartbeat.unref?.();
+    },
+    stop() {
+      clearInterval(heartbeat);
+      heartbeat = undefined;
     },
   };
 }

@@ -124,7 +124,7 @@ async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: 
   const retryable = err instanceof CourierError ? err.retryable : true;
   const failures = row.recheck_failures + 1;
   const nextAt = deps.clock.now() + failureBackoffMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
-  const mine = await recordFailure(ctx.db, row.id, ctx.owner, row.leaseUntilMs, nextAt);
+  const mine = await recordFailure(ctx.db, row.id, ctx.owner, nextAt);
   ctx.metrics.courierErrors.inc({ courier: courier.slug, kind, retryable: String(retryable) });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: "failed" });
   stats.failed++;

@@ -14,10 +14,12 @@
  * Any number of processes may run a runner on one database: SKIP LOCKED
  * partitions the due rows and the lease keeps a claimed row out of every
  * other claim until it expires, so a shipment is re-checked once per
- * interval. A process killed mid-batch (kill -9) leaves leases that expire;
- * the rows are then due again and another process re-checks them. Nothing
- * was written for them, so no event is lost, and change detection compares
- * against the stored record, so none is emitted twice.
+ * interval. Leases are short (LEASE_SLACK_SECONDS) and renewed by a
+ * heartbeat while the runner holds the rows (docs/rechecks.md, "Short
+ * leases, renewed"): a process killed mid-batch (kill -9) stops renewing, and
+ * within one lease slack its rows are due again and another process re-checks
+ * them. Nothing was written for them, so no event is lost, and change
+ * detection compares against the stored record, so none is emitted twice.
  *
  * Per-backend lanes: courier calls run with at most `perCourierConcurrency`
  * in flight per backend adapter (the unit that owns a connection pool and a
@@ -36,10 +38,10 @@ import type { RecordOptions } from "../tracking/store.ts";
 import { releaseClaims } from "../tracking/claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
-import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
+import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 
-export { backoffMs, claimDueShipments, recordFailure, releaseClaims, type ClaimedShipment } from "../tracking/claims.ts";
+export { backoffMs, claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
@@ -55,7 +57,7 @@ export interface RecheckOptions {
   perCourierConcurrency?: number;
   /** Claimed rows held per process, queued or running (default 2,000). */
   maxHeld?: number;
-  /** Lease length, ms (default: long enough for a full lane queue at the courier budget, see {@link defaultLeaseMs}). */
+  /** Lease length, ms, renewed every third of it while the row is held (default LEASE_SLACK_SECONDS, see {@link defaultLeaseMs}). */
   leaseMs?: number;
   /** First back-off after a retryable failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval; a non-retryable one waits the cap at once (failureBackoffMs). */
   backoffBaseMs?: number;
@@ -78,18 +80,30 @@ export interface RecheckRunner {
    *   already claimed are left to their leases.
    */
   drain(): Promise<RecheckStats>;
+  /**
+   * Renews the leases of every row held (queued or running) to now + leaseMs, ONE statement; a row no longer
+   * ours is left to its new owner. The runner calls it every leaseMs / 3 while it holds rows.
+   * @throws whatever the database throws (the leases then run out unless a later renewal succeeds).
+   */
+  renew(): Promise<void>;
   /** Stops claiming, gives queued rows back, waits up to `timeout` ms (default 10,000) for running re-checks. */
   stop(opts?: { timeout?: number }): Promise<void>;
 }
 
 /**
- * Lease covering the worst case of a full lane: every queued row waits for the
- * ones ahead of it, each using the whole courier budget, plus
- * LEASE_SLACK_SECONDS. Milliseconds.
+ * Shortest lease a claim stamps, ms: renewed every third of it, a lease keeps a margin of two thirds against a
+ * late renewal (a busy event loop, a slow statement); below a few seconds a live runner could lose its rows.
  */
-export function defaultLeaseMs(config: RecheckDeps["config"], perLane: number, queueCap: number): number {
-  const budget = Math.max(config.courierTimeoutMs, config.courierAsyncBudgetMs);
-  return (Math.ceil(queueCap / perLane) + 1) * budget + config.leaseSlackSeconds * 1000;
+export const MIN_RECHECK_LEASE_MS = 5_000;
+
+/**
+ * The lease a claim stamps, ms: LEASE_SLACK_SECONDS, at least {@link MIN_RECHECK_LEASE_MS}. A live runner renews
+ * it every third of it for as long as it holds the row (a queue behind a slow courier, a long asynchronous
+ * lookup), so it need not cover the worst case of a full lane; a dead one stops renewing, and its rows are
+ * claimable again within one lease of its last renewal.
+ */
+export function defaultLeaseMs(config: RecheckDeps["config"]): number {
+  return Math.max(MIN_RECHECK_LEASE_MS, config.leaseSlackSeconds * 1000);
 }
 
 /** Creates a runner from its parts (lanes, claimer, one re-check); nothing runs until `drain()` (the scheduler calls it from a Croner job). */
@@ -101,7 +115,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const perLane = opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2));
   // A lane is "full" (left out of claims) once it holds two rounds of calls; one claim can overshoot by claimLimit.
   const laneCap = perLane * 2;
-  const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config, perLane, laneCap + claimLimit);
+  const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const intervalMs = deps.config.recheckIntervalSeconds * 1000;
   const metrics = opts.metrics ?? followingMetrics;
   const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(300_000, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats() };
@@ -118,12 +132,14 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const claimer = createClaimer({ db, clock: deps.clock, owner, leaseMs, claimLimit, maxHeld: opts.maxHeld ?? 2_000, lanes });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
+  const keeper = createLeaseKeeper({ db, clock: deps.clock, owner, leaseMs, lanes, log });
 
   async function drainLoop(): Promise<RecheckStats> {
     const stats = (ctx.stats = emptyStats());
     claimer.reset();
     const started = performance.now();
     const timer = metrics.drainSeconds.startTimer();
+    keeper.start();
     try {
       while (!stopping) {
         const n = await claimer.claim();
@@ -136,6 +152,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       }
       await Promise.allSettled(lanes.running());
     } finally {
+      keeper.stop();
       timer();
       stats.ms = Math.round(performance.now() - started);
     }
@@ -150,6 +167,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       current ??= drainLoop().finally(() => (current = undefined));
       return current;
     },
+    renew: keeper.renew,
     async stop(o = {}) {
       stopping = true;
       const queued = lanes.stop().map((r) => r.id);

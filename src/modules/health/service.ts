@@ -21,15 +21,25 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
   return async () => {
     if (lifecycle.draining) return { ready: false, reason: "draining" };
     if (lifecycle.starting) return { ready: false, reason: "starting" };
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      if (migrated) await sql`select 1`;
-      else migrated = await migrationsAtHead(sql);
+      const check = migrated ? sql`select 1`.then(() => true) : migrationsAtHead(sql);
+      // The probe answers within READINESS_TIMEOUT_MS whatever the database does; the statement itself is bounded
+      // by the pool's deadlines (db/client.ts) and its late failure is dropped here.
+      check.catch(() => undefined);
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("readiness check timed out")), READINESS_TIMEOUT_MS)));
+      migrated = await Promise.race([check, late]);
     } catch {
       return { ready: false, reason: "database_unreachable" };
+    } finally {
+      clearTimeout(timer);
     }
     return migrated ? { ready: true } : { ready: false, reason: "migrations_behind" };
   };
 }
+
+/** Longest a readiness probe waits for the database before it answers 503, ms. */
+export const READINESS_TIMEOUT_MS = 2_000;
 
 export const READINESS_MESSAGE: Record<NonNullable<Readiness["reason"]>, string> = {
   starting: "Not ready: the process is still starting.",

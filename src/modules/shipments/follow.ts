@@ -16,6 +16,7 @@
 import type { AppDeps } from "../../deps.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { addUsage, lockUsage, periodOf } from "../accounts/quota.ts";
+import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
@@ -83,7 +84,9 @@ export async function followShipments(deps: Deps, auth: AuthContext, input: Foll
 async function followValid(deps: Deps, accountId: string, quota: number, nowMs: number, valid: Valid[], results: FollowResult[]): Promise<number> {
   const now = new Date(nowMs).toISOString();
   const period = periodOf(nowMs);
-  return (await deps.db.$client.begin(async (tx) => {
+  // In turn with this process's quota blocks of the account, which then know the row's count after the commit:
+  // a later /v1/track answer's `usage.used` includes these units (accounts/quota-lease.ts).
+  return quotaLeasesFor(deps.db).counting(accountId, period, async () => (await deps.db.$client.begin(async (tx) => {
     // The counter row lock serialises this account's follow calls (and its /v1/track reservations):
     // the "already followed" read below then sees every earlier call's committed follows.
     const used = await lockUsage(tx, accountId, period);
@@ -102,9 +105,9 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
         results[v.index] = { ...base, result: "accepted", already_followed: false };
       } else results[v.index] = { ...base, result: "quota_exceeded", error: { code: "QUOTA_EXCEEDED", message: `Monthly quota of ${quota} tracking requests used up; upgrade at ${deps.config.publicBaseUrl}/dashboard/billing` } };
     }
-    if (fresh.length === 0) return 0;
+    if (fresh.length === 0) return { used, value: 0 };
     await followMany(tx, accountId, fresh, now);
     await addUsage(tx, accountId, period, fresh.length);
-    return fresh.length;
-  })) as number;
+    return { used: used + fresh.length, value: fresh.length };
+  })) as { used: number; value: number });
 }

@@ -139,21 +139,39 @@ export function backoffMs(failures: number, baseMs: number, capMs: number, rando
  * Records a failed re-check (a courier timeout, 5xx, throttling, missing
  * credentials, "no record"): the shipment record stays as it was and no
  * event is written (a transient failure changes nothing and emits nothing); the queue row's `failures`
- * goes up by one and the next check is `nextAtMs` (ms since the epoch). Only while our lease holds
- * (`owner` and `leaseUntilMs`, ms since the epoch, as claimed): a lookup that recorded meanwhile
- * already cleared the lease and rescheduled, and its result wins.
+ * goes up by one and the next check is `nextAtMs` (ms since the epoch). Only while `owner` holds the
+ * lease: a lookup that recorded meanwhile already cleared the lease and rescheduled, and its result wins;
+ * a lease that lapsed and was claimed by another process names that process. (An owner names one runner
+ * of one process, and a runner never holds a row twice: recheck-lanes.ts.)
  * Returns false when the lease was no longer ours (nothing written).
  * @throws whatever the database throws.
  */
-export async function recordFailure(db: Db, id: string, owner: string, leaseUntilMs: number, nextAtMs: number): Promise<boolean> {
+export async function recordFailure(db: Db, id: string, owner: string, nextAtMs: number): Promise<boolean> {
   const rows = await db.$client`
     update recheck_queue
     set failures = failures + 1, due_at = ${new Date(nextAtMs).toISOString()},
         lease_until = null, lease_owner = null
-    where shipment_id = ${id} and lease_owner = ${owner} and lease_until = ${new Date(leaseUntilMs).toISOString()}
+    where shipment_id = ${id} and lease_owner = ${owner}
     returning shipment_id
   `;
   return rows.length > 0;
+}
+
+/**
+ * Renews the leases `owner` still holds on `ids` until `leaseUntilMs` (ms since the epoch): the heartbeat of a
+ * live runner (docs/rechecks.md, "Short leases, renewed"). Writes only the lease columns (HOT, like the claim).
+ * Returns the ids renewed; a row missing from them is no longer ours (recorded by a lookup, or its lease
+ * lapsed and another process claimed it).
+ * @throws whatever the database throws.
+ */
+export async function renewClaims(db: Db, ids: readonly string[], owner: string, leaseUntilMs: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.$client<{ id: string }[]>`
+    update recheck_queue set lease_until = ${new Date(leaseUntilMs).toISOString()}
+    where shipment_id = any(${ids as string[]}::text[]) and lease_owner = ${owner}
+    returning shipment_id as id
+  `;
+  return rows.map((r) => r.id);
 }
 
 /**

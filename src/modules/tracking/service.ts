@@ -110,7 +110,9 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
     );
   try {
     const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
-    return { success: true as const, data, usage: usageView(reservation.used, plan.monthly_quota, plan.id) };
+    // The units counted when the answer is produced, by any path of this process (accounts/quota-lease.ts).
+    const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
+    return { success: true as const, data, usage: usageView(used, plan.monthly_quota, plan.id) };
   } catch (err) {
     await leases.release(auth.account.id, reservation).catch((e) => deps.log.error("quota release failed", { error: e }));
     throw err;

@@ -1,0 +1,67 @@
+/**
+ * The real service (`bun run src/main.ts`) behind a network partition: a loopback relay
+ * (test/helpers/pg-relay.ts) black-holes the traffic to PostgreSQL, so its connections stay open and nothing
+ * answers, the way a partition looks to a client. Database-backed requests and `/readyz` must answer 503
+ * SERVICE_UNAVAILABLE with Retry-After within 5 s (the deadlines of src/db/client.ts), not for as long as the
+ * partition lasts, and the service must answer 200 again once it heals, without a restart.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { startPgRelay, type PgRelay } from "../helpers/pg-relay.ts";
+import { startService, type RunningService } from "../client/service.ts";
+
+let tdb: TestDatabase;
+let relay: PgRelay;
+let svc: RunningService;
+beforeAll(async () => {
+  tdb = await createTestDatabase({ max: 1 });
+  relay = startPgRelay(tdb.url);
+  svc = await startService({ DATABASE_URL: relay.url, WEBHOOK_POLL_SECONDS: "1" }, 60_000, { tdb, expectKey: true });
+}, 90_000);
+
+afterAll(async () => {
+  relay?.heal();
+  await svc?.stop();
+  relay?.stop();
+  await tdb?.drop();
+}, 60_000);
+
+/** Status, Retry-After, error code and seconds taken for one request. */
+async function timed(path: string, key?: string) {
+  const t0 = performance.now();
+  const res = await svc.fetch(path, { headers: key ? { "x-api-key": key } : {}, signal: AbortSignal.timeout(30_000) });
+  const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), code: body?.error?.code, s: (performance.now() - t0) / 1000 };
+}
+
+test("a partition: database-backed requests and /readyz answer 503 with Retry-After within 5 s; 200 again once it heals", async () => {
+  const list = "/v1/shipments?limit=5";
+  // Warm: every pool connection has been used, so the partition catches statements on open connections.
+  await Promise.all(Array.from({ length: 12 }, () => timed(list, svc.key)));
+  expect((await timed(list, svc.key)).status).toBe(200);
+  expect((await timed("/readyz")).status).toBe(200);
+
+  relay.blackhole();
+  try {
+    // A burst at once (the pool's connections and its queue), then one at a time while the partition lasts.
+    const burst = await Promise.all([...Array.from({ length: 16 }, () => timed(list, svc.key)), timed("/readyz")]);
+    const later: Awaited<ReturnType<typeof timed>>[] = [];
+    for (let i = 0; i < 3; i++) later.push(await timed(list, svc.key), await timed("/readyz"));
+    for (const r of [...burst, ...later]) {
+      expect(r).toMatchObject({ status: 503, code: "SERVICE_UNAVAILABLE" });
+      expect(Number(r.retryAfter)).toBeGreaterThan(0);
+      expect(r.s).toBeLessThan(5);
+    }
+  } finally {
+    relay.heal();
+  }
+
+  // Healed: answers 200 again within a few tries (connections destroyed during the partition are reopened).
+  let last = 0;
+  for (let i = 0; i < 50 && last !== 200; i++) {
+    last = (await timed(list, svc.key)).status;
+    if (last !== 200) await Bun.sleep(200);
+  }
+  expect(last).toBe(200);
+  expect((await timed("/readyz")).status).toBe(200);
+}, 120_000);
