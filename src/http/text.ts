@@ -1,0 +1,80 @@
+/**
+ * `Text`: a JSON Schema string whose `minLength` and `maxLength` count characters (Unicode code points), as
+ * JSON Schema does (JSON Schema Validation 2020-12, 6.3.1–6.3.2) and as every validator a client runs against
+ * the OpenAPI document does. TypeBox's own `String` check compares JavaScript's `.length`, in UTF-16 code
+ * units: a character outside the Basic Multilingual Plane (an emoji, many CJK ideographs) counts twice, so
+ * 33 emoji failed a 64-character limit the document says they pass.
+ *
+ * The fix is TypeBox's designed extension point, not a patch: `Text` is a kind of its own in TypeBox's
+ * `TypeRegistry`, so every check of a schema that uses it — ours (validation.ts) and Elysia's, compiled or
+ * not — runs {@link textProblem}. Its JSON form is a plain `{ "type": "string", minLength, maxLength,
+ * pattern, format }`, which is what the OpenAPI document shows. This file is the whole workaround:
+ * test/http/text.test.ts fails when TypeBox starts counting code points itself, and then `Text` can become
+ * `Type.String` again.
+ *
+ * Patterns are compiled with the `u` flag (ECMA-262 in Unicode mode, as JSON Schema validators such as Ajv
+ * compile them), once per distinct pattern.
+ */
+import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
+
+export const TEXT_KIND = "Text";
+
+export interface TextOptions extends SchemaOptions {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+}
+
+/** Which rule a value breaks: the JSON Schema keyword, or `type` for a non-string. */
+export type TextProblem = "type" | "minLength" | "maxLength" | "pattern" | "format";
+
+const patterns = new Map<string, RegExp>();
+const regexOf = (pattern: string): RegExp => {
+  let re = patterns.get(pattern);
+  if (!re) patterns.set(pattern, (re = new RegExp(pattern, "u")));
+  return re;
+};
+
+/** Characters (code points) in `s`; a lone surrogate counts as one, as JSON Schema validators count it. */
+export function charCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+  }
+  return n;
+}
+
+/**
+ * The first rule of `schema` that `value` breaks, or undefined when it passes. Lengths in code points; the
+ * code-point count is only taken when `.length` alone cannot decide (a string has between `.length / 2` and
+ * `.length` code points).
+ */
+export function textProblem(schema: TextOptions, value: unknown): TextProblem | undefined {
+  if (typeof value !== "string") return "type";
+  const { minLength, maxLength } = schema;
+  if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && charCount(value) < minLength))) return "minLength";
+  if (maxLength !== undefined && value.length > maxLength && (value.length > 2 * maxLength || charCount(value) > maxLength)) return "maxLength";
+  if (schema.pattern !== undefined && !regexOf(schema.pattern).test(value)) return "pattern";
+  if (schema.format !== undefined && !FormatRegistry.Get(schema.format)?.(value)) return "format";
+  return undefined;
+}
+
+if (!TypeRegistry.Has(TEXT_KIND)) TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textProblem(schema, value) === undefined);
+
+/**
+ * A string schema with lengths in characters (see the module comment); use it for every request string with
+ * a length limit. Validated as `string` by TypeScript.
+ * @throws SyntaxError at once when `pattern` is not a valid Unicode-mode regular expression
+ */
+export function Text(options: TextOptions = {}): TUnsafe<string> {
+  if (options.pattern !== undefined) regexOf(options.pattern);
+  return Type.Unsafe<string>({ ...options, [Kind]: TEXT_KIND, type: "string" });
+}
+
+/** True for a schema made by {@link Text}. */
+export const isText = (schema: unknown): schema is TextOptions => (schema as { [Kind]?: unknown } | undefined)?.[Kind] === TEXT_KIND;
