@@ -13,7 +13,9 @@
  * `Type.String` again.
  *
  * Patterns are compiled with the `u` flag (ECMA-262 in Unicode mode, as JSON Schema validators such as Ajv
- * compile them), once per distinct pattern.
+ * compile them), once per distinct pattern. `format: "date-time"` is RFC 3339's `date-time` (section 5.6, as
+ * JSON Schema defines the format), not the looser registry format Elysia installs (which takes `2026-11-05`,
+ * `Thu Nov 05 2026 …` and text around a date), and only instants JavaScript can represent (no leap second).
  */
 import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
 
@@ -35,6 +37,21 @@ const regexOf = (pattern: string): RegExp => {
   if (!re) patterns.set(pattern, (re = new RegExp(pattern, "u")));
   return re;
 };
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** RFC 3339 `date-time` (section 5.6), every field in range, that `Date.parse` reads. */
+export function isDateTime(s: string): boolean {
+  const m = RFC3339.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
+  const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
+  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 59 || oh! > 23 || om! > 59) return false;
+  return Number.isFinite(Date.parse(s));
+}
+
+/** Formats checked here as JSON Schema defines them; others are TypeBox's registry's. */
+const FORMATS: Record<string, (s: string) => boolean> = { "date-time": isDateTime };
 
 /** Characters (code points) in `s`; a lone surrogate counts as one, as JSON Schema validators count it. */
 export function charCount(s: string): number {
@@ -60,7 +77,7 @@ export function textProblem(schema: TextOptions, value: unknown): TextProblem | 
   if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && charCount(value) < minLength))) return "minLength";
   if (maxLength !== undefined && value.length > maxLength && (value.length > 2 * maxLength || charCount(value) > maxLength)) return "maxLength";
   if (schema.pattern !== undefined && !regexOf(schema.pattern).test(value)) return "pattern";
-  if (schema.format !== undefined && !FormatRegistry.Get(schema.format)?.(value)) return "format";
+  if (schema.format !== undefined && !(FORMATS[schema.format] ?? FormatRegistry.Get(schema.format))?.(value)) return "format";
   return undefined;
 }
 

@@ -173,8 +173,9 @@ export function toValidationItems(where: string, errors: readonly RawError[]): V
     if (seen.has(e.path)) continue;
     seen.add(e.path);
     // Elysia hands a path segment whose percent-encoding is not UTF-8 over as null.
-    const { type, msg } = where === "params" && e.value === null ? UNDECODABLE : describe(unwrapNullable(e));
-    items.push({ loc: locOf(where, e.path), msg, type });
+    const inner = unwrapNullable(e);
+    const { type, msg } = where === "params" && e.value === null ? UNDECODABLE : describe(inner);
+    items.push({ loc: locOf(where, inner.path), msg, type });
   }
   return items;
 }

@@ -35,6 +35,14 @@ describe("Text", () => {
     expect(() => Text({ pattern: "[" })).toThrow(SyntaxError);
   });
 
+  test("date-time is RFC 3339's: a date alone, a date in prose, a 30th of February or a leap second are not", () => {
+    const s = Text({ format: "date-time" });
+    const ok = ["2026-11-05T10:00:00Z", "2026-11-05t10:00:00.123z", "2026-11-05T10:00:00+05:30", "2024-02-29T00:00:00Z", "2026-11-05 10:00:00Z"];
+    const bad = ["2026-11-05", "Thu Nov 05 2026 10:00:00 GMT+0000 (UTC)", "x 2026-11-05T10:00:00Z", "2026-02-30T10:00:00Z", "2026-11-05T23:59:60Z", "2026-11-05T10:00Z", "2026-11-05T10:00:00"];
+    expect(ok.map((v) => textProblem(s, v))).toEqual(ok.map(() => undefined));
+    expect(bad.map((v) => textProblem(s, v))).toEqual(bad.map(() => "format"));
+  });
+
   test("renders as a plain JSON Schema string", () => {
     expect(JSON.parse(JSON.stringify(Text({ minLength: 1, maxLength: 5, pattern: "^x", description: "d" })))).toEqual({
       minLength: 1,

@@ -48,8 +48,10 @@ export const UpdateWebhookBody = t.Object(
 );
 export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 
-/** Optional; `null` is accepted too (spec: "optional JSON object or null"; the route maps null to absent before validation). */
-export const TestFireBody = t.Optional(t.Object({ event: t.Optional(EventName) }, { additionalProperties: false, description: "Optional (or null). Default event: the webhook's first." }));
+/** Optional; `null` is accepted too (spec: "optional JSON object or null"), and the document says so. */
+export const TestFireBody = t.Optional(
+  t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()], { description: "Optional (or null). Default event: the webhook's first." }),
+);
 
 export const WebhookIdParams = t.Object({ webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
 
