@@ -88,7 +88,7 @@ async function fuzz(): Promise<void> {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  rss.push([total, rssMiB()]);
+  if (rss.at(-1)![0] !== total) rss.push([total, rssMiB()]);
   const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
   console.log(`fuzz: ${total} requests (seed ${seed}, concurrency ${concurrency}) in ${seconds.toFixed(0)} s, Bun ${Bun.version}`);
   console.log(`statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")}`);

@@ -966,7 +966,7 @@ export interface components {
         WebhookTestFire: {
             /** @enum {string} */
             event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
-        };
+        } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */

@@ -26,7 +26,7 @@
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../core-deps.ts";
 import type { Db } from "../db/client.ts";
-import { AppError, errorBody, RequestValidationError } from "../errors.ts";
+import { AppError, errorBody, RequestValidationError, type ValidationItem } from "../errors.ts";
 import type { AuthContext } from "../modules/accounts/service.ts";
 import { decryptSecretWith, encryptSecret } from "../secrets/cipher.ts";
 import { JSON_CONTENT_TYPE } from "../lib/json.ts";
@@ -66,12 +66,24 @@ interface IdempotentContext {
   set: { status?: number | string; headers: Record<string, unknown> };
 }
 
+/**
+ * The 422 item for a malformed key (`Idempotency-Key` as {@link IdempotencyKeySchema} states it), or undefined.
+ * The route's request check (validation.ts) reports it with the rest of the request; {@link idempotent} refuses
+ * it again for a route whose check did not run. The key is never repeated in the item.
+ */
+export function idempotencyKeyProblem(key: string): ValidationItem | undefined {
+  const loc = ["header", "Idempotency-Key"];
+  if (key.length === 0) return { loc, msg: "String should have at least 1 character", type: "string_too_short" };
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { loc, msg: `String should have at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, type: "string_too_long" };
+  if (!KEY_RE.test(key)) return { loc, msg: `String should match pattern '${IDEMPOTENCY_KEY_PATTERN}'`, type: "string_pattern_mismatch" };
+  return undefined;
+}
+
 function keyOf(request: Request): string | undefined {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
   if (key === null) return undefined;
-  // The route's request check (validation.ts) refused a malformed key already; this guards a route without one.
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !KEY_RE.test(key))
-    throw new RequestValidationError([{ loc: ["header", "Idempotency-Key"], msg: `String should match pattern '${IDEMPOTENCY_KEY_PATTERN}'`, type: "string_pattern_mismatch" }]);
+  const problem = idempotencyKeyProblem(key);
+  if (problem) throw new RequestValidationError([problem]);
   return key;
 }
 

@@ -31,7 +31,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { RequestValidationError, type ValidationItem } from "../errors.ts";
 import { modelSchema } from "./models.ts";
-import { IDEMPOTENCY_HEADER, IdempotencyKeySchema } from "./idempotency.ts";
+import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from "./idempotency.ts";
 import { isText, textProblem } from "./text.ts";
 
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
@@ -156,15 +156,6 @@ function unwrapNullable(e: RawError): RawError {
   return inner ? unwrapNullable(inner) : e;
 }
 
-/** `Idempotency-Key` on a POST (idempotency.ts): checked with the rest of the request, when present. */
-const idempotencyKey = TypeCompiler.Compile(IdempotencyKeySchema);
-
-/** The 422 item for a malformed `Idempotency-Key` (its value is never repeated). */
-export function idempotencyKeyItem(key: string): ValidationItem {
-  const [item] = toValidationItems("headers", errorsOf(idempotencyKey, key, 1));
-  return { loc: ["header", "Idempotency-Key"], msg: item?.msg ?? "Input should be a valid string", type: item?.type ?? "string_type" };
-}
-
 /** Turns Elysia's `ValidationError.all` (or TypeBox errors) for location `where` into 422 items. */
 export function toValidationItems(where: string, errors: readonly RawError[]): ValidationItem[] {
   const seen = new Set<string>();
@@ -179,6 +170,10 @@ export function toValidationItems(where: string, errors: readonly RawError[]): V
   }
   return items;
 }
+
+/** Items the path and query hooks found, reported by the last hook together with the header's and the body's. */
+const found = new WeakMap<Request, ValidationItem[]>();
+const note = (request: Request, items: ValidationItem[]) => found.set(request, [...(found.get(request) ?? []), ...items]);
 
 /** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
 const ruleItems = new WeakMap<Request, ValidationItem[]>();
@@ -253,24 +248,38 @@ export function addRequestChecks(route: RouteOptions): void {
   const optional = !!bodySchema && (bodySchema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";
   const params = parameterCheck(route.params);
   const query = parameterCheck(route.query);
-  const check = (c: { body: unknown; query: Record<string, unknown>; params: Record<string, unknown>; request: Request }) => {
-    const items: ValidationItem[] = [];
-    const room = () => MAX_VALIDATION_ITEMS - items.length;
-    if (params && !params.compiled.Check(c.params)) items.push(...toValidationItems("params", errorsOf(params.compiled, c.params, room())));
-    if (query) {
-      convertNumbers(c.query, query.numeric);
-      if (!query.compiled.Check(c.query)) items.push(...toValidationItems("query", errorsOf(query.compiled, c.query, room())));
-    }
-    const key = c.request.method === "POST" ? c.request.headers.get(IDEMPOTENCY_HEADER) : null;
-    if (key !== null && !idempotencyKey.Check(key)) items.push(idempotencyKeyItem(key));
-    const extra = ruleItems.get(c.request) ?? [];
-    if (body && !(optional && c.body === undefined) && !body.Check(c.body)) {
-      const ruled = new Set(extra.map((i) => i.loc.join("\u0000")));
-      items.push(...toValidationItems("body", errorsOf(body, c.body, room())).filter((i) => !ruled.has(i.loc.join("\u0000"))));
-    }
+  // One hook per part the route declares, each naming only the context fields it reads: Elysia parses the
+  // query (or reads the body) of a route whose hooks mention it, so a route without a query never pays for one.
+  const hooks: ((c: never) => void)[] = [];
+  if (params)
+    hooks.push(({ params: values, request }: { params: Record<string, unknown>; request: Request }) => {
+      if (!params.compiled.Check(values)) note(request, toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
+    });
+  if (query)
+    hooks.push(({ query: values, request }: { query: Record<string, unknown>; request: Request }) => {
+      convertNumbers(values, query.numeric);
+      if (!query.compiled.Check(values)) note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
+    });
+  // The last hook reports everything found: the path's and query's, the key's, the body's (on a route that
+  // declares one). A POST without any of them has its key checked where it is used (idempotency.ts).
+  const report = (request: Request, bodyItems?: (room: number, ruled: Set<string>) => ValidationItem[]) => {
+    const items = found.get(request) ?? [];
+    const key = request.method === "POST" ? request.headers.get(IDEMPOTENCY_HEADER) : null;
+    const keyProblem = key === null ? undefined : idempotencyKeyProblem(key);
+    if (keyProblem) items.push(keyProblem);
+    const extra = ruleItems.get(request) ?? [];
+    if (bodyItems) items.push(...bodyItems(MAX_VALIDATION_ITEMS - items.length, new Set(extra.map((i) => i.loc.join("\u0000")))));
     items.push(...extra);
     if (items.length > 0) throw new RequestValidationError(items.slice(0, MAX_VALIDATION_ITEMS));
   };
+  if (body)
+    hooks.push(({ body: value, request }: { body: unknown; request: Request }) => {
+      const bodyItems = (room: number, ruled: Set<string>) =>
+        (optional && value === undefined) || body.Check(value) ? [] : toValidationItems("body", errorsOf(body, value, room)).filter((i) => !ruled.has(i.loc.join("\u0000")));
+      report(request, bodyItems);
+    });
+  else if (hooks.length > 0) hooks.push(({ request }: { request: Request }) => report(request));
+  else return;
   const existing = route.transform;
-  route.transform = existing === undefined ? [check] : Array.isArray(existing) ? [...existing, check] : [existing, check];
+  route.transform = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), ...hooks];
 }
