@@ -13,7 +13,20 @@
  * Bounded by count: ROUNDS requests per case (default 5).
  *
  *   bun run bench:hostile            # ROUNDS=5
+ *
+ * `fuzz` mode — the project's own fuzzer, as an outside one would run it:
+ *
+ *   bun run bench:hostile fuzz                     # REQUESTS=100000 SEED=2026 CONCURRENCY=16
+ *
+ * starts the service in a child process (test/helpers/hostile-probe.ts `serve`: the real app on loopback,
+ * plain HTTP, a fresh test database, 40 Business accounts, no DNS), sends REQUESTS seeded hostile requests
+ * (test/helpers/hostile-requests.ts: every operation of the document, unknown paths, the dashboard, every
+ * method, broken query strings, headers and bodies, with a valid key, a bad one or none) and checks each
+ * answer: never 5xx, no internals, every body in a documented shape. Prints the status counts, the problems
+ * (first 20), and the service's RSS (from /proc) after a 2,000-request warm-up, every 10,000 requests and at
+ * the end. Exit code 1 when any answer had a problem.
  */
+import { readFileSync } from "node:fs";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { systemClock } from "../src/lib/clock.ts";
@@ -22,6 +35,72 @@ import { createAccount, createApiKey } from "../src/modules/accounts/service.ts"
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
 import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
+
+if (process.argv[2] === "fuzz") {
+  await fuzz();
+  process.exit(process.exitCode ?? 0);
+}
+
+async function fuzz(): Promise<void> {
+  const { docValidator } = await import("../test/client/openapi.ts");
+  const { answerProblem, hostileRequests } = await import("../test/helpers/hostile-requests.ts");
+  const total = Number(process.env.REQUESTS ?? 100_000);
+  const seed = Number(process.env.SEED ?? 2026);
+  const concurrency = Number(process.env.CONCURRENCY ?? 16);
+  const child = Bun.spawn(["bun", "test/helpers/hostile-probe.ts", "serve"], { stdout: "pipe", stderr: "inherit" });
+  const reader = child.stdout.getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the fuzz service exited before it started");
+    line += new TextDecoder().decode(value);
+  }
+  const svc = JSON.parse(line.slice(0, line.indexOf("\n"))) as { port: number; pid: number; keys: string[]; webhookIds: string[] };
+  const base = `http://127.0.0.1:${svc.port}`;
+  const rssMiB = () => {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${svc.pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : NaN;
+  };
+  const v = docValidator(await (await fetch(`${base}/openapi.json`)).json());
+  const gen = hostileRequests(v.doc, svc, seed);
+  const statuses = new Map<number, number>();
+  const problems: string[] = [];
+  const rss: [number, number][] = [[0, rssMiB()]];
+  let sent = 0;
+  const t0 = performance.now();
+  async function one(): Promise<void> {
+    const req = gen.next();
+    const res = await fetch(base + req.path, { method: req.method, headers: req.headers, body: req.body as BodyInit | undefined, redirect: "manual" }).catch(
+      (e: Error) => ({ status: 0, headers: new Headers(), text: async () => `transport: ${e.message}` }) as unknown as Response,
+    );
+    const text = await res.text();
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    const problem = res.status === 0 ? text : answerProblem(v, req, res.status, res.headers, text);
+    if (problem) problems.push(`${req.method} ${req.path.slice(0, 160)} key=${req.headers["x-api-key"] ? "yes" : "no"} → ${res.status}: ${problem}; ${text.slice(0, 200)}`);
+  }
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < total) {
+        const n = ++sent;
+        await one();
+        if (n === 2000 || n % 10_000 === 0) rss.push([n, rssMiB()]);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  if (rss.at(-1)![0] !== total) rss.push([total, rssMiB()]);
+  const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
+  console.log(`fuzz: ${total} requests (seed ${seed}, concurrency ${concurrency}) in ${seconds.toFixed(0)} s, Bun ${Bun.version}`);
+  console.log(`statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")}`);
+  console.log(`5xx: ${fivexx}; answers outside the documented shapes: ${problems.length}`);
+  for (const p of problems.slice(0, 20)) console.log(`  ${p}`);
+  console.log(`service RSS (MiB) by requests sent: ${rss.map(([n, m]) => `${n}: ${m.toFixed(1)}`).join(", ")}`);
+  const warm = rss.find(([n]) => n === 2000)?.[1] ?? rss[0]![1];
+  console.log(`RSS after warm-up ${warm.toFixed(1)} MiB → end ${rss.at(-1)![1].toFixed(1)} MiB (${(rss.at(-1)![1] - warm >= 0 ? "+" : "")}${(rss.at(-1)![1] - warm).toFixed(1)})`);
+  child.kill("SIGTERM");
+  await child.exited;
+  if (problems.length > 0) process.exitCode = 1;
+}
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const DEPTH = 32_000;

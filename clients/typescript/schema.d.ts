@@ -615,7 +615,7 @@ export interface components {
                  * @description Machine-readable error code; each operation's responses name the ones it can give.
                  * @enum {string}
                  */
-                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "IDEMPOTENCY_KEY_REUSED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -903,7 +903,7 @@ export interface components {
             /** @enum {string} */
             mode: "test" | "live";
             /**
-             * @description https URL of the receiver; host name or public IP.
+             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
              * @example https://example.com/hooks/courier
              */
             url: string;
@@ -966,7 +966,7 @@ export interface components {
         WebhookTestFire: {
             /** @enum {string} */
             event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
-        };
+        } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */
@@ -981,7 +981,7 @@ export interface components {
              */
             status?: "active";
             /**
-             * @description https URL of the receiver; host name or public IP.
+             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
              * @example https://example.com/hooks/courier
              */
             url?: string;
@@ -1841,7 +1841,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Events per page (1 to 100, default 20).
+                 * @description Events per page: an integer, 1 to 100 (default 20).
                  * @example 20
                  */
                 limit?: number;
@@ -2061,7 +2061,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Shipments per page (1 to 100, default 20).
+                 * @description Shipments per page: an integer, 1 to 100 (default 20).
                  * @example 20
                  */
                 limit?: number;
@@ -2221,7 +2221,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -2360,22 +2360,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */
@@ -3217,7 +3209,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -3350,22 +3342,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */
@@ -3977,7 +3961,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Deliveries per page (1 to 100, default 20).
+                 * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20
                  */
                 limit?: number;
@@ -4167,7 +4151,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4266,22 +4250,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */
@@ -4350,7 +4326,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4471,22 +4447,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */
@@ -4555,7 +4523,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4678,22 +4646,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */
@@ -4762,7 +4722,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4831,22 +4791,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED). */
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | (components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_KEY_REUSED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    });
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Per-minute rate limit exceeded; see Retry-After. */

@@ -31,8 +31,8 @@
  *
  * The `apiKey: true` macro hands the result to the route as `auth`, puts
  * `security` on the route's OpenAPI operation (security in `guard({detail})`
- * is ignored), and checks the route's JSON body against its schema with our
- * own validator (see `validation.ts`, `bodyCheckFor`).
+ * is ignored), and checks the route's path parameters, query, Idempotency-Key and JSON body with our
+ * own validator, every problem at once (see `validation.ts`, `addRequestChecks`).
  */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
@@ -44,7 +44,7 @@ import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
 import { planOf } from "../domain/plans.ts";
 import { pathOf } from "./core.ts";
-import { addBodyCheck } from "./validation.ts";
+import { addRequestChecks } from "./validation.ts";
 
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
 
@@ -172,7 +172,7 @@ export function authPlugin(_deps: AuthDeps) {
   return new Elysia().macro({
     apiKey: {
       detail: { security: API_KEY_SECURITY },
-      introspect: (route: unknown) => addBodyCheck(route as Parameters<typeof addBodyCheck>[0]),
+      introspect: (route: unknown) => addRequestChecks(route as Parameters<typeof addRequestChecks>[0]),
       resolve({ request }) {
         const resolved = { auth: authOrRefuse(request) };
         return resolved;

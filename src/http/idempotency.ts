@@ -6,7 +6,8 @@
  * - a retry with the same key and the same request (method, path and body)
  *   gets the stored response again, with `Idempotent-Replayed: true`, and
  *   nothing runs a second time;
- * - the same key with a different request → 422 IDEMPOTENCY_KEY_REUSED;
+ * - the same key with a different request → 422 in the `detail` shape,
+ *   `loc: ["header", "Idempotency-Key"]`, `type: "idempotency_key_reused"`;
  * - a retry while the first is still running → 409 IDEMPOTENCY_IN_PROGRESS.
  *
  * What is stored: successes and the 4xx errors the operation itself raised.
@@ -25,10 +26,11 @@
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../core-deps.ts";
 import type { Db } from "../db/client.ts";
-import { AppError, errorBody, RequestValidationError } from "../errors.ts";
+import { AppError, errorBody, RequestValidationError, type ValidationItem } from "../errors.ts";
 import type { AuthContext } from "../modules/accounts/service.ts";
 import { decryptSecretWith, encryptSecret } from "../secrets/cipher.ts";
 import { JSON_CONTENT_TYPE } from "../lib/json.ts";
+import { Text } from "./text.ts";
 
 /** Stored responses are kept (and keys are reserved) this long: 24 hours, in ms. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -36,6 +38,20 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
 /** Longest key accepted (Stripe: 255). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** A key's characters: visible ASCII (U+0021 to U+007E), so it is safe to log and compare byte for byte. */
+export const IDEMPOTENCY_KEY_PATTERN = "^[!-~]+$";
+
+/** The header's schema, as the OpenAPI document states it and validation.ts checks it (before any statement). */
+export const IdempotencyKeySchema = Text({
+  minLength: 1,
+  maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+  pattern: IDEMPOTENCY_KEY_PATTERN,
+  description: `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good key).`,
+});
+const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+/** The 422 type of a key reused with a different request (docs/idempotency.md). */
+export const KEY_REUSED_TYPE = "idempotency_key_reused";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "idempotent-replayed";
@@ -50,13 +66,24 @@ interface IdempotentContext {
   set: { status?: number | string; headers: Record<string, unknown> };
 }
 
+/**
+ * The 422 item for a malformed key (`Idempotency-Key` as {@link IdempotencyKeySchema} states it), or undefined.
+ * The route's request check (validation.ts) reports it with the rest of the request; {@link idempotent} refuses
+ * it again for a route whose check did not run. The key is never repeated in the item.
+ */
+export function idempotencyKeyProblem(key: string): ValidationItem | undefined {
+  const loc = ["header", "Idempotency-Key"];
+  if (key.length === 0) return { loc, msg: "String should have at least 1 character", type: "string_too_short" };
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { loc, msg: `String should have at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, type: "string_too_long" };
+  if (!KEY_RE.test(key)) return { loc, msg: `String should match pattern '${IDEMPOTENCY_KEY_PATTERN}'`, type: "string_pattern_mismatch" };
+  return undefined;
+}
+
 function keyOf(request: Request): string | undefined {
   const key = request.headers.get(IDEMPOTENCY_HEADER);
   if (key === null) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))
-    throw new RequestValidationError([
-      { loc: ["header", "Idempotency-Key"], msg: `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good key)`, type: "value_error" },
-    ]);
+  const problem = idempotencyKeyProblem(key);
+  if (problem) throw new RequestValidationError([problem]);
   return key;
 }
 
@@ -123,8 +150,8 @@ async function store(deps: Deps, accountId: string, key: string, status: number,
  * `run` simply runs. Use: `.post(path, (c) => idempotent(deps, c, async () => …), opts)`.
  * A replay returns the stored response as a `Response` (typed as the
  * handler's own result: Elysia passes a Response through untouched).
- * @throws RequestValidationError (422) for a malformed key; AppError
- *   IDEMPOTENCY_KEY_REUSED (422), IDEMPOTENCY_IN_PROGRESS (409).
+ * @throws RequestValidationError (422) for a malformed key or a key reused with a different request
+ *   (`type: "idempotency_key_reused"`); AppError IDEMPOTENCY_IN_PROGRESS (409).
  */
 export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () => R | Promise<R>): Promise<R> {
   const key = keyOf(c.request);
@@ -133,7 +160,10 @@ export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () =>
   const hash = requestHash(c.request, c.body);
   const held = await claim(deps.db, accountId, key, hash, deps.clock.now());
   if (held !== "owner") {
-    if (held.request_hash !== hash) throw new AppError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request (method, path or body); use a new key.");
+    if (held.request_hash !== hash)
+      throw new RequestValidationError([
+        { loc: ["header", "Idempotency-Key"], msg: "This key was already used with a different request (method, path or body); use a new key.", type: KEY_REUSED_TYPE },
+      ]);
     if (held.state !== "done" || held.status === null || held.body_enc === null)
       throw new AppError("IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly.", {}, { "retry-after": "1" });
     const body = openStored(deps.secretsKey, accountId, held.body_enc);

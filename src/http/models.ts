@@ -1,7 +1,7 @@
 /**
  * A module's request and success bodies registered once as Elysia models (docs/architecture.md, "Schemas"): the
  * routes name them (`body: "WebhookCreate"`), Elysia validates and types the handlers from them, the OpenAPI
- * document has one component per name, and the `/v1` body check (`addBodyCheck` in validation.ts, which runs
+ * document has one component per name, and the `/v1` request check (`addRequestChecks` in validation.ts, which runs
  * before Elysia's validation) finds a named body's schema here.
  *
  * Names are global: Elysia merges every plugin's models into the app's, and the first schema under a name wins

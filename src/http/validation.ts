@@ -1,23 +1,38 @@
 /**
- * Maps TypeBox validation errors (as Elysia reports them, or as our own body
- * check finds them) to the 422 body of the spec, `{ detail: [{ loc, msg, type }] }`,
+ * Maps TypeBox validation errors (as Elysia reports them, or as our own checks
+ * find them) to the 422 body of the spec, `{ detail: [{ loc, msg, type }] }`,
  * with pydantic-v2 type names. One item per field: TypeBox reports a missing
  * property twice ("required" then "expected string"); the first, most
  * specific, one wins. No item ever carries the received value.
  *
- * Request bodies are checked by {@link addBodyCheck}, before Elysia's own
- * validation: Elysia's `ValidationError` serialises the whole received value
- * into its message when it is constructed (pretty-printed, with a generated
- * example value, unless NODE_ENV=production), a cost the client controls.
- * Ours walks the value once, stops after {@link MAX_VALIDATION_ITEMS}
- * problems and never serialises it, whatever NODE_ENV says; a body that
- * passes it passes Elysia's check too.
+ * Every `/v1` route's path parameters, query, `Idempotency-Key` and JSON body
+ * are checked by {@link addRequestChecks}, in one `transform` hook that runs
+ * before Elysia's own validation and before the handler (so before any
+ * statement), and every problem of the request is reported at once:
+ * `loc: ["path", name]`, `["query", name]`, `["header", "Idempotency-Key"]`,
+ * `["body", …]`. Why ours and not only Elysia's: Elysia's `ValidationError`
+ * serialises the whole received value into its message when it is
+ * constructed (pretty-printed, with a generated example value, unless
+ * NODE_ENV=production), a cost the client controls; it reports one location
+ * per request; and its numeric query types decode after checking, so a
+ * range problem lost its location and `limit=2.5` reached PostgreSQL. Ours
+ * walks the values once, stops after {@link MAX_VALIDATION_ITEMS} problems
+ * and never serialises them, whatever NODE_ENV says; a request that passes
+ * it passes Elysia's check too.
+ *
+ * Query values arrive as text: an `integer` (or `number`) query parameter is
+ * converted here from its decimal spelling (`^-?[0-9]+$`, or a JSON number for
+ * `number`) before the check, and stays text otherwise (a 422
+ * `int_parsing`). `0x10`, ` 5`, `1e1` and `2.5` are not integers.
+ * String lengths count characters (code points): see `text.ts`.
  */
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { RequestValidationError, type ValidationItem } from "../errors.ts";
 import { modelSchema } from "./models.ts";
+import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from "./idempotency.ts";
+import { isText, textProblem } from "./text.ts";
 
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
 export const MAX_VALIDATION_ITEMS = 64;
@@ -50,7 +65,8 @@ interface RawError {
 }
 
 function locOf(where: string, path: string): (string | number)[] {
-  const segs = path
+  // TypeBox paths are JSON pointers ("" or "/a/0"); anything else names no field.
+  const segs = (path.startsWith("/") ? path : "")
     .split("/")
     .slice(1)
     .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
@@ -58,9 +74,22 @@ function locOf(where: string, path: string): (string | number)[] {
   return [LOCATION[where] ?? where, ...segs];
 }
 
+/** The TypeBox error type that `Text`'s problem stands for: a Text field reads exactly like a String field. */
+const TEXT_ERROR = {
+  type: ValueErrorType.String,
+  minLength: ValueErrorType.StringMinLength,
+  maxLength: ValueErrorType.StringMaxLength,
+  pattern: ValueErrorType.StringPattern,
+  format: ValueErrorType.StringFormat,
+} as const;
+
 function describe(e: RawError): { type: string; msg: string } {
   const s = e.schema ?? {};
   if (e.type === ValueErrorType.ObjectRequiredProperty || e.value === undefined) return { type: "missing", msg: "Field required" };
+  if (e.type === ValueErrorType.Kind && isText(e.schema)) {
+    const problem = textProblem(e.schema, e.value);
+    if (problem) return describe({ ...e, type: TEXT_ERROR[problem] });
+  }
   switch (e.type) {
     case ValueErrorType.String:
       return { type: "string_type", msg: "Input should be a valid string" };
@@ -135,11 +164,16 @@ export function toValidationItems(where: string, errors: readonly RawError[]): V
     if (seen.has(e.path)) continue;
     seen.add(e.path);
     // Elysia hands a path segment whose percent-encoding is not UTF-8 over as null.
-    const { type, msg } = where === "params" && e.value === null ? UNDECODABLE : describe(unwrapNullable(e));
-    items.push({ loc: locOf(where, e.path), msg, type });
+    const inner = unwrapNullable(e);
+    const { type, msg } = where === "params" && e.value === null ? UNDECODABLE : describe(inner);
+    items.push({ loc: locOf(where, inner.path), msg, type });
   }
   return items;
 }
+
+/** Items the path and query hooks found, reported by the last hook together with the header's and the body's. */
+const found = new WeakMap<Request, ValidationItem[]>();
+const note = (request: Request, items: ValidationItem[]) => found.set(request, [...(found.get(request) ?? []), ...items]);
 
 /** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
 const ruleItems = new WeakMap<Request, ValidationItem[]>();
@@ -148,6 +182,8 @@ const ruleItems = new WeakMap<Request, ValidationItem[]>();
  * Adds 422 items for `request`'s body from a route's own rules (a `transform`
  * hook that runs before the schema check), so one answer lists every problem:
  * the schema's and the rules' together (pydantic reports all fields at once).
+ * A rule's item replaces the schema's item at the same `loc`: it says more
+ * (`url_scheme` rather than the pattern that encodes it).
  */
 export function reportBodyItems(request: Request, items: readonly ValidationItem[]): void {
   if (items.length > 0) ruleItems.set(request, [...(ruleItems.get(request) ?? []), ...items]);
@@ -155,34 +191,95 @@ export function reportBodyItems(request: Request, items: readonly ValidationItem
 
 interface RouteOptions {
   body?: unknown;
+  query?: unknown;
+  params?: unknown;
   transform?: unknown;
+}
+
+type Compiled = ReturnType<typeof TypeCompiler.Compile>;
+
+/** An object schema's compiled check, and how to turn its query text into the numbers it declares. */
+interface ParameterCheck {
+  compiled: Compiled;
+  /** Properties declared `integer` or `number`, whose text is converted before the check. */
+  numeric: [name: string, integer: boolean][];
+}
+
+const INTEGER_TEXT = /^-?[0-9]+$/;
+const NUMBER_TEXT = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+function parameterCheck(schema: unknown): ParameterCheck | undefined {
+  if (!schema || typeof schema !== "object") return undefined;
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const numeric = Object.entries(properties)
+    .filter(([, p]) => p.type === "integer" || p.type === "number")
+    .map(([name, p]): [string, boolean] => [name, p.type === "integer"]);
+  return { compiled: TypeCompiler.Compile(schema as TSchema), numeric };
+}
+
+/** Converts `values`' numeric parameters in place (see the module comment); text that is not a number stays text. */
+function convertNumbers(values: Record<string, unknown>, numeric: ParameterCheck["numeric"]): void {
+  for (const [name, integer] of numeric) {
+    const v = values[name];
+    if (typeof v === "string" && (integer ? INTEGER_TEXT : NUMBER_TEXT).test(v)) values[name] = Number(v);
+  }
+}
+
+function errorsOf(compiled: Compiled, value: unknown, room: number): RawError[] {
+  const errors: RawError[] = [];
+  if (room <= 0) return errors;
+  for (const e of compiled.Errors(value)) if (errors.push(e as RawError) >= room) break;
+  return errors;
 }
 
 /**
  * Adds to a route (its options, as a macro's `introspect` sees them) a
- * `transform` hook that checks the parsed JSON body against the route's
- * `body` schema (or the model it names, registered with `schemaModels`) before Elysia validates it; see the
- * module comment. The schema is compiled once, here. Routes without a body schema are left alone.
+ * `transform` hook that checks path parameters, query, `Idempotency-Key` and
+ * the parsed JSON body against the route's schemas (a body may name a model
+ * registered with `schemaModels`) before Elysia validates them; see the module
+ * comment. The schemas are compiled once, here.
  * @throws Error at once when the route names a body model that `schemaModels` did not register
- * @throws RequestValidationError (422) from the hook when the body does not match
+ * @throws RequestValidationError (422) from the hook, with every problem found
  */
-export function addBodyCheck(route: RouteOptions): void {
-  const schema = (typeof route.body === "string" ? modelSchema(route.body) : route.body) as TSchema | undefined;
-  if (typeof route.body === "string" && !schema) throw new Error(`body model ${route.body} is not registered with schemaModels (src/http/models.ts)`);
-  if (!schema || typeof schema !== "object") return;
-  const compiled = TypeCompiler.Compile(schema);
-  const optional = (schema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";
-  const check = (c: { body: unknown; request: Request }) => {
-    const extra = ruleItems.get(c.request) ?? [];
-    if (optional && c.body === undefined && extra.length === 0) return;
-    if (compiled.Check(c.body) && extra.length === 0) return;
-    const errors: RawError[] = [];
-    if (!(optional && c.body === undefined))
-      for (const e of compiled.Errors(c.body)) if (errors.push(e as RawError) >= MAX_VALIDATION_ITEMS) break;
-    const items = toValidationItems("body", errors);
-    const seen = new Set(items.map((i) => i.loc.join("\u0000")));
-    throw new RequestValidationError([...items, ...extra.filter((i) => !seen.has(i.loc.join("\u0000")))]);
+export function addRequestChecks(route: RouteOptions): void {
+  const bodySchema = (typeof route.body === "string" ? modelSchema(route.body) : route.body) as TSchema | undefined;
+  if (typeof route.body === "string" && !bodySchema) throw new Error(`body model ${route.body} is not registered with schemaModels (src/http/models.ts)`);
+  const body = bodySchema && typeof bodySchema === "object" ? TypeCompiler.Compile(bodySchema) : undefined;
+  const optional = !!bodySchema && (bodySchema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";
+  const params = parameterCheck(route.params);
+  const query = parameterCheck(route.query);
+  // One hook per part the route declares, each naming only the context fields it reads: Elysia parses the
+  // query (or reads the body) of a route whose hooks mention it, so a route without a query never pays for one.
+  const hooks: ((c: never) => void)[] = [];
+  if (params)
+    hooks.push(({ params: values, request }: { params: Record<string, unknown>; request: Request }) => {
+      if (!params.compiled.Check(values)) note(request, toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
+    });
+  if (query)
+    hooks.push(({ query: values, request }: { query: Record<string, unknown>; request: Request }) => {
+      convertNumbers(values, query.numeric);
+      if (!query.compiled.Check(values)) note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
+    });
+  // The last hook reports everything found: the path's and query's, the key's, the body's (on a route that
+  // declares one). A POST without any of them has its key checked where it is used (idempotency.ts).
+  const report = (request: Request, bodyItems?: (room: number, ruled: Set<string>) => ValidationItem[]) => {
+    const items = found.get(request) ?? [];
+    const key = request.method === "POST" ? request.headers.get(IDEMPOTENCY_HEADER) : null;
+    const keyProblem = key === null ? undefined : idempotencyKeyProblem(key);
+    if (keyProblem) items.push(keyProblem);
+    const extra = ruleItems.get(request) ?? [];
+    if (bodyItems) items.push(...bodyItems(MAX_VALIDATION_ITEMS - items.length, new Set(extra.map((i) => i.loc.join("\u0000")))));
+    items.push(...extra);
+    if (items.length > 0) throw new RequestValidationError(items.slice(0, MAX_VALIDATION_ITEMS));
   };
+  if (body)
+    hooks.push(({ body: value, request }: { body: unknown; request: Request }) => {
+      const bodyItems = (room: number, ruled: Set<string>) =>
+        (optional && value === undefined) || body.Check(value) ? [] : toValidationItems("body", errorsOf(body, value, room)).filter((i) => !ruled.has(i.loc.join("\u0000")));
+      report(request, bodyItems);
+    });
+  else if (hooks.length > 0) hooks.push(({ request }: { request: Request }) => report(request));
+  else return;
   const existing = route.transform;
-  route.transform = existing === undefined ? [check] : Array.isArray(existing) ? [...existing, check] : [existing, check];
+  route.transform = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), ...hooks];
 }

@@ -110,9 +110,6 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages
   const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
   const authed = Array.isArray(op.security) && op.security.length > 0;
   for (const p of op.parameters ?? []) {
-    // t.Numeric renders as anyOf [numeric string (default 0), number]: the document states the number.
-    const numeric = p.schema?.anyOf?.find((b: Json) => b.type === "number" || b.type === "integer");
-    if (numeric && p.schema.anyOf.some((b: Json) => b.format === "numeric")) p.schema = numeric;
     if (p.schema?.description && !p.description) p.description = p.schema.description;
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }

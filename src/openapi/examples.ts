@@ -92,7 +92,6 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     DELIVERY_NOT_FOUND: `No delivery with id "${DLV_ID}" on this webhook.`,
     COURIER_AMBIGUOUS: "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
     IDEMPOTENCY_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry shortly.",
-    IDEMPOTENCY_KEY_REUSED: "This Idempotency-Key was already used with a different request (method, path or body); use a new key.",
     NOT_FOUND: "No such endpoint. The API reference is at /docs.",
     COURIER_NOT_SUPPORTED: `Tracking for ${delhivery.name} is not available through the API right now.`,
     INVALID_TRACKING_NUMBER: `That is not a ${delhivery.name} tracking number: expected ${delhivery.awb.description} (e.g. ${delhivery.awb.example}).`,

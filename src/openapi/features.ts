@@ -5,7 +5,7 @@
  * response header, and the examples of the shipments and events operations.
  */
 import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
+import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { codesIn, errorSchema } from "./errors.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/payload.ts";
@@ -19,12 +19,16 @@ export const IDEMPOTENCY_PARAMETER: Json = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: `Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request. A different request under the key → 422 IDEMPOTENCY_KEY_REUSED; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
-  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  description: `Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request. A different request under the key → 422 with \`type: "idempotency_key_reused"\` at \`loc: ["header", "Idempotency-Key"]\`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
+  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
   example: "5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21",
 };
 
 export const REPLAYED_HEADER_DOC: Json = { description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } };
+
+const KEY_REUSED_EXAMPLE = {
+  detail: [{ loc: ["header", "Idempotency-Key"], msg: "This key was already used with a different request (method, path or body); use a new key.", type: KEY_REUSED_TYPE }],
+};
 
 /** Adds the Idempotency-Key parameter, the replay header and the 409/422 codes to one finished POST operation. */
 export function addIdempotency(op: Json): void {
@@ -44,10 +48,10 @@ export function addIdempotency(op: Json): void {
       content: { "application/json": { schema: errorSchema(["IDEMPOTENCY_IN_PROGRESS"]), examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") } } },
     };
   const r422 = op.responses["422"];
-  r422.description = "Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (IDEMPOTENCY_KEY_REUSED).";
+  r422.description = `Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (\`type: "${KEY_REUSED_TYPE}"\`).`;
   r422.content["application/json"] = {
-    schema: { anyOf: [ref("schemas", "ValidationError"), errorSchema(["IDEMPOTENCY_KEY_REUSED"])] },
-    examples: { validation: { summary: "Validation error", value: VALIDATION_EXAMPLE }, IDEMPOTENCY_KEY_REUSED: errorExample("IDEMPOTENCY_KEY_REUSED") },
+    schema: ref("schemas", "ValidationError"),
+    examples: { validation: { summary: "Validation error", value: VALIDATION_EXAMPLE }, [KEY_REUSED_TYPE]: { summary: "Idempotency-Key reused", value: KEY_REUSED_EXAMPLE } },
   };
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
 }

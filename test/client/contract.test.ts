@@ -237,7 +237,7 @@ describe("live responses validate against the document", () => {
     const [replayed] = await call("/v1/webhooks", json("POST", { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     const [, reused] = await call("/v1/webhooks", json("POST", { url: receiver.url("/other"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
-    expect(reused.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    expect(reused.detail).toEqual([expect.objectContaining({ loc: ["header", "Idempotency-Key"], type: "idempotency_key_reused" })]);
     await call(`/v1/webhooks/${wh.data.id}/test`, json("POST", {}));
     const [, dl] = await call(`/v1/webhooks/${wh.data.id}/deliveries`, { key: a.key });
     await call(`/v1/webhooks/${wh.data.id}/deliveries/${dl.data.deliveries[0].id}/redeliver`, json("POST"));

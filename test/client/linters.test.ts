@@ -75,14 +75,18 @@ test("with the default localhost server URL, Redocly's only finding is that URL"
   expect(red.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`)).toEqual(["no-server-example.com #/servers/0/url"]);
 }, 60_000);
 
-test("the document names a licence, has no empty tag, and its query numbers have one plain schema", () => {
+test("the document names a licence, has no empty tag, and its query numbers and headers say what is enforced", () => {
   const doc = JSON.parse(docText);
   expect(doc.info.license.name).toBeTruthy();
   const used = new Set(Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags ?? [])));
   expect(doc.tags.map((t: { name: string }) => t.name).filter((name: string) => !used.has(name))).toEqual([]);
   const limit = doc.paths["/v1/webhooks/{webhook_id}/deliveries"].get.parameters.find((p: { name: string }) => p.name === "limit");
-  expect(limit.schema).toMatchObject({ type: "number", minimum: 1, maximum: 100, default: 20 });
+  expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 20 });
   expect(limit.schema.anyOf).toBeUndefined();
+  // What the service enforces, stated: the Idempotency-Key's characters, the webhook URL's https and length.
+  const key = doc.paths["/v1/webhooks"].post.parameters.find((p: { name: string }) => p.name === "Idempotency-Key");
+  expect(key.schema).toMatchObject({ type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]+$" });
+  expect(doc.components.schemas.WebhookCreate.properties.url).toMatchObject({ type: "string", maxLength: 2048, pattern: expect.stringMatching(/^\^\[Hh\]\[Tt\]/) });
   expect(docText).not.toContain("localhost:8443");
 });
 

@@ -46,13 +46,14 @@ describe("Idempotency-Key", () => {
     expect((await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.accountId, a.id))).length).toBe(2);
   });
 
-  test("the same key with a different body or path → 422 IDEMPOTENCY_KEY_REUSED; keys are per account", async () => {
+  test("the same key with a different body or path → 422 detail, type idempotency_key_reused; keys are per account", async () => {
     const a = await ctx.account("growth");
     await post("/v1/webhooks", a.key, "k", hook("/a"));
+    const reused = (b: any) => [b.detail.length, b.detail[0].loc, b.detail[0].type];
     const [r1, b1] = await post("/v1/webhooks", a.key, "k", hook("/b"));
-    expect([r1.status, b1.error.code]).toEqual([422, "IDEMPOTENCY_KEY_REUSED"]);
+    expect([r1.status, ...reused(b1)]).toEqual([422, 1, ["header", "Idempotency-Key"], "idempotency_key_reused"]);
     const [r2, b2] = await post("/v1/webhooks/rotate-secret", a.key, "k");
-    expect([r2.status, b2.error.code]).toEqual([422, "IDEMPOTENCY_KEY_REUSED"]);
+    expect([r2.status, ...reused(b2)]).toEqual([422, 1, ["header", "Idempotency-Key"], "idempotency_key_reused"]);
     const b = await ctx.account("growth");
     const [r3, b3] = await post("/v1/webhooks", b.key, "k", hook("/b"));
     expect([r3.status, r3.headers.get("idempotent-replayed")]).toEqual([201, null]);
@@ -108,7 +109,13 @@ describe("Idempotency-Key", () => {
     const [r4] = await post("/v1/webhooks", a.key, "v", hook());
     expect(r4.status).toBe(201);
     const [r5, b5] = await post("/v1/webhooks", a.key, "x".repeat(256), hook());
-    expect([r5.status, b5.detail[0].loc]).toEqual([422, ["header", "Idempotency-Key"]]);
+    expect([r5.status, b5.detail]).toEqual([422, [{ loc: ["header", "Idempotency-Key"], msg: "String should have at most 255 characters", type: "string_too_long" }]]);
+    // A malformed key and a bad body: both problems in one answer, before anything ran.
+    const [r6, b6] = await post("/v1/webhooks", a.key, "a key", { url: "https://hooks.example.invalid/" });
+    expect([r6.status, b6.detail.map((i: any) => [i.loc.join("."), i.type])]).toEqual([
+      422,
+      [["header.Idempotency-Key", "string_pattern_mismatch"], ["body.events", "missing"], ["body.mode", "missing"]],
+    ]);
   });
 
   test("after 24 h the key is free again and prune() deletes stored responses older than the cutoff", async () => {

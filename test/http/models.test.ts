@@ -8,7 +8,7 @@ import { Type as T } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { RequestValidationError } from "../../src/errors.ts";
 import { modelSchema, schemaModels } from "../../src/http/models.ts";
-import { addBodyCheck } from "../../src/http/validation.ts";
+import { addRequestChecks } from "../../src/http/validation.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";
 
 // Names no module uses: the registry is the process's.
@@ -29,7 +29,7 @@ describe("the body check of a named body", () => {
   test("checks the body against the registered schema: every problem, undeclared fields included", () => {
     schemaModels("probe.models", { ProbeBody });
     const route: { body: unknown; transform?: unknown } = { body: "ProbeBody" };
-    addBodyCheck(route);
+    addRequestChecks(route);
     const [check] = route.transform as ((c: { body: unknown; request: Request }) => void)[];
     const request = new Request("https://localhost/v1/probe", { method: "POST" });
     expect(() => check!({ body: { name: "ok" }, request })).not.toThrow();
@@ -44,7 +44,7 @@ describe("the body check of a named body", () => {
   });
 
   test("a body model nobody registered is refused when the route is defined", () => {
-    expect(() => addBodyCheck({ body: "NoSuchProbeModel" })).toThrow(/NoSuchProbeModel is not registered/);
+    expect(() => addRequestChecks({ body: "NoSuchProbeModel" })).toThrow(/NoSuchProbeModel is not registered/);
   });
 });
 

@@ -2,6 +2,8 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { Text } from "../../http/text.ts";
+import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 
 export const CourierSchema = T.Object(
   {
@@ -23,10 +25,10 @@ export const CourierListResponse = T.Object(
 
 export const CourierResponse = T.Object({ success: T.Literal(true), data: CourierSchema }, { title: "CourierResponse" });
 
-export const SlugParams = t.Object({ slug: t.String({ minLength: 1, maxLength: 100, description: "Courier slug, e.g. `delhivery`." }) });
+export const SlugParams = t.Object({ slug: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Courier slug, e.g. `delhivery`." }) });
 
 export const DetectQuery = t.Object({
-  tracking_number: t.String({ minLength: 1, maxLength: 100, description: "The tracking number as the customer has it; spaces and hyphens are ignored, case does not matter." }),
+  tracking_number: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "The tracking number as the customer has it; spaces and hyphens are ignored, case does not matter." }),
 });
 
 export const CourierDetectResponse = T.Object(

@@ -5,26 +5,28 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { Text } from "../../http/text.ts";
+import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "../webhooks/payload.ts";
 
 export const EventsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
   type: t.Optional(t.Union(EVENT_TYPES.map((e) => t.Literal(e)) as [ReturnType<typeof t.Literal<(typeof EVENT_TYPES)[number]>>], { description: "Only events of this type." })),
-  courier: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Only this courier's events (slug)." })),
-  tracking_number: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Only this shipment's events (normalised like /v1/track)." })),
-  since: t.Optional(t.String({ format: "date-time", description: "Only events at or after this instant (ISO 8601); at most 30 days back." })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Events per page (1 to 100, default 20)." })),
-  cursor: t.Optional(t.String({ maxLength: 100, description: "`next_cursor` of the previous page." })),
+  courier: t.Optional(Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Only this courier's events (slug)." })),
+  tracking_number: t.Optional(Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Only this shipment's events (normalised like /v1/track)." })),
+  since: t.Optional(Text({ format: "date-time", description: "Only events at or after this instant (ISO 8601); at most 30 days back." })),
+  limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Events per page: an integer, 1 to 100 (default 20)." })),
+  cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
 });
 
 export const RedeliverParams = t.Object({
-  webhook_id: t.String({ minLength: 1, maxLength: 100, description: "Webhook id (`wh_…`)." }),
-  delivery_id: t.String({ minLength: 1, maxLength: 100, description: "Delivery id (`dlv_…`) from the webhook's deliveries." }),
+  webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }),
+  delivery_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Delivery id (`dlv_…`) from the webhook's deliveries." }),
 });
 
 export const RecoverBody = t.Object(
-  { since: t.String({ format: "date-time", description: "ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again." }) },
+  { since: Text({ format: "date-time", description: "ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again." }) },
   { additionalProperties: false },
 );
 

@@ -5,13 +5,15 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { Text } from "../../http/text.ts";
+import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
 export const MAX_SHIPMENTS_PER_CALL = 100;
 
-const CourierParam = t.String({ minLength: 1, maxLength: 64, description: "Courier slug from GET /v1/couriers, or `auto` to detect it from the number." });
-const NumberParam = t.String({ minLength: 1, maxLength: 64, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." });
+const CourierParam = Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, or `auto` to detect it from the number." });
+const NumberParam = Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." });
 
 export const FollowShipmentsBody = t.Object(
   {
@@ -30,16 +32,16 @@ const STATE_NAMES = ["pending", "in_transit", "out_for_delivery", "delivered", "
 export const ListShipmentsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
   state: t.Optional(t.Union(STATE_NAMES.map((s) => t.Literal(s)) as [ReturnType<typeof t.Literal<(typeof STATE_NAMES)[number]>>], { description: "Only shipments in this state (webhook spelling)." })),
-  courier: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "Only this courier's shipments (slug)." })),
-  updated_since: t.Optional(t.String({ format: "date-time", description: "Only shipments whose record changed at or after this instant (ISO 8601)." })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Shipments per page (1 to 100, default 20)." })),
-  cursor: t.Optional(t.String({ maxLength: 200, description: "`next_cursor` of the previous page." })),
+  courier: t.Optional(Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Only this courier's shipments (slug)." })),
+  updated_since: t.Optional(Text({ format: "date-time", description: "Only shipments whose record changed at or after this instant (ISO 8601)." })),
+  limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Shipments per page: an integer, 1 to 100 (default 20)." })),
+  cursor: t.Optional(Text({ maxLength: 200, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
 });
 export type ListShipmentsInput = typeof ListShipmentsQuery.static;
 
 export const ShipmentParams = t.Object({
-  courier: t.String({ minLength: 1, maxLength: 64, description: "Courier slug." }),
-  tracking_number: t.String({ minLength: 1, maxLength: 64, description: "The tracking number (normalised like /v1/track)." }),
+  courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug." }),
+  tracking_number: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The tracking number (normalised like /v1/track)." }),
 });
 
 // ---- responses -------------------------------------------------------------------------

@@ -5,12 +5,13 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import type { TrackSpelling } from "../../domain/states.ts";
 
 export const TrackQuery = t.Object({
-  courier: t.String({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
-  tracking_number: t.String({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
+  courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
+  tracking_number: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
 });
 
 const TrackState = T.Union(

@@ -129,9 +129,6 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
         apiKey: true,
         params: WebhookIdParams,
         body: "WebhookTestFire",
-        transform(c) {
-          if (c.body === null) (c as { body: unknown }).body = undefined;
-        },
         response: {
           200: "TestFireResult",
           409: E("The webhook is live; test fires go to test webhooks only.", ["WEBHOOK_IS_LIVE"]),

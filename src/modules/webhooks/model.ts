@@ -7,6 +7,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "./payload.ts";
@@ -16,9 +17,18 @@ export const MAX_DESCRIPTION_LENGTH = 500;
 
 const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception")], { description: "An event name." });
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
-const Url = t.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: "https URL of the receiver; host name or public IP.", examples: ["https://example.com/hooks/courier"] });
+/**
+ * The receiver URL rules a schema can state (url.ts checks the rest: a public address, a fully qualified name,
+ * a port other than 0): https, at most 2,048 characters, no user name or password, no fragment, no white space.
+ */
+export const WEBHOOK_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@\\s]+(?:[/?][^#\\s]*)?$";
+const Url = Text({
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  pattern: WEBHOOK_URL_PATTERN,
+  description: "https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.", examples: ["https://example.com/hooks/courier"] });
 const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
-const Description = t.String({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
+const Description = Text({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
 
 export const CreateWebhookBody = t.Object(
   { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])) },
@@ -38,14 +48,16 @@ export const UpdateWebhookBody = t.Object(
 );
 export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 
-/** Optional; `null` is accepted too (spec: "optional JSON object or null"; the route maps null to absent before validation). */
-export const TestFireBody = t.Optional(t.Object({ event: t.Optional(EventName) }, { additionalProperties: false, description: "Optional (or null). Default event: the webhook's first." }));
+/** Optional; `null` is accepted too (spec: "optional JSON object or null"), and the document says so. */
+export const TestFireBody = t.Optional(
+  t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()], { description: "Optional (or null). Default event: the webhook's first." }),
+);
 
-export const WebhookIdParams = t.Object({ webhook_id: t.String({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
+export const WebhookIdParams = t.Object({ webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
 
 export const DeliveriesQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page (1 to 100, default 20)." })),
-  cursor: t.Optional(t.String({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
+  limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page: an integer, 1 to 100 (default 20)." })),
+  cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
 });
 
 // ---- responses -------------------------------------------------------------------------

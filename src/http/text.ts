@@ -1,0 +1,97 @@
+/**
+ * `Text`: a JSON Schema string whose `minLength` and `maxLength` count characters (Unicode code points), as
+ * JSON Schema does (JSON Schema Validation 2020-12, 6.3.1–6.3.2) and as every validator a client runs against
+ * the OpenAPI document does. TypeBox's own `String` check compares JavaScript's `.length`, in UTF-16 code
+ * units: a character outside the Basic Multilingual Plane (an emoji, many CJK ideographs) counts twice, so
+ * 33 emoji failed a 64-character limit the document says they pass.
+ *
+ * The fix is TypeBox's designed extension point, not a patch: `Text` is a kind of its own in TypeBox's
+ * `TypeRegistry`, so every check of a schema that uses it — ours (validation.ts) and Elysia's, compiled or
+ * not — runs {@link textProblem}. Its JSON form is a plain `{ "type": "string", minLength, maxLength,
+ * pattern, format }`, which is what the OpenAPI document shows. This file is the whole workaround:
+ * test/http/text.test.ts fails when TypeBox starts counting code points itself, and then `Text` can become
+ * `Type.String` again.
+ *
+ * Patterns are compiled with the `u` flag (ECMA-262 in Unicode mode, as JSON Schema validators such as Ajv
+ * compile them), once per distinct pattern. `format: "date-time"` is RFC 3339's `date-time` (section 5.6, as
+ * JSON Schema defines the format), not the looser registry format Elysia installs (which takes `2026-11-05`,
+ * `Thu Nov 05 2026 …` and text around a date), and only instants JavaScript can represent (no leap second).
+ */
+import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
+
+export const TEXT_KIND = "Text";
+
+export interface TextOptions extends SchemaOptions {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+}
+
+/** Which rule a value breaks: the JSON Schema keyword, or `type` for a non-string. */
+export type TextProblem = "type" | "minLength" | "maxLength" | "pattern" | "format";
+
+const patterns = new Map<string, RegExp>();
+const regexOf = (pattern: string): RegExp => {
+  let re = patterns.get(pattern);
+  if (!re) patterns.set(pattern, (re = new RegExp(pattern, "u")));
+  return re;
+};
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** RFC 3339 `date-time` (section 5.6), every field in range, that `Date.parse` reads. */
+export function isDateTime(s: string): boolean {
+  const m = RFC3339.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
+  const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
+  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 59 || oh! > 23 || om! > 59) return false;
+  return Number.isFinite(Date.parse(s));
+}
+
+/** Formats checked here as JSON Schema defines them; others are TypeBox's registry's. */
+const FORMATS: Record<string, (s: string) => boolean> = { "date-time": isDateTime };
+
+/** Characters (code points) in `s`; a lone surrogate counts as one, as JSON Schema validators count it. */
+export function charCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+  }
+  return n;
+}
+
+/**
+ * The first rule of `schema` that `value` breaks, or undefined when it passes. Lengths in code points; the
+ * code-point count is only taken when `.length` alone cannot decide (a string has between `.length / 2` and
+ * `.length` code points).
+ */
+export function textProblem(schema: TextOptions, value: unknown): TextProblem | undefined {
+  if (typeof value !== "string") return "type";
+  const { minLength, maxLength } = schema;
+  if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && charCount(value) < minLength))) return "minLength";
+  if (maxLength !== undefined && value.length > maxLength && (value.length > 2 * maxLength || charCount(value) > maxLength)) return "maxLength";
+  if (schema.pattern !== undefined && !regexOf(schema.pattern).test(value)) return "pattern";
+  if (schema.format !== undefined && !(FORMATS[schema.format] ?? FormatRegistry.Get(schema.format))?.(value)) return "format";
+  return undefined;
+}
+
+if (!TypeRegistry.Has(TEXT_KIND)) TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textProblem(schema, value) === undefined);
+
+/**
+ * A string schema with lengths in characters (see the module comment); use it for every request string with
+ * a length limit. Validated as `string` by TypeScript.
+ * @throws SyntaxError at once when `pattern` is not a valid Unicode-mode regular expression
+ */
+export function Text(options: TextOptions = {}): TUnsafe<string> {
+  if (options.pattern !== undefined) regexOf(options.pattern);
+  return Type.Unsafe<string>({ ...options, [Kind]: TEXT_KIND, type: "string" });
+}
+
+/** True for a schema made by {@link Text}. */
+export const isText = (schema: unknown): schema is TextOptions => (schema as { [Kind]?: unknown } | undefined)?.[Kind] === TEXT_KIND;
