@@ -25,6 +25,7 @@ export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
  * `default` is the value when unset; `x-default` describes, for the docs, a default that depends on other
  * variables (config.ts computes it) or what leaving the variable unset means. `x-expected`: what the text must
  * look like, in an operator's words; a configuration error quotes it instead of the value (values may be secrets).
+ * A list is set as comma-separated text; its `x-pattern` is what that text must match.
  */
 type Doc = { description: string; default?: unknown; "x-default"?: string };
 const Int = (o: Doc & { minimum?: number; maximum?: number }) => T.Integer(o);
