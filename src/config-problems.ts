@@ -3,8 +3,9 @@
  * throws them together as one ConfigError): values are secrets often enough, and the error line ends up in
  * log stores (docs/deployment.md, Start-up and shutdown).
  */
-import { Value } from "@sinclair/typebox/value";
-import { EnvSchema, type Env } from "./config-env.ts";
+import { KindGuard, type TSchema } from "@sinclair/typebox";
+import { Value, ValueErrorType } from "@sinclair/typebox/value";
+import { boundsOf, camel, ENV, ENV_NAMES, EnvSchema, type Env, type EnvName, type Settings } from "./config-env.ts";
 
 /** One bad variable: its name and what is wrong with it (never its value). */
 export interface ConfigProblem {
@@ -12,30 +13,23 @@ export interface ConfigProblem {
   detail: string;
 }
 
-/** Entries of `WEBHOOK_ALLOW_PRIVATE_CIDRS` that are not `address/prefix`, by position. */
-export function cidrProblems(cidrs: string[]): ConfigProblem[] {
-  return cidrs.flatMap((c, i) =>
-    /^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c) ? [] : [{ variable: "WEBHOOK_ALLOW_PRIVATE_CIDRS", detail: `item ${i + 1} is not a CIDR range (address/prefix length)` }],
-  );
-}
-
 /**
- * Every schema violation, one per variable, worded for an operator: what the value must be (the schema's
+ * Every violation of the text schema, one per variable, worded for an operator: what the value must be (the schema's
  * `x-expected`, its choices or its length), and whether it has white space at either end, the usual slip
  * when pasting a key. Never the value itself.
  */
-export function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
+export function textProblems(raw: Env): ConfigProblem[] {
   const seen = new Set<string>();
   const out: ConfigProblem[] = [];
   for (const err of Value.Errors(EnvSchema, raw)) {
     const variable = err.path.replace(/^\//, "") || "environment";
     if (seen.has(variable)) continue;
     seen.add(variable);
-    const schema = EnvSchema.properties[variable as keyof Env] as
+    const schema = EnvSchema.properties[variable] as
       | { anyOf?: { const?: unknown }[]; const?: unknown; minLength?: number; "x-expected"?: string }
       | undefined;
     const choices = schema?.anyOf?.map((s) => s.const) ?? (schema?.const !== undefined ? [schema.const] : undefined);
-    const value = raw[variable] ?? "";
+    const value = raw[variable as EnvName] ?? "";
     let why: string;
     if (choices?.every((c) => typeof c === "string")) why = `must be one of ${choices.join(", ")}`;
     else if (schema?.minLength !== undefined && [...value].length < schema.minLength) why = `must be at least ${schema.minLength} characters long`;
@@ -45,6 +39,37 @@ export function schemaProblems(raw: Record<string, string>): ConfigProblem[] {
     out.push({ variable, detail: why });
   }
   return out;
+}
+
+/**
+ * The settings `raw` holds (text that passed {@link textProblems}; variables named in `problems` are left to their
+ * defaults), with every value out of its bounds or list item out of its pattern added to `problems`.
+ */
+export function readSettings(raw: Env, problems: ConfigProblem[]): Settings {
+  const values: Record<string, unknown> = {};
+  for (const name of ENV_NAMES) {
+    const text = raw[name];
+    if (text !== undefined && !problems.some((p) => p.variable === name)) values[name] = fromText(ENV.properties[name], text);
+  }
+  const settled = Value.Default(ENV, values) as Record<string, unknown>;
+  const seen = new Set<string>();
+  for (const err of Value.Errors(ENV, settled)) {
+    if (seen.has(err.path)) continue;
+    seen.add(err.path);
+    const [, variable = "environment", item] = err.path.split("/");
+    if (item !== undefined) problems.push({ variable, detail: `item ${Number(item) + 1} is not ${err.schema["x-expected"]}` });
+    else if (err.type === ValueErrorType.Integer) problems.push({ variable, detail: "is not a whole number" });
+    else problems.push({ variable, detail: `must be ${boundsOf(err.schema) ?? "of another kind"}` });
+  }
+  return Object.fromEntries(ENV_NAMES.map((name) => [camel(name), settled[name]])) as Settings;
+}
+
+/** A variable's checked text as the value its schema describes (a whole number past 2^53 becomes NaN, refused after). */
+function fromText(s: TSchema, text: string): unknown {
+  if (KindGuard.IsInteger(s)) return Number.isSafeInteger(Number(text)) ? Number(text) : Number.NaN;
+  if (KindGuard.IsBoolean(s)) return text === "true" || text === "1";
+  if (KindGuard.IsArray(s)) return text.split(",").map((item) => item.trim()).filter(Boolean).map((item) => fromText(s.items, item));
+  return text;
 }
 
 /**
