@@ -10,7 +10,8 @@
  * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
  * delivery worker) and they give back their claims, the courier pools and
  * simulator close, the pool closes, the embedded PostgreSQL stops LAST, then
- * "stopped" and exit 0.
+ * "stopped", the buffered log lines are written (lib/log.ts), and exit 0. Every
+ * other exit (a failed start, an uncaught error) writes them first too.
  *
  * ROLE (docs/deployment.md, Roles): `api` serves HTTP only, `worker` runs the
  * scheduler (re-checks, the webhook delivery worker, housekeeping) only, `all`
@@ -43,6 +44,8 @@ import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
 const lifecycle = createLifecycle({ starting: true });
+/** Longest wait for a log write already under way before the buffered rest is written synchronously, ms. */
+const LOG_FLUSH_MS = 2_000;
 
 /** Everything that must be stopped, filled in as start-up goes. */
 interface Running {
@@ -63,7 +66,8 @@ try {
   createLogger("info", SERVICE).error(err.message, { problems: err.problems });
   process.exit(1);
 }
-const log = createLogger(config.logLevel, SERVICE);
+// Buffered: lines are written in batches (lib/log.ts), and every exit below flushes them first.
+const log = createLogger(config.logLevel, SERVICE, undefined, { buffered: true });
 setPasswordHashMemory(config.passwordHashMemoryKib);
 
 async function start(): Promise<void> {
@@ -179,10 +183,13 @@ async function shutdown(signal: string): Promise<void> {
   // Hard stop if a step hangs past the grace (plus time for the database to close).
   setTimeout(() => {
     log.error("shutdown did not finish in time; exiting");
+    log.flushSync();
     process.exit(1);
   }, graceMs + 15_000).unref();
   await stopAll(log, graceMs);
   log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
+  // Every buffered line (the last requests' access lines included) is on stdout before the exit.
+  await log.flush(LOG_FLUSH_MS);
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -199,8 +206,14 @@ function stopAndFail(): Promise<void> {
   stopping = true;
   lifecycle.draining = true;
   if (!failing) {
-    setTimeout(() => process.exit(1), FAILURE_STOP_MS + 5_000).unref();
-    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS).finally(() => process.exit(1));
+    setTimeout(() => {
+      log.flushSync();
+      process.exit(1);
+    }, FAILURE_STOP_MS + 5_000).unref();
+    // The error line, and every line buffered before it, are on stdout before the exit.
+    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS)
+      .finally(() => log.flush(LOG_FLUSH_MS))
+      .finally(() => process.exit(1));
   }
   return failing;
 }

@@ -7,7 +7,13 @@
  * courier credentials are not logged anywhere. As a second line of defence,
  * pino redacts by path ({@link REDACT_PATHS}) and every `Error` field is reduced
  * to `{name, message, code?}`: no stack frames, no SQL, no query parameters.
+ * The access log ({@link Logger.access}) is the exception: its fields are fixed
+ * and secret-free, so its lines skip both.
+ *
+ * Every line logged while a request is being answered carries that request's
+ * `request_id` ({@link runInRequestScope}).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -22,6 +28,18 @@ export interface Logger {
   child(fields: Fields): Logger;
   /** True when a line at `level` would be written: lets a hot path skip building fields nobody reads. */
   enabled(level: Exclude<LogLevel, "silent">): boolean;
+  /**
+   * The access log's logger: same output, level and base, but no redaction, no error reduction and no request
+   * id added. Only for lines whose fields are fixed and carry no secret (http/access-log.ts passes its own id).
+   */
+  access(): Logger;
+  /**
+   * Writes every buffered line, waiting up to `timeoutMs` for a write already under way, then synchronously
+   * (no-op for an unbuffered logger). Call it before `process.exit`; it never throws.
+   */
+  flush(timeoutMs?: number): Promise<void>;
+  /** Writes every buffered line synchronously, now; for paths that cannot wait (a hard exit). Never throws. */
+  flushSync(): void;
 }
 
 /** Field names that hold secrets (checked at the top level and one level down, e.g. `config.password`). */
@@ -76,36 +94,133 @@ function serializeErrors(obj: Fields): Fields {
   return out ?? obj;
 }
 
-function wrap(p: pino.Logger): Logger {
+/**
+ * The request being answered, for the log lines it causes. `open` turns false once its answer is logged, so a
+ * timer or batch that merely started during the request (a quota give-back, a key-use stamp) does not carry
+ * its id in lines written later.
+ */
+export interface RequestScope {
+  readonly id: string;
+  open: boolean;
+}
+const requestScope = new AsyncLocalStorage<RequestScope>();
+
+/**
+ * Runs `fn(arg)` in `scope`: every line logged by it, and by what it awaits, carries `request_id: scope.id`
+ * (pino's `mixin`) while `scope.open` holds. The access log passes its own id and does not read the scope.
+ */
+export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, arg: A): R {
+  return requestScope.run(scope, fn, arg);
+}
+
+/** The request id of the request being answered, if any (for code that logs through something other than pino). */
+export function currentRequestId(): string | undefined {
+  const s = requestScope.getStore();
+  return s?.open ? s.id : undefined;
+}
+
+/** pino's `mixin`: a fresh object each call (pino assigns the line's own fields onto it; those win). */
+function requestIdMixin(): Fields {
+  const s = requestScope.getStore();
+  return s?.open ? { request_id: s.id } : {};
+}
+
+/** How long buffered lines may wait before they are written, ms. */
+export const LOG_FLUSH_INTERVAL_MS = 100;
+/** Buffered bytes that trigger a write at once (below SonicBoom's maxWrite of 16 KiB). */
+const LOG_BUFFER_BYTES = 8 * 1024;
+
+interface Output {
+  stream: pino.DestinationStream;
+  flush(timeoutMs: number): Promise<void>;
+  flushSync(): void;
+}
+
+/**
+ * stdout through SonicBoom, asynchronous and buffered: lines are written when 8 KiB are waiting or every
+ * {@link LOG_FLUSH_INTERVAL_MS}, whichever comes first — a handful of `write(2)` calls a second instead of one
+ * per line on the event loop. pino flushes it synchronously on process exit as well.
+ */
+function bufferedStdout(): Output {
+  const dest = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  const flushSync = () => {
+    try {
+      dest.flushSync();
+    } catch {
+      // Destroyed (EPIPE: nobody reads stdout any more) or not open: nothing can be written.
+    }
+  };
+  return {
+    stream: dest,
+    flushSync,
+    // A write under way must land first, or its lines could follow (or, at exit, miss) the ones written now.
+    flush: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        try {
+          dest.flush(() => (clearTimeout(timer), resolve()));
+        } catch {
+          clearTimeout(timer);
+          resolve();
+        }
+      }).then(flushSync),
+  };
+}
+
+function output(write: ((line: string) => void) | undefined, buffered: boolean): Output {
+  if (write) {
+    const stream = { write: (s: string) => write(s.endsWith("\n") ? s.slice(0, -1) : s) };
+    return { stream, flush: async () => {}, flushSync: () => {} };
+  }
+  if (buffered) return bufferedStdout();
+  return { stream: pino.destination({ dest: 1, sync: true }), flush: async () => {}, flushSync: () => {} };
+}
+
+function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
   const at = (lvl: "debug" | "info" | "warn" | "error") => (msg: string, fields?: Fields) => (fields ? p[lvl](fields, msg) : p[lvl](msg));
   return {
     debug: at("debug"),
     info: at("info"),
     warn: at("warn"),
     error: at("error"),
-    child: (f) => wrap(p.child(serializeErrors(f))),
+    child: (f) => wrap(p.child(serializeErrors(f)), out, access),
     enabled: (lvl) => p.isLevelEnabled(lvl),
+    access,
+    flush: (timeoutMs = 2_000) => out.flush(timeoutMs),
+    flushSync: () => out.flushSync(),
   };
+}
+
+export interface LoggerOptions {
+  /**
+   * stdout through an asynchronous buffer (flushed every {@link LOG_FLUSH_INTERVAL_MS} and on
+   * {@link Logger.flush}); default false: each line written synchronously (CLIs, which exit right after).
+   */
+  buffered?: boolean;
 }
 
 /**
  * A logger at `level` (config `LOG_LEVEL`) whose lines carry `base`.
- * @param write receives each line without its newline (tests capture lines); default: synchronous stdout.
+ * @param write receives each line without its newline (tests capture lines); default: stdout (see `opts`).
  */
-export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void): Logger {
-  const dest = write ? { write: (s: string) => write(s.endsWith("\n") ? s.slice(0, -1) : s) } : pino.destination({ dest: 1, sync: true });
+export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void, opts: LoggerOptions = {}): Logger {
+  const out = output(write, opts.buffered ?? false);
+  const common = { level, base, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  let accessLogger: Logger | undefined;
+  // Built on first use: most loggers (CLIs, tests) never log an access line.
+  const access = (): Logger => (accessLogger ??= wrap(pino(common, out.stream), out, access));
   return wrap(
     pino(
       {
-        level,
-        base,
-        messageKey: "msg",
-        timestamp: pino.stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }), log: serializeErrors },
+        ...common,
+        formatters: { ...common.formatters, log: serializeErrors },
         redact: { paths: [...REDACT_PATHS], censor: "[redacted]" },
+        mixin: requestIdMixin,
       },
-      dest,
+      out.stream,
     ),
+    out,
+    access,
   );
 }
 

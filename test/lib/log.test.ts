@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createLogger, type LogLevel } from "../../src/lib/log.ts";
+import { createLogger, runInRequestScope, type LogLevel, type RequestScope } from "../../src/lib/log.ts";
 
 function capture(level: LogLevel = "debug", base: Record<string, unknown> = {}) {
   const lines: string[] = [];
@@ -84,5 +84,63 @@ describe("logger (pino)", () => {
     const { log, records } = capture();
     log.error("x", { cause: new Error("inner") });
     expect(records()[0]!.cause).toEqual({ name: "Error", message: "inner" });
+  });
+});
+
+describe("request scope", () => {
+  test("lines logged in a request's scope, awaited work included, carry its id until the scope closes", async () => {
+    const { log, records } = capture();
+    const scope: RequestScope = { id: "req_a", open: true };
+    let later!: Promise<void>;
+    await runInRequestScope(
+      scope,
+      async () => {
+        log.info("at once");
+        await Bun.sleep(1);
+        log.child({ component: "x" }).warn("after an await");
+        // A timer armed during the request, firing after its answer.
+        later = new Promise((resolve) => setTimeout(() => resolve(log.info("after the answer")), 5));
+      },
+      undefined,
+    );
+    scope.open = false;
+    await later;
+    log.info("outside");
+    expect(records().map((r) => [r.msg, r.request_id])).toEqual([
+      ["at once", "req_a"],
+      ["after an await", "req_a"],
+      ["after the answer", undefined],
+      ["outside", undefined],
+    ]);
+  });
+
+  test("concurrent scopes keep their own ids; a line's own request_id field wins", async () => {
+    const { log, records } = capture();
+    const run = (id: string) =>
+      runInRequestScope({ id, open: true }, async () => {
+        await Bun.sleep(id === "req_1" ? 5 : 1);
+        log.info(id);
+      }, undefined);
+    await Promise.all([run("req_1"), run("req_2")]);
+    runInRequestScope({ id: "req_3", open: true }, () => log.info("explicit", { request_id: "req_given" }), undefined);
+    expect(records().map((r) => [r.msg, r.request_id])).toEqual([
+      ["req_2", "req_2"],
+      ["req_1", "req_1"],
+      ["explicit", "req_given"],
+    ]);
+  });
+});
+
+describe("access logger", () => {
+  test("same output, level and base; no request id from the scope (it passes its own)", () => {
+    const { log, records } = capture("info", { service: "s" });
+    const access = log.access();
+    expect(log.access()).toBe(access);
+    runInRequestScope({ id: "req_x", open: true }, () => {
+      access.info("request", { status: 200 });
+      access.debug("request", { status: 200 });
+    }, undefined);
+    expect(records()).toEqual([{ level: "info", time: expect.any(String), service: "s", status: 200, msg: "request" }]);
+    expect(capture("warn").log.access().enabled("info")).toBe(false);
   });
 });
