@@ -44,8 +44,6 @@ import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
 const lifecycle = createLifecycle({ starting: true });
-/** Longest wait for a log write already under way before the buffered rest is written synchronously, ms. */
-const LOG_FLUSH_MS = 2_000;
 
 /** Everything that must be stopped, filled in as start-up goes. */
 interface Running {
@@ -183,13 +181,13 @@ async function shutdown(signal: string): Promise<void> {
   // Hard stop if a step hangs past the grace (plus time for the database to close).
   setTimeout(() => {
     log.error("shutdown did not finish in time; exiting");
-    log.flushSync();
+    log.flush();
     process.exit(1);
   }, graceMs + 15_000).unref();
   await stopAll(log, graceMs);
   log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
   // Every buffered line (the last requests' access lines included) is on stdout before the exit.
-  await log.flush(LOG_FLUSH_MS);
+  log.flush();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -207,13 +205,15 @@ function stopAndFail(): Promise<void> {
   lifecycle.draining = true;
   if (!failing) {
     setTimeout(() => {
-      log.flushSync();
+      log.flush();
       process.exit(1);
     }, FAILURE_STOP_MS + 5_000).unref();
     // The error line, and every line buffered before it, are on stdout before the exit.
     failing = stopAll(createLogger("silent"), FAILURE_STOP_MS)
-      .finally(() => log.flush(LOG_FLUSH_MS))
-      .finally(() => process.exit(1));
+      .finally(() => {
+        log.flush();
+        process.exit(1);
+      });
   }
   return failing;
 }

@@ -33,13 +33,8 @@ export interface Logger {
    * id added. Only for lines whose fields are fixed and carry no secret (http/access-log.ts passes its own id).
    */
   access(): Logger;
-  /**
-   * Writes every buffered line, waiting up to `timeoutMs` for a write already under way, then synchronously
-   * (no-op for an unbuffered logger). Call it before `process.exit`; it never throws.
-   */
-  flush(timeoutMs?: number): Promise<void>;
-  /** Writes every buffered line synchronously, now; for paths that cannot wait (a hard exit). Never throws. */
-  flushSync(): void;
+  /** Writes every buffered line now, synchronously (no-op for an unbuffered logger). Call it before `process.exit`; never throws. */
+  flush(): void;
 }
 
 /** Field names that hold secrets (checked at the top level and one level down, e.g. `config.password`). */
@@ -127,53 +122,38 @@ function requestIdMixin(): Fields {
 
 /** How long buffered lines may wait before they are written, ms. */
 export const LOG_FLUSH_INTERVAL_MS = 100;
-/** Buffered bytes that trigger a write at once (below SonicBoom's maxWrite of 16 KiB). */
+/** Buffered bytes that trigger a write at once (about 35 access lines; below SonicBoom's maxWrite of 16 KiB). */
 const LOG_BUFFER_BYTES = 8 * 1024;
 
 interface Output {
   stream: pino.DestinationStream;
-  flush(timeoutMs: number): Promise<void>;
-  flushSync(): void;
+  flush(): void;
 }
 
 /**
- * stdout through SonicBoom, asynchronous and buffered: lines are written when 8 KiB are waiting or every
- * {@link LOG_FLUSH_INTERVAL_MS}, whichever comes first — a handful of `write(2)` calls a second instead of one
- * per line on the event loop. pino flushes it synchronously on process exit as well.
+ * stdout (or `file`) through SonicBoom, buffered: lines are written when 8 KiB are waiting or every
+ * {@link LOG_FLUSH_INTERVAL_MS}, whichever comes first — a few hundred `write(2)` calls a second at most
+ * instead of one per line. Each write is synchronous, so a flush is complete when it returns: nothing is
+ * ever in flight on another thread when the process exits (measured against `sync: false`, docs/logging.md).
  */
-function bufferedStdout(): Output {
-  const dest = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
-  const flushSync = () => {
+function bufferedOutput(file?: string): Output {
+  const dest = pino.destination({ dest: file ?? 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  const flush = () => {
     try {
       dest.flushSync();
     } catch {
-      // Destroyed (EPIPE: nobody reads stdout any more) or not open: nothing can be written.
+      // Destroyed (EPIPE: nobody reads stdout any more) or not open yet: nothing can be written.
     }
   };
-  return {
-    stream: dest,
-    flushSync,
-    // A write under way must land first, or its lines could follow (or, at exit, miss) the ones written now.
-    flush: (timeoutMs) =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        try {
-          dest.flush(() => (clearTimeout(timer), resolve()));
-        } catch {
-          clearTimeout(timer);
-          resolve();
-        }
-      }).then(flushSync),
-  };
+  // A safety net for an exit that did not flush first (main.ts flushes on every exit it makes).
+  process.once("exit", flush);
+  return { stream: dest, flush };
 }
 
-function output(write: ((line: string) => void) | undefined, buffered: boolean): Output {
-  if (write) {
-    const stream = { write: (s: string) => write(s.endsWith("\n") ? s.slice(0, -1) : s) };
-    return { stream, flush: async () => {}, flushSync: () => {} };
-  }
-  if (buffered) return bufferedStdout();
-  return { stream: pino.destination({ dest: 1, sync: true }), flush: async () => {}, flushSync: () => {} };
+function output(write: ((line: string) => void) | undefined, buffered: boolean, file?: string): Output {
+  if (write) return { stream: { write: (s: string) => write(s.endsWith("\n") ? s.slice(0, -1) : s) }, flush: () => {} };
+  if (buffered) return bufferedOutput(file);
+  return { stream: pino.destination({ dest: 1, sync: true }), flush: () => {} };
 }
 
 function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
@@ -186,17 +166,18 @@ function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
     child: (f) => wrap(p.child(serializeErrors(f)), out, access),
     enabled: (lvl) => p.isLevelEnabled(lvl),
     access,
-    flush: (timeoutMs = 2_000) => out.flush(timeoutMs),
-    flushSync: () => out.flushSync(),
+    flush: () => out.flush(),
   };
 }
 
 export interface LoggerOptions {
   /**
-   * stdout through an asynchronous buffer (flushed every {@link LOG_FLUSH_INTERVAL_MS} and on
-   * {@link Logger.flush}); default false: each line written synchronously (CLIs, which exit right after).
+   * stdout through a buffer written every 8 KiB and every {@link LOG_FLUSH_INTERVAL_MS} (and on
+   * {@link Logger.flush}); default false: each line written at once (CLIs, which exit right after).
    */
   buffered?: boolean;
+  /** With `buffered`: append to this file instead of stdout (benches keep their own output clean). */
+  file?: string;
 }
 
 /**
@@ -204,7 +185,7 @@ export interface LoggerOptions {
  * @param write receives each line without its newline (tests capture lines); default: stdout (see `opts`).
  */
 export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void, opts: LoggerOptions = {}): Logger {
-  const out = output(write, opts.buffered ?? false);
+  const out = output(write, opts.buffered ?? false, opts.file);
   const common = { level, base, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   let accessLogger: Logger | undefined;
   // Built on first use: most loggers (CLIs, tests) never log an access line.
