@@ -122,8 +122,8 @@ function requestIdMixin(): Fields {
 
 /** How long buffered lines may wait before they are written, ms. */
 export const LOG_FLUSH_INTERVAL_MS = 100;
-/** Buffered bytes that trigger a write at once (about 35 access lines; below SonicBoom's maxWrite of 16 KiB). */
-const LOG_BUFFER_BYTES = 8 * 1024;
+/** Buffered characters that trigger a write at once (about 35 access lines). */
+const LOG_BUFFER_CHARS = 8 * 1024;
 
 interface Output {
   stream: pino.DestinationStream;
@@ -131,23 +131,39 @@ interface Output {
 }
 
 /**
- * stdout (or `file`) through SonicBoom, buffered: lines are written when 8 KiB are waiting or every
- * {@link LOG_FLUSH_INTERVAL_MS}, whichever comes first — a few hundred `write(2)` calls a second at most
- * instead of one per line. Each write is synchronous, so a flush is complete when it returns: nothing is
- * ever in flight on another thread when the process exits (measured against `sync: false`, docs/logging.md).
+ * Lines collected in an array and handed to SonicBoom (synchronous, unbuffered: it does the `write(2)`, partial
+ * writes, EAGAIN and EPIPE) as one chunk once 8 Ki characters wait or every {@link LOG_FLUSH_INTERVAL_MS} —
+ * a few hundred writes a second at most instead of one per line. Each write completes before `flush` returns,
+ * so nothing is in flight on another thread when the process exits. Collected here rather than with SonicBoom's
+ * own `minLength`: that appends each line to one growing string and measures its bytes again on every write,
+ * which cost ~8 µs a line inside the service (docs/logging.md, "Destination").
  */
 function bufferedOutput(file?: string): Output {
-  const dest = pino.destination({ dest: file ?? 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  const sonic = pino.destination({ dest: file ?? 1, sync: true });
+  let lines: string[] = [];
+  let chars = 0;
   const flush = () => {
+    if (lines.length === 0) return;
+    const chunk = lines.join("");
+    lines = [];
+    chars = 0;
     try {
-      dest.flushSync();
+      sonic.write(chunk);
     } catch {
-      // Destroyed (EPIPE: nobody reads stdout any more) or not open yet: nothing can be written.
+      // Destroyed (EPIPE: nobody reads stdout any more): nothing can be written.
     }
   };
+  setInterval(flush, LOG_FLUSH_INTERVAL_MS).unref();
   // A safety net for an exit that did not flush first (main.ts flushes on every exit it makes).
   process.once("exit", flush);
-  return { stream: dest, flush };
+  const stream = {
+    write(line: string) {
+      lines.push(line);
+      chars += line.length;
+      if (chars >= LOG_BUFFER_CHARS) flush();
+    },
+  };
+  return { stream, flush };
 }
 
 function output(write: ((line: string) => void) | undefined, buffered: boolean, file?: string): Output {

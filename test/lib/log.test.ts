@@ -1,4 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eventually } from "../helpers/eventually.ts";
 import { createLogger, runInRequestScope, type LogLevel, type RequestScope } from "../../src/lib/log.ts";
 
 function capture(level: LogLevel = "debug", base: Record<string, unknown> = {}) {
@@ -142,5 +146,45 @@ describe("access logger", () => {
     }, undefined);
     expect(records()).toEqual([{ level: "info", time: expect.any(String), service: "s", status: 200, msg: "request" }]);
     expect(capture("warn").log.access().enabled("info")).toBe(false);
+  });
+});
+
+describe("buffered output", () => {
+  const lineCount = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
+
+  test("lines wait in the buffer, go out in one write once 8 KiB wait, and on flush() at once", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ct-log-"));
+    try {
+      const file = join(dir, "out.log");
+      const log = createLogger("info", { service: "s" }, undefined, { buffered: true, file });
+      log.info("first");
+      expect(lineCount(file)).toBe(0);
+      // ~100-character lines: the 8 KiB mark is passed within 100 lines, synchronously.
+      for (let i = 0; i < 100; i++) log.info("request", { n: i });
+      const written = lineCount(file);
+      expect(written).toBeGreaterThan(50);
+      expect(written).toBeLessThan(101);
+      log.access().info("request", { status: 200 });
+      log.flush();
+      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      expect(lines).toHaveLength(102);
+      expect(lines[0].msg).toBe("first");
+      expect(lines.slice(1, 101).map((l) => l.n)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      expect(lines[101]).toMatchObject({ msg: "request", status: 200 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a line alone is written by the periodic flush, without an exit or a flush()", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ct-log-"));
+    try {
+      const file = join(dir, "out.log");
+      createLogger("info", {}, undefined, { buffered: true, file }).warn("quiet service");
+      expect(lineCount(file)).toBe(0);
+      expect(await eventually(() => lineCount(file) === 1)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
