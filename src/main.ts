@@ -227,6 +227,8 @@ function stopAndFail(): Promise<void> {
  */
 function crashed(what: string, err: unknown): void {
   log.error(`${what}; stopping`, { error: err instanceof Error ? err : new Error(String(err)) });
+  // Out at once, with every line before it: the stop that follows may itself fail harder.
+  log.flush();
   if (stopping && !failing) return;
   void stopAndFail();
 }
