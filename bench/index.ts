@@ -9,7 +9,7 @@
  *   is on; ROLE unset = every role in one process), sandbox couriers,
  *   simulator latency 0 ms, a fresh database copied from the test template,
  *   2,000 Business accounts so that no per-minute limit caps a run. Its stdout
- *   goes to a file (drained by the kernel, no pipe back-pressure);
+ *   goes to /dev/null (no pipe back-pressure; `--service-logs` keeps it in a file);
  * - a second process of that configuration for the `/v1/track` load, so that
  *   what it leaves behind does not land in the `/v1/couriers` figures;
  * - the same service with `LOG_LEVEL=warn` (no access lines) and with
@@ -64,6 +64,8 @@ const { values: args } = parseArgs({
     skip: { type: "string", default: process.env.BENCH_SKIP ?? "" },
     "p6-n": { type: "string", default: "200" },
     "p6-async-s": { type: "string", default: "15" },
+    /** Keep each service's stdout (its log) in a file in the bench's directory instead of /dev/null. */
+    "service-logs": { type: "boolean", default: false },
     /** Write a CPU profile of the service (Bun's --cpu-prof) into this directory. */
     profile: { type: "string", default: "" },
   },
@@ -111,8 +113,10 @@ process.on("exit", () => {
 });
 
 /**
- * Spawns `cmd` and resolves once `ready()` holds (or rejects after `timeoutMs`). Its stdout goes to `logFile`
- * (default /dev/null): a file or the null device never pushes back, where a pipe read by this process could.
+ * Spawns `cmd` and resolves once `ready()` holds (or rejects after `timeoutMs`). Its stdout goes to /dev/null, or to
+ * `logFile`: neither pushes back, where a pipe read by this process could. /dev/null by default: a file of tens of
+ * MB of access lines makes the kernel find page-cache pages for the writer, which a memory-tight guest may charge
+ * to the service's CPU (docs/performance.md, "The default configuration").
  */
 async function spawnReady(cmd: string[], env: Record<string, string | undefined>, ready: () => Promise<boolean>, logFile?: string, timeoutMs = 30_000): Promise<Bun.Subprocess> {
   const full: Record<string, string> = {};
@@ -130,7 +134,8 @@ async function spawnReady(cmd: string[], env: Record<string, string | undefined>
     await Bun.sleep(100);
   }
   const out = logFile ? await Bun.file(logFile).text().catch(() => "") : "";
-  throw new Error(`${cmd.join(" ")} did not start (exit ${proc.exitCode}): ${out.slice(-2000)}${err.slice(-2000)}`);
+  const hint = logFile ? "" : " (its stdout went to /dev/null: run with --service-logs to keep it)";
+  throw new Error(`${cmd.join(" ")} did not start (exit ${proc.exitCode})${hint}: ${out.slice(-2000)}${err.slice(-2000)}`);
 }
 
 const httpsOk = (url: string) => fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then((r) => r.status < 500);
@@ -161,7 +166,7 @@ function startService(name: string, env: Record<string, string>, profile = false
       ...env,
     },
     () => httpsOk(`${base}/healthz`),
-    join(work, `service-${name}.log`),
+    args["service-logs"] ? join(work, `service-${name}.log`) : undefined,
   );
   return proc.then((p) => ({ proc: p, base }));
 }
