@@ -34,7 +34,7 @@ import { loadConfig } from "../src/config.ts";
 import { events, follows, shipments } from "../src/db/schema/index.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { newId } from "../src/lib/ids.ts";
-import { silentLogger } from "../src/lib/log.ts";
+import { createLogger } from "../src/lib/log.ts";
 import { createAccount } from "../src/modules/accounts/service.ts";
 import { fanOutEvent } from "../src/modules/webhooks/outbox.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
@@ -199,7 +199,11 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
   process.once("SIGTERM", onSignal);
   try {
     const config = loadConfig({ COURIER_MODE: "sandbox", WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8" });
-    const deps: WorkerDeps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)) };
+    // The worker logs as the service does by default (LOG_LEVEL unset: info, buffered), into a file: the
+    // bench's own output stays readable, and the logging costs what it costs in production.
+    const logFile = join(caFile, "..", "worker.log");
+    const workerLog = createLogger(config.logLevel, { service: "courier-tracking-api" }, undefined, { buffered: true, file: logFile });
+    const deps: WorkerDeps = { config, db: tdb.db, clock: systemClock, log: workerLog, secretsKey: crypto.getRandomValues(new Uint8Array(32)) };
     const acc = await createAccount(tdb.db, { email: `bench-${Date.now()}@example.com`, plan: "business" });
     await createWebhook(deps, acc, { url, events: ["tracking.updated"], mode: "live" });
 

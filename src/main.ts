@@ -10,7 +10,8 @@
  * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
  * delivery worker) and they give back their claims, the courier pools and
  * simulator close, the pool closes, the embedded PostgreSQL stops LAST, then
- * "stopped" and exit 0.
+ * "stopped", the buffered log lines are written (lib/log.ts), and exit 0. Every
+ * other exit (a failed start, an uncaught error) writes them first too.
  *
  * ROLE (docs/deployment.md, Roles): `api` serves HTTP only, `worker` runs the
  * scheduler (re-checks, the webhook delivery worker, housekeeping) only, `all`
@@ -65,7 +66,8 @@ try {
   createLogger("info", SERVICE).error(err.message, { problems: err.problems });
   process.exit(1);
 }
-const log = createLogger(config.logLevel, SERVICE);
+// Buffered: lines are written in batches (lib/log.ts), and every exit below flushes them first.
+const log = createLogger(config.logLevel, SERVICE, undefined, { buffered: true });
 setPasswordHashMemory(config.passwordHashMemoryKib);
 setBodyTimeout(config.bodyTimeoutMs);
 
@@ -208,10 +210,13 @@ async function shutdown(signal: string): Promise<void> {
   // Hard stop if a step hangs past the grace (plus time for the database to close).
   setTimeout(() => {
     log.error("shutdown did not finish in time; exiting");
+    log.flush();
     process.exit(1);
   }, graceMs + 15_000).unref();
   await stopAll(log, graceMs);
   log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
+  // Every buffered line (the last requests' access lines included) is on stdout before the exit.
+  log.flush();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -237,8 +242,16 @@ function stopAndFail(): Promise<void> {
   stopping = true;
   lifecycle.draining = true;
   if (!failing) {
-    setTimeout(() => process.exit(1), FAILURE_STOP_MS + 5_000).unref();
-    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS).finally(() => process.exit(1));
+    setTimeout(() => {
+      log.flush();
+      process.exit(1);
+    }, FAILURE_STOP_MS + 5_000).unref();
+    // The error line, and every line buffered before it, are on stdout before the exit.
+    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS)
+      .finally(() => {
+        log.flush();
+        process.exit(1);
+      });
   }
   return failing;
 }
@@ -252,6 +265,8 @@ function stopAndFail(): Promise<void> {
  */
 function crashed(what: string, err: unknown): void {
   log.error(`${what}; stopping`, { error: secretFree(err) });
+  // Out at once, with every line before it: the stop that follows may itself fail harder.
+  log.flush();
   if (stopping && !failing) return;
   void stopAndFail();
 }

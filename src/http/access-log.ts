@@ -16,8 +16,9 @@
  * reliably.
  */
 import { Elysia } from "elysia";
-import type { Logger } from "../lib/log.ts";
+import { runInRequestScope, type Logger, type RequestScope } from "../lib/log.ts";
 import { authOf } from "./auth.ts";
+import { requestIdFor } from "./core.ts";
 import { observeHttp } from "../modules/metrics/registry.ts";
 
 /** The route template each request matched, noted on the request under a module-private symbol (see auth.ts). */
@@ -41,28 +42,33 @@ export function accessLogPlugin() {
 }
 
 /**
- * Wraps a fetch handler (the app's `fetch`): times it, then writes the
- * access line and observes the histogram. Routes that matched nothing are
- * labelled `unmatched` (bounded label values).
+ * Wraps a fetch handler (the app's `fetch`): chooses the request id, runs the request in its log scope (every
+ * line it causes carries `request_id`, lib/log.ts), times it, then writes the access line and observes the
+ * histogram. Routes that matched nothing are labelled `unmatched` (bounded label values). Access lines go
+ * through `log.access()`: fixed, secret-free fields, so no redaction pass.
  */
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
-  const logged = (req: Request, res: Response, started: number): Response => {
+  const accessLog = log.access();
+  const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
+    scope.open = false;
     const ms = performance.now() - started;
     const route = (req as Noted)[ROUTE] ?? "unmatched";
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
-    // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). Reading
-    // `res.headers` makes Bun build a Headers object for a Response that would otherwise go out without one.
+    // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). The id is the one
+    // the core hook put on the answer (`requestIdFor` chooses once per request): reading `res.headers` would make
+    // Bun build a Headers object for a Response that would otherwise go out without one.
     // The key gate remembers each authenticated request, so 4xx answers after authentication (422, 404) carry
     // the account too; dashboard pages carry no account here.
-    if (log.enabled(level))
-      log[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: res.headers.get("x-request-id") ?? undefined, account_id: authOf(req)?.account.id });
+    if (accessLog.enabled(level))
+      accessLog[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: scope.id, account_id: authOf(req)?.account.id });
     return res;
   };
   // An answer the app gave synchronously is logged and returned as is: no promise per request.
   return (req: Request): Response | Promise<Response> => {
     const started = performance.now();
-    const res = fetch(req);
-    return res instanceof Promise ? res.then((r) => logged(req, r, started)) : logged(req, res, started);
+    const scope: RequestScope = { id: requestIdFor(req), open: true };
+    const res = runInRequestScope(scope, fetch, req);
+    return res instanceof Promise ? res.then((r) => logged(req, r, started, scope)) : logged(req, res, started, scope);
   };
 }

@@ -62,10 +62,20 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 /** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The request id for `request`: the client's own when well formed, else a new `req_…` id. */
+/** Each request's id, noted on the request under a module-private symbol (see auth.ts) once chosen. */
+const REQUEST_ID = Symbol("request id");
+
+/**
+ * The request id for `request`: the client's own when well formed, else a new `req_…` id. Chosen once per
+ * request (the access log asks first, for the log lines the request causes; the core hook puts it on the answer).
+ */
 export function requestIdFor(request: Request): string {
+  const noted = (request as Request & { [REQUEST_ID]?: string })[REQUEST_ID];
+  if (noted !== undefined) return noted;
   const sent = request.headers.get("x-request-id");
-  return sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : newId("req");
+  const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : newId("req");
+  (request as Request & { [REQUEST_ID]?: string })[REQUEST_ID] = id;
+  return id;
 }
 
 /** The path of an absolute request URL (`http://host/v1/x?q` → `/v1/x`), by string search: no URL parse per request. */

@@ -1,5 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { createLogger, type LogLevel } from "../../src/lib/log.ts";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eventually } from "../helpers/eventually.ts";
+import { createLogger, runInRequestScope, type LogLevel, type RequestScope } from "../../src/lib/log.ts";
 
 function capture(level: LogLevel = "debug", base: Record<string, unknown> = {}) {
   const lines: string[] = [];
@@ -84,5 +88,103 @@ describe("logger (pino)", () => {
     const { log, records } = capture();
     log.error("x", { cause: new Error("inner") });
     expect(records()[0]!.cause).toEqual({ name: "Error", message: "inner" });
+  });
+});
+
+describe("request scope", () => {
+  test("lines logged in a request's scope, awaited work included, carry its id until the scope closes", async () => {
+    const { log, records } = capture();
+    const scope: RequestScope = { id: "req_a", open: true };
+    let later!: Promise<void>;
+    await runInRequestScope(
+      scope,
+      async () => {
+        log.info("at once");
+        await Bun.sleep(1);
+        log.child({ component: "x" }).warn("after an await");
+        // A timer armed during the request, firing after its answer.
+        later = new Promise((resolve) => setTimeout(() => resolve(log.info("after the answer")), 5));
+      },
+      undefined,
+    );
+    scope.open = false;
+    await later;
+    log.info("outside");
+    expect(records().map((r) => [r.msg, r.request_id])).toEqual([
+      ["at once", "req_a"],
+      ["after an await", "req_a"],
+      ["after the answer", undefined],
+      ["outside", undefined],
+    ]);
+  });
+
+  test("concurrent scopes keep their own ids; a line's own request_id field wins", async () => {
+    const { log, records } = capture();
+    const run = (id: string) =>
+      runInRequestScope({ id, open: true }, async () => {
+        await Bun.sleep(id === "req_1" ? 5 : 1);
+        log.info(id);
+      }, undefined);
+    await Promise.all([run("req_1"), run("req_2")]);
+    runInRequestScope({ id: "req_3", open: true }, () => log.info("explicit", { request_id: "req_given" }), undefined);
+    expect(records().map((r) => [r.msg, r.request_id])).toEqual([
+      ["req_2", "req_2"],
+      ["req_1", "req_1"],
+      ["explicit", "req_given"],
+    ]);
+  });
+});
+
+describe("access logger", () => {
+  test("same output, level and base; no request id from the scope (it passes its own)", () => {
+    const { log, records } = capture("info", { service: "s" });
+    const access = log.access();
+    expect(log.access()).toBe(access);
+    runInRequestScope({ id: "req_x", open: true }, () => {
+      access.info("request", { status: 200 });
+      access.debug("request", { status: 200 });
+    }, undefined);
+    expect(records()).toEqual([{ level: "info", time: expect.any(String), service: "s", status: 200, msg: "request" }]);
+    expect(capture("warn").log.access().enabled("info")).toBe(false);
+  });
+});
+
+describe("buffered output", () => {
+  const lineCount = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
+
+  test("lines wait in the buffer, go out in one write once 8 KiB wait, and on flush() at once", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ct-log-"));
+    try {
+      const file = join(dir, "out.log");
+      const log = createLogger("info", { service: "s" }, undefined, { buffered: true, file });
+      log.info("first");
+      expect(lineCount(file)).toBe(0);
+      // ~100-character lines: the 8 KiB mark is passed within 100 lines, synchronously.
+      for (let i = 0; i < 100; i++) log.info("request", { n: i });
+      const written = lineCount(file);
+      expect(written).toBeGreaterThan(50);
+      expect(written).toBeLessThan(101);
+      log.access().info("request", { status: 200 });
+      log.flush();
+      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      expect(lines).toHaveLength(102);
+      expect(lines[0].msg).toBe("first");
+      expect(lines.slice(1, 101).map((l) => l.n)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      expect(lines[101]).toMatchObject({ msg: "request", status: 200 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a line alone is written by the periodic flush, without an exit or a flush()", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ct-log-"));
+    try {
+      const file = join(dir, "out.log");
+      createLogger("info", {}, undefined, { buffered: true, file }).warn("quiet service");
+      expect(lineCount(file)).toBe(0);
+      expect(await eventually(() => lineCount(file) === 1)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * An error nothing in the service catches (a library throwing from a timer, a promise nobody awaits),
  * planted by a preload (test/ops/crash-preload.ts) once the real service is up: one JSON log line
- * naming it, no stack trace anywhere in the output, and exit 1 (for the orchestrator to restart it)
+ * naming it, no stack trace anywhere in the output, every buffered log line written, and exit 1 (for the orchestrator to restart it)
  * after what started is stopped.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -34,6 +34,8 @@ for (const [kind, what, message] of [
     expect(await p.exited).toBe(1);
     const line = p.lines().find((l) => l.level === "error" && l.msg === `${what}; stopping`);
     expect(line?.error).toEqual({ name: "Error", message });
+    // The buffered log was flushed before the exit: the access line of the request just before the error is there.
+    expect(p.lines().find((l) => l.msg === "request" && l.request_id === `before-crash-${kind}`)).toMatchObject({ route: "unmatched", status: 401 });
     const output = p.stdout() + p.stderr();
     expect(output).not.toMatch(/^\s+at /m); // no stack frame
     expect(output).not.toContain("crash-preload.ts"); // no source path

@@ -9,7 +9,6 @@ import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { sandboxBilling, type BillingProvider } from "./provider.ts";
 import { manualBilling } from "./requests.ts";
-import { createStripeClient } from "./stripe/client.ts";
 import { stripeBilling } from "./stripe/provider.ts";
 import { stripeWebhookHandler } from "./stripe/webhook.ts";
 
@@ -39,6 +38,9 @@ export function billingFor(deps: BillingDeps): Billing {
   const cfg = deps.config.billing;
   let b: Billing;
   if (cfg.provider === "stripe") {
+    // Loaded only here: the SDK is ~220 modules and 2–3 MiB of resident memory that every process without
+    // Stripe would carry (docs/performance.md, "Lazy loading"). Bun's `require` loads an ES module synchronously.
+    const { createStripeClient } = require("./stripe/client.ts") as typeof import("./stripe/client.ts");
     const stripe = createStripeClient(cfg);
     const log = deps.log.child({ component: "billing" });
     b = {

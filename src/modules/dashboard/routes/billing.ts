@@ -46,7 +46,7 @@ export function billingRoutes(rd: RouteDeps) {
           case "redirect":
             return htmlResponse(checkoutPage(pageSession(s), to, d.url));
           case "requested":
-            deps.log.info("plan change requested", { account_id: s.account.id, from, to, request_id: d.requestId });
+            deps.log.info("plan change requested", { account_id: s.account.id, from, to, upgrade_request_id: d.requestId });
             return redirect("/dashboard/billing?done=plan-requested");
           case "submitted":
             return redirect("/dashboard/billing?done=plan-submitted");
