@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import * as schema from "./schema/index.ts";
+import { databaseTls, DatabaseTlsError, probeTls } from "./tls.ts";
 import type { Logger } from "../lib/log.ts";
 
 export type Db = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
@@ -59,6 +60,8 @@ export const DB_DEADLINES = {
 /**
  * Opens a pool on `url`. `max` connections (default 10). With `deadlines` (the service does, through
  * {@link openDatabase}), every statement is bounded by {@link DB_DEADLINES}; without, only the connection is.
+ * TLS as `sslmode`/`sslrootcert` in the URL (or PGSSLMODE/PGSSLROOTCERT) say ({@link databaseTls}).
+ * @throws DatabaseTlsError when those settings are unusable.
  */
 export function connect(url: string, opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean } = {}): { db: Db; sql: postgres.Sql } {
   // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
@@ -70,7 +73,9 @@ export function connect(url: string, opts: { max?: number; onnotice?: (n: unknow
         connection: { statement_timeout: DB_DEADLINES.statementMs },
       }
     : {};
-  const sql = postgres(url, {
+  const tls = databaseTls(url);
+  const sql = postgres(tls.url, {
+    ssl: tls.ssl,
     max: opts.max ?? 10,
     idle_timeout: 30,
     connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
@@ -154,6 +159,16 @@ export class DatabaseUnreachableError extends Error {}
 /** Driver and network codes worth retrying at start: the server is down, starting, restarting or full. */
 const RETRYABLE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND|EPIPE|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|57P0[123]|08\d{3}|53300)$/;
 
+/** Host and port of a single-host URL (a multi-host one is left to postgres-js). */
+function hostAndPort(url: string): { host: string; port: number } | undefined {
+  try {
+    const u = new URL(url);
+    return { host: u.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost", port: Number(u.port || 5432) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** `host:port/database` of a connection string: what a log line may say about it (never the password). */
 export function describeDatabaseUrl(url: string): string {
   try {
@@ -168,18 +183,35 @@ export function describeDatabaseUrl(url: string): string {
  * Waits until the database at `url` answers `select 1`, retrying connectivity
  * failures with backoff (0.5 s doubling to 5 s) for at most `timeoutSeconds`,
  * one JSON log line per failed try. Errors that retrying cannot fix (wrong
- * password, no such database) end the wait at once.
- * @throws DatabaseUnreachableError with a one-line reason.
+ * password, no such database) end the wait at once, and so do TLS failures: with `sslmode=require` or stronger,
+ * each try first asks for TLS itself ({@link probeTls}), so a server without TLS, an untrusted certificate or one
+ * for another host is named in one line instead of retried as a reset connection.
+ * @throws DatabaseUnreachableError with a one-line reason (never the URL's password).
  */
 export async function waitForDatabase(url: string, opts: { timeoutSeconds: number; log: Logger }): Promise<void> {
   const started = Date.now();
   const deadline = started + opts.timeoutSeconds * 1000;
   const where = describeDatabaseUrl(url);
+  let tls: ReturnType<typeof databaseTls>;
+  try {
+    tls = databaseTls(url);
+  } catch (err) {
+    if (err instanceof DatabaseTlsError) throw new DatabaseUnreachableError(`${err.message}; database ${where}`);
+    throw err;
+  }
+  const target = hostAndPort(tls.url);
+  const tlsSettings = `sslmode=${tls.mode}${tls.rootCert ? `, sslrootcert=${tls.rootCert}` : ""}`;
   let delay = 500;
   for (let attempt = 1; ; attempt++) {
     const left = deadline - Date.now();
-    const probe = postgres(url, { max: 1, connect_timeout: Math.max(1, Math.min(5, Math.ceil(left / 1000))), onnotice: () => {} });
+    const connectSeconds = Math.max(1, Math.min(5, Math.ceil(left / 1000)));
     let failure: { code: string; message: string };
+    if (typeof tls.ssl === "object" && target) {
+      const checked = await probeTls(target.host, target.port, tls.ssl, connectSeconds * 1000);
+      if (!checked.ok && !checked.retryable)
+        throw new DatabaseUnreachableError(`DATABASE_URL: TLS to ${where} failed with ${tlsSettings}: ${checked.code}: ${checked.reason}; not retrying`);
+    }
+    const probe = postgres(tls.url, { ssl: tls.ssl, max: 1, connect_timeout: connectSeconds, onnotice: () => {} });
     try {
       await probe`select 1`;
       if (attempt > 1) opts.log.info("database reachable", { database: where, attempt });
