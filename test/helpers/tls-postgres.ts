@@ -19,6 +19,8 @@ export interface TlsPostgres {
   /** PEM of another CA, which signed nothing the server sends. */
   wrongCaFile: string;
   dir: string;
+  /** Restarts the server with `ssl` on or off (off: it answers an SSLRequest with N, as a server without TLS does). */
+  restart(ssl: boolean): void;
   stop(): void;
 }
 
@@ -74,21 +76,25 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
   }
   run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
   const port = freePort();
-  const opts = [
-    `-c port=${port}`,
-    "-c listen_addresses='127.0.0.1,127.0.0.2'",
-    `-c unix_socket_directories='${dir}'`,
-    "-c ssl=on",
-    `-c ssl_cert_file='${join(dir, "server.crt")}'`,
-    `-c ssl_key_file='${join(dir, "server.key")}'`,
-    "-c fsync=off",
-  ].join(" ");
-  run(join(bin, "pg_ctl"), ["-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "-t", "20", "start"]);
+  const opts = (ssl: boolean) =>
+    [
+      `-c port=${port}`,
+      "-c listen_addresses='127.0.0.1,127.0.0.2'",
+      `-c unix_socket_directories='${dir}'`,
+      `-c ssl=${ssl ? "on" : "off"}`,
+      `-c ssl_cert_file='${join(dir, "server.crt")}'`,
+      `-c ssl_key_file='${join(dir, "server.key")}'`,
+      "-c fsync=off",
+    ].join(" ");
+  run(join(bin, "pg_ctl"), ["-D", data, "-o", opts(true), "-l", join(dir, "log"), "-w", "-t", "20", "start"]);
   return {
     port,
     caFile: join(dir, "ca.pem"),
     wrongCaFile: join(dir, "wrong-ca.pem"),
     dir,
+    restart(ssl) {
+      run(join(bin, "pg_ctl"), ["-D", data, "-o", opts(ssl), "-l", join(dir, "log"), "-m", "fast", "-w", "-t", "20", "restart"]);
+    },
     stop() {
       try {
         run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);

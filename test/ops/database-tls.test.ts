@@ -2,13 +2,13 @@
  * Database TLS against a real PostgreSQL with `ssl=on` and a certificate made here (test/helpers/tls-postgres.ts),
  * each libpq mode as DATABASE_URL says it: verify-full with the right CA connects over TLS; a wrong CA, a certificate
  * for another host (verify-full) and a server without TLS (require) each end the start at once with one line that
- * names DATABASE_URL and the TLS problem, and never the URL's password.
+ * names DATABASE_URL and the TLS problem, and never the URL's password. The server is restarted without TLS for the
+ * last test.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { connect, DatabaseUnreachableError, waitForDatabase } from "../../src/db/client.ts";
 import { databaseTls, DatabaseTlsError } from "../../src/db/tls.ts";
-import { ADMIN_URL } from "../helpers/db.ts";
 import { startTlsPostgres, type TlsPostgres } from "../helpers/tls-postgres.ts";
 import { freePort, spawnService, type Proc } from "./process.ts";
 
@@ -118,16 +118,6 @@ describe("the modes against a TLS server", () => {
   });
 });
 
-test("require against a server without TLS fails at once with one line", async () => {
-  const plain = new URL(ADMIN_URL);
-  plain.password = PASSWORD;
-  plain.searchParams.set("sslmode", "require");
-  const { message, ms } = await refusal(plain.toString());
-  expect(message).toContain("DATABASE_URL: TLS to");
-  expect(message).toContain("TLS_NOT_OFFERED: the server does not accept TLS");
-  expect(ms).toBeLessThan(5_000);
-});
-
 test("unusable TLS settings are named in one line", () => {
   const bad = (q: string) => {
     try {
@@ -163,3 +153,16 @@ test("the service refuses to start on a wrong CA: one error line naming DATABASE
   expect(p.stdout()).not.toContain(PASSWORD);
   expect(p.stderr()).toBe("");
 });
+
+// Last: the same server restarted without TLS (the machine's own PostgreSQL may or may not have ssl=on).
+test("require against a server without TLS fails at once with one line", async () => {
+  pg.restart(false);
+  expect(await sessionUsesTls(url("127.0.0.1", "sslmode=disable"))).toBe(false);
+  const { message, ms } = await refusal(url("127.0.0.1", "sslmode=require"));
+  expect(message).toBe(
+    `DATABASE_URL: TLS to 127.0.0.1:${pg.port}/postgres failed with sslmode=require: TLS_NOT_OFFERED: the server does not accept TLS (it answered the SSLRequest with N); not retrying`,
+  );
+  expect(ms).toBeLessThan(5_000);
+  // prefer falls back to plain TCP, as libpq's default does.
+  expect(await sessionUsesTls(url("127.0.0.1", "sslmode=prefer"))).toBe(false);
+}, 30_000);
