@@ -1,16 +1,21 @@
 /**
  * A small typed client for the Courier Tracking API: `openapi-fetch` over the
  * types generated from the service's `/openapi.json` (`schema.d.ts`), plus
- * the two webhook signature checks a receiver needs.
+ * the two webhook signature checks a receiver needs. Published as the npm
+ * package `@courier-tracking/client` (README.md here): ESM for Node ≥ 20 and Bun.
  *
  *   const api = createTrackingClient({ baseUrl: "https://localhost:8443", apiKey: "ctk_…" });
  *   const { data, error } = await api.GET("/v1/track", { params: { query: { courier: "auto", tracking_number: "1Z999AA10123456784" } } });
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import createClient, { type Client } from "openapi-fetch";
+import createClient from "openapi-fetch";
+import type { Client } from "openapi-fetch";
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import type { paths } from "./schema.d.ts";
 
 export type { components, paths } from "./schema.d.ts";
+/** The `standardwebhooks` package's verifier, re-exported: `new Webhook(secret).verify(rawBody, headers)` returns the payload or throws. */
+export { Webhook, WebhookVerificationError };
 export type TrackingClient = Client<paths>;
 
 export interface ClientOptions {
@@ -40,26 +45,21 @@ export function verifyServiceSignature(secret: string, rawBody: string | Uint8Ar
 }
 
 /**
- * Standard Webhooks: `webhook-signature` is `v1,<base64 HMAC-SHA256 of
- * "<webhook-id>.<webhook-timestamp>.<body>">` (space-separated list), keyed
- * with the bytes of the base64 after `whsec_`. Rejects a `webhook-timestamp`
- * more than `toleranceSeconds` (default 300) from `nowMs` (default now), so a
- * captured delivery cannot be replayed later. `headers` as received
- * (any case).
+ * Standard Webhooks (standardwebhooks.com): checks `webhook-id`, `webhook-timestamp` and `webhook-signature`
+ * with the `standardwebhooks` package's own verifier — the signature over `<id>.<timestamp>.<raw body>` keyed
+ * with the secret after `whsec_`, and a timestamp within 5 minutes of now, so a captured delivery cannot be
+ * replayed later. Pass the raw body as received and the headers in any case. During a secret rotation, call it
+ * with the old and the new secret. For the parsed payload or the reason of a failure, use {@link Webhook} directly.
  */
-export function verifyStandardWebhook(
-  secret: string,
-  rawBody: string | Uint8Array,
-  headers: Record<string, string | undefined> | Headers,
-  opts: { toleranceSeconds?: number; nowMs?: number } = {},
-): boolean {
-  const get = (name: string) => (headers instanceof Headers ? headers.get(name) : Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1]) ?? undefined;
-  const id = get("webhook-id");
-  const ts = get("webhook-timestamp");
-  const sigs = get("webhook-signature");
-  if (!id || !ts || !sigs || !/^\d+$/.test(ts)) return false;
-  if (Math.abs((opts.nowMs ?? Date.now()) / 1000 - Number(ts)) > (opts.toleranceSeconds ?? 300)) return false;
-  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
-  const expected = createHmac("sha256", key).update(`${id}.${ts}.`).update(rawBody).digest("base64");
-  return sigs.split(" ").some((s) => s.startsWith("v1,") && equal(s.slice(3), expected));
+export function verifyStandardWebhook(secret: string, rawBody: string | Uint8Array, headers: Record<string, string | string[] | undefined> | Headers): boolean {
+  const picked: Record<string, string> = {};
+  if (headers instanceof Headers) headers.forEach((v, k) => (picked[k] = v));
+  else for (const [k, v] of Object.entries(headers)) if (typeof v === "string") picked[k.toLowerCase()] = v;
+  try {
+    new Webhook(secret).verify(typeof rawBody === "string" ? rawBody : Buffer.from(rawBody), picked);
+    return true;
+  } catch (err) {
+    if (err instanceof WebhookVerificationError) return false;
+    throw err;
+  }
 }

@@ -15,7 +15,11 @@ import { randomBytes } from "node:crypto";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import * as schema from "./schema/index.ts";
+import { databaseTls } from "./tls.ts";
+import { waitForDatabase } from "./wait.ts";
 import type { Logger } from "../lib/log.ts";
+
+export { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "./wait.ts";
 
 export type Db = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
 /** A transaction handle; writers accept `Db | Tx`, so a record and its outbox rows can commit together. */
@@ -59,6 +63,8 @@ export const DB_DEADLINES = {
 /**
  * Opens a pool on `url`. `max` connections (default 10). With `deadlines` (the service does, through
  * {@link openDatabase}), every statement is bounded by {@link DB_DEADLINES}; without, only the connection is.
+ * TLS as `sslmode`/`sslrootcert` in the URL (or PGSSLMODE/PGSSLROOTCERT) say ({@link databaseTls}).
+ * @throws DatabaseTlsError when those settings are unusable.
  */
 export function connect(url: string, opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean } = {}): { db: Db; sql: postgres.Sql } {
   // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
@@ -70,7 +76,9 @@ export function connect(url: string, opts: { max?: number; onnotice?: (n: unknow
         connection: { statement_timeout: DB_DEADLINES.statementMs },
       }
     : {};
-  const sql = postgres(url, {
+  const tls = databaseTls(url);
+  const sql = postgres(tls.url, {
+    ssl: tls.ssl,
     max: opts.max ?? 10,
     idle_timeout: 30,
     connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
@@ -146,59 +154,6 @@ export async function openDatabase(opts: { databaseUrl: string | undefined; data
       await embedded.stop();
     },
   };
-}
-
-/** Start-up gave up on the database; the message is the one line the operator reads. */
-export class DatabaseUnreachableError extends Error {}
-
-/** Driver and network codes worth retrying at start: the server is down, starting, restarting or full. */
-const RETRYABLE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND|EPIPE|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|57P0[123]|08\d{3}|53300)$/;
-
-/** `host:port/database` of a connection string: what a log line may say about it (never the password). */
-export function describeDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
-  } catch {
-    return "(unparsable DATABASE_URL)";
-  }
-}
-
-/**
- * Waits until the database at `url` answers `select 1`, retrying connectivity
- * failures with backoff (0.5 s doubling to 5 s) for at most `timeoutSeconds`,
- * one JSON log line per failed try. Errors that retrying cannot fix (wrong
- * password, no such database) end the wait at once.
- * @throws DatabaseUnreachableError with a one-line reason.
- */
-export async function waitForDatabase(url: string, opts: { timeoutSeconds: number; log: Logger }): Promise<void> {
-  const started = Date.now();
-  const deadline = started + opts.timeoutSeconds * 1000;
-  const where = describeDatabaseUrl(url);
-  let delay = 500;
-  for (let attempt = 1; ; attempt++) {
-    const left = deadline - Date.now();
-    const probe = postgres(url, { max: 1, connect_timeout: Math.max(1, Math.min(5, Math.ceil(left / 1000))), onnotice: () => {} });
-    let failure: { code: string; message: string };
-    try {
-      await probe`select 1`;
-      if (attempt > 1) opts.log.info("database reachable", { database: where, attempt });
-      return;
-    } catch (err) {
-      const e = err as { code?: unknown; message?: unknown };
-      failure = { code: typeof e.code === "string" ? e.code : "UNKNOWN", message: String(e.message ?? err).slice(0, 200) };
-    } finally {
-      await probe.end({ timeout: 1 }).catch(() => {});
-    }
-    const elapsed = Math.round((Date.now() - started) / 1000);
-    if (!RETRYABLE.test(failure.code))
-      throw new DatabaseUnreachableError(`database ${where} refused the connection (${failure.code}: ${failure.message}); not retrying`);
-    if (Date.now() + delay > deadline)
-      throw new DatabaseUnreachableError(`database ${where} not reachable after ${attempt} tries in ${elapsed} s (${failure.code}); giving up (DB_CONNECT_TIMEOUT_SECONDS=${opts.timeoutSeconds})`);
-    opts.log.warn("database not reachable; retrying", { database: where, attempt, code: failure.code, retry_in_ms: delay });
-    await Bun.sleep(delay);
-    delay = Math.min(5_000, delay * 2);
-  }
 }
 
 async function freePort(): Promise<number> {

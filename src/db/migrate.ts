@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { databaseTls } from "./tls.ts";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 const MIGRATION_LOCK = 727_001; // arbitrary, constant advisory-lock key for migrations
@@ -40,7 +41,8 @@ export async function migrationsAtHead(sql: postgres.Sql): Promise<boolean> {
 
 /** Migrates the database at `url` to the newest schema. Idempotent. */
 export async function migrateDatabase(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const tls = databaseTls(url);
+  const sql = postgres(tls.url, { ssl: tls.ssl, max: 1, onnotice: () => {} });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
