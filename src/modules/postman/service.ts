@@ -29,6 +29,7 @@
  *   status (newman reports it), folders follow the document's tags.
  */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
+import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
 
 type Json = Record<string, any>;
 
@@ -113,35 +114,6 @@ const SKIP_WITHOUT_WEBHOOK_URL = script(
   ],
   "prerequest",
 );
-
-/** The courier of the collection's own shipment (a sandbox scenario by its last digit, README "Sandbox couriers"). */
-const OWN_COURIER = "delhivery";
-
-/**
- * Pre-request script of the follow request: a fresh 13-digit delhivery AWB ending in 7 (sandbox: manifested, no
- * scans, so no checkpoint changes while it is followed), drawn on every run so it is never one of the user's.
- */
-const DRAW_OWN_AWB = script(
-  [
-    `var awb = "9";`,
-    `for (var i = 0; i < 11; i++) awb += Math.floor(Math.random() * 10);`,
-    `pm.collectionVariables.set("own_tracking_number", awb + "7");`,
-    `pm.collectionVariables.unset("own_followed");`,
-  ],
-  "prerequest",
-);
-
-/** What each shipment request does to the account, appended to its description. */
-const SHIPMENT_NOTES: Record<string, string> = {
-  followShipments:
-    "Postman collection: follows ONE shipment of the collection's own, a fresh delhivery AWB ending in 7 (`own_tracking_number`, drawn on each run; manifested in the sandbox), and nothing else: one tracking request against the quota. Stop following a shipment removes it again at the end of the folder.",
-  listShipments: "Postman collection: read only.",
-  getShipment: "Postman collection: reads the collection's own shipment (`own_tracking_number`); read only.",
-  unfollowShipment:
-    "Postman collection: stops following the collection's own shipment (`own_tracking_number`) only, and only when Follow shipments followed it in this run; your own shipments are never unfollowed.",
-  trackShipment:
-    "Postman collection: looks up the sandbox AWB in the query (delivered in the sandbox, so not followed afterwards): one tracking request against the quota.",
-};
 
 /** Where each id variable comes from, for the message when it is unset. */
 const ID_SOURCES: Record<string, string> = {
