@@ -93,7 +93,8 @@ async function start(): Promise<void> {
   // Every event tracking writes is fanned out into the webhooks outbox, in the same transaction.
   const deps = { config, db: database.db, clock, log, secretsKey, backends, lifecycle, onEvents: outboxEventSink };
 
-  if (config.courierMode === "sandbox") {
+  // Only a process that serves the public port creates the development account: its link points at that port.
+  if (config.courierMode === "sandbox" && config.role !== "worker") {
     const dev = await ensureDevAccount(database.db);
     if (dev) log.info(`development account created on plan growth: ${dev.email}; API key (shown once): ${dev.key}`);
     if (dev) log.info(`dashboard sign-in for ${dev.email} (one-time link, 24 h, sets a password): ${config.publicBaseUrl}${await devPasswordLink(database.db, dev.email, clock.now())}`);

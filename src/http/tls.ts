@@ -36,11 +36,14 @@ export async function selfSignedCertificate(names: string[] = ["localhost"], ips
   return { cert: pems.cert, key: pems.private };
 }
 
+/** Where the generated self-signed certificate lives (`DATA_DIR/tls/cert.pem`), written by {@link loadTls}. */
+export const generatedCertFile = (dataDir: string) => join(resolve(dataDir, "tls"), "cert.pem");
+
 /** Loads or creates the server's TLS material. @throws when configured files cannot be read. */
 export async function loadTls(opts: { tls: { certFile: string; keyFile: string } | undefined; dataDir: string }): Promise<TlsMaterial> {
   if (opts.tls) return { cert: readFileSync(opts.tls.certFile, "utf8"), key: readFileSync(opts.tls.keyFile, "utf8"), source: "files", certFile: opts.tls.certFile };
   const dir = resolve(opts.dataDir, "tls");
-  const certFile = join(dir, "cert.pem");
+  const certFile = generatedCertFile(opts.dataDir);
   const keyFile = join(dir, "key.pem");
   if (existsSync(certFile) && existsSync(keyFile)) return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8"), source: "reused", certFile };
   mkdirSync(dir, { recursive: true });

@@ -5,6 +5,7 @@
  */
 import { Elysia, type AnyElysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
+import { sandboxEcho } from "./echo.ts";
 import { convertOpenApi, finishCollection } from "./service.ts";
 
 export const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
@@ -20,7 +21,7 @@ export function postmanModule(deps: Pick<AppDeps, "config">, documentOf: Documen
   let built: Promise<string> | undefined;
   const build = async () => {
     const doc = documentOf(self);
-    return JSON.stringify(finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl), null, 2);
+    return JSON.stringify(finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl, sandboxEcho(deps.config)?.url), null, 2);
   };
   return self.get(
     "/postman",

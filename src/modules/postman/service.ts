@@ -4,8 +4,10 @@
  * by `openapi-to-postmanv2`, then finished so that it runs top to bottom
  * against a real service with only `api_key` and `webhook_url` supplied:
  *
- * - variables `baseUrl` (PUBLIC_BASE_URL), `api_key`, `webhook_url`, and
- *   `webhook_id` (filled by the create request's test script);
+ * - variables `baseUrl` (PUBLIC_BASE_URL), `api_key`, `webhook_url` (in
+ *   sandbox mode it defaults to the service's own echo receiver,
+ *   modules/postman/echo.ts, so the webhook requests run on a fresh sandbox
+ *   as they are), and `webhook_id` (filled by the create request's test script);
  * - the API key is collection-level auth (`X-API-Key: {{api_key}}`), which
  *   every keyed request inherits; the public requests (demo, plans) say
  *   `noauth`;
@@ -13,7 +15,11 @@
  *   requests run create → list → get → update → test → deliveries →
  *   redeliver → recover → rotate-secret → delete, and use `{{webhook_id}}`
  *   (and `{{delivery_id}}`, captured from the deliveries list); the
- *   shipment requests run follow → list → get → unfollow;
+ *   shipment requests run follow → list → get → unfollow on a shipment of
+ *   the collection's own (a fresh delhivery AWB ending in 7, "manifested" in
+ *   the sandbox, drawn by the follow request and followed only if the account
+ *   did not follow it already), never on one of the user's; each request's
+ *   description says what it changes;
  * - the Webhooks folder is skipped, with a console message, when
  *   `webhook_url` is unset (nothing is created and the signing secret is not
  *   rotated); a request whose path needs `{{webhook_id}}` or
@@ -23,6 +29,7 @@
  *   status (newman reports it), folders follow the document's tags.
  */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
+import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
 
 type Json = Record<string, any>;
 
@@ -31,7 +38,7 @@ const WEBHOOK_ORDER = [
   "createWebhook", "listWebhooks", "getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries",
   "redeliverWebhookDelivery", "recoverWebhookDeliveries", "rotateWebhookSecret", "deleteWebhook",
 ];
-/** Order of the shipment requests: follow first (the others read and unfollow what it followed). */
+/** Order of the shipment requests: follow first (the others read and unfollow what it followed, and only that). */
 const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "unfollowShipment"];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
 
@@ -112,7 +119,11 @@ const SKIP_WITHOUT_WEBHOOK_URL = script(
 const ID_SOURCES: Record<string, string> = {
   webhook_id: "Create a webhook must run first and succeed",
   delivery_id: "List a webhook's deliveries must run first and find one",
+  own_followed: "Follow shipments must run first and follow the collection's own shipment",
 };
+
+/** The operations that act on the collection's own shipment (and need `own_followed`). */
+const OWN_SHIPMENT_OPS = new Set(["getShipment", "unfollowShipment"]);
 
 /**
  * Pre-request script of a request whose path needs `{{webhook_id}}` or
@@ -120,7 +131,7 @@ const ID_SOURCES: Record<string, string> = {
  * request is not sent (an empty id would address another resource).
  */
 function requireIds(op: Operation): Json | undefined {
-  const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`));
+  const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`) || (v === "own_followed" && OWN_SHIPMENT_OPS.has(op.operationId)));
   if (needed.length === 0) return undefined;
   return script(
     needed.flatMap((v) => [
@@ -145,6 +156,16 @@ function testsFor(op: Operation): Json[] {
       `  pm.collectionVariables.set("webhook_id", id);`,
       `});`,
     );
+  if (op.operationId === "followShipments")
+    lines.push(
+      `pm.test("followShipments: the collection's own shipment is newly followed", function () {`,
+      `  var item = pm.response.json().data.shipments[0];`,
+      `  pm.expect(item.result).to.eql("accepted");`,
+      `  pm.expect(item.already_followed).to.not.eql(true);`,
+      `  pm.collectionVariables.set("own_followed", "true");`,
+      `});`,
+    );
+  if (op.operationId === "unfollowShipment") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("own_followed");`);
   if (op.operationId === "deleteWebhook") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("webhook_id");`);
   if (op.operationId === "testWebhook")
     lines.push(`pm.test("testWebhook: delivered to {{webhook_url}}", function () {`, `  pm.expect(pm.response.json().data.delivered).to.eql(true);`, `});`);
@@ -172,7 +193,13 @@ function finishRequest(item: Json, op: Operation): void {
   for (const v of req.url?.variable ?? []) {
     if (v.key === "webhook_id" && op.path.startsWith("/v1/webhooks/")) v.value = "{{webhook_id}}";
     if (v.key === "delivery_id") v.value = "{{delivery_id}}";
+    if (OWN_SHIPMENT_OPS.has(op.operationId) && v.key === "courier") v.value = OWN_COURIER;
+    if (OWN_SHIPMENT_OPS.has(op.operationId) && v.key === "tracking_number") v.value = "{{own_tracking_number}}";
   }
+  if (op.operationId === "followShipments" && req.body?.mode === "raw")
+    req.body.raw = JSON.stringify({ shipments: [{ courier: OWN_COURIER, tracking_number: "{{own_tracking_number}}" }] }, null, 2);
+  const note = SHIPMENT_NOTES[op.operationId];
+  if (note) req.description = appendText(req.description, note);
   if (op.operationId === "recoverWebhookDeliveries" && req.body?.mode === "raw") req.body.raw = JSON.stringify({ since: "{{recover_since}}" }, null, 2);
   if ((op.operationId === "createWebhook" || op.operationId === "updateWebhook") && req.body?.mode === "raw") {
     const body = JSON.parse(req.body.raw) as Json;
@@ -180,15 +207,25 @@ function finishRequest(item: Json, op: Operation): void {
     req.body.raw = JSON.stringify(body, null, 2);
   }
   const guard = requireIds(op);
-  item.event = [...(guard ? [guard] : []), ...testsFor(op)];
+  item.event = [...(op.operationId === "followShipments" ? [DRAW_OWN_AWB] : []), ...(guard ? [guard] : []), ...testsFor(op)];
+}
+
+/** A converter description (a string or `{ content, type }`) with `text` appended as a new paragraph. */
+function appendText(description: unknown, text: string): Json | string {
+  if (description && typeof description === "object") {
+    const d = description as Json;
+    return { ...d, content: d.content ? `${d.content}\n\n${text}` : text };
+  }
+  return typeof description === "string" && description ? `${description}\n\n${text}` : text;
 }
 
 /**
  * Finishes a converted collection (see the module comment). `doc` is the
- * OpenAPI document it came from; `baseUrl` becomes the `baseUrl` default.
+ * OpenAPI document it came from; `baseUrl` becomes the `baseUrl` default;
+ * `echoUrl` (the sandbox echo receiver, sandbox mode only) the `webhook_url` default.
  * Throws when a request cannot be matched to an operation of `doc`.
  */
-export function finishCollection(collection: Json, doc: Json, baseUrl: string): Json {
+export function finishCollection(collection: Json, doc: Json, baseUrl: string, echoUrl?: string): Json {
   const ops = operationsOf(doc);
   const folders: Json[] = [];
   for (const folder of collection.item as Json[]) {
@@ -209,8 +246,12 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string): 
   const description = [
     typeof collection.info?.description === "object" ? collection.info.description.content : (collection.info?.description ?? ""),
     "",
-    "Set `api_key` (and `webhook_url`, an https URL that answers 2xx, for the webhook requests) in your environment.",
+    echoUrl
+      ? "Set `api_key` in your environment. `webhook_url` defaults to this sandbox's own echo receiver (" + echoUrl + "), which answers 2xx; set it to an https URL of yours to receive the deliveries yourself."
+      : "Set `api_key` (and `webhook_url`, an https URL that answers 2xx, for the webhook requests) in your environment.",
     "The API key is set once, as the collection's auth (API Key, header `X-API-Key`).",
+    "What a run changes on your account: the Shipments folder follows one shipment of its own (a fresh delhivery AWB ending in 7) and unfollows it again, and never touches your own shipments; " +
+      "the Track requests count against your quota like any lookup.",
     "The Webhooks folder creates a test webhook, exercises it and deletes it again; its rotate-secret request replaces your account's signing secret.",
     "Without `webhook_url` the Webhooks folder is skipped (a console message says so): nothing is created and the secret is not rotated.",
   ].join("\n");
@@ -222,10 +263,17 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string): 
     variable: [
       { key: "baseUrl", value: baseUrl, type: "string" },
       { key: "api_key", value: "", type: "string", description: "Your API key (`ctk_…`)." },
-      { key: "webhook_url", value: "", type: "string", description: "An https URL of yours that answers 2xx to POST." },
+      {
+        key: "webhook_url",
+        value: echoUrl ?? "",
+        type: "string",
+        description: echoUrl ? "An https URL that answers 2xx to POST; defaults to the sandbox echo receiver." : "An https URL of yours that answers 2xx to POST.",
+      },
       { key: "webhook_id", value: "", type: "string", description: "Set by the Create a webhook request's test script." },
       { key: "delivery_id", value: "", type: "string", description: "Set by the List a webhook's deliveries request's test script." },
       { key: "recover_since", value: "", type: "string", description: "Set by the Recover request's pre-request script (one day ago)." },
+      { key: "own_tracking_number", value: "", type: "string", description: "The collection's own shipment (delhivery), drawn by the Follow shipments request." },
+      { key: "own_followed", value: "", type: "string", description: "Set by Follow shipments when it followed the collection's own shipment; Stop following needs it." },
     ],
   };
   // Saved examples keep the converter's own auth variable name; one spelling everywhere.

@@ -10,6 +10,7 @@ import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
 import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
 import { deliveryHeaders } from "./signing.ts";
 import { newId } from "../../lib/ids.ts";
+import { sandboxEcho } from "../postman/echo.ts";
 
 export interface AttemptInput {
   webhookId: string;
@@ -50,6 +51,7 @@ export function senderFromConfig(deps: Pick<AppDeps, "config" | "clock">, resolv
   return new WebhookSender({
     allowCidrs: deps.config.webhookAllowPrivateCidrs,
     caFile: deps.config.webhookCaFile,
+    sandboxEcho: sandboxEcho(deps.config),
     timeoutMs: deps.config.webhookTimeoutMs,
     resolver: cachingResolver(resolver, { now: () => deps.clock.now() }),
     clock: deps.clock,

@@ -16,6 +16,7 @@ import type * as undici from "undici/index.js";
 import type { Clock } from "../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
 import { exchange } from "./exchange.ts";
+import { ECHO_LOOPBACK_CIDRS, type SandboxEcho } from "../postman/echo.ts";
 
 /** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
 export const SNIPPET_BYTES = 2048;
@@ -52,6 +53,8 @@ export interface SenderOptions {
   allowCidrs: readonly string[];
   /** PEM file of an extra CA for receivers (`WEBHOOK_CA_FILE`); system roots stay trusted. */
   caFile?: string;
+  /** The sandbox echo receiver (modules/postman/echo.ts): its exact URL may be on loopback, with its own certificate. */
+  sandboxEcho?: SandboxEcho;
   /** Per-hop budget in ms (`WEBHOOK_TIMEOUT_MS`). */
   timeoutMs: number;
   resolver: Resolver;
@@ -95,15 +98,32 @@ function parsedUrl(url: string): URL {
 export class WebhookSender {
   private readonly agents = new Map<string, undici.Agent>();
   private readonly ca: string[] | undefined;
+  /** The allow list for the sandbox echo's URL only: the configured one plus loopback. */
+  private readonly echoAllow: readonly string[];
+  private readonly echoResolver: Resolver;
 
   constructor(private readonly opts: SenderOptions) {
     this.ca = opts.caFile ? [...rootCertificates, readFileSync(opts.caFile, "utf8")] : undefined;
+    this.echoAllow = [...opts.allowCidrs, ...ECHO_LOOPBACK_CIDRS];
+    // `localhost` often resolves to ::1 first while the embedded default listens on 127.0.0.1: IPv4 first for the echo.
+    this.echoResolver = async (host) => [...(await opts.resolver(host))].sort((a, b) => a.family - b.family);
   }
 
-  /** A keep-alive agent whose every connection goes to `address` (the vetted one). */
-  private agentFor(host: string, address: string, family: 4 | 6, { Agent }: typeof undici): undici.Agent {
+  /** CAs for the sandbox echo: the usual ones plus the service's own certificate (read when first needed: a first start writes it after this sender exists). */
+  private echoCa(): string[] | undefined {
+    const file = this.opts.sandboxEcho?.caFile;
+    if (!file) return this.ca;
+    try {
+      return [...(this.ca ?? rootCertificates), readFileSync(file, "utf8")];
+    } catch {
+      return this.ca;
+    }
+  }
+
+  /** A keep-alive agent whose every connection goes to `address` (the vetted one); `echo`: to the sandbox echo. */
+  private agentFor(host: string, address: string, family: 4 | 6, { Agent }: typeof undici, echo = false): undici.Agent {
     // Called with undici loaded, so the lookup and the insert below run without a pause between them.
-    const key = `${host}|${address}`;
+    const key = `${echo ? "echo|" : ""}${host}|${address}`;
     let agent = this.agents.get(key);
     if (agent) {
       // LRU: move to the end.
@@ -111,6 +131,7 @@ export class WebhookSender {
       this.agents.set(key, agent);
       return agent;
     }
+    const ca = echo ? this.echoCa() : this.ca;
     agent = new Agent({
       connections: 64,
       keepAliveTimeout: 10_000,
@@ -118,7 +139,7 @@ export class WebhookSender {
       headersTimeout: this.opts.timeoutMs,
       bodyTimeout: this.opts.timeoutMs,
       connect: {
-        ...(this.ca ? { ca: this.ca } : {}),
+        ...(ca ? { ca } : {}),
         // Node's net.connect asks with `all: true` when happy-eyeballs is on; answer in both forms.
         lookup: ((_h: string, o: { all?: boolean }, cb: (...a: unknown[]) => void) =>
           o?.all ? cb(null, [{ address, family }]) : cb(null, address, family)) as never,
@@ -181,9 +202,10 @@ export class WebhookSender {
       snippet,
     });
     const u = parsedUrl(url);
-    const guard = await checkHost(u.hostname, this.opts.allowCidrs, this.opts.resolver);
+    const echo = url === this.opts.sandboxEcho?.url;
+    const guard = await checkHost(u.hostname, echo ? this.echoAllow : this.opts.allowCidrs, echo ? this.echoResolver : this.opts.resolver);
     if (!guard.ok) return { record: record(null, guard.reason), dropped: true };
-    const agent = this.agentFor(u.hostname, guard.address.address, guard.address.family, undiciLoaded ?? (await loadUndici()));
+    const agent = this.agentFor(u.hostname, guard.address.address, guard.address.family, undiciLoaded ?? (await loadUndici()), echo);
 
     const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
     if (method === "POST") headers["content-type"] = "application/json";

@@ -14,6 +14,7 @@ import { senderFromConfig } from "./attempt.ts";
 import { DeliveriesQuery, WebhookIdParams, webhookModels } from "./model.ts";
 import { reportBodyItems } from "../../http/validation.ts";
 import { webhookUrlProblems } from "./url.ts";
+import { sandboxEcho } from "../postman/echo.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
 import { testFire } from "./test-fire.ts";
 
@@ -38,7 +39,7 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
 function webhookManagement(deps: AppDeps) {
   // The URL rules run beside the body schema, so one 422 lists every problem (the URL's included).
   const urlRules = ({ body, request }: { body: unknown; request: Request }) =>
-    reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs));
+    reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url));
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
       .use(jsonBodies())

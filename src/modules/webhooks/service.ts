@@ -17,6 +17,7 @@ import { isoSecond } from "./payload.ts";
 import { generateSecret } from "./secrets.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";
+import { sandboxEcho } from "../postman/echo.ts";
 
 /** At most this many webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (the spec leaves the maximum open, spec: Limits; docs/spec-map.md, "Decisions", webhook bodies). */
 export const MAX_WEBHOOKS = 10;
@@ -62,7 +63,7 @@ const dedupe = (events: readonly string[]) => [...new Set(events)];
  *   WEBHOOK_LIMIT_REACHED (409) beyond {@link MAX_WEBHOOKS}.
  */
 export async function createWebhook(deps: ServiceDeps, caller: Caller, input: CreateWebhookInput) {
-  const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs);
+  const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
   if (input.mode === "live") planGate(caller.plan);
   const now = new Date(deps.clock.now());
   return deps.db.transaction(async (tx) => {
@@ -125,7 +126,7 @@ const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook w
  */
 export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: string, input: UpdateWebhookInput) {
   const current = await requireWebhook(deps.db, caller.id, id);
-  const url = input.url === undefined ? undefined : validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs);
+  const url = input.url === undefined ? undefined : validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
   if (input.mode === "live" && current.mode !== "live") planGate(caller.plan);
   const patch: Partial<WebhookRow> = { updatedAt: new Date(deps.clock.now()) };
   if (url !== undefined) patch.url = url;

@@ -11,10 +11,11 @@ import { RequestValidationError, type ValidationItem } from "../../errors.ts";
 import { classifyAddress, isConnectable, isIpLiteral } from "./address-guard.ts";
 
 /**
- * Returns the normalised URL to store.
+ * Returns the normalised URL to store. `sandboxEchoUrl` (sandbox mode only, modules/postman/echo.ts) is the one
+ * URL accepted on loopback.
  * @throws RequestValidationError with one item at `loc` (e.g. `["body","url"]`).
  */
-export function validateWebhookUrl(raw: string, loc: (string | number)[], allowCidrs: readonly string[]): string {
+export function validateWebhookUrl(raw: string, loc: (string | number)[], allowCidrs: readonly string[], sandboxEchoUrl?: string): string {
   const fail = (type: string, msg: string): never => {
     const item: ValidationItem = { loc, msg, type };
     throw new RequestValidationError([item]);
@@ -30,6 +31,7 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
   if (u.port === "0") fail("value_error", "URL port should be between 1 and 65535");
   if (u.username || u.password) fail("value_error", "URL must not contain a user name or password");
   if (u.hash || raw.includes("#")) fail("value_error", "URL must not contain a fragment");
+  if (sandboxEchoUrl !== undefined && u.toString() === sandboxEchoUrl) return sandboxEchoUrl;
   const host = u.hostname;
   if (!host) fail("url_parsing", "URL must have a host");
   if (isIpLiteral(host)) {
@@ -49,11 +51,11 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
  * schema yet (`body.url` when it is a string; nothing otherwise), so the
  * route can report them together with the schema's items.
  */
-export function webhookUrlProblems(body: unknown, allowCidrs: readonly string[]): ValidationItem[] {
+export function webhookUrlProblems(body: unknown, allowCidrs: readonly string[], sandboxEchoUrl?: string): ValidationItem[] {
   const url = (body as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== "string") return [];
   try {
-    validateWebhookUrl(url, ["body", "url"], allowCidrs);
+    validateWebhookUrl(url, ["body", "url"], allowCidrs, sandboxEchoUrl);
     return [];
   } catch (err) {
     if (err instanceof RequestValidationError) return err.items;
