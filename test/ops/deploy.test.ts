@@ -83,7 +83,7 @@ describe("deploy/kubernetes", () => {
 
   test("API Deployment with probes, HPA, PDB, Service, worker Deployment, Secret refs, migration Job", () => {
     const kinds = Object.values(docs).filter((d) => d.metadata).map((d) => `${d.kind}/${d.metadata.name}`);
-    for (const k of ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "HorizontalPodAutoscaler/courier-tracking-api", "PodDisruptionBudget/courier-tracking-api", "Service/courier-tracking-api", "Job/courier-tracking-migrate", "Secret/courier-tracking", "ConfigMap/courier-tracking", "Ingress/courier-tracking"])
+    for (const k of ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "HorizontalPodAutoscaler/courier-tracking-api", "PodDisruptionBudget/courier-tracking-api", "Service/courier-tracking-api", "Job/courier-tracking-migrate-release", "Secret/courier-tracking", "ConfigMap/courier-tracking", "Ingress/courier-tracking"])
       expect(kinds).toContain(k);
     const listed = docs["kustomization.yaml"].resources as string[];
     expect(listed.sort()).toEqual(K8S.filter((f) => !["kustomization.yaml", "secret.example.yaml"].includes(f)).sort());
