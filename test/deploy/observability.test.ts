@@ -149,7 +149,7 @@ describe("PrometheusRule", () => {
   for (const a of ALERTS)
     test(`${a.alert}: its expression uses series and labels of the scrape; severity; a runbook section`, () => {
       expect(checkPromQL(a.expr).problems).toEqual([]);
-      expect(["info", "warning", "critical"]).toContain(a.labels.severity);
+      expect(["info", "warning", "critical"]).toContain(String(a.labels.severity));
       const url = a.annotations.runbook_url!;
       expect(url).toMatch(/\/docs\/operations\.md#[a-z0-9-]+$/);
       const anchor = url.split("#")[1]!;
