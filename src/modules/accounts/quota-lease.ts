@@ -26,7 +26,7 @@
  *   the row (docs/billing.md, "Usage in an answer").
  */
 import type { Db } from "../../db/client.ts";
-import { observeQuotaLeaseFailure } from "../metrics/registry.ts";
+import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 
 /** Remaining units per leased unit: a block is at most 1/LEASE_DIVISOR of what is left. */
@@ -151,7 +151,7 @@ class QuotaLeases {
       this.owe(accountId, old);
       await this.flush();
     }
-    const granted = this.inTurn([accountId], async () => {
+    return this.inTurn([accountId], async () => {
       for (let attempt = 0; ; attempt++) {
         // `o` locks the row and reads the count the block starts from (a row locked FOR UPDATE is re-read after
         // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
@@ -181,11 +181,7 @@ class QuotaLeases {
         // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
         await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
       }
-    });
-    return granted.catch((err: unknown) => {
-      observeQuotaLeaseFailure("grant");
-      throw err;
-    });
+    }).catch((err: unknown) => Promise.reject(quotaLeaseFailure("grant", err)));
   }
 
   /**
@@ -256,9 +252,8 @@ class QuotaLeases {
         add(this.returning, k, -n);
         add(this.owed, k, n);
       }
-      observeQuotaLeaseFailure("return");
       this.startSweeper();
-      throw err;
+      throw quotaLeaseFailure("return", err);
     }
   }
 

@@ -75,9 +75,13 @@ const quotaLeaseFailures = new Counter({
 // Both series exist from the start (0), so rate() and absence checks work before the first failure.
 for (const operation of ["grant", "return"]) quotaLeaseFailures.labels({ operation }).inc(0);
 
-/** Records one failed quota statement (src/modules/accounts/quota-lease.ts): `grant` a block, or `return` units. */
-export function observeQuotaLeaseFailure(operation: "grant" | "return"): void {
+/**
+ * Records one failed quota statement (src/modules/accounts/quota-lease.ts): `grant` a block, or `return` units.
+ * @returns `err`, for the caller to throw.
+ */
+export function quotaLeaseFailure(operation: "grant" | "return", err: unknown): unknown {
   quotaLeaseFailures.labels({ operation }).inc();
+  return err;
 }
 
 /** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */
