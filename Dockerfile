@@ -5,7 +5,7 @@
 #   docker build -t courier-tracking .                          # default: needs DATABASE_URL
 #   docker build --target standalone -t courier-tracking:standalone .   # + embedded PostgreSQL
 #
-# Both run as the non-root `bun` user, bind 0.0.0.0:8443, serve /healthz,
+# Both run as the non-root `bun` user (uid/gid 1000), bind 0.0.0.0:8443, serve /healthz,
 # /readyz and /metrics on the internal port 9090 (loopback inside the
 # container; set ADMIN_HOST=0.0.0.0 where an orchestrator probes it), and
 # apply migrations at start (`bun run migrate` does it as a separate step).
@@ -29,7 +29,9 @@ COPY package.json bunfig.toml tsconfig.json ./
 COPY src ./src
 COPY drizzle ./drizzle
 RUN mkdir -p /data && chown -R bun:bun /data
-USER bun
+# The image's `bun` user, by number: Kubernetes can verify `runAsNonRoot` only for a numeric user
+# (deploy/kubernetes runs it as runAsUser/runAsGroup 1000 under Pod Security "restricted").
+USER 1000:1000
 VOLUME /data
 EXPOSE 8443 9090
 # Liveness on the internal plain-HTTP port: works the same behind a TLS-terminating

@@ -65,6 +65,20 @@ describe("deploy/compose.yaml", () => {
     expect(PROBE_PATHS.has(/health_uri (\S+)/.exec(caddy)![1]!)).toBe(true);
   });
 
+  test("the proxy gets PUBLIC_HOST (the Caddyfile's site address) and waits for a healthy API; third-party images pinned", async () => {
+    const caddy = read("deploy/Caddyfile");
+    expect(caddy).toMatch(/^\{\$PUBLIC_HOST:localhost\} \{$/m);
+    expect(services.proxy.environment.PUBLIC_HOST).toBe("${PUBLIC_HOST:-localhost}");
+    expect(services.proxy.depends_on.api.condition).toBe("service_healthy");
+    // The API's health check probes a real route on its internal port (ADMIN_PORT), one that answers 200 when ready.
+    const check = services.api.healthcheck.test.join(" ");
+    const url = /http:\/\/127\.0\.0\.1:(\d+)(\/[a-z]+)/.exec(check)!;
+    expect(url[1]).toBe(services.api.environment.ADMIN_PORT);
+    expect(await probeAnswers(url[2]!)).toBe(200);
+    for (const [name, svc] of Object.entries(services).filter(([, s]) => !s.image?.startsWith("courier-tracking")))
+      expect([name, /^[\w./-]+:\d+\.\d+(\.\d+)?(@sha256:[0-9a-f]{64})?$/.test(svc.image)]).toEqual([name, true]);
+  });
+
   test("every variable set exists in the schema, and each service's configuration validates", () => {
     for (const [name, svc] of ours) {
       const env = svc.environment as Record<string, string>;
@@ -83,7 +97,7 @@ describe("deploy/kubernetes", () => {
 
   test("API Deployment with probes, HPA, PDB, Service, worker Deployment, Secret refs, migration Job", () => {
     const kinds = Object.values(docs).filter((d) => d.metadata).map((d) => `${d.kind}/${d.metadata.name}`);
-    for (const k of ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "HorizontalPodAutoscaler/courier-tracking-api", "PodDisruptionBudget/courier-tracking-api", "Service/courier-tracking-api", "Job/courier-tracking-migrate", "Secret/courier-tracking", "ConfigMap/courier-tracking", "Ingress/courier-tracking"])
+    for (const k of ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "HorizontalPodAutoscaler/courier-tracking-api", "PodDisruptionBudget/courier-tracking-api", "Service/courier-tracking-api", "Job/courier-tracking-migrate-release", "Secret/courier-tracking", "ConfigMap/courier-tracking", "Ingress/courier-tracking"])
       expect(kinds).toContain(k);
     const listed = docs["kustomization.yaml"].resources as string[];
     expect(listed.sort()).toEqual(K8S.filter((f) => !["kustomization.yaml", "secret.example.yaml"].includes(f)).sort());

@@ -26,6 +26,7 @@
  *   the row (docs/billing.md, "Usage in an answer").
  */
 import type { Db } from "../../db/client.ts";
+import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 
 /** Remaining units per leased unit: a block is at most 1/LEASE_DIVISOR of what is left. */
@@ -180,7 +181,7 @@ class QuotaLeases {
         // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
         await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
       }
-    });
+    }).catch((err: unknown) => Promise.reject(quotaLeaseFailure("grant", err)));
   }
 
   /**
@@ -252,7 +253,7 @@ class QuotaLeases {
         add(this.owed, k, n);
       }
       this.startSweeper();
-      throw err;
+      throw quotaLeaseFailure("return", err);
     }
   }
 

@@ -66,6 +66,24 @@ const deactivated = new Counter({
   registers: [serviceRegistry],
 });
 
+const quotaLeaseFailures = new Counter({
+  name: "courier_tracking_quota_lease_failures_total",
+  help: "Quota statements the database did not complete: grant (a block of units for lookups; the request answers 503) or return (unused units given back; kept and sent again later).",
+  labelNames: ["operation"],
+  registers: [serviceRegistry],
+});
+// Both series exist from the start (0), so rate() and absence checks work before the first failure.
+for (const operation of ["grant", "return"]) quotaLeaseFailures.labels({ operation }).inc(0);
+
+/**
+ * Records one failed quota statement (src/modules/accounts/quota-lease.ts): `grant` a block, or `return` units.
+ * @returns `err`, for the caller to throw.
+ */
+export function quotaLeaseFailure(operation: "grant" | "return", err: unknown): unknown {
+  quotaLeaseFailures.labels({ operation }).inc();
+  return err;
+}
+
 /** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */
 export function observeHttp(route: string, method: string, status: number, seconds: number): void {
   childOf(httpChildren, http, `${route} ${method} ${status}`, { route, method, status: String(status) }).observe(seconds);

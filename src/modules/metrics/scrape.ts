@@ -36,6 +36,12 @@ const outboxAge = new Gauge({
   registers: [serviceRegistry],
 });
 
+const databaseUp = new Gauge({
+  name: "courier_tracking_database_up",
+  help: "1 when this process's last scrape read the database, 0 when that read failed (unreachable, refused or timed out).",
+  registers: [serviceRegistry],
+});
+
 /**
  * Sets the database-backed gauges. Each predicate matches the due-time
  * index of a queue table (`recheck_queue_due_idx`, `delivery_queue_due_idx`),
@@ -59,9 +65,16 @@ export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void
 
 /**
  * The Prometheus text of this process. A database outage must not hide the
- * counters: the gauges keep their last value and a warning is logged.
+ * counters: the gauges keep their last value, `courier_tracking_database_up` turns 0
+ * and a warning is logged.
  */
 export async function renderMetrics(deps: { db: Db; clock: { now(): number }; log: Logger }): Promise<Response> {
-  await refreshDatabaseGauges(deps.db, deps.clock.now()).catch((e) => deps.log.warn("metrics: database gauges not refreshed", { error: e as Error }));
+  await refreshDatabaseGauges(deps.db, deps.clock.now()).then(
+    () => databaseUp.set(1),
+    (e) => {
+      databaseUp.set(0);
+      deps.log.warn("metrics: database gauges not refreshed", { error: e as Error });
+    },
+  );
   return new Response(await serviceRegistry.metrics(), { headers: { "content-type": serviceRegistry.contentType } });
 }
