@@ -127,15 +127,6 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
 }
 
 /**
- * Back-off after `failures` consecutive failed re-checks (1 = the first):
- * `baseMs · 2^(failures−1)`, capped at `capMs`, ± 10 % jitter. Milliseconds.
- */
-export function backoffMs(failures: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
-  const raw = Math.min(capMs, baseMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
-  return Math.round(raw * (0.9 + random() * 0.2));
-}
-
-/**
  * Records a failed re-check (a courier timeout, 5xx, throttling, missing
  * credentials, "no record"): the shipment record stays as it was and no
  * event is written (a transient failure changes nothing and emits nothing); the queue row's `failures`
