@@ -6,7 +6,7 @@ import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
-import { WebhookPayloadSchema } from "../webhooks/payload.ts";
+import { WebhookPayloadSchema } from "../webhooks/delivery/payload.ts";
 
 export const EventsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.

@@ -34,15 +34,15 @@
 import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
-import type { RecordOptions } from "../tracking/store.ts";
-import { releaseClaims } from "../tracking/claims.ts";
+import type { RecordOptions } from "./store.ts";
+import { releaseClaims } from "./claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
 import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
-export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
+export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;

@@ -6,7 +6,7 @@
  * drives them; housekeeping tidies expired leases through
  * {@link releaseExpiredLeases}. They work on `recheck_queue` (the schedule,
  * one narrow row per scheduled shipment) and never touch `shipments`; they
- * live here because the tracking module is the one writer of both
+ * live here because the following module is the one writer of both
  * (docs/spec-map.md, "Table owners").
  */
 import type { Db } from "../../db/client.ts";

@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type * as undici from "undici/index.js";
-import type { Clock } from "../../lib/clock.ts";
+import type { Clock } from "../../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
 import { exchange } from "./exchange.ts";
 

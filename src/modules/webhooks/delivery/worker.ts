@@ -16,22 +16,22 @@
  * given up (abandoned or dropped) and per webhook deactivated.
  */
 import type postgres from "postgres";
-import type { AppDeps } from "../../deps.ts";
-import type { Logger } from "../../lib/log.ts";
+import type { AppDeps } from "../../../deps.ts";
+import type { Logger } from "../../../lib/log.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
 import { claimDue, releaseLeases, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
-import { afterAttempt, DEACTIVATE_AFTER_FAILURES, MAX_ATTEMPTS } from "../../domain/delivery.ts";
+import { afterAttempt, DEACTIVATE_AFTER_FAILURES, MAX_ATTEMPTS } from "../../../domain/delivery.ts";
 import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
 import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
-import { decryptSecret } from "../../secrets/cipher.ts";
-import { eventIdentity } from "./replay.ts";
-import { planOf } from "../../domain/plans.ts";
-import { observeDelivery } from "../metrics/registry.ts";
-import { settleWithin } from "../../lib/settle.ts";
+import { decryptSecret } from "../../../secrets/cipher.ts";
+import { eventIdentity } from "../replay.ts";
+import { planOf } from "../../../domain/plans.ts";
+import { observeDelivery } from "../../metrics/registry.ts";
+import { settleWithin } from "../../../lib/settle.ts";
 
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */

@@ -6,12 +6,12 @@
  */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
-import type { DbOrTx } from "../../db/client.ts";
-import { newId } from "../../lib/ids.ts";
-import { PLANS } from "../../domain/plans.ts";
-import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../domain/delivery.ts";
-import type { EventSink } from "../../core-deps.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { newId } from "../../../lib/ids.ts";
+import { PLANS } from "../../../domain/plans.ts";
+import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
+import type { EventSink } from "../../../core-deps.ts";
+import type { EventType } from "../../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
 
@@ -59,7 +59,7 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
 }
 
 /**
- * The webhooks module's event sink (`AppDeps.onEvents`): every event the tracking module writes is fanned out
+ * The webhooks module's event sink (`AppDeps.onEvents`): every event the following module writes is fanned out
  * into the outbox by {@link fanOutEvent}, in the transaction that writes the event. Returns the outbox rows written.
  */
 export const outboxEventSink: EventSink = async (tx, events) => {
