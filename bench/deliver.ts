@@ -36,9 +36,9 @@ import { systemClock } from "../src/lib/clock.ts";
 import { newId } from "../src/lib/ids.ts";
 import { createLogger } from "../src/lib/log.ts";
 import { createAccount } from "../src/modules/accounts/service.ts";
-import { fanOutEvent } from "../src/modules/webhooks/outbox.ts";
+import { fanOutEvent } from "../src/modules/webhooks/delivery/outbox.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
-import { createDeliveryWorker, type WorkerDeps, type WorkerOptions } from "../src/modules/webhooks/worker.ts";
+import { createDeliveryWorker, type WorkerDeps, type WorkerOptions } from "../src/modules/webhooks/delivery/worker.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 
 export interface DeliverBenchOptions {

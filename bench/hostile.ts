@@ -33,7 +33,7 @@ import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
-import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
+import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 
 if (process.argv[2] === "fuzz") {

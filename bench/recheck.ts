@@ -34,8 +34,8 @@ import { courierBySlug } from "../src/modules/couriers/catalogue.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
 import { countDue } from "../src/modules/following/metrics.ts";
 import { claimDueShipments, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
-import { recordFetch } from "../src/modules/tracking/store.ts";
-import { outboxEventSink } from "../src/modules/webhooks/outbox.ts";
+import { recordFetch } from "../src/modules/following/store.ts";
+import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "../test/helpers/db.ts";
 

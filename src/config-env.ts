@@ -6,14 +6,15 @@
  */
 import { KindGuard, Type as T, type Static, type TLiteral, type TSchema, type TUnion } from "@sinclair/typebox";
 
-/** Receivers are expected to answer within 5 seconds (spec: Events, Delivery rules 6). */
-export const SPEC_WEBHOOK_TIMEOUT_MS = 5_000;
-/** "Re-check frequency: most couriers 3 per day" (spec: Limits): one re-check every 8 hours. */
-export const SPEC_RECHECK_INTERVAL_SECONDS = 86_400 / 3;
-/** Asynchronous couriers "can take 10 to 30 seconds" (spec: Limits): the lookup budget is the upper end. */
-export const SPEC_ASYNC_BUDGET_MS = 30_000;
-/** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
-export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;
+import { RECEIVER_TIMEOUT_MS, RETRY_SCHEDULE_SECONDS } from "./domain/delivery.ts";
+import { RECHECK_INTERVAL_SECONDS } from "./domain/following.ts";
+import { ASYNC_LOOKUP_BUDGET_MS } from "./domain/limits.ts";
+
+// The spec's numbers live beside their rules in src/domain/; configuration only overrides them.
+export { RETRY_SCHEDULE_SECONDS };
+export const SPEC_WEBHOOK_TIMEOUT_MS = RECEIVER_TIMEOUT_MS;
+export const SPEC_RECHECK_INTERVAL_SECONDS = RECHECK_INTERVAL_SECONDS;
+export const SPEC_ASYNC_BUDGET_MS = ASYNC_LOOKUP_BUDGET_MS;
 /** Default memory of each argon2id password hash, KiB: `Bun.password`'s own argon2id default (64 MiB). */
 export const DEFAULT_PASSWORD_HASH_MEMORY_KIB = 65_536;
 /** Least memory of an argon2id password hash, KiB: OWASP Password Storage Cheat Sheet's smallest argon2id memory (19 MiB, t = 2, p = 1). */

@@ -36,7 +36,7 @@ import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./
 import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
-import { outboxEventSink } from "./modules/webhooks/outbox.ts";
+import { outboxEventSink } from "./modules/webhooks/delivery/outbox.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 import { settleWithin } from "./lib/settle.ts";

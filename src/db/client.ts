@@ -86,7 +86,7 @@ export function connect(url: string, opts: { max?: number; onnotice?: (n: unknow
     onnotice: opts.onnotice ?? (() => {}),
     // Read back, timestamps are Date through Drizzle's typed columns. Sent in a raw sql`` template, a Date is
     // not serialised (drizzle turns postgres-js's Date serialiser off on this client), so raw statements pass
-    // timestamps as ISO text (see tracking/claims.ts).
+    // timestamps as ISO text (see following/claims.ts).
     ...deadlines,
   });
   const db = drizzle(preparing(sql), { schema }) as Db;

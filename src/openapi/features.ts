@@ -8,7 +8,7 @@ import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
 import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { codesIn, errorSchema } from "./errors.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
-import { sampleData } from "../modules/webhooks/payload.ts";
+import { sampleData } from "../modules/webhooks/delivery/payload.ts";
 
 type Json = Record<string, any>;
 

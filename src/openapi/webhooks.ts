@@ -1,11 +1,11 @@
 /**
  * The OpenAPI 3.1 `webhooks` section (spec: Events): the five
  * events, each referring to the `WebhookPayload` component (the TypeBox schema
- * in webhooks/payload.ts, which also types what the service sends), and the
+ * in webhooks/delivery/payload.ts, which also types what the service sends), and the
  * delivery headers with the `sha256=` signature.
  */
 import { EVENT_TYPES, type EventType } from "../domain/events.ts";
-import { sampleData } from "../modules/webhooks/payload.ts";
+import { sampleData } from "../modules/webhooks/delivery/payload.ts";
 import { WH_ID } from "./examples.ts";
 
 // The document is plain JSON.

@@ -7,12 +7,12 @@
  * - re-check: every RECHECK_POLL_SECONDS (default 5), drain the due
  *   shipments (modules/following/recheck.ts). The claim is shared through
  *   Postgres, so every replica runs this job and none re-checks a shipment twice.
- * - delivery: the webhook delivery worker (modules/webhooks/worker.ts) is
+ * - delivery: the webhook delivery worker (modules/webhooks/delivery/worker.ts) is
  *   started here (it LISTENs for the NOTIFY of new outbox rows) and polled
  *   every WEBHOOK_POLL_SECONDS (default 1), the backstop for retries coming
  *   due and missed notifications.
  * - housekeeping: every 10 minutes, release expired leases and prune what is
- *   past RETENTION_DAYS (modules/following/housekeeping.ts).
+ *   past RETENTION_DAYS (scheduler/housekeeping.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
@@ -23,9 +23,9 @@
  */
 import { Cron } from "croner";
 import type { AppDeps } from "../deps.ts";
-import { runHousekeeping, type HousekeepingOptions } from "../modules/following/housekeeping.ts";
+import { runHousekeeping, type HousekeepingOptions } from "./housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
-import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/worker.ts";
+import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
 
 /** The scheduler's jobs. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { sandboxEcho, SANDBOX_ECHO_PATH } from "../../src/modules/postman/echo.ts";
-import { WebhookSender, type SendRequest } from "../../src/modules/webhooks/http.ts";
+import { WebhookSender, type SendRequest } from "../../src/modules/webhooks/delivery/http.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, testCert, type Receiver } from "../webhooks/receiver.ts";
 

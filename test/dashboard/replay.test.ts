@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, deliveries } from "../../src/db/schema/index.ts";
-import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "../webhooks/fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac, randomBytes } from "node:crypto";
 import { events } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
-import { fanOutEvent } from "../../src/modules/webhooks/outbox.ts";
+import { fanOutEvent } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { startService, type RunningService } from "../client/service.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";

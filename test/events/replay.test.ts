@@ -12,8 +12,8 @@ import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { deliveries, events } from "../../src/db/schema/index.ts";
 import { EventListResponse } from "../../src/modules/events/model.ts";
-import { verifySignature } from "../../src/modules/webhooks/signing.ts";
-import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { verifySignature } from "../../src/modules/webhooks/delivery/signing.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "../webhooks/fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
@@ -84,7 +84,7 @@ describe("event identity and signatures", () => {
   });
 
   test("a secret issued before standard base64 (base64url) keeps verifying with the spec scheme; webhook-signature is keyed with its decoded bytes", async () => {
-    const { signBody, standardSignature, secretKeyBytes } = await import("../../src/modules/webhooks/signing.ts");
+    const { signBody, standardSignature, secretKeyBytes } = await import("../../src/modules/webhooks/delivery/signing.ts");
     const old = "whsec_3q2-7wEAAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRo";
     expect(secretKeyBytes(old).length).toBe(32);
     expect(signBody(old, "{}")).toBe(`sha256=${createHmac("sha256", old).update("{}").digest("hex")}`);

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
-import { releaseExpiredLeases } from "../../src/modules/following/housekeeping.ts";
-import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/tracking/claims.ts";
+import { releaseExpiredLeases } from "../../src/scheduler/housekeeping.ts";
+import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/following/claims.ts";
 import {
   claimDueShipments,
   createRecheckRunner,

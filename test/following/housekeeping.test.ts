@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries, deliveryAttempts, demoHits, events, rateWindows, recheckQueue, sessions, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
-import { runHousekeeping } from "../../src/modules/following/housekeeping.ts";
+import { runHousekeeping } from "../../src/scheduler/housekeeping.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { seedMany } from "./helpers.ts";
 

@@ -16,7 +16,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ERROR_CODES } from "../../src/errors.ts";
-import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
+import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createSession, resolveSession } from "../../src/modules/dashboard/session.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { rawRequest } from "../helpers/raw-http.ts";

@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import type { PlanId } from "../../src/domain/plans.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
-import { outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
+import { outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { startSimulator, type Simulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 

@@ -18,8 +18,8 @@ import { systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
-import { outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
-import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
+import { outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
+import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createTestDatabase } from "./db.ts";
 import { rawRequest } from "./raw-http.ts";
 

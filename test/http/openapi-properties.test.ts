@@ -23,7 +23,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { isIpLiteral, type Resolver } from "../../src/modules/webhooks/address-guard.ts";
+import { isIpLiteral, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { docValidator, type DocValidator } from "../client/openapi.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { operationsOf, requestsFor, type GeneratedRequest, type Known, type OperationEntry } from "../helpers/openapi-arbitraries.ts";

@@ -5,7 +5,7 @@
  * process. Requests without a query are enough: the limit is counted before validation (422 under it, 429 over).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { DEMO_LIMIT_PER_HOUR } from "../../src/modules/demo/index.ts";
+import { DEMO_LIMIT_PER_HOUR } from "../../src/domain/limits.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 let ctx: TestContext;

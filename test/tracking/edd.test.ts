@@ -13,10 +13,10 @@ import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { EventListResponse } from "../../src/modules/events/model.ts";
 import { ShipmentListResponse, StoredShipmentResponse } from "../../src/modules/shipments/model.ts";
 import { TrackResponse } from "../../src/modules/tracking/model.ts";
-import { applySnapshot } from "../../src/modules/tracking/normalise.ts";
-import { recordFetch } from "../../src/modules/tracking/store.ts";
-import { claimDue, outboxEventSink } from "../../src/modules/webhooks/outbox.ts";
-import { dataFromShipment } from "../../src/modules/webhooks/payload.ts";
+import { applySnapshot } from "../../src/modules/following/normalise.ts";
+import { recordFetch } from "../../src/modules/following/store.ts";
+import { claimDue, outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
+import { dataFromShipment } from "../../src/modules/webhooks/delivery/payload.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, liveWebhook, shipmentRow, track } from "../following/helpers.ts";
 

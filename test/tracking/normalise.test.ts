@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { RawCheckpoint, TrackingSnapshot } from "../../src/domain/checkpoint.ts";
-import { applySnapshot } from "../../src/modules/tracking/normalise.ts";
+import { applySnapshot } from "../../src/modules/following/normalise.ts";
 import type { ShipmentState } from "../../src/domain/states.ts";
 
 const cp = (state: ShipmentState, hour: number, activity: string = state): RawCheckpoint => ({

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import type { StoredCheckpoint } from "../../src/domain/checkpoint.ts";
 import { COURIERS } from "../../src/modules/couriers/catalogue.ts";
-import type { ShipmentRecord } from "../../src/modules/tracking/normalise.ts";
+import type { ShipmentRecord } from "../../src/modules/following/normalise.ts";
 import { trackingData } from "../../src/modules/tracking/view.ts";
 
 const checkpoint = (over: Partial<StoredCheckpoint> = {}): StoredCheckpoint => ({

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { RequestValidationError } from "../../src/errors.ts";
-import { checkHost, classifyAddress, type Resolver } from "../../src/modules/webhooks/address-guard.ts";
+import { checkHost, classifyAddress, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { validateWebhookUrl } from "../../src/modules/webhooks/url.ts";
 
 const HOSTILE: [string, string][] = [

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries } from "../../src/db/schema/index.ts";
-import { claimDue, recordOutcomes, type Outcome } from "../../src/modules/webhooks/outbox.ts";
+import { claimDue, recordOutcomes, type Outcome } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";

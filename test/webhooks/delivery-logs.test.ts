@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";
-import { DEACTIVATE_AFTER_FAILURES } from "../../src/modules/webhooks/outbox.ts";
-import { createDeliveryWorker, MAX_ATTEMPTS, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { DEACTIVATE_AFTER_FAILURES, MAX_ATTEMPTS } from "../../src/domain/delivery.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { freePort } from "../client/service.ts";
 import { emit, shipment } from "./fixtures.ts";

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { verify } from "@octokit/webhooks-methods";
 import { eq } from "drizzle-orm";
 import { deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
-import type { Resolver } from "../../src/modules/webhooks/address-guard.ts";
-import { claimDue, recordOutcomes } from "../../src/modules/webhooks/outbox.ts";
-import { MAX_PAYLOAD_BYTES } from "../../src/modules/webhooks/payload.ts";
-import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
+import { claimDue, recordOutcomes } from "../../src/modules/webhooks/delivery/outbox.ts";
+import { MAX_PAYLOAD_BYTES } from "../../src/modules/webhooks/delivery/payload.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
@@ -395,7 +395,7 @@ describe("the scheduler's delivery job", () => {
     // No timer: nothing in the files that decide when the worker claims arms one. Its wake-ups are a NOTIFY,
     // poll() (the scheduler's job) and a finishing attempt; the rest of this test shows the last two at work.
     for (const file of ["worker.ts", "pump.ts", "outbox.ts", "outcome-batcher.ts"]) {
-      const text = readFileSync(join(import.meta.dir, "../../src/modules/webhooks", file), "utf8");
+      const text = readFileSync(join(import.meta.dir, "../../src/modules/webhooks/delivery", file), "utf8");
       expect(text, file).not.toMatch(/\b(setTimeout|setInterval|Bun\.sleep|new Cron)\s*\(/);
     }
     const s = await setup();

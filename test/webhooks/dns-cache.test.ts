@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries } from "../../src/db/schema/index.ts";
-import { cachingResolver, checkHost, DNS_CACHE_TTL_MS, type ResolvedAddress, type Resolver } from "../../src/modules/webhooks/address-guard.ts";
-import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { cachingResolver, checkHost, DNS_CACHE_TTL_MS, type ResolvedAddress, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";

@@ -5,7 +5,7 @@ import type { StoredCheckpoint } from "../../src/domain/checkpoint.ts";
 import { newId } from "../../src/lib/ids.ts";
 import type { EventType } from "../../src/domain/events.ts";
 import type { ShipmentState } from "../../src/domain/states.ts";
-import { fanOutEvent } from "../../src/modules/webhooks/outbox.ts";
+import { fanOutEvent } from "../../src/modules/webhooks/delivery/outbox.ts";
 
 export function checkpoint(state: ShipmentState, localDate: string, localTime: string, activity = `scan ${localDate} ${localTime}`, location = "Mumbai"): StoredCheckpoint {
   return { state, subStatus: null, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };

@@ -7,7 +7,7 @@
  * updates stay HOT (PostgreSQL writes no index entry for them).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/worker.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";

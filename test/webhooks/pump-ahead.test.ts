@@ -1,5 +1,5 @@
 /**
- * How far ahead the claimer claims (src/modules/webhooks/pump.ts): while attempts finish fast the rows
+ * How far ahead the claimer claims (src/modules/webhooks/delivery/pump.ts): while attempts finish fast the rows
  * held waiting grow towards `prefetch` (claims get large); while they finish slowly no more than
  * `minPrefetch` wait, so rows are not held from other workers behind slow receivers. Real PostgreSQL;
  * the attempts are stand-ins the test ends, their durations set on the fake clock the rate is measured on,
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
-import { createDeliveryPump, RATE_WINDOW_MS } from "../../src/modules/webhooks/pump.ts";
+import { createDeliveryPump, RATE_WINDOW_MS } from "../../src/modules/webhooks/delivery/pump.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";

@@ -1,5 +1,5 @@
 /**
- * The claimer's wake-ups (src/modules/webhooks/pump.ts): a NOTIFY that arrives while a claim is in
+ * The claimer's wake-ups (src/modules/webhooks/delivery/pump.ts): a NOTIFY that arrives while a claim is in
  * flight is not lost when that claim comes back short. Real PostgreSQL; the claim's answer is held
  * back until the new row is committed and the wake-up has arrived (the statement itself has run, so
  * its snapshot does not hold the row), which is the window bench/deliver.ts once hung in.
@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { silentLogger } from "../../src/lib/log.ts";
-import type { ClaimedDelivery } from "../../src/modules/webhooks/outbox.ts";
-import { createDeliveryPump } from "../../src/modules/webhooks/pump.ts";
+import type { ClaimedDelivery } from "../../src/modules/webhooks/delivery/outbox.ts";
+import { createDeliveryPump } from "../../src/modules/webhooks/delivery/pump.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";

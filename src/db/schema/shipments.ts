@@ -67,7 +67,7 @@ export const shipments = pgTable(
  * change for a shipment), so a claim answers without reading `shipments`.
  *
  * No index covers `lease_until` or `lease_owner`, and the table is created with fillfactor 70
- * (migration 0010): the claim's lease stamp is a HOT update (modules/tracking/claims.ts).
+ * (migration 0010): the claim's lease stamp is a HOT update (modules/following/claims.ts).
  */
 export const recheckQueue = pgTable(
   "recheck_queue",
@@ -89,7 +89,7 @@ export const recheckQueue = pgTable(
     // The current 15-minute bucket in exact due order; countDue and the metrics scrape.
     index("recheck_queue_due_idx").on(t.dueAt),
     // The same rows by 15-minute due bucket: equal keys sit in storage order, so a claim that
-    // drains an overdue backlog touches a few pages, not one page per row (modules/tracking/claims.ts).
+    // drains an overdue backlog touches a few pages, not one page per row (modules/following/claims.ts).
     // Two grids, the second offset by half a bucket: a claim walks the one in which the oldest due row
     // sits in the first half of its bucket, so that bucket holds at least 7.5 minutes of due times.
     index("recheck_queue_due_bucket_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`),

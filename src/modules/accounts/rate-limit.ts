@@ -3,17 +3,16 @@
  *
  * - Per-account per-minute: a fixed one-minute window counter (the scheme
  *   GitHub's and Stripe's headers describe): one upsert per request.
- * - Demo: 5 per *rolling* hour per client IP: a log of hits, counted under a
- *   per-IP advisory lock so two replicas cannot both admit the sixth.
+ * - Demo: the rule of src/domain/limits.ts (5 per rolling hour per client IP) over a log of hits, counted
+ *   under a per-IP advisory lock so two replicas cannot both admit the sixth.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { rateWindows } from "../../db/schema/index.ts";
+import { DEMO_WINDOW_MS, demoDecision, type DemoDecision } from "../../domain/limits.ts";
 
 /** The per-account rate limit's window, ms (spec: Limits, "requests per minute" per plan). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
-/** The demo limit's rolling window, ms (spec: Limits, "GET /demo/track: 5 requests per hour per IP address"). */
-export const DEMO_WINDOW_MS = 3_600_000;
 
 export interface RateDecision {
   allowed: boolean;
@@ -57,17 +56,9 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-/** Outcome of a demo hit: the decision, in the same terms as the per-minute limit's `RateLimit-*` headers. */
-export interface DemoDecision extends RateDecision {
-  /** Seconds until the oldest hit of the window leaves it (0 when allowed). */
-  retryAfterSeconds: number;
-}
-
 /**
- * Demo limit (spec: Public endpoints, 5 per hour per IP): admits the hit when
- * fewer than `limit` hits from `ip` fall in the last (rolling) hour, and
- * records it. `resetSeconds` is when the oldest hit of the window leaves it,
- * i.e. when one more request is admitted.
+ * Demo limit: counts the hits from `ip` in the rolling window, lets `demoDecision` (src/domain/limits.ts)
+ * decide, and records the hit when it is admitted.
  */
 export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<DemoDecision> {
   return db.transaction(async (tx) => {
@@ -78,11 +69,8 @@ export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number):
     const rows = await tx.execute<{ n: number; oldest: string | null }>(
       sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since}::timestamptz order by at desc limit ${limit}) h`,
     );
-    const n = Number(rows[0]?.n ?? 0);
-    const oldest = rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : nowMs;
-    const untilOldestLeaves = Math.max(1, Math.ceil((oldest + DEMO_WINDOW_MS - nowMs) / 1000));
-    if (n >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
-    await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
-    return { allowed: true, limit, remaining: limit - n - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
+    const decision = demoDecision(Number(rows[0]?.n ?? 0), rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : null, nowMs, limit);
+    if (decision.allowed) await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
+    return decision;
   });
 }

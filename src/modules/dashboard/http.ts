@@ -13,7 +13,7 @@ import type { BillingProvider } from "./billing.ts";
 import { cookieText, PRE_CSRF_COOKIE, putCookie, randomToken, resolveSession, safeEqual, SESSION_COOKIE, type CookieJar, type DashboardSession } from "./session.ts";
 import { messagePage } from "./views/account.ts";
 import type { PageSession } from "./views/layout.ts";
-import type { WebhookSender } from "../webhooks/http.ts";
+import type { WebhookSender } from "../webhooks/delivery/http.ts";
 import type { PasswordWork } from "./service.ts";
 
 /** What dashboard routes need besides the app's dependencies. */

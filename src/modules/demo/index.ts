@@ -1,7 +1,6 @@
 /**
- * `GET /demo/track`: public, no key, 5 requests per rolling hour per client IP
- * (IPv6 per /64) shared across replicas (spec: Limits; docs/spec-map.md, "Decisions", demo
- * limit); no quota, nobody starts following.
+ * `GET /demo/track`: public, no key, limited per client IP (IPv6 per /64) across replicas by the rule of
+ * src/domain/limits.ts; no quota, nobody starts following.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
@@ -11,9 +10,7 @@ import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";
 import { trackErrors } from "../tracking/index.ts";
 import { TrackQuery, trackingModels } from "../tracking/model.ts";
 import { trackDemo } from "../tracking/service.ts";
-
-/** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits); the hour is rolling (src/modules/accounts/rate-limit.ts). */
-export const DEMO_LIMIT_PER_HOUR = 5;
+import { DEMO_LIMIT_PER_HOUR } from "../../domain/limits.ts";
 
 /** The 429 message: where the limit comes from and where to get a key (the dashboard's sign-up page). */
 export const demoLimitMessage = (publicBaseUrl: string) =>

@@ -8,7 +8,7 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
-import { WebhookPayloadSchema } from "../webhooks/payload.ts";
+import { WebhookPayloadSchema } from "../webhooks/delivery/payload.ts";
 
 export const EventsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.

@@ -12,7 +12,7 @@
 import type { Db } from "../../db/client.ts";
 import { normaliseTrackingNumber } from "../couriers/catalogue.ts";
 import type { EventType } from "../../domain/events.ts";
-import { dataFromShipment, isoSecond, type ShipmentRow } from "../webhooks/payload.ts";
+import { dataFromShipment, isoSecond, type ShipmentRow } from "../webhooks/delivery/payload.ts";
 
 /** How far back the list reaches (ms): 30 days. */
 export const EVENTS_WINDOW_MS = 30 * 86_400_000;

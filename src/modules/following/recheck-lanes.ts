@@ -6,7 +6,7 @@
  * failing courier never holds up the others. The claimer below fills them.
  */
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
-import { claimDueShipments, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
+import { claimDueShipments, renewClaims, type ClaimedShipment } from "./claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";

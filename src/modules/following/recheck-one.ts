@@ -4,15 +4,16 @@
  * then a success through `recordFetch` (the new record, its event and its
  * outbox rows in one transaction) or a courier failure through
  * `recordFailure` (nothing about the shipment changes, no event, the next
- * check backs off: see {@link failureBackoffMs}). The runner in recheck.ts calls it from its lanes.
+ * check backs off: `recheckAfterFailureMs`, src/domain/following.ts). The runner in recheck.ts calls it from its lanes.
  */
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";
 import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
 import { courierBySlug, type Courier } from "../couriers/catalogue.ts";
-import { recordFetch, type RecordOptions } from "../tracking/store.ts";
-import { backoffMs, recordFailure, unschedule } from "../tracking/claims.ts";
+import { recordFetch, type RecordOptions } from "./store.ts";
+import { recordFailure, unschedule } from "./claims.ts";
+import { recheckAfterFailureMs } from "../../domain/following.ts";
 import type { FollowingMetrics } from "./metrics.ts";
 import type { Held } from "./recheck-lanes.ts";
 
@@ -95,27 +96,6 @@ export async function recheckShipment(ctx: RecheckContext, row: Held): Promise<v
   } else stats.unchanged++;
 }
 
-/**
- * Wait before the next check after a failed one, ms.
- *
- * - Retryable failures (`timeout`, `backend`, `rate_limited`: `CourierError.retryable`) may mend in
- *   minutes: `baseMs` (default 5 min) doubling per consecutive failure, capped at the re-check
- *   interval.
- * - The others (`auth`: missing or rejected credentials; `invalid_number`; `not_found`) do not mend
- *   by trying again soon: the next check waits the cap at once, RECHECK_INTERVAL_SECONDS (default
- *   8 h, the spec's "3 per day", spec: Limits). Not longer (24 h, say): an operator who fixes the
- *   credentials gets the shipments back within one interval, and a shipment then costs the courier
- *   no more calls than a healthy one. Not the short steps either (5, 10, 20 … minutes): six more
- *   calls per shipment within the first 8 hours to a courier that refuses every one of them.
- *
- * The cap is never below `baseMs`; both carry ± 10 % jitter (`backoffMs`). docs/rechecks.md,
- * "Courier failures".
- */
-export function failureBackoffMs(retryable: boolean, failures: number, baseMs: number, intervalMs: number, random: () => number): number {
-  const capMs = Math.max(baseMs, intervalMs);
-  return retryable ? backoffMs(failures, baseMs, capMs, random) : backoffMs(1, capMs, capMs, random);
-}
-
 /** Records a failed courier call: counted (by kind and retryable), logged, the next check backed off. */
 async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: Held, err: unknown): Promise<void> {
   const { deps, stats } = ctx;
@@ -123,7 +103,7 @@ async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: 
   const kind: CourierFailure = err instanceof CourierError ? err.kind : "backend";
   const retryable = err instanceof CourierError ? err.retryable : true;
   const failures = row.recheck_failures + 1;
-  const nextAt = deps.clock.now() + failureBackoffMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
+  const nextAt = deps.clock.now() + recheckAfterFailureMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
   const mine = await recordFailure(ctx.db, row.id, ctx.owner, nextAt);
   ctx.metrics.courierErrors.inc({ courier: courier.slug, kind, retryable: String(retryable) });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: "failed" });

@@ -34,14 +34,15 @@
 import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
-import type { RecordOptions } from "../tracking/store.ts";
-import { releaseClaims } from "../tracking/claims.ts";
+import type { RecordOptions } from "./store.ts";
+import { releaseClaims } from "./claims.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
 import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
+import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
-export { backoffMs, claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "../tracking/claims.ts";
+export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
@@ -59,7 +60,7 @@ export interface RecheckOptions {
   maxHeld?: number;
   /** Lease length, ms, renewed every third of it while the row is held (default LEASE_SLACK_SECONDS, see {@link defaultLeaseMs}). */
   leaseMs?: number;
-  /** First back-off after a retryable failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval; a non-retryable one waits the cap at once (failureBackoffMs). */
+  /** First back-off after a retryable failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval; a non-retryable one waits the cap at once (`recheckAfterFailureMs`, src/domain/following.ts). */
   backoffBaseMs?: number;
   /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
   random?: () => number;
@@ -118,7 +119,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const intervalMs = deps.config.recheckIntervalSeconds * 1000;
   const metrics = opts.metrics ?? followingMetrics;
-  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(300_000, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats() };
+  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(RECHECK_BACKOFF_BASE_MS, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats() };
   const lanes = createCourierLanes({
     perLane,
     laneCap,

@@ -20,7 +20,7 @@ import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
-import { followedKeys, followMany } from "../tracking/follows.ts";
+import { followedKeys, followMany } from "../following/follows.ts";
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 

@@ -9,9 +9,9 @@ import { follows, shipmentColumns, shipments } from "../../db/schema/index.ts";
 import { AppError } from "../../errors.ts";
 import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { toSpecDate } from "../../domain/dates.ts";
-import { rowToRecord, type ShipmentRow } from "../tracking/store.ts";
+import { rowToRecord, type ShipmentRow } from "../following/store.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
-import { unfollow } from "../tracking/follows.ts";
+import { unfollow } from "../following/follows.ts";
 import { trackingData, type TrackingData } from "../tracking/view.ts";
 import type { ListShipmentsInput } from "./model.ts";
 

@@ -10,7 +10,7 @@
  */
 import type { Db } from "../../db/client.ts";
 import { isTerminal } from "../../domain/states.ts";
-import type { ShipmentRecord } from "./normalise.ts";
+import type { ShipmentRecord } from "../following/normalise.ts";
 
 /** Records kept per process. */
 export const RECENT_MAX = 10_000;

@@ -17,7 +17,7 @@ import { CourierBusyError } from "../couriers/lane.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
-import { findShipment, recordFetch, rowToRecord } from "./store.ts";
+import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;

@@ -5,7 +5,7 @@
 import type { Static } from "@sinclair/typebox";
 import { toSpecDate, toSpecTime } from "../../domain/dates.ts";
 import type { Courier } from "../couriers/catalogue.ts";
-import type { ShipmentRecord } from "./normalise.ts";
+import type { ShipmentRecord } from "../following/normalise.ts";
 import { TRACK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import type { TrackingDataSchema } from "./model.ts";
 

@@ -10,7 +10,7 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
-import { WebhookPayloadSchema } from "./payload.ts";
+import { WebhookPayloadSchema } from "./delivery/payload.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;

@@ -15,7 +15,7 @@ import { sql as dsql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
-import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./outbox.ts";
+import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./delivery/outbox.ts";
 import { requireWebhook } from "./service.ts";
 
 /** Recover looks back at most this far (ms): 30 days, the events' retention. */

@@ -13,7 +13,7 @@ import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
 import type { EventType } from "../../domain/events.ts";
 import type { CreateWebhookInput, UpdateWebhookInput } from "./model.ts";
-import { isoSecond } from "./payload.ts";
+import { isoSecond } from "./delivery/payload.ts";
 import { generateSecret } from "./secrets.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";

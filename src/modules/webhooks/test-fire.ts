@@ -14,9 +14,9 @@ import { accounts, deliveries, deliveryAttempts } from "../../db/schema/index.ts
 import { AppError } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
 import type { EventType } from "../../domain/events.ts";
-import { sendAttempt } from "./attempt.ts";
-import type { WebhookSender } from "./http.ts";
-import { sampleData } from "./payload.ts";
+import { sendAttempt } from "./delivery/attempt.ts";
+import type { WebhookSender } from "./delivery/http.ts";
+import { sampleData } from "./delivery/payload.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { requireWebhook } from "./service.ts";
 

@@ -8,7 +8,7 @@
  * certain to be blocked.
  */
 import { RequestValidationError, type ValidationItem } from "../../errors.ts";
-import { classifyAddress, isConnectable, isIpLiteral } from "./address-guard.ts";
+import { classifyAddress, isConnectable, isIpLiteral } from "./delivery/address-guard.ts";
 
 /**
  * Returns the normalised URL to store. `sandboxEchoUrl` (sandbox mode only, modules/postman/echo.ts) is the one

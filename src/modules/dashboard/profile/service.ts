@@ -12,7 +12,7 @@ import { accounts, sessions } from "../../../db/schema/index.ts";
 import { deleteAccountRow, setEmail, setPasswordHash } from "../../accounts/profile.ts";
 import { EmailTakenError, findAccount, normaliseEmail } from "../../accounts/service.ts";
 import { hashPassword, verifyPassword } from "../../accounts/password.ts";
-import { deleteUnfollowedShipments, followedShipmentIds } from "../../tracking/follows.ts";
+import { deleteUnfollowedShipments, followedShipmentIds } from "../../following/follows.ts";
 
 
 /** True when `password` is the account's password (false for an account without one). */

@@ -10,7 +10,7 @@ import { listWebhooks } from "../../webhooks/service.ts";
 import { isId } from "../../../lib/ids.ts";
 import { htmlResponse, pageSession, redirect, str, unreadableFields, UNREADABLE_FIELD, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
 import { KeyNameForm } from "../model.ts";
-import { listFollowedShipments } from "../../tracking/follows.ts";
+import { listFollowedShipments } from "../../following/follows.ts";
 import type { DashboardSession } from "../session.ts";
 import { keysPage, messagePage, overviewPage, shipmentsPage, type UsageInfo } from "../views/account.ts";
 import type { Flash } from "../views/layout.ts";

@@ -1,4 +1,5 @@
 /** Webhook pages: list, create/edit form, detail with chart and recent deliveries, secret reveal and confirmations. */
+import { DEACTIVATE_AFTER_FAILURES as DEACTIVATE_AFTER } from "../../../domain/delivery.ts";
 import { EVENT_TYPES } from "../../../domain/events.ts";
 import type { listDeliveries, webhookView } from "../../webhooks/service.ts";
 import { fmtTime, html, type SafeHtml } from "../html.ts";
@@ -11,9 +12,6 @@ import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
 export type WebhookView = ReturnType<typeof webhookView>;
 /** A delivery with the shipment it was about (absent for rows that have neither a shipment nor a sample). */
 export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number] & { shipment?: DeliveryShipment };
-
-/** Failed deliveries in a row after which a live webhook is deactivated (spec: Live webhook lifecycle). */
-const DEACTIVATE_AFTER = 20;
 
 /**
  * The failure count as shown: a deactivated webhook shows the count that

@@ -12,6 +12,7 @@ import { mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable 
 import { parseIsoLocal } from "../../adapters/time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
+import { asyncPollDelayMs } from "../../../../domain/limits.ts";
 import { Track17Envelope, type Track17Event } from "./wire.ts";
 
 /** 17TRACK `status`, `sub_status` and event `stage` → state (`fixtures/SOURCE.md`). */
@@ -154,9 +155,6 @@ export function track17Body(awb: string, carrier: number | undefined): string {
   return JSON.stringify([carrier ? { number: awb, carrier } : { number: awb }]);
 }
 
-/** Back-off before poll `n` (0-based), ms: 1 s, 2 s, 3 s, … capped at 5 s. */
-export const track17Backoff = (n: number) => Math.min(1000 * (n + 1), 5000);
-
 async function post(ctx: AdapterContext, path: string, body: string) {
   const res = await ctx.http.request({
     method: "POST",
@@ -181,7 +179,8 @@ export const track17Adapter: CourierAdapter = {
     for (let n = 0; ; n++) {
       const outcome = parseTrack17(await post(ctx, "/track/v2.2/gettrackinfo", body), awb);
       if (outcome !== "pending") return outcome;
-      await ctx.sleep(track17Backoff(n));
+      // Within the asynchronous budget the registry enforces (src/domain/limits.ts).
+      await ctx.sleep(asyncPollDelayMs(n));
     }
   },
 };

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../../../lib/clock.ts";
-import { parseTrack17, parseTrack17Register, track17Adapter, track17Backoff, track17Rule } from "./adapter.ts";
+import { parseTrack17, parseTrack17Register, track17Adapter, track17Rule } from "./adapter.ts";
+import { asyncPollDelayMs as track17Backoff } from "../../../../domain/limits.ts";
 import { CourierError, type AdapterContext } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { createCourierHttp } from "../../http.ts";

@@ -6,7 +6,7 @@
  * drives them; housekeeping tidies expired leases through
  * {@link releaseExpiredLeases}. They work on `recheck_queue` (the schedule,
  * one narrow row per scheduled shipment) and never touch `shipments`; they
- * live here because the tracking module is the one writer of both
+ * live here because the following module is the one writer of both
  * (docs/spec-map.md, "Table owners").
  */
 import type { Db } from "../../db/client.ts";
@@ -124,15 +124,6 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
     returning q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures
   `;
   return rows as unknown as ClaimedShipment[];
-}
-
-/**
- * Back-off after `failures` consecutive failed re-checks (1 = the first):
- * `baseMs · 2^(failures−1)`, capped at `capMs`, ± 10 % jitter. Milliseconds.
- */
-export function backoffMs(failures: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
-  const raw = Math.min(capMs, baseMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
-  return Math.round(raw * (0.9 + random() * 0.2));
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Retention of the tracking module's `events` (housekeeping, `RETENTION_DAYS`). The tracking module is the one
+ * Retention of the following module's `events` (housekeeping, `RETENTION_DAYS`). The following module is the one
  * writer of `shipments`, `follows` and `events` (docs/spec-map.md, "Table owners"); housekeeping calls
  * {@link pruneEvents}.
  */

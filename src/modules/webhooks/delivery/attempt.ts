@@ -3,14 +3,14 @@
  * the data as it is now, serialise it once, sign exactly those bytes, send
  * (spec: Events "Headers on every delivery"; Authentication 5).
  */
-import type { AppDeps } from "../../deps.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { AppDeps } from "../../../deps.ts";
+import type { EventType } from "../../../domain/events.ts";
 import { WebhookSender, type SendOutcome } from "./http.ts";
 import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
 import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
 import { deliveryHeaders } from "./signing.ts";
-import { newId } from "../../lib/ids.ts";
-import { sandboxEcho } from "../postman/echo.ts";
+import { newId } from "../../../lib/ids.ts";
+import { sandboxEcho } from "../../postman/echo.ts";
 
 export interface AttemptInput {
   webhookId: string;

@@ -21,8 +21,8 @@
  * (WEBHOOK_POLL_SECONDS) and finishing attempts call {@link DeliveryPump.wake}.
  */
 import type postgres from "postgres";
-import type { Clock } from "../../lib/clock.ts";
-import type { Logger } from "../../lib/log.ts";
+import type { Clock } from "../../../lib/clock.ts";
+import type { Logger } from "../../../lib/log.ts";
 import { claimDue, type ClaimedDelivery } from "./outbox.ts";
 
 /** Rows held waiting for a slot cover this many ms of the attempts' recent finishing rate. */

@@ -28,6 +28,7 @@ import type { Courier } from "../couriers/catalogue.ts";
 import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
 import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
+import { nextRecheckAt } from "../../domain/following.ts";
 
 /** A shipment row as this version reads it ({@link shipmentColumns}: without the deprecated schedule columns). */
 export type ShipmentRow = Omit<typeof shipments.$inferSelect, "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures">;
@@ -71,12 +72,6 @@ export function rowToRecord(r: ShipmentRow): ShipmentRecord {
     additionalInfo: r.additionalInfo,
     estimatedDelivery: r.estimatedDelivery,
   };
-}
-
-/** Next re-check instant: now + interval ± 10 % (spec-map Decisions: Re-checks). */
-export function nextCheckAt(nowMs: number, intervalSeconds: number, random: () => number = Math.random): Date {
-  const jitter = (random() * 0.2 - 0.1) * intervalSeconds;
-  return new Date(nowMs + Math.round((intervalSeconds + jitter) * 1000));
 }
 
 /** The stored row for courier + AWB, or undefined. */
@@ -154,7 +149,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
   // makes a concurrent change of state or followers send this fetch down the full path instead; the queue row is
   // written only from the row the guarded update returned, so both change or neither does.
   const now = new Date(opts.nowMs);
-  const due = nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random).toISOString();
+  const due = nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random).toISOString();
   const s = db.$with("s").as(
     db
       .update(shipments)
@@ -246,7 +241,7 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
       })
       .where(eq(shipments.id, id))
       .returning(shipmentColumns);
-    if (schedule) await reschedule(tx, id, courier.slug, trackingNumber, nextCheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
+    if (schedule) await reschedule(tx, id, courier.slug, trackingNumber, nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
     else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
     return { shipment: shipment!, event, deliveries, followed };
   });

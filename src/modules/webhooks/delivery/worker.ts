@@ -16,24 +16,22 @@
  * given up (abandoned or dropped) and per webhook deactivated.
  */
 import type postgres from "postgres";
-import type { AppDeps } from "../../deps.ts";
-import type { Logger } from "../../lib/log.ts";
+import type { AppDeps } from "../../../deps.ts";
+import type { Logger } from "../../../lib/log.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
-import { claimDue, releaseLeases, DEACTIVATE_AFTER_FAILURES, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
+import { claimDue, releaseLeases, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
+import { afterAttempt, DEACTIVATE_AFTER_FAILURES, MAX_ATTEMPTS } from "../../../domain/delivery.ts";
 import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
 import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
-import { decryptSecret } from "../../secrets/cipher.ts";
-import { eventIdentity } from "./replay.ts";
-import { planOf } from "../../domain/plans.ts";
-import { observeDelivery } from "../metrics/registry.ts";
-import { settleWithin } from "../../lib/settle.ts";
-
-/** Attempts per delivery (spec: Delivery rules 2: up to six attempts in all). */
-export const MAX_ATTEMPTS = 6;
+import { decryptSecret } from "../../../secrets/cipher.ts";
+import { eventIdentity } from "../replay.ts";
+import { planOf } from "../../../domain/plans.ts";
+import { observeDelivery } from "../../metrics/registry.ts";
+import { settleWithin } from "../../../lib/settle.ts";
 
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */
@@ -115,10 +113,9 @@ function skipReason(row: ClaimedDelivery): string | null {
 }
 
 /**
- * Decides the row's fate: skipped (see {@link skipReason}) or one attempt sent and classified as
- * delivered, dropped (the address check), abandoned after {@link MAX_ATTEMPTS}, or pending with
- * the next attempt `schedule[n - 1]` seconds after attempt n (spec: Delivery rules 2; config
- * validates five entries). Times come from `deps.clock`.
+ * Decides the row's fate: skipped (see {@link skipReason}) or one attempt sent, its result judged by the
+ * delivery policy (`afterAttempt`, src/domain/delivery.ts) with the configured retry schedule. Times come from
+ * `deps.clock`.
  */
 export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "secretsKey">, sender: WebhookSender, row: ClaimedDelivery): Promise<Outcome> {
   const skip = skipReason(row);
@@ -137,12 +134,8 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
     ...eventIdentity(row, deps.clock.now()),
   });
-  const schedule = deps.config.webhookRetryScheduleSeconds;
-  const base = { attempts: attempt, statusCode: sent.statusCode, error: sent.error, hops: sent.hops };
-  if (sent.kind === "delivered") return { ...base, state: "delivered", nextAttemptAt: null };
-  if (sent.kind === "dropped") return { ...base, state: "dropped", nextAttemptAt: null };
-  if (attempt >= MAX_ATTEMPTS) return { ...base, state: "abandoned", nextAttemptAt: null };
-  return { ...base, state: "pending", nextAttemptAt: new Date(deps.clock.now() + schedule[Math.min(attempt, schedule.length) - 1]! * 1000) };
+  const verdict = afterAttempt(sent.kind, attempt, deps.clock.now(), deps.config.webhookRetryScheduleSeconds);
+  return { attempts: attempt, statusCode: sent.statusCode, error: sent.error, hops: sent.hops, ...verdict };
 }
 
 /** Outcomes of an attempt that failed (the receiver did not answer 2xx, or the address check refused it). */

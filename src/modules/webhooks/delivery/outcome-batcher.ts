@@ -5,7 +5,7 @@
  * `flushes` record transactions overlap instead of queueing.
  */
 import type postgres from "postgres";
-import type { Clock } from "../../lib/clock.ts";
+import type { Clock } from "../../../lib/clock.ts";
 import { recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } from "./outbox.ts";
 
 /** What recording one outcome did. */

@@ -5,12 +5,12 @@
  * `time` HH:MM, `checkpoint_state` in the webhook spelling.
  */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
-import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
-import { literalUnion } from "../../lib/literal-union.ts";
-import { ddMonYyyy, toSpecTime } from "../../domain/dates.ts";
-import { courierBySlug, COURIERS } from "../couriers/catalogue.ts";
-import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../domain/states.ts";
-import { EVENT_TYPES, type EventType } from "../../domain/events.ts";
+import type { StoredCheckpoint } from "../../../domain/checkpoint.ts";
+import { literalUnion } from "../../../lib/literal-union.ts";
+import { ddMonYyyy, toSpecTime } from "../../../domain/dates.ts";
+import { courierBySlug, COURIERS } from "../../couriers/catalogue.ts";
+import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../../domain/states.ts";
+import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
 
 /** Bodies above 256 KiB are sent with `checkpoints: null` (the spec leaves the maximum payload size open, spec: Limits; docs/spec-map.md, "Decisions", large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;

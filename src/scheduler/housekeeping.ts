@@ -14,15 +14,15 @@
  * per run). Safe to run from every replica at once: two deletes of the same
  * row just find it gone.
  */
-import type { AppDeps } from "../../deps.ts";
-import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../../http/idempotency.ts";
-import { pruneRateCounters } from "../accounts/prune.ts";
-import { pruneSessions } from "../dashboard/session.ts";
-import { releaseExpiredLeases } from "../tracking/claims.ts";
-import { pruneEvents } from "../tracking/prune.ts";
-import { pruneDeliveries } from "../webhooks/prune.ts";
+import type { AppDeps } from "../deps.ts";
+import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../http/idempotency.ts";
+import { pruneRateCounters } from "../modules/accounts/prune.ts";
+import { pruneSessions } from "../modules/dashboard/session.ts";
+import { releaseExpiredLeases } from "../modules/following/claims.ts";
+import { pruneEvents } from "../modules/following/prune.ts";
+import { pruneDeliveries } from "../modules/webhooks/prune.ts";
 
-export { releaseExpiredLeases } from "../tracking/claims.ts";
+export { releaseExpiredLeases } from "../modules/following/claims.ts";
 
 export type HousekeepingDeps = Pick<AppDeps, "db" | "clock" | "config" | "log">;
 

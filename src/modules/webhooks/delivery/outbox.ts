@@ -6,11 +6,12 @@
  */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
-import type { DbOrTx } from "../../db/client.ts";
-import { newId } from "../../lib/ids.ts";
-import { PLANS } from "../../domain/plans.ts";
-import type { EventSink } from "../../core-deps.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { newId } from "../../../lib/ids.ts";
+import { PLANS } from "../../../domain/plans.ts";
+import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
+import type { EventSink } from "../../../core-deps.ts";
+import type { EventType } from "../../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
 
@@ -58,7 +59,7 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
 }
 
 /**
- * The webhooks module's event sink (`AppDeps.onEvents`): every event the tracking module writes is fanned out
+ * The webhooks module's event sink (`AppDeps.onEvents`): every event the following module writes is fanned out
  * into the outbox by {@link fanOutEvent}, in the transaction that writes the event. Returns the outbox rows written.
  */
 export const outboxEventSink: EventSink = async (tx, events) => {
@@ -197,11 +198,6 @@ export interface OutcomeItem {
 }
 
 /**
- * Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle).
- */
-export const DEACTIVATE_AFTER_FAILURES = 20;
-
-/**
  * Records a batch of attempt outcomes in one statement, so one autocommit (the worker batches whatever
  * finished while the previous batch was being written):
  *
@@ -210,9 +206,8 @@ export const DEACTIVATE_AFTER_FAILURES = 20;
  *    queue entries (a final outcome leaves the queue, a retry is due again at
  *    its next attempt) and every hop in the attempt log.
  *    The outbox update writes no indexed column: HOT, no index entry;
- * 2. the live webhooks' consecutive-failure counts (spec: Live webhook
- *    lifecycle: +1 on abandoned or dropped, reset on delivered,
- *    `deactivated` at {@link DEACTIVATE_AFTER_FAILURES}), folded per webhook
+ * 2. the live webhooks' consecutive-failure counts, applying the policy of src/domain/delivery.ts: each
+ *    row's `failureEffect` (fail or reset) and the `deactivateAt` threshold come in as parameters; folded per webhook
  *    over the recorded rows in completion order (`ord`): a success resets,
  *    so the count grows by the failures after the webhook's last success in
  *    the batch. Only active webhooks count: an attempt that was in flight
@@ -227,11 +222,17 @@ export const DEACTIVATE_AFTER_FAILURES = 20;
  * trips a batch. Returns the ids recorded and the webhooks this batch deactivated (the statement sends
  * back only the ids it did not record, usually none).
  */
-export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], now: number): Promise<{ recorded: Set<string>; deactivated: string[] }> {
+export async function recordOutcomes(
+  sql: postgres.Sql,
+  items: OutcomeItem[],
+  now: number,
+  deactivateAt: number = DEACTIVATE_AFTER_FAILURES,
+): Promise<{ recorded: Set<string>; deactivated: string[] }> {
   if (items.length === 0) return { recorded: new Set(), deactivated: [] };
   const nowD = new Date(now).toISOString();
   const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
     id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
+    effect: failureEffect(d.mode, o.state),
   }));
   const hops = items.flatMap(({ delivery: d, outcome: o }) =>
     o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
@@ -239,14 +240,14 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
   const out = (await sql`
     with v as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        as v(id text, ord int, lease text, state text, attempts int, next_at text, status_code int, error text)
+        as v(id text, ord int, lease text, state text, attempts int, next_at text, status_code int, error text, effect text)
     ), d as (
       update deliveries
       set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at::timestamptz, lease_until = null,
           last_status_code = v.status_code, last_error = v.error, updated_at = ${nowD}
       from v
       where deliveries.id = v.id and deliveries.lease_until = v.lease::timestamptz and deliveries.state = 'pending'
-      returning deliveries.id, deliveries.webhook_id, deliveries.mode, deliveries.state, deliveries.next_attempt_at, v.ord
+      returning deliveries.id, deliveries.webhook_id, deliveries.state, deliveries.next_attempt_at, v.ord, v.effect
     ), gone as (
       delete from delivery_queue q using d where q.delivery_id = d.id and d.state <> 'pending'
     ), retry as (
@@ -259,7 +260,7 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
       join d on d.id = h.delivery_id
       returning 1
     ), counted as (
-      select webhook_id, ord, state = 'delivered' as ok from d where mode = 'live' and state in ('delivered', 'abandoned', 'dropped')
+      select webhook_id, ord, effect = 'reset' as ok from d where effect is not null
     ), fold as (
       select c.webhook_id, l.last_ok is not null as reset, (count(*) filter (where not c.ok and c.ord > coalesce(l.last_ok, -1)))::int as add
       from counted c
@@ -268,7 +269,7 @@ export async function recordOutcomes(sql: postgres.Sql, items: OutcomeItem[], no
     ), w as (
       update webhooks w
       set failure_count = (case when f.reset then 0 else w.failure_count end) + f.add,
-          status = case when f.add > 0 and (case when f.reset then 0 else w.failure_count end) + f.add >= ${DEACTIVATE_AFTER_FAILURES} then 'deactivated' else w.status end,
+          status = case when f.add > 0 and (case when f.reset then 0 else w.failure_count end) + f.add >= ${deactivateAt} then 'deactivated' else w.status end,
           updated_at = ${nowD}
       from fold f
       where w.id = f.webhook_id and w.mode = 'live' and w.status = 'active' and (f.add > 0 or w.failure_count <> 0)

@@ -1,7 +1,7 @@
 /**
  * Follows: which accounts follow which stored shipment, and the follower
  * count and re-check schedule (`recheck_queue`) that go with them (docs/shipments.md). The
- * tracking module is the one writer of `shipments`, `follows`, `events` and `recheck_queue`
+ * following module is the one writer of `shipments`, `follows`, `events` and `recheck_queue`
  * (docs/spec-map.md, "Table owners"): the shipments API (bulk follow,
  * unfollow) and the dashboard (its shipments page, account deletion) call
  * these instead of writing the tables. Lookups follow through `recordFetch`

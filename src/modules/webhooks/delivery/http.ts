@@ -13,10 +13,10 @@
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type * as undici from "undici/index.js";
-import type { Clock } from "../../lib/clock.ts";
+import type { Clock } from "../../../lib/clock.ts";
 import { checkHost, type Resolver } from "./address-guard.ts";
 import { exchange } from "./exchange.ts";
-import { ECHO_LOOPBACK_CIDRS, type SandboxEcho } from "../postman/echo.ts";
+import { ECHO_LOOPBACK_CIDRS, type SandboxEcho } from "../../postman/echo.ts";
 
 /** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
 export const SNIPPET_BYTES = 2048;

@@ -1,0 +1,73 @@
+/**
+ * Delivery policy (spec: Events, Delivery rules 2 and 4) as pure functions: what happens after an attempt, and
+ * when a live webhook is deactivated. The delivery pipeline (src/modules/webhooks/) applies these decisions;
+ * its SQL receives them as parameters and never re-encodes a number. Configuration may override the schedule.
+ */
+
+/** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
+export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;
+
+/** Receivers are expected to answer within 5 seconds (spec: Events, Delivery rules 6), ms. */
+export const RECEIVER_TIMEOUT_MS = 5_000;
+
+/** Attempts per delivery (spec: Delivery rules 2: the first attempt and five retries, six in all). */
+export const MAX_ATTEMPTS = 6;
+
+/** Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle). */
+export const DEACTIVATE_AFTER_FAILURES = 20;
+
+/**
+ * Seconds to wait after attempt `attempt` (1-based) failed: `schedule[attempt - 1]`, the last entry for any later
+ * attempt. `schedule` defaults to {@link RETRY_SCHEDULE_SECONDS} (configuration: `WEBHOOK_RETRY_SCHEDULE`).
+ */
+export function backoffAfter(attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): number {
+  return schedule[Math.min(Math.max(attempt, 1), schedule.length) - 1]!;
+}
+
+/** Whether a failed attempt `attempt` (1-based) was the last one allowed: the delivery is then abandoned. */
+export function shouldAbandon(attempt: number, maxAttempts: number = MAX_ATTEMPTS): boolean {
+  return attempt >= maxAttempts;
+}
+
+/**
+ * When the next attempt is due after attempt `attempt` failed at `nowMs` (ms since the epoch), or null when the
+ * delivery is abandoned instead ({@link shouldAbandon}).
+ */
+export function nextAttemptAt(nowMs: number, attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): Date | null {
+  return shouldAbandon(attempt) ? null : new Date(nowMs + backoffAfter(attempt, schedule) * 1000);
+}
+
+/** How an attempt ended on the wire: a 2xx, a refusal by the address check, or anything else (retryable). */
+export type AttemptResult = "delivered" | "dropped" | "failed";
+
+/** A delivery's state after an attempt, and when the next one is due (null when final). */
+export interface AttemptVerdict {
+  state: "delivered" | "dropped" | "abandoned" | "pending";
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * The delivery's fate after attempt `attempt` (1-based) ended with `result` at `nowMs` (spec: Delivery rules 1–3):
+ * delivered and dropped are final; a failure is retried per {@link nextAttemptAt}, or abandoned after the last.
+ */
+export function afterAttempt(result: AttemptResult, attempt: number, nowMs: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): AttemptVerdict {
+  if (result !== "failed") return { state: result, nextAttemptAt: null };
+  const next = nextAttemptAt(nowMs, attempt, schedule);
+  return next ? { state: "pending", nextAttemptAt: next } : { state: "abandoned", nextAttemptAt: null };
+}
+
+/**
+ * What a recorded delivery does to its live webhook's consecutive-failure count (spec: Live webhook lifecycle):
+ * `fail` adds one (abandoned, dropped), `reset` sets it back to zero (delivered), null leaves it (a retry still
+ * pending, a skipped row, any test delivery).
+ */
+export function failureEffect(mode: "live" | "test", state: string): "fail" | "reset" | null {
+  if (mode !== "live") return null;
+  if (state === "delivered") return "reset";
+  return state === "abandoned" || state === "dropped" ? "fail" : null;
+}
+
+/** Whether a live webhook with `consecutiveFailures` failed deliveries in a row is deactivated (spec: Delivery rules 4). */
+export function shouldDeactivate(consecutiveFailures: number, threshold: number = DEACTIVATE_AFTER_FAILURES): boolean {
+  return consecutiveFailures >= threshold;
+}

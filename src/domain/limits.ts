@@ -1,0 +1,46 @@
+/**
+ * Limits of the spec (spec: Limits) that are numbers and rules rather than plans (plans.ts): the public demo's
+ * allowance and the asynchronous couriers' polling. Pure: the callers count hits and poll backends, these
+ * functions decide. Configuration (`COURIER_ASYNC_BUDGET_MS`) only overrides a default.
+ */
+
+/** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits). */
+export const DEMO_LIMIT_PER_HOUR = 5;
+
+/** The demo limit's window, ms: one hour, rolling (spec-map Decisions: Demo limit). */
+export const DEMO_WINDOW_MS = 3_600_000;
+
+/** A demo hit's decision, in the terms of the `RateLimit-*` headers; `retryAfterSeconds` is 0 when allowed. */
+export interface DemoDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the oldest hit of the window leaves it, i.e. one more request is admitted (>= 1). */
+  resetSeconds: number;
+  retryAfterSeconds: number;
+}
+
+/**
+ * Whether one more demo request is admitted, given `hits` earlier requests from the same client within the
+ * rolling window (the newest `limit` of them are enough), the oldest of those at `oldestMs` (null when none) and
+ * now at `nowMs` (ms since the epoch). Admitted while fewer than `limit` hits fall in the window.
+ */
+export function demoDecision(hits: number, oldestMs: number | null, nowMs: number, limit: number = DEMO_LIMIT_PER_HOUR): DemoDecision {
+  const untilOldestLeaves = Math.max(1, Math.ceil(((oldestMs ?? nowMs) + DEMO_WINDOW_MS - nowMs) / 1000));
+  if (hits >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
+  return { allowed: true, limit, remaining: limit - hits - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
+}
+
+/**
+ * Time an asynchronous courier lookup may take, ms: "Tracking for asynchronous couriers can take 10 to 30
+ * seconds" (spec: Limits), so the budget is the upper end; past it the answer is 504 `TIMEOUT`.
+ */
+export const ASYNC_LOOKUP_BUDGET_MS = 30_000;
+
+/** Longest pause between two polls of an asynchronous backend, ms: a result is seen within 5 s of being ready. */
+export const ASYNC_POLL_MAX_DELAY_MS = 5_000;
+
+/** Pause before poll `n` (0-based) of an asynchronous backend, ms: 1 s, 2 s, 3 s, … capped at {@link ASYNC_POLL_MAX_DELAY_MS}. */
+export function asyncPollDelayMs(n: number): number {
+  return Math.min(1000 * (n + 1), ASYNC_POLL_MAX_DELAY_MS);
+}
