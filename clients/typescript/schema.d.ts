@@ -487,6 +487,24 @@ export interface components {
             available: boolean;
             /** @example Delhivery */
             name: string;
+            /** @description The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none. */
+            rate_budget: {
+                /**
+                 * @description False when the budget cannot re-check every followed shipment of the courier on schedule (re-checks then run later than scheduled); null until first counted.
+                 * @example true
+                 */
+                covers_followed: boolean | null;
+                /**
+                 * @description Courier calls per UTC day at most; null when the courier sets no daily limit.
+                 * @example null
+                 */
+                per_day: number | null;
+                /**
+                 * @description Courier calls per second this deployment makes at most, all processes together.
+                 * @example 2.5
+                 */
+                per_second: number;
+            } | null;
             /**
              * @description True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.
              * @example false
@@ -615,7 +633,7 @@ export interface components {
                  * @description Machine-readable error code; each operation's responses name the ones it can give.
                  * @enum {string}
                  */
-                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -2323,6 +2341,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
@@ -3305,6 +3341,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description The account already has 10 webhooks, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
@@ -3696,6 +3750,24 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -4410,6 +4482,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description A request with this Idempotency-Key is still running. */
             409: {
                 headers: {
@@ -4603,6 +4693,24 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
