@@ -103,7 +103,7 @@ function explaining(tx: postgres.TransactionSql, out: string[]): Db {
   return { $client: new Proxy(client, { get: (_t, p) => (tx as unknown as Record<PropertyKey, unknown>)[p] }) } as unknown as Db;
 }
 
-interface ClaimCost {
+export interface ClaimCost {
   median_ms: number;
   min_ms: number;
   max_ms: number;
@@ -113,7 +113,7 @@ interface ClaimCost {
 }
 
 /** Median time of `n` claims of 1,000 due rows (each given back after), and one claim's plan. */
-async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost> {
+export async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost> {
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const now = Date.now();

@@ -80,6 +80,16 @@ export const ENV = T.Object({
     "x-default": "4 × `COURIER_CONCURRENCY`",
     description: "Lookups waiting per courier and process beyond those in flight. Past it, or when a lookup could not start within its budget, the answer is 503 `COURIER_BUSY` with `Retry-After` at once.",
   })),
+  COURIER_RATE_LIMITS: T.Array(T.String({ pattern: "^[a-z0-9]+:[0-9]+(\\.[0-9]+)?:[0-9]+$" }), {
+    default: [], "x-pattern": "^([a-z0-9]+:[0-9]+(\\.[0-9]+)?:[0-9]+(,[a-z0-9]+:[0-9]+(\\.[0-9]+)?:[0-9]+)*)?$",
+    "x-expected": "comma-separated backend:perSecond:perDay entries (e.g. dhl:0.2:250; perDay 0 means no daily limit)",
+    description:
+      "Courier call budgets shared by every process on the database, per courier backend (the folder names under `src/modules/couriers/carriers/`) and credential: calls per second (decimals allowed) and per UTC day (`0`: none). Replaces the backend's published default (docs/capacity.md, \"Courier rate budgets\"); a listed backend is budgeted in sandbox mode too.",
+  }),
+  COURIER_LIVE_RESERVE_PERCENT: Int({
+    default: 20, maximum: 90,
+    description: "Share of each courier budget (per second and per day) that only live `/v1/track` lookups may use; re-checks are paced to the rest.",
+  }),
   RECHECK_INTERVAL_SECONDS: Int({
     default: SPEC_RECHECK_INTERVAL_SECONDS,
     description: "Interval between re-checks of a followed shipment (± 10 % jitter). Set it the same on every process: API processes schedule the first re-check.",

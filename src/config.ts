@@ -82,6 +82,31 @@ export class ConfigError extends Error {
 export const COURIER_VAR = /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
 export const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
 
+/** The courier backends (the folders under src/modules/couriers/carriers/; budget.ts checks it against `AdapterId`). */
+export const COURIER_BACKENDS = ["delhivery", "bluedart", "dhl", "fedex", "ups", "dtdc", "aramex", "ecomexpress", "xpressbees", "track17"] as const;
+
+/** One backend's budget: calls per second (> 0) and per UTC day (0: no daily limit). */
+export interface RateLimit {
+  perSecond: number;
+  perDay: number;
+}
+
+/**
+ * Parses COURIER_RATE_LIMITS entries (`backend:perSecond:perDay`, format checked by the schema) into limits by backend.
+ * @throws Error naming the entry when the backend is unknown or the rate is 0 (a configuration error at load).
+ */
+export function parseRateLimits(entries: readonly string[]): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
+  const out: Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> = {};
+  for (const e of entries) {
+    const [id, perSecond, perDay] = e.split(":") as [string, string, string];
+    const backend = COURIER_BACKENDS.find((b) => b === id);
+    if (!backend) throw new Error(`${id} is not a courier backend (one of ${COURIER_BACKENDS.join(", ")})`);
+    if (!(Number(perSecond) > 0)) throw new Error(`${id}: calls per second must be above 0`);
+    out[backend] = { perSecond: Number(perSecond), perDay: Number(perDay) };
+  }
+  return out;
+}
+
 /**
  * Parses the environment into a {@link Config}.
  * @param env usually `process.env`; tests pass a plain object.
@@ -105,6 +130,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const courierMode = s.courierMode ?? (hasCredentials || s.databaseUrl ? "live" : "sandbox");
   const billing = billingConfig(s, courierMode, problems);
   problems.push(...urlProblems(raw, courierEnv, problems));
+  try {
+    parseRateLimits(s.courierRateLimits);
+  } catch (err) {
+    problems.push({ variable: "COURIER_RATE_LIMITS", detail: (err as Error).message });
+  }
   ConfigError.throwIfAny(problems);
 
   // The Stripe variables reach the service inside `billing`.

@@ -83,7 +83,7 @@ async function start(): Promise<void> {
     config.courierMode === "sandbox"
       ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
       : undefined);
-  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS) }));
+  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db }));
   if (sim) log.info(`sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
   if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
   const availability = backends.describe();

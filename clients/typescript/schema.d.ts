@@ -487,6 +487,24 @@ export interface components {
             available: boolean;
             /** @example Delhivery */
             name: string;
+            /** @description The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none. */
+            rate_budget: {
+                /**
+                 * @description False when the budget cannot re-check every followed shipment of the courier on schedule (re-checks then run later than scheduled); null until first counted.
+                 * @example true
+                 */
+                covers_followed: boolean | null;
+                /**
+                 * @description Courier calls per UTC day at most; null when the courier sets no daily limit.
+                 * @example null
+                 */
+                per_day: number | null;
+                /**
+                 * @description Courier calls per second this deployment makes at most, all processes together.
+                 * @example 2.5
+                 */
+                per_second: number;
+            } | null;
             /**
              * @description True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.
              * @example false

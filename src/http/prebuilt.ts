@@ -23,11 +23,12 @@ export interface SetHeaders {
  * Written so that Elysia reads it as synchronous (no `return f(` in it; see auth.ts): the route's compiled
  * handler then awaits nothing.
  */
-export function prebuiltHandler(body: string, contentType: string): (c: { set: SetHeaders }) => Response {
+export function prebuiltHandler(body: string | (() => string), contentType: string): (c: { set: SetHeaders }) => Response {
   return function prebuilt({ set }) {
+    const text = typeof body === "string" ? body : body();
     const headers = set.headers as Record<string, string>;
     headers["content-type"] = contentType;
     set.headers = Object.create(null) as Record<string, unknown>;
-    return new Response(body, { headers });
+    return new Response(text, { headers });
   };
 }

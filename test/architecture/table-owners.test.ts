@@ -31,6 +31,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   stripe_events: "src/modules/billing",
   idempotency_keys: "src/http",
   service_settings: "src/secrets",
+  courier_budgets: "src/modules/couriers",
 };
 
 const root = join(import.meta.dir, "..", "..");

@@ -300,6 +300,15 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
     at: "15m",
     fires: [{ operation: "grant" }],
   },
+  {
+    alert: "CourierTrackingCourierBudgetShort",
+    series: {
+      'courier_tracking_courier_budget_coverage_ratio{namespace="prod",pod="worker-1",backend="delhivery"}': "0.5x90",
+      'courier_tracking_courier_budget_coverage_ratio{namespace="prod",pod="worker-1",backend="dhl"}': "3x90",
+    },
+    at: "80m",
+    fires: [{ backend: "delhivery" }],
+  },
 ];
 
 describe("alerts fire on series like the scrape's (promtool test rules)", () => {

@@ -5,3 +5,4 @@ export * from "./billing.ts";
 export * from "./ops.ts";
 export * from "./features.ts";
 export * from "./links.ts";
+export * from "./couriers.ts";

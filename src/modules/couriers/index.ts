@@ -18,10 +18,21 @@ import { prebuiltHandler } from "../../http/prebuilt.ts";
 
 export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends }) {
   const view = (c: Courier) => courierView(c, deps.backends);
-  // The catalogue and each courier's availability are fixed for the life of the process: serialise the
-  // list once. A returned Response skips Elysia's response check; the body is built from the same values
-  // the schema describes, and the tests check every response against the OpenAPI document.
-  const listBody = JSON.stringify({ success: true, data: { couriers: COURIERS.map(view), count: COURIERS.length } });
+  // The catalogue and each courier's availability are fixed for the life of the process; only a budget's
+  // coverage changes (a few times an hour): serialise the list once per change. A returned Response skips
+  // Elysia's response check; the body is built from the same values the schema describes, and the tests
+  // check every response against the OpenAPI document.
+  // Checked at most once a second, so a request costs no serialisation.
+  let listed = { views: "", body: "", atMs: -Infinity };
+  const listBody = () => {
+    const nowMs = performance.now();
+    if (nowMs - listed.atMs < 1000) return listed.body;
+    const couriers = COURIERS.map(view);
+    const views = JSON.stringify(couriers);
+    if (views !== listed.views) listed = { views, body: JSON.stringify({ success: true, data: { couriers, count: COURIERS.length } }), atMs: nowMs };
+    else listed.atMs = nowMs;
+    return listed.body;
+  };
   return new Elysia({ prefix: "/v1/couriers", tags: ["Couriers"] })
     .use(courierModels)
     .use(authPlugin(deps))

@@ -14,6 +14,20 @@ export const CourierSchema = T.Object(
       examples: [true],
     }),
     sandbox: T.Boolean({ description: "True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.", examples: [false] }),
+    rate_budget: T.Union(
+      [
+        T.Object({
+          per_second: T.Number({ description: "Courier calls per second this deployment makes at most, all processes together.", examples: [2.5] }),
+          per_day: T.Union([T.Integer(), T.Null()], { description: "Courier calls per UTC day at most; null when the courier sets no daily limit.", examples: [null] }),
+          covers_followed: T.Union([T.Boolean(), T.Null()], {
+            description: "False when the budget cannot re-check every followed shipment of the courier on schedule (re-checks then run later than scheduled); null until first counted.",
+            examples: [true],
+          }),
+        }),
+        T.Null(),
+      ],
+      { description: "The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none." },
+    ),
   },
   { title: "Courier" },
 );

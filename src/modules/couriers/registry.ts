@@ -11,8 +11,9 @@
  *   makes a courier live even when the others stay in sandbox);
  * - `unavailable`: live mode without credentials → 400 COURIER_NOT_SUPPORTED.
  */
-import type { Config } from "../../config.ts";
-import type { Clock } from "../../lib/clock.ts";
+import { parseRateLimits, type Config } from "../../config.ts";
+import type { Db } from "../../db/client.ts";
+import type { Clock, Timers } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { ADAPTERS } from "./adapters/index.ts";
 import { CourierError, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
@@ -20,6 +21,8 @@ import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
 import { createCourierHttp, expiringSignal } from "./http.ts";
 import { Lane } from "./lane.ts";
+import { budgetOf as rateBudget, courierBudgetsFor, type Budget, type CallPurpose } from "./budget.ts";
+import { BudgetCoverage, type BudgetView } from "./coverage.ts";
 import type { CourierSimulator } from "./simulator.ts";
 
 export type Availability = "live" | "sandbox" | "unavailable";
@@ -33,10 +36,14 @@ export interface LookupResult {
 export interface CourierBackends {
   availability(courier: Courier): Availability;
   /**
-   * Looks up `trackingNumber` (normalised, format-checked) at the courier's backend.
-   * @throws CourierError — classified failure; `unavailable` couriers throw kind `auth`.
+   * Looks up `trackingNumber` (normalised, format-checked) at the courier's backend, within the backend's
+   * shared rate budget (budget.ts) when it has one: `purpose` `recheck` yields to live lookups.
+   * @throws CourierError — classified failure; `unavailable` couriers throw kind `auth`; a spent budget
+   *   throws CourierBusyError (kind `rate_limited`).
    */
-  lookup(courier: Courier, trackingNumber: string): Promise<LookupResult>;
+  lookup(courier: Courier, trackingNumber: string, purpose?: CallPurpose): Promise<LookupResult>;
+  /** The courier's shared rate budget and whether it covers its followed shipments; null without a budget. */
+  budget(courier: Courier): BudgetView | null;
   /** One line per courier for the start log. */
   describe(): Record<string, Availability>;
   close(): Promise<void>;
@@ -48,6 +55,8 @@ interface Backend {
   http: CourierHttp;
   credentials: Record<string, string>;
   lane: Lane;
+  /** Calls per second and per day shared by every process (budget.ts); undefined: none. */
+  budget: Budget | undefined;
 }
 
 /**
@@ -67,10 +76,14 @@ export interface BackendsOptions {
   /** The courier simulator couriers without credentials talk to in sandbox mode (src/sandbox/ registers itself here). */
   simulator?: CourierSimulator;
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
+  /** The database the rate budgets are shared through; without it no budget applies (tests of adapters). */
+  db?: Db;
+  /** What waits for a budget token (default the runtime's timers; tests pass a FakeClock). */
+  timers?: Timers;
 }
 
 /** The time one lookup may take once its backend work starts, ms. */
-function budgetOf(config: Config, adapter: CourierAdapter): number {
+function budgetOf(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">, adapter: CourierAdapter): number {
   return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
 }
 
@@ -90,10 +103,12 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
   if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
   const budget = budgetOf(config, adapter);
+  const rates = parseRateLimits(config.courierRateLimits);
   return {
     adapter,
     availability,
     credentials,
+    budget: availability === "unavailable" ? undefined : rateBudget(adapter.id as AdapterId, availability === "live", credentials, rates, config.courierLiveReservePercent),
     http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
     lane: new Lane({
       name: adapter.id,
@@ -111,8 +126,10 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
  * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`
  *   (an adapter bug or an unexpected document shape, never a crash); `auth` when unavailable.
  */
-async function callBackend(b: Backend, courier: Courier, trackingNumber: string, opts: BackendsOptions): Promise<LookupResult> {
+async function callBackend(b: Backend, courier: Courier, trackingNumber: string, purpose: CallPurpose, opts: BackendsOptions): Promise<LookupResult> {
   if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
+  // A token before a turn in the lane: a lookup waiting for the budget holds no lane slot.
+  if (b.budget && opts.db) await courierBudgetsFor(opts.db, opts.clock, opts.timers).acquire(b.budget, purpose);
   const budget = budgetOf(opts.config, b.adapter);
   return b.lane.run(async () => {
     // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).
@@ -145,6 +162,8 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
   const backends = new Map<string, Backend>();
   for (const adapter of Object.values(adapters)) backends.set(adapter.id, buildBackend(adapter, opts));
   const inflight = new Map<string, Promise<LookupResult>>();
+  const coverage = opts.db ? new BudgetCoverage(opts.db, opts.config, [...backends.values()].flatMap((b) => (b.budget ? [b.budget] : [])), opts.log, opts.clock) : undefined;
+  coverage?.start();
 
   /** The backend for this courier and number: in sandbox mode the simulator may route a number to another adapter. */
   function backendFor(courier: Courier, trackingNumber: string): Backend {
@@ -155,11 +174,12 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
 
   return {
     availability: (c) => backends.get(c.adapter)!.availability,
-    lookup(courier, trackingNumber) {
-      const key = `${courier.slug}:${trackingNumber}`;
+    lookup(courier, trackingNumber, purpose = "live") {
+      // Live lookups never join a re-check's call: it may be waiting for the re-checks' share of the budget.
+      const key = `${purpose}:${courier.slug}:${trackingNumber}`;
       let p = inflight.get(key);
       if (!p) {
-        p = callBackend(backendFor(courier, trackingNumber), courier, trackingNumber, opts).finally(() => inflight.delete(key));
+        p = callBackend(backendFor(courier, trackingNumber), courier, trackingNumber, purpose, opts).finally(() => inflight.delete(key));
         inflight.set(key, p);
       }
       return p;
@@ -169,7 +189,12 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
       for (const c of COURIERS) out[c.slug] = backends.get(c.adapter)!.availability;
       return out;
     },
+    budget(courier) {
+      const b = backends.get(courier.adapter)!.budget;
+      return b ? (coverage?.view(b) ?? BudgetCoverage.viewOf(b, undefined, opts.config)) : null;
+    },
     async close() {
+      coverage?.stop();
       await Promise.all([...backends.values()].map((b) => b.http.close()));
     },
   };

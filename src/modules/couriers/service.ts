@@ -62,8 +62,8 @@ export function requireCourier(slug: string): Courier {
   );
 }
 
-/** A courier as the API shows it; `available` and `sandbox` come from the running backends (registry.ts). */
-export const courierView = (c: Courier, backends: Pick<CourierBackends, "availability">) => {
+/** A courier as the API shows it; `available`, `sandbox` and `rate_budget` come from the running backends (registry.ts). */
+export const courierView = (c: Courier, backends: Pick<CourierBackends, "availability" | "budget">) => {
   const a = backends.availability(c);
-  return { slug: c.slug, name: c.name, available: a !== "unavailable", sandbox: a === "sandbox" };
+  return { slug: c.slug, name: c.name, available: a !== "unavailable", sandbox: a === "sandbox", rate_budget: backends.budget(c) };
 };

@@ -77,7 +77,7 @@ export async function recheckShipment(ctx: RecheckContext, row: Held): Promise<v
   }
   let snapshot;
   try {
-    snapshot = (await deps.backends.lookup(courier, row.tracking_number)).snapshot;
+    snapshot = (await deps.backends.lookup(courier, row.tracking_number, "recheck")).snapshot;
   } catch (err) {
     return recordCourierFailure(ctx, courier, row, err);
   }

@@ -9,7 +9,7 @@
  * route templates (never raw paths), courier slugs, outcomes — never an
  * account, key or tracking number.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
 export const serviceRegistry = new Registry();
@@ -82,6 +82,30 @@ for (const operation of ["grant", "return"]) quotaLeaseFailures.labels({ operati
 export function quotaLeaseFailure(operation: "grant" | "return", err: unknown): unknown {
   quotaLeaseFailures.labels({ operation }).inc();
   return err;
+}
+
+const budgetCoverage = new Gauge({
+  name: "courier_tracking_courier_budget_coverage_ratio",
+  help: "Re-check calls a courier backend's shared rate budget allows per day, divided by those its followed shipments need (below 1: re-checks run late; alert).",
+  labelNames: ["backend"],
+  registers: [serviceRegistry],
+});
+
+const budgetRefusals = new Counter({
+  name: "courier_tracking_courier_budget_refusals_total",
+  help: "Courier calls refused for want of a rate-budget token in time, by backend and purpose (live lookup or re-check).",
+  labelNames: ["backend", "purpose"],
+  registers: [serviceRegistry],
+});
+
+/** Sets a backend's budget coverage (src/modules/couriers/coverage.ts). */
+export function setBudgetCoverage(backend: string, ratio: number): void {
+  budgetCoverage.set({ backend }, ratio);
+}
+
+/** Counts one call refused by a backend's rate budget (src/modules/couriers/budget.ts). */
+export function countBudgetRefusal(backend: string, purpose: string): void {
+  budgetRefusals.inc({ backend, purpose });
 }
 
 /** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */

@@ -1,0 +1,228 @@
+/**
+ * `bun run bench:scale [--n 1000000]` — what a large customer base costs (docs/capacity.md).
+ *
+ * 1. Generates N followed shipments with COPY (default 1M; `--n 10000000` when asked) across 100 accounts with a
+ *    realistic state mix (below), their events (by state: the changes a shipment has had) and one outbox row per
+ *    event (one live webhook per account, delivered). Active shipments (not delivered, returned or cancelled) are
+ *    in the re-check schedule: 90 % due in the past hour (the backlog the claim walks), the rest over the next 8 hours.
+ * 2. Claim cost of 1,000 due re-checks at 10k and at N (bench/recheck.ts `claimCost`): time and plan.
+ * 3. Rows and bytes per million shipments for each table and index (pg_total_relation_size, pg_relation_size).
+ * 4. Sustained re-checks per second through the sandbox at 0 ms latency with 1 and 2 worker processes (each its
+ *    own Bun process, pool, simulator and runner; `--seconds`, default 20), and WAL per million re-checks
+ *    (pg_current_wal_lsn before and after).
+ * 5. Prune cost: one day's events and outbox rows past retention deleted by housekeeping's batched DELETEs.
+ *    Dropping a partition: n/a until the history tables are partitioned.
+ * The API's P1/P2 while workers run is not measured here (bench/index.ts measures them without workers).
+ *
+ * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL) and the simulator on loopback.
+ */
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { loadConfig } from "../src/config.ts";
+import { connect } from "../src/db/client.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { silentLogger } from "../src/lib/log.ts";
+import { createCourierBackends } from "../src/modules/couriers/registry.ts";
+import { createRecheckRunner } from "../src/modules/following/recheck.ts";
+import { pruneEvents } from "../src/modules/following/prune.ts";
+import { pruneDeliveries } from "../src/modules/webhooks/prune.ts";
+import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
+import { startSimulator } from "../src/sandbox/server.ts";
+import { createTestDatabase } from "../test/helpers/db.ts";
+import { claimCost } from "./recheck.ts";
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const fmt = (n: number, d = 1) => n.toLocaleString("en-US", { maximumFractionDigits: d });
+
+/** State mix of followed shipments (share, events so far), from the re-check model in docs/capacity.md. */
+const MIX: { state: string; share: number; events: string[]; terminal: boolean }[] = [
+  { state: "pending", share: 0.1, events: [], terminal: false },
+  { state: "in_transit", share: 0.45, events: ["tracking.in_transit"], terminal: false },
+  { state: "out_for_delivery", share: 0.08, events: ["tracking.in_transit", "tracking.out_for_delivery"], terminal: false },
+  { state: "exception", share: 0.05, events: ["tracking.in_transit", "tracking.exception"], terminal: false },
+  { state: "delivered", share: 0.29, events: ["tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered"], terminal: true },
+  { state: "returned", share: 0.03, events: ["tracking.in_transit", "tracking.exception", "tracking.returned"], terminal: true },
+];
+const COURIERS = ["delhivery", "bluedart", "dtdc", "ecomexpress", "xpressbees"];
+/** Numbers valid for each courier's format, ending in 1 (sandbox: in transit). */
+const awb = (slug: string, i: number) => {
+  const d = { delhivery: 12, bluedart: 10, dtdc: 10, ecomexpress: 11, xpressbees: 13 }[slug]!;
+  return `${String(i).padStart(d, "0")}1`;
+};
+const ACCOUNTS = 100;
+
+function stateOf(i: number) {
+  let x = ((i * 2654435761) % 1000) / 1000;
+  for (const m of MIX) if ((x -= m.share) < 0) return m;
+  return MIX[1]!;
+}
+
+function checkpoint(state: string, at: string) {
+  return { state, subStatus: null, activity: `Shipment ${state.replace(/_/g, " ")}`, location: "Bhiwandi Hub, Maharashtra", localDate: at.slice(0, 10), localTime: at.slice(11, 16), at, rawCode: "UD", rawStatus: state, remark: null };
+}
+
+/** COPY rows from a generator of tab-separated lines, in chunks. */
+async function copy(sql: ReturnType<typeof connect>["sql"], target: string, lines: () => Generator<string>): Promise<number> {
+  const t = performance.now();
+  const stream = await sql.unsafe(`copy ${target} from stdin`).writable();
+  async function* chunks() {
+    let buf: string[] = [];
+    for (const l of lines()) {
+      buf.push(l);
+      if (buf.length === 5_000) yield (buf.join("\n") + "\n"), (buf = []);
+    }
+    if (buf.length) yield buf.join("\n") + "\n";
+  }
+  await pipeline(Readable.from(chunks()), stream);
+  return performance.now() - t;
+}
+
+export async function generate(sql: ReturnType<typeof connect>["sql"], from: number, to: number, nowMs: number): Promise<void> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const sid = (i: number) => `shp_scale${String(i).padStart(22, "0")}`;
+  const ms = await copy(sql, "shipments (id, courier, tracking_number, state, most_recent_status, checkpoints, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at)", function* () {
+    for (let i = from; i < to; i++) {
+      const m = stateOf(i);
+      const slug = COURIERS[i % COURIERS.length]!;
+      const created = nowMs - (i % 20) * 86_400_000 - 3_600_000;
+      const cps = [checkpoint("pending", iso(created)), ...m.events.map((e, k) => checkpoint(e.slice(9), iso(created + (k + 1) * 86_400_000)))];
+      const json = JSON.stringify(cps).replace(/\\/g, "\\\\");
+      yield [sid(i), slug, awb(slug, i), m.state, m.state, json, cps.length, "Mumbai", "Pune", m.terminal ? "t" : "f", 1, iso(nowMs - 3_600_000), iso(created), iso(nowMs - 3_600_000)].join("\t");
+    }
+  });
+  console.log(`  shipments ${fmt(to - from, 0)} in ${fmt(ms / 1000)} s`);
+  await copy(sql, "follows (account_id, shipment_id, created_at)", function* () {
+    for (let i = from; i < to; i++) yield `acc_scale${i % ACCOUNTS}\t${sid(i)}\t${iso(nowMs - (i % 20) * 86_400_000)}`;
+  });
+  await copy(sql, "recheck_queue (shipment_id, courier, tracking_number, due_at)", function* () {
+    for (let i = from; i < to; i++) {
+      if (stateOf(i).terminal) continue;
+      const slug = COURIERS[i % COURIERS.length]!;
+      // 90 % due in the past hour (a backlog the claims walk, as in bench/recheck.ts), the rest over the next 8 hours.
+      const due = i % 10 < 9 ? nowMs - 60_000 - ((i * 7919) % 3_600) * 1000 : nowMs + ((i * 7919) % 28_800) * 1000;
+      yield `${sid(i)}\t${slug}\t${awb(slug, i)}\t${iso(due)}`;
+    }
+  });
+  const evId = (i: number, k: number) => `evt_scale${String(i).padStart(20, "0")}${k}`;
+  await copy(sql, "events (id, shipment_id, type, status, enqueued_at, created_at)", function* () {
+    for (let i = from; i < to; i++) {
+      const created = nowMs - (i % 20) * 86_400_000 - 3_600_000;
+      for (const [k, e] of stateOf(i).events.entries()) {
+        const at = iso(Math.min(nowMs - 60_000, created + (k + 1) * 86_400_000));
+        yield `${evId(i, k)}\t${sid(i)}\t${e}\t${e.slice(9)}\t${at}\t${at}`;
+      }
+    }
+  });
+  await copy(sql, "deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, enqueued_at, last_status_code, created_at, updated_at)", function* () {
+    for (let i = from; i < to; i++) {
+      const created = nowMs - (i % 20) * 86_400_000 - 3_600_000;
+      for (const [k, e] of stateOf(i).events.entries()) {
+        const at = iso(Math.min(nowMs - 60_000, created + (k + 1) * 86_400_000));
+        yield `dlv_scale${String(i).padStart(20, "0")}${k}\twh_scale${i % ACCOUNTS}\tacc_scale${i % ACCOUNTS}\t${evId(i, k)}\t${sid(i)}\t${e}\tlive\tdelivered\t1\t${at}\t200\t${at}\t${at}`;
+      }
+    }
+  });
+  await sql`analyze`;
+}
+
+/** One worker process: a runner on its own pool and simulator (0 ms) for `seconds`; prints its stats as JSON. */
+async function worker(url: string, seconds: number): Promise<void> {
+  const { db, sql } = connect(url, { max: 10 });
+  const config = loadConfig({ COURIER_MODE: "sandbox" });
+  const sim = startSimulator({ clock: systemClock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
+  const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim, db });
+  const runner = createRecheckRunner({ config, db, clock: systemClock, log: silentLogger, backends, onEvents: outboxEventSink });
+  const drained = runner.drain();
+  await Bun.sleep(seconds * 1000);
+  await runner.stop({ timeout: 15_000 });
+  const s = await drained;
+  console.log(JSON.stringify({ done: s.changed + s.unchanged + s.failed, failed: s.failed }));
+  await backends.close();
+  await sim.stop();
+  await sql.end({ timeout: 5 });
+}
+
+async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], workers: number, seconds: number) {
+  // Everything active due now, so the runners never run dry.
+  await sql`update recheck_queue set due_at = now() - interval '1 minute', lease_until = null, lease_owner = null`;
+  await sql`checkpoint`;
+  // Cluster-wide: other databases' writes on the same server count too (docs/capacity.md says how it was measured).
+  const [w0] = await sql`select pg_current_wal_lsn() as lsn`;
+  const t = performance.now();
+  const procs = Array.from({ length: workers }, () => Bun.spawn(["bun", import.meta.path, "--worker", url, "--seconds", String(seconds)], { stdout: "pipe", stderr: "inherit" }));
+  const outs = await Promise.all(procs.map(async (p) => JSON.parse((await new Response(p.stdout).text()).trim().split("\n").at(-1)!) as { done: number; failed: number }));
+  const secs = (performance.now() - t) / 1000;
+  const [w1] = await sql`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${w0!.lsn}::pg_lsn)::float8 as bytes`;
+  const done = outs.reduce((a, o) => a + o.done, 0);
+  return { done, perS: done / seconds, wallS: secs, walPerMillionGiB: (Number(w1!.bytes) / Math.max(1, done)) * 1e6 / 2 ** 30, failed: outs.reduce((a, o) => a + o.failed, 0) };
+}
+
+async function sizes(sql: ReturnType<typeof connect>["sql"], n: number) {
+  const rows = await sql<{ name: string; kind: string; rows: number; bytes: number }[]>`
+    select c.relname as name, case c.relkind when 'i' then 'index' else 'table' end as kind,
+           greatest(c.reltuples, 0)::float8 as rows,
+           (case c.relkind when 'i' then pg_relation_size(c.oid) else pg_total_relation_size(c.oid) end)::float8 as bytes
+    from pg_class c join pg_namespace ns on ns.oid = c.relnamespace
+    where ns.nspname = 'public' and c.relkind in ('r', 'i')
+      and (c.relname in ('shipments','follows','recheck_queue','events','deliveries','delivery_queue','delivery_attempts')
+           or exists (select 1 from pg_index x join pg_class t on t.oid = x.indrelid where x.indexrelid = c.oid
+                      and t.relname in ('shipments','follows','recheck_queue','events','deliveries')))
+    order by c.relkind desc, bytes desc`;
+  const per = 1e6 / n;
+  for (const r of rows) console.log(`  ${r.kind.padEnd(5)} ${r.name.padEnd(36)} ${fmt(Number(r.rows) * per, 0).padStart(12)} rows/M ${fmt((Number(r.bytes) * per) / 2 ** 20, 0).padStart(8)} MiB/M`);
+  const [db] = await sql`select pg_database_size(current_database())::float8 as b`;
+  console.log(`  database total ${fmt(Number(db!.b) / 2 ** 30, 2)} GiB at ${fmt(n, 0)} shipments = ${fmt((Number(db!.b) * per) / 2 ** 30, 2)} GiB per million`);
+}
+
+async function main(): Promise<void> {
+  const n = arg("n", 1_000_000);
+  const seconds = arg("seconds", 20);
+  const tdb = await createTestDatabase({ max: 10 });
+  const sql = tdb.sql;
+  const nowMs = Date.now();
+  const [v] = await sql`show server_version`;
+  console.log(`bench:scale — N ${fmt(n, 0)}, PostgreSQL ${v!.server_version}, ${navigator.hardwareConcurrency} cores, ${fmt(require("node:os").totalmem() / 2 ** 30, 0)} GiB`);
+  try {
+    await sql`insert into accounts (id, email, plan) select 'acc_scale' || i, 'scale' || i || '@example.com', 'business' from generate_series(0, ${ACCOUNTS - 1}) i`;
+    await sql`insert into webhooks (id, account_id, url, events, mode) select 'wh_scale' || i, 'acc_scale' || i, 'https://hooks.example.com/scale', array['tracking.updated'], 'live' from generate_series(0, ${ACCOUNTS - 1}) i`;
+    const first = Math.min(n, 10_000);
+    await generate(sql, 0, first, nowMs);
+    const c10k = await claimCost(tdb, 5);
+    console.log(`claim 1,000 due at 10,000: median ${c10k.median_ms} ms (${c10k.index}; ${c10k.plan.buffers_read} buffers read)`);
+    const t = performance.now();
+    if (n > first) await generate(sql, first, n, nowMs);
+    console.log(`generated ${fmt(n, 0)} shipments in ${fmt((performance.now() - t) / 1000)} s`);
+    const cN = await claimCost(tdb, 5);
+    console.log(`claim 1,000 due at ${fmt(n, 0)}: median ${cN.median_ms} ms (${cN.index}; ${cN.plan.buffers_read} buffers read); ratio ${fmt(cN.median_ms / c10k.median_ms, 2)}`);
+    console.log(`rows and bytes per million shipments:`);
+    await sizes(sql, n);
+    for (const w of [1, 2]) {
+      const s = await sustained(tdb.url, sql, w, seconds);
+      console.log(`sustained re-checks, ${w} worker process(es), sandbox 0 ms, ${seconds} s: ${fmt(s.done, 0)} = ${fmt(s.perS)} /s (failed ${s.failed}); WAL ${fmt(s.walPerMillionGiB, 2)} GiB per million re-checks`);
+    }
+    // About a day's history past retention: the events and outbox rows older than 17 days moved back 30 days.
+    await sql`update events set created_at = created_at - interval '30 days' where created_at < now() - interval '17 days'`;
+    await sql`update deliveries set created_at = created_at - interval '30 days', updated_at = updated_at - interval '30 days' where created_at < now() - interval '17 days'`;
+    await sql`vacuum analyze events`;
+    await sql`vacuum analyze deliveries`;
+    const cutoff = Date.now() - 30 * 86_400_000;
+    const p = performance.now();
+    const d = await pruneDeliveries(tdb.db, cutoff, { batchSize: 5_000, maxBatches: 1_000_000 });
+    const pd = performance.now() - p;
+    const e0 = performance.now();
+    const e = await pruneEvents(tdb.db, cutoff, { batchSize: 5_000, maxBatches: 1_000_000 });
+    const pe = performance.now() - e0;
+    console.log(`prune one day (batched DELETE, 5,000 a statement): ${fmt(d.deliveries, 0)} outbox rows in ${fmt(pd / 1000, 2)} s, ${fmt(e, 0)} events in ${fmt(pe / 1000, 2)} s; drop partition: n/a until partitioned`);
+    console.log(`API P1/P2 while workers run: not measured by this bench`);
+  } finally {
+    await tdb.drop();
+  }
+}
+
+if (import.meta.main) {
+  if (process.argv.includes("--worker")) await worker(process.argv[process.argv.indexOf("--worker") + 1]!, arg("seconds", 20));
+  else await main();
+}
