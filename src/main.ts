@@ -115,12 +115,13 @@ async function start(): Promise<void> {
   if (config.role !== "worker") {
     const app = buildApp(deps);
     const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
+    // Bun serves the composed `fetch` (http/server.ts): the access log and the key lookup around the router.
     listenOrExplain(config, () =>
       app.listen({
         port: config.port,
         hostname: config.host,
-        // Elysia asks Bun for SO_REUSEPORT, which lets a second process bind the same port and take half the
-        // connections; a port in use must stop the start instead.
+        // No SO_REUSEPORT, which lets a second process bind the same port and take half the connections; a port
+        // in use must stop the start instead.
         reusePort: false,
         maxRequestBodySize: 1024 * 1024,
         // Above the longest answer we give (a queued asynchronous lookup), or waiting clients are cut off;
@@ -130,7 +131,7 @@ async function start(): Promise<void> {
         ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
       }),
     );
-    running.server = app.server ?? undefined;
+    running.server = app;
     lifecycle.starting = false;
     const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
     log.info(`listening on ${scheme}://${config.host}:${config.port}`, {

@@ -9,9 +9,9 @@
  * are logged at `debug` (orchestrators call them every few seconds).
  *
  * How: global hooks note each request's route template and authenticated
- * account; {@link withAccessLog} wraps the app's `fetch` so that EVERY
+ * account; {@link withAccessLog} wraps the router's `fetch` (app.ts) so that EVERY
  * response is seen with its real status — including those answered before
- * routing (HTTPS_REQUIRED, an oversized Content-Length) and those rendered
+ * routing (HTTPS_REQUIRED, an oversized Content-Length, the key gate's 401) and those rendered
  * by the error handler, which Elysia's after-response hook does not report
  * reliably.
  */
@@ -44,15 +44,16 @@ export function accessLogPlugin() {
 /**
  * Wraps a fetch handler (the app's `fetch`): chooses the request id, runs the request in its log scope (every
  * line it causes carries `request_id`, lib/log.ts), times it, then writes the access line and observes the
- * histogram. Routes that matched nothing are labelled `unmatched` (bounded label values). Access lines go
+ * histogram. A request the key gate refused before routing (401, 429) is labelled with the route template
+ * `routeOf` says it would have matched; any other that matched no route is `unmatched` (bounded label values). Access lines go
  * through `log.access()`: fixed, secret-free fields, so no redaction pass.
  */
-export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger) {
+export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger, routeOf: (req: Request) => string | undefined = () => undefined) {
   const accessLog = log.access();
   const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
     scope.open = false;
     const ms = performance.now() - started;
-    const route = (req as Noted)[ROUTE] ?? "unmatched";
+    const route = (req as Noted)[ROUTE] ?? ((res.status === 401 || res.status === 429 ? routeOf(req) : undefined) ?? "unmatched");
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
     // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). The id is the one

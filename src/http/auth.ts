@@ -1,38 +1,9 @@
 /**
- * `X-API-Key` authentication and the per-minute rate limit (spec:
- * Authentication 1–3).
- *
- * Order of work: every `/v1` request is authenticated at the door, in an
- * `onRequest` hook ({@link apiKeyGate}) that runs before routing, before the
- * body is read and before the query, path or body is validated. An
- * unauthenticated request costs one hash and one lookup, never a parse; a
- * missing or bad key is 401 whatever else is wrong with the request (rule 3
- * has no exceptions), and an account over its limit gets 429, never a 422.
- *
- * Per request: a shape check, then the key's account (from the in-process
- * cache, or ONE statement on a miss) and a count in the account's minute
- * window (in process).
- *
- * The lookup that may wait for the database runs before Elysia sees the
- * request ({@link withKeyLookup} wraps the app's `fetch`; app.ts applies it),
- * so that the gate itself is synchronous: Elysia reads an async `onRequest`
- * hook as a reason to make every request's path async.
- *
- * Elysia decides whether to `await` a hook by reading its source text
- * (`isAsync` in elysia's compose): the words "async" or "await", or any
- * `return f(` / `=> f(`, count as asynchronous. One such `onRequest` hook makes
- * every request's entry point async; one such hook on a route makes its
- * handler async — a promise and a microtask per hook, on every request. The
- * hooks below are written so that Elysia reads them as synchronous, and they
- * name the context fields they read (a hook that takes the whole context makes
- * Elysia parse the query, cookies and headers of every request). `RateLimit-*` headers go
- * on every authenticated response, errors (422 …) included; over the limit:
- * 429 RATE_LIMITED with Retry-After.
- *
- * The `apiKey: true` macro hands the result to the route as `auth`, puts
- * `security` on the route's OpenAPI operation (security in `guard({detail})`
- * is ignored), and checks the route's path parameters, query, Idempotency-Key and JSON body with our
- * own validator, every problem at once (see `validation.ts`, `addRequestChecks`).
+ * `X-API-Key` authentication and the per-minute rate limit (spec: Authentication 1–3). Every `/v1` request is
+ * authenticated at the door, before routing, body reading or validation: a bad key is 401 whatever else is wrong,
+ * an account over its limit 429, never 422. The key's account is looked up by {@link withKeyLookup} in the
+ * server's `fetch` (app.ts), so that the gate itself is synchronous; the `apiKey: true` macro hands the result
+ * to the route and adds the route's own request checks (validation.ts). Details: docs/architecture.md.
  */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
@@ -44,6 +15,7 @@ import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
 import { planOf } from "../domain/plans.ts";
 import { pathOf } from "./core.ts";
+import { syncRequestHook } from "./elysia-quirks.ts";
 import { addRequestChecks } from "./validation.ts";
 
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
@@ -100,9 +72,8 @@ function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
 }
 
 /**
- * Wraps the app's `fetch` so that every `/v1` request's key is looked up
- * before Elysia runs its hooks (see the module comment). Apply it wherever
- * the app's `fetch` is set (app.ts does, after every compile).
+ * Wraps the router's `fetch` so that every `/v1` request's key is looked up before the router's hooks run
+ * (app.ts composes it into the server's `fetch`).
  */
 export function withKeyLookup(fetch: (req: Request) => Response | Promise<Response>, deps: AuthDeps) {
   return (req: Request): Response | Promise<Response> => {
@@ -150,9 +121,11 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
  * `fetch` must be wrapped with {@link withKeyLookup}.
  */
 export function apiKeyGate(deps: AuthDeps) {
-  return new Elysia({ name: "api-key-gate" }).onRequest(function keyGate({ request, set }) {
-    if (needsApiKey(pathOf(request.url))) authenticate(deps, request, set.headers);
-  });
+  return new Elysia({ name: "api-key-gate" }).onRequest(
+    syncRequestHook(function keyGate({ request, set }) {
+      if (needsApiKey(pathOf(request.url))) authenticate(deps, request, set.headers);
+    }),
+  );
 }
 
 /** The request's authentication, which the gate did before routing; a request it did not authenticate is refused. */
@@ -173,10 +146,7 @@ export function authPlugin(_deps: AuthDeps) {
     apiKey: {
       detail: { security: API_KEY_SECURITY },
       introspect: (route: unknown) => addRequestChecks(route as Parameters<typeof addRequestChecks>[0]),
-      resolve({ request }) {
-        const resolved = { auth: authOrRefuse(request) };
-        return resolved;
-      },
+      resolve: ({ request }) => ({ auth: authOrRefuse(request) }),
     },
   });
 }

@@ -27,6 +27,7 @@ import { jsonResponse } from "../lib/json.ts";
 import type { Logger } from "../lib/log.ts";
 import { isProbeRequest } from "../modules/health/state.ts";
 import { JsonInvalid, MAX_BODY_BYTES, payloadTooLarge } from "./body.ts";
+import { syncRequestHook } from "./elysia-quirks.ts";
 import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
@@ -109,16 +110,16 @@ export interface CoreOptions {
 export function corePlugin(opts: CoreOptions) {
   const { log } = opts;
   return new Elysia({ name: "core" })
-    // Written so that Elysia reads the hook as synchronous (no `return f(` in it; see auth.ts).
-    .onRequest(function coreDoor({ request, set }) {
-      const rid = requestIdFor(request);
-      const headers = set.headers;
-      headers["strict-transport-security"] = SECURITY_HEADERS["strict-transport-security"];
-      headers["x-content-type-options"] = SECURITY_HEADERS["x-content-type-options"];
-      headers["x-request-id"] = rid;
-      const refused = refusedAtTheDoor(request, rid, opts.trustProxy);
-      if (refused !== undefined) return refused;
-    })
+    .onRequest(
+      syncRequestHook(function coreDoor({ request, set }) {
+        const rid = requestIdFor(request);
+        const headers = set.headers;
+        headers["strict-transport-security"] = SECURITY_HEADERS["strict-transport-security"];
+        headers["x-content-type-options"] = SECURITY_HEADERS["x-content-type-options"];
+        headers["x-request-id"] = rid;
+        return refusedAtTheDoor(request, rid, opts.trustProxy);
+      }),
+    )
     .onError({ as: "global" }, ({ code, error, set, request }) => {
       // Dashboard pages render their own failures as HTML (the dashboard module's onError, which runs after this one).
       if (URL.canParse(request.url) && isDashboard(pathOf(request.url))) return;

@@ -15,6 +15,7 @@ import { Elysia } from "elysia";
 import { errorBody } from "../errors.ts";
 import { jsonResponse } from "../lib/json.ts";
 import { pathOf } from "./core.ts";
+import { syncRequestHook } from "./elysia-quirks.ts";
 
 interface RouteLike {
   method: string;
@@ -23,7 +24,9 @@ interface RouteLike {
 
 interface Table {
   statics: Map<string, Set<string>>;
-  patterns: { re: RegExp; methods: Set<string> }[];
+  /** Each static path (without a trailing slash) → the path as the route declares it (the log's template). */
+  templates: Map<string, string>;
+  patterns: { path: string; re: RegExp; methods: Set<string> }[];
 }
 
 const ORDER = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -32,21 +35,24 @@ const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 
 function buildTable(routes: readonly RouteLike[]): Table {
   const statics = new Map<string, Set<string>>();
+  const templates = new Map<string, string>();
   const byPattern = new Map<string, Set<string>>();
   for (const r of routes) {
     const method = r.method.toUpperCase();
     if (!ORDER.includes(method)) continue;
     const path = trim(r.path);
+    if (!templates.has(path)) templates.set(path, r.path);
     const parametric = path.includes(":") || path.includes("*");
     const map = parametric ? byPattern : statics;
     if (!map.has(path)) map.set(path, new Set());
     map.get(path)!.add(method);
   }
   const patterns = [...byPattern].map(([path, methods]) => ({
+    path,
     re: new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escape(seg))).join("/")}$`),
     methods,
   }));
-  return { statics, patterns };
+  return { statics, templates, patterns };
 }
 
 /** The methods the app serves at `path` (empty when it serves none there). */
@@ -75,15 +81,41 @@ function refusal(table: Table, request: Request, set: { headers: Record<string, 
   } as Record<string, string>);
 }
 
-/**
- * The guard; `routes` is read on the first request (the app is complete by then). Written so that Elysia reads
- * the hook as synchronous (no `return f(` in it; see auth.ts).
- */
-export function methodGuard(routes: () => readonly RouteLike[]) {
-  let table: Table | undefined;
-  return new Elysia({ name: "method-guard" }).onRequest(function methodDoor({ request, set }) {
-    table ??= buildTable(routes());
-    const refused = refusal(table, request, set);
-    if (refused !== undefined) return refused;
-  });
+/** The app's routes, read once on the first request (the app is complete by then). */
+export class RouteTable {
+  #table: Table | undefined;
+  constructor(private readonly routes: () => readonly RouteLike[]) {}
+
+  get table(): Table {
+    this.#table ??= buildTable(this.routes());
+    return this.#table;
+  }
+
+  /**
+   * The route template (`/v1/webhooks/:id`) a request for `method` and `path` matches, as a router would choose it
+   * (a static path first), or undefined when no route serves the path. For a path served under other methods only,
+   * the template of that path (bounded label values for the access log and metrics).
+   */
+  templateOf(method: string, path: string): string | undefined {
+    const p = trim(path);
+    const exact = this.table.templates.get(p);
+    if (exact !== undefined && this.table.statics.has(p)) return exact;
+    const m = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase();
+    let other: string | undefined;
+    for (const pattern of this.table.patterns) {
+      if (!pattern.re.test(p)) continue;
+      if (pattern.methods.has(m)) return pattern.path;
+      other ??= pattern.path;
+    }
+    return other;
+  }
+}
+
+/** The guard (an `onRequest` hook that answers 405 or lets the request through). */
+export function methodGuard(routes: RouteTable) {
+  return new Elysia({ name: "method-guard" }).onRequest(
+    syncRequestHook(function methodDoor({ request, set }) {
+      return refusal(routes.table, request, set);
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * Builds the real app on a real per-file database, with a fake clock, and
- * offers `call()` returning `[response, body]`.
+ * offers `call()` returning `[response, body]`. `app.handle()` goes through the server's composed `fetch`
+ * (src/http/server.ts): every test request passes the access log and the key lookup, as in production.
  */
 import { buildApp } from "../../src/app.ts";
 import type { AppDeps } from "../../src/deps.ts";

@@ -35,7 +35,7 @@ for (const [kind, what, message] of [
     const line = p.lines().find((l) => l.level === "error" && l.msg === `${what}; stopping`);
     expect(line?.error).toEqual({ name: "Error", message });
     // The buffered log was flushed before the exit: the access line of the request just before the error is there.
-    expect(p.lines().find((l) => l.msg === "request" && l.request_id === `before-crash-${kind}`)).toMatchObject({ route: "unmatched", status: 401 });
+    expect(p.lines().find((l) => l.msg === "request" && l.request_id === `before-crash-${kind}`)).toMatchObject({ route: "/v1/couriers", status: 401 });
     const output = p.stdout() + p.stderr();
     expect(output).not.toMatch(/^\s+at /m); // no stack frame
     expect(output).not.toContain("crash-preload.ts"); // no source path

@@ -13,6 +13,7 @@ import { Elysia } from "elysia";
 import { errorBody, errorResponses } from "../../errors.ts";
 import { jsonResponse } from "../../lib/json.ts";
 import type { Logger } from "../../lib/log.ts";
+import { syncRequestHook } from "../../http/elysia-quirks.ts";
 import { schemaModels } from "../../http/models.ts";
 import { PLANS } from "../../domain/plans.ts";
 import { billingFor, type BillingDeps } from "./service.ts";
@@ -60,16 +61,14 @@ export function billingModule(deps: BillingDeps) {
   const body = { success: true as const, data: { plans: PLANS.map((p) => ({ ...p })), count: PLANS.length } };
   const webhook = billingFor(deps).stripeWebhook;
   const app = new Elysia({ prefix: "/billing" }).use(billingModels);
+  // Only the webhook's own request gets a promise back; every other request passes synchronously.
   if (webhook)
-    // Written so that Elysia reads the hook as synchronous (no async, await or `return f(`; see http/auth.ts):
-    // an asynchronous onRequest hook would make every request of the app wait a microtask. Only the
-    // webhook's own request gets a promise back. (Bun's transpiler turns `const a = f(); return a;` into
-    // `return f();`, hence the holder.)
-    app.onRequest(function stripeDoor({ request, set }) {
-      if (request.method !== "POST" || !request.url.includes(STRIPE_WEBHOOK_PATH) || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
-      const pending = { answer: answerStripe(webhook, request, set.headers["x-request-id"], deps.log) };
-      return pending.answer;
-    });
+    app.onRequest(
+      syncRequestHook(function stripeDoor({ request, set }) {
+        if (request.method !== "POST" || !request.url.includes(STRIPE_WEBHOOK_PATH) || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
+        return answerStripe(webhook, request, set.headers["x-request-id"], deps.log);
+      }),
+    );
   return app.get("/plans", () => body, {
     response: { 200: "PlanList", ...errorResponses.common },
     detail: { operationId: "listPlans", summary: "List subscription plans", description: "Public; no API key needed.", tags: ["Billing"], security: [] },

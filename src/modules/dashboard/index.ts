@@ -18,6 +18,8 @@ import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
 import { safePathname } from "../../http/core.ts";
+import { syncRequestHook } from "../../http/elysia-quirks.ts";
+import type { SocketAddressOf } from "../../http/server.ts";
 import { systemResolver, type Resolver } from "../webhooks/delivery/address-guard.ts";
 import { senderFromConfig } from "../webhooks/delivery/attempt.ts";
 import { billingFor } from "../billing/service.ts";
@@ -89,6 +91,8 @@ export interface DashboardOptions {
   resolver?: Resolver;
   /** Gate and verifier for password hashing (default: 4 at once, `Bun.password.verify`); tests count verifications through it. */
   work?: PasswordWork;
+  /** The client's socket address of a request (the listening server's; none without one, as in `handle()`). */
+  socketAddressOf?: SocketAddressOf;
 }
 
 /**
@@ -103,27 +107,21 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     work: opts.work ?? defaultPasswordWork(),
   };
   const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
-  // The listening server, for the client's socket address. Captured on start rather than read from each
-  // request's context: a global hook that names `server` makes Elysia define a getter on every request's context.
-  let server: { requestIP(request: Request): { address: string } | null } | null = null;
+  const socketAddressOf = opts.socketAddressOf ?? (() => undefined);
   return new Elysia({ name: "dashboard" })
-    .onStart((app) => {
-      server = app.server;
-    })
     // Runs for every request of the app: a string search turns other paths away without parsing the URL (the
     // parsed path of a URL without the word "dashboard" cannot contain it: WHATWG parsing decodes no
-    // percent-escapes), and the hook is written so that Elysia reads it as synchronous (no `return f(` in it;
-    // see http/auth.ts).
-    .onRequest(function dashboardDoor({ request, set }) {
-      if (!request.url.includes("dashboard")) return;
-      const path = safePathname(request.url);
-      if (!isDashboardPath(path)) return;
-      const socket = server?.requestIP(request)?.address;
-      requestInfo.set(request, { ip: clientIp(socket, request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
-      // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
-      const unreadable = isReadablePath(path) ? undefined : finish(notFound(), path, set.headers["x-request-id"]);
-      if (unreadable !== undefined) return unreadable;
-    })
+    // percent-escapes).
+    .onRequest(
+      syncRequestHook(function dashboardDoor({ request, set }) {
+        if (!request.url.includes("dashboard")) return;
+        const path = safePathname(request.url);
+        if (!isDashboardPath(path)) return;
+        requestInfo.set(request, { ip: clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
+        // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
+        if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
+      }),
+    )
     .onParse(({ request }) => parseForm(request))
     .onAfterHandle(({ request, response, set }) => {
       if (response instanceof Response) finish(response, safePathname(request.url), set.headers["x-request-id"]);

@@ -6,6 +6,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";
 import { addressLimitKey, clientIp } from "../../http/client-ip.ts";
+import type { SocketAddressOf } from "../../http/server.ts";
 import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";
 import { trackErrors } from "../tracking/index.ts";
 import { TrackQuery, trackingModels } from "../tracking/model.ts";
@@ -16,15 +17,16 @@ import { DEMO_LIMIT_PER_HOUR } from "../../domain/limits.ts";
 export const demoLimitMessage = (publicBaseUrl: string) =>
   `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`;
 
-export function demoModule(deps: AppDeps) {
+/** @param socketAddressOf the client's socket address of a request (http/server.ts); none without a socket */
+export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () => undefined) {
   return new Elysia({ prefix: "/demo" }).use(trackingModels).get(
     "/track",
     ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
     {
       // The limit is counted before the query is validated (a transform runs before validation), as
       // the API key is on /v1: a client over the limit gets 429 whatever it sends.
-      async transform({ request, server, set }) {
-        const ip = clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), deps.config.trustProxy);
+      async transform({ request, set }) {
+        const ip = clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy);
         // Counted per normalised address, IPv6 per /64 (http/client-ip.ts): one client, one allowance.
         const hit = await hitDemo(deps.db, addressLimitKey(ip), DEMO_LIMIT_PER_HOUR, deps.clock.now());
         // The same RateLimit-* headers as /v1 answers carry, on every demo answer (success, 4xx, 429).
