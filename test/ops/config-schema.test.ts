@@ -16,8 +16,8 @@ describe("configuration schema", () => {
   test("the fields other modules read keep their names, one per variable (composites aside)", () => {
     expect(Object.keys(loadConfig({})).sort()).toEqual(
       [
-        "adminHost", "adminPort", "billing", "bodyTimeoutMs", "courierAsyncBudgetMs", "courierConcurrency", "courierEnv", "courierMode",
-        "courierQueueLimit", "courierTimeoutMs", "dataDir", "databaseUrl", "dbConnectTimeoutSeconds", "host", "leaseSlackSeconds", "logLevel",
+        "adminHost", "adminPort", "billing", "bodyTimeoutMs", "courierAsyncBudgetMs", "courierConcurrency", "courierEnv", "courierLiveReservePercent", "courierMode",
+        "courierQueueLimit", "courierRateLimits", "courierTimeoutMs", "dataDir", "databaseUrl", "dbConnectTimeoutSeconds", "host", "leaseSlackSeconds", "logLevel",
         "metricsToken", "passwordHashMemoryKib", "port", "publicBaseUrl", "recheckIntervalSeconds", "recheckPollSeconds", "retentionDays", "role",
         "sandboxAsyncSeconds", "sandboxPort", "sandboxStepSeconds", "secretsKey", "secretsKeyGenerateSingleNode", "secretsKeyPrevious",
         "shutdownGraceSeconds", "terminalReuseSeconds", "testWebhooksEnabled", "tls", "trustProxy", "webhookAllowPrivateCidrs", "webhookCaFile",
