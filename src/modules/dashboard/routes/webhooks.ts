@@ -14,6 +14,7 @@ import { testFire } from "../../webhooks/test-fire.ts";
 import { recover, redeliver } from "../../webhooks/replay.ts";
 import { RECOVER_WINDOWS } from "../views/replay.ts";
 import { htmlResponse, pageSession, redirect, str, unreadableFields, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import { webhookUrlProblems } from "../../webhooks/url.ts";
 import { shipmentsOfDeliveries } from "../delivery-shipments.ts";
 import { deliveriesPerDay } from "../service.ts";
 import type { DashboardSession } from "../session.ts";
@@ -44,6 +45,9 @@ function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBod
     const field = e.path.split("/")[1] ?? "form";
     errors[field] = FIELD_MSG[field] ?? "Check this value.";
   }
+  // The schema's URL pattern encodes the URL rules; the rules' own message says which one failed.
+  const rule = errors.url ? webhookUrlProblems(input, [])[0] : undefined;
+  if (rule) errors.url = rule.msg;
   return errors;
 }
 
