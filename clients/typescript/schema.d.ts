@@ -1413,19 +1413,34 @@ export interface operations {
                      *             "slug": "delhivery",
                      *             "name": "Delhivery",
                      *             "available": true,
-                     *             "sandbox": false
+                     *             "sandbox": false,
+                     *             "rate_budget": {
+                     *               "per_second": 2.5,
+                     *               "per_day": null,
+                     *               "covers_followed": true
+                     *             }
                      *           },
                      *           {
                      *             "slug": "bluedart",
                      *             "name": "Blue Dart",
                      *             "available": true,
-                     *             "sandbox": false
+                     *             "sandbox": false,
+                     *             "rate_budget": {
+                     *               "per_second": 5,
+                     *               "per_day": null,
+                     *               "covers_followed": true
+                     *             }
                      *           },
                      *           {
                      *             "slug": "dhl",
                      *             "name": "DHL",
                      *             "available": true,
-                     *             "sandbox": false
+                     *             "sandbox": false,
+                     *             "rate_budget": {
+                     *               "per_second": 5,
+                     *               "per_day": null,
+                     *               "covers_followed": true
+                     *             }
                      *           }
                      *         ],
                      *         "count": 3
@@ -1570,7 +1585,12 @@ export interface operations {
                      *         "slug": "delhivery",
                      *         "name": "Delhivery",
                      *         "available": true,
-                     *         "sandbox": false
+                     *         "sandbox": false,
+                     *         "rate_budget": {
+                     *           "per_second": 2.5,
+                     *           "per_day": null,
+                     *           "covers_followed": true
+                     *         }
                      *       }
                      *     }
                      */
@@ -1732,7 +1752,12 @@ export interface operations {
                      *             "slug": "delhivery",
                      *             "name": "Delhivery",
                      *             "available": true,
-                     *             "sandbox": false
+                     *             "sandbox": false,
+                     *             "rate_budget": {
+                     *               "per_second": 2.5,
+                     *               "per_day": null,
+                     *               "covers_followed": true
+                     *             }
                      *           }
                      *         ],
                      *         "count": 1
