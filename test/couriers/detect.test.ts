@@ -75,7 +75,7 @@ describe("GET /v1/couriers/detect", () => {
     const [res, body] = await ctx.call("/v1/couriers/detect?tracking_number=EE123456780IN", { key });
     expect(res.status).toBe(200);
     expect(Value.Check(CourierDetectResponse, body)).toBe(true);
-    expect(body.data.couriers[0]).toEqual({ slug: "indiapost", name: "India Post", available: true, sandbox: true });
+    expect(body.data.couriers[0]).toEqual({ slug: "indiapost", name: "India Post", available: true, sandbox: true, rate_budget: null });
     expect(body.data.count).toBe(body.data.couriers.length);
     expect(res.headers.get("ratelimit-limit")).toBe("10");
   });
@@ -112,7 +112,7 @@ describe("GET /v1/couriers/detect", () => {
     expect(detect.data.couriers[0].slug).toBe("dtdc");
     const [res, body] = await ctx.call("/v1/couriers/dtdc", { key });
     expect(res.status).toBe(200);
-    expect(body.data).toEqual({ slug: "dtdc", name: "DTDC", available: true, sandbox: true });
+    expect(body.data).toEqual({ slug: "dtdc", name: "DTDC", available: true, sandbox: true, rate_budget: null });
   });
 
   test("does not count against the monthly quota", async () => {

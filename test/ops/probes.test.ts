@@ -204,10 +204,10 @@ describe("couriers say whether they are available and whether they answer from t
       const res = await live.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": acc.key } }));
       const body = (await res.json()) as any;
       const bySlug = Object.fromEntries(body.data.couriers.map((c: any) => [c.slug, c]));
-      expect(bySlug.dhl).toEqual({ slug: "dhl", name: "DHL", available: true, sandbox: false });
-      expect(bySlug.delhivery).toEqual({ slug: "delhivery", name: "Delhivery", available: false, sandbox: false });
+      expect(bySlug.dhl).toEqual({ slug: "dhl", name: "DHL", available: true, sandbox: false, rate_budget: { per_second: 0.2, per_day: 250, covers_followed: null } });
+      expect(bySlug.delhivery).toEqual({ slug: "delhivery", name: "Delhivery", available: false, sandbox: false, rate_budget: null });
       const one = (await (await live.handle(new Request("http://localhost/v1/couriers/ups", { headers: { "x-api-key": acc.key } }))).json()) as any;
-      expect(one.data).toEqual({ slug: "ups", name: "UPS", available: false, sandbox: false });
+      expect(one.data).toEqual({ slug: "ups", name: "UPS", available: false, sandbox: false, rate_budget: null });
     } finally {
       await backends.close();
     }
