@@ -89,6 +89,8 @@ export const COURIER_BACKENDS = ["delhivery", "bluedart", "dhl", "fedex", "ups",
 export interface RateLimit {
   perSecond: number;
   perDay: number;
+  /** Calls the shared bucket may hold at once; default one second of `perSecond` (courier/budget.ts). */
+  burst?: number;
 }
 
 /**

@@ -1415,7 +1415,7 @@ export interface operations {
                      *             "available": true,
                      *             "sandbox": false,
                      *             "rate_budget": {
-                     *               "per_second": 2.5,
+                     *               "per_second": 2,
                      *               "per_day": null,
                      *               "covers_followed": true
                      *             }
@@ -1587,7 +1587,7 @@ export interface operations {
                      *         "available": true,
                      *         "sandbox": false,
                      *         "rate_budget": {
-                     *           "per_second": 2.5,
+                     *           "per_second": 2,
                      *           "per_day": null,
                      *           "covers_followed": true
                      *         }
@@ -1754,7 +1754,7 @@ export interface operations {
                      *             "available": true,
                      *             "sandbox": false,
                      *             "rate_budget": {
-                     *               "per_second": 2.5,
+                     *               "per_second": 2,
                      *               "per_day": null,
                      *               "covers_followed": true
                      *             }

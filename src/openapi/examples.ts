@@ -24,7 +24,7 @@ const WEBHOOK = {
   updated_at: "2026-11-05T10:00:00.000Z",
 };
 const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
-const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false, rate_budget: slug === "delhivery" ? { per_second: 2.5, per_day: null, covers_followed: true } : { per_second: 5, per_day: null, covers_followed: true } });
+const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false, rate_budget: slug === "delhivery" ? { per_second: 2, per_day: null, covers_followed: true } : { per_second: 5, per_day: null, covers_followed: true } });
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
 export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {

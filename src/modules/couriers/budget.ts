@@ -6,7 +6,8 @@
  * process takes small slices of tokens from it in ONE statement that locks the row, refills it by the elapsed
  * time and takes what the rules allow (the same shape as the monthly quota's blocks, accounts/quota-lease.ts).
  *
- * Rules, per row (rate `r` = per second, burst `B` = max(1, r × {@link BURST_SECONDS}), reserve share `f`):
+ * Rules, per row (rate `r` = per second, burst `B` = the limit's `burst`, else max(1, r × {@link BURST_SECONDS});
+ * reserve share `f`):
  * - a live lookup takes a token when the bucket holds one and the UTC day's count is under `perDay`;
  * - a re-check also needs a token from its pace bucket, refilled at `min(r × (1 − f), perDay × (1 − f) / 86,400)`,
  *   must leave `floor(f × B)` tokens in the shared bucket, and stops at `floor(perDay × (1 − f))` calls a day.
@@ -36,8 +37,9 @@ export type { RateLimit };
  * are budgeted only when COURIER_RATE_LIMITS lists them.
  */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
-  // 750 requests / 5 min / IP (Delhivery B2C docs, FAQ "TRACK SHIPMENT API").
-  delhivery: { perSecond: 2.5, perDay: 0 },
+  // 750 requests / 5 min / IP (Delhivery B2C docs, FAQ "TRACK SHIPMENT API"). Counted over 5 minutes, so a burst
+  // is allowed: B + r × 300 s = 150 + 2 × 300 = 750 keeps every 5-minute window within the limit.
+  delhivery: { perSecond: 2, perDay: 0, burst: 150 },
   // 3 requests/s (17TRACK API v2.2 docs); a lookup is a register and about two polls: 1 lookup/s.
   track17: { perSecond: 1, perDay: 0 },
   // About 250 calls/day on DHL's default developer quota (unverified); 1 call every 5 s.
@@ -98,7 +100,7 @@ export function budgetOf(
 /** The figures of one budget that one grant statement needs. */
 export function bucketOf(b: Budget): { burst: number; paceRate: number; paceBurst: number; keep: number; recheckDayCap: number } {
   const { perSecond, perDay } = b.limit;
-  const burst = Math.max(1, perSecond * BURST_SECONDS);
+  const burst = b.limit.burst ?? Math.max(1, perSecond * BURST_SECONDS);
   const share = 1 - b.reserve;
   const paceRate = Math.min(perSecond * share, perDay > 0 ? (perDay * share) / 86_400 : Infinity);
   return { burst, paceRate, paceBurst: Math.max(1, paceRate * BURST_SECONDS), keep: Math.floor(b.reserve * burst), recheckDayCap: Math.floor(perDay * share) };
