@@ -14,7 +14,7 @@ import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";
 import { sandboxCredential } from "./credentials.ts";
 import { rememberBounded } from "./bounded.ts";
-import { scenarioDigit, scenarioFor } from "./scenario.ts";
+import { nextStep, scenarioDigit, scenarioFor } from "./scenario.ts";
 import type { SimContext } from "./twin.ts";
 import { TWINS } from "./twins.ts";
 
@@ -57,6 +57,8 @@ export interface SimulatorOptions {
 /** Starts the simulator on 127.0.0.1. */
 export function startSimulator(opts: SimulatorOptions): Simulator {
   const firstSeen = new Map<string, number>();
+  /** Steps pulled forward by `advance`, by number: step → when (ms). */
+  const pulled = new Map<string, Map<number, number>>();
   const counts = new Map<string, number>();
   const state = new Map<string, unknown>();
   const held = new Set<() => void>();
@@ -65,7 +67,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       const now = opts.clock.now();
       let seen = firstSeen.get(n);
       if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
-      return scenarioFor(n, seen, now, opts.stepSeconds);
+      return scenarioFor(n, seen, now, opts.stepSeconds, pulled.get(n));
     },
     async gate(n) {
       const digit = scenarioDigit(n);
@@ -113,9 +115,21 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     baseUrlFor: (id) => `${url}/${id}`,
     credential: sandboxCredential,
     route: sandboxRoute,
+    advance(n) {
+      const now = opts.clock.now();
+      let seen = firstSeen.get(n);
+      if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+      const mine = pulled.get(n) ?? new Map<number, number>();
+      const k = nextStep(n, seen, now, opts.stepSeconds, mine);
+      if (k === undefined) return false;
+      mine.set(k, now);
+      rememberBounded(pulled, n, mine);
+      return true;
+    },
     calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
     reset() {
       firstSeen.clear();
+      pulled.clear();
       counts.clear();
       state.clear();
     },
