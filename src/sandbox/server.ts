@@ -54,6 +54,19 @@ export interface SimulatorOptions {
   latencyMs?: number;
 }
 
+/** Pulls number `n`'s next scripted step forward to now (the sandbox advance endpoint); false when none is left. */
+function advance(n: string, opts: SimulatorOptions, firstSeen: Map<string, number>, pulled: Map<string, Map<number, number>>): boolean {
+  const now = opts.clock.now();
+  let seen = firstSeen.get(n);
+  if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+  const mine = pulled.get(n) ?? new Map<number, number>();
+  const k = nextStep(n, seen, now, opts.stepSeconds, mine);
+  if (k === undefined) return false;
+  mine.set(k, now);
+  rememberBounded(pulled, n, mine);
+  return true;
+}
+
 /** Starts the simulator on 127.0.0.1. */
 export function startSimulator(opts: SimulatorOptions): Simulator {
   const firstSeen = new Map<string, number>();
@@ -115,17 +128,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     baseUrlFor: (id) => `${url}/${id}`,
     credential: sandboxCredential,
     route: sandboxRoute,
-    advance(n) {
-      const now = opts.clock.now();
-      let seen = firstSeen.get(n);
-      if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
-      const mine = pulled.get(n) ?? new Map<number, number>();
-      const k = nextStep(n, seen, now, opts.stepSeconds, mine);
-      if (k === undefined) return false;
-      mine.set(k, now);
-      rememberBounded(pulled, n, mine);
-      return true;
-    },
+    advance: (n) => advance(n, opts, firstSeen, pulled),
     calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
     reset() {
       firstSeen.clear();
