@@ -12,6 +12,7 @@ import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { Type as T } from "@sinclair/typebox";
 import { TrackingDataSchema } from "./model.ts";
 import { trackErrors } from "./index.ts";
+import { schemaModels } from "../../http/models.ts";
 import { advanceSandboxForAccount } from "./service.ts";
 
 const e = errorResponses.errorResponse;
@@ -26,17 +27,20 @@ const AdvanceResponse = T.Object(
   { title: "SandboxAdvanceResponse", description: "The shipment's tracking data after the move (the `data` of GET /v1/track)." },
 );
 
+const sandboxModels = schemaModels("sandbox.models", { SandboxAdvanceResponse: AdvanceResponse });
+
 /** The advance route (sandbox only; an empty plugin otherwise). */
 export function sandboxAdvanceModule(deps: AppDeps) {
   const self = new Elysia({ name: "sandbox-advance" });
   if (deps.config.courierMode !== "sandbox") return self;
   return self
+    .use(sandboxModels)
     .use(authPlugin(deps))
     .post("/v1/sandbox/shipments/:courier/:tracking_number/advance", ({ auth, params }) => advanceSandboxForAccount(deps, auth, params.courier, params.tracking_number), {
       apiKey: true,
       params: AdvanceParams,
       response: {
-        200: AdvanceResponse,
+        200: "SandboxAdvanceResponse",
         ...errorResponses.authed,
         ...errorResponses.common,
         ...trackErrors,
@@ -45,7 +49,7 @@ export function sandboxAdvanceModule(deps: AppDeps) {
       detail: {
         operationId: "advanceSandboxShipment",
         summary: "Move a sandbox shipment to its next state (sandbox only)",
-        tags: ["Sandbox"],
+        tags: ["Tracking"],
         description:
           "Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.",
       },
