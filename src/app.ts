@@ -19,6 +19,7 @@ import { metricsModule } from "./modules/metrics/index.ts";
 import { demoModule } from "./modules/demo/index.ts";
 import { postmanModule } from "./modules/postman/index.ts";
 import { sandboxEchoModule } from "./modules/postman/echo.ts";
+import { sandboxAdvanceModule } from "./modules/tracking/sandbox.ts";
 import { trackingModule } from "./modules/tracking/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
 import { eventsModule } from "./modules/events/index.ts";
@@ -43,6 +44,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(demoModule(deps, peer.addressOf))
     .use(postmanModule(deps, (self) => openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl })))
     .use(sandboxEchoModule(deps))
+    .use(sandboxAdvanceModule(deps))
     .use(webhooksModule(deps))
     .use(shipmentsModule(deps))
     .use(eventsModule(deps))

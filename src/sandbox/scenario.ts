@@ -68,7 +68,7 @@ function hash(s: string): number {
  * Digit 9 is the in-transit timeline of digit 1 (its asynchronous delay is the
  * aggregator twin's business).
  */
-export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number): Scenario {
+export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled?: ReadonlyMap<number, number>): Scenario {
   const digit = scenarioDigit(trackingNumber);
   if (digit === 4) return { kind: "not_found" };
   if (digit === 5) return { kind: "timeout" };
@@ -82,7 +82,8 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   // exactly; steps count from the real first sight, so a short step (tests) is never seen early.
   const F = Math.floor(firstSeenMs / 60_000) * 60_000;
   const S = stepSeconds * 1000;
-  const step = (k: number) => firstSeenMs + k * S;
+  // A step pulled forward by the advance endpoint happens when it was pulled (see {@link nextStep}).
+  const step = (k: number) => pulled?.get(k) ?? firstSeenMs + k * S;
   const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
   const early = [ev("manifested", F - 72 * HOUR, origin), ev("picked_up", F - 70 * HOUR, origin), ev("in_transit", F - 60 * HOUR, origin)];
   let events: SimEvent[];
@@ -107,7 +108,7 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
         ...early,
         ev("reached_destination", F - 20 * HOUR, destination),
         ev("out_for_delivery", F - 6 * HOUR, destination),
-        ev("delivery_failed", F - HOUR, destination, "Consignee not available"),
+        ev("delivery_failed", F - HOUR, destination, failedAttemptRemark(trackingNumber)),
         ev("rto_initiated", step(1), destination, "Return to origin initiated after failed attempts"),
         ev("returned", step(2), origin),
       ];
@@ -124,6 +125,46 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   }
   const visible = events.filter((e) => e.at <= nowMs);
   return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
+}
+
+/**
+ * Step `k` (1-based) of the script that is not visible at `nowMs` and has an event, or undefined when none is left:
+ * the step the advance endpoint pulls forward to now.
+ */
+export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled: ReadonlyMap<number, number>): number | undefined {
+  const all = scenarioFor(trackingNumber, firstSeenMs, Number.MAX_SAFE_INTEGER, stepSeconds, pulled);
+  if (all.kind !== "found") return undefined;
+  for (let k = 1; k <= 8; k++) {
+    const at = pulled.get(k) ?? firstSeenMs + k * stepSeconds * 1000;
+    if (at > nowMs && all.events.some((e) => e.at === at)) return k;
+  }
+  return undefined;
+}
+
+/**
+ * Digit 3's failed-attempt remark, one per reason family (docs/ndr.md): the two digits before the last, 20 to 30,
+ * pick it (…203 customer unavailable … …303 a remark no table knows, `other`); any other number keeps
+ * "Consignee not available".
+ */
+export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
+  20: "Consignee not available",
+  21: "Consignee refused to accept the shipment",
+  22: "Incomplete address, house not found",
+  23: "COD amount not ready",
+  24: "Consignee asked to reschedule delivery",
+  25: "Office closed",
+  26: "Out of delivery area",
+  27: "Shipment damaged in transit",
+  28: "Shipment lost in transit",
+  29: "Heavy rain, delivery not possible",
+  30: "Shipment held: awaiting instructions",
+};
+
+/** The failed-attempt remark of a digit-3 number ({@link FAILED_ATTEMPT_REMARKS}). */
+export function failedAttemptRemark(trackingNumber: string): string {
+  const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);
+  const n = m ? Number(m[1]) * 10 + Number(m[2]) : -1;
+  return FAILED_ATTEMPT_REMARKS[n] ?? "Consignee not available";
 }
 
 /**

@@ -14,7 +14,7 @@ import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";
 import { sandboxCredential } from "./credentials.ts";
 import { rememberBounded } from "./bounded.ts";
-import { scenarioDigit, scenarioFor } from "./scenario.ts";
+import { nextStep, scenarioDigit, scenarioFor } from "./scenario.ts";
 import type { SimContext } from "./twin.ts";
 import { TWINS } from "./twins.ts";
 
@@ -54,9 +54,24 @@ export interface SimulatorOptions {
   latencyMs?: number;
 }
 
+/** Pulls number `n`'s next scripted step forward to now (the sandbox advance endpoint); false when none is left. */
+function advance(n: string, opts: SimulatorOptions, firstSeen: Map<string, number>, pulled: Map<string, Map<number, number>>): boolean {
+  const now = opts.clock.now();
+  let seen = firstSeen.get(n);
+  if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+  const mine = pulled.get(n) ?? new Map<number, number>();
+  const k = nextStep(n, seen, now, opts.stepSeconds, mine);
+  if (k === undefined) return false;
+  mine.set(k, now);
+  rememberBounded(pulled, n, mine);
+  return true;
+}
+
 /** Starts the simulator on 127.0.0.1. */
 export function startSimulator(opts: SimulatorOptions): Simulator {
   const firstSeen = new Map<string, number>();
+  /** Steps pulled forward by `advance`, by number: step → when (ms). */
+  const pulled = new Map<string, Map<number, number>>();
   const counts = new Map<string, number>();
   const state = new Map<string, unknown>();
   const held = new Set<() => void>();
@@ -65,7 +80,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       const now = opts.clock.now();
       let seen = firstSeen.get(n);
       if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
-      return scenarioFor(n, seen, now, opts.stepSeconds);
+      return scenarioFor(n, seen, now, opts.stepSeconds, pulled.get(n));
     },
     async gate(n) {
       const digit = scenarioDigit(n);
@@ -113,9 +128,11 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     baseUrlFor: (id) => `${url}/${id}`,
     credential: sandboxCredential,
     route: sandboxRoute,
+    advance: (n) => advance(n, opts, firstSeen, pulled),
     calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
     reset() {
       firstSeen.clear();
+      pulled.clear();
       counts.clear();
       state.clear();
     },

@@ -43,8 +43,8 @@ describe("tracking data", () => {
   test("checkpoints in the spec's spelling: DD-Mon-YYYY, HH:MM, the courier's name, the state's track spelling", () => {
     const data = trackingData(delhivery, record([checkpoint(), checkpoint({ state: "out_for_delivery", activity: "Out for delivery", localDate: "2026-11-04", localTime: "08:05" })]), timing);
     expect(data.Checkpoints).toEqual([
-      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "14:32", Location: "Mumbai" },
-      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "08:05", Location: "Mumbai" },
+      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "14:32", Location: "Mumbai", ReasonCode: "" },
+      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "08:05", Location: "Mumbai", ReasonCode: "" },
     ]);
     expect(data.ExecutionTime).toBe("0.002");
     expect(data.isEmptyTable).toBe(false);

@@ -91,8 +91,8 @@ describe("a live delivery", () => {
         delivered_date: null,
         estimated_delivery_date: "",
         checkpoints: [
-          { activity: "Reached hub", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "04-Nov-2026", time: "18:40", location: "Mumbai to Pune" },
-          { activity: "Picked up", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "03-Nov-2026", time: "09:15", location: "Mumbai" },
+          { activity: "Reached hub", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "04-Nov-2026", time: "18:40", location: "Mumbai to Pune", reason_code: "" },
+          { activity: "Picked up", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "03-Nov-2026", time: "09:15", location: "Mumbai", reason_code: "" },
         ],
         enqueued_at: "2026-11-05T10:00:00Z",
       },

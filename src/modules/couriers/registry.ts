@@ -46,6 +46,11 @@ export interface CourierBackends {
   budget(courier: Courier): BudgetView | null;
   /** One line per courier for the start log. */
   describe(): Record<string, Availability>;
+  /**
+   * Sandbox only: moves the simulated shipment to its next scripted state now (src/sandbox/).
+   * @returns undefined when this courier + number is not answered by the simulator; else whether it moved.
+   */
+  advanceSandbox(courier: Courier, trackingNumber: string): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -183,6 +188,10 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
         inflight.set(key, p);
       }
       return p;
+    },
+    advanceSandbox(courier, trackingNumber) {
+      if (backends.get(courier.adapter)!.availability !== "sandbox" || !opts.simulator?.advance) return undefined;
+      return opts.simulator.advance(trackingNumber);
     },
     describe() {
       const out: Record<string, Availability> = {};

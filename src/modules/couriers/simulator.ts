@@ -16,4 +16,9 @@ export interface CourierSimulator {
    * through an aggregator), or undefined for the courier's own adapter.
    */
   route(courier: Courier, trackingNumber: string): AdapterId | undefined;
+  /**
+   * Moves `trackingNumber` to its next scripted state now (the sandbox advance endpoint).
+   * @returns false when its script has no state left to move to.
+   */
+  advance?(trackingNumber: string): boolean;
 }

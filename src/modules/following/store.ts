@@ -29,6 +29,8 @@ import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
 import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
 import { nextRecheckAt } from "../../domain/following.ts";
+import { checkpointReasonOf } from "../couriers/reasons.ts";
+import { countUnmappedReason } from "../metrics/registry.ts";
 
 /** A shipment row as this version reads it ({@link shipmentColumns}: without the deprecated schedule columns). */
 export type ShipmentRow = Omit<typeof shipments.$inferSelect, "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures">;
@@ -196,6 +198,10 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
     const id = before!.id;
     const firstSight = before!.lastCheckedAt === null;
     const { record, event } = applySnapshot(firstSight ? undefined : rowToRecord(before!), snap);
+    // New checkpoints whose failed-attempt reason no table knows are counted, so the tables can grow (docs/ndr.md).
+    const seen = new Set((firstSight ? [] : before!.checkpoints).map((c) => `${c.at}|${c.rawCode ?? ""}|${c.activity}`));
+    for (const c of record.checkpoints)
+      if (!seen.has(`${c.at}|${c.rawCode ?? ""}|${c.activity}`) && !checkpointReasonOf(courier.slug, c).mapped) countUnmappedReason(courier.slug);
     const now = new Date(opts.nowMs);
     const terminal = isTerminal(record.state);
 

@@ -23,6 +23,18 @@ const http = new Histogram({
   registers: [serviceRegistry],
 });
 
+const ndrUnmapped = new Counter({
+  name: "courier_tracking_ndr_unmapped_total",
+  help: "New failed-attempt or exception checkpoints whose reason no table or keyword knew (ReasonCode other), by courier.",
+  labelNames: ["courier"],
+  registers: [serviceRegistry],
+});
+
+/** Counts one new checkpoint whose NDR reason was unmapped (docs/ndr.md), by courier slug. */
+export function countUnmappedReason(courier: string): void {
+  ndrUnmapped.inc({ courier });
+}
+
 const courierCalls = new Histogram({
   name: "courier_tracking_courier_call_duration_seconds",
   help: "Calls to courier backends (lookups and re-checks), by courier and outcome (ok or the failure kind), with their duration.",

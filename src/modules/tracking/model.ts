@@ -8,6 +8,8 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import type { TrackSpelling } from "../../domain/states.ts";
+import { REASON_CODES } from "../../domain/ndr.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 
 export const TrackQuery = t.Object({
   courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
@@ -27,6 +29,10 @@ export const CheckpointSchema = T.Object(
     Date: T.String({ description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] }),
     Time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["14:05"] }),
     Location: T.String(),
+    ReasonCode: literalUnion([...REASON_CODES, ""], {
+      description: "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when the checkpoint carries none.",
+      examples: ["customer_unavailable"],
+    }),
   },
   { title: "Checkpoint" },
 );
@@ -69,9 +75,9 @@ export const TRACK_EXAMPLE = {
     MostRecentStatus: "Delivered",
     ShipmentState: "delivered",
     Checkpoints: [
-      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "15:41", Location: "Delhi, Delhi" },
-      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "09:10", Location: "Delhi, Delhi" },
-      { Activity: "Bag Received at Facility", CheckpointState: "intransit", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "21:02", Location: "Jalandhar, Punjab" },
+      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "15:41", Location: "Delhi, Delhi", ReasonCode: "" },
+      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "09:10", Location: "Delhi, Delhi", ReasonCode: "" },
+      { Activity: "Bag Received at Facility", CheckpointState: "intransit", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "21:02", Location: "Jalandhar, Punjab", ReasonCode: "" },
     ],
     CourierHasNoRecordOfShipment: false,
     isEmptyTable: false,

@@ -59,8 +59,8 @@ function toAppError(courier: Courier, err: CourierError): AppError {
  * @param followAccountId the account that starts following (none for the demo).
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
-async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string): Promise<TrackingData> {
-  const recent = recentTerminal(deps.db, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000);
+async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, reuse = true): Promise<TrackingData> {
+  const recent = reuse ? recentTerminal(deps.db, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000) : undefined;
   if (recent) return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup;
   try {
@@ -124,4 +124,18 @@ export async function trackDemo(deps: TrackingDeps, slug: string, rawNumber: str
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
   return { success: true as const, data: await fetchAndStore(deps, courier, awb, started) };
+}
+
+/**
+ * `POST /v1/sandbox/shipments/{courier}/{tracking_number}/advance` (sandbox mode only; docs/shipments.md, "Sandbox
+ * on demand"): the simulator moves the shipment to its next scripted state now, then it is fetched and stored like
+ * any lookup (never from the recent-fetch reuse), so its event and webhooks go out as in production. No quota.
+ * @throws AppError NOT_FOUND when the simulator does not answer this courier; the errors of a lookup otherwise.
+ */
+export async function advanceSandboxForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
+  const started = performance.now();
+  const { courier, awb } = resolveRequest(deps, slug, rawNumber);
+  if (deps.backends.advanceSandbox(courier, awb) === undefined)
+    throw new AppError("NOT_FOUND", `${courier.name} is not answered by the sandbox simulator here.`);
+  return { success: true as const, data: await fetchAndStore(deps, courier, awb, started, auth.account.id, false) };
 }

@@ -5,6 +5,7 @@
 import type { Static } from "@sinclair/typebox";
 import { toSpecDate, toSpecTime } from "../../domain/dates.ts";
 import type { Courier } from "../couriers/catalogue.ts";
+import { checkpointReason } from "../couriers/reasons.ts";
 import type { ShipmentRecord } from "../following/normalise.ts";
 import { TRACK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import type { TrackingDataSchema } from "./model.ts";
@@ -37,6 +38,7 @@ function checkpointsView(courier: Courier, checkpoints: ShipmentRecord["checkpoi
         Date: toSpecDate(c.localDate),
         Time: toSpecTime(c.localTime),
         Location: c.location,
+        ReasonCode: checkpointReason(courier.slug, c),
       }),
     ),
   );

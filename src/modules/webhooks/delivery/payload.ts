@@ -9,6 +9,8 @@ import type { StoredCheckpoint } from "../../../domain/checkpoint.ts";
 import { literalUnion } from "../../../lib/literal-union.ts";
 import { ddMonYyyy, toSpecTime } from "../../../domain/dates.ts";
 import { courierBySlug, COURIERS } from "../../couriers/catalogue.ts";
+import { checkpointReason } from "../../couriers/reasons.ts";
+import { REASON_CODES } from "../../../domain/ndr.ts";
 import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../../domain/states.ts";
 import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
 
@@ -30,6 +32,9 @@ export const WebhookCheckpointSchema = T.Object(
     date: T.String({ description: "DD-Mon-YYYY, courier local time.", examples: ["05-Nov-2026"] }),
     time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["13:22"] }),
     location: T.String(),
+    reason_code: literalUnion([...REASON_CODES, ""], {
+      description: "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when none.",
+    }),
   },
   { title: "WebhookCheckpoint" },
 );
@@ -111,6 +116,7 @@ export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint
       date: ddMonYyyy(c.localDate),
       time: toSpecTime(c.localTime),
       location: c.location,
+      reason_code: checkpointReason(courier, c),
     }));
 }
 

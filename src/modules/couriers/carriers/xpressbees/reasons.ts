@@ -1,0 +1,37 @@
+/**
+ * Xpressbees: failed-attempt (NDR) reasons (docs/ndr.md). Xpressbees reports failed attempts as `UD` with the NDR
+ * reason in the message; its LOST and DMG codes set the lost and damaged sub-statuses (adapter.ts). Everything else:
+ * remark keywords.
+ * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
+ * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
+ */
+import type { ReasonTable } from "../../adapters/reasons.ts";
+
+export const XPRESSBEES_REASONS: ReasonTable = {
+  rows: [
+    {
+      code: null,
+      reason: "customer_unavailable",
+      source: "remark keywords on the message",
+      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "UD", activity: "Undelivered: Consignee not available", remark: "Undelivered: Consignee not available" },
+    },
+    {
+      code: null,
+      reason: "rescheduled_by_customer",
+      source: "remark keywords on the message",
+      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "UD", activity: "Undelivered: Customer asked to reschedule", remark: "Undelivered: Customer asked to reschedule" },
+    },
+    {
+      code: null,
+      reason: "lost",
+      source: "adapter.ts status table (LOST → lost sub-status)",
+      example: { state: "exception", subStatus: "lost", rawCode: "LOST", activity: "Shipment status updated", remark: null },
+    },
+    {
+      code: null,
+      reason: "damaged",
+      source: "adapter.ts status table (DMG → damaged sub-status)",
+      example: { state: "exception", subStatus: "damaged", rawCode: "DMG", activity: "Shipment status updated", remark: null },
+    },
+  ],
+};
