@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/shipments/{courier}/{tracking_number}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a sandbox shipment to its next state (sandbox only)
+         * @description Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.
+         */
+        post: operations["advanceSandboxShipment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/shipments": {
         parameters: {
             query?: never;
@@ -472,6 +492,8 @@ export interface components {
              */
             Date: string;
             Location: string;
+            /** @enum {string} */
+            ReasonCode: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other" | "";
             /**
              * @description HH:MM, 24-hour, courier local time.
              * @example 14:05
@@ -726,6 +748,15 @@ export interface components {
             /** @constant */
             success: true;
         };
+        /**
+         * SandboxAdvanceResponse
+         * @description The shipment's tracking data after the move (the `data` of GET /v1/track).
+         */
+        SandboxAdvanceResponse: {
+            data: components["schemas"]["TrackingData"];
+            /** @constant */
+            success: true;
+        };
         /** SecretResponse */
         SecretResponse: {
             data: {
@@ -907,6 +938,8 @@ export interface components {
              */
             date: string;
             location: string;
+            /** @enum {string} */
+            reason_code: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other" | "";
             /**
              * @description HH:MM, 24-hour, courier local time.
              * @example 13:22
@@ -1198,7 +1231,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "15:41",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Out for delivery",
@@ -1206,7 +1240,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "09:10",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Bag Received at Facility",
@@ -1214,7 +1249,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "04-Nov-2026",
                      *             "Time": "21:02",
-                     *             "Location": "Jalandhar, Punjab"
+                     *             "Location": "Jalandhar, Punjab",
+                     *             "ReasonCode": ""
                      *           }
                      *         ],
                      *         "CourierHasNoRecordOfShipment": false,
@@ -1947,7 +1983,8 @@ export interface operations {
                      *                     "courier_name": "Delhivery",
                      *                     "date": "05-Nov-2026",
                      *                     "time": "13:22",
-                     *                     "location": "Bengaluru"
+                     *                     "location": "Bengaluru",
+                     *                     "reason_code": ""
                      *                   },
                      *                   {
                      *                     "activity": "Out for delivery",
@@ -1955,7 +1992,8 @@ export interface operations {
                      *                     "courier_name": "Delhivery",
                      *                     "date": "05-Nov-2026",
                      *                     "time": "08:05",
-                     *                     "location": "Bengaluru"
+                     *                     "location": "Bengaluru",
+                     *                     "reason_code": ""
                      *                   },
                      *                   {
                      *                     "activity": "Reached hub",
@@ -1963,7 +2001,8 @@ export interface operations {
                      *                     "courier_name": "Delhivery",
                      *                     "date": "04-Nov-2026",
                      *                     "time": "02:40",
-                     *                     "location": "Mumbai to Bengaluru"
+                     *                     "location": "Mumbai to Bengaluru",
+                     *                     "reason_code": ""
                      *                   },
                      *                   {
                      *                     "activity": "Shipment picked up",
@@ -1971,7 +2010,8 @@ export interface operations {
                      *                     "courier_name": "Delhivery",
                      *                     "date": "03-Nov-2026",
                      *                     "time": "09:15",
-                     *                     "location": "Mumbai"
+                     *                     "location": "Mumbai",
+                     *                     "reason_code": ""
                      *                   }
                      *                 ],
                      *                 "enqueued_at": "2026-11-05T13:30:00Z"
@@ -2082,6 +2122,220 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    advanceSandboxShipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Courier slug from GET /v1/couriers. */
+                courier: string;
+                /** @description A sandbox tracking number (the last digit picks the scenario). */
+                tracking_number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shipment's tracking data after the move (the `data` of GET /v1/track). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxAdvanceResponse"];
+                };
+            };
+            /** @description Courier not available through the API, or not a valid number for this courier. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporary courier or service error; retry. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable, or too many lookups already queued for this courier to answer in time; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The courier backend did not answer in time; retry. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -2535,7 +2789,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "15:41",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Out for delivery",
@@ -2543,7 +2798,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "09:10",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Bag Received at Facility",
@@ -2551,7 +2807,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "04-Nov-2026",
                      *             "Time": "21:02",
-                     *             "Location": "Jalandhar, Punjab"
+                     *             "Location": "Jalandhar, Punjab",
+                     *             "ReasonCode": ""
                      *           }
                      *         ],
                      *         "CourierHasNoRecordOfShipment": false,
@@ -2884,7 +3141,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "15:41",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Out for delivery",
@@ -2892,7 +3150,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "05-Nov-2026",
                      *             "Time": "09:10",
-                     *             "Location": "Delhi, Delhi"
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
                      *           },
                      *           {
                      *             "Activity": "Bag Received at Facility",
@@ -2900,7 +3159,8 @@ export interface operations {
                      *             "CourierName": "Delhivery",
                      *             "Date": "04-Nov-2026",
                      *             "Time": "21:02",
-                     *             "Location": "Jalandhar, Punjab"
+                     *             "Location": "Jalandhar, Punjab",
+                     *             "ReasonCode": ""
                      *           }
                      *         ],
                      *         "CourierHasNoRecordOfShipment": false,
@@ -5059,7 +5319,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "05-Nov-2026",
                  *             "time": "13:22",
-                 *             "location": "Bengaluru"
+                 *             "location": "Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Out for delivery",
@@ -5067,7 +5328,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "05-Nov-2026",
                  *             "time": "08:05",
-                 *             "location": "Bengaluru"
+                 *             "location": "Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Reached hub",
@@ -5075,7 +5337,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "04-Nov-2026",
                  *             "time": "02:40",
-                 *             "location": "Mumbai to Bengaluru"
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Shipment picked up",
@@ -5083,7 +5346,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "03-Nov-2026",
                  *             "time": "09:15",
-                 *             "location": "Mumbai"
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
                  *           }
                  *         ],
                  *         "enqueued_at": "2026-11-05T13:30:00Z"
@@ -5177,7 +5441,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "05-Nov-2026",
                  *             "time": "14:10",
-                 *             "location": "Bengaluru"
+                 *             "location": "Bengaluru",
+                 *             "reason_code": "customer_unavailable"
                  *           },
                  *           {
                  *             "activity": "Reached hub",
@@ -5185,7 +5450,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "04-Nov-2026",
                  *             "time": "02:40",
-                 *             "location": "Mumbai to Bengaluru"
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Shipment picked up",
@@ -5193,7 +5459,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "03-Nov-2026",
                  *             "time": "09:15",
-                 *             "location": "Mumbai"
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
                  *           }
                  *         ],
                  *         "enqueued_at": "2026-11-05T13:30:00Z"
@@ -5287,7 +5554,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "04-Nov-2026",
                  *             "time": "02:40",
-                 *             "location": "Mumbai to Bengaluru"
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Shipment picked up",
@@ -5295,7 +5563,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "03-Nov-2026",
                  *             "time": "09:15",
-                 *             "location": "Mumbai"
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
                  *           }
                  *         ],
                  *         "enqueued_at": "2026-11-05T13:30:00Z"
@@ -5389,7 +5658,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "05-Nov-2026",
                  *             "time": "08:05",
-                 *             "location": "Bengaluru"
+                 *             "location": "Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Reached hub",
@@ -5397,7 +5667,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "04-Nov-2026",
                  *             "time": "02:40",
-                 *             "location": "Mumbai to Bengaluru"
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Shipment picked up",
@@ -5405,7 +5676,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "03-Nov-2026",
                  *             "time": "09:15",
-                 *             "location": "Mumbai"
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
                  *           }
                  *         ],
                  *         "enqueued_at": "2026-11-05T13:30:00Z"
@@ -5499,7 +5771,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "04-Nov-2026",
                  *             "time": "02:40",
-                 *             "location": "Mumbai to Bengaluru"
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
                  *           },
                  *           {
                  *             "activity": "Shipment picked up",
@@ -5507,7 +5780,8 @@ export interface operations {
                  *             "courier_name": "Delhivery",
                  *             "date": "03-Nov-2026",
                  *             "time": "09:15",
-                 *             "location": "Mumbai"
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
                  *           }
                  *         ],
                  *         "enqueued_at": "2026-11-05T13:30:00Z"
