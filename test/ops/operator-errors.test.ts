@@ -4,29 +4,15 @@
  * a database refusal does not print the password either; a second process on a port in use refuses to start;
  * a body trickled slower than BODY_TIMEOUT_MS is answered 408 (docs/deployment.md).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";
-import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { parseRawResponse, type RawResponse } from "../helpers/raw-http.ts";
-import { freePort, spawnService, type Proc } from "./process.ts";
+import { freePort, servicesOnTestDatabase, type Proc } from "./process.ts";
 
-let tdb: TestDatabase;
-const procs: Proc[] = [];
-beforeAll(async () => {
-  tdb = await createTestDatabase({ max: 1 });
-});
-afterAll(async () => {
-  for (const p of procs) p.kill("SIGKILL");
-  await Promise.all(procs.map((p) => p.exited));
-  await tdb.drop();
-});
-const spawn = (env: Record<string, string>) => {
-  const p = spawnService(env);
-  procs.push(p);
-  return p;
-};
+const services = servicesOnTestDatabase();
+const spawn = services.spawn;
 const key = () => randomBytes(32).toString("base64url");
 /** The key of every process on the test database (the first start stores its check value). */
 const DB_KEY = key();
@@ -72,7 +58,7 @@ test("a database that refuses the connection: one line without the password", as
 
 test("a second service on a port in use refuses to start with one line naming the port, and exits non-zero", async () => {
   const port = freePort();
-  const env = { DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api" };
+  const env = { DATABASE_URL: services.db().url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api" };
   const first = spawn(env);
   await first.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const second = spawn(env);
@@ -116,7 +102,7 @@ function trickle(port: number, head: string, first: string, everyMs: number): Pr
 
 test("a body slower than BODY_TIMEOUT_MS gets 408 REQUEST_TIMEOUT and the connection closes (API and dashboard form)", async () => {
   const port = freePort();
-  const p = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api", BODY_TIMEOUT_MS: "600" });
+  const p = spawn({ DATABASE_URL: services.db().url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api", BODY_TIMEOUT_MS: "600" });
   await p.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const headers = (path: string, type: string) =>
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\nContent-Type: ${type}\r\nContent-Length: 5000\r\n\r\n`;
@@ -128,8 +114,8 @@ test("a body slower than BODY_TIMEOUT_MS gets 408 REQUEST_TIMEOUT and the connec
   expect(form.ms).toBeLessThan(5_000); // not the ~70 s an idle timeout would take
 
   // A /v1 body: the key is checked first (a wrong key is 401 before any body is read), so make one.
-  const acc = await createAccount(tdb.db, { email: `slow-${randomBytes(4).toString("hex")}@example.com`, plan: "growth" });
-  const { key: devKey } = await createApiKey(tdb.db, acc.id);
+  const acc = await createAccount(services.db().db, { email: `slow-${randomBytes(4).toString("hex")}@example.com`, plan: "growth" });
+  const { key: devKey } = await createApiKey(services.db().db, acc.id);
   const api = await trickle(port, headers("/v1/webhooks", "application/json").replace("\r\n\r\n", `\r\nX-API-Key: ${devKey}\r\n\r\n`), '{"url":"', 100);
   expect(api.res.status).toBe(408);
   expect(JSON.parse(api.res.body)).toEqual({ success: false, error: { code: "REQUEST_TIMEOUT", message: expect.any(String) } });

@@ -3,7 +3,9 @@
  * environment given (plus PATH/HOME), stdout and stderr collected, JSON log
  * lines parsed. NETWORK SAFETY: processes listen on 127.0.0.1 only.
  */
+import { afterAll, beforeAll } from "bun:test";
 import { join } from "node:path";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 export { freePort } from "../client/service.ts";
 
@@ -74,3 +76,28 @@ export function spawnService(env: Record<string, string>, entry = "src/main.ts",
 
 /** `fetch` accepting the service's self-signed certificate. */
 export const insecureFetch = (url: string, init: RequestInit = {}) => fetch(url, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
+
+/**
+ * Service processes on one test database for a whole test file: registers the file's beforeAll/afterAll (create the
+ * database; kill every spawned process, then drop it). `db()` is the database once beforeAll ran.
+ */
+export function servicesOnTestDatabase(): { db: () => TestDatabase; spawn: (env: Record<string, string>) => Proc } {
+  let tdb: TestDatabase | undefined;
+  const procs: Proc[] = [];
+  beforeAll(async () => {
+    tdb = await createTestDatabase({ max: 1 });
+  });
+  afterAll(async () => {
+    for (const p of procs) p.kill("SIGKILL");
+    await Promise.all(procs.map((p) => p.exited));
+    await tdb?.drop();
+  });
+  return {
+    db: () => tdb!,
+    spawn: (env) => {
+      const p = spawnService(env);
+      procs.push(p);
+      return p;
+    },
+  };
+}

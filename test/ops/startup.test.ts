@@ -5,26 +5,12 @@
  * SECRETS_KEY refused with one line; a ROLE=worker process answering
  * /healthz, /readyz and /metrics on its internal port.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
-import { freePort, spawnService, type Proc } from "./process.ts";
+import { freePort, servicesOnTestDatabase } from "./process.ts";
 
-let tdb: TestDatabase;
-const procs: Proc[] = [];
-beforeAll(async () => {
-  tdb = await createTestDatabase({ max: 1 });
-});
-afterAll(async () => {
-  for (const p of procs) p.kill("SIGKILL");
-  await Promise.all(procs.map((p) => p.exited));
-  await tdb.drop();
-});
-const spawn = (env: Record<string, string>) => {
-  const p = spawnService(env);
-  procs.push(p);
-  return p;
-};
+const services = servicesOnTestDatabase();
+const spawn = services.spawn;
 const key = () => randomBytes(32).toString("base64url");
 
 test("a bad configuration names every bad variable in one line, and exits 1", async () => {
@@ -57,14 +43,14 @@ test("an unreachable database: one JSON line per try with backoff, then one clea
 });
 
 test("with DATABASE_URL and no SECRETS_KEY the start is refused unless SECRETS_KEY_GENERATE=single-node", async () => {
-  const p = spawn({ DATABASE_URL: tdb.url, PORT: String(freePort()) });
+  const p = spawn({ DATABASE_URL: services.db().url, PORT: String(freePort()) });
   expect(await p.exited).toBe(1);
   expect(p.lines().at(-1)!.msg).toContain("SECRETS_KEY is required with DATABASE_URL");
 });
 
 test("a worker answers on its internal port; a replica with another SECRETS_KEY refuses to start with one line", async () => {
   const adminPort = freePort();
-  const worker = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: key(), ROLE: "worker", ADMIN_PORT: String(adminPort) });
+  const worker = spawn({ DATABASE_URL: services.db().url, SECRETS_KEY: key(), ROLE: "worker", ADMIN_PORT: String(adminPort) });
   await worker.waitForLine((l) => l.msg === "worker started", 30_000);
   expect(worker.lines().find((l) => l.msg === "couriers")).toMatchObject({ mode: "live", sandbox: [] }); // DATABASE_URL: live unless said otherwise
   expect(worker.stdout()).not.toContain("development account");
@@ -78,7 +64,7 @@ test("a worker answers on its internal port; a replica with another SECRETS_KEY 
   expect(text).toContain("courier_tracking_outbox_due");
   expect((await fetch(`${base}/v1/couriers`)).status).toBe(404);
 
-  const other = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: key(), ROLE: "api", PORT: String(freePort()) });
+  const other = spawn({ DATABASE_URL: services.db().url, SECRETS_KEY: key(), ROLE: "api", PORT: String(freePort()) });
   expect(await other.exited).toBe(1);
   const last = other.lines().at(-1)!;
   expect(last.level).toBe("error");
