@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
-import { LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
+import { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
@@ -47,6 +47,29 @@ describe("quota blocks", () => {
     expect((await leases.reserve(a.id, 500_000, now)).used).toBe(11);
     await leases.returnAll();
     expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(11);
+  });
+
+  test("the idle period follows the account's pace: 3 × its longest recent gap, within 1–30 s", () => {
+    expect(idlePeriodMs(0)).toBe(LEASE_IDLE_MS);
+    expect(idlePeriodMs(2_000)).toBe(LEASE_IDLE_GAPS * 2_000);
+    expect(idlePeriodMs(60_000)).toBe(LEASE_IDLE_MAX_MS);
+  });
+
+  test("an account asking every half second keeps its block past 1 s idle; it goes back after its longer idle period", async () => {
+    const a = await ctx.account("business");
+    const now = ctx.clock.now();
+    const leases = quotaLeasesFor(ctx.tdb.db);
+    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(1);
+    await Bun.sleep(500);
+    // Taken from the block held (no statement): the gap since the first request is at least 500 ms.
+    const before = Date.now();
+    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(2);
+    const after = Date.now();
+    // 1.2 s after the second request: past the shortest idle period, inside this account's (≥ 1.5 s).
+    await leases.returnIdle(before + LEASE_IDLE_MS + 200);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+    await leases.returnIdle(after + LEASE_IDLE_MAX_MS);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(2);
   });
 
   test("a unit given back goes to the row: the row ends exact, the block goes on", async () => {

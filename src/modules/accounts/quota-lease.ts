@@ -12,13 +12,16 @@
  * in 200 gives its unit back to the row.
  *
  * What the blocks cost, and the bounds:
- * - Units a replica holds and has not used count as used in the row until they go back: after
- *   {@link LEASE_IDLE_MS} without use, when the quota or the month changes, and on shutdown
- *   ({@link QuotaLeases.returnAll}). So another replica can refuse a request with 402 while up to
- *   LEASE_MAX − 1 units wait, for at most LEASE_IDLE_MS — only in the last 2 × LEASE_DIVISOR × LEASE_MAX
- *   units of a month, since smaller remainders lease one unit.
- * - A replica killed without its shutdown loses the units it held (≤ LEASE_MAX − 1 per account it served
- *   in its last LEASE_IDLE_MS): they stay counted as used for that month.
+ * - Units a replica holds and has not used count as used in the row until they go back: after the block's
+ *   idle period without use, when the quota or the month changes, and on shutdown ({@link QuotaLeases.returnAll}).
+ *   The idle period follows the account's pace: {@link LEASE_IDLE_GAPS} times its recent longest gap between
+ *   requests, within [{@link LEASE_IDLE_MS}, {@link LEASE_IDLE_MAX_MS}]. An account that asks every few seconds
+ *   keeps its block instead of taking one and handing it back on every request (two row updates a request);
+ *   a burst that stops gives its units back after 1 s. So another replica can refuse a request with 402 while
+ *   up to LEASE_MAX − 1 units wait, for at most LEASE_IDLE_MAX_MS — only in the last 2 × LEASE_DIVISOR ×
+ *   LEASE_MAX units of a month, since smaller remainders lease one unit.
+ * - A replica killed without its shutdown loses the units it held (≤ LEASE_MAX − 1, and ≤ 1/LEASE_DIVISOR of
+ *   what was left, per account it served in its last LEASE_IDLE_MAX_MS): they stay counted as used for that month.
  * - `usage.used` in an answer ({@link QuotaLeases.usedNow}) is the row's count as this process last saw it,
  *   minus the units this process holds unused or still owes back: every unit this process counted (a lookup,
  *   a bulk follow, a give-back) is in it. Across replicas it can be off by the units other replicas hold
@@ -33,8 +36,14 @@ import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 export const LEASE_DIVISOR = 1_000;
 /** Largest block, units. */
 export const LEASE_MAX = 32;
-/** Unused units go back to the row after this long without use, ms. */
+/** Shortest idle period: unused units go back to the row after at least this long without use, ms. */
 export const LEASE_IDLE_MS = 1_000;
+/** Longest idle period, ms: bounds how long units wait unused in a block (and are lost by a replica killed). */
+export const LEASE_IDLE_MAX_MS = 30_000;
+/** A block's idle period is this many times the account's recent longest gap between requests. */
+export const LEASE_IDLE_GAPS = 3;
+/** Each request keeps this share of the remembered longest gap: a slower pace is taken at once, a faster one in a few requests. */
+const GAP_DECAY = 0.75;
 /** What this process last saw of a row is forgotten this long after its last use (longer than any answer takes), ms. */
 export const SEEN_KEEP_MS = 5 * 60_000;
 
@@ -45,6 +54,24 @@ interface Lease {
   /** Units of the block handed out (and not given back). */
   taken: number;
   lastUseMs: number;
+  /** The account's recent longest gap between requests (decaying), ms. */
+  gapMs: number;
+}
+
+/** The pace of an account's requests: its last use (ms since the epoch) and its recent longest gap, ms. */
+interface Pace {
+  lastUseMs: number;
+  gapMs: number;
+}
+
+/** Idle period of a block whose account's recent longest gap between requests is `gapMs`, ms. */
+export function idlePeriodMs(gapMs: number): number {
+  return Math.min(Math.max(LEASE_IDLE_GAPS * gapMs, LEASE_IDLE_MS), LEASE_IDLE_MAX_MS);
+}
+
+/** The pace after a request at `nowMs`. */
+function paced(p: Pace | undefined, nowMs: number): number {
+  return p ? Math.max(nowMs - p.lastUseMs, p.gapMs * GAP_DECAY) : 0;
 }
 
 /** Key of one month row: account id and `YYYY-MM`. */
@@ -63,6 +90,8 @@ class QuotaLeases {
   private readonly owed = new Map<string, number>();
   /** Units of a give-back statement in flight, per row. */
   private readonly returning = new Map<string, number>();
+  /** Pace of the accounts whose block went back idle, kept {@link LEASE_IDLE_MAX_MS}: their next block starts from it. */
+  private readonly paces = new Map<string, Pace>();
   /** Each row's count as this process last saw it (the last of its own statements on the row to finish). */
   private readonly seen = new Map<string, { used: number; atMs: number }>();
   /** Tail of this process's statements on each account's rows: they run one at a time, in order. */
@@ -118,7 +147,10 @@ class QuotaLeases {
     const l = this.leases.get(accountId);
     if (!l || l.period !== period || l.quota !== quota || l.taken >= l.size) return undefined;
     l.taken++;
-    l.lastUseMs = Date.now();
+    const now = Date.now();
+    // The first unit of a block was asked for by the request that took the block: its gap is already counted.
+    if (l.taken > 1) l.gapMs = paced(l, now);
+    l.lastUseMs = now;
     return { ok: true, used: this.usedNow(accountId, period)!, period };
   }
 
@@ -169,7 +201,10 @@ class QuotaLeases {
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         if (r!.before !== null && r!.after !== null) {
           const after = Number(r!.after);
-          this.leases.set(accountId, { period, quota, size: after - Number(r!.before), taken: 0, lastUseMs: Date.now() });
+          const now = Date.now();
+          const gapMs = paced(old ?? this.paces.get(accountId), now);
+          this.paces.delete(accountId);
+          this.leases.set(accountId, { period, quota, size: after - Number(r!.before), taken: 0, lastUseMs: now, gapMs });
           this.see(accountId, period, after);
           this.startSweeper();
           return true;
@@ -202,15 +237,20 @@ class QuotaLeases {
     await this.flush();
   }
 
-  /** Returns the blocks unused for {@link LEASE_IDLE_MS}, and the units still owed, in ONE statement. */
+  /**
+   * Returns the blocks unused for their idle period ({@link idlePeriodMs}; every block at or past `nowMs` −
+   * {@link LEASE_IDLE_MAX_MS} since its last use), and the units still owed, in ONE statement.
+   */
   async returnIdle(nowMs = Date.now()): Promise<void> {
     for (const [accountId, l] of this.leases)
-      if (nowMs - l.lastUseMs >= LEASE_IDLE_MS) {
+      if (nowMs - l.lastUseMs >= idlePeriodMs(l.gapMs)) {
         this.leases.delete(accountId);
         this.owe(accountId, l);
+        this.paces.set(accountId, { lastUseMs: l.lastUseMs, gapMs: l.gapMs });
       }
+    for (const [a, p] of this.paces) if (nowMs - p.lastUseMs >= LEASE_IDLE_MAX_MS) this.paces.delete(a);
     for (const [k, s] of this.seen) if (nowMs - s.atMs >= SEEN_KEEP_MS && !this.owed.has(k) && !this.returning.has(k)) this.seen.delete(k);
-    if (this.leases.size === 0 && this.owed.size === 0 && this.seen.size === 0) this.stopSweeper();
+    if (this.leases.size === 0 && this.owed.size === 0 && this.seen.size === 0 && this.paces.size === 0) this.stopSweeper();
     await this.flush();
   }
 
