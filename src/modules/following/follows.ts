@@ -12,6 +12,7 @@ import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { follows, recheckQueue, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
+import type { Metadata } from "../../domain/follow-data.ts";
 
 /** One shipment to follow: a courier slug and a normalised AWB, with the courier's follow mode. */
 export interface FollowItem {
@@ -66,6 +67,58 @@ export async function followMany(tx: postgres.TransactionSql, accountId: string,
     on conflict (shipment_id) do update set due_at = least(recheck_queue.due_at, excluded.due_at)
     where exists (select 1 from u where u.id = recheck_queue.shipment_id and u.last_checked_at is null)
   `;
+}
+
+/** The merchant's own data for one followed shipment (src/domain/follow-data.ts); an absent field is left as it is. */
+export interface FollowDataItem {
+  courier: string;
+  awb: string;
+  reference?: string;
+  metadata?: Metadata;
+}
+
+/**
+ * Writes `reference` and/or `metadata` on the account's follows of `items` in the caller's transaction `tx` (a given
+ * metadata replaces the stored one whole). Items the account does not follow are ignored. One item per shipment:
+ * the caller merges duplicates.
+ */
+export async function setFollowData(tx: postgres.TransactionSql, accountId: string, items: readonly FollowDataItem[]): Promise<void> {
+  if (items.length === 0) return;
+  const rows = JSON.stringify(items.map((i) => ({ courier: i.courier, awb: i.awb, reference: i.reference ?? null, metadata: i.metadata ?? null })));
+  await tx`
+    update follows f
+    set reference = coalesce(v.reference, f.reference), metadata = coalesce(v.metadata, f.metadata)
+    from jsonb_to_recordset(${rows}::jsonb) as v(courier text, awb text, reference text, metadata jsonb), shipments s
+    where s.courier = v.courier and s.tracking_number = v.awb and f.shipment_id = s.id and f.account_id = ${accountId}
+  `;
+}
+
+/** A follow's own data as stored. */
+export interface FollowData {
+  reference: string | null;
+  metadata: Metadata;
+}
+
+/**
+ * Changes the account's follow of courier + AWB: reads its data locked (one transaction, so concurrent changes of
+ * one follow apply in turn), passes it to `change` — which returns the new data or throws, writing nothing — and
+ * stores the result. Returns the stored data, or undefined when the account does not follow the shipment.
+ */
+export async function updateFollowData(db: Db, accountId: string, courier: string, awb: string, change: (current: FollowData) => FollowData): Promise<FollowData | undefined> {
+  return db.$client.begin(async (tx) => {
+    const [row] = (await tx`
+      select f.shipment_id, f.reference, f.metadata from follows f join shipments s on s.id = f.shipment_id
+      where f.account_id = ${accountId} and s.courier = ${courier} and s.tracking_number = ${awb}
+      for update of f
+    `) as unknown as { shipment_id: string; reference: string | null; metadata: Metadata }[];
+    if (!row) return undefined;
+    const next = change({ reference: row.reference, metadata: row.metadata ?? {} });
+    await tx`
+      update follows set reference = ${next.reference}, metadata = ${JSON.stringify(next.metadata)}::jsonb
+      where account_id = ${accountId} and shipment_id = ${row.shipment_id}
+    `;
+    return next;
+  }) as Promise<FollowData | undefined>;
 }
 
 /**
