@@ -17,6 +17,8 @@ import { listShipments, storedShipment, unfollowShipment, updateShipment } from 
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
 const tags = ["Shipments"];
+const UPDATE_DESCRIPTION =
+  "Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.";
 const notFollowed = { 404: E("The account does not follow this shipment.", ["SHIPMENT_NOT_FOLLOWED"]) };
 
 export function shipmentsModule(deps: AppDeps) {
@@ -76,13 +78,7 @@ export function shipmentsModule(deps: AppDeps) {
         params: ShipmentParams,
         body: "ShipmentUpdate",
         response: { 200: "UpdateShipmentResult", ...notFollowed, ...errs },
-        detail: {
-          operationId: "updateShipment",
-          summary: "Change a followed shipment's reference and metadata",
-          tags,
-          description:
-            "Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.",
-        },
+        detail: { operationId: "updateShipment", summary: "Change a followed shipment's reference and metadata", tags, description: UPDATE_DESCRIPTION },
       },
     )
     .delete("/:courier/:tracking_number", async ({ auth, params, set }) => {
