@@ -143,8 +143,11 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
   return rows.length > 0;
 }
 
-/** The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when not scheduled. */
-export async function listFollowedShipments(db: Db, accountId: string) {
+/**
+ * The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when
+ * not scheduled. `reference` given: only the follows with exactly that reference.
+ */
+export async function listFollowedShipments(db: Db, accountId: string, reference?: string) {
   return db
     .select({
       courier: shipments.courier,
@@ -156,11 +159,12 @@ export async function listFollowedShipments(db: Db, accountId: string) {
       lastCheckedAt: shipments.lastCheckedAt,
       nextCheckAt: recheckQueue.dueAt,
       followedAt: follows.createdAt,
+      reference: follows.reference,
     })
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
-    .where(eq(follows.accountId, accountId))
+    .where(and(eq(follows.accountId, accountId), reference === undefined ? undefined : eq(follows.reference, reference)))
     .orderBy(desc(follows.createdAt))
     .limit(500);
 }
