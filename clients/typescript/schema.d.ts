@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * List followed shipments
-         * @description The shipments the account follows, most recently followed first, filtered by `state`, `courier` and `updated_since`; paginate with `cursor`. Free: no quota.
+         * @description The shipments the account follows, most recently followed first, each with your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since` and `reference` (exact); paginate with `cursor`. Free: no quota.
          */
         get: operations["listShipments"];
         put?: never;
@@ -177,7 +177,7 @@ export interface paths {
         };
         /**
          * Get a followed shipment
-         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used). Before its first lookup it reads `pending` with no checkpoints.
+         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.
          */
         get: operations["getShipment"];
         put?: never;
@@ -189,7 +189,11 @@ export interface paths {
         delete: operations["unfollowShipment"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a followed shipment's reference and metadata
+         * @description Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.
+         */
+        patch: operations["updateShipment"];
         trace?: never;
     };
     "/v1/track": {
@@ -798,6 +802,12 @@ export interface components {
             shipments: {
                 /** @description Courier slug from GET /v1/couriers, or `auto` to detect it from the number. */
                 courier: string;
+                /** @description Your own key/value pairs for this shipment: at most 20 keys; a key is 1 to 40 of `A-Z a-z 0-9 _ . -`; a value is a string of up to 500 characters. Returned wherever `reference` is. */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description Your own reference for this shipment (e.g. your order id), 1 to 128 characters. Returned in the list (filter with `reference`), the stored read, events and every webhook payload. */
+                reference?: string;
                 /** @description The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased. */
                 tracking_number: string;
             }[];
@@ -817,19 +827,42 @@ export interface components {
              * @description UTC instant of the newest checkpoint, or null.
              */
             last_checkpoint_at: string | null;
+            /** @description Your key/value pairs for this shipment; `{}` when none. */
+            metadata: {
+                [key: string]: string;
+            };
             most_recent_status: string;
             /**
              * Format: date-time
              * @description Next scheduled re-check; null when no longer re-checked (terminal).
              */
             next_check_at: string | null;
+            /** @description Your reference for this shipment, or null. */
+            reference: string | null;
             /** @description Webhook spelling: pending, in_transit, out_for_delivery, delivered, exception, returned, cancelled. */
             status: string;
             tracking_number: string;
         };
+        ShipmentUpdate: {
+            /** @description Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds at most 20 keys; a key is 1 to 40 of `A-Z a-z 0-9 _ . -`; a value is a string of up to 500 characters. */
+            metadata?: {
+                [key: string]: string | null;
+            };
+            /** @description The new reference, 1 to 128 characters. */
+            reference?: string | null;
+        };
         /** StoredShipmentResponse */
         StoredShipmentResponse: {
             data: components["schemas"]["TrackingData"];
+            /** @description This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's). */
+            follow: {
+                /** @description Your key/value pairs for this shipment; `{}` when none. */
+                metadata: {
+                    [key: string]: string;
+                };
+                /** @description Your reference for this shipment, or null. */
+                reference: string | null;
+            };
             /** @constant */
             success: true;
         };
@@ -887,6 +920,22 @@ export interface components {
             /** @constant */
             success: true;
             usage: components["schemas"]["Usage"];
+        };
+        /** UpdateShipmentResult */
+        UpdateShipmentResult: {
+            /** @description The follow as it is now. */
+            data: {
+                courier: string;
+                /** @description Your key/value pairs for this shipment; `{}` when none. */
+                metadata: {
+                    [key: string]: string;
+                };
+                /** @description Your reference for this shipment, or null. */
+                reference: string | null;
+                tracking_number: string;
+            };
+            /** @constant */
+            success: true;
         };
         /** Usage */
         Usage: {
@@ -991,9 +1040,15 @@ export interface components {
                  * @example 06-Nov-2026
                  */
                 estimated_delivery_date: string;
+                /** @description The receiving account's own key/value pairs for this shipment; `{}` when none. */
+                metadata: {
+                    [key: string]: string;
+                };
                 /** @description The service's own short label. */
                 most_recent_status: string;
                 origin_city: string | null;
+                /** @description The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null. */
+                reference: string | null;
                 /** @enum {string} */
                 status: "pending" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned" | "cancelled";
                 tracking_number: string;
@@ -1970,6 +2025,11 @@ export interface operations {
                      *               "data": {
                      *                 "tracking_number": "1234567890121",
                      *                 "courier": "delhivery",
+                     *                 "reference": "ORD-10042",
+                     *                 "metadata": {
+                     *                   "channel": "web",
+                     *                   "warehouse": "BLR-2"
+                     *                 },
                      *                 "status": "delivered",
                      *                 "most_recent_status": "Delivered",
                      *                 "origin_city": "Mumbai",
@@ -2362,6 +2422,11 @@ export interface operations {
                  * @example 20
                  */
                 limit?: number;
+                /**
+                 * @description Only the shipment(s) followed with exactly this reference (case-sensitive).
+                 * @example ORD-10042
+                 */
+                reference?: string;
                 /** @example in_transit */
                 state?: "pending" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned" | "cancelled";
                 /**
@@ -2399,7 +2464,12 @@ export interface operations {
                      *             "last_checkpoint_at": "2026-11-04T15:32:00.000Z",
                      *             "estimated_delivery_date": "06-Nov-2026",
                      *             "followed_since": "2026-11-03T08:00:00.000Z",
-                     *             "next_check_at": "2026-11-05T16:00:00.000Z"
+                     *             "next_check_at": "2026-11-05T16:00:00.000Z",
+                     *             "reference": "ORD-10042",
+                     *             "metadata": {
+                     *               "channel": "web",
+                     *               "warehouse": "BLR-2"
+                     *             }
                      *           }
                      *         ],
                      *         "count": 1,
@@ -2534,7 +2604,12 @@ export interface operations {
                  *       "shipments": [
                  *         {
                  *           "courier": "delhivery",
-                 *           "tracking_number": "1234567890121"
+                 *           "tracking_number": "1234567890121",
+                 *           "reference": "ORD-10042",
+                 *           "metadata": {
+                 *             "channel": "web",
+                 *             "warehouse": "BLR-2"
+                 *           }
                  *         },
                  *         {
                  *           "courier": "auto",
@@ -2819,6 +2894,13 @@ export interface operations {
                      *         "PODImageUrl": "https://pod.example/1234567890120.jpg",
                      *         "ExecutionTime": "0.004",
                      *         "EstimatedDeliveryDate": "06-Nov-2026"
+                     *       },
+                     *       "follow": {
+                     *         "reference": "ORD-10042",
+                     *         "metadata": {
+                     *           "channel": "web",
+                     *           "warehouse": "BLR-2"
+                     *         }
                      *       }
                      *     }
                      */
@@ -3034,6 +3116,236 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateShipment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description Courier slug.
+                 * @example delhivery
+                 */
+                courier: string;
+                /**
+                 * @description The tracking number (normalised like /v1/track).
+                 * @example 1234567890121
+                 */
+                tracking_number: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON body (read as JSON whatever the Content-Type), at most 64 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reference": "ORD-10042-R",
+                 *       "metadata": {
+                 *         "warehouse": null,
+                 *         "priority": "high"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ShipmentUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "courier": "delhivery",
+                     *         "tracking_number": "1234567890121",
+                     *         "reference": "ORD-10042-R",
+                     *         "metadata": {
+                     *           "channel": "web",
+                     *           "priority": "high"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateShipmentResult"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The account does not follow this shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body over 64 KiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
@@ -5306,6 +5618,8 @@ export interface operations {
                  *       "data": {
                  *         "tracking_number": "1234567890120",
                  *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
                  *         "status": "delivered",
                  *         "most_recent_status": "Delivered",
                  *         "origin_city": "Mumbai",
@@ -5428,6 +5742,8 @@ export interface operations {
                  *       "data": {
                  *         "tracking_number": "1234567890120",
                  *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
                  *         "status": "exception",
                  *         "most_recent_status": "Delivery attempt failed",
                  *         "origin_city": "Mumbai",
@@ -5541,6 +5857,8 @@ export interface operations {
                  *       "data": {
                  *         "tracking_number": "1234567890120",
                  *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",
@@ -5645,6 +5963,8 @@ export interface operations {
                  *       "data": {
                  *         "tracking_number": "1234567890120",
                  *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
                  *         "status": "out_for_delivery",
                  *         "most_recent_status": "Out for delivery",
                  *         "origin_city": "Mumbai",
@@ -5758,6 +6078,8 @@ export interface operations {
                  *       "data": {
                  *         "tracking_number": "1234567890120",
                  *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",

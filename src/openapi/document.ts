@@ -41,7 +41,7 @@ Only HTTPS is served. Request bodies are JSON, at most 64 KiB.
 A Postman collection of every operation is served at [/postman](/postman) (variables \`baseUrl\`,
 \`api_key\`, \`webhook_url\`). Webhook deliveries are described under **Webhooks** below: each is
 signed with \`X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>\` and, for the Standard Webhooks
-libraries, \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`. Every POST accepts an \`Idempotency-Key\`.`;
+libraries, \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`. Every POST (and PATCH) accepts an \`Idempotency-Key\`.`;
 
 const TAGS = [
   { name: "Tracking", description: "Shipment status and checkpoints. Counts against the monthly quota." },
@@ -190,7 +190,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     const clean = path.length > 1 ? path.replace(/\/$/, "") : path;
     for (const [method, op] of Object.entries(ops as Json)) {
       finishOperation(op, byKey.get(`${method} ${path}`), messages, models);
-      if (method === "post" && clean.startsWith("/v1/")) addIdempotency(op);
+      if ((method === "post" || method === "patch") && clean.startsWith("/v1/")) addIdempotency(op);
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };
   }

@@ -56,7 +56,12 @@ export function addIdempotency(op: Json): void {
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-const samplePayload = { event: "tracking.delivered", enqueued_at: "2026-11-05T13:30:00Z", data: { ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"), courier: "delhivery", tracking_number: "1234567890121" } };
+const FOLLOW_DATA = { reference: "ORD-10042", metadata: { channel: "web", warehouse: "BLR-2" } };
+const samplePayload = {
+  event: "tracking.delivered",
+  enqueued_at: "2026-11-05T13:30:00Z",
+  data: { ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"), courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA },
+};
 const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
 const EVT_ID = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
 const SUMMARY = {
@@ -68,12 +73,13 @@ const SUMMARY = {
   estimated_delivery_date: "06-Nov-2026",
   followed_since: "2026-11-03T08:00:00.000Z",
   next_check_at: "2026-11-05T16:00:00.000Z",
+  ...FOLLOW_DATA,
 };
 
 /** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
 export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
   followShipments: {
-    body: { shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }, { courier: "auto", tracking_number: "1Z999AA10123456784" }] },
+    body: { shipments: [{ courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA }, { courier: "auto", tracking_number: "1Z999AA10123456784" }] },
     ok: {
       success: true,
       data: {
@@ -87,10 +93,18 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
     },
   },
   listShipments: {
-    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
     ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
   },
-  getShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" }, ok: { success: true, data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" } } },
+  getShipment: {
+    params: { courier: "delhivery", tracking_number: "1234567890121" },
+    ok: { success: true, data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" }, follow: FOLLOW_DATA },
+  },
+  updateShipment: {
+    params: { courier: "delhivery", tracking_number: "1234567890121" },
+    body: { reference: "ORD-10042-R", metadata: { warehouse: null, priority: "high" } },
+    ok: { success: true, data: { courier: "delhivery", tracking_number: "1234567890121", reference: "ORD-10042-R", metadata: { channel: "web", priority: "high" } } },
+  },
   unfollowShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" } },
   listEvents: {
     params: { type: "tracking.delivered", courier: "delhivery", tracking_number: "1234567890121", since: "2026-11-01T00:00:00Z", limit: 20, cursor: EVT_ID },

@@ -225,6 +225,11 @@ describe("live responses validate against the document", () => {
     await call("/v1/shipments?state=pending&limit=5", { key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { key: a.key });
     await call("/v1/shipments/delhivery/1234567890999", { key: a.key });
+    const [, changed] = await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { reference: "ORD-1", metadata: { channel: "web" } }));
+    expect(changed.data).toMatchObject({ reference: "ORD-1", metadata: { channel: "web" } });
+    await call("/v1/shipments/delhivery/1234567890999", json("PATCH", { reference: null }));
+    await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { metadata: { "bad key": "v" } }));
+    await call("/v1/shipments?reference=ORD-1", { key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     const [, ambiguous] = await call("/v1/track?courier=auto&tracking_number=1234567890", { key: a.key });

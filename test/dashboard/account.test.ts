@@ -154,4 +154,35 @@ describe("tracked shipments", () => {
     expect(other).toContain("No followed shipments yet.");
     expect(bobKey).toStartWith("ctk_");
   });
+
+  test("shows each follow's reference and searches it exactly; a search no reference can match lists nothing; text is escaped", async () => {
+    const alice_ = await accountId(aliceEmail);
+    const add = async (n: string, reference: string | null) => {
+      const id = newId("shp");
+      await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: n, state: "pending", followers: 1 });
+      await ctx.tdb.db.insert(follows).values({ accountId: alice_, shipmentId: id, reference });
+    };
+    await add("7700000000011", "ORD-<b>77</b>");
+    await add("7700000000021", "ORD-78");
+    await add("7700000000031", null);
+    const [, all] = await alice.get("/dashboard/shipments");
+    expect(all).toContain("ORD-&lt;b&gt;77&lt;/b&gt;");
+    expect(all).toContain("ORD-78");
+    expect(all).toContain('name="reference"');
+    const [res, found] = await alice.get(`/dashboard/shipments?reference=${encodeURIComponent("ORD-<b>77</b>")}`);
+    expect(res.status).toBe(200);
+    expect(found).toContain("7700000000011");
+    expect(found).not.toContain("7700000000021");
+    expect(found).toContain('value="ORD-&lt;b&gt;77&lt;/b&gt;"');
+    const [, none] = await alice.get("/dashboard/shipments?reference=ord-78");
+    expect(none).toContain("No followed shipment has this reference.");
+    const [bad, badHtml] = await alice.get(`/dashboard/shipments?reference=${encodeURIComponent("x\u0000y")}`);
+    expect(bad.status).toBe(200);
+    expect(badHtml).toContain("No followed shipment has this reference.");
+    const [long, longHtml] = await alice.get(`/dashboard/shipments?reference=${"r".repeat(5000)}`);
+    expect(long.status).toBe(200);
+    expect(longHtml).not.toContain("r".repeat(300));
+    const [, bobs] = await bob.get("/dashboard/shipments?reference=ORD-78");
+    expect(bobs).not.toContain("7700000000021");
+  });
 });

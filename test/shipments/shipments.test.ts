@@ -188,6 +188,8 @@ describe("GET /v1/shipments", () => {
       estimated_delivery_date: "",
       followed_since: new Date(ctx.clock.now()).toISOString(),
       next_check_at: new Date(ctx.clock.now()).toISOString(),
+      reference: null,
+      metadata: {},
     });
     await recheck();
     const [, transit] = await ctx.call("/v1/shipments?state=in_transit", { key: a.key });

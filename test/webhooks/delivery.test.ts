@@ -84,6 +84,8 @@ describe("a live delivery", () => {
       data: {
         tracking_number: expect.any(String),
         courier: "delhivery",
+        reference: null,
+        metadata: {},
         status: "in_transit",
         most_recent_status: "In transit",
         origin_city: "Mumbai",

@@ -110,9 +110,15 @@ export const follows = pgTable(
     accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
     shipmentId: text("shipment_id").notNull().references(() => shipments.id, { onDelete: "cascade" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** The merchant's own reference (order id), 1–128 characters, or null (docs/shipments.md, "Reference and metadata"). */
+    reference: text("reference"),
+    /** The merchant's own string key/value pairs for this follow, at most 20 keys; `{}` when none. */
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.shipmentId] }),
+    // GET /v1/shipments?reference= (exact, per account).
+    index("follows_account_reference_idx").on(t.accountId, t.reference).where(sql`reference is not null`),
     index("follows_shipment_idx").on(t.shipmentId),
     // GET /v1/shipments pages an account's follows newest first.
     index("follows_account_created_idx").on(t.accountId, t.createdAt, t.shipmentId),

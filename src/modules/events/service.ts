@@ -7,7 +7,8 @@
  * `payload` is the body a delivery of the event carries: the event's type
  * and `enqueued_at` (fixed per event) and `data` built from the freshest
  * shipment record, exactly as every delivery attempt builds it (spec:
- * Delivery rules 5) — so it equals what the next retry or redelivery sends.
+ * Delivery rules 5) — so it equals what the next retry or redelivery sends,
+ * with this account's `reference` and `metadata` of the follow.
  */
 import type { Db } from "../../db/client.ts";
 import { normaliseTrackingNumber } from "../couriers/catalogue.ts";
@@ -48,8 +49,10 @@ export async function listEvents(db: Db, accountId: string, nowMs: number, f: Ev
     select e.id, e.type, to_json(e.enqueued_at)#>>'{}' as enqueued_at,
       jsonb_build_object('tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
         'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city, 'destination_city', s.destination_city,
-        'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints) as shipment
+        'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
+        'reference', fa.reference, 'metadata', fa.metadata) as shipment
     from events e join shipments s on s.id = e.shipment_id
+      left join follows fa on fa.shipment_id = s.id and fa.account_id = ${accountId}
     where e.enqueued_at >= ${new Date(since).toISOString()}
       and (exists (select 1 from follows fo where fo.account_id = ${accountId} and fo.shipment_id = e.shipment_id)
         or exists (select 1 from deliveries d where d.event_id = e.id and d.account_id = ${accountId}))

@@ -12,6 +12,7 @@ import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { follows, recheckQueue, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
+import type { Metadata } from "../../domain/follow-data.ts";
 
 /** One shipment to follow: a courier slug and a normalised AWB, with the courier's follow mode. */
 export interface FollowItem {
@@ -68,6 +69,58 @@ export async function followMany(tx: postgres.TransactionSql, accountId: string,
   `;
 }
 
+/** The merchant's own data for one followed shipment (src/domain/follow-data.ts); an absent field is left as it is. */
+export interface FollowDataItem {
+  courier: string;
+  awb: string;
+  reference?: string;
+  metadata?: Metadata;
+}
+
+/**
+ * Writes `reference` and/or `metadata` on the account's follows of `items` in the caller's transaction `tx` (a given
+ * metadata replaces the stored one whole). Items the account does not follow are ignored. One item per shipment:
+ * the caller merges duplicates.
+ */
+export async function setFollowData(tx: postgres.TransactionSql, accountId: string, items: readonly FollowDataItem[]): Promise<void> {
+  if (items.length === 0) return;
+  const rows = JSON.stringify(items.map((i) => ({ courier: i.courier, awb: i.awb, reference: i.reference ?? null, metadata: i.metadata ?? null })));
+  await tx`
+    update follows f
+    set reference = coalesce(v.reference, f.reference), metadata = coalesce(v.metadata, f.metadata)
+    from jsonb_to_recordset(${rows}::jsonb) as v(courier text, awb text, reference text, metadata jsonb), shipments s
+    where s.courier = v.courier and s.tracking_number = v.awb and f.shipment_id = s.id and f.account_id = ${accountId}
+  `;
+}
+
+/** A follow's own data as stored. */
+export interface FollowData {
+  reference: string | null;
+  metadata: Metadata;
+}
+
+/**
+ * Changes the account's follow of courier + AWB: reads its data locked (one transaction, so concurrent changes of
+ * one follow apply in turn), passes it to `change` — which returns the new data or throws, writing nothing — and
+ * stores the result. Returns the stored data, or undefined when the account does not follow the shipment.
+ */
+export async function updateFollowData(db: Db, accountId: string, courier: string, awb: string, change: (current: FollowData) => FollowData): Promise<FollowData | undefined> {
+  return db.$client.begin(async (tx) => {
+    const [row] = (await tx`
+      select f.shipment_id, f.reference, f.metadata from follows f join shipments s on s.id = f.shipment_id
+      where f.account_id = ${accountId} and s.courier = ${courier} and s.tracking_number = ${awb}
+      for update of f
+    `) as unknown as { shipment_id: string; reference: string | null; metadata: Metadata }[];
+    if (!row) return undefined;
+    const next = change({ reference: row.reference, metadata: row.metadata ?? {} });
+    await tx`
+      update follows set reference = ${next.reference}, metadata = ${JSON.stringify(next.metadata)}::jsonb
+      where account_id = ${accountId} and shipment_id = ${row.shipment_id}
+    `;
+    return next;
+  }) as Promise<FollowData | undefined>;
+}
+
 /**
  * Stops the account following courier + AWB: the follow row goes, the follower count drops, and a shipment
  * nobody follows any more leaves the re-check schedule. Events written after this commit are not fanned out to
@@ -90,8 +143,11 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
   return rows.length > 0;
 }
 
-/** The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when not scheduled. */
-export async function listFollowedShipments(db: Db, accountId: string) {
+/**
+ * The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when
+ * not scheduled. `reference` given: only the follows with exactly that reference.
+ */
+export async function listFollowedShipments(db: Db, accountId: string, reference?: string) {
   return db
     .select({
       courier: shipments.courier,
@@ -103,11 +159,12 @@ export async function listFollowedShipments(db: Db, accountId: string) {
       lastCheckedAt: shipments.lastCheckedAt,
       nextCheckAt: recheckQueue.dueAt,
       followedAt: follows.createdAt,
+      reference: follows.reference,
     })
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
-    .where(eq(follows.accountId, accountId))
+    .where(and(eq(follows.accountId, accountId), reference === undefined ? undefined : eq(follows.reference, reference)))
     .orderBy(desc(follows.createdAt))
     .limit(500);
 }

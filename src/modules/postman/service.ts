@@ -39,7 +39,7 @@ const WEBHOOK_ORDER = [
   "redeliverWebhookDelivery", "recoverWebhookDeliveries", "rotateWebhookSecret", "deleteWebhook",
 ];
 /** Order of the shipment requests: follow first (the others read and unfollow what it followed, and only that). */
-const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "unfollowShipment"];
+const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "updateShipment", "unfollowShipment"];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
 
 /**
@@ -123,7 +123,7 @@ const ID_SOURCES: Record<string, string> = {
 };
 
 /** The operations that act on the collection's own shipment (and need `own_followed`). */
-const OWN_SHIPMENT_OPS = new Set(["getShipment", "unfollowShipment"]);
+const OWN_SHIPMENT_OPS = new Set(["getShipment", "updateShipment", "unfollowShipment"]);
 
 /**
  * Pre-request script of a request whose path needs `{{webhook_id}}` or

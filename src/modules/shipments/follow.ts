@@ -20,7 +20,7 @@ import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
-import { followedKeys, followMany } from "../following/follows.ts";
+import { followedKeys, followMany, setFollowData, type FollowDataItem } from "../following/follows.ts";
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 
@@ -39,6 +39,8 @@ interface Valid {
   courier: string;
   awb: string;
   followMode: "scheduled" | "lookup";
+  reference?: string;
+  metadata?: Record<string, string>;
 }
 
 /** Validates one item the way `/v1/track` would; an invalid one carries the code /v1/track would answer. */
@@ -69,7 +71,7 @@ export async function followShipments(deps: Deps, auth: AuthContext, input: Foll
   input.shipments.forEach((item, index) => {
     const c = check(deps, item);
     if ("err" in c) results[index] = c.err;
-    else valid.push({ index, ...c.ok });
+    else valid.push({ index, ...c.ok, ...(item.reference !== undefined ? { reference: item.reference } : {}), ...(item.metadata ? { metadata: item.metadata } : {}) });
   });
   const quota = planOf(auth.account.plan).monthly_quota;
   const nowMs = deps.clock.now();
@@ -105,9 +107,25 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
         results[v.index] = { ...base, result: "accepted", already_followed: false };
       } else results[v.index] = { ...base, result: "quota_exceeded", error: { code: "QUOTA_EXCEEDED", message: `Monthly quota of ${quota} tracking requests used up; upgrade at ${deps.config.publicBaseUrl}/dashboard/billing` } };
     }
+    if (fresh.length > 0) await followMany(tx, accountId, fresh, now);
+    await setFollowData(tx, accountId, followDataOf(valid, results));
     if (fresh.length === 0) return { used, value: 0 };
-    await followMany(tx, accountId, fresh, now);
     await addUsage(tx, accountId, period, fresh.length);
     return { used: used + fresh.length, value: fresh.length };
   })) as { used: number; value: number });
+}
+
+/**
+ * The reference and metadata the accepted items carry, one entry per shipment: for a shipment listed twice the later
+ * item's fields win (decision, docs/shipments.md). An already followed shipment gets them too.
+ */
+function followDataOf(valid: readonly Valid[], results: readonly FollowResult[]): FollowDataItem[] {
+  const byKey = new Map<string, FollowDataItem>();
+  for (const v of valid) {
+    if (results[v.index]?.result !== "accepted" || (v.reference === undefined && v.metadata === undefined)) continue;
+    const k = `${v.courier}/${v.awb}`;
+    const prev = byKey.get(k) ?? { courier: v.courier, awb: v.awb };
+    byKey.set(k, { ...prev, ...(v.reference !== undefined ? { reference: v.reference } : {}), ...(v.metadata ? { metadata: v.metadata } : {}) });
+  }
+  return [...byKey.values()];
 }

@@ -12,11 +12,13 @@ import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { followShipments } from "./follow.ts";
 import { ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentParams, shipmentModels } from "./model.ts";
-import { listShipments, storedShipment, unfollowShipment } from "./service.ts";
+import { listShipments, storedShipment, unfollowShipment, updateShipment } from "./service.ts";
 
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
 const tags = ["Shipments"];
+const UPDATE_DESCRIPTION =
+  "Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.";
 const notFollowed = { 404: E("The account does not follow this shipment.", ["SHIPMENT_NOT_FOLLOWED"]) };
 
 export function shipmentsModule(deps: AppDeps) {
@@ -52,10 +54,11 @@ export function shipmentsModule(deps: AppDeps) {
         operationId: "listShipments",
         summary: "List followed shipments",
         tags,
-        description: "The shipments the account follows, most recently followed first, filtered by `state`, `courier` and `updated_since`; paginate with `cursor`. Free: no quota.",
+        description:
+          "The shipments the account follows, most recently followed first, each with your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since` and `reference` (exact); paginate with `cursor`. Free: no quota.",
       },
     })
-    .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, data: await storedShipment(deps, auth.account.id, params.courier, params.tracking_number) }), {
+    .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, ...(await storedShipment(deps, auth.account.id, params.courier, params.tracking_number)) }), {
       apiKey: true,
       params: ShipmentParams,
       response: { 200: "StoredShipmentResponse", ...notFollowed, ...errs },
@@ -64,9 +67,20 @@ export function shipmentsModule(deps: AppDeps) {
         summary: "Get a followed shipment",
         tags,
         description:
-          "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used). Before its first lookup it reads `pending` with no checkpoints.",
+          "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.",
       },
     })
+    .patch(
+      "/:courier/:tracking_number",
+      (c) => idempotent(deps, c, async () => ({ success: true as const, data: await updateShipment(deps.db, c.auth.account.id, c.params.courier, c.params.tracking_number, c.body) })),
+      {
+        apiKey: true,
+        params: ShipmentParams,
+        body: "ShipmentUpdate",
+        response: { 200: "UpdateShipmentResult", ...notFollowed, ...errs },
+        detail: { operationId: "updateShipment", summary: "Change a followed shipment's reference and metadata", tags, description: UPDATE_DESCRIPTION },
+      },
+    )
     .delete("/:courier/:tracking_number", async ({ auth, params, set }) => {
       await unfollowShipment(deps.db, auth.account.id, params.courier, params.tracking_number);
       set.status = 204;

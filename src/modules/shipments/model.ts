@@ -7,6 +7,7 @@ import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
+import { MAX_METADATA_KEYS, MAX_METADATA_VALUE_CHARS, MAX_REFERENCE_CHARS, METADATA_KEY_PATTERN } from "../../domain/follow-data.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
@@ -15,9 +16,28 @@ export const MAX_SHIPMENTS_PER_CALL = 100;
 const CourierParam = Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, or `auto` to detect it from the number." });
 const NumberParam = Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." });
 
+/** A reference: no control characters (it is shown in the dashboard and filtered on in a query string). */
+const REFERENCE_PATTERN = "^[^\\u0000-\\u001F\\u007F]*$";
+const Reference = (description: string) => Text({ minLength: 1, maxLength: MAX_REFERENCE_CHARS, pattern: REFERENCE_PATTERN, description });
+// No U+0000 in a value: PostgreSQL's jsonb cannot store it.
+const MetadataValue = Text({ maxLength: MAX_METADATA_VALUE_CHARS, pattern: "^[^\\u0000]*$", description: `Up to ${MAX_METADATA_VALUE_CHARS} characters.` });
+const metadataOf = <V extends Parameters<typeof t.Record>[1]>(value: V, description: string) =>
+  t.Record(t.String({ pattern: METADATA_KEY_PATTERN }), value, { maxProperties: MAX_METADATA_KEYS, additionalProperties: false, description });
+const METADATA_RULES = `at most ${MAX_METADATA_KEYS} keys; a key is 1 to 40 of \`A-Z a-z 0-9 _ . -\`; a value is a string of up to ${MAX_METADATA_VALUE_CHARS} characters`;
+
+const FollowItem = t.Object(
+  {
+    courier: CourierParam,
+    tracking_number: NumberParam,
+    reference: t.Optional(Reference(`Your own reference for this shipment (e.g. your order id), 1 to ${MAX_REFERENCE_CHARS} characters. Returned in the list (filter with \`reference\`), the stored read, events and every webhook payload.`)),
+    metadata: t.Optional(metadataOf(MetadataValue, `Your own key/value pairs for this shipment: ${METADATA_RULES}. Returned wherever \`reference\` is.`)),
+  },
+  { additionalProperties: false },
+);
+
 export const FollowShipmentsBody = t.Object(
   {
-    shipments: t.Array(t.Object({ courier: CourierParam, tracking_number: NumberParam }, { additionalProperties: false }), {
+    shipments: t.Array(FollowItem, {
       minItems: 1,
       maxItems: MAX_SHIPMENTS_PER_CALL,
       description: `1 to ${MAX_SHIPMENTS_PER_CALL} shipments to follow.`,
@@ -26,6 +46,17 @@ export const FollowShipmentsBody = t.Object(
   { additionalProperties: false },
 );
 export type FollowShipmentsInput = typeof FollowShipmentsBody.static;
+
+export const UpdateShipmentBody = t.Object(
+  {
+    reference: t.Optional(t.Union([Reference(`The new reference, 1 to ${MAX_REFERENCE_CHARS} characters.`), t.Null()], { description: "A string sets the reference; null clears it; absent leaves it." })),
+    metadata: t.Optional(
+      metadataOf(t.Union([MetadataValue, t.Null()]), `Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds ${METADATA_RULES}.`),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateShipmentInput = typeof UpdateShipmentBody.static;
 
 const STATE_NAMES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"] as const;
 
@@ -36,6 +67,7 @@ export const ListShipmentsQuery = t.Object({
   updated_since: t.Optional(Text({ format: "date-time", description: "Only shipments whose record changed at or after this instant (ISO 8601)." })),
   limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Shipments per page: an integer, 1 to 100 (default 20)." })),
   cursor: t.Optional(Text({ maxLength: 200, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
+  reference: t.Optional(Reference("Only the shipment(s) followed with exactly this reference (case-sensitive).")),
 });
 export type ListShipmentsInput = typeof ListShipmentsQuery.static;
 
@@ -45,6 +77,13 @@ export const ShipmentParams = t.Object({
 });
 
 // ---- responses -------------------------------------------------------------------------
+
+/** The follow's own data in answers: `reference` (null when none) and `metadata` (`{}` when none). */
+export const followDataFields = {
+  reference: T.Union([T.String(), T.Null()], { description: "Your reference for this shipment, or null." }),
+  metadata: T.Record(T.String(), T.String(), { description: "Your key/value pairs for this shipment; `{}` when none." }),
+};
+
 
 const ItemResult = T.Object(
   {
@@ -85,6 +124,7 @@ export const ShipmentSummarySchema = T.Object(
     estimated_delivery_date: T.String({ description: "DD-Mon-YYYY from the courier's own estimate (its latest answer), or empty when it gives none.", examples: ["06-Nov-2026"] }),
     followed_since: T.String({ format: "date-time" }),
     next_check_at: T.Union([T.String({ format: "date-time" }), T.Null()], { description: "Next scheduled re-check; null when no longer re-checked (terminal)." }),
+    ...followDataFields,
   },
   { title: "ShipmentSummary" },
 );
@@ -97,7 +137,23 @@ export const ShipmentListResponse = T.Object(
   { title: "ShipmentList" },
 );
 
-export const StoredShipmentResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "StoredShipmentResponse" });
+export const StoredShipmentResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: TrackingDataSchema,
+    follow: T.Object(followDataFields, { description: "This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's)." }),
+  },
+  { title: "StoredShipmentResponse" },
+);
+
+export const UpdateShipmentResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({ courier: T.String(), tracking_number: T.String(), ...followDataFields }, { description: "The follow as it is now." }),
+  },
+  { title: "UpdateShipmentResult" },
+);
+
 
 /** The `/v1/shipments` request and success bodies as Elysia models (one document component each; routes name them). */
 export const shipmentModels = schemaModels("shipments.models", {
@@ -105,4 +161,6 @@ export const shipmentModels = schemaModels("shipments.models", {
   FollowShipmentsResult: FollowShipmentsResponse,
   ShipmentList: ShipmentListResponse,
   StoredShipmentResponse,
+  ShipmentUpdate: UpdateShipmentBody,
+  UpdateShipmentResult: UpdateShipmentResponse,
 });

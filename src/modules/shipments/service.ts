@@ -6,14 +6,15 @@ import { and, eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import { follows, shipmentColumns, shipments } from "../../db/schema/index.ts";
-import { AppError } from "../../errors.ts";
+import { AppError, RequestValidationError } from "../../errors.ts";
+import { applyMetadataPatch, MAX_METADATA_KEYS, type Metadata } from "../../domain/follow-data.ts";
 import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { toSpecDate } from "../../domain/dates.ts";
 import { rowToRecord, type ShipmentRow } from "../following/store.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
-import { unfollow } from "../following/follows.ts";
+import { unfollow, updateFollowData, type FollowData } from "../following/follows.ts";
 import { trackingData, type TrackingData } from "../tracking/view.ts";
-import type { ListShipmentsInput } from "./model.ts";
+import type { ListShipmentsInput, UpdateShipmentInput } from "./model.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError("SHIPMENT_NOT_FOLLOWED", `This account does not follow ${courier.slice(0, 64)} ${n.slice(0, 64)}; follow it with POST /v1/shipments or GET /v1/track.`);
@@ -37,6 +38,8 @@ interface ListRow {
   next_check_at: string | null;
   cursor_micros: string;
   shipment_id: string;
+  reference: string | null;
+  metadata: Metadata | null;
 }
 
 /** Cursor: `<follow time in µs since the epoch>.<shipment id>`, base64url (opaque to clients). */
@@ -48,8 +51,8 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
 
 /**
  * The account's followed shipments, most recently followed first, filtered
- * by `state` (webhook spelling), `courier` and `updated_since` (the record's
- * last change). Keyset pagination on (follow time, shipment id): a page never
+ * by `state` (webhook spelling), `courier`, `updated_since` (the record's
+ * last change) and `reference` (exact). Keyset pagination on (follow time, shipment id): a page never
  * repeats or skips a row when follows are added meanwhile. An unreadable
  * cursor answers the first page's successor as empty (never an error).
  */
@@ -63,12 +66,13 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
     select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
       to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at,
-      (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id
+      (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
     where f.account_id = ${accountId}
       ${state ? sql`and s.state = ${state}` : sql``}
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
+      ${q.reference !== undefined ? sql`and f.reference = ${q.reference}` : sql``}
       ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
@@ -84,34 +88,58 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
     estimated_delivery_date: r.estimated_delivery ? toSpecDate(r.estimated_delivery) : "",
     followed_since: iso(r.followed_since)!,
     next_check_at: iso(r.next_check_at),
+    reference: r.reference,
+    metadata: r.metadata ?? {},
   }));
   return { shipments, count: shipments.length, next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
 }
 
 /** The followed shipment's row and courier. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
-async function requireFollowed(db: Db, accountId: string, slug: string, rawNumber: string): Promise<{ courier: Courier; row: ShipmentRow }> {
+async function requireFollowed(db: Db, accountId: string, slug: string, rawNumber: string): Promise<{ courier: Courier; row: ShipmentRow; follow: FollowData }> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
   const [found] = await db
-    .select({ s: shipmentColumns })
+    .select({ s: shipmentColumns, reference: follows.reference, metadata: follows.metadata })
     .from(shipments)
     .innerJoin(follows, and(eq(follows.shipmentId, shipments.id), eq(follows.accountId, accountId)))
     .where(and(eq(shipments.courier, courier.slug), eq(shipments.trackingNumber, n)))
     .limit(1);
   if (!found) throw notFollowed(courier.slug, n);
-  return { courier, row: found.s };
+  return { courier, row: found.s, follow: { reference: found.reference, metadata: found.metadata ?? {} } };
 }
 
 /**
  * The stored tracking data of a followed shipment in exactly the
- * `GET /v1/track` `data` shape (`FetchTime` 0: no courier was called).
+ * `GET /v1/track` `data` shape (`FetchTime` 0: no courier was called), and
+ * beside it the account's own `reference` and `metadata` of the follow.
  * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
  */
-export async function storedShipment(deps: Pick<AppDeps, "db">, accountId: string, slug: string, rawNumber: string): Promise<TrackingData> {
+export async function storedShipment(deps: Pick<AppDeps, "db">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
   const started = performance.now();
-  const { courier, row } = await requireFollowed(deps.db, accountId, slug, rawNumber);
-  return trackingData(courier, rowToRecord(row), { fetchMs: 0, executionMs: performance.now() - started, noRecord: false });
+  const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
+  return { data: trackingData(courier, rowToRecord(row), { fetchMs: 0, executionMs: performance.now() - started, noRecord: false }), follow };
+}
+
+/**
+ * Changes the account's `reference` and `metadata` of a followed shipment (docs/shipments.md, "Reference and
+ * metadata"): `reference` null clears it; each metadata key set to null is removed, to a string set, and keys not
+ * sent stay. Returns the follow as it is now.
+ * @throws AppError SHIPMENT_NOT_FOLLOWED (404); RequestValidationError (422, `loc: ["body", "metadata"]`) when the
+ *   result would hold more than {@link MAX_METADATA_KEYS} keys (nothing is written).
+ */
+export async function updateShipment(db: Db, accountId: string, slug: string, rawNumber: string, input: UpdateShipmentInput) {
+  const courier = courierBySlug(slug.trim().toLowerCase());
+  const n = normaliseTrackingNumber(rawNumber);
+  if (!courier) throw notFollowed(slug, n);
+  const next = await updateFollowData(db, accountId, courier.slug, n, (current) => {
+    const metadata = input.metadata ? applyMetadataPatch(current.metadata, input.metadata) : current.metadata;
+    if (Object.keys(metadata).length > MAX_METADATA_KEYS)
+      throw new RequestValidationError([{ loc: ["body", "metadata"], msg: `Metadata should have at most ${MAX_METADATA_KEYS} keys once changed`, type: "too_long" }]);
+    return { reference: input.reference === undefined ? current.reference : input.reference, metadata };
+  });
+  if (!next) throw notFollowed(courier.slug, n);
+  return { courier: courier.slug, tracking_number: n, ...next };
 }
 
 /**

@@ -6,6 +6,8 @@ import { follows } from "../../../db/schema/index.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/service.ts";
 import { quotaResetsAt, usedThisMonth } from "../../accounts/quota.ts";
 import { planOf } from "../../../domain/plans.ts";
+import { MAX_REFERENCE_CHARS } from "../../../domain/follow-data.ts";
+import { charCount } from "../../../http/text.ts";
 import { listWebhooks } from "../../webhooks/service.ts";
 import { isId } from "../../../lib/ids.ts";
 import { htmlResponse, pageSession, redirect, str, unreadableFields, UNREADABLE_FIELD, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
@@ -63,8 +65,23 @@ export function accountRoutes(rd: RouteDeps) {
         return redirect("/dashboard/keys?done=revoked");
       }),
     )
-    .get("/dashboard/shipments", ({ request, cookie }) =>
-      withSession(rd, { request, cookie }, async (s) => htmlResponse(shipmentsPage(pageSession(s), await listFollowedShipments(deps.db, s.account.id)))),
+    .get("/dashboard/shipments", ({ request, cookie, query }) =>
+      withSession(rd, { request, cookie }, async (s) => {
+        const search = referenceSearch(query.reference);
+        // A search no reference can match (over 128 characters, control characters) lists nothing, without a query.
+        const rows = search === null ? [] : await listFollowedShipments(deps.db, s.account.id, search);
+        return htmlResponse(shipmentsPage(pageSession(s), rows, typeof query.reference === "string" ? query.reference.slice(0, MAX_REFERENCE_CHARS * 2) : ""));
+      }),
     );
 }
 
+/**
+ * The shipments page's `?reference=` search: undefined when absent or blank (no filter), null when no reference can
+ * match it (longer than a reference, or with a control character, which PostgreSQL's text cannot always hold), else
+ * the exact reference to find (src/domain/follow-data.ts).
+ */
+function referenceSearch(raw: unknown): string | null | undefined {
+  if (typeof raw !== "string" || raw.trim() === "") return undefined;
+  if (charCount(raw) > MAX_REFERENCE_CHARS || /[\u0000-\u001F\u007F]/.test(raw)) return null;
+  return raw;
+}

@@ -108,23 +108,29 @@ export interface ShipmentRowView {
   followMode: string;
   lastCheckedAt: Date | null;
   nextCheckAt: Date | null;
+  /** The account's own reference on the follow (POST /v1/shipments, PATCH), or null. */
+  reference: string | null;
 }
 
-/** The account's followed shipments. */
-export function shipmentsPage(s: PageSession, rows: ShipmentRowView[]): SafeHtml {
+/** The account's followed shipments; `search` is the reference searched for (exact), "" for none. */
+export function shipmentsPage(s: PageSession, rows: ShipmentRowView[], search = ""): SafeHtml {
   return layout({
     title: "Tracked shipments",
     session: s,
     active: "shipments",
     body: html`<section class="card" aria-labelledby="ship-h">
-  <h2 id="ship-h">${rows.length} followed shipment${rows.length === 1 ? "" : "s"}</h2>
+  <h2 id="ship-h">${rows.length} followed shipment${rows.length === 1 ? "" : "s"}${search ? html` with reference “${search}”` : ""}</h2>
   <p class="hint">A successful <code>GET /v1/track</code> makes your account follow the shipment; the service re-checks it with the courier about 3 times a day and stops at delivered, returned or cancelled.</p>
+  <form method="get" action="/dashboard/shipments" class="row" role="search">
+    <label for="ship-ref">Reference</label> <input id="ship-ref" name="reference" type="search" maxlength="128" value="${search}" placeholder="Your order id, exactly">
+    <button type="submit">Search</button>${search ? html` <a href="/dashboard/shipments">Show all</a>` : ""}
+  </form>
   ${rows.length === 0
-    ? html`<p>No followed shipments yet.</p>`
+    ? html`<p>${search ? "No followed shipment has this reference." : "No followed shipments yet."}</p>`
     : html`<div class="scroll"><table>
-  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
+  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
   <tbody>${rows.map((r) => html`<tr>
-    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span></td><td>${r.mostRecentStatus}</td>
+    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td>${r.reference ?? ""}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span></td><td>${r.mostRecentStatus}</td>
     <td>${fmtTime(r.lastCheckedAt)}</td><td>${r.terminal ? "not followed (final state)" : r.followMode === "lookup" ? "on lookup only" : fmtTime(r.nextCheckAt)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`,

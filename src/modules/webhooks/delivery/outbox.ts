@@ -107,7 +107,9 @@ export interface ClaimedDelivery {
  * run out (its worker died mid-send, kill -9) matches again: that predicate
  * is the stale-lease reset, and makes delivery at-least-once. The secret, the
  * webhook and the freshest shipment record are read here too, in the claim's
- * snapshot: a rotation committed before the claim is always seen.
+ * snapshot: a rotation committed before the claim is always seen. With the
+ * record come the `reference` and `metadata` of the delivery's own account's
+ * follow (a webhook belongs to one account), null once it stopped following.
  */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
@@ -142,8 +144,10 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
       (select json_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
-         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints)
-       from shipments s where s.id = c.shipment_id) as shipment
+         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
+         'reference', f.reference, 'metadata', f.metadata)
+       from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
+       where s.id = c.shipment_id) as shipment
     from c
   `) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();

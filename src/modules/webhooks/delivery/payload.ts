@@ -43,6 +43,8 @@ export const WebhookCheckpointSchema = T.Object(
 export const PayloadDataSchema = T.Object({
   tracking_number: T.String(),
   courier: T.String({ description: "Courier slug; for a test delivery it begins with `synthetic-test-`." }),
+  reference: nullable(T.String({ description: "The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null." })),
+  metadata: T.Record(T.String(), T.String(), { description: "The receiving account's own key/value pairs for this shipment; `{}` when none." }),
   status: WebhookStatus,
   most_recent_status: T.String({ description: "The service's own short label." }),
   origin_city: nullable(T.String()),
@@ -94,6 +96,9 @@ export interface ShipmentRow {
   /** `YYYY-MM-DD` (a `date` column), or null. */
   estimated_delivery: string | null;
   checkpoints: StoredCheckpoint[];
+  /** The receiving account's follow data (null when it no longer follows the shipment). */
+  reference?: string | null;
+  metadata?: Record<string, string> | null;
 }
 
 /** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
@@ -120,11 +125,16 @@ export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint
     }));
 }
 
-/** `data` for a real event, from the shipment row as it is now. */
+/**
+ * `data` for a real event, from the shipment row as it is now, with the receiving account's `reference` and
+ * `metadata` (read with the row: the follow of the delivery's account, or of the listing account).
+ */
 export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadData {
   return {
     tracking_number: s.tracking_number,
     courier: s.courier,
+    reference: s.reference ?? null,
+    metadata: s.metadata ?? {},
     status: spell(s.state),
     most_recent_status: s.most_recent_status,
     origin_city: s.origin_city ?? null,
@@ -175,6 +185,8 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
   return {
     tracking_number: courier.awb.example,
     courier: `${TEST_COURIER_PREFIX}${courier.slug}`,
+    reference: null,
+    metadata: {},
     status: spell(state),
     most_recent_status: mostRecentStatus(state, state === "exception" ? "delivery_attempt_failed" : null),
     origin_city: "Mumbai",

@@ -1,0 +1,36 @@
+/**
+ * The merchant's own data on a follow (docs/shipments.md, "Reference and metadata"): an optional `reference` (the
+ * merchant's order id) and `metadata` (string key/value pairs). Both belong to one account's follow of a shipment,
+ * never to the shipment: two accounts following one AWB each keep their own. The limits are the service's own
+ * decision, in line with what comparable tracking APIs accept (docs/shipments.md). Part of `src/domain/`.
+ */
+
+/** Longest `reference`, in characters (code points). */
+export const MAX_REFERENCE_CHARS = 128;
+/** Most keys in one follow's `metadata`. */
+export const MAX_METADATA_KEYS = 20;
+/** Longest metadata key, in characters. */
+export const MAX_METADATA_KEY_CHARS = 40;
+/** Longest metadata value, in characters (code points). */
+export const MAX_METADATA_VALUE_CHARS = 500;
+/** A metadata key: 1 to 40 of ASCII letters, digits, `_`, `.` and `-` (safe in a query string, a log line, a CSV header). */
+export const METADATA_KEY_PATTERN = `^[A-Za-z0-9_.-]{1,${MAX_METADATA_KEY_CHARS}}$`;
+
+/** A follow's metadata: key → value, at most {@link MAX_METADATA_KEYS} keys. */
+export type Metadata = Record<string, string>;
+/** A change to a follow's metadata: a string sets the key, null removes it, an absent key stays as it was. */
+export type MetadataPatch = Record<string, string | null>;
+
+/**
+ * `current` with `patch` applied (a null value removes its key). Returns a new object; `current` is untouched.
+ * The caller checks the result against {@link MAX_METADATA_KEYS}.
+ */
+export function applyMetadataPatch(current: Metadata, patch: MetadataPatch): Metadata {
+  // A Map, then fromEntries (own data properties): a key spelled `__proto__` is a key like any other.
+  const out = new Map(Object.entries(current));
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) out.delete(k);
+    else out.set(k, v);
+  }
+  return Object.fromEntries(out);
+}
