@@ -2201,9 +2201,15 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
-                /** @description Courier slug from GET /v1/couriers. */
+                /**
+                 * @description Courier slug from GET /v1/couriers.
+                 * @example delhivery
+                 */
                 courier: string;
-                /** @description A sandbox tracking number (the last digit picks the scenario). */
+                /**
+                 * @description A sandbox tracking number (the last digit picks the scenario).
+                 * @example 1234567890121
+                 */
                 tracking_number: string;
             };
             cookie?: never;
@@ -2221,6 +2227,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "MostRecentStatus": "Delivered",
+                     *         "ShipmentState": "delivered",
+                     *         "Checkpoints": [
+                     *           {
+                     *             "Activity": "Delivered to consignee",
+                     *             "CheckpointState": "delivered",
+                     *             "CourierName": "Delhivery",
+                     *             "Date": "05-Nov-2026",
+                     *             "Time": "15:41",
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
+                     *           },
+                     *           {
+                     *             "Activity": "Out for delivery",
+                     *             "CheckpointState": "outfordelivery",
+                     *             "CourierName": "Delhivery",
+                     *             "Date": "05-Nov-2026",
+                     *             "Time": "09:10",
+                     *             "Location": "Delhi, Delhi",
+                     *             "ReasonCode": ""
+                     *           },
+                     *           {
+                     *             "Activity": "Bag Received at Facility",
+                     *             "CheckpointState": "intransit",
+                     *             "CourierName": "Delhivery",
+                     *             "Date": "04-Nov-2026",
+                     *             "Time": "21:02",
+                     *             "Location": "Jalandhar, Punjab",
+                     *             "ReasonCode": ""
+                     *           }
+                     *         ],
+                     *         "CourierHasNoRecordOfShipment": false,
+                     *         "isEmptyTable": false,
+                     *         "Result": "success",
+                     *         "AdditionalInfo": "",
+                     *         "FetchTime": "0.412",
+                     *         "PODImageUrl": "https://pod.example/1234567890120.jpg",
+                     *         "ExecutionTime": "0.455",
+                     *         "EstimatedDeliveryDate": "06-Nov-2026"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["SandboxAdvanceResponse"];
                 };
             };

@@ -29,6 +29,7 @@ const view = (slug: string) => ({ slug, name: courier(slug).name, available: tru
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
 export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
   trackShipment: { params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example }, ok: TRACK_EXAMPLE },
+  advanceSandboxShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
   demoTrack: { params: { courier: "dhl", tracking_number: "1234567890" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
   listCouriers: { ok: { success: true, data: { couriers: ["delhivery", "bluedart", "dhl"].map(view), count: 3 } } },
   detectCourier: { params: { tracking_number: courier("delhivery").awb.example }, ok: { success: true, data: { couriers: [view("delhivery")], count: 1 } } },

@@ -230,6 +230,9 @@ describe("live responses validate against the document", () => {
     await call("/v1/shipments/delhivery/1234567890999", json("PATCH", { reference: null }));
     await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { metadata: { "bad key": "v" } }));
     await call("/v1/shipments?reference=ORD-1", { key: a.key });
+    const [advanced] = await call("/v1/sandbox/shipments/delhivery/1234567890121/advance", { method: "POST", key: a.key });
+    expect(advanced.status).toBe(200);
+    await call("/v1/sandbox/shipments/nosuch/1234567890121/advance", { method: "POST", key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     const [, ambiguous] = await call("/v1/track?courier=auto&tracking_number=1234567890", { key: a.key });
