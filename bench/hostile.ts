@@ -28,6 +28,7 @@
  */
 import { readFileSync } from "node:fs";
 import { buildApp } from "../src/app.ts";
+import { createServices } from "../src/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
@@ -108,7 +109,7 @@ const DEPTH = 32_000;
 const tdb = await createTestDatabase({ max: 10 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink }).listen({
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: createServices(tdb.db, systemClock), onEvents: outboxEventSink }).listen({
   port: 0,
   hostname: "127.0.0.1",
   development: false,

@@ -15,6 +15,7 @@
  *   bun run bench:track            # CONCURRENCY=32 DURATION_S=10
  */
 import { buildApp } from "../src/app.ts";
+import { createServices } from "../src/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
@@ -31,7 +32,7 @@ const tdb = await createTestDatabase({ max: 20 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink }).listen({ port: 0, hostname: "127.0.0.1" });
+const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: createServices(tdb.db, systemClock), onEvents: outboxEventSink }).listen({ port: 0, hostname: "127.0.0.1" });
 const base = `http://127.0.0.1:${app.server!.port}`;
 
 const keys: string[] = [];

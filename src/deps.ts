@@ -8,6 +8,7 @@
 import type { CoreDeps, EventSink } from "./core-deps.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import type { Lifecycle } from "./modules/health/state.ts";
+import type { Services } from "./services.ts";
 
 export interface AppDeps extends CoreDeps {
   /** Courier backends (live, or pointed at the simulator in sandbox mode). */
@@ -17,6 +18,8 @@ export interface AppDeps extends CoreDeps {
    * module's outbox fan-out (`outboxEventSink`), wired by main.ts (and the test helper).
    */
   onEvents: EventSink;
+  /** The process's caches, leases, counters and batchers (src/services.ts), built by the composition root. */
+  services: Services;
   /** Draining flag read by `/readyz` (main.ts sets it on SIGTERM); default: never draining. */
   lifecycle?: Lifecycle;
 }

@@ -9,7 +9,8 @@
  * readiness turns 503, the listener closes, in-flight requests finish (up to
  * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
  * delivery worker) and they give back their claims, the courier pools and
- * simulator close, the pool closes, the embedded PostgreSQL stops LAST, then
+ * simulator close, the services stop (quota blocks go back, pending request
+ * counts and key uses are written: services.ts), the pool closes, the embedded PostgreSQL stops LAST, then
  * "stopped", the buffered log lines are written (lib/log.ts), and exit 0. Every
  * other exit (a failed start, an uncaught error) writes them first too.
  *
@@ -28,9 +29,6 @@ import { loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey } from "./sec
 import { loadTls } from "./http/tls.ts";
 import { ensureDevAccount } from "./modules/accounts/dev-account.ts";
 import { devPasswordLink } from "./modules/accounts/password-links.ts";
-import { quotaLeasesFor } from "./modules/accounts/quota-lease.ts";
-import { rateCounterFor } from "./modules/accounts/rate-counter.ts";
-import { keyUseFor } from "./modules/accounts/key-use.ts";
 import { ADAPTERS } from "./modules/couriers/adapters/index.ts";
 import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./modules/couriers/registry.ts";
 import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
@@ -40,6 +38,7 @@ import { outboxEventSink } from "./modules/webhooks/delivery/outbox.ts";
 import { startSimulator, type Simulator } from "./sandbox/server.ts";
 import { createScheduler, type Scheduler } from "./scheduler/index.ts";
 import { settleWithin } from "./lib/settle.ts";
+import { createServices, stopServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 import { setBodyTimeout } from "./http/body.ts";
 
@@ -54,6 +53,7 @@ interface Running {
   backends?: CourierBackends;
   admin?: AdminServer;
   scheduler?: Scheduler;
+  services?: Services;
   server?: { stop(closeActive?: boolean): Promise<void> };
 }
 const running: Running = {};
@@ -83,7 +83,8 @@ async function start(): Promise<void> {
     config.courierMode === "sandbox"
       ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
       : undefined);
-  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db }));
+  const services = (running.services = createServices(database.db, clock));
+  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db, budgets: services.courierBudgets }));
   if (sim) log.info(`sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
   if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
   const availability = backends.describe();
@@ -91,7 +92,7 @@ async function start(): Promise<void> {
   log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
 
   // Every event tracking writes is fanned out into the webhooks outbox, in the same transaction.
-  const deps = { config, db: database.db, clock, log, secretsKey, backends, lifecycle, onEvents: outboxEventSink };
+  const deps = { config, db: database.db, clock, log, secretsKey, backends, services, lifecycle, onEvents: outboxEventSink };
 
   // Only a process that serves the public port creates the development account: its link points at that port.
   if (config.courierMode === "sandbox" && config.role !== "worker") {
@@ -191,12 +192,9 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
   await step("courier backends", () => running.backends?.close());
   await step("simulator", () => running.sim?.stop());
   await step("internal port", () => running.admin?.stop());
-  // Unused quota units this process holds go back to their accounts (accounts/quota-lease.ts).
-  await step("quota blocks", () => (running.database ? quotaLeasesFor(running.database.db).returnAll() : undefined));
-  // Requests counted in this process's per-minute windows and not yet written (accounts/rate-counter.ts).
-  await step("rate windows", () => (running.database ? rateCounterFor(running.database.db).flush() : undefined));
-  // Key uses noted and not yet written (accounts/key-use.ts).
-  await step("key use", () => (running.database ? keyUseFor(running.database.db).flush() : undefined));
+  // After the last request and the last job, before the pool closes: unused quota units go back, pending request
+  // counts and key-use stamps are written (services.ts, stopServices).
+  await step("services", () => (running.services ? stopServices(running.services, (name, error) => log.error("error during shutdown", { step: name, error: error as Error })) : undefined));
   // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
   await step("database", () => running.database?.close());
 }

@@ -9,7 +9,8 @@ import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";
 import { countRequest, findApiKey, type AuthContext } from "../modules/accounts/service.ts";
-import { keyUseFor } from "../modules/accounts/key-use.ts";
+import type { KeyUse } from "../modules/accounts/key-use.ts";
+import type { RateCounter } from "../modules/accounts/rate-counter.ts";
 import { peekCached } from "../modules/accounts/auth-cache.ts";
 import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
@@ -20,7 +21,7 @@ import { addRequestChecks } from "./validation.ts";
 
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
 
-type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log">;
+type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & { services: { keyUse: KeyUse; rateCounter: RateCounter } };
 
 /** A key lookup that failed (the database is down …): the gate rethrows it, and the error handler answers. */
 class LookupFailed {
@@ -100,7 +101,7 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
   }
   const now = deps.clock.now();
   const limit = planOf(found.account.plan).rate_limit_per_minute;
-  const decision = decide(countRequest(deps.db, found.account.id, windowStart(now, RATE_LIMIT_WINDOW_MS)), limit, RATE_LIMIT_WINDOW_MS, now);
+  const decision = decide(countRequest(deps.services.rateCounter, found.account.id, windowStart(now, RATE_LIMIT_WINDOW_MS)), limit, RATE_LIMIT_WINDOW_MS, now);
   const remaining = String(decision.remaining);
   const reset = String(decision.resetSeconds);
   headers["ratelimit-limit"] = String(limit);
@@ -111,7 +112,7 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
     throw new AppError("RATE_LIMITED", `Rate limit of ${limit} requests per minute exceeded for this account; retry after ${decision.resetSeconds} s.`, {}, rl);
   }
   // Written in batches, off the request's critical path (at most once a minute per key).
-  keyUseFor(deps.db).note(found.keyId, now);
+  deps.services.keyUse.note(found.keyId, now);
   (request as Noted)[AUTHENTICATED] = found;
 }
 
@@ -141,7 +142,7 @@ function authOrRefuse(request: Request): AuthContext {
  * macro hands the result to the route (a route the gate did not cover would
  * refuse every request with 401).
  */
-export function authPlugin(_deps: AuthDeps) {
+export function authPlugin(_deps: Pick<CoreDeps, "db" | "clock" | "log">) {
   return new Elysia().macro({
     apiKey: {
       detail: { security: API_KEY_SECURITY },

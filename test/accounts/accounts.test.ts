@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
 import { connect } from "../../src/db/client.ts";
 import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
-import { quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
+import { quotaLeasesFor } from "../helpers/services.ts";
 import { createApiKey, revokeApiKey, setPlan, setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { authenticateCached, peekCached, REFRESH_BATCH_MS, AUTH_CACHE_TTL_MS, type CachedAuth } from "../../src/modules/accounts/auth-cache.ts";
-import { keyUseFor } from "../../src/modules/accounts/key-use.ts";
+import { keyUseFor } from "../helpers/services.ts";
 import { listApiKeys } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
@@ -88,7 +88,7 @@ describe("key-use stamps", () => {
     const t0 = Date.UTC(2026, 10, 23, 12, 0, 0);
     ctx.clock.set(t0);
     expect((await ctx.call("/v1/couriers", { key: a.key }))[0].status).toBe(200);
-    const listed = await listApiKeys(ctx.tdb.db, a.id);
+    const listed = await listApiKeys(ctx.tdb.db, a.id, keyUseFor(ctx.tdb.db));
     expect(listed[0]!.lastUsedAt?.getTime()).toBe(t0);
     // Within the minute: no new stamp, whatever the flushes.
     ctx.clock.set(t0 + 30_000);

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
-import { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, LEASE_MAX, quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
+import { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, LEASE_MAX } from "../../src/modules/accounts/quota-lease.ts";
+import { quotaLeasesFor } from "../helpers/services.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";

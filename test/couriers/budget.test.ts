@@ -179,7 +179,7 @@ describe("through the registry: two replicas, real lookups to the loopback couri
     const callsAt: number[] = [];
     const counted = (a: CourierAdapter): CourierAdapter => ({ ...a, track: (n, ctx) => (callsAt.push(performance.now()), a.track(n, ctx)) });
     const adapters = { ...ADAPTERS, delhivery: counted(ADAPTERS.delhivery) } as Record<AdapterId, CourierAdapter>;
-    const replicas = [t.db, second.db].map((db) => createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim, adapters, db }));
+    const replicas = [t.db, second.db].map((db) => createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim, adapters, db, budgets: new CourierBudgets(db, systemClock) }));
     const delhivery = courierBySlug("delhivery")!;
     try {
       expect(replicas[0]!.budget(delhivery)).toMatchObject({ per_second: 10, per_day: null });

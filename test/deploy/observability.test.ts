@@ -17,7 +17,7 @@ import type { Gauge } from "prom-client";
 import { startAdminServer, type AdminServer } from "../../src/modules/health/admin-server.ts";
 import { renderMetrics } from "../../src/modules/metrics/scrape.ts";
 import { serviceRegistry } from "../../src/modules/metrics/registry.ts";
-import { quotaLeasesFor } from "../../src/modules/accounts/quota-lease.ts";
+import { quotaLeasesFor } from "../helpers/services.ts";
 import { connect } from "../../src/db/client.ts";
 import { createLifecycle } from "../../src/modules/health/state.ts";
 import { silentLogger } from "../../src/lib/log.ts";

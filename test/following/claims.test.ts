@@ -22,6 +22,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, setDue, shipmentRow, track, unscheduleRows } from "./helpers.ts";
+import { servicesFor } from "../helpers/services.ts";
 
 let ctx: TestContext;
 let growth: { id: string; key: string };
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await liveWebhook(ctx, growth.key);
   const pool = connect(ctx.tdb.url, { max: 5 });
   const backends: CourierBackends = createCourierBackends({ config: ctx.config, clock: ctx.clock, log: silentLogger, simulator: ctx.sim });
-  other = { deps: { ...ctx.deps, db: pool.db, backends }, close: async () => (await backends.close(), await pool.sql.end({ timeout: 5 })) };
+  other = { deps: { ...ctx.deps, db: pool.db, backends, services: servicesFor(pool.db, ctx.clock) }, close: async () => (await backends.close(), await pool.sql.end({ timeout: 5 })) };
 });
 afterAll(async () => {
   await other.close();

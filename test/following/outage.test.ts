@@ -11,6 +11,7 @@ import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
 import { seedFollowed } from "./helpers.ts";
+import { servicesFor } from "../helpers/services.ts";
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -24,7 +25,7 @@ test("re-checks stop during a database outage and resume after it, without a res
   const log = createLogger("debug", {}, (l) => void lines.push(l));
   const relay = startPgRelay(ctx.tdb.url);
   const conn = connect(relay.url, { max: 4 });
-  const scheduler = createScheduler({ ...ctx.deps, db: conn.db, log }, { jobs: ["recheck"], recheckPattern: "* * * * * *" });
+  const scheduler = createScheduler({ ...ctx.deps, db: conn.db, log, services: servicesFor(conn.db, ctx.clock) }, { jobs: ["recheck"], recheckPattern: "* * * * * *" });
   const awb = "1234567890331";
   try {
     relay.stop(); // the database is gone before the first batch

@@ -9,6 +9,7 @@ import { loadTls, selfSignedCertificate } from "../../src/http/tls.ts";
 import { loadConfig, ConfigError } from "../../src/config.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
+import { servicesFor } from "../helpers/services.ts";
 
 let ctx: TestContext;
 let key: string;
@@ -148,7 +149,7 @@ describe("database outage", () => {
   test("503 SERVICE_UNAVAILABLE while PostgreSQL is unreachable, and recovery without a restart", async () => {
     const relay = startPgRelay(ctx.tdb.url);
     const conn = connect(relay.url, { max: 2 });
-    const app = buildApp({ ...ctx.deps, db: conn.db });
+    const app = buildApp({ ...ctx.deps, db: conn.db, services: servicesFor(conn.db, ctx.clock) });
     try {
       expect((await app.handle(new Request("http://localhost/readyz"))).status).toBe(200);
       const a = await ctx.account("free");

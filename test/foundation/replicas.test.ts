@@ -6,10 +6,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
 import { connect } from "../../src/db/client.ts";
-import { FLUSH_INTERVAL_MS, rateCounterFor } from "../../src/modules/accounts/rate-counter.ts";
+import { FLUSH_INTERVAL_MS } from "../../src/modules/accounts/rate-counter.ts";
+import { rateCounterFor } from "../helpers/services.ts";
 import { revokeApiKey, setPlan, setStatus } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
+import { servicesFor } from "../helpers/services.ts";
 
 let ctx: TestContext;
 let other: ReturnType<typeof connect>;
@@ -17,7 +19,7 @@ let app2: ReturnType<typeof buildApp>;
 beforeAll(async () => {
   ctx = await testContext();
   other = connect(ctx.tdb.url, { max: 4 });
-  app2 = buildApp({ ...ctx.deps, db: other.db });
+  app2 = buildApp({ ...ctx.deps, db: other.db, services: servicesFor(other.db, ctx.clock) });
 });
 afterAll(async () => {
   await other.sql.end();

@@ -14,6 +14,7 @@ import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { startSimulator, type Simulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import { servicesFor } from "./services.ts";
 
 export interface TestContext {
   tdb: TestDatabase;
@@ -37,7 +38,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
   const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "1500", COURIER_ASYNC_BUDGET_MS: "5000", SANDBOX_ASYNC_SECONDS: "1", ...env });
   const sim = startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
   const backends = createCourierBackends({ config, clock, log: silentLogger, simulator: sim });
-  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, ...extra, onEvents: extra.onEvents ?? outboxEventSink };
+  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, services: servicesFor(tdb.db, clock), ...extra, onEvents: extra.onEvents ?? outboxEventSink };
   const app = buildApp(deps);
   let n = 0;
   return {

@@ -21,6 +21,7 @@ import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createTestDatabase } from "./db.ts";
+import { servicesFor } from "./services.ts";
 import { rawRequest } from "./raw-http.ts";
 
 const serve = process.argv[2] === "serve";
@@ -30,7 +31,7 @@ const noResolution: Resolver = async (host) => {
 const tdb = await createTestDatabase({ max: serve ? 10 : 4 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, onEvents: outboxEventSink };
+const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: servicesFor(tdb.db), onEvents: outboxEventSink };
 const app = buildApp(serve ? ({ ...deps, resolver: noResolution } as typeof deps) : deps);
 app.listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 1024 * 1024, development: false });
 const port = app.server!.port!;

@@ -8,7 +8,7 @@
  *
  * So the stamp has a minute's granularity and lags a use by at most one interval; listing the keys
  * ({@link listApiKeys} in service.ts) writes this process's notes first. A stopping process writes its notes
- * (main.ts, "key use"); one killed without its shutdown loses at most one interval of them.
+ * (src/services.ts, `stopServices`); one killed without its shutdown loses at most one interval of them.
  *
  * Why batched: one UPDATE per key, built by Drizzle, cost the main thread about half a millisecond, and the
  * stamps of all keys in use came due together once a minute (their first uses arrive together after a
@@ -23,7 +23,8 @@ const STAMP_EVERY_MS = 60_000;
 /** Keys remembered as recently stamped; past this the memory starts again empty (a flood of keys cannot grow it). */
 const MAX_REMEMBERED = 10_000;
 
-class KeyUse {
+/** The key-use recorder of one process and pool, built with the services (src/services.ts). */
+export class KeyUse {
   /** When this process last noted each key (wall-clock ms of the use). */
   private readonly noted = new Map<string, number>();
   /** Noted and not written yet: key id → ms of the use. */
@@ -79,13 +80,9 @@ class KeyUse {
       if (this.pending.size > 0) this.schedule();
     }
   }
-}
 
-const recorders = new WeakMap<Db, KeyUse>();
-
-/** The key-use recorder of this pool (one per process and database). */
-export function keyUseFor(db: Db): KeyUse {
-  let r = recorders.get(db);
-  if (!r) recorders.set(db, (r = new KeyUse(db)));
-  return r;
+  /** Writes the pending notes (shutdown, src/services.ts); see {@link flush}. */
+  stop(): Promise<void> {
+    return this.flush();
+  }
 }

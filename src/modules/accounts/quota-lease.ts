@@ -328,13 +328,4 @@ class QuotaLeases {
   }
 }
 
-const byPool = new WeakMap<Db, QuotaLeases>();
-
-/** The quota blocks of this pool (one per process and database, i.e. one per replica). */
-export function quotaLeasesFor(db: Db): QuotaLeases {
-  let q = byPool.get(db);
-  if (!q) byPool.set(db, (q = new QuotaLeases(db)));
-  return q;
-}
-
-export type { QuotaLeases };
+export { QuotaLeases };

@@ -18,7 +18,7 @@
  * round trip, of that account's traffic there; 1/60 of the window at a steady
  * rate) — with one replica, never.
  * A request refused with 429 still counts in the window, as before. A
- * stopping process writes its pending counts (main.ts, "rate windows");
+ * stopping process writes its pending counts (src/services.ts, `stopServices`);
  * counts pending when a process dies (≤ one interval) are lost, which can
  * only admit more, never refuse wrongly.
  *
@@ -45,7 +45,8 @@ interface Window {
   pending: number;
 }
 
-class RateCounter {
+/** The counter of one process and pool (one per replica), built with the services (src/services.ts). */
+export class RateCounter {
   /** Windows by start (ms), then by account: a lookup per request hashes no new string. */
   private readonly windows = new Map<number, Map<string, Window>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -110,6 +111,11 @@ class RateCounter {
     }
   }
 
+  /** Writes what is pending (shutdown, src/services.ts); see {@link flush}. */
+  stop(): Promise<void> {
+    return this.flush();
+  }
+
   /** Every window held, of every start. */
   private all(): Window[] {
     const out: Window[] = [];
@@ -128,13 +134,4 @@ class RateCounter {
       if (byAccount.size === 0) this.windows.delete(startMs);
     }
   }
-}
-
-const counters = new WeakMap<Db, RateCounter>();
-
-/** The counter of this pool (one per process and database, i.e. one per replica). */
-export function rateCounterFor(db: Db): RateCounter {
-  let c = counters.get(db);
-  if (!c) counters.set(db, (c = new RateCounter(db)));
-  return c;
 }

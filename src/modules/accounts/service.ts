@@ -10,8 +10,8 @@ import { type PlanId } from "../../domain/plans.ts";
 import { authenticateCached, notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix } from "./keys.ts";
 import { periodOf } from "./quota.ts";
-import { keyUseFor } from "./key-use.ts";
-import { rateCounterFor } from "./rate-counter.ts";
+import type { KeyUse } from "./key-use.ts";
+import type { RateCounter } from "./rate-counter.ts";
 import { hashPassword } from "./password.ts";
 
 export type Account = typeof accounts.$inferSelect;
@@ -78,9 +78,12 @@ export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string)
   return rows.length > 0;
 }
 
-/** The account's keys, newest first; this process's noted key uses are written first (key-use.ts). */
-export async function listApiKeys(db: Db, accountId: string) {
-  await keyUseFor(db).flush();
+/**
+ * The account's keys, newest first. With `keyUse` (this process's recorder, key-use.ts), the uses it noted are
+ * written first, so `lastUsedAt` includes them.
+ */
+export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
+  await keyUse?.flush();
   return db
     .select({ id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
@@ -117,8 +120,8 @@ async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAut
  * @param windowStartMs start of the current one-minute window, ms.
  * @returns the window's count including this request.
  */
-export function countRequest(db: Db, accountId: string, windowStartMs: number): number {
-  return rateCounterFor(db).hit(accountId, windowStartMs);
+export function countRequest(counter: RateCounter, accountId: string, windowStartMs: number): number {
+  return counter.hit(accountId, windowStartMs);
 }
 
 /** Changes the plan; every replica sees the new limits at once ({@link notifyAccountChanged}). */

@@ -128,7 +128,7 @@ interface Grant {
   dayUsed: number;
 }
 
-/** The budgets of one process: slices it holds, and the grant statement. One per process and pool ({@link courierBudgetsFor}). */
+/** The budgets of one process: slices it holds, and the grant statement. One per process and pool, built with the services (src/services.ts). */
 export class CourierBudgets {
   private readonly slices = new Map<string, Slice>();
   /** One grant statement per budget and purpose at a time; others wait for it and take from its slice. */
@@ -139,6 +139,11 @@ export class CourierBudgets {
     private readonly clock: Clock,
     private readonly timers: Timers = systemTimers,
   ) {}
+
+  /** Drops the slices held (shutdown, src/services.ts): their tokens stay spent, as when a process dies. */
+  stop(): void {
+    this.slices.clear();
+  }
 
   /**
    * Takes one token of `b` for `purpose`, waiting for one up to {@link LIVE_WAIT_MS} (live) or
@@ -270,13 +275,4 @@ export async function ensureBudgetRows(db: Db, budgets: readonly Budget[], nowMs
   if (rows.length === 0) return;
   const sql = db.$client;
   await sql`insert into courier_budgets ${sql(rows)} on conflict do nothing`;
-}
-
-const byPool = new WeakMap<Db, CourierBudgets>();
-
-/** The budgets of this pool (one per process and database, i.e. one per replica). */
-export function courierBudgetsFor(db: Db, clock: Clock, timers?: Timers): CourierBudgets {
-  let b = byPool.get(db);
-  if (!b) byPool.set(db, (b = new CourierBudgets(db, clock, timers)));
-  return b;
 }

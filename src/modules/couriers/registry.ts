@@ -13,7 +13,7 @@
  */
 import { parseRateLimits, type Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
-import type { Clock, Timers } from "../../lib/clock.ts";
+import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { ADAPTERS } from "./adapters/index.ts";
 import { CourierError, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
@@ -21,7 +21,7 @@ import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
 import { createCourierHttp, expiringSignal } from "./http.ts";
 import { Lane } from "./lane.ts";
-import { budgetOf as rateBudget, courierBudgetsFor, type Budget, type CallPurpose } from "./budget.ts";
+import { budgetOf as rateBudget, type Budget, type CallPurpose, type CourierBudgets } from "./budget.ts";
 import { BudgetCoverage, type BudgetView } from "./coverage.ts";
 import type { CourierSimulator } from "./simulator.ts";
 
@@ -81,10 +81,10 @@ export interface BackendsOptions {
   /** The courier simulator couriers without credentials talk to in sandbox mode (src/sandbox/ registers itself here). */
   simulator?: CourierSimulator;
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
-  /** The database the rate budgets are shared through; without it no budget applies (tests of adapters). */
+  /** The database the budgets' coverage is read from (coverage.ts); without it none is reported. */
   db?: Db;
-  /** What waits for a budget token (default the runtime's timers; tests pass a FakeClock). */
-  timers?: Timers;
+  /** This process's courier budgets (`Services.courierBudgets`, src/services.ts); without them no budget applies (tests of adapters). */
+  budgets?: CourierBudgets;
 }
 
 /** The time one lookup may take once its backend work starts, ms. */
@@ -134,7 +134,7 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
 async function callBackend(b: Backend, courier: Courier, trackingNumber: string, purpose: CallPurpose, opts: BackendsOptions): Promise<LookupResult> {
   if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
   // A token before a turn in the lane: a lookup waiting for the budget holds no lane slot.
-  if (b.budget && opts.db) await courierBudgetsFor(opts.db, opts.clock, opts.timers).acquire(b.budget, purpose);
+  if (b.budget && opts.budgets) await opts.budgets.acquire(b.budget, purpose);
   const budget = budgetOf(opts.config, b.adapter);
   return b.lane.run(async () => {
     // The budget starts with the backend work, not with the wait for a turn (the lane bounds that).

@@ -16,7 +16,6 @@
 import type { AppDeps } from "../../deps.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { addUsage, lockUsage, periodOf } from "../accounts/quota.ts";
-import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
@@ -24,7 +23,7 @@ import { followedKeys, followMany, setFollowData, type FollowDataItem } from "..
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 
-type Deps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends">;
+type Deps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "services">;
 
 export interface FollowResult {
   courier: string;
@@ -88,7 +87,7 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
   const period = periodOf(nowMs);
   // In turn with this process's quota blocks of the account, which then know the row's count after the commit:
   // a later /v1/track answer's `usage.used` includes these units (accounts/quota-lease.ts).
-  return quotaLeasesFor(deps.db).counting(accountId, period, async () => (await deps.db.$client.begin(async (tx) => {
+  return deps.services.quotaLeases.counting(accountId, period, async () => (await deps.db.$client.begin(async (tx) => {
     // The counter row lock serialises this account's follow calls (and its /v1/track reservations):
     // the "already followed" read below then sees every earlier call's committed follows.
     const used = await lockUsage(tx, accountId, period);

@@ -8,7 +8,6 @@
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { usageView } from "../accounts/quota.ts";
-import { quotaLeasesFor } from "../accounts/quota-lease.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
@@ -20,7 +19,7 @@ import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 
-export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
+export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
 /**
  * Resolves and validates courier + number.
@@ -60,7 +59,7 @@ function toAppError(courier: Courier, err: CourierError): AppError {
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
 async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, reuse = true): Promise<TrackingData> {
-  const recent = reuse ? recentTerminal(deps.db, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000) : undefined;
+  const recent = reuse ? recentTerminal(deps.services.recentFetches, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000) : undefined;
   if (recent) return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup;
   try {
@@ -87,7 +86,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });
   const record = rowToRecord(shipment);
-  rememberFetch(deps.db, courier.slug, awb, record, nowMs);
+  rememberFetch(deps.services.recentFetches, courier.slug, awb, record, nowMs);
   return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
 }
 
@@ -101,7 +100,7 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
   if (auth.account.status === "needs_attention")
     throw new AppError("ACCOUNT_NEEDS_ATTENTION", "This account needs attention; contact support to restore tracking.");
   const plan = planOf(auth.account.plan);
-  const leases = quotaLeasesFor(deps.db);
+  const leases = deps.services.quotaLeases;
   const reservation = await leases.reserve(auth.account.id, plan.monthly_quota, deps.clock.now());
   if (!reservation.ok)
     throw new AppError(

@@ -35,7 +35,7 @@ export function accountRoutes(rd: RouteDeps) {
       withSession(rd, { request, cookie }, async (s) => {
         const [u, keys, hooks, [n]] = await Promise.all([
           usage(s),
-          listApiKeys(deps.db, s.account.id),
+          listApiKeys(deps.db, s.account.id, deps.services.keyUse),
           listWebhooks(deps.db, s.account.id),
           deps.db.select({ n: sql<number>`count(*)::int` }).from(follows).where(eq(follows.accountId, s.account.id)),
         ]);
@@ -44,18 +44,18 @@ export function accountRoutes(rd: RouteDeps) {
       }),
     )
     .get("/dashboard/keys", ({ request, cookie, query }) =>
-      withSession(rd, { request, cookie }, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { flash: flashOf(query) }))),
+      withSession(rd, { request, cookie }, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { flash: flashOf(query) }))),
     )
     .post("/dashboard/keys", ({ request, cookie, body }) =>
       withForm(rd, { request, cookie, body }, async (s, form) => {
         const input = { name: str(form, "name").trim() };
         if (unreadableFields(form, ["name"]))
-          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { nameError: UNREADABLE_FIELD }), 422);
+          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { nameError: UNREADABLE_FIELD }), 422);
         if (!Value.Check(KeyNameForm, input))
-          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { nameError: "Use at most 60 printable characters." }), 422);
+          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { nameError: "Use at most 60 printable characters." }), 422);
         const key = await createApiKey(deps.db, s.account.id, input.name || "default");
         // Rendered in this response, never stored: the raw key is shown once.
-        return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id), { newKey: key.key, flash: { kind: "ok", text: "Key created." } }), 201);
+        return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { newKey: key.key, flash: { kind: "ok", text: "Key created." } }), 201);
       }),
     )
     .post("/dashboard/keys/:id/revoke", ({ request, cookie, body, params }) =>
