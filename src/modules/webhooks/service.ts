@@ -18,6 +18,7 @@ import { generateSecret } from "./secrets.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
+import { sealHeaders } from "./headers.ts";
 
 /** At most this many webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (the spec leaves the maximum open, spec: Limits; docs/spec-map.md, "Decisions", webhook bodies). */
 export const MAX_WEBHOOKS = 10;
@@ -41,6 +42,7 @@ export function webhookView(w: WebhookRow) {
     description: w.description ?? null,
     status: w.status as "active" | "deactivated",
     failure_count: w.failureCount,
+    headers: w.headersMasked ?? {},
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt.toISOString(),
   };
@@ -73,9 +75,13 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
     if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
     const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
     if (n >= MAX_WEBHOOKS) throw new AppError("WEBHOOK_LIMIT_REACHED", `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
+    const id = newId("wh");
     const [row] = await tx
       .insert(webhooks)
-      .values({ id: newId("wh"), accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now })
+      .values({
+        id, accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now,
+        ...sealHeaders(deps.secretsKey, id, input.headers ?? {}),
+      })
       .returning();
     let secret = SECRET_NOTICE;
     if (!acc.enc) {
@@ -134,6 +140,7 @@ export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: strin
   if (input.mode !== undefined) patch.mode = input.mode;
   if (input.description !== undefined) patch.description = input.description;
   if (input.status === "active") Object.assign(patch, { status: "active", failureCount: 0 });
+  if (input.headers !== undefined) Object.assign(patch, sealHeaders(deps.secretsKey, id, input.headers ?? {}));
   const [row] = await deps.db.update(webhooks).set(patch).where(and(eq(webhooks.id, id), eq(webhooks.accountId, caller.id))).returning();
   if (!row) throw notFound(id);
   return webhookView(row);

@@ -22,6 +22,8 @@ export interface AttemptInput {
   enqueuedAt: Date;
   data: (enqueuedAt: string) => PayloadData;
   secret: string;
+  /** The webhook's custom headers, raw (to the webhook's own origin only; every header the service sets has a reserved name). */
+  headers?: Record<string, string>;
   /** The event's id (`evt_…`, same on every retry); a test fire without a stored event gets a fresh one. */
   eventId?: string;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
@@ -39,6 +41,7 @@ export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promi
       { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now() },
       body,
     ),
+    customHeaders: a.headers,
   });
 }
 

@@ -89,6 +89,8 @@ export interface ClaimedDelivery {
   webhook_events: string[];
   plan: string;
   secret_enc: string | null;
+  /** The webhook's custom headers, encrypted (modules/webhooks/headers.ts); null when it has none. */
+  headers_enc: string | null;
   shipment: ShipmentRow | null;
 }
 
@@ -133,12 +135,13 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
         ))
         and w.id = d.webhook_id and a.id = d.account_id
       returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id,
-        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc
+        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
+        w.headers_enc
     )
     select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data,
       case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
         'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
-        'plan', c.plan, 'secret_enc', c.secret_enc) end as webhook,
+        'plan', c.plan, 'secret_enc', c.secret_enc, 'headers_enc', c.headers_enc) end as webhook,
       (select json_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
@@ -153,13 +156,13 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
     return {
       id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
       enqueued_at: r.enqueued_at, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
-      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, shipment: r.shipment,
+      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc, shipment: r.shipment,
     };
   });
 }
 
 /** The claim's columns that are the webhook's and its account's (read once per webhook). */
-type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc";
+type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
 
 /**
  * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears
