@@ -150,7 +150,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
       })
       .get("/:webhook_id/deliveries", async ({ auth, params, query }) => ({
         success: true as const,
-        data: await listDeliveries(deps.db, auth.account.id, params.webhook_id, { limit: query.limit ?? 20, cursor: query.cursor }),
+        data: await listDeliveries(deps.db, auth.account.id, params.webhook_id, { ...query, limit: query.limit ?? 20 }),
       }), {
         apiKey: true,
         params: WebhookIdParams,
@@ -159,7 +159,8 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
         detail: {
           operationId: "listWebhookDeliveries",
           summary: "List a webhook's deliveries",
-          description: "Recent deliveries, newest first, each with its attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`.",
+          description:
+            "Recent deliveries, newest first, each with its event (`event_id`, `event_type`, `sequence`) and attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`. Filter by `status`, `event_type`, `since`/`until` (the event's `enqueued_at`). `after_sequence=N` lists what followed sequence N, lowest first: the next page is `after_sequence` = the last item's `sequence`.",
           tags,
         },
       })

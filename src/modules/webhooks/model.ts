@@ -69,9 +69,28 @@ export const TestFireBody = t.Optional(
 
 export const WebhookIdParams = t.Object({ webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
 
+/** The `status` filter's values: the outbox states, and `failed` (docs/webhooks.md, "Delivery log"). */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "abandoned", "dropped", "skipped"] as const;
+
 export const DeliveriesQuery = t.Object({
   limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page: an integer, 1 to 100 (default 20)." })),
   cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
+  status: t.Optional(
+    t.Union(DELIVERY_STATUSES.map((s) => t.Literal(s)), {
+      description:
+        "Only deliveries in this state: pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped; `failed`: abandoned, dropped, or pending after a failed attempt.",
+    }),
+  ),
+  event_type: t.Optional(EventName),
+  since: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued at or after this instant (RFC 3339)." })),
+  until: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued before this instant (RFC 3339)." })),
+  after_sequence: t.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Only deliveries with a `sequence` above this, oldest sequence first (what a receiver missed after the last one it processed); test fires have none and are left out.",
+    }),
+  ),
 });
 
 // ---- responses -------------------------------------------------------------------------
@@ -148,7 +167,10 @@ export const AttemptSchema = T.Object(
 export const DeliverySchema = T.Object(
   {
     id: T.String(),
-    event: T.String(),
+    event: T.String({ description: "Same as `event_type` (kept for existing readers)." }),
+    event_id: T.Union([T.String(), T.Null()], { description: "The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire." }),
+    event_type: EventNameOut,
+    sequence: T.Union([T.Integer(), T.Null()], { description: "The event's number for this webhook (`X-Webhook-Sequence`); null for a test fire." }),
     mode: T.Union([T.Literal("test"), T.Literal("live")]),
     state: T.String({ description: "pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped (webhook deactivated or changed)" }),
     attempts: T.Integer(),

@@ -3,7 +3,7 @@
  * POST/PUT/DELETE /v1/webhooks…, rotate-secret; docs/webhooks.md). Plain functions
  * over the database; no request context.
  */
-import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
@@ -12,7 +12,9 @@ import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
 import type { EventType } from "../../domain/events.ts";
-import type { CreateWebhookInput, UpdateWebhookInput } from "./model.ts";
+import type { CreateWebhookInput, DELIVERY_STATUSES, UpdateWebhookInput } from "./model.ts";
+
+type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 import { isoSecond } from "./delivery/payload.ts";
 import { generateSecret } from "./secrets.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
@@ -153,15 +155,37 @@ export async function deleteWebhook(db: DbOrTx, accountId: string, id: string): 
   if (rows.length === 0) throw notFound(id);
 }
 
+/** Filters of the delivery log (docs/webhooks.md, "Delivery log"); instants as RFC 3339 text, already validated. */
+export interface DeliveryFilter {
+  limit: number;
+  cursor?: string;
+  status?: DeliveryStatus;
+  event_type?: EventType;
+  since?: string;
+  until?: string;
+  after_sequence?: number;
+}
+
 /**
  * Recent deliveries of one webhook, newest first, each with its attempt log
  * (every hop, newest first). Cursor pagination on the delivery id (UUIDv7,
- * time-ordered). `limit` 1..100.
+ * time-ordered). `limit` 1..100. With `after_sequence`: deliveries with a higher sequence, lowest first (no cursor:
+ * the next page is `after_sequence` = the last item's sequence).
  */
-export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: { limit: number; cursor?: string }) {
+export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: DeliveryFilter) {
   await requireWebhook(db, accountId, id);
-  const cond = page.cursor ? and(eq(deliveries.webhookId, id), lt(deliveries.id, page.cursor)) : eq(deliveries.webhookId, id);
-  const rows = await db.select().from(deliveries).where(cond).orderBy(desc(deliveries.id)).limit(page.limit + 1);
+  const conds: (SQL | undefined)[] = [eq(deliveries.webhookId, id)];
+  const bySequence = page.after_sequence !== undefined;
+  if (bySequence) conds.push(gt(deliveries.sequence, page.after_sequence!));
+  else if (page.cursor) conds.push(lt(deliveries.id, page.cursor));
+  if (page.status === "failed")
+    conds.push(or(inArray(deliveries.state, ["abandoned", "dropped"]), and(eq(deliveries.state, "pending"), gt(deliveries.attempts, 0))));
+  else if (page.status) conds.push(eq(deliveries.state, page.status));
+  if (page.event_type) conds.push(eq(deliveries.eventType, page.event_type));
+  if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(page.since)));
+  if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(page.until)));
+  const order = bySequence ? [asc(deliveries.sequence), asc(deliveries.id)] : [desc(deliveries.id)];
+  const rows = await db.select().from(deliveries).where(and(...conds)).orderBy(...order).limit(page.limit + 1);
   const more = rows.length > page.limit;
   const pageRows = rows.slice(0, page.limit);
   const ids = pageRows.map((r) => r.id);
@@ -173,6 +197,9 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
   const list = pageRows.map((d) => ({
     id: d.id,
     event: d.eventType,
+    event_id: d.eventId,
+    event_type: d.eventType as EventType,
+    sequence: d.sequence,
     mode: d.mode as "test" | "live",
     state: d.state,
     attempts: d.attempts,
@@ -191,5 +218,5 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
       response_snippet: a.responseSnippet,
     })),
   }));
-  return { deliveries: list, count: list.length, next_cursor: more ? (pageRows.at(-1)?.id ?? null) : null };
+  return { deliveries: list, count: list.length, next_cursor: more && !bySequence ? (pageRows.at(-1)?.id ?? null) : null };
 }

@@ -134,6 +134,7 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
     headers: openHeaders(deps.secretsKey, row.webhook_id, row.headers_enc),
+    sequence: row.sequence,
     ...eventIdentity(row, deps.clock.now()),
   });
   const verdict = afterAttempt(sent.kind, attempt, deps.clock.now(), deps.config.webhookRetryScheduleSeconds);
