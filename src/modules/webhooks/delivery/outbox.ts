@@ -42,24 +42,20 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
   `)) as unknown as { id: string; account_id: string }[];
   if (targets.length === 0) return 0;
   const at = ev.enqueuedAt.toISOString();
-  // Webhook id order: concurrent fan-outs lock the counters in one order, so they queue and never deadlock.
-  const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : 1)); // counters locked in one order: fan-outs queue, never deadlock
   const rows = JSON.stringify(sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })));
-  // One round trip: each webhook's next sequence number (the counter row stays locked to this transaction's end,
-  // so numbers commit in order and a rollback returns its number: no gaps), the outbox rows (the deliveries_enqueue
-  // trigger queues them, migration 0005) and the wake-up.
+  // One round trip: next sequences (counter rows locked until commit: no gaps), outbox rows (queued by trigger, 0005), wake-up.
   await tx.execute(dsql`
     with v as (
       select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, webhook_id text, account_id text, ord int)
     ), s as (
-      insert into webhook_sequences as ws (webhook_id, last_sequence)
-      select v.webhook_id, 1 from v order by v.ord
-      on conflict (webhook_id) do update set last_sequence = ws.last_sequence + 1
-      returning ws.webhook_id, ws.last_sequence
+      insert into webhook_sequences as ws (webhook_id, last_sequence) select v.webhook_id, 1 from v order by v.ord
+      on conflict (webhook_id) do update set last_sequence = ws.last_sequence + 1 returning ws.webhook_id, ws.last_sequence
     ), d as (
-      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, created_at, updated_at, sequence)
-      select v.id, v.webhook_id, v.account_id, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz,
-        s.last_sequence
+      insert into deliveries (id, webhook_id, account_id, sequence, event_id, shipment_id, event_type, mode, state, attempts,
+        next_attempt_at, enqueued_at, created_at, updated_at)
+      select v.id, v.webhook_id, v.account_id, s.last_sequence, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0,
+        ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
       from v join s on s.webhook_id = v.webhook_id
       returning id
     )
@@ -90,8 +86,7 @@ export interface ClaimedDelivery {
   attempts: number;
   /** Timestamp text as PostgreSQL prints it. */
   enqueued_at: string;
-  /** The event's number for this webhook (header X-Webhook-Sequence); null for test fires. */
-  sequence: number | null;
+  sequence: number | null; // the event's number for this webhook; null for test fires
   synthetic_data: PayloadData | null;
   /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
   lease_until: string;
@@ -101,8 +96,7 @@ export interface ClaimedDelivery {
   webhook_events: string[];
   plan: string;
   secret_enc: string | null;
-  /** The webhook's custom headers, encrypted (modules/webhooks/headers.ts); null when it has none. */
-  headers_enc: string | null;
+  headers_enc: string | null; // custom headers, encrypted (modules/webhooks/headers.ts)
   shipment: ShipmentRow | null;
 }
 
@@ -168,7 +162,8 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
     return {
       id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
       enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
-      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc, shipment: r.shipment,
+      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
+      shipment: r.shipment,
     };
   });
 }
