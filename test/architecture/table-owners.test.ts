@@ -26,6 +26,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   deliveries: "src/modules/webhooks",
   delivery_queue: "src/modules/webhooks",
   delivery_attempts: "src/modules/webhooks",
+  webhook_sequences: "src/modules/webhooks",
   upgrade_requests: "src/modules/billing",
   billing_subscriptions: "src/modules/billing",
   stripe_events: "src/modules/billing",

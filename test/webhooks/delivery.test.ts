@@ -81,6 +81,7 @@ describe("a live delivery", () => {
     expect(got!.json).toEqual({
       event: "tracking.in_transit",
       enqueued_at: "2026-11-05T10:00:00Z",
+      sequence: 1,
       data: {
         tracking_number: expect.any(String),
         courier: "delhivery",

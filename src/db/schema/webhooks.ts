@@ -2,7 +2,7 @@
  * Webhooks, the delivery outbox and the attempt log (spec: Webhook, the two
  * lifecycle tables, Delivery rules; docs/webhooks.md).
  */
-import { index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
 import { events, shipments } from "./shipments.ts";
 
@@ -20,6 +20,13 @@ export const webhooks = pgTable(
     status: text("status").notNull().default("active"),
     /** Consecutive failed deliveries (live only; spec: Live webhook lifecycle). */
     failureCount: integer("failure_count").notNull().default(0),
+    /**
+     * Custom headers sent on every attempt (docs/webhooks.md, "Custom headers"): the `{ name: value }` object as
+     * JSON, encrypted like the signing secret (src/secrets/cipher.ts) with `webhook-headers:<id>` as associated data.
+     */
+    headersEnc: text("headers_enc"),
+    /** The same names with masked values, what the API shows (never a whole value). */
+    headersMasked: jsonb("headers_masked").$type<Record<string, string>>().notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -57,6 +64,8 @@ export const deliveries = pgTable(
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }),
     leaseUntil: timestamp("lease_until", { withTimezone: true }),
     enqueuedAt: timestamp("enqueued_at", { withTimezone: true }).notNull(),
+    /** The event's number for this webhook (1, 2, 3… gap-free; null for test fires), see `webhookSequences`. */
+    sequence: bigint("sequence", { mode: "number" }),
     /** For test fires: the synthetic `data` object (no shipment behind it). */
     syntheticData: jsonb("synthetic_data"),
     lastStatusCode: integer("last_status_code"),
@@ -72,6 +81,19 @@ export const deliveries = pgTable(
     index("deliveries_created_idx").on(t.createdAt),
   ],
 );
+
+/**
+ * Each webhook's event counter (docs/webhooks.md, "Sequence numbers"): the fan-out upserts it in the transaction
+ * that writes the event, so a number is used only when its outbox row commits (a rollback takes both back) and
+ * concurrent fan-outs to one webhook queue on this row, never on the webhook's own row (which the outcome
+ * record updates).
+ */
+export const webhookSequences = pgTable("webhook_sequences", {
+  webhookId: text("webhook_id")
+    .primaryKey()
+    .references(() => webhooks.id, { onDelete: "cascade" }),
+  lastSequence: bigint("last_sequence", { mode: "number" }).notNull(),
+});
 
 /**
  * The due set of the outbox: one row per pending delivery, `due_at` = its

@@ -17,6 +17,7 @@ import { webhookUrlProblems } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
 import { testFire } from "./test-fire.ts";
+import { customHeaderProblems } from "./headers.ts";
 
 const E = errorResponses.errorResponse;
 const notFound = { 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]) };
@@ -39,7 +40,7 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
 function webhookManagement(deps: AppDeps) {
   // The URL rules run beside the body schema, so one 422 lists every problem (the URL's included).
   const urlRules = ({ body, request }: { body: unknown; request: Request }) =>
-    reportBodyItems(request, webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url));
+    reportBodyItems(request, [...webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url), ...customHeaderProblems(body)]);
   return (
     new Elysia({ prefix: "/v1/webhooks", tags })
       .use(jsonBodies())
@@ -98,7 +99,7 @@ function webhookManagement(deps: AppDeps) {
           operationId: "updateWebhook",
           summary: "Update a webhook",
           description:
-            "Partial update of `url`, `events`, `mode`, `description`; absent fields keep their values. `status: \"active\"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.",
+            "Partial update of `url`, `events`, `mode`, `description`, `headers` (replaced as a whole); absent fields keep their values. `status: \"active\"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.",
           tags,
         },
       })
@@ -149,7 +150,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
       })
       .get("/:webhook_id/deliveries", async ({ auth, params, query }) => ({
         success: true as const,
-        data: await listDeliveries(deps.db, auth.account.id, params.webhook_id, { limit: query.limit ?? 20, cursor: query.cursor }),
+        data: await listDeliveries(deps.db, auth.account.id, params.webhook_id, { ...query, limit: query.limit ?? 20 }),
       }), {
         apiKey: true,
         params: WebhookIdParams,
@@ -158,7 +159,8 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
         detail: {
           operationId: "listWebhookDeliveries",
           summary: "List a webhook's deliveries",
-          description: "Recent deliveries, newest first, each with its attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`.",
+          description:
+            "Recent deliveries, newest first, each with its event (`event_id`, `event_type`, `sequence`) and attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`. Filter by `status`, `event_type`, `since`/`until` (the event's `enqueued_at`). `after_sequence=N` lists what followed sequence N, lowest first: the next page is `after_sequence` = the last item's `sequence`.",
           tags,
         },
       })

@@ -11,6 +11,7 @@ import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "./delivery/payload.ts";
+import { HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -30,8 +31,20 @@ const Url = Text({
 const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
 const Description = Text({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
 
+/** Names are checked beside the schema (headers.ts: the HTTP token grammar and the reserved names, 422 at the name). */
+const Headers = t.Record(
+  t.String(),
+  Text({ maxLength: MAX_HEADER_VALUE_LENGTH, pattern: HEADER_VALUE_PATTERN, description: "Visible ASCII, spaces or tabs inside only; at most 1,000 characters." }),
+  {
+    maxProperties: MAX_CUSTOM_HEADERS,
+    description:
+      "Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.",
+    examples: [{ Authorization: "Bearer gw_token_123" }],
+  },
+);
+
 export const CreateWebhookBody = t.Object(
-  { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])) },
+  { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])), headers: t.Optional(Headers) },
   { additionalProperties: false },
 );
 export type CreateWebhookInput = typeof CreateWebhookBody.static;
@@ -43,6 +56,7 @@ export const UpdateWebhookBody = t.Object(
     mode: t.Optional(Mode),
     description: t.Optional(t.Union([Description, t.Null()])),
     status: t.Optional(t.Literal("active", { description: "Reactivates a deactivated webhook and resets its failure count." })),
+    headers: t.Optional(t.Union([Headers, t.Null()], { description: "Replaces the whole set of custom headers; `{}` or null removes them." })),
   },
   { additionalProperties: false, description: "Partial update: absent fields keep their values." },
 );
@@ -55,9 +69,28 @@ export const TestFireBody = t.Optional(
 
 export const WebhookIdParams = t.Object({ webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
 
+/** The `status` filter's values: the outbox states, and `failed` (docs/webhooks.md, "Delivery log"). */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "abandoned", "dropped", "skipped"] as const;
+
 export const DeliveriesQuery = t.Object({
   limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page: an integer, 1 to 100 (default 20)." })),
   cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
+  status: t.Optional(
+    t.Union(DELIVERY_STATUSES.map((s) => t.Literal(s)), {
+      description:
+        "Only deliveries in this state: pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped; `failed`: abandoned, dropped, or pending after a failed attempt.",
+    }),
+  ),
+  event_type: t.Optional(EventName),
+  since: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued at or after this instant (RFC 3339)." })),
+  until: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued before this instant (RFC 3339)." })),
+  after_sequence: t.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Only deliveries with a `sequence` above this, oldest sequence first (what a receiver missed after the last one it processed); test fires have none and are left out.",
+    }),
+  ),
 });
 
 // ---- responses -------------------------------------------------------------------------
@@ -76,6 +109,10 @@ export const WebhookSchema = T.Object(
     description: T.Union([T.String(), T.Null()]),
     status: T.Union([T.Literal("active"), T.Literal("deactivated")]),
     failure_count: T.Integer({ description: "Consecutive failed deliveries (live webhooks); 20 deactivates." }),
+    headers: T.Record(T.String(), T.String(), {
+      description: "Custom header names with masked values: the first 4 characters and `…••••` for values of 12 characters or more, else `••••`.",
+      examples: [{ Authorization: "Bear…••••" }],
+    }),
     created_at: T.String({ format: "date-time" }),
     updated_at: T.String({ format: "date-time" }),
   },
@@ -130,7 +167,10 @@ export const AttemptSchema = T.Object(
 export const DeliverySchema = T.Object(
   {
     id: T.String(),
-    event: T.String(),
+    event: T.String({ description: "Same as `event_type` (kept for existing readers)." }),
+    event_id: T.Union([T.String(), T.Null()], { description: "The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire." }),
+    event_type: EventNameOut,
+    sequence: T.Union([T.Integer(), T.Null()], { description: "The event's number for this webhook (`X-Webhook-Sequence`); null for a test fire." }),
     mode: T.Union([T.Literal("test"), T.Literal("live")]),
     state: T.String({ description: "pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped (webhook deactivated or changed)" }),
     attempts: T.Integer(),

@@ -48,8 +48,8 @@ export async function redeliver(deps: Deps, accountId: string, webhookId: string
   const id = newId("dlv");
   return deps.db.transaction(async (tx) => {
     const rows = (await tx.execute(dsql`
-      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at)
-      select ${id}, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}
+      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at, sequence)
+      select ${id}, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}, d.sequence
       from deliveries d
       where d.id = ${deliveryId} and d.webhook_id = ${webhookId} and d.account_id = ${accountId}
       returning to_json(enqueued_at)#>>'{}' as enqueued_at
@@ -85,8 +85,8 @@ export async function recover(deps: Deps, accountId: string, webhookId: string, 
     if (failed.length === 0) return 0;
     const pairs = failed.map((f) => ({ src: f.id, id: newId("dlv") }));
     const rows = (await tx.execute(dsql`
-      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at)
-      select v.id, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}
+      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at, sequence)
+      select v.id, d.webhook_id, d.account_id, d.event_id, d.shipment_id, d.event_type, d.mode, 'pending', 0, ${now}, d.enqueued_at, ${SYNTHETIC}, ${now}, ${now}, d.sequence
       from jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb) as v(src text, id text)
       join deliveries d on d.id = v.src
       returning id

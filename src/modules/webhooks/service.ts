@@ -3,7 +3,7 @@
  * POST/PUT/DELETE /v1/webhooks…, rotate-secret; docs/webhooks.md). Plain functions
  * over the database; no request context.
  */
-import { and, asc, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
@@ -12,12 +12,15 @@ import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
 import type { EventType } from "../../domain/events.ts";
-import type { CreateWebhookInput, UpdateWebhookInput } from "./model.ts";
+import type { CreateWebhookInput, DELIVERY_STATUSES, UpdateWebhookInput } from "./model.ts";
+
+type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 import { isoSecond } from "./delivery/payload.ts";
 import { generateSecret } from "./secrets.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
+import { sealHeaders } from "./headers.ts";
 
 /** At most this many webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (the spec leaves the maximum open, spec: Limits; docs/spec-map.md, "Decisions", webhook bodies). */
 export const MAX_WEBHOOKS = 10;
@@ -41,6 +44,7 @@ export function webhookView(w: WebhookRow) {
     description: w.description ?? null,
     status: w.status as "active" | "deactivated",
     failure_count: w.failureCount,
+    headers: w.headersMasked ?? {},
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt.toISOString(),
   };
@@ -73,9 +77,13 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
     if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
     const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
     if (n >= MAX_WEBHOOKS) throw new AppError("WEBHOOK_LIMIT_REACHED", `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
+    const id = newId("wh");
     const [row] = await tx
       .insert(webhooks)
-      .values({ id: newId("wh"), accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now })
+      .values({
+        id, accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now,
+        ...sealHeaders(deps.secretsKey, id, input.headers ?? {}),
+      })
       .returning();
     let secret = SECRET_NOTICE;
     if (!acc.enc) {
@@ -134,6 +142,7 @@ export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: strin
   if (input.mode !== undefined) patch.mode = input.mode;
   if (input.description !== undefined) patch.description = input.description;
   if (input.status === "active") Object.assign(patch, { status: "active", failureCount: 0 });
+  if (input.headers !== undefined) Object.assign(patch, sealHeaders(deps.secretsKey, id, input.headers ?? {}));
   const [row] = await deps.db.update(webhooks).set(patch).where(and(eq(webhooks.id, id), eq(webhooks.accountId, caller.id))).returning();
   if (!row) throw notFound(id);
   return webhookView(row);
@@ -146,15 +155,37 @@ export async function deleteWebhook(db: DbOrTx, accountId: string, id: string): 
   if (rows.length === 0) throw notFound(id);
 }
 
+/** Filters of the delivery log (docs/webhooks.md, "Delivery log"); instants as RFC 3339 text, already validated. */
+export interface DeliveryFilter {
+  limit: number;
+  cursor?: string;
+  status?: DeliveryStatus;
+  event_type?: EventType;
+  since?: string;
+  until?: string;
+  after_sequence?: number;
+}
+
 /**
  * Recent deliveries of one webhook, newest first, each with its attempt log
  * (every hop, newest first). Cursor pagination on the delivery id (UUIDv7,
- * time-ordered). `limit` 1..100.
+ * time-ordered). `limit` 1..100. With `after_sequence`: deliveries with a higher sequence, lowest first (no cursor:
+ * the next page is `after_sequence` = the last item's sequence).
  */
-export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: { limit: number; cursor?: string }) {
+export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: DeliveryFilter) {
   await requireWebhook(db, accountId, id);
-  const cond = page.cursor ? and(eq(deliveries.webhookId, id), lt(deliveries.id, page.cursor)) : eq(deliveries.webhookId, id);
-  const rows = await db.select().from(deliveries).where(cond).orderBy(desc(deliveries.id)).limit(page.limit + 1);
+  const conds: (SQL | undefined)[] = [eq(deliveries.webhookId, id)];
+  const bySequence = page.after_sequence !== undefined;
+  if (bySequence) conds.push(gt(deliveries.sequence, page.after_sequence!));
+  else if (page.cursor) conds.push(lt(deliveries.id, page.cursor));
+  if (page.status === "failed")
+    conds.push(or(inArray(deliveries.state, ["abandoned", "dropped"]), and(eq(deliveries.state, "pending"), gt(deliveries.attempts, 0))));
+  else if (page.status) conds.push(eq(deliveries.state, page.status));
+  if (page.event_type) conds.push(eq(deliveries.eventType, page.event_type));
+  if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(page.since)));
+  if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(page.until)));
+  const order = bySequence ? [asc(deliveries.sequence), asc(deliveries.id)] : [desc(deliveries.id)];
+  const rows = await db.select().from(deliveries).where(and(...conds)).orderBy(...order).limit(page.limit + 1);
   const more = rows.length > page.limit;
   const pageRows = rows.slice(0, page.limit);
   const ids = pageRows.map((r) => r.id);
@@ -166,6 +197,9 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
   const list = pageRows.map((d) => ({
     id: d.id,
     event: d.eventType,
+    event_id: d.eventId,
+    event_type: d.eventType as EventType,
+    sequence: d.sequence,
     mode: d.mode as "test" | "live",
     state: d.state,
     attempts: d.attempts,
@@ -184,5 +218,5 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
       response_snippet: a.responseSnippet,
     })),
   }));
-  return { deliveries: list, count: list.length, next_cursor: more ? (pageRows.at(-1)?.id ?? null) : null };
+  return { deliveries: list, count: list.length, next_cursor: more && !bySequence ? (pageRows.at(-1)?.id ?? null) : null };
 }

@@ -19,6 +19,7 @@ import type { WebhookSender } from "./delivery/http.ts";
 import { sampleData } from "./delivery/payload.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { requireWebhook } from "./service.ts";
+import { openHeaders } from "./headers.ts";
 
 /**
  * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), WEBHOOK_IS_LIVE (409).
@@ -42,6 +43,7 @@ export async function testFire(deps: Pick<AppDeps, "db" | "clock" | "config" | "
     enqueuedAt,
     data: (enq) => sampleData(ev, enq),
     secret: decryptSecret(deps.secretsKey, accountId, acc.enc),
+    headers: openHeaders(deps.secretsKey, wh.id, wh.headersEnc),
   });
   const attemptMs = Math.round(performance.now() - started);
   const now = new Date(deps.clock.now());

@@ -22,8 +22,12 @@ export interface AttemptInput {
   enqueuedAt: Date;
   data: (enqueuedAt: string) => PayloadData;
   secret: string;
+  /** The webhook's custom headers, raw (to the webhook's own origin only; every header the service sets has a reserved name). */
+  headers?: Record<string, string>;
   /** The event's id (`evt_…`, same on every retry); a test fire without a stored event gets a fresh one. */
   eventId?: string;
+  /** The event's number for this webhook (payload `sequence`, header `X-Webhook-Sequence`); absent for test fires. */
+  sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
 }
@@ -31,14 +35,15 @@ export interface AttemptInput {
 /** Sends one attempt. Never throws. */
 export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
   const enq = isoSecond(a.enqueuedAt);
-  const body = serialisePayload(a.event, enq, a.data(enq));
+  const body = serialisePayload(a.event, enq, a.data(enq), a.sequence);
   return sender.send({
     url: a.url,
     body,
     headers: deliveryHeaders(
-      { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now() },
+      { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
       body,
     ),
+    customHeaders: a.headers,
   });
 }
 

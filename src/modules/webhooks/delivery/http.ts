@@ -68,6 +68,11 @@ export interface SendRequest {
   body: Uint8Array;
   /** Every header but Content-Type, Content-Length and User-Agent. */
   headers: Record<string, string>;
+  /**
+   * The webhook's custom headers: sent to hops on the origin of `url` only, so a redirect elsewhere never carries
+   * the customer's token (as browsers drop `Authorization` on a cross-origin redirect, Fetch "HTTP-redirect fetch").
+   */
+  customHeaders?: Record<string, string>;
 }
 
 const MAX_AGENTS = 256;
@@ -207,7 +212,8 @@ export class WebhookSender {
     if (!guard.ok) return { record: record(null, guard.reason), dropped: true };
     const agent = this.agentFor(u.hostname, guard.address.address, guard.address.family, undiciLoaded ?? (await loadUndici()), echo);
 
-    const headers: Record<string, string> = { "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
+    const custom = req.customHeaders && u.origin === parsedUrl(req.url).origin ? req.customHeaders : undefined;
+    const headers: Record<string, string> = { ...custom, "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
     if (method === "POST") headers["content-type"] = "application/json";
     else delete headers["x-service-signature"];
     const r = await exchange(agent, {

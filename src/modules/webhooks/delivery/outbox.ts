@@ -42,15 +42,21 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
   `)) as unknown as { id: string; account_id: string }[];
   if (targets.length === 0) return 0;
   const at = ev.enqueuedAt.toISOString();
-  const rows = JSON.stringify(targets.map((w) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id })));
-  // One round trip: the outbox rows (the deliveries_enqueue trigger queues them, migration 0005) and the wake-up.
+  const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : 1)); // counters locked in one order: fan-outs queue, never deadlock
+  const rows = JSON.stringify(sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })));
+  // One round trip: next sequences (counter rows locked until commit: no gaps), outbox rows (queued by trigger, 0005), wake-up.
   await tx.execute(dsql`
     with v as (
-      select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, webhook_id text, account_id text)
+      select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, webhook_id text, account_id text, ord int)
+    ), s as (
+      insert into webhook_sequences as ws (webhook_id, last_sequence) select v.webhook_id, 1 from v order by v.ord
+      on conflict (webhook_id) do update set last_sequence = ws.last_sequence + 1 returning ws.webhook_id, ws.last_sequence
     ), d as (
-      insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
-      select v.id, v.webhook_id, v.account_id, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-      from v
+      insert into deliveries (id, webhook_id, account_id, sequence, event_id, shipment_id, event_type, mode, state, attempts,
+        next_attempt_at, enqueued_at, created_at, updated_at)
+      select v.id, v.webhook_id, v.account_id, s.last_sequence, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0,
+        ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from v join s on s.webhook_id = v.webhook_id
       returning id
     )
     select pg_notify(${DELIVERIES_CHANNEL}, '')
@@ -80,6 +86,7 @@ export interface ClaimedDelivery {
   attempts: number;
   /** Timestamp text as PostgreSQL prints it. */
   enqueued_at: string;
+  sequence: number | null; // the event's number for this webhook; null for test fires
   synthetic_data: PayloadData | null;
   /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
   lease_until: string;
@@ -89,6 +96,7 @@ export interface ClaimedDelivery {
   webhook_events: string[];
   plan: string;
   secret_enc: string | null;
+  headers_enc: string | null; // custom headers, encrypted (modules/webhooks/headers.ts)
   shipment: ShipmentRow | null;
 }
 
@@ -134,13 +142,14 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
           for update of x skip locked
         ))
         and w.id = d.webhook_id and a.id = d.account_id
-      returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id,
-        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc
+      returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id, d.sequence,
+        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
+        w.headers_enc
     )
-    select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data,
+    select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
       case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
         'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
-        'plan', c.plan, 'secret_enc', c.secret_enc) end as webhook,
+        'plan', c.plan, 'secret_enc', c.secret_enc, 'headers_enc', c.headers_enc) end as webhook,
       (select json_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
@@ -156,14 +165,15 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
     const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
     return {
       id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
-      enqueued_at: r.enqueued_at, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
-      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, shipment: r.shipment,
+      enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
+      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
+      shipment: r.shipment,
     };
   });
 }
 
 /** The claim's columns that are the webhook's and its account's (read once per webhook). */
-type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc";
+type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
 
 /**
  * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears

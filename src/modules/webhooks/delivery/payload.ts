@@ -71,6 +71,12 @@ export const WebhookPayloadSchema = T.Object(
   {
     event: literalUnion(EVENT_TYPES),
     enqueued_at: T.String({ format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] }),
+    sequence: T.Optional(
+      T.Integer({
+        minimum: 1,
+        description: "This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md).",
+      }),
+    ),
     data: PayloadDataSchema,
   },
   {
@@ -153,9 +159,10 @@ const enc = new TextEncoder();
  * serialised again with `checkpoints: null` (receivers keep their stored ones).
  * Returns the exact bytes to sign and send.
  */
-export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData): Uint8Array {
-  let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data } satisfies Payload));
-  if (bytes.byteLength > MAX_PAYLOAD_BYTES) bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, data: { ...data, checkpoints: null } } satisfies Payload));
+export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData, sequence?: number | null): Uint8Array {
+  const seq = sequence == null ? {} : { sequence };
+  let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data } satisfies Payload));
+  if (bytes.byteLength > MAX_PAYLOAD_BYTES) bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data: { ...data, checkpoints: null } } satisfies Payload));
   return bytes;
 }
 

@@ -75,12 +75,14 @@ export interface DeliveryHeaderInput {
   mode: "live" | "test";
   /** When the attempt is made, ms since the epoch (`webhook-timestamp` in seconds). */
   nowMs: number;
+  /** The event's number for this webhook (`X-Webhook-Sequence`); absent for test fires. */
+  sequence?: number | null;
 }
 
 /** Every header of one delivery attempt over the exact `body` bytes (spec: Events "Headers on every delivery", plus the two above). */
 export function deliveryHeaders(h: DeliveryHeaderInput, body: Uint8Array): Record<string, string> {
   const ts = Math.floor(h.nowMs / 1000);
-  return {
+  const out: Record<string, string> = {
     "x-service-signature": signBody(h.secret, body),
     "x-webhook-event": h.event,
     "x-webhook-delivery": `${h.webhookId}-${h.attempt}`,
@@ -90,4 +92,6 @@ export function deliveryHeaders(h: DeliveryHeaderInput, body: Uint8Array): Recor
     "webhook-timestamp": String(ts),
     "webhook-signature": standardSignature(h.secret, h.eventId, ts, body),
   };
+  if (h.sequence != null) out["x-webhook-sequence"] = String(h.sequence);
+  return out;
 }

@@ -28,6 +28,7 @@ import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
 import { decryptSecret } from "../../../secrets/cipher.ts";
+import { openHeaders } from "../headers.ts";
 import { eventIdentity } from "../replay.ts";
 import { planOf } from "../../../domain/plans.ts";
 import { observeDelivery } from "../../metrics/registry.ts";
@@ -136,6 +137,8 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     },
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
+    headers: openHeaders(deps.secretsKey, row.webhook_id, row.headers_enc),
+    sequence: row.sequence,
     ...eventIdentity(row, deps.clock.now()),
   });
   const verdict = afterAttempt(sent.kind, attempt, deps.clock.now(), deps.config.webhookRetryScheduleSeconds);

@@ -1,0 +1,77 @@
+/**
+ * Custom headers per webhook (docs/webhooks.md, "Custom headers"): the name rules the body schema cannot state,
+ * the masked form the API shows, and their encryption at rest. Names follow the field-name grammar of RFC 9110
+ * §5.1 (a `token`, §5.6.2); values are visible ASCII with inner spaces or tabs (§5.5, without obs-text).
+ */
+import type { ValidationItem } from "../../errors.ts";
+import { decryptSecret, encryptSecret } from "../../secrets/cipher.ts";
+
+/** At most this many custom headers per webhook (AfterShip's limit per URL). */
+export const MAX_CUSTOM_HEADERS = 5;
+/** Characters per value at most. */
+export const MAX_HEADER_VALUE_LENGTH = 1000;
+/** RFC 9110 §5.6.2 `token` (tchar+). */
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+/** RFC 9110 §5.5 field-value limited to visible ASCII: no leading or trailing space or tab, at most 1,000 characters. */
+export const HEADER_VALUE_PATTERN = "^(?:[\\x21-\\x7E](?:[\\x20-\\x7E\\t]*[\\x21-\\x7E])?)?$";
+
+const NAME_RE = new RegExp(HEADER_NAME_PATTERN);
+/** Hop-by-hop and framing headers, and those the sender sets itself (lower case). */
+const RESERVED = new Set([
+  "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host", "user-agent",
+  "x-service-signature", "expect", "content-length",
+]);
+const RESERVED_PREFIXES = ["proxy-", "content-", "webhook-", "x-webhook-"];
+
+/** Why `name` cannot be a custom header, or null when it can. */
+export function reservedHeaderReason(name: string): string | null {
+  if (!NAME_RE.test(name)) return "Header name should be an HTTP token (RFC 9110): letters, digits and !#$%&'*+.^_`|~-";
+  const n = name.toLowerCase();
+  if (RESERVED.has(n) || RESERVED_PREFIXES.some((p) => n.startsWith(p)))
+    return "Header name is reserved: hop-by-hop, framing, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and the signature headers are set by the service";
+  return null;
+}
+
+/**
+ * The name rules as 422 items at `["body","headers",<name>]`, for a body that may not match its schema yet
+ * (nothing unless `body.headers` is an object). A name given twice in different case is refused too: a receiver
+ * would see one header with two values.
+ */
+export function customHeaderProblems(body: unknown): ValidationItem[] {
+  const h = (body as { headers?: unknown } | null | undefined)?.headers;
+  if (!h || typeof h !== "object" || Array.isArray(h)) return [];
+  const items: ValidationItem[] = [];
+  const seen = new Set<string>();
+  for (const name of Object.keys(h)) {
+    const why = reservedHeaderReason(name);
+    if (why) items.push({ loc: ["body", "headers", name], msg: why, type: "value_error" });
+    else if (seen.has(name.toLowerCase())) items.push({ loc: ["body", "headers", name], msg: "Header name given twice (names are case-insensitive)", type: "value_error" });
+    seen.add(name.toLowerCase());
+  }
+  return items;
+}
+
+/**
+ * What the API shows for a value: its first 4 characters, then `…••••`, when it has at least 12 (a scheme such as
+ * `Bear` or a key prefix, never enough of a token to matter); shorter values show as `••••` only.
+ */
+export function maskHeaderValue(value: string): string {
+  return value.length >= 12 ? `${value.slice(0, 4)}…••••` : "••••";
+}
+
+const aad = (webhookId: string) => `webhook-headers:${webhookId}`;
+
+/** The stored pair for `headers` of webhook `webhookId`: ciphertext (null when empty) and the masked copy. */
+export function sealHeaders(key: Uint8Array, webhookId: string, headers: Record<string, string>): { headersEnc: string | null; headersMasked: Record<string, string> } {
+  const names = Object.keys(headers);
+  if (names.length === 0) return { headersEnc: null, headersMasked: {} };
+  return {
+    headersEnc: encryptSecret(key, aad(webhookId), JSON.stringify(headers)),
+    headersMasked: Object.fromEntries(names.map((n) => [n, maskHeaderValue(headers[n]!)])),
+  };
+}
+
+/** The raw headers of a stored ciphertext (empty for null). @throws when it was not sealed for this webhook and key. */
+export function openHeaders(key: Uint8Array & { previous?: Uint8Array }, webhookId: string, enc: string | null): Record<string, string> {
+  return enc ? (JSON.parse(decryptSecret(key, aad(webhookId), enc)) as Record<string, string>) : {};
+}
