@@ -254,7 +254,7 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook
-         * @description Partial update of `url`, `events`, `mode`, `description`; absent fields keep their values. `status: "active"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.
+         * @description Partial update of `url`, `events`, `mode`, `description`, `headers` (replaced as a whole); absent fields keep their values. `status: "active"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.
          */
         put: operations["updateWebhook"];
         post?: never;
@@ -277,7 +277,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Recent deliveries, newest first, each with its attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`.
+         * @description Recent deliveries, newest first, each with its event (`event_id`, `event_type`, `sequence`) and attempt log (one entry per hop, with status or error class, duration and the first 2 KB of the response). Paginate with `cursor`. Filter by `status`, `event_type`, `since`/`until` (the event's `enqueued_at`). `after_sequence=N` lists what followed sequence N, lowest first: the next page is `after_sequence` = the last item's `sequence`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -572,6 +572,15 @@ export interface components {
             events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
+            /**
+             * @description Custom header names with masked values: the first 4 characters and `…••••` for values of 12 characters or more, else `••••`.
+             * @example {
+             *       "Authorization": "Bear…••••"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
             /** @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f */
             id: string;
             /** @enum {string} */
@@ -606,7 +615,12 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             enqueued_at: string;
+            /** @description Same as `event_type` (kept for existing readers). */
             event: string;
+            /** @description The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire. */
+            event_id: string | null;
+            /** @enum {string} */
+            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
             id: string;
             last_error: string | null;
             last_status_code: number | null;
@@ -614,6 +628,8 @@ export interface components {
             mode: "test" | "live";
             /** Format: date-time */
             next_attempt_at: string | null;
+            /** @description The event's number for this webhook (`X-Webhook-Sequence`); null for a test fire. */
+            sequence: number | null;
             /** @description pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped (webhook deactivated or changed) */
             state: string;
         };
@@ -964,6 +980,15 @@ export interface components {
             events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
+            /**
+             * @description Custom header names with masked values: the first 4 characters and `…••••` for values of 12 characters or more, else `••••`.
+             * @example {
+             *       "Authorization": "Bear…••••"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            };
             /** @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f */
             id: string;
             /** @enum {string} */
@@ -1000,6 +1025,15 @@ export interface components {
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
             events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            /**
+             * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
+             * @example {
+             *       "Authorization": "Bearer gw_token_123"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
             /** @enum {string} */
             mode: "test" | "live";
             /**
@@ -1061,6 +1095,8 @@ export interface components {
             enqueued_at: string;
             /** @enum {string} */
             event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+            /** @description This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md). */
+            sequence?: number;
         };
         /** WebhookResponse */
         WebhookResponse: {
@@ -1079,6 +1115,15 @@ export interface components {
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
             events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            /**
+             * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
+             * @example {
+             *       "Authorization": "Bearer gw_token_123"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
             /** @enum {string} */
             mode?: "test" | "live";
             /**
@@ -3773,6 +3818,7 @@ export interface operations {
                      *             ],
                      *             "mode": "test",
                      *             "description": "Order updates",
+                     *             "headers": {},
                      *             "status": "active",
                      *             "failure_count": 0,
                      *             "created_at": "2026-11-05T10:00:00.000Z",
@@ -3943,6 +3989,7 @@ export interface operations {
                      *         ],
                      *         "mode": "test",
                      *         "description": "Order updates",
+                     *         "headers": {},
                      *         "status": "active",
                      *         "failure_count": 0,
                      *         "created_at": "2026-11-05T10:00:00.000Z",
@@ -4153,6 +4200,7 @@ export interface operations {
                      *         ],
                      *         "mode": "test",
                      *         "description": "Order updates",
+                     *         "headers": {},
                      *         "status": "active",
                      *         "failure_count": 0,
                      *         "created_at": "2026-11-05T10:00:00.000Z",
@@ -4341,6 +4389,7 @@ export interface operations {
                      *         ],
                      *         "mode": "test",
                      *         "description": "Order updates",
+                     *         "headers": {},
                      *         "status": "active",
                      *         "failure_count": 0,
                      *         "created_at": "2026-11-05T10:00:00.000Z",
@@ -4677,15 +4726,34 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only deliveries with a `sequence` above this, oldest sequence first (what a receiver missed after the last one it processed); test fires have none and are left out.
+                 * @example 41
+                 */
+                after_sequence?: number;
+                /**
                  * @description `next_cursor` of the previous page.
                  * @example dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a
                  */
                 cursor?: string;
+                /** @example tracking.delivered */
+                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
                 /**
                  * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20
                  */
                 limit?: number;
+                /**
+                 * @description Only deliveries of events enqueued at or after this instant (RFC 3339).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                since?: string;
+                /** @example delivered */
+                status?: "pending" | "delivered" | "failed" | "abandoned" | "dropped" | "skipped";
+                /**
+                 * @description Only deliveries of events enqueued before this instant (RFC 3339).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                until?: string;
             };
             header?: never;
             path: {
@@ -4717,7 +4785,10 @@ export interface operations {
                      *           {
                      *             "id": "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a",
                      *             "event": "tracking.delivered",
-                     *             "mode": "test",
+                     *             "event_id": "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b",
+                     *             "event_type": "tracking.delivered",
+                     *             "sequence": 42,
+                     *             "mode": "live",
                      *             "state": "delivered",
                      *             "attempts": 1,
                      *             "enqueued_at": "2026-11-05T10:01:00.000Z",

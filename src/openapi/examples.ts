@@ -18,6 +18,7 @@ const WEBHOOK = {
   events: ["tracking.delivered", "tracking.exception"],
   mode: "test",
   description: "Order updates",
+  headers: {},
   status: "active",
   failure_count: 0,
   created_at: "2026-11-05T10:00:00.000Z",
@@ -46,7 +47,7 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
   deleteWebhook: { params: { webhook_id: WH_ID } },
   testWebhook: { params: { webhook_id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
   listWebhookDeliveries: {
-    params: { webhook_id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a" },
+    params: { webhook_id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a", status: "delivered", event_type: "tracking.delivered", since: "2026-11-01T00:00:00Z", until: "2026-12-01T00:00:00Z", after_sequence: 41 },
     ok: {
       success: true,
       data: {
@@ -54,7 +55,10 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
           {
             id: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a",
             event: "tracking.delivered",
-            mode: "test",
+            event_id: "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b",
+            event_type: "tracking.delivered",
+            sequence: 42,
+            mode: "live",
             state: "delivered",
             attempts: 1,
             enqueued_at: "2026-11-05T10:01:00.000Z",

@@ -1,49 +1,22 @@
 /**
- * Monthly quota units leased in small blocks (spec: Rate limits, "each tracking request counts against a
- * monthly quota"; docs/performance.md, "The monthly quota, leased in blocks").
- *
- * A process takes a block of units from the account's month row in ONE prepared statement and hands them
- * out one per `/v1/track` request without a database round trip. The block's size follows what is left:
- * `clamp(floor(remaining / LEASE_DIVISOR), 1, LEASE_MAX)` — one unit when fewer than 2 × LEASE_DIVISOR
- * are left, so the last units of a month go one at a time exactly as before.
- *
- * What stays exact: the month row counts every unit granted to any replica, under the row lock, so the
- * sum of 200 answers never exceeds the quota, across any number of replicas. A request that does not end
- * in 200 gives its unit back to the row.
- *
- * What the blocks cost, and the bounds:
- * - Units a replica holds and has not used count as used in the row until they go back: after the block's
- *   idle period without use, when the quota or the month changes, and on shutdown ({@link QuotaLeases.returnAll}).
- *   The idle period follows the account's pace: {@link LEASE_IDLE_GAPS} times its recent longest gap between
- *   requests, within [{@link LEASE_IDLE_MS}, {@link LEASE_IDLE_MAX_MS}]. An account that asks every few seconds
- *   keeps its block instead of taking one and handing it back on every request (two row updates a request);
- *   a burst that stops gives its units back after 1 s. So another replica can refuse a request with 402 while
- *   up to LEASE_MAX − 1 units wait, for at most LEASE_IDLE_MAX_MS — only in the last 2 × LEASE_DIVISOR ×
- *   LEASE_MAX units of a month, since smaller remainders lease one unit.
- * - A replica killed without its shutdown loses the units it held (≤ LEASE_MAX − 1, and ≤ 1/LEASE_DIVISOR of
- *   what was left, per account it served in its last LEASE_IDLE_MAX_MS): they stay counted as used for that month.
- * - `usage.used` in an answer ({@link QuotaLeases.usedNow}) is the row's count as this process last saw it,
- *   minus the units this process holds unused or still owes back: every unit this process counted (a lookup,
- *   a bulk follow, a give-back) is in it. Across replicas it can be off by the units other replicas hold
- *   unused (counted in the row) and by what other replicas counted since this process's last statement on
- *   the row (docs/billing.md, "Usage in an answer").
+ * Monthly quota units leased in small blocks (spec: Rate limits, "each tracking request counts against a monthly
+ * quota"). A process takes a block from the account's month row in ONE statement under the row lock and hands its
+ * units out one per `/v1/track` without a round trip; the row counts every unit granted to any replica, so 200
+ * answers never exceed the quota. Blocks shrink to one unit near the end of a month, go back when idle
+ * (quota-pace.ts), and `usedNow` is exact for what this process counted. Bounds and figures: docs/performance.md
+ * ("The monthly quota, leased in blocks", "Quota blocks kept at the account's pace"), docs/billing.md.
  */
 import type { Db } from "../../db/client.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
+import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
+
+export { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS } from "./quota-pace.ts";
 
 /** Remaining units per leased unit: a block is at most 1/LEASE_DIVISOR of what is left. */
 export const LEASE_DIVISOR = 1_000;
 /** Largest block, units. */
 export const LEASE_MAX = 32;
-/** Shortest idle period: unused units go back to the row after at least this long without use, ms. */
-export const LEASE_IDLE_MS = 1_000;
-/** Longest idle period, ms: bounds how long units wait unused in a block (and are lost by a replica killed). */
-export const LEASE_IDLE_MAX_MS = 30_000;
-/** A block's idle period is this many times the account's recent longest gap between requests. */
-export const LEASE_IDLE_GAPS = 3;
-/** Each request keeps this share of the remembered longest gap: a slower pace is taken at once, a faster one in a few requests. */
-const GAP_DECAY = 0.75;
 /** What this process last saw of a row is forgotten this long after its last use (longer than any answer takes), ms. */
 export const SEEN_KEEP_MS = 5 * 60_000;
 
@@ -56,22 +29,6 @@ interface Lease {
   lastUseMs: number;
   /** The account's recent longest gap between requests (decaying), ms. */
   gapMs: number;
-}
-
-/** The pace of an account's requests: its last use (ms since the epoch) and its recent longest gap, ms. */
-interface Pace {
-  lastUseMs: number;
-  gapMs: number;
-}
-
-/** Idle period of a block whose account's recent longest gap between requests is `gapMs`, ms. */
-export function idlePeriodMs(gapMs: number): number {
-  return Math.min(Math.max(LEASE_IDLE_GAPS * gapMs, LEASE_IDLE_MS), LEASE_IDLE_MAX_MS);
-}
-
-/** The pace after a request at `nowMs`. */
-function paced(p: Pace | undefined, nowMs: number): number {
-  return p ? Math.max(nowMs - p.lastUseMs, p.gapMs * GAP_DECAY) : 0;
 }
 
 /** Key of one month row: account id and `YYYY-MM`. */

@@ -104,20 +104,10 @@ export interface ClaimedDelivery {
  * Claims up to `limit` due deliveries for `leaseMs` (one statement). Units:
  * `now` ms since the epoch, `leaseMs` ms.
  *
- * Why this shape: the due rows are found through `delivery_queue` (oldest
- * due first) and locked with SKIP LOCKED, so concurrent workers (any number
- * of processes) partition them instead of queueing on each other; the update
- * stamps the lease in the same statement, so the lock is released at the
- * (auto)commit right after. The update writes `lease_until` only, which no
- * index covers: a HOT update, no index entry written. A leased row stays in
- * the queue; `lease_until < now` skips it, so later claims step over the
- * rows in flight (at most the workers' concurrency). A row whose lease has
- * run out (its worker died mid-send, kill -9) matches again: that predicate
- * is the stale-lease reset, and makes delivery at-least-once. The secret, the
- * webhook and the freshest shipment record are read here too, in the claim's
- * snapshot: a rotation committed before the claim is always seen. With the
- * record come the `reference` and `metadata` of the delivery's own account's
- * follow (a webhook belongs to one account), null once it stopped following.
+ * Due rows come oldest first through `delivery_queue`, locked with SKIP LOCKED so workers partition them; the
+ * lease is stamped in the same statement (a HOT update) and a row whose lease ran out matches again, which makes
+ * delivery at-least-once. The secret, webhook and freshest shipment record (with the delivery's own account's
+ * `reference` and `metadata`) are read in the claim's snapshot. Why this shape: docs/webhooks.md, "The worker".
  */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
