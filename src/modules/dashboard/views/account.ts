@@ -28,25 +28,6 @@ export function usageBlock(u: UsageInfo): SafeHtml {
 </section>`;
 }
 
-/** Landing page after sign-in. */
-export function overviewPage(s: PageSession, u: UsageInfo, counts: { keys: number; webhooks: number; deactivated: number; shipments: number }, flash?: Flash): SafeHtml {
-  return layout({
-    title: "Overview",
-    session: s,
-    active: "overview",
-    flash,
-    body: html`${usageBlock(u)}
-<section class="card" aria-labelledby="glance-h">
-  <h2 id="glance-h">At a glance</h2>
-  <ul class="glance">
-    <li><a href="/dashboard/keys">${counts.keys} active API key${counts.keys === 1 ? "" : "s"}</a>${counts.keys === 0 ? html` — <strong>create one to start calling the API</strong>` : ""}</li>
-    <li><a href="/dashboard/webhooks">${counts.webhooks} webhook${counts.webhooks === 1 ? "" : "s"}</a>${counts.deactivated ? html` — <strong class="bad">${counts.deactivated} deactivated</strong>` : ""}</li>
-    <li><a href="/dashboard/shipments">${counts.shipments} followed shipment${counts.shipments === 1 ? "" : "s"}</a></li>
-  </ul>
-</section>`,
-  });
-}
-
 export interface KeyRow {
   id: string;
   prefix: string;
