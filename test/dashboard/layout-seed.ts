@@ -7,6 +7,7 @@
 import { eq } from "drizzle-orm";
 import { accounts, deliveries, deliveryAttempts, follows, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
+import { setUsage } from "../../src/modules/accounts/service.ts";
 import type { TestContext } from "../helpers/app.ts";
 
 export const LONG_URL = "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
@@ -24,6 +25,7 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
   const db = ctx.tdb.db;
   const now = ctx.clock.now();
   await db.update(accounts).set({ plan: "growth" }).where(eq(accounts.id, accountId));
+  await setUsage(db, accountId, 10_600, now);
   const hooks = [newId("wh"), newId("wh"), newId("wh")];
   await db.insert(webhooks).values(
     hooks.map((id, i) => ({

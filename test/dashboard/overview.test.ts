@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, deliveries } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
-import { setUsage } from "../../src/modules/accounts/service.ts";
 import { projectedMonthEnd } from "../../src/modules/dashboard/overview.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { seedRealistic, type Seeded } from "./layout-seed.ts";
@@ -29,8 +28,7 @@ beforeAll(async () => {
   await other.signUp(`other-${Bun.randomUUIDv7().slice(-6)}@example.com`);
   const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email));
   accountId = acc!.id;
-  seeded = await seedRealistic(ctx, accountId);
-  await setUsage(ctx.tdb.db, accountId, 10_600, ctx.clock.now());
+  seeded = await seedRealistic(ctx, accountId); // uses 10,600 requests this month
 });
 
 afterAll(() => ctx?.close());
