@@ -43,7 +43,7 @@ describe("API keys", () => {
     const [, list] = await alice.get("/dashboard/keys");
     expect(list).toContain(`${key.slice(0, 10)}…`);
     expect(list).not.toContain(key);
-    expect(list).toMatch(/<td>20\d\d-\d\d-\d\d \d\d:\d\d UTC<\/td>/); // last used, after the call above
+    expect(list).toMatch(/<td data-label="Last used">20\d\d-\d\d-\d\d \d\d:\d\d UTC<\/td>/); // last used, after the call above
   });
 
   test("name validation happens on the server", async () => {

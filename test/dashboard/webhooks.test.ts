@@ -60,7 +60,7 @@ describe("create, list, edit, delete", () => {
     const [, list] = await alice.get("/dashboard/webhooks");
     expect(list).toContain(`data-webhook-id="${testHook}"`);
     expect(list).toContain("tracking.delivered, tracking.exception");
-    expect(list).toContain('<td data-testid="failure-count">0</td>');
+    expect(list).toContain('<td data-label="Failures in a row" data-testid="failure-count">0</td>');
   });
 
   test("the API's schema and URL rules validate the form, with field messages", async () => {
@@ -174,7 +174,7 @@ describe("reactivation", () => {
   test("a webhook deactivated by failures shows its failure count and a Reactivate button that resets it", async () => {
     await ctx.tdb.db.update(webhooks).set({ status: "deactivated", failureCount: 20 }).where(eq(webhooks.id, testHook));
     const [, list] = await alice.get("/dashboard/webhooks");
-    expect(list).toContain('<td data-testid="failure-count">20 (deactivated)</td>');
+    expect(list).toContain('<td data-label="Failures in a row" data-testid="failure-count">20 (deactivated)</td>');
     expect(list).toContain("deactivated");
     const [, overview] = await alice.get("/dashboard");
     expect(overview).toContain("1 deactivated");

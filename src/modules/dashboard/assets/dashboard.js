@@ -27,6 +27,17 @@
     if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(value).then(done, failed);
     else failed();
   });
+  // Narrow screens show each table row as a block whose values carry their column name (data-label); tables
+  // rendered without the labels get them from their header row.
+  document.querySelectorAll(".scroll > table").forEach(function (table) {
+    var heads = table.querySelectorAll("thead th");
+    table.querySelectorAll("tbody tr").forEach(function (tr) {
+      Array.prototype.forEach.call(tr.children, function (cell, i) {
+        var head = heads[i];
+        if (cell.tagName === "TD" && !cell.hasAttribute("data-label") && head) cell.setAttribute("data-label", head.textContent.trim());
+      });
+    });
+  });
   document.addEventListener("submit", function (ev) {
     var form = ev.target;
     if (!(form instanceof HTMLFormElement)) return;

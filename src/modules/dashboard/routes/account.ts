@@ -14,7 +14,9 @@ import { htmlResponse, pageSession, redirect, str, unreadableFields, UNREADABLE_
 import { KeyNameForm } from "../model.ts";
 import { listFollowedShipments } from "../../following/follows.ts";
 import type { DashboardSession } from "../session.ts";
-import { keysPage, messagePage, overviewPage, shipmentsPage, type UsageInfo } from "../views/account.ts";
+import { keysPage, messagePage, shipmentsPage, type UsageInfo } from "../views/account.ts";
+import { overviewPage } from "../views/overview.ts";
+import { deliveryHealth, projectedMonthEnd, shipmentsByState } from "../overview.ts";
 import type { Flash } from "../views/layout.ts";
 
 const DONE: Record<string, Flash> = {
@@ -40,7 +42,10 @@ export function accountRoutes(rd: RouteDeps) {
           deps.db.select({ n: sql<number>`count(*)::int` }).from(follows).where(eq(follows.accountId, s.account.id)),
         ]);
         const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
-        return htmlResponse(overviewPage(pageSession(s), u, counts, flashOf(query)));
+        const now = deps.clock.now();
+        const [health, states] = await Promise.all([deliveryHealth(deps.db, s.account.id, now), shipmentsByState(deps.db, s.account.id)]);
+        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts };
+        return htmlResponse(overviewPage(pageSession(s), data, flashOf(query)));
       }),
     )
     .get("/dashboard/keys", ({ request, cookie, query }) =>

@@ -28,25 +28,6 @@ export function usageBlock(u: UsageInfo): SafeHtml {
 </section>`;
 }
 
-/** Landing page after sign-in. */
-export function overviewPage(s: PageSession, u: UsageInfo, counts: { keys: number; webhooks: number; deactivated: number; shipments: number }, flash?: Flash): SafeHtml {
-  return layout({
-    title: "Overview",
-    session: s,
-    active: "overview",
-    flash,
-    body: html`${usageBlock(u)}
-<section class="card" aria-labelledby="glance-h">
-  <h2 id="glance-h">At a glance</h2>
-  <ul class="glance">
-    <li><a href="/dashboard/keys">${counts.keys} active API key${counts.keys === 1 ? "" : "s"}</a>${counts.keys === 0 ? html` — <strong>create one to start calling the API</strong>` : ""}</li>
-    <li><a href="/dashboard/webhooks">${counts.webhooks} webhook${counts.webhooks === 1 ? "" : "s"}</a>${counts.deactivated ? html` — <strong class="bad">${counts.deactivated} deactivated</strong>` : ""}</li>
-    <li><a href="/dashboard/shipments">${counts.shipments} followed shipment${counts.shipments === 1 ? "" : "s"}</a></li>
-  </ul>
-</section>`,
-  });
-}
-
 export interface KeyRow {
   id: string;
   prefix: string;
@@ -90,8 +71,9 @@ export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string
     : html`<div class="scroll"><table>
   <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
   <tbody>${live.map((k) => html`<tr data-key-id="${k.id}">
-    <td>${k.name}</td><td class="mono">${k.prefix}…</td><td>${fmtTime(k.createdAt)}</td><td>${k.lastUsedAt ? fmtTime(k.lastUsedAt) : "never"}</td>
-    <td><form method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="Revoke the key ${k.prefix}…? Requests using it will fail at once.">${csrfField(s.csrfToken)}
+    <td data-label="Name">${k.name}</td><td data-label="Key" class="mono">${k.prefix}…</td><td data-label="Created">${fmtTime(k.createdAt)}</td>
+    <td data-label="Last used">${k.lastUsedAt ? fmtTime(k.lastUsedAt) : "never"}</td>
+    <td data-label=""><form method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="Revoke the key ${k.prefix}…? Requests using it will fail at once.">${csrfField(s.csrfToken)}
       <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`)}</tbody>
 </table></div>`}
   ${revoked.length ? html`<details><summary>${revoked.length} revoked key${revoked.length === 1 ? "" : "s"}</summary><ul>${revoked.map((k) => html`<li><span class="mono">${k.prefix}…</span> ${k.name}, revoked ${fmtTime(k.revokedAt)}</li>`)}</ul></details>` : ""}

@@ -7,6 +7,7 @@ import type { DeliveryShipment } from "../delivery-shipments.ts";
 import type { DayCount } from "../service.ts";
 import { deliveriesChart } from "./chart.ts";
 import { recoverForm, redeliverButton } from "./replay.ts";
+import { midTrunc } from "./truncate.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
 
 export type WebhookView = ReturnType<typeof webhookView>;
@@ -44,8 +45,9 @@ ${list.length === 0
   : html`<div class="scroll"><table>
 <thead><tr><th scope="col">URL</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Failures in a row</th></tr></thead>
 <tbody>${list.map((w) => html`<tr data-webhook-id="${w.id}">
-  <td><a href="/dashboard/webhooks/${w.id}" class="url">${w.url}</a>${w.description ? html`<div class="hint">${w.description}</div>` : ""}</td>
-  <td>${modeBadge(w)}</td><td>${statusBadge(w)}</td><td>${w.events.join(", ")}</td><td data-testid="failure-count">${failureText(w)}</td></tr>`)}</tbody>
+  <td data-label=""><a href="/dashboard/webhooks/${w.id}" class="url">${midTrunc(w.url)}</a>${w.description ? html`<div class="hint">${w.description}</div>` : ""}</td>
+  <td data-label="Mode">${modeBadge(w)}</td><td data-label="Status">${statusBadge(w)}</td><td data-label="Events">${w.events.join(", ")}</td>
+  <td data-label="Failures in a row" data-testid="failure-count">${failureText(w)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`,
   });
@@ -119,15 +121,17 @@ function resultCell(d: DeliveryView): SafeHtml {
 function deliveryRow(d: DeliveryView, again: SafeHtml): SafeHtml {
   const last = d.attempt_log[0];
   return html`<tr data-delivery-id="${d.id}">
-<td>${fmtTime(last?.started_at ?? d.created_at)}</td><td><code>${d.event}</code>${d.mode === "test" ? html` <span class="badge test">test</span>` : ""}</td>
-<td data-testid="delivery-shipment">${d.shipment ? html`<span class="mono">${d.shipment.trackingNumber}</span><div class="hint">${d.shipment.courier}</div>` : "—"}</td>
-<td>${d.attempts}</td><td>${resultCell(d)} <span class="state">${d.state}</span>${d.next_attempt_at ? html`<div class="hint">next try ${fmtTime(d.next_attempt_at)}</div>` : ""}</td>
-<td>${last ? `${last.duration_ms} ms` : "—"}</td>
-<td>${d.attempt_log.length
+<td data-label="Time">${fmtTime(last?.started_at ?? d.created_at)}</td>
+<td data-label="Event"><code>${d.event}</code>${d.mode === "test" ? html` <span class="badge test">test</span>` : ""}</td>
+<td data-label="Tracking number" data-testid="delivery-shipment">${d.shipment ? html`<span class="mono">${d.shipment.trackingNumber}</span><div class="hint">${d.shipment.courier}</div>` : "—"}</td>
+<td data-label="Attempts">${d.attempts}</td>
+<td data-label="Result">${resultCell(d)} <span class="state">${d.state}</span>${d.next_attempt_at ? html`<div class="hint">next try ${fmtTime(d.next_attempt_at)}</div>` : ""}</td>
+<td data-label="Duration">${last ? `${last.duration_ms} ms` : "—"}</td>
+<td data-label="" class="log">${d.attempt_log.length
     ? html`<details><summary>Attempts<span class="sr-only"> of delivery ${d.id}</span></summary><ol class="attempts">${d.attempt_log.map((a) => html`<li>
   <div>Attempt ${a.attempt} at ${fmtTime(a.started_at)} · ${a.duration_ms} ms · ${a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? "no response")}</div>
-  <div class="url">${a.url}</div>${a.response_snippet ? html`<pre>${a.response_snippet}</pre>` : ""}</li>`)}</ol></details>`
-    : "—"}</td><td>${again}</td></tr>`;
+  <div class="url">${midTrunc(a.url, 24)}</div>${a.response_snippet ? html`<pre>${a.response_snippet}</pre>` : ""}</li>`)}</ol></details>`
+    : "—"}</td><td data-label="">${again}</td></tr>`;
 }
 
 /** One webhook: facts, actions, 14-day chart and the last 50 deliveries with their attempts. */
@@ -160,7 +164,7 @@ ${w.mode === "test" ? html`<form method="post" action="/dashboard/webhooks/${w.i
 ${recent.length === 0
   ? html`<p>No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}</p>`
   : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
-<thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Details</th><th scope="col">Send again</th></tr></thead>
+<thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col" class="log">Details</th><th scope="col">Send again</th></tr></thead>
 <tbody>${recent.map((d) => deliveryRow(d, redeliverButton(s, w.id, d.id)))}</tbody></table></div>`}
 </section>
 ${recoverForm(s, w.id)}`,

@@ -1,0 +1,149 @@
+/**
+ * Every dashboard page at a phone's 390×844 and a laptop's 1280×800 in a real browser (Debian's chromium headless
+ * shell, test/helpers/browser.ts) with a realistic data set (test/dashboard/layout-seed.ts: long webhook URLs,
+ * 50 shipments, 30 attempts), every `<details>` opened:
+ *
+ * - the page never scrolls sideways and no element's box leaves the viewport horizontally;
+ * - every control (link, button, input, select, summary) is rendered and not clipped by a scroll box;
+ * - axe-core finds no serious or critical violation;
+ * - at 1280 px the attempt log gets the width of the card, not a squeezed column.
+ *
+ * Screenshots of the viewport go to a temporary folder whose path the test prints. If chromium cannot start,
+ * this file FAILS (never skips).
+ *
+ * NETWORK SAFETY: the app listens on 127.0.0.1; chromium resolves no other name and its background networking is
+ * off; the seeded webhook URLs are never contacted (no delivery worker runs).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import type { Browser, Page } from "playwright-core";
+import { accounts } from "../../src/db/schema/index.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
+import { seedRealistic, type Seeded } from "./layout-seed.ts";
+import { Client, testCert } from "./support.ts";
+
+const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const SHOTS = mkdtempSync(join(tmpdir(), "dashboard-layout-"));
+const EMAIL = `layout-${Bun.randomUUIDv7().slice(-6)}@merchant-with-a-rather-long-domain-name.example.com`;
+const PASSWORD = "correct horse battery";
+
+let ctx: TestContext;
+let base: string;
+let browser: Browser;
+let seeded: Seeded;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  ctx = await testContext();
+  const { cert, key } = await testCert();
+  ctx.app.listen({ port: 0, hostname: "127.0.0.1", tls: { cert, key } });
+  base = `https://127.0.0.1:${ctx.app.server!.port}`;
+  await new Client(ctx.app).signUp(EMAIL, PASSWORD);
+  const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, EMAIL));
+  seeded = await seedRealistic(ctx, acc!.id);
+  browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]);
+  console.log(`dashboard layout screenshots: ${SHOTS}`);
+}, 2 * BROWSER_STEP_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  await ctx?.app.stop(true);
+  await ctx?.close();
+}, 30_000);
+
+const pages = (): [string, string][] => [
+  ["overview", "/dashboard"],
+  ["keys", "/dashboard/keys"],
+  ["billing", "/dashboard/billing"],
+  ["webhooks", "/dashboard/webhooks"],
+  ["webhook-new", "/dashboard/webhooks/new"],
+  ["webhook-detail", `/dashboard/webhooks/${seeded.busy}`],
+  ["webhook-deactivated", `/dashboard/webhooks/${seeded.hooks[1]!}`],
+  ["webhook-edit", `/dashboard/webhooks/${seeded.busy}/edit`],
+  ["webhook-delete", `/dashboard/webhooks/${seeded.busy}/delete`],
+  ["rotate-secret", "/dashboard/webhooks/rotate-secret"],
+  ["shipments", "/dashboard/shipments"],
+  ["profile", "/dashboard/profile"],
+  ["not-found", "/dashboard/no-such-page"],
+];
+
+/** Boxes outside [0, width] and controls that are not rendered or are clipped by an ancestor; as text lines. */
+function layoutProblems(): string[] {
+  const width = document.documentElement.clientWidth;
+  const out: string[] = [];
+  const name = (e: Element) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ""}${e.className && typeof e.className === "string" ? `.${e.className.trim().split(/\s+/).join(".")}` : ""} "${(e.textContent ?? "").trim().slice(0, 40)}"`;
+  // Visually hidden content (inside a box of at most 1 px that clips it: .sr-only, a table's header row on a phone)
+  // and the skip link (on screen when focused) are off screen on purpose.
+  const hiddenOnPurpose = (e: Element) => {
+    if (e.closest(".skip")) return true;
+    for (let a: Element | null = e; a; a = a.parentElement) if (a.getBoundingClientRect().width <= 1 && getComputedStyle(a).overflow === "hidden") return true;
+    return false;
+  };
+  if (document.documentElement.scrollWidth > width) out.push(`page is ${document.documentElement.scrollWidth} px wide in ${width}`);
+  for (const e of document.querySelectorAll("body *")) {
+    if (hiddenOnPurpose(e)) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.left < -0.5 || r.right > width + 0.5) out.push(`outside the viewport (${Math.round(r.left)}–${Math.round(r.right)}): ${name(e)}`);
+  }
+  for (const c of document.querySelectorAll("a, button, input:not([type=hidden]), select, summary")) {
+    if (c.classList.contains("skip")) continue;
+    const r = c.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) {
+      out.push(`control not rendered: ${name(c)}`);
+      continue;
+    }
+    for (let a = c.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX === "visible") continue;
+      const b = a.getBoundingClientRect();
+      if (r.left < b.left - 0.5 || r.right > b.right + 0.5) out.push(`control clipped by ${name(a).slice(0, 30)}: ${name(c)}`);
+    }
+  }
+  return out;
+}
+
+async function check(p: Page, label: string, path: string, width: number): Promise<void> {
+  const res = await p.goto(`${base}${path}`);
+  expect(res?.status(), path).toBeLessThan(path.includes("no-such") ? 500 : 300);
+  await p.evaluate(() => document.querySelectorAll("details").forEach((d) => d.setAttribute("open", "")));
+  expect(await p.evaluate(layoutProblems), `${path} at ${width} px`).toEqual([]);
+  await p.addScriptTag({ content: AXE });
+  const found = await p.evaluate(async () => {
+    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
+    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  expect(found, `axe on ${path} at ${width} px`).toEqual([]);
+  await p.screenshot({ path: join(SHOTS, `${label}-${width}.png`) });
+}
+
+describe("every dashboard page fits the screen and passes axe", () => {
+  for (const [width, height] of [[390, 844], [1280, 800]] as const) {
+    test(`at ${width}×${height}`, async () => {
+      // The axe script is injected as an inline script: the test's context lifts the page's CSP for it.
+      const c = await newBrowserContext(browser, { ignoreHTTPSErrors: true, bypassCSP: true, viewport: { width, height }, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
+      const p = await c.newPage();
+      p.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+      for (const [label, path] of [["sign-in", "/dashboard/sign-in"], ["sign-up", "/dashboard/sign-up"]] as const) await check(p, label, path, width);
+      await p.goto(`${base}/dashboard/sign-in`);
+      await p.getByLabel("Email").fill(EMAIL);
+      await p.getByLabel("Password").fill(PASSWORD);
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.waitForURL(`${base}/dashboard`);
+      for (const [label, path] of pages()) await check(p, label, path, width);
+      // The attempt log of the first delivery, opened as a user opens it.
+      await p.goto(`${base}/dashboard/webhooks/${seeded.busy}`);
+      await p.locator("table.deliveries tbody tr").first().getByText("Attempts").click();
+      const log = p.locator("table.deliveries ol.attempts").first();
+      await log.scrollIntoViewIfNeeded();
+      await p.screenshot({ path: join(SHOTS, `webhook-attempts-${width}.png`) });
+      // The log takes the card's width (about 1 100 px at 1280), not one column of the table.
+      expect((await log.boundingBox())!.width).toBeGreaterThan(width >= 1280 ? 900 : 300);
+      await c.close();
+      expect(problems).toEqual([]);
+    }, 40 * BROWSER_STEP_MS);
+  }
+});

@@ -1,0 +1,75 @@
+/**
+ * A realistic data set for the layout test (test/dashboard/browser-layout.test.ts): an account on Growth with three
+ * webhooks whose URLs are long (a port, a deep path, a query string), 50 followed shipments across the states and
+ * couriers, and five abandoned deliveries of six attempts each (30 attempts) with error texts and response snippets.
+ * Rows go straight into the database: nothing is ever sent to the URLs.
+ */
+import { eq } from "drizzle-orm";
+import { accounts, deliveries, deliveryAttempts, follows, shipments, webhooks } from "../../src/db/schema/index.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { setUsage } from "../../src/modules/accounts/service.ts";
+import type { TestContext } from "../helpers/app.ts";
+
+export const LONG_URL = "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
+const STATES = ["pending", "info_received", "in_transit", "out_for_delivery", "failed_attempt", "delivered", "exception", "returned"];
+const COURIERS = ["delhivery", "bluedart", "ekart", "xpressbees", "dtdc"];
+
+export interface Seeded {
+  hooks: string[];
+  /** The webhook with the 30 attempts. */
+  busy: string;
+}
+
+/** Seeds the data set for `accountId` (moved to Growth so live webhooks are allowed). */
+export async function seedRealistic(ctx: TestContext, accountId: string): Promise<Seeded> {
+  const db = ctx.tdb.db;
+  const now = ctx.clock.now();
+  await db.update(accounts).set({ plan: "growth" }).where(eq(accounts.id, accountId));
+  await setUsage(db, accountId, 10_600, now);
+  const hooks = [newId("wh"), newId("wh"), newId("wh")];
+  await db.insert(webhooks).values(
+    hooks.map((id, i) => ({
+      id,
+      accountId,
+      url: `${LONG_URL}&n=${i}`,
+      events: ["tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"],
+      mode: i === 2 ? "test" : "live",
+      description: i === 0 ? "Order management system (production), retries handled by the integration team" : null,
+      status: i === 1 ? "deactivated" : "active",
+      failureCount: i === 1 ? 20 : 3,
+    })),
+  );
+  const ships = Array.from({ length: 50 }, (_, i) => ({
+    id: newId("shp"),
+    courier: COURIERS[i % COURIERS.length]!,
+    trackingNumber: `${String(5011234567000 + i * 7919)}${i % 3 === 0 ? "-RTO-REVERSE-PICKUP" : ""}`,
+    state: STATES[i % STATES.length]!,
+    mostRecentStatus: i % 4 === 0 ? "Consignee not available at the delivery address, customer asked to reattempt tomorrow" : "Shipment in transit",
+    lastCheckedAt: new Date(now - i * 60_000),
+    nextCheckAt: new Date(now + 8 * 3_600_000),
+  }));
+  await db.insert(shipments).values(ships);
+  await db.insert(follows).values(ships.map((s) => ({ accountId, shipmentId: s.id })));
+  const busy = hooks[0]!;
+  const ids = Array.from({ length: 5 }, () => newId("dlv"));
+  await db.insert(deliveries).values(
+    ids.map((id, i) => ({ id, webhookId: busy, accountId, shipmentId: ships[i]!.id, eventType: "tracking.in_transit", mode: "live", state: "abandoned", attempts: 6, enqueuedAt: new Date(now - i * 3_600_000), lastStatusCode: 503 })),
+  );
+  await db.insert(deliveryAttempts).values(
+    ids.flatMap((deliveryId, i) =>
+      [1, 2, 3, 4, 5, 6].map((attempt) => ({
+        id: newId("att"),
+        deliveryId,
+        webhookId: busy,
+        attempt,
+        url: `${LONG_URL}&n=0`,
+        startedAt: new Date(now - i * 3_600_000 + attempt * 60_000),
+        durationMs: 1200 + attempt,
+        statusCode: attempt % 2 ? 503 : null,
+        error: attempt % 2 ? null : "timeout",
+        responseSnippet: attempt % 2 ? '{"error":"upstream_unavailable","message":"The order service is in maintenance until 02:00 IST; retry later"}' : null,
+      })),
+    ),
+  );
+  return { hooks, busy };
+}

@@ -1,0 +1,74 @@
+/**
+ * The overview page (docs/dashboard.md, "Overview") from real data: usage against the quota with the month-end
+ * projection, delivery success over 7 and 30 days across all webhooks with the failing ones listed, and followed
+ * shipments by state linking to the list. Driven through `app.handle` on a real database; the clock is the
+ * FakeClock (2026-11-05 10:00 UTC: 106 hours into a 720-hour month).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts, deliveries } from "../../src/db/schema/index.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { projectedMonthEnd } from "../../src/modules/dashboard/overview.ts";
+import { testContext, type TestContext } from "../helpers/app.ts";
+import { seedRealistic, type Seeded } from "./layout-seed.ts";
+import { Client } from "./support.ts";
+
+let ctx: TestContext;
+let merchant: Client;
+let other: Client;
+let seeded: Seeded;
+let accountId: string;
+const email = `overview-${Bun.randomUUIDv7().slice(-6)}@example.com`;
+
+beforeAll(async () => {
+  ctx = await testContext();
+  merchant = new Client(ctx.app);
+  other = new Client(ctx.app);
+  await merchant.signUp(email);
+  await other.signUp(`other-${Bun.randomUUIDv7().slice(-6)}@example.com`);
+  const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email));
+  accountId = acc!.id;
+  seeded = await seedRealistic(ctx, accountId); // uses 10,600 requests this month
+});
+
+afterAll(() => ctx?.close());
+
+const text = (html: string, testid: string) => new RegExp(`data-testid="${testid}"[^>]*>([^<]*)<`).exec(html)?.[1];
+
+describe("overview", () => {
+  test("usage: used so far and the month-end projection at this pace, against the quota, as an SVG with a text alternative", async () => {
+    const [res, html] = await merchant.get("/dashboard");
+    expect(res.status).toBe(200);
+    expect(text(html, "usage-projected")).toBe("72,000"); // 10,600 × 720 h / 106 h
+    expect(html).toContain("<title id=\"usage-chart-title\">Used 10,600, projected 72,000 by month end, quota 150,000</title>");
+    expect(html).not.toContain("over the quota");
+    expect(projectedMonthEnd(10_600, Date.UTC(2026, 10, 30, 12))).toBe(10_780); // 10,600 × 720 h / 708 h: near the end the projection nears the use
+    expect(projectedMonthEnd(0, Date.UTC(2026, 10, 1, 0, 1))).toBe(0);
+  });
+
+  test("deliveries: success over 7 and 30 days across all webhooks; the failing ones are listed", async () => {
+    const [, before] = await merchant.get("/dashboard");
+    expect(text(before, "success-7")).toBe("0% delivered (0 delivered, 5 failed)");
+    const hook = seeded.hooks[2]!;
+    const at = (daysAgo: number) => new Date(ctx.clock.now() - daysAgo * 86_400_000);
+    const row = (state: string, daysAgo: number) => ({ id: newId("dlv"), webhookId: hook, accountId, eventType: "tracking.delivered", mode: "test", state, attempts: 1, enqueuedAt: at(daysAgo) });
+    await ctx.tdb.db.insert(deliveries).values([...Array.from({ length: 15 }, () => row("delivered", 1)), row("delivered", 20), row("abandoned", 20), row("pending", 1), row("delivered", 40)]);
+    const [, html] = await merchant.get("/dashboard");
+    expect(text(html, "success-7")).toBe("75% delivered (15 delivered, 5 failed)");
+    expect(text(html, "success-30")).toBe("72.7% delivered (16 delivered, 6 failed)");
+    const failing = /data-testid="failing-webhooks">([\s\S]*?)<\/ul>/.exec(html)![1]!;
+    expect(failing).toContain(`/dashboard/webhooks/${seeded.busy}`);
+    expect(failing).not.toContain(`/dashboard/webhooks/${hook}`); // its one failure is 20 days old
+  });
+
+  test("shipments by state link to the filtered list; another account sees none of it", async () => {
+    const [, html] = await merchant.get("/dashboard");
+    const states = [...html.matchAll(/href="\/dashboard\/shipments\?state=([a-z_]+)"><strong>(\d+)<\/strong>/g)].map((m) => [m[1], Number(m[2])]);
+    expect(states).toHaveLength(8);
+    expect(states.reduce((a, [, n]) => a + (n as number), 0)).toBe(50);
+    expect(states.slice(0, 2)).toEqual([["info_received", 7], ["pending", 7]]);
+    const [, theirs] = await other.get("/dashboard");
+    expect(theirs).toContain("No followed shipments yet.");
+    expect(text(theirs, "success-30")).toBe("no finished deliveries (0 delivered, 0 failed)");
+  });
+});
