@@ -117,9 +117,9 @@ describe("GET /v1/events", () => {
     await worker.runOnce();
     const delivered = rx.on(s.path).find((r) => r.headers["x-webhook-event-id"] === e.id)!;
     // The webhook's copy adds its own per-webhook `sequence`; the rest is the same payload.
-    const { sequence, ...body } = delivered.json;
+    const { sequence, ...withoutSequence } = delivered.json;
     expect(sequence).toBe(1);
-    expect(body).toEqual(e.payload);
+    expect(withoutSequence).toEqual(e.payload);
 
     const [, one] = await ctx.call("/v1/events?type=tracking.delivered", { key: s.acc.key });
     expect(one.data.events.map((x: { type: string }) => x.type)).toEqual(["tracking.delivered"]);
