@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * List followed shipments
-         * @description The shipments the account follows, most recently followed first, each with your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since` and `reference` (exact); paginate with `cursor`. Free: no quota.
+         * @description The shipments the account follows, most recently followed first, each with its `reason_code` (the latest failed-attempt reason, normalised) and your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since`, `reference` (exact) and `reason_code`; paginate with `cursor`. Free: no quota.
          */
         get: operations["listShipments"];
         put?: never;
@@ -853,6 +853,8 @@ export interface components {
              * @description Next scheduled re-check; null when no longer re-checked (terminal).
              */
             next_check_at: string | null;
+            /** @description The normalised reason of the newest failed delivery attempt or exception among the checkpoints (the `ReasonCode` of that checkpoint), kept after the shipment moves on (e.g. to return to origin); null when no checkpoint carries one. */
+            reason_code: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other" | null;
             /** @description Your reference for this shipment, or null. */
             reference: string | null;
             /** @description Webhook spelling: pending, in_transit, out_for_delivery, delivered, exception, returned, cancelled. */
@@ -2519,6 +2521,8 @@ export interface operations {
                  * @example 20
                  */
                 limit?: number;
+                /** @example customer_unavailable */
+                reason_code?: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other";
                 /**
                  * @description Only the shipment(s) followed with exactly this reference (case-sensitive).
                  * @example ORD-10042
@@ -2562,6 +2566,7 @@ export interface operations {
                      *             "estimated_delivery_date": "06-Nov-2026",
                      *             "followed_since": "2026-11-03T08:00:00.000Z",
                      *             "next_check_at": "2026-11-05T16:00:00.000Z",
+                     *             "reason_code": "customer_unavailable",
                      *             "reference": "ORD-10042",
                      *             "metadata": {
                      *               "channel": "web",

@@ -73,6 +73,7 @@ const SUMMARY = {
   estimated_delivery_date: "06-Nov-2026",
   followed_since: "2026-11-03T08:00:00.000Z",
   next_check_at: "2026-11-05T16:00:00.000Z",
+  reason_code: "customer_unavailable",
   ...FOLLOW_DATA,
 };
 
@@ -93,7 +94,7 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
     },
   },
   listShipments: {
-    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
     ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
   },
   getShipment: {

@@ -188,6 +188,7 @@ describe("GET /v1/shipments", () => {
       estimated_delivery_date: "",
       followed_since: new Date(ctx.clock.now()).toISOString(),
       next_check_at: new Date(ctx.clock.now()).toISOString(),
+      reason_code: null,
       reference: null,
       metadata: {},
     });

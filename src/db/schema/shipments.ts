@@ -27,6 +27,11 @@ export const shipments = pgTable(
     additionalInfo: text("additional_info"),
     /** The courier's estimated delivery date (EDD) from its latest answer, a calendar date in its zone; null: none given. */
     estimatedDelivery: date("estimated_delivery", { mode: "string" }),
+    /**
+     * The shipment's failed-attempt (NDR) reason: that of its newest checkpoint carrying one, a member of
+     * `REASON_CODES` (src/domain/ndr.ts), or null when none does. Written with every stored record (docs/ndr.md).
+     */
+    reasonCode: text("reason_code"),
     /** Follow mode of the courier at the time of storage: `scheduled` | `lookup`. */
     followMode: text("follow_mode").notNull().default("scheduled"),
     terminal: boolean("terminal").notNull().default(false),
@@ -50,6 +55,8 @@ export const shipments = pgTable(
   },
   (t) => [
     uniqueIndex("shipments_courier_awb_key").on(t.courier, t.trackingNumber),
+    // GET /v1/shipments?reason_code=: most shipments carry none, so only those that do are indexed.
+    index("shipments_reason_code_idx").on(t.reasonCode).where(sql`reason_code is not null`),
     // The previous version's due indexes (see the deprecated columns above).
     index("shipments_due_idx").on(t.nextCheckAt).where(sql`next_check_at is not null`),
     index("shipments_due_bucket_idx")

@@ -29,7 +29,7 @@ import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
 import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
 import { nextRecheckAt } from "../../domain/following.ts";
-import { checkpointReasonOf } from "../couriers/reasons.ts";
+import { checkpointReasonOf, latestReason } from "../couriers/reasons.ts";
 import { countUnmappedReason } from "../metrics/registry.ts";
 
 /** A shipment row as this version reads it ({@link shipmentColumns}: without the deprecated schedule columns). */
@@ -141,6 +141,8 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
   const terminal = isTerminal(record.state);
   if (opts.followAccountId && !terminal && courier.follow === "scheduled" && !row.following) return undefined;
   if (row.terminal !== terminal || row.followMode !== courier.follow) return undefined;
+  // A row stored before the reason column existed (or read by an older reason table) is brought up to date.
+  if (row.reasonCode !== latestReason(courier.slug, record.checkpoints)) return undefined;
   const unchanged = { shipment: row, event: null, deliveries: 0, followed: false } satisfies RecordResult;
   const schedule = !terminal && courier.follow === "scheduled" && row.followers > 0;
   if (!schedule) {
@@ -239,6 +241,8 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
         podUrl: record.podUrl,
         additionalInfo: record.additionalInfo,
         estimatedDelivery: record.estimatedDelivery,
+        // The list's `reason_code` and its filter read this column (docs/ndr.md).
+        reasonCode: latestReason(courier.slug, record.checkpoints),
         terminal,
         followers,
         followMode: courier.follow,

@@ -55,7 +55,7 @@ export function shipmentsModule(deps: AppDeps) {
         summary: "List followed shipments",
         tags,
         description:
-          "The shipments the account follows, most recently followed first, each with your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since` and `reference` (exact); paginate with `cursor`. Free: no quota.",
+          "The shipments the account follows, most recently followed first, each with its `reason_code` (the latest failed-attempt reason, normalised) and your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since`, `reference` (exact) and `reason_code`; paginate with `cursor`. Free: no quota.",
       },
     })
     .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, ...(await storedShipment(deps, auth.account.id, params.courier, params.tracking_number)) }), {

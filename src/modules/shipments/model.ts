@@ -2,11 +2,12 @@
  * Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox; the
  * request and success bodies are registered once in {@link shipmentModels}.
  */
-import { Type as T } from "@sinclair/typebox";
+import { Type as T, type TLiteral, type TNull } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
+import { REASON_CODES, type ReasonCode } from "../../domain/ndr.ts";
 import { MAX_METADATA_KEYS, MAX_METADATA_VALUE_CHARS, MAX_REFERENCE_CHARS, METADATA_KEY_PATTERN } from "../../domain/follow-data.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 
@@ -68,6 +69,11 @@ export const ListShipmentsQuery = t.Object({
   limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Shipments per page: an integer, 1 to 100 (default 20)." })),
   cursor: t.Optional(Text({ maxLength: 200, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
   reference: t.Optional(Reference("Only the shipment(s) followed with exactly this reference (case-sensitive).")),
+  reason_code: t.Optional(
+    t.Union(REASON_CODES.map((r) => t.Literal(r)) as [ReturnType<typeof t.Literal<(typeof REASON_CODES)[number]>>], {
+      description: "Only shipments whose latest failed-attempt (NDR) or exception reason is this code (see `reason_code` on each item).",
+    }),
+  ),
 });
 export type ListShipmentsInput = typeof ListShipmentsQuery.static;
 
@@ -124,6 +130,10 @@ export const ShipmentSummarySchema = T.Object(
     estimated_delivery_date: T.String({ description: "DD-Mon-YYYY from the courier's own estimate (its latest answer), or empty when it gives none.", examples: ["06-Nov-2026"] }),
     followed_since: T.String({ format: "date-time" }),
     next_check_at: T.Union([T.String({ format: "date-time" }), T.Null()], { description: "Next scheduled re-check; null when no longer re-checked (terminal)." }),
+    reason_code: T.Union([...REASON_CODES.map((r) => T.Literal(r)), T.Null()] as [TLiteral<ReasonCode>, TNull], {
+      description:
+        "The normalised reason of the newest failed delivery attempt or exception among the checkpoints (the `ReasonCode` of that checkpoint), kept after the shipment moves on (e.g. to return to origin); null when no checkpoint carries one.",
+    }),
     ...followDataFields,
   },
   { title: "ShipmentSummary" },

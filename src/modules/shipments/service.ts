@@ -10,6 +10,7 @@ import { AppError, RequestValidationError } from "../../errors.ts";
 import { applyMetadataPatch, MAX_METADATA_KEYS, type Metadata } from "../../domain/follow-data.ts";
 import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { toSpecDate } from "../../domain/dates.ts";
+import type { ReasonCode } from "../../domain/ndr.ts";
 import { rowToRecord, type ShipmentRow } from "../following/store.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import { unfollow, updateFollowData, type FollowData } from "../following/follows.ts";
@@ -36,6 +37,8 @@ interface ListRow {
   estimated_delivery: string | null;
   followed_since: string;
   next_check_at: string | null;
+  /** A member of `REASON_CODES`, or null. */
+  reason_code: ReasonCode | null;
   cursor_micros: string;
   shipment_id: string;
   reference: string | null;
@@ -50,11 +53,11 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
 }
 
 /**
- * The account's followed shipments, most recently followed first, filtered
- * by `state` (webhook spelling), `courier`, `updated_since` (the record's
- * last change) and `reference` (exact). Keyset pagination on (follow time, shipment id): a page never
- * repeats or skips a row when follows are added meanwhile. An unreadable
- * cursor answers the first page's successor as empty (never an error).
+ * The account's followed shipments, most recently followed first, filtered by `state` (webhook spelling), `courier`,
+ * `updated_since` (the record's last change), `reference` (exact) and `reason_code` (the shipment's latest
+ * failed-attempt reason, docs/ndr.md). Keyset pagination on (follow time, shipment id): a page never repeats or
+ * skips a row when follows are added meanwhile. An unreadable cursor answers the first page's successor as empty
+ * (never an error).
  */
 export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput) {
   const sql = db.$client;
@@ -65,7 +68,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
   const rows = (await sql`
     select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
-      to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at,
+      to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at, s.reason_code,
       (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
@@ -73,6 +76,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
       ${state ? sql`and s.state = ${state}` : sql``}
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
       ${q.reference !== undefined ? sql`and f.reference = ${q.reference}` : sql``}
+      ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
       ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
@@ -88,6 +92,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
     estimated_delivery_date: r.estimated_delivery ? toSpecDate(r.estimated_delivery) : "",
     followed_since: iso(r.followed_since)!,
     next_check_at: iso(r.next_check_at),
+    reason_code: r.reason_code,
     reference: r.reference,
     metadata: r.metadata ?? {},
   }));
