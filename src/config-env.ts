@@ -178,6 +178,13 @@ export const ENV = T.Object({
   DB_CONNECT_TIMEOUT_SECONDS: Int({
     default: 60, description: "At start: how long an unreachable database is retried (with backoff, one log line per try) before the process exits non-zero.",
   }),
+  DB_DEADLINE_SECONDS: Int({
+    default: 4,
+    minimum: 1,
+    maximum: 600,
+    description:
+      "How long a statement may wait for the database's answer before its connection is taken for dead and the request answers 503; the wait for a free connection is half of it and the server's statement_timeout seven eighths of it (docs/deployment.md, \"When the database does not answer\").",
+  }),
 });
 
 export type EnvName = keyof typeof ENV.properties;

@@ -74,7 +74,7 @@ setBodyTimeout(config.bodyTimeoutMs);
 async function start(): Promise<void> {
   const clock = systemClock;
   const { key: secretsKey, generated } = loadSecretsKey(config);
-  const database = (running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds }));
+  const database = (running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds, deadlineSeconds: config.dbDeadlineSeconds }));
   await migrateDatabase(database.url);
   const keyCheck = await verifySecretsKey(database.db, secretsKey);
   log.info("secrets key checked", { source: generated ? "DATA_DIR/secrets.key" : "SECRETS_KEY", check: keyCheck, previous_key: Boolean(secretsKey.previous) });

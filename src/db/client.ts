@@ -66,14 +66,19 @@ export const DB_DEADLINES = {
  * TLS as `sslmode`/`sslrootcert` in the URL (or PGSSLMODE/PGSSLROOTCERT) say ({@link databaseTls}).
  * @throws DatabaseTlsError when those settings are unusable.
  */
-export function connect(url: string, opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean } = {}): { db: Db; sql: postgres.Sql } {
+export function connect(
+  url: string,
+  opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean; deadlineSeconds?: number } = {},
+): { db: Db; sql: postgres.Sql } {
   // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
+  // DB_DEADLINE_SECONDS scales the three together (default 4: answer 4 s, queue 2 s, statement_timeout 3.5 s).
+  const scale = (opts.deadlineSeconds ?? DB_DEADLINES.answerSeconds) / DB_DEADLINES.answerSeconds;
   const deadlines = opts.deadlines
     ? {
-        answer_timeout: DB_DEADLINES.answerSeconds,
-        queue_timeout: DB_DEADLINES.queueSeconds,
+        answer_timeout: DB_DEADLINES.answerSeconds * scale,
+        queue_timeout: DB_DEADLINES.queueSeconds * scale,
         backoff: (retries: number) => Math.min(DB_DEADLINES.backoffMaxSeconds, 0.05 * 2 ** retries),
-        connection: { statement_timeout: DB_DEADLINES.statementMs },
+        connection: { statement_timeout: Math.round(DB_DEADLINES.statementMs * scale) },
       }
     : {};
   const tls = databaseTls(url);
@@ -137,14 +142,22 @@ interface EmbeddedState {
  * `dataDir` (started when not already running).
  * @throws when the embedded server cannot start (message says why).
  */
-export async function openDatabase(opts: { databaseUrl: string | undefined; dataDir: string; log: Logger; max?: number; connectTimeoutSeconds?: number }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  log: Logger;
+  max?: number;
+  connectTimeoutSeconds?: number;
+  /** DB_DEADLINE_SECONDS: the answer deadline the others scale with ({@link DB_DEADLINES}). */
+  deadlineSeconds?: number;
+}): Promise<Database> {
   if (opts.databaseUrl) {
     await waitForDatabase(opts.databaseUrl, { timeoutSeconds: opts.connectTimeoutSeconds ?? 60, log: opts.log });
-    const { db, sql } = connect(opts.databaseUrl, { max: opts.max, deadlines: true });
+    const { db, sql } = connect(opts.databaseUrl, { max: opts.max, deadlines: true, deadlineSeconds: opts.deadlineSeconds });
     return { db, sql, url: opts.databaseUrl, close: () => sql.end({ timeout: 5 }) };
   }
   const embedded = await startEmbedded(opts.dataDir, opts.log);
-  const { db, sql } = connect(embedded.url, { max: opts.max, deadlines: true });
+  const { db, sql } = connect(embedded.url, { max: opts.max, deadlines: true, deadlineSeconds: opts.deadlineSeconds });
   return {
     db,
     sql,

@@ -17,7 +17,7 @@ describe("configuration schema", () => {
     expect(Object.keys(loadConfig({})).sort()).toEqual(
       [
         "adminHost", "adminPort", "billing", "bodyTimeoutMs", "courierAsyncBudgetMs", "courierConcurrency", "courierEnv", "courierLiveReservePercent", "courierMode",
-        "courierQueueLimit", "courierRateLimits", "courierTimeoutMs", "dataDir", "databaseUrl", "dbConnectTimeoutSeconds", "host", "leaseSlackSeconds", "logLevel",
+        "courierQueueLimit", "courierRateLimits", "courierTimeoutMs", "dataDir", "databaseUrl", "dbConnectTimeoutSeconds", "dbDeadlineSeconds", "host", "leaseSlackSeconds", "logLevel",
         "metricsToken", "passwordHashMemoryKib", "port", "publicBaseUrl", "recheckIntervalSeconds", "recheckPollSeconds", "retentionDays", "role",
         "sandboxAsyncSeconds", "sandboxPort", "sandboxStepSeconds", "secretsKey", "secretsKeyGenerateSingleNode", "secretsKeyPrevious",
         "shutdownGraceSeconds", "terminalReuseSeconds", "testWebhooksEnabled", "tls", "trustProxy", "webhookAllowPrivateCidrs", "webhookCaFile",
