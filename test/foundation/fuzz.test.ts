@@ -15,12 +15,12 @@
  * resolver answers nothing, so a test fire never leaves the machine.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ERROR_CODES } from "../../src/errors.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createSession, resolveSession } from "../../src/modules/dashboard/session.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { rawRequest } from "../helpers/raw-http.ts";
 import { docValidator, type DocValidator } from "../client/openapi.ts";
+import { EVENTS, isErrorCode, LEAKS, METHODS, prng } from "../helpers/hostile-requests.ts";
 
 const SEED = 0x5eed_2026;
 const API_REQUESTS = 2400;
@@ -28,17 +28,6 @@ const DASHBOARD_REQUESTS = 600;
 const BAD_HOST_REQUESTS = 60;
 const CONCURRENCY = 8;
 
-/** mulberry32: small, fast, seedable. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = prng(SEED);
 const int = (n: number) => Math.floor(rand() * n);
 const chance = (p: number) => rand() < p;
@@ -58,7 +47,6 @@ const STRINGS = [
   "1234567890120", "1234567890121", "1234567890127", "JD014600006281470000", "dhl", "delhivery", "bluedart", "wh_" + "0".repeat(32),
   "tracking.delivered", "test", "live", "active", "business", ...SAFE_URLS,
 ];
-const EVENTS = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"];
 const RAW_ESCAPES = ["%FF", "%E0%A4", "%00", "%zz", "%", "%ED%A0%80", "%C0%AF", "%2e%2e%2f"];
 
 function hostileJson(depth = 0): unknown {
@@ -163,8 +151,6 @@ afterAll(async () => {
 // ---- checks -------------------------------------------------------------------------------
 
 const failures: string[] = [];
-const LEAKS = /Failed query|PostgresError|DrizzleQueryError|invalid byte sequence|from "\w+"|insert into "\w+"|node_modules|\/src\/|\.ts:\d+|at \S+ \(\S+:\d+:\d+\)|RangeError|TypeError/;
-const isErrorCode = (c: unknown) => (ERROR_CODES as readonly unknown[]).includes(c);
 
 function checkApi(what: string, method: string, path: string, status: number, contentType: string, text: string) {
   const fail = (why: string) => failures.push(`${what} → ${status}: ${why}; body ${text.slice(0, 300).replace(/\s+/g, " ")}`);
@@ -210,7 +196,6 @@ async function inBatches(n: number, one: (i: number) => Promise<void>) {
 
 // ---- generators ---------------------------------------------------------------------------
 
-const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"];
 const CONTENT_TYPES = ["application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1", ""];
 const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost"];
 

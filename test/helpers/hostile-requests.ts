@@ -39,9 +39,9 @@ const STRINGS = [
   "1234567890120", "1234567890121", "1234567890127", "JD014600006281470000", "1Z999AA10123456784", "dhl", "delhivery", "bluedart", "auto", "indiapost",
   "wh_" + "0".repeat(32), "dlv_" + "0".repeat(32), "tracking.delivered", "test", "live", "active", "business", "pending", "in_transit", ...SAFE_URLS,
 ];
-const EVENTS = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"];
+export const EVENTS = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"];
 const RAW_ESCAPES = ["%FF", "%E0%A4", "%00", "%zz", "%", "%ED%A0%80", "%C0%AF", "%2e%2e%2f", "%2F", "%25", "%0A", "%20"];
-const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"];
+export const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"];
 const CONTENT_TYPES = ["application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1", "application/xml", ""];
 const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost", "auto"];
 const EXTRA_PATHS = [
@@ -196,8 +196,9 @@ export function hostileRequests(doc: Record<string, any>, fixtures: Fixtures, se
   return { next: (): HostileRequest => (chance(0.85) ? apiRequest() : otherRequest()) };
 }
 
-const LEAKS = /Failed query|PostgresError|DrizzleQueryError|invalid byte sequence|from "\w+"|insert into "\w+"|node_modules|\/src\/|\.ts:\d+|at \S+ \(\S+:\d+:\d+\)|RangeError|TypeError/;
-const isErrorCode = (c: unknown) => (ERROR_CODES as readonly unknown[]).includes(c);
+/** Text that shows an internal detail leaked into an answer (SQL, driver errors, source paths, stack frames). */
+export const LEAKS = /Failed query|PostgresError|DrizzleQueryError|invalid byte sequence|from "\w+"|insert into "\w+"|node_modules|\/src\/|\.ts:\d+|at \S+ \(\S+:\d+:\d+\)|RangeError|TypeError/;
+export const isErrorCode = (c: unknown) => (ERROR_CODES as readonly unknown[]).includes(c);
 
 /**
  * The problem with one answer, or undefined: a 5xx; internals leaked; not JSON where JSON is due; an error body
