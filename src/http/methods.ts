@@ -1,15 +1,7 @@
 /**
- * 405 METHOD_NOT_ALLOWED with `Allow` (RFC 9110 §15.5.6) for a path the API
- * serves under other methods, instead of a misleading 404 (or a route that
- * takes a static segment for an id: `GET /v1/webhooks/rotate-secret`).
- *
- * The table is built once, on the first request, from the app's own routes.
- * A path that equals a static route is judged by the static routes of that
- * path only (a router prefers them too); otherwise by every parametric route
- * it matches. HEAD is answered like GET outside `/v1`; under `/v1` it is
- * refused, because a GET there may call a courier and spend quota, and a
- * HEAD would do the same work to send nothing (docs/api-conventions.md).
- * Runs after the key gate: 401 still comes first on `/v1`.
+ * 405 METHOD_NOT_ALLOWED with `Allow` (RFC 9110 §15.5.6) for a path served under other methods, instead of a
+ * misleading 404. The table comes from the app's own routes on the first request; HEAD is refused under `/v1`
+ * (docs/api-conventions.md#head). Runs after the key gate.
  */
 import { Elysia } from "elysia";
 import { errorBody } from "../errors.ts";
@@ -92,9 +84,8 @@ export class RouteTable {
   }
 
   /**
-   * The route template (`/v1/webhooks/:id`) a request for `method` and `path` matches, as a router would choose it
-   * (a static path first), or undefined when no route serves the path. For a path served under other methods only,
-   * the template of that path (bounded label values for the access log and metrics).
+   * The route template a request for `method` and `path` matches (a static path first), or undefined; for a path
+   * served under other methods only, that path's template (bounded label values).
    */
   templateOf(method: string, path: string): string | undefined {
     const p = trim(path);
