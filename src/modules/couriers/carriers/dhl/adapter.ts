@@ -1,10 +1,6 @@
 /**
- * DHL Shipment Tracking – Unified: `GET /track/shipments?trackingNumber=<n>`
- * with header `DHL-API-Key: <DHL_API_KEY>` and `Accept: application/json`
- * (DHL developer portal, "Shipment Tracking - Unified"; fixtures in
- * `fixtures/`). Wire shape: {@link DhlTrackResponse}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
+ * DHL Shipment Tracking – Unified: `GET /track/shipments?trackingNumber=<n>` with `DHL-API-Key` (DHL developer
+ * portal). Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
  */
 import { Value } from "@sinclair/typebox/value";
 import {

@@ -1,8 +1,4 @@
-/**
- * DTDC JSONCnTrk, `POST /rest/JSONCnTrk/getTrackDetails` (DTDC tracking API
- * document; fixtures in `fixtures/`). Dates `DDMMYYYY`, times
- * `HHMM`, naive IST.
- */
+/** DTDC JSONCnTrk `POST /rest/JSONCnTrk/getTrackDetails` (DTDC tracking API document): `DDMMYYYY`, `HHMM`, naive IST. */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, OptNull, Text } from "../../adapters/wire/common.ts";
 

@@ -1,10 +1,6 @@
 /**
- * Ecom Express tracking: `POST <base>/track_me/api/mawbd/` with form fields
- * `awb`, `username` (ECOMEXPRESS_USERNAME) and `password`
- * (ECOMEXPRESS_PASSWORD), `application/x-www-form-urlencoded`. Default base
- * URL `https://plapi.ecomexpress.in` (`fixtures/SOURCE.md`).
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
+ * Ecom Express: `POST <base>/track_me/api/mawbd/`, form fields `awb`, `username`, `password` (fixtures/SOURCE.md);
+ * default base URL `https://plapi.ecomexpress.in`. Mapping, times, errors, what is unverified: README.md here.
  */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus,
