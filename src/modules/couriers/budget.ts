@@ -1,25 +1,7 @@
 /**
- * Courier rate budgets shared by every process on one database (docs/capacity.md, "Courier rate budgets").
- *
- * Couriers publish per-account limits (calls per second, per day); the lane (lane.ts) only caps calls in flight
- * per process. Here every backend + credential has one `courier_budgets` row holding a token bucket, and each
- * process takes small slices of tokens from it in ONE statement that locks the row, refills it by the elapsed
- * time and takes what the rules allow (the same shape as the monthly quota's blocks, accounts/quota-lease.ts).
- *
- * Rules, per row (rate `r` = per second, burst `B` = the limit's `burst`, else max(1, r × {@link BURST_SECONDS});
- * reserve share `f`):
- * - a live lookup takes a token when the bucket holds one and the UTC day's count is under `perDay`;
- * - a re-check also needs a token from its pace bucket, refilled at `min(r × (1 − f), perDay × (1 − f) / 86,400)`,
- *   must leave `floor(f × B)` tokens in the shared bucket, and stops at `floor(perDay × (1 − f))` calls a day.
- *   So re-checks are spread over the day (a due backlog drains at the pace, never faster), and live lookups
- *   keep at least a share `f` of the rate and of the day.
- *
- * Overshoot bound: the row grants at most `B + r × Δ` tokens over any Δ seconds of the clocks the processes
- * bring (refill uses the latest clock seen, so a clock running ahead adds `r × skew` once), and a process uses a
- * slice within {@link SLICE_TTL_MS} of its grant or drops it. Calls to one backend + credential over any window of
- * T seconds, from every process together, are therefore at most `B + r × (T + SLICE_TTL_MS / 1000 + skew)`; for
- * r = 10/s and T = 60 s, 10 + 602.5 = 612 calls (2 % above 600). The daily count is exact: a slice counts when
- * granted, used or not. A 17TRACK lookup is several requests (register, polls): one token stands for one lookup.
+ * Courier rate budgets shared by every process on one database: one `courier_budgets` token bucket per backend +
+ * credential, taken in small slices by ONE statement that locks, refills and takes. Re-checks draw from a pace bucket
+ * and leave a live reserve. Rules and the overshoot bound: docs/capacity.md#courier-rate-budgets.
  */
 import { createHash } from "node:crypto";
 import type { RateLimit } from "../../config.ts";
@@ -31,11 +13,7 @@ import { CourierBusyError } from "./lane.ts";
 
 export type { RateLimit };
 
-/**
- * Defaults from each courier's published limits; the source of each figure is in the courier's folder README
- * (`src/modules/couriers/carriers/<id>/README.md`, "Rate budget"). They apply to live backends; sandbox backends
- * are budgeted only when COURIER_RATE_LIMITS lists them.
- */
+/** Defaults from each courier's published limits (its folder README, "Rate budget"); live backends only. */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
   // 750 requests / 5 min / IP (Delhivery B2C docs, FAQ "TRACK SHIPMENT API"). Counted over 5 minutes, so a burst
   // is allowed: B + r × 300 s = 150 + 2 × 300 = 750 keeps every 5-minute window within the limit.
@@ -79,9 +57,8 @@ export interface Budget {
 }
 
 /**
- * The budget of one backend, or undefined when it has none (a sandbox backend not listed in `overrides`).
- * The key carries a fingerprint of the credentials (SHA-256, 12 hex digits; never the credential), so each
- * courier account has its own budget and every process with the same credentials shares it.
+ * The budget of one backend, or undefined when it has none. Keyed by a SHA-256 fingerprint of the credentials
+ * (never the credential), so each courier account has its own budget.
  */
 export function budgetOf(
   adapter: AdapterId,
@@ -146,12 +123,9 @@ export class CourierBudgets {
   }
 
   /**
-   * Takes one token of `b` for `purpose`, waiting for one up to {@link LIVE_WAIT_MS} (live) or
-   * {@link RECHECK_WAIT_MS} (re-check) when the next comes within that time.
-   * @param maxWaitMs overrides the purpose's longest wait (0: never wait).
-   * @throws CourierBusyError (kind `rate_limited`) when no token comes in time, when the day's share is spent
-   *   (Retry-After: until the UTC day ends), or when the database cannot be reached (fails closed: a courier
-   *   blocks an account that goes over its limit).
+   * Takes one token of `b` for `purpose`, waiting up to `maxWaitMs` (default by purpose; 0: never wait).
+   * @throws CourierBusyError (`rate_limited`) when none comes in time, the day's share is spent, or the database is
+   *   unreachable (fails closed: a courier blocks an account over its limit).
    */
   async acquire(b: Budget, purpose: CallPurpose, maxWaitMs = purpose === "live" ? LIVE_WAIT_MS : RECHECK_WAIT_MS): Promise<void> {
     const deadline = this.clock.now() + maxWaitMs;
@@ -175,10 +149,8 @@ export class CourierBudgets {
   }
 
   /**
-   * One token of `b` for `purpose` from this process's slice, or from a new slice (ONE statement).
-   * @returns 0 when a token was taken, else the ms until one may be available (until the UTC day ends when
-   *   the day's share is spent).
-   * @throws the driver's error when PostgreSQL cannot be reached.
+   * One token of `b` from this process's slice, or from a new slice (ONE statement).
+   * @returns 0 when taken, else ms until one may be available. @throws the driver's error when PostgreSQL is unreachable
    */
   async tryTake(b: Budget, purpose: CallPurpose): Promise<number> {
     const id = `${b.key} ${purpose}`;
@@ -262,11 +234,7 @@ export class CourierBudgets {
   }
 }
 
-/**
- * Creates the rows of `budgets` missing on this database with a full bucket at `nowMs` (ms since the epoch);
- * rows already there (another process's) are left as they are.
- * @throws the driver's error when PostgreSQL cannot be reached.
- */
+/** Creates the missing rows of `budgets` with a full bucket at `nowMs` (epoch ms); existing rows are left. */
 export async function ensureBudgetRows(db: Db, budgets: readonly Budget[], nowMs: number): Promise<void> {
   const rows = [...new Map(budgets.map((b) => [b.key, b])).values()].map((b) => {
     const k = bucketOf(b);

@@ -1,14 +1,7 @@
 /**
- * The curated courier catalogue: data, one entry per courier (spec: Resources, Courier; docs/spec-map.md, "Decisions").
- *
- * - `slug`: lowercase letters and digits, the `courier` parameter.
- * - `awb`: the courier's tracking-number format (anchored regular expression
- *   over the normalised number: trimmed, spaces and hyphens removed,
- *   upper-cased) and a human description for 400 INVALID_TRACKING_NUMBER.
- * - `adapter`: which backend adapter serves it; `track17` is the asynchronous
- *   aggregator path (17TRACK v2.2) used with `track17Carrier`.
- * - `follow`: `scheduled` (re-checked 3 a day) or `lookup` (spec: "Two
- *   couriers are followed only when looked up": indiapost and ekart).
+ * The curated courier catalogue (spec: Resources, Courier): `slug` is the `courier` parameter, `awb` the anchored
+ * format over the normalised number, `adapter` the backend (`track17` = the aggregator), `follow` `scheduled` or
+ * `lookup` (spec: two couriers are followed only when looked up).
  */
 export type AdapterId = "delhivery" | "bluedart" | "dhl" | "fedex" | "ups" | "dtdc" | "aramex" | "ecomexpress" | "xpressbees" | "track17";
 

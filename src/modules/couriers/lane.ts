@@ -1,17 +1,7 @@
 /**
- * One courier backend's lane: at most `concurrency` lookups at work, a
- * bounded FIFO queue behind them, and a refusal AT ONCE for a lookup that
- * could not be answered in time (spec-map Decisions: Concurrent lookups; spec: Errors,
- * 503 with Retry-After).
- *
- * A lookup is refused with {@link CourierBusyError} when, on arrival,
- * - the queue already holds `queueLimit` lookups, or
- * - the expected wait (lookups ahead ÷ concurrency, rounded up, × the
- *   lane's recent lookup time) plus one lookup time exceeds `maxWaitMs`;
- * and a lookup still queued after `maxWaitMs` is refused then. So a client
- * waits at most `maxWaitMs` for a turn plus the lookup's own budget, which
- * starts when its backend work starts: the HTTP idle timeout must be above
- * the sum (see `longestAnswerMs` in registry.ts).
+ * One courier backend's lane (spec-map Decisions: Concurrent lookups; spec: Errors, 503 with Retry-After): at most
+ * `concurrency` lookups at work, a bounded FIFO queue, and a refusal AT ONCE for a lookup whose expected wait exceeds
+ * `maxWaitMs`. The HTTP idle timeout must exceed wait + lookup budget (`longestAnswerMs` in registry.ts).
  */
 import { systemTimers, type Timers } from "../../lib/clock.ts";
 import { CourierError } from "./adapters/types.ts";
@@ -29,13 +19,10 @@ export class CourierBusyError extends CourierError {
 }
 
 export interface LaneOptions {
-  /** Lookups at work at once. */
   concurrency: number;
-  /** Lookups waiting at most. */
   queueLimit: number;
   /** Longest wait for a turn, ms. */
   maxWaitMs: number;
-  /** Name for messages (the adapter id). */
   name: string;
   /** Expected lookup time before any has finished, ms (asynchronous backends: a guess from the budget). */
   expectedMs?: number;
