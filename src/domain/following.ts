@@ -1,9 +1,4 @@
-/**
- * Following policy (spec: Limits, "Re-check frequency: most couriers 3 per day") as pure functions: when a
- * followed shipment is checked next, after a success and after a courier failure. The following pipeline
- * (src/modules/following/, src/modules/tracking/) stores the times these functions return; configuration
- * (`RECHECK_INTERVAL_SECONDS`) only overrides the interval.
- */
+/** Following policy (spec: Limits, "most couriers 3 per day") as pure functions: when a followed shipment is checked next. */
 
 /** Re-checks a day of a followed shipment (spec: Limits: "most couriers 3 per day"). */
 export const RECHECKS_PER_DAY = 3;
@@ -36,14 +31,8 @@ export function backoffMs(failures: number, baseMs: number, capMs: number, rando
 }
 
 /**
- * Wait before the next check after a failed one, ms (docs/rechecks.md, "Courier failures").
- *
- * - Retryable failures (`timeout`, `backend`, `rate_limited`) may mend in minutes: `baseMs` doubling per
- *   consecutive failure, capped at the re-check interval.
- * - The others (`auth`, `invalid_number`, `not_found`) do not mend by trying again soon: the next check waits the
- *   cap at once, the re-check interval (the spec's "3 per day").
- *
- * The cap is never below `baseMs`; both carry ± 10 % jitter.
+ * Wait before the next check after a failed one, ms (docs/rechecks.md#courier-failures--decision): retryable
+ * failures back off from `baseMs`, doubling, capped at the interval; the others wait the interval at once.
  */
 export function recheckAfterFailureMs(retryable: boolean, failures: number, baseMs: number, intervalMs: number, random: () => number): number {
   const capMs = Math.max(baseMs, intervalMs);

@@ -1,8 +1,4 @@
-/**
- * Limits of the spec (spec: Limits) that are numbers and rules rather than plans (plans.ts): the public demo's
- * allowance and the asynchronous couriers' polling. Pure: the callers count hits and poll backends, these
- * functions decide. Configuration (`COURIER_ASYNC_BUDGET_MS`) only overrides a default.
- */
+/** The spec's numeric limits other than plans (spec: Limits): the demo allowance and asynchronous polling. */
 
 /** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits). */
 export const DEMO_LIMIT_PER_HOUR = 5;
@@ -21,9 +17,8 @@ export interface DemoDecision {
 }
 
 /**
- * Whether one more demo request is admitted, given `hits` earlier requests from the same client within the
- * rolling window (the newest `limit` of them are enough), the oldest of those at `oldestMs` (null when none) and
- * now at `nowMs` (ms since the epoch). Admitted while fewer than `limit` hits fall in the window.
+ * Whether one more demo request is admitted: `hits` in the rolling window, the oldest at `oldestMs` (null: none),
+ * now `nowMs` (epoch ms).
  */
 export function demoDecision(hits: number, oldestMs: number | null, nowMs: number, limit: number = DEMO_LIMIT_PER_HOUR): DemoDecision {
   const untilOldestLeaves = Math.max(1, Math.ceil(((oldestMs ?? nowMs) + DEMO_WINDOW_MS - nowMs) / 1000));

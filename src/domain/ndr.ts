@@ -1,9 +1,6 @@
 /**
- * Failed-attempt (NDR) and exception reasons, normalised across couriers (docs/ndr.md): the closed set of reason
- * codes, which checkpoints carry one, and the remark keywords every courier's table falls back on. Each courier's own
- * codes are mapped in its folder (`src/modules/couriers/carriers/<slug>/reasons.ts`).
- *
- * Part of `src/domain/`, the shared vocabulary: it imports nothing from the modules.
+ * Failed-attempt (NDR) reasons normalised across couriers (docs/ndr.md): the closed set, which checkpoints carry one,
+ * and the remark keywords every courier's table falls back on.
  */
 import type { RawCheckpoint } from "./checkpoint.ts";
 
@@ -36,10 +33,8 @@ export function carriesReason(c: Pick<RawCheckpoint, "state" | "subStatus">): bo
 }
 
 /**
- * Remark keywords, tried in order on the courier's remark and activity text (case-insensitive); the first match
- * wins. Ordered from the most specific: "cash not available" is COD, not an absent consignee; "door locked" is a
- * closed premises. These are our reading of the wording Indian couriers use in NDR remarks, not any courier's
- * documentation (docs/ndr.md, "Remark keywords").
+ * Remark keywords, first match wins, most specific first ("cash not available" is COD, not an absent consignee).
+ * Our reading of Indian couriers' NDR wording, not any courier's documentation (docs/ndr.md#remark-keywords).
  */
 export const REMARK_KEYWORDS: readonly (readonly [RegExp, ReasonCode])[] = [
   [/damage|broken|tamper/i, "damaged"],

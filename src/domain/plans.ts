@@ -1,8 +1,6 @@
 /**
- * The plan catalogue: data in one place (spec: Limits; the Growth and Business rows are the service's decision,
- * docs/spec-map.md, "Decisions"). The spec's table names Free, Starter and Pro; its webhook rules name Growth and
- * Business as the plans with live webhooks. Prices are list prices in INR. Part of `src/domain/`: accounts
- * (quota, rate limit), billing (upgrades) and webhooks (plan gate) all read it.
+ * The plan catalogue (spec: Limits for Free, Starter, Pro; Growth and Business are the service's decision, spec-map
+ * Decisions). Prices are list prices in INR.
  */
 export type PlanId = "free" | "starter" | "pro" | "growth" | "business";
 

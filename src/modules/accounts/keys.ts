@@ -1,8 +1,6 @@
 /**
- * API keys: `ctk_` + 32 random bytes in base64url (43 chars), shown once
- * (spec-map Decisions: Accounts). Only the SHA-256 of the key is stored: the key carries 256
- * bits of entropy, so a slow password hash would add latency to every request
- * without adding safety (the practice of Stripe and unkey).
+ * API keys: `ctk_` + 32 random bytes in base64url, shown once (spec-map Decisions: Accounts). Only the SHA-256 is
+ * stored: 256 bits of entropy make a slow hash pure latency (as at Stripe and unkey).
  */
 import { randomBytes } from "node:crypto";
 

@@ -1,12 +1,6 @@
 /**
- * Password hashing: argon2id through `Bun.password` (spec-map Decisions: Accounts), with the memory cost
- * an operator sets in `PASSWORD_HASH_MEMORY_KIB` (docs/deployment.md). Time cost 2, one lane: the OWASP
- * Password Storage Cheat Sheet's argon2id configurations at m ≥ 19 MiB. A stored hash carries the
- * parameters it was made with, so verification works whatever the setting is now; a change applies to
- * passwords set from then on.
- *
- * The setting is process-wide, like the hashing cost of any web framework: the start-up code (main.ts, the
- * admin CLI) calls {@link setPasswordHashMemory} once with the configured value.
+ * Password hashing: argon2id through `Bun.password` (spec-map Decisions: Accounts), t = 2, p = 1, memory from
+ * `PASSWORD_HASH_MEMORY_KIB` (OWASP Password Storage Cheat Sheet). Stored hashes carry their parameters.
  */
 
 import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";

@@ -1,10 +1,6 @@
 /**
- * Rate limits shared by every replica through PostgreSQL (spec-map Decisions: Per-minute rate limit, Demo limit).
- *
- * - Per-account per-minute: a fixed one-minute window counter (the scheme
- *   GitHub's and Stripe's headers describe): one upsert per request.
- * - Demo: the rule of src/domain/limits.ts (5 per rolling hour per client IP) over a log of hits, counted
- *   under a per-IP advisory lock so two replicas cannot both admit the sixth.
+ * Rate limits shared by every replica through PostgreSQL (spec-map Decisions: Per-minute rate limit, Demo limit):
+ * a fixed one-minute window per account, and the demo's rolling hour per IP under an advisory lock.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
@@ -22,12 +18,10 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** First instant (ms) of the fixed window of `windowMs` containing `nowMs`. */
 export function windowStart(nowMs: number, windowMs: number): number {
   return Math.floor(nowMs / windowMs) * windowMs;
 }
 
-/** The decision for a window whose count (including this request) is `count`. */
 export function decide(count: number, limit: number, windowMs: number, nowMs: number): RateDecision {
   return {
     allowed: count <= limit,
