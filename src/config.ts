@@ -1,11 +1,6 @@
 /**
- * Service configuration: the environment, checked and read once at boot from the one schema of config-env.ts
- * (docs/deployment.md lists every variable). Nothing else in `src/` reads `process.env`; tests build a `Config`
- * with {@link loadConfig} from a plain object instead.
- *
- * A bad configuration throws {@link ConfigError} naming every bad variable and what is wrong with it, never its
- * value (values may be secrets, and the error line ends up in log stores), and `main.ts` stops the start with
- * that one line.
+ * Service configuration, read once at boot from the schema of config-env.ts (docs/deployment.md lists every
+ * variable); nothing else reads `process.env`. {@link ConfigError} names every bad variable, never its value.
  */
 import { ENV_NAMES, type Env, type Settings } from "./config-env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
@@ -35,11 +30,7 @@ export type Config = Omit<Settings, Composed | Computed> &
     billing: BillingConfig;
   };
 
-/**
- * Billing provider (docs/billing.md). `sandbox` approves at once and is
- * refused with live couriers; `manual` records requests an operator approves;
- * `stripe` changes plans only on Stripe's signed webhook events.
- */
+/** Billing provider (docs/billing.md): `sandbox`, `manual` or `stripe`. */
 export type BillingConfig =
   | { provider: "sandbox" | "manual" }
   | {
@@ -56,11 +47,7 @@ export type BillingConfig =
 
 export type { ConfigProblem } from "./config-problems.ts";
 
-/**
- * A configuration that cannot start the service. `problems` lists EVERY bad
- * variable (the message names them all, on one line), so an operator fixes
- * them in one go.
- */
+/** A configuration that cannot start the service; `problems` lists every bad variable, so all are fixed in one go. */
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];
   constructor(variable: string, detail: string, more: ConfigProblem[] = []) {
@@ -156,9 +143,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 }
 
 /**
- * The billing provider: `sandbox` by default only for the self-contained start (sandbox couriers and the
- * embedded database), `manual` otherwise; `sandbox` with live couriers is refused, since it hands out paid plans
- * free. The first problem found goes to `problems` (and `manual` is returned).
+ * The billing provider: `sandbox` by default only for the self-contained start, else `manual`; `sandbox` with live
+ * couriers is refused (it hands out paid plans free), the problem added to `problems`.
  */
 function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: ConfigProblem[]): BillingConfig {
   const provider = s.billingProvider ?? (courierMode === "sandbox" && !s.databaseUrl ? "sandbox" : "manual");

