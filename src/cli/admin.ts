@@ -1,10 +1,6 @@
 /**
- * Operator CLI: `bun run admin <command> [arguments] [--flag value]…`
- * (`bun run admin help` prints the usage below). Flags are parsed by
- * `node:util` parseArgs. Every command prints exactly one JSON object on
- * stdout; errors print `{"error": "..."}` on stdout and exit 1. Works on
- * DATABASE_URL, or on the embedded database under DATA_DIR: it connects to
- * the server a running service started, and starts one only when none runs.
+ * Operator CLI: `bun run admin <command> [arguments] [--flag value]…` (`bun run admin help`). Every command prints one
+ * JSON object on stdout (`{"error": …}` and exit 1 on failure); it connects to DATABASE_URL or the embedded database.
  */
 import { parseArgs } from "node:util";
 import { ConfigError, configFromProcess } from "../config.ts";

@@ -1,8 +1,4 @@
-/**
- * The operator commands behind `bun run admin` (src/cli/admin.ts). Each
- * returns the one JSON object the CLI prints; a mistake of the operator
- * throws {@link UsageError}.
- */
+/** The operator commands behind `bun run admin`: each returns the JSON object to print; operator mistakes throw {@link UsageError}. */
 import type { Db } from "../db/client.ts";
 import { usedThisMonth } from "../modules/accounts/quota.ts";
 import { PASSWORD_MESSAGES, passwordProblem } from "../modules/accounts/password-policy.ts";

@@ -1,11 +1,6 @@
 /**
- * Sandbox scenarios (docs/spec-map.md, "Sandbox"): the last digit of a tracking number
- * picks what the simulated courier answers. Each courier twin renders the
- * same canonical timeline in its own wire format, so the real adapter code
- * parses and maps it end to end.
- *
- * A "step" is `stepSeconds` of wall time since the simulator first saw the
- * number; events dated after "now" are not visible yet.
+ * Sandbox scenarios (docs/spec-map.md#sandbox): a number's last digit picks the canonical timeline every twin renders
+ * in its own wire format; a step is `stepSeconds` after first sight, and future events are not visible yet.
  */
 export type SimEventKind =
   | "manifested"
@@ -21,9 +16,7 @@ export type SimEventKind =
 
 export interface SimEvent {
   kind: SimEventKind;
-  /** UTC milliseconds. */
   at: number;
-  /** City where it happened. */
   location: string;
   /** Courier remark (failed attempt reason), or null. */
   remark: string | null;
@@ -63,11 +56,7 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
-/**
- * The scenario for `trackingNumber` as of `nowMs`, first seen at `firstSeenMs`.
- * Digit 9 is the in-transit timeline of digit 1 (its asynchronous delay is the
- * aggregator twin's business).
- */
+/** The scenario for `trackingNumber` as of `nowMs`; digit 9 is digit 1's timeline (the aggregator adds the delay). */
 export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled?: ReadonlyMap<number, number>): Scenario {
   const digit = scenarioDigit(trackingNumber);
   if (digit === 4) return { kind: "not_found" };
@@ -141,11 +130,7 @@ export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: num
   return undefined;
 }
 
-/**
- * Digit 3's failed-attempt remark, one per reason family (docs/ndr.md): the two digits before the last, 20 to 30,
- * pick it (…203 customer unavailable … …303 a remark no table knows, `other`); any other number keeps
- * "Consignee not available".
- */
+/** Digit 3's failed-attempt remark, one per reason family (docs/ndr.md), picked by the two digits before the last. */
 export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   20: "Consignee not available",
   21: "Consignee refused to accept the shipment",
@@ -168,13 +153,8 @@ export function failedAttemptRemark(trackingNumber: string): string {
 }
 
 /**
- * The EDD a courier would show now, `YYYY-MM-DD` in IST (every simulated city
- * is Indian): the day of the planned delivery (the timeline's delivery, or its
- * last out-for-delivery when it never arrives), from pickup on. None while
- * only manifested (Delhivery's real manifested sample has a null
- * ExpectedDeliveryDate) and none once the shipment is cancelled or on its way
- * back. A delivered shipment keeps it here; each twin keeps or drops it as its
- * courier does.
+ * The EDD a courier would show now, `YYYY-MM-DD` in IST: the planned delivery day, from pickup on; none while only
+ * manifested, cancelled or returning. Each twin keeps or drops it after delivery as its courier does.
  */
 function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): string | null {
   const planned = all.find((e) => e.kind === "delivered") ?? all.findLast((e) => e.kind === "out_for_delivery");
@@ -183,7 +163,6 @@ function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): str
   return wallTime(planned.at, 330).date;
 }
 
-/** Newest visible event, or undefined. */
 export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | undefined {
   return s.events[s.events.length - 1];
 }

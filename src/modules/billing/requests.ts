@@ -1,8 +1,6 @@
 /**
- * Plan-change requests of the `manual` provider (docs/billing.md): the
- * dashboard records one, an operator approves or rejects it with the admin
- * CLI. Approval changes the plan in the same transaction that marks the
- * request approved, so a request is applied at most once.
+ * Plan-change requests of the `manual` provider (docs/billing.md); approval changes the plan in the transaction that
+ * marks the request approved, so it applies at most once.
  */
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
@@ -18,11 +16,7 @@ export type RequestStatus = "pending" | "approved" | "rejected" | "superseded";
 /** Thrown for an unknown request id or one that is no longer pending. */
 export class RequestNotPending extends Error {}
 
-/**
- * Records a request to move `accountId` from `from` to `to`; a pending
- * request of the same account is marked `superseded` in the same
- * transaction (the partial unique index allows one pending request).
- */
+/** Records a request to move `accountId` from `from` to `to`, superseding a pending one in the same transaction. */
 export async function recordRequest(db: Db, accountId: string, from: PlanId, to: PlanId): Promise<UpgradeRequest> {
   return db.transaction(async (tx) => {
     await tx
@@ -76,10 +70,7 @@ export async function rejectRequest(db: DbOrTx, id: string, note?: string): Prom
   return row;
 }
 
-/**
- * An operator set the plan directly (`set-plan`): a pending request for that
- * plan is thereby granted and marked approved; one for another plan stays.
- */
+/** After an operator's `set-plan`: a pending request for that plan is marked approved; one for another plan stays. */
 export async function settleRequestsFor(db: DbOrTx, accountId: string, plan: PlanId): Promise<void> {
   await db
     .update(upgradeRequests)

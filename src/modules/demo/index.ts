@@ -23,13 +23,11 @@ export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () 
     "/track",
     ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
     {
-      // The limit is counted before the query is validated (a transform runs before validation), as
-      // the API key is on /v1: a client over the limit gets 429 whatever it sends.
+      // Counted before validation (a transform), as the key is on /v1: over the limit is 429 whatever is sent.
       async transform({ request, set }) {
         const ip = clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy);
         // Counted per normalised address, IPv6 per /64 (http/client-ip.ts): one client, one allowance.
         const hit = await hitDemo(deps.db, addressLimitKey(ip), DEMO_LIMIT_PER_HOUR, deps.clock.now());
-        // The same RateLimit-* headers as /v1 answers carry, on every demo answer (success, 4xx, 429).
         const headers = rateLimitHeaders(hit);
         Object.assign(set.headers, headers);
         if (!hit.allowed)

@@ -1,9 +1,6 @@
 /**
- * The internal port (`ADMIN_PORT`, on `ADMIN_HOST`, loopback by default):
- * plain HTTP, no key, in every role — a `ROLE=worker` process has no other
- * port. Serves `/healthz`, `/readyz` and `/metrics` (no token: the port is
- * meant for the kubelet, the container health check and Prometheus, never
- * for the internet). Anything else is 404 in the error envelope.
+ * The internal port (`ADMIN_PORT`, loopback by default): plain HTTP, no key, every role; `/healthz`, `/readyz` and
+ * `/metrics` for the kubelet and Prometheus, never the internet. Anything else is 404.
  */
 import type { CoreDeps } from "../../core-deps.ts";
 import { errorBody } from "../../errors.ts";

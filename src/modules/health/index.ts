@@ -1,11 +1,6 @@
 /**
- * Probes on the public port: `/healthz` (the process answers) and `/readyz`
- * (service.ts: database reachable, migrations at head, not draining; else
- * 503 SERVICE_UNAVAILABLE). Both need no key and answer whatever
- * `X-Forwarded-Proto` says (the HTTPS check in http/core.ts exempts
- * {@link isProbeRequest}), so a TLS-terminating proxy, a container health
- * check and a Kubernetes httpGet probe all reach them over plain HTTP. The
- * internal port (admin-server.ts) serves the same answers.
+ * Probes on the public port: `/healthz` and `/readyz` (service.ts), no key, answered whatever `X-Forwarded-Proto` says
+ * so orchestrators reach them over plain HTTP.
  */
 import { Elysia, t } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";

@@ -12,10 +12,7 @@ export interface Readiness {
   reason?: "starting" | "draining" | "database_unreachable" | "migrations_behind";
 }
 
-/**
- * Checks readiness. Once the migrations were seen at head the check is not
- * repeated (they never go back); the database is asked on every call.
- */
+/** Checks readiness; migrations are checked until seen at head (they never go back), the database on every call. */
 export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => Promise<Readiness> {
   let migrated = false;
   return async () => {

@@ -1,10 +1,6 @@
 /**
- * `GET /metrics` on the public port: the process's metrics in Prometheus
- * text format (registry.ts, scrape.ts), only for
- * `Authorization: Bearer <METRICS_TOKEN>`. Without METRICS_TOKEN the route
- * answers 404 like any unknown path; scrape the internal port (ADMIN_PORT)
- * instead, which serves it without a token. Hidden from the OpenAPI
- * document. It carries counts only, never an account, key or tracking number.
+ * `GET /metrics` on the public port, only for `Authorization: Bearer <METRICS_TOKEN>` (404 without a token set; scrape
+ * ADMIN_PORT instead). Counts only, never an account, key or tracking number.
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";

@@ -1,16 +1,7 @@
 /**
- * `POST /billing/stripe/webhook`: Stripe's event notifications (docs/billing.md).
- *
- * Order of work: the `Stripe-Signature` header must be present, the raw body
- * is read up to 64 KiB (413 past it, without buffering more), the SDK's
- * `constructEventAsync` checks the HMAC over the exact bytes received and the
- * timestamp tolerance (300 s, Stripe's default) before anything parses the
- * JSON. Only then is the event applied (events.ts).
- *
- * Answers: 200 `{"received":true}` (also for duplicates and event types we
- * ignore, so Stripe stops retrying), 400 BAD_REQUEST for a missing or bad
- * signature, 413 PAYLOAD_TOO_LARGE, 503 SERVICE_UNAVAILABLE when the event
- * could not be recorded (Stripe retries with back-off for up to three days).
+ * `POST /billing/stripe/webhook` (docs/billing.md): signature header required, raw body read up to 64 KiB, HMAC and
+ * 300 s tolerance checked by the SDK before any JSON parse. 200 also for duplicates and ignored types, 400 for a bad
+ * signature, 503 when the event could not be recorded (Stripe retries).
  */
 import type Stripe from "stripe";
 import { errorBody, type ErrorCode } from "../../../errors.ts";
