@@ -24,7 +24,6 @@ export type Config = Omit<Settings, Composed | Computed> &
     webhookRetryScheduleSeconds: number[];
     /** True when the operator allows a generated key with DATABASE_URL set (`SECRETS_KEY_GENERATE=single-node`). */
     secretsKeyGenerateSingleNode: boolean;
-    /** Every `*_BASE_URL` and courier credential variable, by name. */
     courierEnv: CourierEnv;
     /** Who confirms plan changes (docs/billing.md); `stripe` carries its settings. */
     billing: BillingConfig;
@@ -58,7 +57,6 @@ export class ConfigError extends Error {
   get variable(): string {
     return this.problems[0]!.variable;
   }
-  /** @throws ConfigError when `problems` is not empty. */
   static throwIfAny(problems: ConfigProblem[]): void {
     if (problems.length) throw new ConfigError(problems[0]!.variable, problems[0]!.detail, problems.slice(1));
   }
@@ -96,11 +94,7 @@ export function parseRateLimits(entries: readonly string[]): Partial<Record<(typ
   return out;
 }
 
-/**
- * Parses the environment into a {@link Config}.
- * @param env usually `process.env`; tests pass a plain object.
- * @throws ConfigError naming every bad variable.
- */
+/** Parses the environment (tests pass a plain object) into a {@link Config}. @throws ConfigError naming every bad variable */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const raw: Env = {};
   for (const name of ENV_NAMES) if (env[name]) raw[name] = env[name];
@@ -126,7 +120,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   ConfigError.throwIfAny(problems);
 
-  // The Stripe variables reach the service inside `billing`.
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("stripe"))) as Omit<typeof rest, `stripe${string}`>;
   return {
     ...own,

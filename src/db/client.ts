@@ -54,8 +54,7 @@ export function connect(
   url: string,
   opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean; deadlineSeconds?: number } = {},
 ): { db: Db; sql: postgres.Sql } {
-  // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
-  // DB_DEADLINE_SECONDS scales the three together (default 4: answer 4 s, queue 2 s, statement_timeout 3.5 s).
+  // answer_timeout and queue_timeout come from our postgres-js patch (patches/README.md); DB_DEADLINE_SECONDS scales all three.
   const scale = (opts.deadlineSeconds ?? DB_DEADLINES.answerSeconds) / DB_DEADLINES.answerSeconds;
   const deadlines = opts.deadlines
     ? {
@@ -71,7 +70,6 @@ export function connect(
     max: opts.max ?? 10,
     idle_timeout: 30,
     connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
-    // Notices (e.g. "relation already exists, skipping") are not errors; keep stdout for JSON logs.
     onnotice: opts.onnotice ?? (() => {}),
     // Raw sql`` statements get no Date serialiser from drizzle: they pass timestamps as ISO text.
     ...deadlines,
@@ -108,11 +106,7 @@ interface EmbeddedState {
   password: string;
 }
 
-/**
- * Opens the service database: `databaseUrl`, or the embedded server under
- * `dataDir` (started when not already running).
- * @throws when the embedded server cannot start (message says why).
- */
+/** Opens the service database: `databaseUrl`, or the embedded server under `dataDir`. @throws when that cannot start */
 export async function openDatabase(opts: {
   databaseUrl: string | undefined;
   dataDir: string;

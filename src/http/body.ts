@@ -31,9 +31,8 @@ export function setBodyTimeout(ms: number): void {
 const requestTimeout = (ms: number) => new AppError("REQUEST_TIMEOUT", `The request body did not arrive within ${ms / 1000} s; send it at once.`);
 
 /**
- * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default: the process's `BODY_TIMEOUT_MS`).
- * @throws AppError PAYLOAD_TOO_LARGE as soon as more than `maxBytes` arrived (the rest is never read).
- * @throws AppError REQUEST_TIMEOUT when the body is not complete `timeoutMs` after the first read.
+ * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default `BODY_TIMEOUT_MS`).
+ * @throws AppError PAYLOAD_TOO_LARGE past `maxBytes` (the rest never read), REQUEST_TIMEOUT past `timeoutMs`
  */
 export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES, timeoutMs = bodyTimeoutMs): Promise<Uint8Array> {
   const stream = request.body;

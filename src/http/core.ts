@@ -25,7 +25,6 @@ const DB_DOWN = new Set([
   "08006", "53300",
 ]);
 
-/** True when `err` (or its cause chain) is a database connectivity failure. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++)
     if (typeof e.code === "string" && DB_DOWN.has(e.code)) return true;
@@ -41,7 +40,6 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 /** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Each request's id, noted on the request under a module-private symbol (see auth.ts) once chosen. */
 const REQUEST_ID = Symbol("request id");
 
 /** The request id: the client's own when well formed, else a new `req_…` id; chosen once per request. */

@@ -29,7 +29,6 @@ export const IdempotencyKeySchema = Text({
 });
 const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** The 422 type of a key reused with a different request (docs/idempotency.md). */
 export const KEY_REUSED_TYPE = "idempotency_key_reused";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -37,7 +36,6 @@ export const REPLAYED_HEADER = "idempotent-replayed";
 
 type Deps = Pick<CoreDeps, "db" | "clock" | "secretsKey">;
 
-/** The part of Elysia's handler context the wrapper reads. */
 interface IdempotentContext {
   auth: AuthContext;
   body?: unknown;
@@ -45,9 +43,7 @@ interface IdempotentContext {
   set: { status?: number | string; headers: Record<string, unknown> };
 }
 
-/**
- * The 422 item for a malformed key, or undefined; the key itself is never repeated in the item.
- */
+/** The 422 item for a malformed key, or undefined; the key itself is never repeated in the item. */
 export function idempotencyKeyProblem(key: string): ValidationItem | undefined {
   const loc = ["header", "Idempotency-Key"];
   if (key.length === 0) return { loc, msg: "String should have at least 1 character", type: "string_too_short" };

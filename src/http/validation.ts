@@ -24,7 +24,6 @@ export const FREE_TEXT_PATTERN = "^[^\\u0000]*$";
  */
 export const URL_TOKEN_PATTERN = "^[^\\u0000-\\u001F\\u007F%\\uFFFD]*$";
 
-/** Elysia's name for where the value was → the spec's `loc[0]`. */
 const LOCATION: Record<string, string> = { query: "query", params: "path", body: "body", headers: "header", header: "header", cookie: "cookie" };
 
 interface RawError {
@@ -32,13 +31,11 @@ interface RawError {
   type: number;
   message: string;
   value?: unknown;
-  /** Union errors: one iterator per variant, in `anyOf` order. */
   errors?: { First(): RawError | undefined }[];
   schema?: { type?: string; format?: string; anyOf?: { const?: unknown; type?: string; format?: string }[]; const?: unknown; minLength?: number; maxLength?: number; minimum?: number; maximum?: number; minItems?: number; maxItems?: number; pattern?: string };
 }
 
 function locOf(where: string, path: string): (string | number)[] {
-  // TypeBox paths are JSON pointers ("" or "/a/0"); anything else names no field.
   const segs = (path.startsWith("/") ? path : "")
     .split("/")
     .slice(1)
@@ -165,10 +162,8 @@ interface RouteOptions {
 
 type Compiled = ReturnType<typeof TypeCompiler.Compile>;
 
-/** An object schema's compiled check, and how to turn its query text into the numbers it declares. */
 interface ParameterCheck {
   compiled: Compiled;
-  /** Properties declared `integer` or `number`, whose text is converted before the check. */
   numeric: [name: string, integer: boolean][];
 }
 

@@ -59,7 +59,6 @@ export function errorFields(e: Error): Fields {
   return { name: src.name, message: src.message.startsWith("Failed query") ? "query failed" : src.message.slice(0, 300), ...(code ? { code } : {}) };
 }
 
-/** Every top-level `Error` value becomes {@link errorFields}, whatever the key (`error`, `err`, `cause`…). */
 function serializeErrors(obj: Fields): Fields {
   let out: Fields | undefined;
   for (const [k, v] of Object.entries(obj)) {
@@ -86,7 +85,6 @@ export function currentRequestId(): string | undefined {
   return s?.open ? s.id : undefined;
 }
 
-/** pino's `mixin`: a fresh object each call (pino assigns the line's own fields onto it; those win). */
 function requestIdMixin(): Fields {
   const s = requestScope.getStore();
   return s?.open ? { request_id: s.id } : {};
@@ -157,19 +155,14 @@ function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
 export interface LoggerOptions {
   /** Buffer stdout, written every 8 KiB and {@link LOG_FLUSH_INTERVAL_MS}; default false (CLIs exit right after). */
   buffered?: boolean;
-  /** With `buffered`: append to this file instead of stdout (benches keep their own output clean). */
   file?: string;
 }
 
-/**
- * A logger at `level` (config `LOG_LEVEL`) whose lines carry `base`.
- * @param write receives each line without its newline (tests capture lines); default: stdout (see `opts`).
- */
+/** A logger at `level` whose lines carry `base`; `write` receives each line (tests), default stdout (see `opts`). */
 export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void, opts: LoggerOptions = {}): Logger {
   const out = output(write, opts.buffered ?? false, opts.file);
   const common = { level, base, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   let accessLogger: Logger | undefined;
-  // Built on first use: most loggers (CLIs, tests) never log an access line.
   const access = (): Logger => (accessLogger ??= wrap(pino(common, out.stream), out, access));
   return wrap(
     pino(

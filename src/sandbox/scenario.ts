@@ -18,7 +18,6 @@ export interface SimEvent {
   kind: SimEventKind;
   at: number;
   location: string;
-  /** Courier remark (failed attempt reason), or null. */
   remark: string | null;
 }
 
@@ -31,7 +30,6 @@ export type Scenario =
       podUrl: string | null;
       /** digit 7: manifested, no scans */
       noScans: boolean;
-      /** The courier's estimated delivery date (EDD) as of now, see {@link estimateOf}. */
       edd: string | null;
     }
   | { kind: "not_found" }
@@ -145,7 +143,6 @@ export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   30: "Shipment held: awaiting instructions",
 };
 
-/** The failed-attempt remark of a digit-3 number ({@link FAILED_ATTEMPT_REMARKS}). */
 export function failedAttemptRemark(trackingNumber: string): string {
   const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);
   const n = m ? Number(m[1]) * 10 + Number(m[2]) : -1;
@@ -184,11 +181,8 @@ export function wallTime(ms: number, offsetMin: number) {
     h,
     mi,
     s,
-    /** `YYYY-MM-DD` */
     date,
-    /** `HH:MM:SS` */
     time,
-    /** ISO with offset, e.g. `2026-11-05T10:20:00+05:30` */
     iso: `${date}T${time}${offsetMin === 0 ? "Z" : `${offsetMin < 0 ? "-" : "+"}${p2(Math.floor(abs / 60))}:${p2(abs % 60)}`}`,
   };
 }

@@ -15,8 +15,7 @@ export type { RateLimit };
 
 /** Defaults from each courier's published limits (its folder README, "Rate budget"); live backends only. */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
-  // 750 requests / 5 min / IP (Delhivery B2C docs, FAQ "TRACK SHIPMENT API"). Counted over 5 minutes, so a burst
-  // is allowed: B + r × 300 s = 150 + 2 × 300 = 750 keeps every 5-minute window within the limit.
+  // 750 requests / 5 min / IP (Delhivery B2C docs): a burst of 150 plus 2/s × 300 s keeps every 5 minutes within it.
   delhivery: { perSecond: 2, perDay: 0, burst: 150 },
   // 3 requests/s (17TRACK API v2.2 docs); a lookup is a register and about two polls: 1 lookup/s.
   track17: { perSecond: 1, perDay: 0 },
@@ -46,7 +45,6 @@ export const RECHECK_WAIT_MS = 30_000;
 /** Who calls: a live `/v1/track` lookup, or a scheduled re-check (which yields to lookups). */
 export type CallPurpose = "live" | "recheck";
 
-/** A backend + credential's budget as the processes apply it. */
 export interface Budget {
   /** The row's key: `<adapter id>:<credential fingerprint>`. */
   key: string;
@@ -74,7 +72,6 @@ export function budgetOf(
   return { key: `${adapter}:${fingerprint}`, adapter, limit, reserve: Math.min(0.9, Math.max(0, reservePercent / 100)) };
 }
 
-/** The figures of one budget that one grant statement needs. */
 export function bucketOf(b: Budget): { burst: number; paceRate: number; paceBurst: number; keep: number; recheckDayCap: number } {
   const { perSecond, perDay } = b.limit;
   const burst = b.limit.burst ?? Math.max(1, perSecond * BURST_SECONDS);
@@ -165,7 +162,6 @@ export class CourierBudgets {
       this.pending.set(id, p);
       const g = await p;
       if (g.granted > 0) {
-        // The slice was stored by grant(); take from it like everyone waiting on it.
         if (this.takeLocal(id)) return 0;
         continue;
       }

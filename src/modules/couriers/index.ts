@@ -1,7 +1,6 @@
 /**
- * `GET /v1/couriers`, `GET /v1/couriers/{slug}` (spec: Endpoints) and
- * `GET /v1/couriers/detect` (docs/shipments.md, "Courier auto-detect"). None counts against the quota;
- * all need a key and count for the rate limit.
+ * `GET /v1/couriers`, `GET /v1/couriers/{slug}` (spec: Endpoints) and `GET /v1/couriers/detect` (docs/shipments.md,
+ * "Courier auto-detect"). None counts against the quota; all need a key and count for the rate limit.
  */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";

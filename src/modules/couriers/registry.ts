@@ -34,7 +34,6 @@ export interface CourierBackends {
   lookup(courier: Courier, trackingNumber: string, purpose?: CallPurpose): Promise<LookupResult>;
   /** The courier's shared rate budget and whether it covers its followed shipments; null without a budget. */
   budget(courier: Courier): BudgetView | null;
-  /** One line per courier for the start log. */
   describe(): Record<string, Availability>;
   /** Sandbox only: moves the simulated shipment on now; undefined when the simulator does not answer it. */
   advanceSandbox(courier: Courier, trackingNumber: string): boolean | undefined;
@@ -47,7 +46,6 @@ interface Backend {
   http: CourierHttp;
   credentials: Record<string, string>;
   lane: Lane;
-  /** Calls per second and per day shared by every process (budget.ts); undefined: none. */
   budget: Budget | undefined;
 }
 
@@ -63,18 +61,15 @@ export interface BackendsOptions {
   /** The courier simulator couriers without credentials talk to in sandbox mode (src/sandbox/ registers itself here). */
   simulator?: CourierSimulator;
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
-  /** The database the budgets' coverage is read from (coverage.ts); without it none is reported. */
   db?: Db;
   /** This process's courier budgets (`Services.courierBudgets`, src/services.ts); without them no budget applies (tests of adapters). */
   budgets?: CourierBudgets;
 }
 
-/** The time one lookup may take once its backend work starts, ms. */
 function budgetOf(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">, adapter: CourierAdapter): number {
   return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
 }
 
-/** One adapter's backend: its availability, base URL, credentials, HTTP pool and lane. */
 function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   const { config } = opts;
   const env = config.courierEnv;

@@ -26,7 +26,6 @@ export function str(v: unknown): string {
   return "";
 }
 
-/** A value that may be one item or an array (XML → JSON, "one or many") as an array. */
 export function asArray<T>(v: T | T[] | undefined | null): T[] {
   return v === undefined || v === null ? [] : Array.isArray(v) ? v : [v];
 }
@@ -127,7 +126,6 @@ export function throwForStatus(courier: string, status: number, opts: { notFound
   throw new CourierError("backend", `${courier}: unexpected HTTP ${status}`, status);
 }
 
-/** What a courier event says besides its state and time. */
 export interface EventText {
   activity: string;
   location: string;
@@ -136,7 +134,6 @@ export interface EventText {
   remark: string | null;
 }
 
-/** One {@link RawCheckpoint} from a mapped rule, the parsed time and the event's texts. */
 export function checkpoint(rule: StatusRule, when: LocalTime, e: EventText): RawCheckpoint {
   return { state: rule.state, subStatus: rule.sub ?? null, activity: e.activity, location: e.location, ...when, rawCode: e.rawCode, rawStatus: e.rawStatus, remark: e.remark };
 }
@@ -162,5 +159,4 @@ export function summary(rule: StatusRule, raw: { rawCode: string | null; rawStat
   return { state: rule.state, subStatus: rule.sub ?? null, rawCode: raw.rawCode, rawStatus: raw.rawStatus, at: raw.at };
 }
 
-/** A checkpoint as a summary (the courier's newest event stands for the shipment). */
 export const summaryFromCheckpoint = (c: RawCheckpoint) => ({ state: c.state, subStatus: c.subStatus, rawCode: c.rawCode, rawStatus: c.rawStatus, at: c.at });
