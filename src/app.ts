@@ -1,7 +1,4 @@
-/**
- * `buildApp(deps)`: the Elysia router and the server around it; no `listen`, no timers, so tests build it freely and
- * drive it with `handle()` or a real socket through the same `fetch`.
- */
+/** `buildApp(deps)`: the router and the server around it; no `listen`, no timers, so tests build it freely. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
 import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";

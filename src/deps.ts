@@ -1,7 +1,4 @@
-/**
- * `AppDeps`: everything the HTTP app and the scheduler are built from, assembled by main.ts (or a test helper). Its
- * own file, so no module imports the composition root; modules that others build on take {@link CoreDeps}.
- */
+/** `AppDeps`: what the app and scheduler are built from; its own file, so no module imports the composition root. */
 import type { CoreDeps, EventSink } from "./core-deps.ts";
 import type { CourierBackends } from "./modules/couriers/registry.ts";
 import type { Lifecycle } from "./modules/health/state.ts";

@@ -1,7 +1,4 @@
-/**
- * Errors as values of one closed union: a service throws `AppError(code, message, extra?)` and the one `onError`
- * (http/core.ts) renders the envelope with {@link CODE_STATUS}'s status (spec: Errors; spec-map Decisions).
- */
+/** Errors as values of one closed union (spec: Errors); the one `onError` (http/core.ts) renders them. */
 import { Type as T } from "@sinclair/typebox";
 import { literalUnion } from "./lib/literal-union.ts";
 

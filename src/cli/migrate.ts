@@ -1,7 +1,4 @@
-/**
- * `bun run migrate`: applies the committed migrations to `DATABASE_URL` and exits, once per release (deploy/); an
- * advisory lock makes concurrent runs safe.
- */
+/** `bun run migrate`: applies the committed migrations to `DATABASE_URL` (once per release) and exits. */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";

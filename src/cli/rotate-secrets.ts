@@ -1,7 +1,4 @@
-/**
- * `bun run rotate-secrets`: re-encrypts every webhook signing secret under SECRETS_KEY once every process runs with the
- * new key and the old as SECRETS_KEY_PREVIOUS (docs/deployment.md#rotating-secrets_key). Exit 0 when all are done.
- */
+/** `bun run rotate-secrets`: re-encrypts every signing secret (docs/deployment.md#rotating-secrets_key). */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";

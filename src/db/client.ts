@@ -1,7 +1,4 @@
-/**
- * Database access: Drizzle over postgres-js, at `DATABASE_URL` or an embedded PostgreSQL under `DATA_DIR/pg`, whose
- * port and password go to `DATA_DIR/pg.json` for the operator CLI (docs/deployment.md).
- */
+/** Database access: Drizzle over postgres-js, at `DATABASE_URL` or an embedded PostgreSQL (docs/deployment.md). */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";

@@ -1,7 +1,4 @@
-/**
- * Applies the committed drizzle-kit migrations at start; a session-level advisory lock serialises replicas starting
- * together (drizzle's migrator does not lock).
- */
+/** Applies the migrations at start; an advisory lock serialises replicas (drizzle's migrator does not lock). */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,7 +1,4 @@
-/**
- * The checkpoint and snapshot shapes every layer shares (spec: Resources, checkpoint fields): adapters produce a
- * {@link TrackingSnapshot}, the shipments core stores its checkpoints, the views render them.
- */
+/** The checkpoint and snapshot shapes every layer shares (spec: Resources, checkpoint fields). */
 import type { ShipmentState, SubStatus } from "./states.ts";
 
 /** One courier event, normalised but with the raw code and text kept. */

@@ -1,7 +1,4 @@
-/**
- * Delivery policy (spec: Events, Delivery rules 2 and 4) as pure functions; the delivery pipeline's SQL receives
- * these decisions as parameters and never re-encodes a number.
- */
+/** Delivery policy (spec: Events, Delivery rules 2 and 4) as pure functions; the SQL gets their results. */
 
 /** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;

@@ -1,7 +1,4 @@
-/**
- * The merchant's own data on a follow (docs/shipments.md#reference-and-metadata--decisions): `reference` and string
- * `metadata`, per account's follow, never per shipment.
- */
+/** The merchant's own `reference` and `metadata` on a follow, never on the shipment (docs/shipments.md). */
 
 /** Longest `reference`, in characters (code points). */
 export const MAX_REFERENCE_CHARS = 128;

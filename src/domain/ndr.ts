@@ -1,7 +1,4 @@
-/**
- * Failed-attempt (NDR) reasons normalised across couriers (docs/ndr.md): the closed set, which checkpoints carry one,
- * and the remark keywords every courier's table falls back on.
- */
+/** Failed-attempt (NDR) reasons across couriers (docs/ndr.md): the closed set and the shared remark keywords. */
 import type { RawCheckpoint } from "./checkpoint.ts";
 
 /** The closed set, in the order docs/ndr.md lists it. `other`: a reason the tables do not know (counted, so they can grow). */

@@ -1,7 +1,4 @@
-/**
- * The plan catalogue (spec: Limits for Free, Starter, Pro; Growth and Business are the service's decision, spec-map
- * Decisions). Prices are list prices in INR.
- */
+/** The plan catalogue (spec: Limits; Growth and Business: spec-map Decisions); prices in INR. */
 export type PlanId = "free" | "starter" | "pro" | "growth" | "business";
 
 export interface Plan {

@@ -1,7 +1,4 @@
-/**
- * The one internal enum of shipment states and its two public spellings (spec: States and transitions: the tracking
- * sample spells `intransit`, webhooks `in_transit`); nothing else in the code spells a state.
- */
+/** The one enum of shipment states and its two public spellings (spec: States and transitions). */
 export const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"] as const;
 export type ShipmentState = (typeof STATES)[number];
 

@@ -1,7 +1,4 @@
-/**
- * One JSON access-log line per request on the public port (route template, never the raw path; nothing from
- * headers or bodies) and the HTTP duration histogram. Why it wraps `fetch`: docs/logging.md#request-ids.
- */
+/** One JSON access line per request and the HTTP histogram (docs/logging.md#request-ids). */
 import { Elysia } from "elysia";
 import { runInRequestScope, type Logger, type RequestScope } from "../lib/log.ts";
 import { authOf } from "./auth.ts";

@@ -1,7 +1,4 @@
-/**
- * `X-API-Key` authentication and the per-minute rate limit (spec: Authentication 1–3), at the door before routing,
- * body reading or validation: a bad key is 401 whatever else is wrong. Details: docs/architecture.md.
- */
+/** `X-API-Key` authentication and the rate limit (spec: Authentication 1–3), before routing or parsing. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";

@@ -1,7 +1,4 @@
-/**
- * `Idempotency-Key` on every `POST /v1/…` (Stripe's semantics): what is stored, replays, reuse and takeover are in
- * docs/idempotency.md. {@link idempotent} runs where the handler runs, after authentication and validation.
- */
+/** `Idempotency-Key` on every `POST /v1/…`, Stripe's semantics (docs/idempotency.md). */
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../core-deps.ts";
 import type { Db } from "../db/client.ts";

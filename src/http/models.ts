@@ -1,7 +1,4 @@
-/**
- * A module's request and success bodies registered once as Elysia models (docs/architecture.md, "Schemas").
- * Names are global: a second, different schema under a taken name throws at registration.
- */
+/** Bodies registered once as Elysia models (docs/architecture.md, "Schemas"); names are global. */
 import type { TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 

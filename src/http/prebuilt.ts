@@ -1,7 +1,4 @@
-/**
- * Answering a body serialised once (the courier catalogue) without Elysia copying it on every request: the hooks'
- * headers move into the Response, so Elysia returns it as is. Why: docs/performance.md#decisions.
- */
+/** Answering a pre-serialised body without Elysia copying it (docs/performance.md#decisions). */
 
 /** The part of Elysia's `set` this needs: the headers the hooks set for the response. */
 export interface SetHeaders {

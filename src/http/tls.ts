@@ -1,7 +1,4 @@
-/**
- * TLS material (spec-map Decisions: HTTPS): `TLS_CERT_FILE`/`TLS_KEY_FILE` when given, else a self-signed
- * certificate for localhost generated once into `DATA_DIR/tls/` and reused.
- */
+/** TLS material (spec-map Decisions: HTTPS): the configured files, else a self-signed localhost certificate. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 

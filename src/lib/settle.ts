@@ -1,7 +1,4 @@
-/**
- * Waits until `work` (one promise or several) settles or `ms` pass; for graceful stops. Never rejects (a rejection
- * counts as settled) and clears its timer. @returns `true` when settled in time, `false` on timeout
- */
+/** Waits until `work` settles or `ms` pass, for graceful stops; never rejects. @returns whether it settled */
 export async function settleWithin(work: Promise<unknown> | readonly Promise<unknown>[], ms: number): Promise<boolean> {
   if (ms <= 0) return false;
   const all = Promise.allSettled(Array.isArray(work) ? work : [work]);

@@ -1,7 +1,4 @@
-/**
- * Sandbox scenarios (docs/spec-map.md#sandbox): a number's last digit picks the canonical timeline every twin renders
- * in its own wire format; a step is `stepSeconds` after first sight, and future events are not visible yet.
- */
+/** Sandbox scenarios (docs/spec-map.md#sandbox): a number's last digit picks the timeline every twin renders. */
 export type SimEventKind =
   | "manifested"
   | "picked_up"

@@ -1,7 +1,4 @@
-/**
- * The courier simulator (docs/spec-map.md#sandbox): a real loopback HTTP server speaking each adapter's wire format
- * under `/<adapter id>/…`; each twin lives beside its adapter (carriers/<id>/twin.ts, registered in twins.ts).
- */
+/** The courier simulator (docs/spec-map.md#sandbox): a loopback HTTP server speaking each wire format. */
 import type { Clock } from "../lib/clock.ts";
 import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";

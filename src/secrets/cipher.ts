@@ -1,7 +1,4 @@
-/**
- * Encryption at rest with `SECRETS_KEY` (AES-256-GCM): `v1.<iv>.<tag>.<ciphertext>` in base64url, the account id
- * bound as associated data so a value copied into another account's row does not decrypt.
- */
+/** Encryption at rest with `SECRETS_KEY` (AES-256-GCM), the account id bound as associated data. */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 
 function keyOf(key: Uint8Array): Buffer {

@@ -1,7 +1,4 @@
-/**
- * Sandbox convenience (spec-map: Sandbox): the first sandbox start of a process serving the public port creates a
- * development account on `growth` and returns its key (main.ts prints it once); later starts return undefined.
- */
+/** Sandbox convenience (spec-map: Sandbox): a development account on `growth` at the first start. */
 import type { Db } from "../../db/client.ts";
 import { createAccount, createApiKey, EmailTakenError } from "./service.ts";
 

@@ -1,7 +1,4 @@
-/**
- * When each API key was last used (`api_keys.last_used_at`), noted in process and stamped in ONE statement at most
- * {@link KEY_USE_FLUSH_MS} later, at most once a minute per key. Why batched: docs/performance.md#decisions.
- */
+/** When each API key was last used, stamped in batches (docs/performance.md#decisions). */
 import type { Db } from "../../db/client.ts";
 
 /** Longest time a noted use waits before it is written, ms. */

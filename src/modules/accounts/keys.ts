@@ -1,7 +1,4 @@
-/**
- * API keys: `ctk_` + 32 random bytes in base64url, shown once (spec-map Decisions: Accounts). Only the SHA-256 is
- * stored: 256 bits of entropy make a slow hash pure latency (as at Stripe and unkey).
- */
+/** API keys (spec-map Decisions: Accounts): `ctk_` + 32 random bytes, only the SHA-256 stored. */
 import { randomBytes } from "node:crypto";
 
 export const API_KEY_PREFIX = "ctk_";

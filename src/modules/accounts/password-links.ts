@@ -1,7 +1,4 @@
-/**
- * One-time password links (docs/dashboard.md#password-links): there is no email sender, so the operator CLI prints
- * reset links and the first start a welcome link. 256-bit token, only its SHA-256 stored, single use, short expiry.
- */
+/** One-time password links (docs/dashboard.md#password-links). */
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";

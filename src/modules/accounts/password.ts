@@ -1,7 +1,4 @@
-/**
- * Password hashing: argon2id through `Bun.password` (spec-map Decisions: Accounts), t = 2, p = 1, memory from
- * `PASSWORD_HASH_MEMORY_KIB` (OWASP Password Storage Cheat Sheet). Stored hashes carry their parameters.
- */
+/** Password hashing: argon2id via `Bun.password` (spec-map Decisions: Accounts; OWASP cheat sheet). */
 
 import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";
 

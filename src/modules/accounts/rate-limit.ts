@@ -1,7 +1,4 @@
-/**
- * Rate limits shared by every replica through PostgreSQL (spec-map Decisions: Per-minute rate limit, Demo limit):
- * a fixed one-minute window per account, and the demo's rolling hour per IP under an advisory lock.
- */
+/** Rate limits shared by replicas (spec-map Decisions: Per-minute rate limit, Demo limit). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { rateWindows } from "../../db/schema/index.ts";

@@ -1,7 +1,4 @@
-/**
- * The account's webhook signing secret columns (spec: POST /v1/webhooks, rotate-secret, Delivery rules 7), written
- * here for the webhooks module, which encrypts the secret and calls these in its own transaction.
- */
+/** The account's webhook signing secret columns (spec: Delivery rules 7), written for the webhooks module. */
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { accounts } from "../../db/schema/index.ts";

@@ -1,7 +1,4 @@
-/**
- * Billing routes: `GET /billing/plans` (spec: Endpoints) and, with `BILLING_PROVIDER=stripe`, the Stripe webhook,
- * answered from an `onRequest` hook because its signature covers the raw bytes (docs/billing.md).
- */
+/** Billing routes: `GET /billing/plans` and the Stripe webhook (docs/billing.md). */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorBody, errorResponses } from "../../errors.ts";

@@ -1,7 +1,4 @@
-/**
- * Plan changes go through the provider chosen by `BILLING_PROVIDER` (docs/billing.md): only `approved` (sandbox) lets
- * the dashboard change the plan itself; the others wait for an operator or Stripe's signed webhook.
- */
+/** Plan changes through the provider chosen by `BILLING_PROVIDER` (docs/billing.md). */
 import type { PlanId } from "../../domain/plans.ts";
 
 export type BillingProviderKind = "sandbox" | "manual" | "stripe";

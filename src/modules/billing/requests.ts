@@ -1,7 +1,4 @@
-/**
- * Plan-change requests of the `manual` provider (docs/billing.md); approval changes the plan in the transaction that
- * marks the request approved, so it applies at most once.
- */
+/** Plan-change requests of the `manual` provider (docs/billing.md). */
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, upgradeRequests } from "../../db/schema/index.ts";

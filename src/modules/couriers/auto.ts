@@ -1,7 +1,4 @@
-/**
- * `courier=auto` (docs/shipments.md#courier-auto-detect-courierauto): the one courier a number can belong to —
- * fitting formats, pinned formats before open ranges, then check digits where the courier defines one.
- */
+/** `courier=auto` (docs/shipments.md#courier-auto-detect-courierauto). */
 import { AppError } from "../../errors.ts";
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 import { detectCouriers } from "./detect.ts";

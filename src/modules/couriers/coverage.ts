@@ -1,7 +1,4 @@
-/**
- * Whether each courier budget covers its followed shipments (docs/capacity.md#courier-rate-budgets). One process per
- * {@link COUNT_EVERY_MS} scans `recheck_queue` for everyone; each reads the counts back every {@link READ_EVERY_MS}.
- */
+/** Whether each courier budget covers its followed shipments (docs/capacity.md#courier-rate-budgets). */
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";

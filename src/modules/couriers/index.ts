@@ -1,7 +1,4 @@
-/**
- * `GET /v1/couriers`, `GET /v1/couriers/{slug}` (spec: Endpoints) and `GET /v1/couriers/detect` (docs/shipments.md,
- * "Courier auto-detect"). None counts against the quota; all need a key and count for the rate limit.
- */
+/** `GET /v1/couriers`, `/v1/couriers/{slug}` and `/v1/couriers/detect`: no quota, key and rate limit. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
 import { errorResponses } from "../../errors.ts";

@@ -1,7 +1,4 @@
-/**
- * `GET /demo/track`: public, no key, limited per client IP (IPv6 per /64) across replicas by the rule of
- * src/domain/limits.ts; no quota, nobody starts following.
- */
+/** `GET /demo/track`: no key, no quota, limited per client IP by src/domain/limits.ts. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";

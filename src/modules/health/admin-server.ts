@@ -1,7 +1,4 @@
-/**
- * The internal port (`ADMIN_PORT`, loopback by default): plain HTTP, no key, every role; `/healthz`, `/readyz` and
- * `/metrics` for the kubelet and Prometheus, never the internet. Anything else is 404.
- */
+/** The internal port (`ADMIN_PORT`): plain HTTP probes and `/metrics`, never for the internet. */
 import type { CoreDeps } from "../../core-deps.ts";
 import { errorBody } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";

@@ -1,7 +1,4 @@
-/**
- * Probes on the public port: `/healthz` and `/readyz` (service.ts), no key, answered whatever `X-Forwarded-Proto` says
- * so orchestrators reach them over plain HTTP.
- */
+/** Probes on the public port, no key, answered over plain HTTP whatever `X-Forwarded-Proto` says. */
 import { Elysia, t } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";

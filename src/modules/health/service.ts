@@ -1,7 +1,4 @@
-/**
- * Readiness: the database answers, its migrations are at (or past) this
- * build's head, and the process is not draining. One statement per probe.
- */
+/** Readiness: the database answers, migrations at head, not draining; one statement per probe. */
 import type postgres from "postgres";
 import { migrationsAtHead } from "../../db/migrate.ts";
 import type { Lifecycle } from "./state.ts";

@@ -1,7 +1,4 @@
-/**
- * Counters of the following machinery (docs/operations.md#metrics) in one per-process registry; kept in the metrics
- * module so the tracking and following modules recording into them need not import each other.
- */
+/** Counters of the following machinery (docs/operations.md#metrics), one registry per process. */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { serviceRegistry } from "./registry.ts";
 

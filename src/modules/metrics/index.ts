@@ -1,7 +1,4 @@
-/**
- * `GET /metrics` on the public port, only for `Authorization: Bearer <METRICS_TOKEN>` (404 without a token set; scrape
- * ADMIN_PORT instead). Counts only, never an account, key or tracking number.
- */
+/** `GET /metrics`, only for `Bearer <METRICS_TOKEN>` (404 without one); counts only, no ids. */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";

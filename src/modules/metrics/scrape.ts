@@ -1,7 +1,4 @@
-/**
- * Figures read from the database at scrape time (backlogs, lag, oldest due delivery), so every replica reports the
- * same value (aggregate with `max`) and hot paths keep no bookkeeping.
- */
+/** Figures read from the database at scrape time, so every replica reports the same (use `max`). */
 import { Gauge } from "prom-client";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";

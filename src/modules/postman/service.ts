@@ -1,7 +1,4 @@
-/**
- * The Postman v2.1 collection (spec: Other), converted from the live OpenAPI document by `openapi-to-postmanv2`, then
- * finished to run top to bottom with only `api_key` and `webhook_url`: docs/api-conventions.md#the-postman-collection.
- */
+/** The Postman v2.1 collection (spec: Other): docs/api-conventions.md#the-postman-collection. */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
 import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
 

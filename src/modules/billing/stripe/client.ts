@@ -1,7 +1,4 @@
-/**
- * The Stripe API client: the official SDK's web build, pinned to its API version; `STRIPE_API_BASE` and
- * `STRIPE_API_CA_FILE` point it at a loopback Stripe twin in tests.
- */
+/** The Stripe API client (the SDK's web build); `STRIPE_API_BASE` points it at a twin in tests. */
 import { readFileSync } from "node:fs";
 import Stripe from "stripe";
 import type { BillingConfig } from "../../../config.ts";

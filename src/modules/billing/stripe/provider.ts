@@ -1,7 +1,4 @@
-/**
- * The `stripe` billing provider (docs/billing.md#what-changes-the-plan): it never changes a plan itself; Checkout or
- * the Subscriptions API request the change and the plan follows Stripe's signed webhook events (events.ts).
- */
+/** The `stripe` billing provider (docs/billing.md#what-changes-the-plan). */
 import { eq } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Db } from "../../../db/client.ts";

@@ -1,7 +1,4 @@
-/**
- * The parsing kit every courier adapter shares. Couriers send what they like: accessors take `unknown` and never
- * throw; only the `parse*` functions and {@link throwForStatus} throw, and only {@link CourierError}s.
- */
+/** The parsing kit of every courier adapter: accessors never throw; `parse*` throw only CourierError. */
 import { XMLParser } from "fast-xml-parser";
 import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";

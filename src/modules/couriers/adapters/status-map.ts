@@ -1,7 +1,4 @@
-/**
- * Status mapping as data (carriers/README.md, "Implications" 1): courier codes → state, then keywords, then in
- * transit — never delivered, the costliest wrong answer for a shop.
- */
+/** Status mapping as data: codes, then keywords, then in transit, never delivered (carriers/README.md). */
 import type { ShipmentState, SubStatus } from "../../../domain/states.ts";
 
 export interface StatusRule {

@@ -1,8 +1,4 @@
-/**
- * The one shape every courier backend adapter has (small adapters behind one interface): it builds the request as the
- * courier documents it, parses the answer, maps states by table and classifies failures as {@link CourierError}.
- * In sandbox mode its base URL points at the simulator.
- */
+/** The one shape every courier backend adapter has; failures are classified {@link CourierError}s. */
 import type { TrackingSnapshot } from "../../../domain/checkpoint.ts";
 import type { Courier } from "../catalogue.ts";
 

@@ -1,7 +1,4 @@
-/**
- * Building blocks of the courier wire schemas (`wire/<courier>.ts`): the adapter checks a body against its schema,
- * the twin builds answers as `Static<>` of it. Loose where couriers are loose: optional fields, string-or-number leaves.
- */
+/** Building blocks of the courier wire schemas, loose where couriers are loose. */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 
 /** A leaf the adapter reads as text (`str()`): string, number or null. */

@@ -1,7 +1,4 @@
-/**
- * Aramex Tracking `TrackShipments` over SOAP 1.1 (Aramex developer docs; request per fixtures/track-soap-request.xml).
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Aramex `TrackShipments` over SOAP 1.1 (Aramex developer docs); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint,
   throwForStatus,

@@ -1,7 +1,4 @@
-/**
- * Aramex NDR reasons (docs/ndr.md): an exception has a `ProblemCode` and the reason in `Comments`; the codes are in
- * no document we hold, so remark keywords decide.
- */
+/** Aramex NDR reasons (docs/ndr.md): `ProblemCode` codes are unpublished, so remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const ARAMEX_REASONS: ReasonTable = {

@@ -1,8 +1,4 @@
-/**
- * Aramex Tracking twin: `POST /aramex/ShippingAPI.V2/Tracking/Service_1_0.svc` (SOAP 1.1), credentials checked in
- * `ClientInfo` (ERR01 on mismatch), answers shaped like fixtures/track-soap*.xml, built as the adapter's wire type
- * and serialised with fast-xml-parser's builder.
- */
+/** Aramex tracking twin (SOAP 1.1), answers shaped like fixtures/track-soap*.xml. */
 import { XMLBuilder, XMLParser } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { AramexDocument, AramexNotification, AramexResultPair, AramexTrackingResult } from "./wire.ts";

@@ -1,7 +1,4 @@
-/**
- * Aramex `TrackShipments` SOAP 1.1 answer as fast-xml-parser reads it (fixtures/track-soap*.xml): namespace
- * prefixes and `xmlns` removed (`a:Key` → `Key`, `i:nil` → `@nil`), empty elements as "".
- */
+/** Aramex `TrackShipments` answer as fast-xml-parser reads it (namespace prefixes removed). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { OneOrMany, Opt, OrEmpty, XmlText } from "../../adapters/wire/common.ts";
 

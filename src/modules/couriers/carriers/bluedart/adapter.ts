@@ -1,8 +1,4 @@
-/**
- * Blue Dart tracking: the legacy TnT servlet `GET <base>/RoutingServlet?handler=tnt&action=custawbquery…`, XML only,
- * login id + licence key in the query (fixtures/SOURCE.md). Default base URL `https://api.bluedart.com/servlet`.
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Blue Dart's legacy TnT servlet, XML only (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";

@@ -1,7 +1,4 @@
-/**
- * Blue Dart NDR reasons (docs/ndr.md): the tracking document carries the scan text only (fixtures/tnt.xml) and the
- * reason codes are in no document we hold, so remark keywords decide.
- */
+/** Blue Dart NDR reasons (docs/ndr.md): scan text only, so remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const BLUEDART_REASONS: ReasonTable = {

@@ -1,7 +1,4 @@
-/**
- * Blue Dart twin: `GET /bluedart/RoutingServlet?…action=custawbquery…`, credentials checked in the query like the
- * real servlet, answers shaped like fixtures/tnt.xml (scans newest first, IST); not found is `StatusType NF` in a 200.
- */
+/** Blue Dart twin: the TnT servlet, answers shaped like fixtures/tnt.xml (NF inside a 200). */
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";

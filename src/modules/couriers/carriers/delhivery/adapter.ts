@@ -1,7 +1,4 @@
-/**
- * Delhivery: `GET /api/v1/packages/json/?waybill=<awb>` with `Authorization: Token <DELHIVERY_TOKEN>` (Delhivery B2C
- * API, "Track Shipment"); naive IST times. Endpoint, mapping, EDD and errors: README.md in this folder.
- */
+/** Delhivery B2C "Track Shipment" API; details: README.md in this folder. */
 import {
   checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint,
   throwForStatus,

@@ -1,7 +1,4 @@
-/**
- * Delhivery NDR reasons (docs/ndr.md): only the NSL code seen in a real payload is listed; other NDR codes
- * (README.md) fall back on the remark keywords of `Instructions`.
- */
+/** Delhivery NDR reasons (docs/ndr.md): the NSL code seen in a real payload, else remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const DELHIVERY_REASONS: ReasonTable = {

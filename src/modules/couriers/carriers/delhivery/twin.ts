@@ -1,7 +1,4 @@
-/**
- * Delhivery twin: `GET /delhivery/api/v1/packages/json/?waybill=…` with the sandbox token, answering documents shaped
- * like the real fixtures (naive IST, NSL codes, the 200-wrapped "No such waybill", EDD at end of day).
- */
+/** Delhivery twin: `GET /delhivery/api/v1/packages/json/`, documents shaped like the real fixtures. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,7 +1,4 @@
-/**
- * DHL Shipment Tracking – Unified: `GET /track/shipments?trackingNumber=<n>` with `DHL-API-Key` (DHL developer
- * portal). Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** DHL Shipment Tracking – Unified (DHL developer portal); details: README.md in this folder. */
 import { Value } from "@sinclair/typebox/value";
 import {
   checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,

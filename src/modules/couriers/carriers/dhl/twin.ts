@@ -1,7 +1,4 @@
-/**
- * DHL Unified twin: `GET /dhl/track/shipments?trackingNumber=…` with the sandbox `DHL-API-Key`, answers shaped like
- * fixtures/unified-track.json and the RFC 7807 404 of unified-track-error-404.json.
- */
+/** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

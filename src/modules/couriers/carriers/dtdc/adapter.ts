@@ -1,8 +1,4 @@
-/**
- * DTDC tracking (JSONCnTrk; fixtures/SOURCE.md): `GET <base>/api/dtdc/authenticate?username&password` answers a token
- * as plain text, then `POST <base>/rest/JSONCnTrk/getTrackDetails` with `X-Access-Token`. Default base URL
- * `https://blktracksvc.dtdc.com/dtdc-api`. Endpoint, mapping, times, errors, what is unverified: README.md here.
- */
+/** DTDC JSONCnTrk with a token from `authenticate` (fixtures/SOURCE.md); details: README.md here. */
 import {
   asArray, checkWire, validItems, checkpoint, checkpointsOf, newestOf, obj, parseJson, parseXml, str, summary,
   throwForStatus,

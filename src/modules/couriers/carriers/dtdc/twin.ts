@@ -1,8 +1,4 @@
-/**
- * DTDC twin: `GET /dtdc/api/dtdc/authenticate` answers a token (valid {@link TOKEN_TTL_MS} of simulator time);
- * `POST /dtdc/rest/JSONCnTrk/getTrackDetails` answers documents shaped like fixtures/jsoncntrk.json, the 401 body
- * of jsoncntrk-error-401.json, and "NO DATA FOUND" for scenario 4.
- */
+/** DTDC twin: a token from `authenticate`, answers shaped like fixtures/jsoncntrk*.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DtdcDetail, DtdcTrackResponse, DtdcUnauthorized } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

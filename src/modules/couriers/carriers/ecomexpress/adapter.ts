@@ -1,7 +1,4 @@
-/**
- * Ecom Express: `POST <base>/track_me/api/mawbd/`, form fields `awb`, `username`, `password` (fixtures/SOURCE.md);
- * default base URL `https://plapi.ecomexpress.in`. Mapping, times, errors, what is unverified: README.md here.
- */
+/** Ecom Express `track_me/api/mawbd/` (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";

@@ -1,7 +1,4 @@
-/**
- * Ecom Express twin: `POST /ecomexpress/track_me/api/mawbd/` (GET too), answering the documented
- * `ecomexpress-objects` XML (fixtures/SOURCE.md); not found is an empty document, bad credentials 401 (unverified).
- */
+/** Ecom Express twin: the documented `ecomexpress-objects` XML (fixtures/SOURCE.md). */
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { EcomAwbField, EcomDocument, EcomField, EcomScan } from "./wire.ts";

@@ -1,8 +1,4 @@
-/**
- * FedEx Track API twin: `POST /fedex/oauth/token` (client credentials, counted as `oauth/token`) and
- * `POST /fedex/track/v1/trackingnumbers` with an unexpired Bearer token, answering documents shaped like
- * fixtures/track-delivered.json; unknown numbers get `TRACKING.TRACKINGNUMBER.NOTFOUND` inside a 200.
- */
+/** FedEx Track API twin: OAuth token, then answers shaped like fixtures/track-delivered.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { FedexAddress, FedexScanEvent, FedexTrackResponse, FedexTrackResult } from "./wire.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,7 +1,4 @@
-/**
- * FedEx Track API, `POST /track/v1/trackingnumbers` and `POST /oauth/token`
- * (developer.fedex.com; fixtures in `fixtures/`).
- */
+/** FedEx Track API and OAuth token answers (developer.fedex.com). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 

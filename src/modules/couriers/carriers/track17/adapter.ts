@@ -1,7 +1,4 @@
-/**
- * 17TRACK Tracking API v2.2, the asynchronous aggregator path (spec-map Decisions): couriers without a direct
- * adapter. Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** 17TRACK API v2.2, the asynchronous aggregator (spec-map Decisions); details: README.md here. */
 import {
   arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";

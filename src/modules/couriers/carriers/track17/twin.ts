@@ -1,9 +1,4 @@
-/**
- * 17TRACK v2.2 twin: `POST /track17/track/v2.2/register` and `gettrackinfo` with the sandbox `17token`. A
- * registration is timed on the real clock (the adapter's back-off sleeps real time): until `sim.asyncSeconds` pass,
- * `gettrackinfo` answers "not ready", then the scenario as the webhook sample's `track_info`. Re-registering
- * answers -18019901, polling an unregistered number -18019902.
- */
+/** 17TRACK v2.2 twin: register, then `gettrackinfo` is "not ready" until `sim.asyncSeconds` pass. */
 import { rememberBounded } from "../../../../sandbox/bounded.ts";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { Track17Accepted, Track17Address, Track17Envelope, Track17Estimate, Track17Event, Track17Rejected, Track17TrackInfo } from "./wire.ts";

@@ -1,8 +1,4 @@
-/**
- * UPS Track API twin: `POST /ups/security/v1/oauth/token` (Basic auth, counted as `oauth/token`) and
- * `GET /ups/api/track/v1/details/{n}` with a Bearer token and `transId` + `transactionSrc`, answering documents
- * shaped like fixtures/track.json; unknown numbers get the `TW0001` warning inside a 200.
- */
+/** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { UpsActivity, UpsStatus, UpsTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

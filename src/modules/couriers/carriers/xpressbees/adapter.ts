@@ -1,8 +1,4 @@
-/**
- * Xpressbees (fixtures/SOURCE.md): `POST <base>/api/users/login` `{email, password}` → a token, then
- * `GET <base>/api/shipments2/track/{awb}` with it; naive IST times. Default base URL
- * `https://shipment.xpressbees.com`. Endpoint, mapping, errors, what is unverified: README.md in this folder.
- */
+/** Xpressbees: login for a token, then track (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems,
 } from "../../adapters/kit.ts";

@@ -1,7 +1,4 @@
-/**
- * Xpressbees NDR reasons (docs/ndr.md): failed attempts are `UD` with the reason in the message; LOST and DMG set
- * sub-statuses in adapter.ts. Everything else: remark keywords.
- */
+/** Xpressbees NDR reasons (docs/ndr.md): `UD` with the reason in the message; remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const XPRESSBEES_REASONS: ReasonTable = {

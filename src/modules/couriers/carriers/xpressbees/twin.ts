@@ -1,7 +1,4 @@
-/**
- * Xpressbees twin: `POST /xpressbees/api/users/login` → a token (valid {@link TOKEN_TTL_MS} of simulator time), and
- * `GET /xpressbees/api/shipments2/track/{awb}` with it, using the raw codes of fixtures/shiprocket-track-awb.json.
- */
+/** Xpressbees twin: login for a token, then track with the raw codes of the Shiprocket fixture. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
