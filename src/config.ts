@@ -1,7 +1,4 @@
-/**
- * Service configuration, read once at boot from the schema of config-env.ts (docs/deployment.md lists every
- * variable); nothing else reads `process.env`. {@link ConfigError} names every bad variable, never its value.
- */
+/** Configuration, read once at boot from config-env.ts (docs/deployment.md); nothing else reads `process.env`. */
 import { ENV_NAMES, type Env, type Settings } from "./config-env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
 
@@ -78,10 +75,7 @@ export interface RateLimit {
   burst?: number;
 }
 
-/**
- * Parses COURIER_RATE_LIMITS entries (`backend:perSecond:perDay`, format checked by the schema) into limits by backend.
- * @throws Error naming the entry when the backend is unknown or the rate is 0 (a configuration error at load).
- */
+/** Parses COURIER_RATE_LIMITS (`backend:perSecond:perDay`). @throws Error for an unknown backend or rate 0 */
 export function parseRateLimits(entries: readonly string[]): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
   const out: Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> = {};
   for (const e of entries) {
@@ -135,10 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/**
- * The billing provider: `sandbox` by default only for the self-contained start, else `manual`; `sandbox` with live
- * couriers is refused (it hands out paid plans free), the problem added to `problems`.
- */
+/** The billing provider: `sandbox` only for the self-contained start, else `manual` (sandbox+live refused). */
 function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: ConfigProblem[]): BillingConfig {
   const provider = s.billingProvider ?? (courierMode === "sandbox" && !s.databaseUrl ? "sandbox" : "manual");
   const refuse = (variable: string, detail: string): BillingConfig => (problems.push({ variable, detail }), { provider: "manual" });

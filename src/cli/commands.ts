@@ -171,10 +171,7 @@ function rethrowNotPending(err: unknown): never {
 
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
-/**
- * Runs one command and returns the JSON object to print.
- * @throws UsageError for an unknown command, a missing or bad argument, an unknown account.
- */
+/** Runs one command; returns the JSON object to print. @throws UsageError for any operator mistake */
 export async function runAdmin(db: Db, command: string, args: Args, nowMs = Date.now(), publicBaseUrl = ""): Promise<Record<string, unknown>> {
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}; one of ${COMMAND_NAMES.join(", ")} (see: bun run admin help)`);

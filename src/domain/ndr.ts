@@ -21,10 +21,7 @@ const CODES: ReadonlySet<string> = new Set(REASON_CODES);
 /** True for a member of {@link REASON_CODES} (query validation). */
 export const isReasonCode = (s: string): s is ReasonCode => CODES.has(s);
 
-/**
- * Whether a checkpoint carries a reason: an exception (failed attempt, held, damaged, lost…) other than the
- * return-to-origin steps, whose remark says where the parcel goes rather than why delivery failed (docs/ndr.md).
- */
+/** Whether a checkpoint carries a reason: an exception other than the return-to-origin steps (docs/ndr.md). */
 export function carriesReason(c: Pick<RawCheckpoint, "state" | "subStatus">): boolean {
   return c.state === "exception" && c.subStatus !== "rto_initiated" && c.subStatus !== "rto_in_transit" && c.subStatus !== "rto_delivered";
 }

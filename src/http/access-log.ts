@@ -21,10 +21,7 @@ export function accessLogPlugin() {
     .onError({ as: "global" }, ({ request, route }) => void note(request, route));
 }
 
-/**
- * Wraps the app's `fetch`: chooses the request id, runs the request in its log scope, then writes the access line
- * and observes the histogram. An unrouted request is labelled with `routeOf`'s template or `unmatched`.
- */
+/** Wraps the app's `fetch`: request id, log scope, then the access line and the histogram. */
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger, routeOf: (req: Request) => string | undefined = () => undefined) {
   const accessLog = log.access();
   const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {

@@ -39,10 +39,7 @@ export const needsApiKey = (path: string) => path === "/v1" || path.startsWith("
 
 const keyOf = (request: Request): string => request.headers.get("x-api-key")?.trim() ?? "";
 
-/**
- * Finds the account of a `/v1` request's key before the request enters the app; the gate decides.
- * @returns a Promise only when a lookup must wait for the database.
- */
+/** Finds a `/v1` request's account before the app runs; a Promise only when the database must answer. */
 function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
   if (!needsApiKey(pathOf(request.url))) return undefined;
   const key = keyOf(request);

@@ -1,7 +1,4 @@
-/**
- * Bounded reading of request bodies: at most {@link MAX_BODY_BYTES}, within `BODY_TIMEOUT_MS`, UTF-8 only, nesting
- * checked before `JSON.parse`. Limits and why: docs/hostile-input.md#limits.
- */
+/** Bounded reading of request bodies (docs/hostile-input.md#limits). */
 import { Elysia } from "elysia";
 import { DEFAULT_BODY_TIMEOUT_MS } from "../config-env.ts";
 import { AppError } from "../errors.ts";
@@ -117,10 +114,7 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   }
 }
 
-/**
- * The `/v1` modules' JSON body parser ({@link parseJsonBody}, whatever the Content-Type). Scoped to the module
- * that uses it; unnamed, because Elysia skips a named plugin used a second time.
- */
+/** The `/v1` JSON body parser, scoped; unnamed, since Elysia skips a named plugin used twice. */
 export function jsonBodies() {
   return new Elysia().onParse({ as: "scoped" }, ({ request }) => parseJsonBody(request));
 }

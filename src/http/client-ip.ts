@@ -1,8 +1,4 @@
-/**
- * The client's IP address (spec-map Decisions: Demo limit): the socket address, or with `TRUST_PROXY` = N the
- * address N hops back in `X-Forwarded-For`. Normalised with ipaddr.js so one client has one spelling; IPv6 limits
- * count per /64, since one customer network holds a whole /64.
- */
+/** The client's IP address (spec-map Decisions: Demo limit), normalised with ipaddr.js; see `TRUST_PROXY`. */
 import ipaddr from "ipaddr.js";
 
 /** Longest text kept from an address that does not parse (a misconfigured proxy's header), characters. */
@@ -19,10 +15,7 @@ export function normaliseAddress(text: string): string | undefined {
   return addr.kind() === "ipv6" ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
 }
 
-/**
- * The key a per-address limit counts under: an IPv4 address as itself, an IPv6 address as its /64
- * (`2001:db8:1:2::/64`). `ip` is what {@link clientIp} returned; text that is not an address is its own key.
- */
+/** The key a per-address limit counts under: IPv4 itself, IPv6 its /64 (one customer network). */
 export function addressLimitKey(ip: string): string {
   if (!ipaddr.IPv6.isValid(ip) || ipaddr.IPv4.isValid(ip)) return ip;
   const parts = ipaddr.IPv6.parse(ip).parts.slice(0, 4).concat([0, 0, 0, 0]);

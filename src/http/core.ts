@@ -1,8 +1,4 @@
-/**
- * Cross-cutting HTTP behaviour, applied once at the root: `X-Request-Id` and security headers on every response,
- * malformed Host/URL and plain HTTP behind a proxy refused before routing, the 64 KiB `Content-Length` cap, and
- * one `onError` rendering every failure in a documented shape. See docs/hostile-input.md.
- */
+/** Cross-cutting HTTP behaviour applied once at the root (docs/hostile-input.md). */
 import { Elysia } from "elysia";
 import { AppError, errorBody, RequestValidationError, type ErrorBody } from "../errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -15,10 +11,7 @@ import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
 
-/**
- * postgres-js / network error codes meaning the database is unreachable or missed the deadlines of db/client.ts
- * (ANSWER_TIMEOUT and QUEUE_TIMEOUT come from our postgres-js patch; 57014 is statement_timeout).
- */
+/** Codes meaning the database is unreachable or late (ANSWER/QUEUE_TIMEOUT: our postgres-js patch). */
 const DB_DOWN = new Set([
   "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED",
   "CONNECTION_DESTROYED", "ANSWER_TIMEOUT", "QUEUE_TIMEOUT", "57014", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004",

@@ -1,8 +1,4 @@
-/**
- * The one place that works around an Elysia behaviour: Elysia 1.4 decides whether to await a hook by reading its
- * source text (upstream: https://github.com/elysiajs/elysia/issues/2005), which makes every request async.
- * test/http/elysia-quirks.test.ts fails the day upstream stops; then delete this file.
- */
+/** The one Elysia workaround (elysia#2005; docs/performance.md#decisions); delete when its test fails. */
 import type { PreContext, PreHandler } from "elysia";
 
 /**

@@ -1,8 +1,4 @@
-/**
- * 405 METHOD_NOT_ALLOWED with `Allow` (RFC 9110 §15.5.6) for a path served under other methods, instead of a
- * misleading 404. The table comes from the app's own routes on the first request; HEAD is refused under `/v1`
- * (docs/api-conventions.md#head). Runs after the key gate.
- */
+/** 405 with `Allow` (RFC 9110 §15.5.6) for a path served under other methods (docs/api-conventions.md). */
 import { Elysia } from "elysia";
 import { errorBody } from "../errors.ts";
 import { jsonResponse } from "../lib/json.ts";
@@ -83,10 +79,7 @@ export class RouteTable {
     return this.#table;
   }
 
-  /**
-   * The route template a request for `method` and `path` matches (a static path first), or undefined; for a path
-   * served under other methods only, that path's template (bounded label values).
-   */
+  /** The route template `method` `path` matches (static first), or that path's under other methods. */
   templateOf(method: string, path: string): string | undefined {
     const p = trim(path);
     const exact = this.table.templates.get(p);

@@ -1,8 +1,4 @@
-/**
- * `Text`: a string schema whose lengths count Unicode code points, as JSON Schema does, where TypeBox's `String`
- * counts UTF-16 units; registered as its own TypeBox kind, so every check runs {@link textProblem}.
- * `date-time` is RFC 3339's. Why and when to drop it: docs/hostile-input.md#limits.
- */
+/** `Text`: string lengths in code points, as JSON Schema counts them (docs/hostile-input.md#limits). */
 import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
 
 export const TEXT_KIND = "Text";

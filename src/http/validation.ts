@@ -1,9 +1,4 @@
-/**
- * Maps TypeBox validation errors to the spec's 422 body, `{ detail: [{ loc, msg, type }] }`, with pydantic-v2 type
- * names, one item per field, never the received value. {@link addRequestChecks} checks path, query,
- * `Idempotency-Key` and body before Elysia does, reporting every problem at once. Why ours: docs/hostile-input.md#limits.
- * Integer query values must be plain decimals (`0x10`, ` 5`, `1e1`, `2.5` are not).
- */
+/** The spec's 422 body from TypeBox errors, and the `/v1` request checks (docs/hostile-input.md#limits). */
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
@@ -18,10 +13,7 @@ export const MAX_VALIDATION_ITEMS = 64;
 /** Free text: anything but U+0000, which PostgreSQL `text` cannot store. */
 export const FREE_TEXT_PATTERN = "^[^\\u0000]*$";
 
-/**
- * Tokens carried in a URL: no control characters, no `%` (left by a non-UTF-8 percent-encoding) and no U+FFFD
- * (an invalid UTF-8 path sequence).
- */
+/** URL tokens: no control characters, `%` (non-UTF-8 encoding) or U+FFFD (invalid UTF-8). */
 export const URL_TOKEN_PATTERN = "^[^\\u0000-\\u001F\\u007F%\\uFFFD]*$";
 
 const LOCATION: Record<string, string> = { query: "query", params: "path", body: "body", headers: "header", header: "header", cookie: "cookie" };
@@ -145,10 +137,7 @@ const note = (request: Request, items: ValidationItem[]) => found.set(request, [
 /** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
 const ruleItems = new WeakMap<Request, ValidationItem[]>();
 
-/**
- * Adds 422 items for `request`'s body from a route's own rules, reported with the schema's; a rule's item
- * replaces the schema's at the same `loc` (it says more).
- */
+/** Adds a route's own rule items for `request`'s body; they replace the schema's at the same `loc`. */
 export function reportBodyItems(request: Request, items: readonly ValidationItem[]): void {
   if (items.length > 0) ruleItems.set(request, [...(ruleItems.get(request) ?? []), ...items]);
 }

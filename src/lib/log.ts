@@ -1,8 +1,4 @@
-/**
- * Structured logging through pino: one JSON object per line (docs/logging.md). Callers never pass secrets; pino also
- * redacts by path and reduces every `Error` to `{name, message, code?}`. Lines logged while a request is answered
- * carry its `request_id`.
- */
+/** Structured logging through pino: one JSON object per line, secrets redacted (docs/logging.md). */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
 
@@ -100,10 +96,7 @@ interface Output {
   flush(): void;
 }
 
-/**
- * Lines collected in an array and handed to SonicBoom as one chunk every 8 Ki characters or
- * {@link LOG_FLUSH_INTERVAL_MS}. Why not SonicBoom's `minLength`: docs/logging.md#destination.
- */
+/** Lines handed to SonicBoom in chunks (docs/logging.md#destination). */
 function bufferedOutput(file?: string): Output {
   const sonic = pino.destination({ dest: file ?? 1, sync: true });
   let lines: string[] = [];

@@ -111,10 +111,7 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
 }
 
-/**
- * Step `k` (1-based) of the script that is not visible at `nowMs` and has an event, or undefined when none is left:
- * the step the advance endpoint pulls forward to now.
- */
+/** The next hidden step with an event (1-based), which the advance endpoint pulls forward; or undefined. */
 export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled: ReadonlyMap<number, number>): number | undefined {
   const all = scenarioFor(trackingNumber, firstSeenMs, Number.MAX_SAFE_INTEGER, stepSeconds, pulled);
   if (all.kind !== "found") return undefined;

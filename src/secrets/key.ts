@@ -1,8 +1,4 @@
-/**
- * The key that encrypts webhook signing secrets at rest: `SECRETS_KEY`, else (embedded database, or
- * `SECRETS_KEY_GENERATE=single-node`) generated once into `DATA_DIR/secrets.key`. One key per database: a stored
- * check value makes a process with another key refuse to start (docs/deployment.md#rotating-secrets_key).
- */
+/** The key encrypting signing secrets at rest, one per database (docs/deployment.md#rotating-secrets_key). */
 import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

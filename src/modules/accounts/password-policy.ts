@@ -1,8 +1,4 @@
-/**
- * The password policy for new passwords, after NIST SP 800-63B 5.1.1.2: a length floor, no composition rules, and
- * checks against common (zxcvbn-ts `passwords-common`), repetitive or context-specific values, also with predictable
- * affixes taken off. Rules and why: docs/dashboard.md#password-policy.
- */
+/** New-password policy after NIST SP 800-63B 5.1.1.2 (docs/dashboard.md#password-policy). */
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 
 /** At least 10 characters (Unicode code points); NIST's floor is 8, ours is stricter. */
@@ -29,10 +25,7 @@ const zxcvbn = () =>
     ([core, common]) => new core.ZxcvbnFactory({ dictionary: { "passwords-common": common.dictionary["passwords-common"] } }),
   ));
 
-/**
- * True when the whole password is a commonly used one (any case, l33t or reversed) or a short unit repeated;
- * common words inside a longer password do not count.
- */
+/** True when the whole password is a common one (any case, l33t, reversed) or a short unit repeated. */
 export async function isCommonPassword(password: string): Promise<boolean> {
   const seq = (await zxcvbn()).check(password).sequence;
   if (seq.length !== 1) return false;

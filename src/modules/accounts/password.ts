@@ -31,10 +31,7 @@ export function verifyPassword(password: string, hash: string): Promise<boolean>
   return Bun.password.verify(password, hash);
 }
 
-/**
- * A hash of a random password with the current parameters, made once per setting: sign-in verifies against
- * it when the email is unknown, so an unknown email costs what a wrong password costs.
- */
+/** A hash to verify unknown emails against, so they cost what a wrong password costs. */
 export function dummyPasswordHash(): Promise<string> {
   if (dummy?.kib !== memoryKib) dummy = { kib: memoryKib, hash: hashPassword(crypto.randomUUID()) };
   return dummy.hash;

@@ -2,10 +2,7 @@
 import type { Db } from "../../db/client.ts";
 import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 
-/**
- * Deletes rate windows and demo hits older than `cutoffMs` (epoch ms); returns rows deleted per table.
- * @throws whatever the database throws (the next housekeeping run tries again)
- */
+/** Deletes rate windows and demo hits before `cutoffMs` (epoch ms); returns rows deleted per table. */
 export async function pruneRateCounters(db: Db, cutoffMs: number, batches: PruneBatches): Promise<{ rateWindows: number; demoHits: number }> {
   const sql = db.$client;
   const cutoff = new Date(cutoffMs).toISOString();

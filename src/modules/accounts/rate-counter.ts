@@ -1,8 +1,4 @@
-/**
- * Per-account per-minute windows (spec-map Decisions: Per-minute rate limit), counted in process and shared across
- * replicas in ONE upsert per {@link FLUSH_INTERVAL_MS}, which also returns the other replicas' counts. Exact within
- * a process; the overshoot bound and the cost: docs/performance.md#decisions.
- */
+/** Per-minute windows counted in process, shared in batches (docs/performance.md#decisions). */
 import type { Db } from "../../db/client.ts";
 import { RATE_LIMIT_WINDOW_MS } from "./rate-limit.ts";
 

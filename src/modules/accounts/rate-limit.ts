@@ -47,10 +47,7 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-/**
- * Demo limit: counts the hits from `ip` in the rolling window, lets `demoDecision` (src/domain/limits.ts)
- * decide, and records the hit when it is admitted.
- */
+/** Demo limit: counts `ip`'s hits in the window, decides by src/domain/limits.ts, records an admitted hit. */
 export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<DemoDecision> {
   return db.transaction(async (tx) => {
     // Serialise hits of one IP across replicas; the lock ends with the transaction.

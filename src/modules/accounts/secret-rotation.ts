@@ -1,8 +1,4 @@
-/**
- * Re-encrypts every stored webhook signing secret under the current SECRETS_KEY, the second half of a key rotation
- * (docs/deployment.md#rotating-secrets_key), then records the new key's check value. Here because `accounts` is
- * this module's table.
- */
+/** Re-encrypts every webhook signing secret under SECRETS_KEY (docs/deployment.md#rotating-secrets_key). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { decryptSecretWith, encryptSecret } from "../../secrets/cipher.ts";
@@ -19,10 +15,7 @@ export interface RotationReport {
 
 const COLUMNS = ["webhook_secret_enc", "webhook_secret_prev_enc"] as const;
 
-/**
- * Rewrites every secret the previous key encrypted, each update guarded by the old ciphertext; safe to run again.
- * The key check value moves only when nothing failed.
- */
+/** Rewrites what the previous key encrypted, guarded by the old ciphertext; safe to run again. */
 export async function reencryptSecrets(db: Db, key: SecretsKey): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = (await db.execute(

@@ -98,10 +98,7 @@ async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAut
   return new Map(rows.map((r) => [r.key_hash, { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } }]));
 }
 
-/**
- * Counts one request in its per-minute window, in process (rate-counter.ts).
- * @returns the window's count including this request
- */
+/** Counts one request in its per-minute window in process; returns the count including it. */
 export function countRequest(counter: RateCounter, accountId: string, windowStartMs: number): number {
   return counter.hit(accountId, windowStartMs);
 }

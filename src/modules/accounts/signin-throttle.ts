@@ -1,8 +1,4 @@
-/**
- * The sign-in throttle (OWASP Authentication and Credential Stuffing cheat sheets), shared by replicas through
- * `rate_windows`: an attempt is reserved before the password is checked, in one statement. Counters per address +
- * account, per address, and a per-account slow-down; why: docs/dashboard.md#sign-in-throttling.
- */
+/** The sign-in throttle, shared by replicas (docs/dashboard.md#sign-in-throttling). */
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { windowStart } from "./rate-limit.ts";

@@ -12,10 +12,7 @@ export async function lockWebhookSecret(tx: DbOrTx, accountId: string): Promise<
   return acc;
 }
 
-/**
- * Stores `enc` as the current secret, revealed once, rotated at `now`; `keepPrevious` keeps the old one as previous
- * (receivers accept both for 15 minutes).
- */
+/** Stores `enc` as the current secret; `keepPrevious` keeps the old one (receivers accept both 15 min). */
 export async function storeWebhookSecret(tx: DbOrTx, accountId: string, enc: string, now: Date, opts: { keepPrevious: boolean }): Promise<void> {
   await tx
     .update(accounts)

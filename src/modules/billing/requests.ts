@@ -36,10 +36,7 @@ export async function listRequests(db: DbOrTx, status: RequestStatus | undefined
     .limit(limit);
 }
 
-/**
- * Approves a pending request and sets the account's plan to the requested one.
- * @throws RequestNotPending when `id` is unknown or already decided.
- */
+/** Approves a pending request and sets the plan. @throws RequestNotPending when unknown or decided */
 export async function approveRequest(db: Db, id: string, note?: string): Promise<UpgradeRequest> {
   return db.transaction(async (tx) => {
     const [row] = await tx
@@ -53,10 +50,7 @@ export async function approveRequest(db: Db, id: string, note?: string): Promise
   });
 }
 
-/**
- * Rejects a pending request; the plan stays. `note` is shown to the customer.
- * @throws RequestNotPending when `id` is unknown or already decided.
- */
+/** Rejects a pending request (`note` shown to the customer). @throws RequestNotPending likewise */
 export async function rejectRequest(db: DbOrTx, id: string, note?: string): Promise<UpgradeRequest> {
   const [row] = await db
     .update(upgradeRequests)

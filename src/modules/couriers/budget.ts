@@ -1,8 +1,4 @@
-/**
- * Courier rate budgets shared by every process on one database: one `courier_budgets` token bucket per backend +
- * credential, taken in small slices by ONE statement that locks, refills and takes. Re-checks draw from a pace bucket
- * and leave a live reserve. Rules and the overshoot bound: docs/capacity.md#courier-rate-budgets.
- */
+/** Courier rate budgets shared by every process (docs/capacity.md#courier-rate-budgets). */
 import { createHash } from "node:crypto";
 import type { RateLimit } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
@@ -54,10 +50,7 @@ export interface Budget {
   reserve: number;
 }
 
-/**
- * The budget of one backend, or undefined when it has none. Keyed by a SHA-256 fingerprint of the credentials
- * (never the credential), so each courier account has its own budget.
- */
+/** The budget of one backend (undefined: none), keyed by a SHA-256 fingerprint of the credentials. */
 export function budgetOf(
   adapter: AdapterId,
   live: boolean,

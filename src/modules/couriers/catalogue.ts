@@ -1,8 +1,4 @@
-/**
- * The curated courier catalogue (spec: Resources, Courier): `slug` is the `courier` parameter, `awb` the anchored
- * format over the normalised number, `adapter` the backend (`track17` = the aggregator), `follow` `scheduled` or
- * `lookup` (spec: two couriers are followed only when looked up).
- */
+/** The curated courier catalogue (spec: Resources, Courier); `follow: lookup` per the spec's two couriers. */
 export type AdapterId = "delhivery" | "bluedart" | "dhl" | "fedex" | "ups" | "dtdc" | "aramex" | "ecomexpress" | "xpressbees" | "track17";
 
 export interface Courier {

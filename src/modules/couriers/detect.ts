@@ -1,8 +1,4 @@
-/**
- * Courier detection (`GET /v1/couriers/detect`): the couriers whose AWB formats accept a number, Indian couriers first
- * (the home market), then the most specific format, then catalogue order. Specificity is measured, not hand-ranked:
- * the fewer small perturbations of the number a pattern still accepts, the more specific it is.
- */
+/** Courier detection (`GET /v1/couriers/detect`): Indian couriers first, then the most specific format. */
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 
 /** Longest input considered; longer ones match nothing (no catalogue format is that long). */

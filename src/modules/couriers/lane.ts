@@ -1,8 +1,4 @@
-/**
- * One courier backend's lane (spec-map Decisions: Concurrent lookups; spec: Errors, 503 with Retry-After): at most
- * `concurrency` lookups at work, a bounded FIFO queue, and a refusal AT ONCE for a lookup whose expected wait exceeds
- * `maxWaitMs`. The HTTP idle timeout must exceed wait + lookup budget (`longestAnswerMs` in registry.ts).
- */
+/** A backend's lane (spec-map Decisions: Concurrent lookups): bounded queue, early 503 (docs/performance.md). */
 import { systemTimers, type Timers } from "../../lib/clock.ts";
 import { CourierError } from "./adapters/types.ts";
 
@@ -57,10 +53,7 @@ export class Lane {
     return new CourierBusyError(`${this.o.name}: ${why}`, this.retryAfter());
   }
 
-  /**
-   * Runs `fn` when the lane has room.
-   * @throws CourierBusyError at once (or after `maxWaitMs` in the queue) when it could not run in time.
-   */
+  /** Runs `fn` when the lane has room. @throws CourierBusyError when it could not run in time */
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active < this.o.concurrency) this.active++;
     else {

@@ -1,8 +1,4 @@
-/**
- * Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers): base URL, credentials,
- * HTTP pool and lane per adapter, and one `lookup()` that coalesces concurrent lookups of one courier + number.
- * A courier is `live` with all its credentials, `sandbox` in sandbox mode without them, else `unavailable` (400).
- */
+/** Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers). */
 import { parseRateLimits, type Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";

@@ -1,7 +1,4 @@
-/**
- * Process lifecycle as the probes see it: `starting` until the public listener is up (so `/readyz` never routes to a
- * closed port), `draining` from SIGTERM (so load balancers stop sending new requests).
- */
+/** Process lifecycle as the probes see it: `starting` until listening, `draining` from SIGTERM. */
 export interface Lifecycle {
   starting: boolean;
   draining: boolean;

@@ -1,8 +1,4 @@
-/**
- * The process's metrics in ONE prom-client registry: default runtime metrics and the service's series, recorded by
- * small `observe…` functions. Labels are bounded: route templates, courier slugs, outcomes — never an account, key
- * or tracking number.
- */
+/** The process's metrics in ONE prom-client registry; labels bounded (never an account, key or AWB). */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */

@@ -1,8 +1,4 @@
-/**
- * The sandbox echo receiver `POST /sandbox/webhook-echo` (docs/webhooks.md#the-sandbox-echo-receiver--decision):
- * answers 200 to any delivery so the Postman collection runs without a receiver. Sandbox only; its exact https URL
- * is the one URL allowed to resolve to loopback (spec: Delivery rules 3 refuses every other).
- */
+/** The sandbox echo receiver (docs/webhooks.md#the-sandbox-echo-receiver--decision). */
 import { Elysia } from "elysia";
 import type { Config } from "../../config.ts";
 import { generatedCertFile } from "../../http/tls.ts";

@@ -1,8 +1,4 @@
-/**
- * Applies verified Stripe events to the account's plan (docs/billing.md): each in one transaction that first records
- * its id (replays have no effect), under a per-account advisory lock, with `state_at` so a late older event cannot
- * undo a newer one. Upgrades apply when confirmed; downgrades and cancellations at the period end.
- */
+/** Applies verified Stripe events to the account's plan, once each, in order (docs/billing.md). */
 import { eq, sql } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Db, Tx } from "../../../db/client.ts";

@@ -1,8 +1,4 @@
-/**
- * `POST /billing/stripe/webhook` (docs/billing.md): signature header required, raw body read up to 64 KiB, HMAC and
- * 300 s tolerance checked by the SDK before any JSON parse. 200 also for duplicates and ignored types, 400 for a bad
- * signature, 503 when the event could not be recorded (Stripe retries).
- */
+/** `POST /billing/stripe/webhook`: signature checked over the raw bytes first (docs/billing.md). */
 import type Stripe from "stripe";
 import { errorBody, type ErrorCode } from "../../../errors.ts";
 import type { Clock } from "../../../lib/clock.ts";

@@ -1,8 +1,4 @@
-/**
- * Courier times through Luxon with explicit zones (carriers/README.md, "Implications" 4): Indian couriers send naive
- * IST, UPS local `YYYYMMDD` + `HHMMSS`, FedEx/DHL/17TRACK ISO with an offset. A checkpoint keeps the local wall
- * time and a UTC instant; a date the calendar lacks (31-Feb, 24:00) drops the checkpoint, never rolls over.
- */
+/** Courier times via Luxon with explicit zones (carriers/README.md, "Implications" 4). */
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from "luxon";
 
 /** The zone of Indian couriers' naive times (IST, UTC+05:30, no DST). */

@@ -1,8 +1,4 @@
-/**
- * Bearer tokens for couriers that authenticate first (FedEx, UPS, DTDC, Xpressbees), one cache per adapter keyed by
- * base URL + account. Concurrent callers share one token request; after a 401 the refused token is passed as
- * `stale`, so 100 failing lookups cause one refresh.
- */
+/** Bearer tokens of couriers that authenticate first: one request per refresh, however many wait. */
 import type { CourierResponse } from "./types.ts";
 import { CourierError, type AdapterContext } from "./types.ts";
 import { parseJson, throwForStatus } from "./kit.ts";

@@ -22,10 +22,7 @@ export const DHL_STATUS: StatusTable = {
   UNKNOWN: P,
 };
 
-/**
- * Text overrides for what `statusCode` cannot say, tried on `status` +
- * `description` before the code table. Never yields delivered.
- */
+/** Text overrides for what `statusCode` cannot say, tried first; never delivered. */
 export const DHL_TEXT: TextRules = [
   [/\bcancel+ed\b/i, C],
   [/being returned|return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],

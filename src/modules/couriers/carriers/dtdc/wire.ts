@@ -35,10 +35,7 @@ export const DtdcHeader = T.Object({
   strRtoNumber: Opt(Text),
 });
 
-/**
- * A getTrackDetails answer: `statusFlag: true` with the header and details,
- * or `statusFlag: false, status: "FAILED"` with `errorDetails` (not found).
- */
+/** A getTrackDetails answer: `statusFlag: true` with details, or `false` with `errorDetails`. */
 export const DtdcTrackResponse = T.Object({
   statusCode: Opt(Text),
   statusFlag: T.Boolean(),
