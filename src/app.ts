@@ -1,8 +1,4 @@
-/**
- * `buildApp(deps)`: the Elysia router (plugins and feature modules) and the server around it (http/server.ts).
- * No `listen`, no timers (those belong to main.ts and the scheduler): tests build it freely and drive it with
- * `handle(new Request(...))` or `listen()` on a real socket; both go through the same composed `fetch`.
- */
+/** `buildApp(deps)`: the router and the server around it; no `listen`, no timers, so tests build it freely. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
 import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
@@ -50,9 +46,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(eventsModule(deps))
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))
     .compile();
-  // Every response passes the access log, whatever answered it; every `/v1` key is looked up before the router's
-  // hooks run, so that they stay synchronous (http/auth.ts). A request refused before routing (401 …) is logged
-  // under the route it would have matched.
+  // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
   const fetch = withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf);
   return new ApiServer(router, fetch, peer);

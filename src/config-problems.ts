@@ -1,8 +1,4 @@
-/**
- * The checks of the raw environment that name what is wrong with a variable, never its value (config.ts
- * throws them together as one ConfigError): values are secrets often enough, and the error line ends up in
- * log stores (docs/deployment.md, Start-up and shutdown).
- */
+/** Checks of the raw environment that name what is wrong with a variable, never its value (values are often secrets). */
 import { KindGuard, type TSchema } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import { boundsOf, camel, ENV, ENV_NAMES, EnvSchema, type Env, type EnvName, type Settings } from "./config-env.ts";
@@ -13,11 +9,7 @@ export interface ConfigProblem {
   detail: string;
 }
 
-/**
- * Every violation of the text schema, one per variable, worded for an operator: what the value must be (the schema's
- * `x-expected`, its choices or its length), and whether it has white space at either end, the usual slip
- * when pasting a key. Never the value itself.
- */
+/** Every violation of the text schema, one per variable, worded for an operator (pasted white space included). */
 export function textProblems(raw: Env): ConfigProblem[] {
   const seen = new Set<string>();
   const out: ConfigProblem[] = [];
@@ -41,10 +33,7 @@ export function textProblems(raw: Env): ConfigProblem[] {
   return out;
 }
 
-/**
- * The settings `raw` holds (text that passed {@link textProblems}; variables named in `problems` are left to their
- * defaults), with every value out of its bounds or list item out of its pattern added to `problems`.
- */
+/** The settings `raw` holds, with every value out of bounds added to `problems` (those variables keep defaults). */
 export function readSettings(raw: Env, problems: ConfigProblem[]): Settings {
   const values: Record<string, unknown> = {};
   for (const name of ENV_NAMES) {
@@ -72,10 +61,7 @@ function fromText(s: TSchema, text: string): unknown {
   return text;
 }
 
-/**
- * URLs that match their pattern but do not parse, or lack a host: named by variable, without the text (a
- * `DATABASE_URL` holds a password). Variables already reported by the schema check are skipped.
- */
+/** URLs that match their pattern but do not parse or lack a host, named by variable without the text. */
 export function urlProblems(e: Env, courierEnv: Readonly<Record<string, string>>, reported: ConfigProblem[]): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   const check = (variable: string, value: string | undefined, hint = "") => {

@@ -1,12 +1,4 @@
-/**
- * Service configuration: the environment, checked and read once at boot from the one schema of config-env.ts
- * (docs/deployment.md lists every variable). Nothing else in `src/` reads `process.env`; tests build a `Config`
- * with {@link loadConfig} from a plain object instead.
- *
- * A bad configuration throws {@link ConfigError} naming every bad variable and what is wrong with it, never its
- * value (values may be secrets, and the error line ends up in log stores), and `main.ts` stops the start with
- * that one line.
- */
+/** Configuration, read once at boot from config-env.ts (docs/deployment.md); nothing else reads `process.env`. */
 import { ENV_NAMES, type Env, type Settings } from "./config-env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
 
@@ -29,17 +21,12 @@ export type Config = Omit<Settings, Composed | Computed> &
     webhookRetryScheduleSeconds: number[];
     /** True when the operator allows a generated key with DATABASE_URL set (`SECRETS_KEY_GENERATE=single-node`). */
     secretsKeyGenerateSingleNode: boolean;
-    /** Every `*_BASE_URL` and courier credential variable, by name. */
     courierEnv: CourierEnv;
     /** Who confirms plan changes (docs/billing.md); `stripe` carries its settings. */
     billing: BillingConfig;
   };
 
-/**
- * Billing provider (docs/billing.md). `sandbox` approves at once and is
- * refused with live couriers; `manual` records requests an operator approves;
- * `stripe` changes plans only on Stripe's signed webhook events.
- */
+/** Billing provider (docs/billing.md): `sandbox`, `manual` or `stripe`. */
 export type BillingConfig =
   | { provider: "sandbox" | "manual" }
   | {
@@ -56,11 +43,7 @@ export type BillingConfig =
 
 export type { ConfigProblem } from "./config-problems.ts";
 
-/**
- * A configuration that cannot start the service. `problems` lists EVERY bad
- * variable (the message names them all, on one line), so an operator fixes
- * them in one go.
- */
+/** A configuration that cannot start the service; `problems` lists every bad variable, so all are fixed in one go. */
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];
   constructor(variable: string, detail: string, more: ConfigProblem[] = []) {
@@ -71,7 +54,6 @@ export class ConfigError extends Error {
   get variable(): string {
     return this.problems[0]!.variable;
   }
-  /** @throws ConfigError when `problems` is not empty. */
   static throwIfAny(problems: ConfigProblem[]): void {
     if (problems.length) throw new ConfigError(problems[0]!.variable, problems[0]!.detail, problems.slice(1));
   }
@@ -93,10 +75,7 @@ export interface RateLimit {
   burst?: number;
 }
 
-/**
- * Parses COURIER_RATE_LIMITS entries (`backend:perSecond:perDay`, format checked by the schema) into limits by backend.
- * @throws Error naming the entry when the backend is unknown or the rate is 0 (a configuration error at load).
- */
+/** Parses COURIER_RATE_LIMITS (`backend:perSecond:perDay`). @throws Error for an unknown backend or rate 0 */
 export function parseRateLimits(entries: readonly string[]): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
   const out: Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> = {};
   for (const e of entries) {
@@ -109,11 +88,7 @@ export function parseRateLimits(entries: readonly string[]): Partial<Record<(typ
   return out;
 }
 
-/**
- * Parses the environment into a {@link Config}.
- * @param env usually `process.env`; tests pass a plain object.
- * @throws ConfigError naming every bad variable.
- */
+/** Parses the environment (tests pass a plain object) into a {@link Config}. @throws ConfigError naming every bad variable */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const raw: Env = {};
   for (const name of ENV_NAMES) if (env[name]) raw[name] = env[name];
@@ -139,7 +114,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   ConfigError.throwIfAny(problems);
 
-  // The Stripe variables reach the service inside `billing`.
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("stripe"))) as Omit<typeof rest, `stripe${string}`>;
   return {
     ...own,
@@ -155,11 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/**
- * The billing provider: `sandbox` by default only for the self-contained start (sandbox couriers and the
- * embedded database), `manual` otherwise; `sandbox` with live couriers is refused, since it hands out paid plans
- * free. The first problem found goes to `problems` (and `manual` is returned).
- */
+/** The billing provider: `sandbox` only for the self-contained start, else `manual` (sandbox+live refused). */
 function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: ConfigProblem[]): BillingConfig {
   const provider = s.billingProvider ?? (courierMode === "sandbox" && !s.databaseUrl ? "sandbox" : "manual");
   const refuse = (variable: string, detail: string): BillingConfig => (problems.push({ variable, detail }), { provider: "manual" });

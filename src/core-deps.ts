@@ -1,8 +1,4 @@
-/**
- * The infrastructure any module may take: configuration, database, clock, log and the secrets key. It names no
- * module's types, so the modules that other modules build on (couriers, health, the http plugins) can depend on it
- * without a loop; `AppDeps` (src/deps.ts) adds what the composition wires between modules.
- */
+/** The infrastructure any module may take; it names no module's types, so depending on it never closes a loop. */
 import type { Config } from "./config.ts";
 import type { Db, Tx } from "./db/client.ts";
 import type { StoredEvent } from "./domain/events.ts";
@@ -19,10 +15,7 @@ export interface CoreDeps {
 }
 
 /**
- * Where the tracking module publishes the events it writes (docs/architecture.md, "Table owners"): called inside
- * the transaction `tx` that stores them, so whatever the sink writes commits or rolls back with them. Returns the
- * rows the sink wrote (the webhooks module's sink: outbox rows). Wired by the composition (`AppDeps.onEvents`), so
- * tracking names no consumer of its events.
- * @throws whatever the sink's writes throw; the record transaction then rolls back as a whole.
+ * Where the tracking module publishes the events it writes: called inside `tx`, so the sink's rows commit or roll back
+ * with them; returns the rows written. @throws whatever the sink's writes throw (the transaction rolls back)
  */
 export type EventSink = (tx: Tx, events: readonly StoredEvent[]) => Promise<number>;

@@ -1,12 +1,4 @@
-/**
- * Errors as values of one closed union. A service throws
- * `new AppError(code, message, extra?)`; the single `onError` in
- * `http/core.ts` renders `{ success: false, error: { code, message, ...extra } }`
- * with the status from {@link CODE_STATUS}.
- *
- * Sources: spec "Errors" table; docs/spec-map.md, "Decisions", unnamed errors
- * for the codes the spec leaves open (SERVICE_UNAVAILABLE: database unreachable).
- */
+/** Errors as values of one closed union (spec: Errors); the one `onError` (http/core.ts) renders them. */
 import { Type as T } from "@sinclair/typebox";
 import { literalUnion } from "./lib/literal-union.ts";
 
@@ -94,8 +86,6 @@ export class RequestValidationError extends Error {
   }
 }
 
-// ---- schemas for the OpenAPI document -------------------------------------------------
-
 /** The error envelope (spec: "Errors"). */
 export const ErrorSchema = T.Object(
   {
@@ -124,10 +114,7 @@ export const ValidationErrorSchema = T.Object(
   { title: "ValidationError" },
 );
 
-/**
- * The error envelope of one response: `code` is the literal union of `codes`, the codes this response can carry.
- * The OpenAPI document (src/openapi/) reads the codes from this union; `description` is prose for readers.
- */
+/** The error envelope of one response, `code` the literal union of the codes it can carry (read by the OpenAPI document). */
 function errorResponse(description: string, codes: readonly [ErrorCode, ...ErrorCode[]]) {
   const { code: _all, ...rest } = ErrorSchema.properties.error.properties;
   return T.Object(

@@ -1,11 +1,4 @@
-/**
- * Operator CLI: `bun run admin <command> [arguments] [--flag value]…`
- * (`bun run admin help` prints the usage below). Flags are parsed by
- * `node:util` parseArgs. Every command prints exactly one JSON object on
- * stdout; errors print `{"error": "..."}` on stdout and exit 1. Works on
- * DATABASE_URL, or on the embedded database under DATA_DIR: it connects to
- * the server a running service started, and starts one only when none runs.
- */
+/** Operator CLI (`bun run admin help`): each command prints one JSON object; errors `{"error"}`, exit 1. */
 import { parseArgs } from "node:util";
 import { ConfigError, configFromProcess } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
@@ -52,10 +45,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/**
- * Splits argv (after `admin`) into the command, its positionals and flags.
- * @throws UsageError for an unknown flag or a flag without its value.
- */
+/** Splits argv into command, positionals and flags. @throws UsageError for an unknown or valueless flag */
 export function parseCommandLine(argv: string[]): { command: string; args: Args } {
   let parsed;
   try {

@@ -1,8 +1,4 @@
-/**
- * The operator commands behind `bun run admin` (src/cli/admin.ts). Each
- * returns the one JSON object the CLI prints; a mistake of the operator
- * throws {@link UsageError}.
- */
+/** The operator commands behind `bun run admin`: each returns the JSON object to print; operator mistakes throw {@link UsageError}. */
 import type { Db } from "../db/client.ts";
 import { usedThisMonth } from "../modules/accounts/quota.ts";
 import { PASSWORD_MESSAGES, passwordProblem } from "../modules/accounts/password-policy.ts";
@@ -175,10 +171,7 @@ function rethrowNotPending(err: unknown): never {
 
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
-/**
- * Runs one command and returns the JSON object to print.
- * @throws UsageError for an unknown command, a missing or bad argument, an unknown account.
- */
+/** Runs one command; returns the JSON object to print. @throws UsageError for any operator mistake */
 export async function runAdmin(db: Db, command: string, args: Args, nowMs = Date.now(), publicBaseUrl = ""): Promise<Record<string, unknown>> {
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}; one of ${COMMAND_NAMES.join(", ")} (see: bun run admin help)`);

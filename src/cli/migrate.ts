@@ -1,10 +1,4 @@
-/**
- * `bun run migrate`: applies the committed migrations to `DATABASE_URL` and
- * exits (0 on success). Deployments run it once before rolling out a new
- * version (the Kubernetes Job and the compose `migrate` service in deploy/);
- * processes also apply migrations at start, which is then a no-op. Several
- * runs at once are safe: an advisory lock serialises them.
- */
+/** `bun run migrate`: applies the committed migrations to `DATABASE_URL` (once per release) and exits. */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";

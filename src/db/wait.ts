@@ -1,8 +1,4 @@
-/**
- * The start-up wait for the database: one JSON line per failed try while it is down or starting, one clear line
- * (never the URL's password) when retrying cannot help or the time is up (docs/deployment.md, "Start-up and
- * shutdown", "Database TLS").
- */
+/** The start-up wait for the database: a JSON line per failed try, one clear line (never the password) when giving up. */
 import postgres from "postgres";
 import { databaseTls, DatabaseTlsError, probeTls } from "./tls.ts";
 import type { Logger } from "../lib/log.ts";
@@ -34,13 +30,9 @@ export function describeDatabaseUrl(url: string): string {
 }
 
 /**
- * Waits until the database at `url` answers `select 1`, retrying connectivity
- * failures with backoff (0.5 s doubling to 5 s) for at most `timeoutSeconds`,
- * one JSON log line per failed try. Errors that retrying cannot fix (wrong
- * password, no such database) end the wait at once, and so do TLS failures: with `sslmode=require` or stronger,
- * each try first asks for TLS itself ({@link probeTls}), so a server without TLS, an untrusted certificate or one
- * for another host is named in one line instead of retried as a reset connection.
- * @throws DatabaseUnreachableError with a one-line reason (never the URL's password).
+ * Waits until `url` answers `select 1`, retrying connectivity failures (0.5 s doubling to 5 s) for `timeoutSeconds`.
+ * Failures retrying cannot fix (password, database, TLS via {@link probeTls}) end the wait at once.
+ * @throws DatabaseUnreachableError with a one-line reason (never the URL's password)
  */
 export async function waitForDatabase(url: string, opts: { timeoutSeconds: number; log: Logger }): Promise<void> {
   const started = Date.now();

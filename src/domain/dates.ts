@@ -1,8 +1,4 @@
-/**
- * Output formatting of checkpoint dates and times in the spec's spelling (spec: Resources — checkpoint `Date` is
- * `DD-Mon-YYYY`, `Time` is `HH:MM` 24 h; spec: Events, payload `date`/`time` the same). Parsing courier formats stays
- * in the adapters (src/modules/couriers/adapters/time.ts). Part of `src/domain/`, the shared vocabulary.
- */
+/** Checkpoint dates and times in the spec's spelling (spec: Resources, Events): `DD-Mon-YYYY` and `HH:MM` 24 h. */
 
 const MONTH_ABBR = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
@@ -12,12 +8,7 @@ export function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/**
- * `YYYY-MM-DD` → `DD-Mon-YYYY` with English month abbreviations (`2026-11-05` → `05-Nov-2026`).
- * A string that is not a calendar date (31-Feb, month 13, not exactly `YYYY-MM-DD`) is returned unchanged.
- * Runs once per checkpoint of every tracking answer, so it is string work only (a Luxon parse and format
- * cost ~20 µs each); test/domain/dates.test.ts holds it to Luxon's answers.
- */
+/** `2026-11-05` → `05-Nov-2026`, non-dates unchanged; string work only (it runs per checkpoint). */
 export function toSpecDate(localDate: string): string {
   if (localDate.length !== 10 || !/^\d{4}-\d{2}-\d{2}$/.test(localDate)) return localDate;
   const month = Number(localDate.slice(5, 7));

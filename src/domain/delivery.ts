@@ -1,8 +1,4 @@
-/**
- * Delivery policy (spec: Events, Delivery rules 2 and 4) as pure functions: what happens after an attempt, and
- * when a live webhook is deactivated. The delivery pipeline (src/modules/webhooks/) applies these decisions;
- * its SQL receives them as parameters and never re-encodes a number. Configuration may override the schedule.
- */
+/** Delivery policy (spec: Events, Delivery rules 2 and 4) as pure functions; the SQL gets their results. */
 
 /** Seconds before retries 1..5 (spec: Delivery rules 2: 1 min, 5 min, 30 min, 2 h, 24 h). */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 86_400] as const;
@@ -16,10 +12,7 @@ export const MAX_ATTEMPTS = 6;
 /** Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle). */
 export const DEACTIVATE_AFTER_FAILURES = 20;
 
-/**
- * Seconds to wait after attempt `attempt` (1-based) failed: `schedule[attempt - 1]`, the last entry for any later
- * attempt. `schedule` defaults to {@link RETRY_SCHEDULE_SECONDS} (configuration: `WEBHOOK_RETRY_SCHEDULE`).
- */
+/** Seconds to wait after attempt `attempt` (1-based) failed; the schedule's last entry for any later attempt. */
 export function backoffAfter(attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): number {
   return schedule[Math.min(Math.max(attempt, 1), schedule.length) - 1]!;
 }
@@ -29,10 +22,7 @@ export function shouldAbandon(attempt: number, maxAttempts: number = MAX_ATTEMPT
   return attempt >= maxAttempts;
 }
 
-/**
- * When the next attempt is due after attempt `attempt` failed at `nowMs` (ms since the epoch), or null when the
- * delivery is abandoned instead ({@link shouldAbandon}).
- */
+/** When the next attempt is due after attempt `attempt` failed at `nowMs` (epoch ms), or null when abandoned. */
 export function nextAttemptAt(nowMs: number, attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): Date | null {
   return shouldAbandon(attempt) ? null : new Date(nowMs + backoffAfter(attempt, schedule) * 1000);
 }
@@ -56,11 +46,7 @@ export function afterAttempt(result: AttemptResult, attempt: number, nowMs: numb
   return next ? { state: "pending", nextAttemptAt: next } : { state: "abandoned", nextAttemptAt: null };
 }
 
-/**
- * What a recorded delivery does to its live webhook's consecutive-failure count (spec: Live webhook lifecycle):
- * `fail` adds one (abandoned, dropped), `reset` sets it back to zero (delivered), null leaves it (a retry still
- * pending, a skipped row, any test delivery).
- */
+/** A recorded delivery's effect on its live webhook's failure count (spec: Live webhook lifecycle). */
 export function failureEffect(mode: "live" | "test", state: string): "fail" | "reset" | null {
   if (mode !== "live") return null;
   if (state === "delivered") return "reset";

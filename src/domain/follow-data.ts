@@ -1,9 +1,4 @@
-/**
- * The merchant's own data on a follow (docs/shipments.md, "Reference and metadata"): an optional `reference` (the
- * merchant's order id) and `metadata` (string key/value pairs). Both belong to one account's follow of a shipment,
- * never to the shipment: two accounts following one AWB each keep their own. The limits are the service's own
- * decision, in line with what comparable tracking APIs accept (docs/shipments.md). Part of `src/domain/`.
- */
+/** The merchant's own `reference` and `metadata` on a follow, never on the shipment (docs/shipments.md). */
 
 /** Longest `reference`, in characters (code points). */
 export const MAX_REFERENCE_CHARS = 128;
@@ -21,10 +16,7 @@ export type Metadata = Record<string, string>;
 /** A change to a follow's metadata: a string sets the key, null removes it, an absent key stays as it was. */
 export type MetadataPatch = Record<string, string | null>;
 
-/**
- * `current` with `patch` applied (a null value removes its key). Returns a new object; `current` is untouched.
- * The caller checks the result against {@link MAX_METADATA_KEYS}.
- */
+/** `current` with `patch` applied (null removes a key), as a new object; the caller checks the key count. */
 export function applyMetadataPatch(current: Metadata, patch: MetadataPatch): Metadata {
   // A Map, then fromEntries (own data properties): a key spelled `__proto__` is a key like any other.
   const out = new Map(Object.entries(current));

@@ -1,9 +1,4 @@
-/**
- * Following policy (spec: Limits, "Re-check frequency: most couriers 3 per day") as pure functions: when a
- * followed shipment is checked next, after a success and after a courier failure. The following pipeline
- * (src/modules/following/, src/modules/tracking/) stores the times these functions return; configuration
- * (`RECHECK_INTERVAL_SECONDS`) only overrides the interval.
- */
+/** Following policy (spec: Limits, "most couriers 3 per day") as pure functions: when a followed shipment is checked next. */
 
 /** Re-checks a day of a followed shipment (spec: Limits: "most couriers 3 per day"). */
 export const RECHECKS_PER_DAY = 3;
@@ -17,34 +12,19 @@ export const RECHECK_JITTER = 0.1;
 /** First back-off after a retryable courier failure, ms (never above the interval). */
 export const RECHECK_BACKOFF_BASE_MS = 300_000;
 
-/**
- * The next re-check after a successful look-up at `nowMs` (ms since the epoch): now + `intervalSeconds` ± 10 %
- * (spec-map Decisions: Re-checks). A look-up counts as a re-check, so a `/v1/track` moves it too.
- */
+/** The next re-check after a look-up at `nowMs`: + `intervalSeconds` ± 10 % (spec-map Decisions: Re-checks). */
 export function nextRecheckAt(nowMs: number, intervalSeconds: number = RECHECK_INTERVAL_SECONDS, random: () => number = Math.random): Date {
   const jitter = (random() * 2 * RECHECK_JITTER - RECHECK_JITTER) * intervalSeconds;
   return new Date(nowMs + Math.round((intervalSeconds + jitter) * 1000));
 }
 
-/**
- * Back-off after `failures` consecutive failed re-checks (1 = the first): `baseMs · 2^(failures−1)`, capped at
- * `capMs`, ± 10 % jitter. Milliseconds.
- */
+/** Back-off after `failures` failed re-checks, ms: `baseMs · 2^(failures−1)`, capped at `capMs`, ± 10 %. */
 export function backoffMs(failures: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
   const raw = Math.min(capMs, baseMs * 2 ** Math.min(30, Math.max(0, failures - 1)));
   return Math.round(raw * (1 - RECHECK_JITTER + random() * 2 * RECHECK_JITTER));
 }
 
-/**
- * Wait before the next check after a failed one, ms (docs/rechecks.md, "Courier failures").
- *
- * - Retryable failures (`timeout`, `backend`, `rate_limited`) may mend in minutes: `baseMs` doubling per
- *   consecutive failure, capped at the re-check interval.
- * - The others (`auth`, `invalid_number`, `not_found`) do not mend by trying again soon: the next check waits the
- *   cap at once, the re-check interval (the spec's "3 per day").
- *
- * The cap is never below `baseMs`; both carry ± 10 % jitter.
- */
+/** Wait after a failed check, ms (docs/rechecks.md#courier-failures--decision). */
 export function recheckAfterFailureMs(retryable: boolean, failures: number, baseMs: number, intervalMs: number, random: () => number): number {
   const capMs = Math.max(baseMs, intervalMs);
   return retryable ? backoffMs(failures, baseMs, capMs, random) : backoffMs(1, capMs, capMs, random);

@@ -1,8 +1,4 @@
-/**
- * Limits of the spec (spec: Limits) that are numbers and rules rather than plans (plans.ts): the public demo's
- * allowance and the asynchronous couriers' polling. Pure: the callers count hits and poll backends, these
- * functions decide. Configuration (`COURIER_ASYNC_BUDGET_MS`) only overrides a default.
- */
+/** The spec's numeric limits other than plans (spec: Limits): the demo allowance and asynchronous polling. */
 
 /** "GET /demo/track: 5 requests per hour per IP address" (spec: Limits). */
 export const DEMO_LIMIT_PER_HOUR = 5;
@@ -20,21 +16,14 @@ export interface DemoDecision {
   retryAfterSeconds: number;
 }
 
-/**
- * Whether one more demo request is admitted, given `hits` earlier requests from the same client within the
- * rolling window (the newest `limit` of them are enough), the oldest of those at `oldestMs` (null when none) and
- * now at `nowMs` (ms since the epoch). Admitted while fewer than `limit` hits fall in the window.
- */
+/** Whether one more demo request is admitted, given the window's `hits` and the oldest at `oldestMs` (ms). */
 export function demoDecision(hits: number, oldestMs: number | null, nowMs: number, limit: number = DEMO_LIMIT_PER_HOUR): DemoDecision {
   const untilOldestLeaves = Math.max(1, Math.ceil(((oldestMs ?? nowMs) + DEMO_WINDOW_MS - nowMs) / 1000));
   if (hits >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
   return { allowed: true, limit, remaining: limit - hits - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
 }
 
-/**
- * Time an asynchronous courier lookup may take, ms: "Tracking for asynchronous couriers can take 10 to 30
- * seconds" (spec: Limits), so the budget is the upper end; past it the answer is 504 `TIMEOUT`.
- */
+/** Budget of an asynchronous lookup, ms: "10 to 30 seconds" (spec: Limits); then 504 `TIMEOUT`. */
 export const ASYNC_LOOKUP_BUDGET_MS = 30_000;
 
 /** Longest pause between two polls of an asynchronous backend, ms: a result is seen within 5 s of being ready. */

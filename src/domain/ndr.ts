@@ -1,10 +1,4 @@
-/**
- * Failed-attempt (NDR) and exception reasons, normalised across couriers (docs/ndr.md): the closed set of reason
- * codes, which checkpoints carry one, and the remark keywords every courier's table falls back on. Each courier's own
- * codes are mapped in its folder (`src/modules/couriers/carriers/<slug>/reasons.ts`).
- *
- * Part of `src/domain/`, the shared vocabulary: it imports nothing from the modules.
- */
+/** Failed-attempt (NDR) reasons across couriers (docs/ndr.md): the closed set and the shared remark keywords. */
 import type { RawCheckpoint } from "./checkpoint.ts";
 
 /** The closed set, in the order docs/ndr.md lists it. `other`: a reason the tables do not know (counted, so they can grow). */
@@ -27,19 +21,14 @@ const CODES: ReadonlySet<string> = new Set(REASON_CODES);
 /** True for a member of {@link REASON_CODES} (query validation). */
 export const isReasonCode = (s: string): s is ReasonCode => CODES.has(s);
 
-/**
- * Whether a checkpoint carries a reason: an exception (failed attempt, held, damaged, lost…) other than the
- * return-to-origin steps, whose remark says where the parcel goes rather than why delivery failed (docs/ndr.md).
- */
+/** Whether a checkpoint carries a reason: an exception other than the return-to-origin steps (docs/ndr.md). */
 export function carriesReason(c: Pick<RawCheckpoint, "state" | "subStatus">): boolean {
   return c.state === "exception" && c.subStatus !== "rto_initiated" && c.subStatus !== "rto_in_transit" && c.subStatus !== "rto_delivered";
 }
 
 /**
- * Remark keywords, tried in order on the courier's remark and activity text (case-insensitive); the first match
- * wins. Ordered from the most specific: "cash not available" is COD, not an absent consignee; "door locked" is a
- * closed premises. These are our reading of the wording Indian couriers use in NDR remarks, not any courier's
- * documentation (docs/ndr.md, "Remark keywords").
+ * Remark keywords, first match wins, most specific first ("cash not available" is COD, not an absent consignee).
+ * Our reading of Indian couriers' NDR wording, not any courier's documentation (docs/ndr.md#remark-keywords).
  */
 export const REMARK_KEYWORDS: readonly (readonly [RegExp, ReasonCode])[] = [
   [/damage|broken|tamper/i, "damaged"],

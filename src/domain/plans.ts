@@ -1,9 +1,4 @@
-/**
- * The plan catalogue: data in one place (spec: Limits; the Growth and Business rows are the service's decision,
- * docs/spec-map.md, "Decisions"). The spec's table names Free, Starter and Pro; its webhook rules name Growth and
- * Business as the plans with live webhooks. Prices are list prices in INR. Part of `src/domain/`: accounts
- * (quota, rate limit), billing (upgrades) and webhooks (plan gate) all read it.
- */
+/** The plan catalogue (spec: Limits; Growth and Business: spec-map Decisions); prices in INR. */
 export type PlanId = "free" | "starter" | "pro" | "growth" | "business";
 
 export interface Plan {

@@ -1,11 +1,4 @@
-/**
- * The one internal enum of shipment states and its two public spellings (spec: States and transitions — the
- * tracking sample spells `intransit`, the status table and webhooks `in_transit`): one enum, two mapping tables,
- * and nothing else in the code spells a state. Also the terminal set, sub-reasons and the service's own short
- * labels for `MostRecentStatus`.
- *
- * Part of `src/domain/`, the shared vocabulary: it imports nothing from the modules.
- */
+/** The one enum of shipment states and its two public spellings (spec: States and transitions). */
 export const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"] as const;
 export type ShipmentState = (typeof STATES)[number];
 

@@ -1,10 +1,4 @@
-/**
- * `X-API-Key` authentication and the per-minute rate limit (spec: Authentication 1–3). Every `/v1` request is
- * authenticated at the door, before routing, body reading or validation: a bad key is 401 whatever else is wrong,
- * an account over its limit 429, never 422. The key's account is looked up by {@link withKeyLookup} in the
- * server's `fetch` (app.ts), so that the gate itself is synchronous; the `apiKey: true` macro hands the result
- * to the route and adds the route's own request checks (validation.ts). Details: docs/architecture.md.
- */
+/** `X-API-Key` authentication and the rate limit (spec: Authentication 1–3), before routing or parsing. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";
@@ -34,11 +28,7 @@ const LOOKED_UP = Symbol("api key looked up");
 /** Requests already authenticated by the gate (one lookup per request, however many hooks ask). */
 const AUTHENTICATED = Symbol("authenticated");
 
-/**
- * A request with this module's notes. They live on the Request object under module-private symbols: a
- * property is read and written by the JIT in a few instructions where a WeakMap costs a runtime call, and a
- * note dies with its request (every `/v1` request takes two of each).
- */
+/** A request with this module's notes, under module-private symbols (cheaper than a WeakMap per request). */
 type Noted = Request & { [LOOKED_UP]?: AuthContext | null | LookupFailed; [AUTHENTICATED]?: AuthContext };
 
 /** The authenticated key and account of `request`, once the gate has authenticated it. */
@@ -49,13 +39,7 @@ export const needsApiKey = (path: string) => path === "/v1" || path.startsWith("
 
 const keyOf = (request: Request): string => request.headers.get("x-api-key")?.trim() ?? "";
 
-/**
- * Finds the account of a `/v1` request's key before the request enters the
- * app: at once when the auth cache answers, else after one lookup. The
- * result waits for the gate ({@link apiKeyGate}), which decides; nothing is
- * refused here.
- * @returns a Promise only when a lookup must wait for the database.
- */
+/** Finds a `/v1` request's account before the app runs; a Promise only when the database must answer. */
 function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
   if (!needsApiKey(pathOf(request.url))) return undefined;
   const key = keyOf(request);
@@ -72,10 +56,7 @@ function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
   );
 }
 
-/**
- * Wraps the router's `fetch` so that every `/v1` request's key is looked up before the router's hooks run
- * (app.ts composes it into the server's `fetch`).
- */
+/** Wraps the router's `fetch` so that every `/v1` request's key is looked up before the router's hooks run. */
 export function withKeyLookup(fetch: (req: Request) => Response | Promise<Response>, deps: AuthDeps) {
   return (req: Request): Response | Promise<Response> => {
     const pending = lookUp(deps, req);
@@ -84,12 +65,9 @@ export function withKeyLookup(fetch: (req: Request) => Response | Promise<Respon
 }
 
 /**
- * Authenticates a `/v1` request (its key looked up by {@link withKeyLookup})
- * and counts it against the account's per-minute limit; `RateLimit-*`
- * headers are added to `headers` (the response's).
+ * Authenticates a `/v1` request and counts it against the account's per-minute limit, adding `RateLimit-*` to `headers`.
  * @throws AppError INVALID_API_KEY (401) for a missing, malformed, unknown or revoked key
  * @throws AppError RATE_LIMITED (429, with Retry-After) over the plan's per-minute limit
- * @throws the lookup's own error (database unavailable …), or Error when the app's fetch was not wrapped
  */
 function authenticate(deps: AuthDeps, request: Request, headers: Record<string, unknown>): void {
   const found = (request as Noted)[LOOKED_UP];
@@ -116,11 +94,7 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
   (request as Noted)[AUTHENTICATED] = found;
 }
 
-/**
- * The door: authenticates every `/v1` request before routing, parsing or
- * validation. Use once, at the root, right after the core plugin; the app's
- * `fetch` must be wrapped with {@link withKeyLookup}.
- */
+/** The door: authenticates every `/v1` request before routing. Use once, at the root, after the core plugin. */
 export function apiKeyGate(deps: AuthDeps) {
   return new Elysia({ name: "api-key-gate" }).onRequest(
     syncRequestHook(function keyGate({ request, set }) {
@@ -136,12 +110,7 @@ function authOrRefuse(request: Request): AuthContext {
   return auth;
 }
 
-/**
- * The `apiKey: true` macro for the modules' routes, which all live under
- * `/v1`: the gate has authenticated the request before routing, and the
- * macro hands the result to the route (a route the gate did not cover would
- * refuse every request with 401).
- */
+/** The `apiKey: true` macro: hands the gate's result to the route (a route the gate did not cover refuses with 401). */
 export function authPlugin(_deps: Pick<CoreDeps, "db" | "clock" | "log">) {
   return new Elysia().macro({
     apiKey: {

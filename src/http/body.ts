@@ -1,22 +1,4 @@
-/**
- * Bounded reading of request bodies, used by the API's JSON parser
- * ({@link jsonBodies}, which the `/v1` modules use) and available to any other
- * parser: a hostile body costs at most
- * {@link MAX_BODY_BYTES} of memory and one linear pass before it is refused.
- *
- * - The body is read as a stream and abandoned as soon as it passes the limit,
- *   whatever `Content-Length` says (absent, chunked, or a lie).
- * - JSON nested deeper than {@link MAX_JSON_DEPTH} is refused by a linear scan
- *   *before* `JSON.parse`, so a 64 KiB `[[[[…]]]]` never becomes 32,000
- *   nested arrays that validators and error messages then walk recursively.
- * - Bytes that are not UTF-8 are not JSON (RFC 8259 section 8.1) and are
- *   refused, never silently replaced.
- * - The whole body must arrive within `BODY_TIMEOUT_MS` (default
- *   {@link DEFAULT_BODY_TIMEOUT_MS}) of the first read, or the answer is 408
- *   REQUEST_TIMEOUT and the connection closes: a body trickled a byte at a
- *   time cannot hold a connection and a handler for minutes (docs/deployment.md,
- *   Request bodies).
- */
+/** Bounded reading of request bodies (docs/hostile-input.md#limits). */
 import { Elysia } from "elysia";
 import { DEFAULT_BODY_TIMEOUT_MS } from "../config-env.ts";
 import { AppError } from "../errors.ts";
@@ -24,11 +6,7 @@ import { AppError } from "../errors.ts";
 /** Largest request body accepted, in bytes (64 KiB; 413 PAYLOAD_TOO_LARGE above). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/**
- * Deepest JSON nesting accepted (arrays and objects count alike; `[[1]]` has
- * depth 2). The API's bodies have depth 2 at most; 32 leaves room for any
- * honest client and keeps recursive walks of a value short.
- */
+/** Deepest JSON nesting accepted (`[[1]]` has depth 2); the API's bodies need 2. */
 export const MAX_JSON_DEPTH = 32;
 
 /** Thrown when a body is not acceptable JSON; rendered as the 422 `json_invalid` item. */
@@ -50,9 +28,8 @@ export function setBodyTimeout(ms: number): void {
 const requestTimeout = (ms: number) => new AppError("REQUEST_TIMEOUT", `The request body did not arrive within ${ms / 1000} s; send it at once.`);
 
 /**
- * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default: the process's `BODY_TIMEOUT_MS`).
- * @throws AppError PAYLOAD_TOO_LARGE as soon as more than `maxBytes` arrived (the rest is never read).
- * @throws AppError REQUEST_TIMEOUT when the body is not complete `timeoutMs` after the first read.
+ * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default `BODY_TIMEOUT_MS`).
+ * @throws AppError PAYLOAD_TOO_LARGE past `maxBytes` (the rest never read), REQUEST_TIMEOUT past `timeoutMs`
  */
 export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES, timeoutMs = bodyTimeoutMs): Promise<Uint8Array> {
   const stream = request.body;
@@ -94,11 +71,8 @@ export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
 /**
- * True when the JSON text in `bytes` nests arrays/objects deeper than
- * `maxDepth`. One pass over the bytes, no allocation; brackets inside strings
- * (including after escaped quotes) do not count. Works on UTF-8 bytes because
- * no byte of a multi-byte UTF-8 sequence is an ASCII bracket, quote or
- * backslash. Malformed JSON is left for `JSON.parse` to refuse.
+ * True when the JSON in `bytes` nests deeper than `maxDepth`: one pass, no allocation, brackets inside strings
+ * ignored (safe on UTF-8: no multi-byte sequence contains an ASCII bracket, quote or backslash).
  */
 export function jsonDepthExceeds(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): boolean {
   let depth = 0;
@@ -119,9 +93,7 @@ export function jsonDepthExceeds(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Parses a JSON request body within the limits above. An empty (or
- * whitespace-only) body is `undefined`: the route's schema decides whether a
- * body is required.
+ * Parses a JSON request body within the limits above; an empty body is `undefined` (the schema decides).
  * @throws AppError PAYLOAD_TOO_LARGE over {@link MAX_BODY_BYTES}
  * @throws JsonInvalid for bytes that are not UTF-8, nesting over {@link MAX_JSON_DEPTH}, or invalid JSON
  */
@@ -142,12 +114,7 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   }
 }
 
-/**
- * The JSON body parser of the `/v1` modules: `.use(jsonBodies())` in a module parses its routes' bodies with
- * {@link parseJsonBody}, whatever the Content-Type (curl's `-d` sends form encoding by default). Scoped, so it
- * reaches the module that uses it and no further: the dashboard reads its own forms, the Stripe webhook its raw
- * bytes. Unnamed on purpose: Elysia skips a named plugin used a second time, and with it the hook.
- */
+/** The `/v1` JSON body parser, scoped; unnamed, since Elysia skips a named plugin used twice. */
 export function jsonBodies() {
   return new Elysia().onParse({ as: "scoped" }, ({ request }) => parseJsonBody(request));
 }

@@ -1,27 +1,10 @@
-/**
- * The client's IP address (spec-map Decisions: Demo limit): the socket address, unless
- * `TRUST_PROXY` = N names how many proxies in front of the service to trust;
- * then the address N hops back in `X-Forwarded-For`. A header sent by an
- * untrusted peer (no TRUST_PROXY) changes nothing.
- *
- * Addresses are normalised with ipaddr.js, so that one client has one spelling
- * (docs/spec-map.md, "Decisions", demo limit): a port a proxy appended
- * (`203.0.113.9:4711`, `[2001:db8::1]:443`) is dropped, an IPv4-mapped IPv6
- * address (`::ffff:203.0.113.9`) is the IPv4 address, IPv6 is written in its
- * compact form without a zone. {@link addressLimitKey} then groups IPv6 by /64:
- * one customer network gets a whole /64, so counting single IPv6 addresses
- * would hand it 2^64 demo allowances.
- */
+/** The client's IP address (spec-map Decisions: Demo limit), normalised with ipaddr.js; see `TRUST_PROXY`. */
 import ipaddr from "ipaddr.js";
 
 /** Longest text kept from an address that does not parse (a misconfigured proxy's header), characters. */
 const MAX_UNPARSED_CHARS = 64;
 
-/**
- * `text` as a canonical address, or undefined when it is not one. Accepts a port after an IPv4 address
- * (`a.b.c.d:port`) or a bracketed IPv6 address (`[v6]:port`), an IPv6 zone (`fe80::1%eth0`, dropped) and
- * the IPv4 spellings ipaddr.js reads (`127.1` is `127.0.0.1`).
- */
+/** `text` as a canonical address (port and zone dropped, IPv4-mapped IPv6 as IPv4), or undefined. */
 export function normaliseAddress(text: string): string | undefined {
   let s = text.trim();
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(s);
@@ -32,20 +15,14 @@ export function normaliseAddress(text: string): string | undefined {
   return addr.kind() === "ipv6" ? new ipaddr.IPv6((addr as ipaddr.IPv6).parts).toString() : addr.toString();
 }
 
-/**
- * The key a per-address limit counts under: an IPv4 address as itself, an IPv6 address as its /64
- * (`2001:db8:1:2::/64`). `ip` is what {@link clientIp} returned; text that is not an address is its own key.
- */
+/** The key a per-address limit counts under: IPv4 itself, IPv6 its /64 (one customer network). */
 export function addressLimitKey(ip: string): string {
   if (!ipaddr.IPv6.isValid(ip) || ipaddr.IPv4.isValid(ip)) return ip;
   const parts = ipaddr.IPv6.parse(ip).parts.slice(0, 4).concat([0, 0, 0, 0]);
   return `${new ipaddr.IPv6(parts).toString()}/64`;
 }
 
-/**
- * The client's address, normalised ({@link normaliseAddress}); `"unknown"` without a socket address, and
- * the (trimmed, shortened) text itself when the chosen entry is not an address.
- */
+/** The client's address, normalised; `"unknown"` without a socket address, the shortened text when not an address. */
 export function clientIp(socketIp: string | undefined, forwardedFor: string | null, trustProxy: number | undefined): string {
   const socket = socketIp ?? "unknown";
   let chosen = socket;

@@ -1,25 +1,4 @@
-/**
- * Cross-cutting HTTP behaviour, applied once at the root (global scope):
- *
- * - `X-Request-Id` on every response (spec: Conventions): the client's own id
- *   when it sent a well-formed one, so one id follows a request through
- *   proxies and logs; otherwise a new `req_…` id;
- * - the same security headers on every response (one precomputed object);
- * - a malformed Host header or URL is answered 400 BAD_REQUEST here, before
- *   routing, so nothing later ever parses a URL that cannot be parsed;
- * - HTTPS only behind a proxy: `TRUST_PROXY` mode refuses requests whose
- *   `X-Forwarded-Proto` is not `https` (400 HTTPS_REQUIRED);
- * - request bodies: at most 64 KiB (413 PAYLOAD_TOO_LARGE by `Content-Length`
- *   here, before reading). The `/v1` modules parse theirs as JSON with
- *   `jsonBodies()` (`body.ts`: the same cap while streaming, nesting at most
- *   32 deep, whatever the content type); the parser is scoped to them, not
- *   global. The API key is checked before any body is read (`auth.ts`,
- *   `apiKeyGate`);
- * - one `onError` rendering every failure as a documented shape: the error
- *   envelope, or the 422 `{detail}` body (`/dashboard…` paths excepted: the
- *   dashboard module renders its own HTML pages). Never Elysia's default body, never
- *   a stack trace, SQL or secret. See docs/hostile-input.md.
- */
+/** Cross-cutting HTTP behaviour applied once at the root (docs/hostile-input.md). */
 import { Elysia } from "elysia";
 import { AppError, errorBody, RequestValidationError, type ErrorBody } from "../errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -32,29 +11,20 @@ import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
 
-/**
- * postgres-js / network error codes that mean "the database is not reachable right now", or did not answer within
- * the service's deadlines (db/client.ts, DB_DEADLINES): ANSWER_TIMEOUT and QUEUE_TIMEOUT (our postgres-js patch),
- * 57014 (the server's statement_timeout).
- */
+/** Codes meaning the database is unreachable or late (ANSWER/QUEUE_TIMEOUT: our postgres-js patch). */
 const DB_DOWN = new Set([
   "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED",
   "CONNECTION_DESTROYED", "ANSWER_TIMEOUT", "QUEUE_TIMEOUT", "57014", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004",
   "08006", "53300",
 ]);
 
-/** True when `err` (or its cause chain) is a database connectivity failure. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++)
     if (typeof e.code === "string" && DB_DOWN.has(e.code)) return true;
   return false;
 }
 
-/**
- * Headers on every response. HSTS: browsers that reached us once never try
- * plain HTTP again (spec: Conventions, HTTPS only); nosniff: a JSON error is
- * never rendered as HTML.
- */
+/** Headers on every response: HSTS (spec: Conventions, HTTPS only) and nosniff. */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "strict-transport-security": "max-age=31536000",
   "x-content-type-options": "nosniff",
@@ -63,13 +33,9 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 /** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Each request's id, noted on the request under a module-private symbol (see auth.ts) once chosen. */
 const REQUEST_ID = Symbol("request id");
 
-/**
- * The request id for `request`: the client's own when well formed, else a new `req_…` id. Chosen once per
- * request (the access log asks first, for the log lines the request causes; the core hook puts it on the answer).
- */
+/** The request id: the client's own when well formed, else a new `req_…` id; chosen once per request. */
 export function requestIdFor(request: Request): string {
   const noted = (request as Request & { [REQUEST_ID]?: string })[REQUEST_ID];
   if (noted !== undefined) return noted;
@@ -133,14 +99,9 @@ export function corePlugin(opts: CoreOptions) {
     });
 }
 
-/**
- * The answer to a request refused before routing, or undefined: a malformed
- * Host or URL (400), plain HTTP behind a trusted proxy (400 HTTPS_REQUIRED),
- * a `Content-Length` over the cap (413).
- */
+/** The answer to a request refused before routing (400 bad Host/URL or HTTPS_REQUIRED, 413), or undefined. */
 function refusedAtTheDoor(request: Request, rid: string, trustProxy: number | undefined): Response | undefined {
-  // Bun hands over a bare path (`Host: a b`, `Host: ü`) or an unparseable URL (`Host: [`,
-  // `Host: x:99999`) when the Host header is not a host; nothing downstream can route it.
+  // Bun hands over a bare path or an unparseable URL when the Host header is not a host.
   if (!URL.canParse(request.url))
     return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), { ...SECURITY_HEADERS, "x-request-id": rid, connection: "close" });
   if (trustProxy !== undefined && !isProbeRequest(request.url)) {

@@ -1,28 +1,4 @@
-/**
- * `Idempotency-Key` on every `POST /v1/…` (Stripe's semantics; docs/idempotency.md):
- *
- * - the first request with a key runs and its response (status and body) is
- *   stored for 24 hours per account + key;
- * - a retry with the same key and the same request (method, path and body)
- *   gets the stored response again, with `Idempotent-Replayed: true`, and
- *   nothing runs a second time;
- * - the same key with a different request → 422 in the `detail` shape,
- *   `loc: ["header", "Idempotency-Key"]`, `type: "idempotency_key_reused"`;
- * - a retry while the first is still running → 409 IDEMPOTENCY_IN_PROGRESS.
- *
- * What is stored: successes and the 4xx errors the operation itself raised.
- * 5xx failures are not stored and free the key (the retry runs again).
- * Requests refused before the operation ran (authentication, rate limit,
- * schema validation) never touch the key. Stored bodies are encrypted with
- * SECRETS_KEY, bound to the account (a rotate-secret answer holds a secret),
- * so a replay reaches only the account that made the first request.
- *
- * How it hooks in: {@link idempotent} wraps a route handler's work. It runs
- * where the handler runs — after the `apiKey` macro resolved `auth` and after the
- * body was validated — and reads the account from `auth`, so it does not
- * depend on how authentication is wired, only on `auth.account.id` being in
- * the handler's context.
- */
+/** `Idempotency-Key` on every `POST /v1/…`, Stripe's semantics (docs/idempotency.md). */
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../core-deps.ts";
 import type { Db } from "../db/client.ts";
@@ -50,7 +26,6 @@ export const IdempotencyKeySchema = Text({
 });
 const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** The 422 type of a key reused with a different request (docs/idempotency.md). */
 export const KEY_REUSED_TYPE = "idempotency_key_reused";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
@@ -58,7 +33,6 @@ export const REPLAYED_HEADER = "idempotent-replayed";
 
 type Deps = Pick<CoreDeps, "db" | "clock" | "secretsKey">;
 
-/** The part of Elysia's handler context the wrapper reads. */
 interface IdempotentContext {
   auth: AuthContext;
   body?: unknown;
@@ -66,11 +40,7 @@ interface IdempotentContext {
   set: { status?: number | string; headers: Record<string, unknown> };
 }
 
-/**
- * The 422 item for a malformed key (`Idempotency-Key` as {@link IdempotencyKeySchema} states it), or undefined.
- * The route's request check (validation.ts) reports it with the rest of the request; {@link idempotent} refuses
- * it again for a route whose check did not run. The key is never repeated in the item.
- */
+/** The 422 item for a malformed key, or undefined; the key itself is never repeated in the item. */
 export function idempotencyKeyProblem(key: string): ValidationItem | undefined {
   const loc = ["header", "Idempotency-Key"];
   if (key.length === 0) return { loc, msg: "String should have at least 1 character", type: "string_too_short" };
@@ -98,10 +68,8 @@ interface StoredRow {
 }
 
 /**
- * Claims `key` for this request. Returns "owner" when this request runs, or
- * the row another request holds. One statement: a fresh key inserts; an
- * expired one (over 24 h) or a dead first attempt of the same request (lease
- * passed) is taken over in the same upsert.
+ * Claims `key` for this request: "owner" when this request runs, else the row another request holds. One upsert
+ * also takes over an expired key (24 h) or a dead first attempt (lease passed).
  */
 async function claim(db: Db, accountId: string, key: string, hash: string, nowMs: number): Promise<"owner" | StoredRow> {
   const sql = db.$client;
@@ -124,11 +92,7 @@ async function claim(db: Db, accountId: string, key: string, hash: string, nowMs
   return row ?? claim(db, accountId, key, hash, nowMs);
 }
 
-/**
- * Decrypts a stored body with SECRETS_KEY, or SECRETS_KEY_PREVIOUS during a
- * key rotation; undefined when neither opens it. Not memoised (bodies can be
- * large; decryptSecret's memo is for signing secrets).
- */
+/** Decrypts a stored body with SECRETS_KEY or SECRETS_KEY_PREVIOUS; undefined when neither opens it. */
 function openStored(key: Deps["secretsKey"] & { previous?: Uint8Array }, accountId: string, enc: string): string | undefined {
   for (const k of [key, key.previous]) {
     if (!k) continue;
@@ -145,13 +109,10 @@ async function store(deps: Deps, accountId: string, key: string, status: number,
 }
 
 /**
- * Runs a POST handler's work (`run`) under `Idempotency-Key` handling (see
- * the module comment); `c` is the handler's context. Without the header,
- * `run` simply runs. Use: `.post(path, (c) => idempotent(deps, c, async () => …), opts)`.
- * A replay returns the stored response as a `Response` (typed as the
- * handler's own result: Elysia passes a Response through untouched).
- * @throws RequestValidationError (422) for a malformed key or a key reused with a different request
- *   (`type: "idempotency_key_reused"`); AppError IDEMPOTENCY_IN_PROGRESS (409).
+ * Runs a POST handler's work (`run`) under `Idempotency-Key` handling; without the header `run` simply runs.
+ * A replay returns the stored response as a `Response` (Elysia passes it through untouched).
+ * @throws RequestValidationError (422) for a malformed key or one reused with a different request
+ * @throws AppError IDEMPOTENCY_IN_PROGRESS (409)
  */
 export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () => R | Promise<R>): Promise<R> {
   const key = keyOf(c.request);
@@ -189,11 +150,7 @@ export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () =>
   }
 }
 
-/**
- * Deletes stored responses created before `cutoffMs` (ms since the epoch;
- * housekeeping passes now − 24 h), in batches of `batch` rows. Returns how
- * many were deleted.
- */
+/** Deletes stored responses created before `cutoffMs` (epoch ms), `batch` rows at a time; returns how many. */
 export async function prune(db: Db, cutoffMs: number, batch = 5_000): Promise<number> {
   const cutoff = new Date(cutoffMs).toISOString();
   let total = 0;

@@ -1,16 +1,4 @@
-/**
- * 405 METHOD_NOT_ALLOWED with `Allow` (RFC 9110 §15.5.6) for a path the API
- * serves under other methods, instead of a misleading 404 (or a route that
- * takes a static segment for an id: `GET /v1/webhooks/rotate-secret`).
- *
- * The table is built once, on the first request, from the app's own routes.
- * A path that equals a static route is judged by the static routes of that
- * path only (a router prefers them too); otherwise by every parametric route
- * it matches. HEAD is answered like GET outside `/v1`; under `/v1` it is
- * refused, because a GET there may call a courier and spend quota, and a
- * HEAD would do the same work to send nothing (docs/api-conventions.md).
- * Runs after the key gate: 401 still comes first on `/v1`.
- */
+/** 405 with `Allow` (RFC 9110 §15.5.6) for a path served under other methods (docs/api-conventions.md). */
 import { Elysia } from "elysia";
 import { errorBody } from "../errors.ts";
 import { jsonResponse } from "../lib/json.ts";
@@ -91,11 +79,7 @@ export class RouteTable {
     return this.#table;
   }
 
-  /**
-   * The route template (`/v1/webhooks/:id`) a request for `method` and `path` matches, as a router would choose it
-   * (a static path first), or undefined when no route serves the path. For a path served under other methods only,
-   * the template of that path (bounded label values for the access log and metrics).
-   */
+  /** The route template `method` `path` matches (static first), or that path's under other methods. */
   templateOf(method: string, path: string): string | undefined {
     const p = trim(path);
     const exact = this.table.templates.get(p);

@@ -1,12 +1,4 @@
-/**
- * A module's request and success bodies registered once as Elysia models (docs/architecture.md, "Schemas"): the
- * routes name them (`body: "WebhookCreate"`), Elysia validates and types the handlers from them, the OpenAPI
- * document has one component per name, and the `/v1` request check (`addRequestChecks` in validation.ts, which runs
- * before Elysia's validation) finds a named body's schema here.
- *
- * Names are global: Elysia merges every plugin's models into the app's, and the first schema under a name wins
- * there, so a second, different schema under a taken name throws at registration instead.
- */
+/** Bodies registered once as Elysia models (docs/architecture.md, "Schemas"); names are global. */
 import type { TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 

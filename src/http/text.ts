@@ -1,22 +1,4 @@
-/**
- * `Text`: a JSON Schema string whose `minLength` and `maxLength` count characters (Unicode code points), as
- * JSON Schema does (JSON Schema Validation 2020-12, 6.3.1–6.3.2) and as every validator a client runs against
- * the OpenAPI document does. TypeBox's own `String` check compares JavaScript's `.length`, in UTF-16 code
- * units: a character outside the Basic Multilingual Plane (an emoji, many CJK ideographs) counts twice, so
- * 33 emoji failed a 64-character limit the document says they pass.
- *
- * The fix is TypeBox's designed extension point, not a patch: `Text` is a kind of its own in TypeBox's
- * `TypeRegistry`, so every check of a schema that uses it — ours (validation.ts) and Elysia's, compiled or
- * not — runs {@link textProblem}. Its JSON form is a plain `{ "type": "string", minLength, maxLength,
- * pattern, format }`, which is what the OpenAPI document shows. This file is the whole workaround:
- * test/http/text.test.ts fails when TypeBox starts counting code points itself, and then `Text` can become
- * `Type.String` again.
- *
- * Patterns are compiled with the `u` flag (ECMA-262 in Unicode mode, as JSON Schema validators such as Ajv
- * compile them), once per distinct pattern. `format: "date-time"` is RFC 3339's `date-time` (section 5.6, as
- * JSON Schema defines the format), not the looser registry format Elysia installs (which takes `2026-11-05`,
- * `Thu Nov 05 2026 …` and text around a date), and only instants JavaScript can represent (no leap second).
- */
+/** `Text`: string lengths in code points, as JSON Schema counts them (docs/hostile-input.md#limits). */
 import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
 
 export const TEXT_KIND = "Text";
@@ -66,11 +48,7 @@ export function charCount(s: string): number {
   return n;
 }
 
-/**
- * The first rule of `schema` that `value` breaks, or undefined when it passes. Lengths in code points; the
- * code-point count is only taken when `.length` alone cannot decide (a string has between `.length / 2` and
- * `.length` code points).
- */
+/** The first rule of `schema` that `value` breaks, or undefined; lengths in code points. */
 export function textProblem(schema: TextOptions, value: unknown): TextProblem | undefined {
   if (typeof value !== "string") return "type";
   const { minLength, maxLength } = schema;
@@ -84,8 +62,7 @@ export function textProblem(schema: TextOptions, value: unknown): TextProblem | 
 if (!TypeRegistry.Has(TEXT_KIND)) TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textProblem(schema, value) === undefined);
 
 /**
- * A string schema with lengths in characters (see the module comment); use it for every request string with
- * a length limit. Validated as `string` by TypeScript.
+ * A string schema with lengths in characters; use it for every request string with a length limit.
  * @throws SyntaxError at once when `pattern` is not a valid Unicode-mode regular expression
  */
 export function Text(options: TextOptions = {}): TUnsafe<string> {

@@ -1,9 +1,4 @@
-/**
- * TLS material (spec-map Decisions: HTTPS): `TLS_CERT_FILE`/`TLS_KEY_FILE` when given;
- * otherwise (the fresh-machine default, no TRUST_PROXY) a self-signed
- * certificate for localhost / 127.0.0.1 / ::1, generated once into
- * `DATA_DIR/tls/` with the `selfsigned` package and reused after.
- */
+/** TLS material (spec-map Decisions: HTTPS): the configured files, else a self-signed localhost certificate. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 

@@ -1,31 +1,4 @@
-/**
- * Maps TypeBox validation errors (as Elysia reports them, or as our own checks
- * find them) to the 422 body of the spec, `{ detail: [{ loc, msg, type }] }`,
- * with pydantic-v2 type names. One item per field: TypeBox reports a missing
- * property twice ("required" then "expected string"); the first, most
- * specific, one wins. No item ever carries the received value.
- *
- * Every `/v1` route's path parameters, query, `Idempotency-Key` and JSON body
- * are checked by {@link addRequestChecks}, in one `transform` hook that runs
- * before Elysia's own validation and before the handler (so before any
- * statement), and every problem of the request is reported at once:
- * `loc: ["path", name]`, `["query", name]`, `["header", "Idempotency-Key"]`,
- * `["body", …]`. Why ours and not only Elysia's: Elysia's `ValidationError`
- * serialises the whole received value into its message when it is
- * constructed (pretty-printed, with a generated example value, unless
- * NODE_ENV=production), a cost the client controls; it reports one location
- * per request; and its numeric query types decode after checking, so a
- * range problem lost its location and `limit=2.5` reached PostgreSQL. Ours
- * walks the values once, stops after {@link MAX_VALIDATION_ITEMS} problems
- * and never serialises them, whatever NODE_ENV says; a request that passes
- * it passes Elysia's check too.
- *
- * Query values arrive as text: an `integer` (or `number`) query parameter is
- * converted here from its decimal spelling (`^-?[0-9]+$`, or a JSON number for
- * `number`) before the check, and stays text otherwise (a 422
- * `int_parsing`). `0x10`, ` 5`, `1e1` and `2.5` are not integers.
- * String lengths count characters (code points): see `text.ts`.
- */
+/** The spec's 422 body from TypeBox errors, and the `/v1` request checks (docs/hostile-input.md#limits). */
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
@@ -37,21 +10,12 @@ import { isText, textProblem } from "./text.ts";
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
 export const MAX_VALIDATION_ITEMS = 64;
 
-/**
- * Free text (descriptions): anything but U+0000, which PostgreSQL `text`
- * cannot store. JSON bodies are UTF-8 by the time they are validated.
- */
+/** Free text: anything but U+0000, which PostgreSQL `text` cannot store. */
 export const FREE_TEXT_PATTERN = "^[^\\u0000]*$";
 
-/**
- * Tokens carried in a URL (ids, cursors, slugs, tracking numbers): no control
- * characters; no `%`, which is only left in a decoded query value when its
- * percent-encoding was not UTF-8 (Elysia keeps such a value undecoded); no
- * U+FFFD, which is what an invalid UTF-8 sequence in the path decodes to.
- */
+/** URL tokens: no control characters, `%` (non-UTF-8 encoding) or U+FFFD (invalid UTF-8). */
 export const URL_TOKEN_PATTERN = "^[^\\u0000-\\u001F\\u007F%\\uFFFD]*$";
 
-/** Elysia's name for where the value was → the spec's `loc[0]`. */
 const LOCATION: Record<string, string> = { query: "query", params: "path", body: "body", headers: "header", header: "header", cookie: "cookie" };
 
 interface RawError {
@@ -59,13 +23,11 @@ interface RawError {
   type: number;
   message: string;
   value?: unknown;
-  /** Union errors: one iterator per variant, in `anyOf` order. */
   errors?: { First(): RawError | undefined }[];
   schema?: { type?: string; format?: string; anyOf?: { const?: unknown; type?: string; format?: string }[]; const?: unknown; minLength?: number; maxLength?: number; minimum?: number; maximum?: number; minItems?: number; maxItems?: number; pattern?: string };
 }
 
 function locOf(where: string, path: string): (string | number)[] {
-  // TypeBox paths are JSON pointers ("" or "/a/0"); anything else names no field.
   const segs = (path.startsWith("/") ? path : "")
     .split("/")
     .slice(1)
@@ -143,10 +105,7 @@ function describe(e: RawError): { type: string; msg: string } {
 
 const UNDECODABLE = { type: "string_unicode", msg: "Input should be a valid string, unable to parse raw data as a unicode string" };
 
-/**
- * A nullable field (`X | null`) given something other than null: the problem
- * is `X`'s (too long, wrong type, pattern), not "no variant matched".
- */
+/** A nullable field given something else: the problem is the inner type's, not "no variant matched". */
 function unwrapNullable(e: RawError): RawError {
   const options = e.schema?.anyOf;
   if (e.type !== ValueErrorType.Union || e.value === null || options?.length !== 2) return e;
@@ -178,13 +137,7 @@ const note = (request: Request, items: ValidationItem[]) => found.set(request, [
 /** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
 const ruleItems = new WeakMap<Request, ValidationItem[]>();
 
-/**
- * Adds 422 items for `request`'s body from a route's own rules (a `transform`
- * hook that runs before the schema check), so one answer lists every problem:
- * the schema's and the rules' together (pydantic reports all fields at once).
- * A rule's item replaces the schema's item at the same `loc`: it says more
- * (`url_scheme` rather than the pattern that encodes it).
- */
+/** Adds a route's own rule items for `request`'s body; they replace the schema's at the same `loc`. */
 export function reportBodyItems(request: Request, items: readonly ValidationItem[]): void {
   if (items.length > 0) ruleItems.set(request, [...(ruleItems.get(request) ?? []), ...items]);
 }
@@ -198,10 +151,8 @@ interface RouteOptions {
 
 type Compiled = ReturnType<typeof TypeCompiler.Compile>;
 
-/** An object schema's compiled check, and how to turn its query text into the numbers it declares. */
 interface ParameterCheck {
   compiled: Compiled;
-  /** Properties declared `integer` or `number`, whose text is converted before the check. */
   numeric: [name: string, integer: boolean][];
 }
 
@@ -233,11 +184,8 @@ function errorsOf(compiled: Compiled, value: unknown, room: number): RawError[] 
 }
 
 /**
- * Adds to a route (its options, as a macro's `introspect` sees them) a
- * `transform` hook that checks path parameters, query, `Idempotency-Key` and
- * the parsed JSON body against the route's schemas (a body may name a model
- * registered with `schemaModels`) before Elysia validates them; see the module
- * comment. The schemas are compiled once, here.
+ * Adds to a route a `transform` hook that checks path, query, `Idempotency-Key` and the JSON body against the
+ * route's schemas (compiled once, here) before Elysia validates them.
  * @throws Error at once when the route names a body model that `schemaModels` did not register
  * @throws RequestValidationError (422) from the hook, with every problem found
  */
@@ -248,8 +196,7 @@ export function addRequestChecks(route: RouteOptions): void {
   const optional = !!bodySchema && (bodySchema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";
   const params = parameterCheck(route.params);
   const query = parameterCheck(route.query);
-  // One hook per part the route declares, each naming only the context fields it reads: Elysia parses the
-  // query (or reads the body) of a route whose hooks mention it, so a route without a query never pays for one.
+  // One hook per declared part, naming only the fields it reads: Elysia parses what a hook mentions.
   const hooks: ((c: never) => void)[] = [];
   if (params)
     hooks.push(({ params: values, request }: { params: Record<string, unknown>; request: Request }) => {
@@ -260,8 +207,7 @@ export function addRequestChecks(route: RouteOptions): void {
       convertNumbers(values, query.numeric);
       if (!query.compiled.Check(values)) note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
     });
-  // The last hook reports everything found: the path's and query's, the key's, the body's (on a route that
-  // declares one). A POST without any of them has its key checked where it is used (idempotency.ts).
+  // The last hook reports everything found; a POST without any part has its key checked in idempotency.ts.
   const report = (request: Request, bodyItems?: (room: number, ruled: Set<string>) => ValidationItem[]) => {
     const items = found.get(request) ?? [];
     const key = request.method === "POST" ? request.headers.get(IDEMPOTENCY_HEADER) : null;

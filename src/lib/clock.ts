@@ -1,8 +1,4 @@
-/**
- * The clock as an interface, so tests move time instead of waiting: production uses the system time,
- * tests advance a fake one. Everything that decides by time (quota month,
- * rate-limit windows, re-check schedule, retry schedule) takes a Clock; code that waits takes Timers.
- */
+/** The clock as an interface, so tests move time instead of waiting; code that waits takes Timers. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
@@ -52,7 +48,6 @@ export class FakeClock implements Clock, Timers {
   clearTimeout(handle: unknown): void {
     this.timers.delete(handle as number);
   }
-  /** Timers set and not yet fired or cleared. */
   pendingTimers(): number {
     return this.timers.size;
   }

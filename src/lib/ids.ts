@@ -1,9 +1,4 @@
-/**
- * Prefixed, time-sortable ids (a reader tells an id's kind at a glance, and ids sort by creation): `acc_`, `key_`, `wh_`, `evt_`,
- * `dlv_`, `shp_`, `att_`, `ses_`, `upg_`, `lnk_` followed by a UUIDv7 in lowercase hex (32
- * chars). UUIDv7 starts with the millisecond timestamp, so ids sort by
- * creation time both as text and in a btree index.
- */
+/** Prefixed, time-sortable ids: a kind prefix (`acc_`, `wh_`…) and a UUIDv7 in hex, so ids sort by creation. */
 export type IdPrefix = "acc" | "key" | "wh" | "evt" | "dlv" | "shp" | "att" | "ses" | "req" | "upg" | "lnk";
 
 export function newId(prefix: IdPrefix): string {

@@ -1,8 +1,4 @@
-/**
- * One JSON content type for every answer the service writes itself, the
- * same string Elysia sends for the JSON it serialises, so a client sees one
- * form on successes and errors alike (docs/api-conventions.md).
- */
+/** One JSON content type for every answer, the same Elysia sends (docs/api-conventions.md#one-content-type). */
 export const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 /** A JSON response with {@link JSON_CONTENT_TYPE}; `headers` are added after the content type. */

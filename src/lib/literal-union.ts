@@ -1,7 +1,4 @@
-/**
- * A TypeBox union of string literals from a list of values, typed as a one-element tuple so that Elysia's route
- * types read its static type as the values' union (Elysia reads a `TUnion` over a plain array as `never`).
- */
+/** A TypeBox union of string literals that Elysia's route types read as the values' union (not `never`). */
 import { Type as T, type SchemaOptions, type TLiteral, type TUnion } from "@sinclair/typebox";
 
 /** `T.Union` of `T.Literal(v)` for each of `values`, in order; its static type is `V`. */

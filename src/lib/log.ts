@@ -1,18 +1,4 @@
-/**
- * Structured logging through pino: one JSON object per line on stdout,
- * `{"level":"info","time":"<ISO 8601>",…base,…fields,"msg":"…"}`
- * (decisions: docs/logging.md).
- *
- * Callers pass fields, never secrets: API keys, passwords, signing secrets and
- * courier credentials are not logged anywhere. As a second line of defence,
- * pino redacts by path ({@link REDACT_PATHS}) and every `Error` field is reduced
- * to `{name, message, code?}`: no stack frames, no SQL, no query parameters.
- * The access log ({@link Logger.access}) is the exception: its fields are fixed
- * and secret-free, so its lines skip both.
- *
- * Every line logged while a request is being answered carries that request's
- * `request_id` ({@link runInRequestScope}).
- */
+/** Structured logging through pino: one JSON object per line, secrets redacted (docs/logging.md). */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
 
@@ -28,10 +14,7 @@ export interface Logger {
   child(fields: Fields): Logger;
   /** True when a line at `level` would be written: lets a hot path skip building fields nobody reads. */
   enabled(level: Exclude<LogLevel, "silent">): boolean;
-  /**
-   * The access log's logger: same output, level and base, but no redaction, no error reduction and no request
-   * id added. Only for lines whose fields are fixed and carry no secret (http/access-log.ts passes its own id).
-   */
+  /** The access log's logger: no redaction, no error reduction, no request id; only for fixed, secret-free fields. */
   access(): Logger;
   /** Writes every buffered line now, synchronously (no-op for an unbuffered logger). Call it before `process.exit`; never throws. */
   flush(): void;
@@ -58,29 +41,20 @@ const SECRET_KEYS = [
   "credentials",
 ];
 
-/**
- * pino redact paths: each secret key at the top level, one object down, and
- * the authorization/cookie headers of a logged request or response.
- * (pino's `*` matches one level; deeper secrets must not be logged at all.)
- */
+/** pino redact paths: each secret key at the top level and one object down, and request/response auth headers. */
 export const REDACT_PATHS: readonly string[] = [
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
   ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [`${h}.authorization`, `${h}.cookie`, `${h}["set-cookie"]`, `${h}["x-api-key"]`, `${h}["17token"]`, `${h}["dhl-api-key"]`]),
 ];
 
-/**
- * An error as log fields: `{name, message, code?}` — never the stack.
- * Drizzle's own message quotes SQL and parameters, so its driver cause is
- * logged instead, and any message starting "Failed query" becomes "query failed".
- */
+/** An error as log fields, never the stack; Drizzle's SQL-quoting message is replaced by its driver cause. */
 export function errorFields(e: Error): Fields {
   const src = (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
   return { name: src.name, message: src.message.startsWith("Failed query") ? "query failed" : src.message.slice(0, 300), ...(code ? { code } : {}) };
 }
 
-/** Every top-level `Error` value becomes {@link errorFields}, whatever the key (`error`, `err`, `cause`…). */
 function serializeErrors(obj: Fields): Fields {
   let out: Fields | undefined;
   for (const [k, v] of Object.entries(obj)) {
@@ -89,21 +63,14 @@ function serializeErrors(obj: Fields): Fields {
   return out ?? obj;
 }
 
-/**
- * The request being answered, for the log lines it causes. `open` turns false once its answer is logged, so a
- * timer or batch that merely started during the request (a quota give-back, a key-use stamp) does not carry
- * its id in lines written later.
- */
+/** The request being answered; `open` turns false once its answer is logged, so later lines do not carry its id. */
 export interface RequestScope {
   readonly id: string;
   open: boolean;
 }
 const requestScope = new AsyncLocalStorage<RequestScope>();
 
-/**
- * Runs `fn(arg)` in `scope`: every line logged by it, and by what it awaits, carries `request_id: scope.id`
- * (pino's `mixin`) while `scope.open` holds. The access log passes its own id and does not read the scope.
- */
+/** Runs `fn(arg)` in `scope`: every line it logs, directly or after awaits, carries `request_id` while open. */
 export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, arg: A): R {
   return requestScope.run(scope, fn, arg);
 }
@@ -114,7 +81,6 @@ export function currentRequestId(): string | undefined {
   return s?.open ? s.id : undefined;
 }
 
-/** pino's `mixin`: a fresh object each call (pino assigns the line's own fields onto it; those win). */
 function requestIdMixin(): Fields {
   const s = requestScope.getStore();
   return s?.open ? { request_id: s.id } : {};
@@ -130,14 +96,7 @@ interface Output {
   flush(): void;
 }
 
-/**
- * Lines collected in an array and handed to SonicBoom (synchronous, unbuffered: it does the `write(2)`, partial
- * writes, EAGAIN and EPIPE) as one chunk once 8 Ki characters wait or every {@link LOG_FLUSH_INTERVAL_MS} —
- * a few hundred writes a second at most instead of one per line. Each write completes before `flush` returns,
- * so nothing is in flight on another thread when the process exits. Collected here rather than with SonicBoom's
- * own `minLength`: that appends each line to one growing string and measures its bytes again on every write,
- * which cost ~8 µs a line inside the service (docs/logging.md, "Destination").
- */
+/** Lines handed to SonicBoom in chunks (docs/logging.md#destination). */
 function bufferedOutput(file?: string): Output {
   const sonic = pino.destination({ dest: file ?? 1, sync: true });
   let lines: string[] = [];
@@ -187,24 +146,16 @@ function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
 }
 
 export interface LoggerOptions {
-  /**
-   * stdout through a buffer written every 8 KiB and every {@link LOG_FLUSH_INTERVAL_MS} (and on
-   * {@link Logger.flush}); default false: each line written at once (CLIs, which exit right after).
-   */
+  /** Buffer stdout, written every 8 KiB and {@link LOG_FLUSH_INTERVAL_MS}; default false (CLIs exit right after). */
   buffered?: boolean;
-  /** With `buffered`: append to this file instead of stdout (benches keep their own output clean). */
   file?: string;
 }
 
-/**
- * A logger at `level` (config `LOG_LEVEL`) whose lines carry `base`.
- * @param write receives each line without its newline (tests capture lines); default: stdout (see `opts`).
- */
+/** A logger at `level` whose lines carry `base`; `write` receives each line (tests), default stdout (see `opts`). */
 export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void, opts: LoggerOptions = {}): Logger {
   const out = output(write, opts.buffered ?? false, opts.file);
   const common = { level, base, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
   let accessLogger: Logger | undefined;
-  // Built on first use: most loggers (CLIs, tests) never log an access line.
   const access = (): Logger => (accessLogger ??= wrap(pino(common, out.stream), out, access));
   return wrap(
     pino(

@@ -1,7 +1,4 @@
-/**
- * Values remembered by key with the time they were stored, each answered for a caller-given window after that, at
- * most `max` of them (the oldest stored goes first). One per process, built with the services (src/services.ts).
- */
+/** Values by key, each answered for a caller-given window, at most `max` (oldest out first); one per process. */
 export class RecentCache<V = unknown> {
   private readonly entries = new Map<string, { value: V; storedMs: number }>();
 

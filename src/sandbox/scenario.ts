@@ -1,12 +1,4 @@
-/**
- * Sandbox scenarios (docs/spec-map.md, "Sandbox"): the last digit of a tracking number
- * picks what the simulated courier answers. Each courier twin renders the
- * same canonical timeline in its own wire format, so the real adapter code
- * parses and maps it end to end.
- *
- * A "step" is `stepSeconds` of wall time since the simulator first saw the
- * number; events dated after "now" are not visible yet.
- */
+/** Sandbox scenarios (docs/spec-map.md#sandbox): a number's last digit picks the timeline every twin renders. */
 export type SimEventKind =
   | "manifested"
   | "picked_up"
@@ -21,11 +13,8 @@ export type SimEventKind =
 
 export interface SimEvent {
   kind: SimEventKind;
-  /** UTC milliseconds. */
   at: number;
-  /** City where it happened. */
   location: string;
-  /** Courier remark (failed attempt reason), or null. */
   remark: string | null;
 }
 
@@ -38,7 +27,6 @@ export type Scenario =
       podUrl: string | null;
       /** digit 7: manifested, no scans */
       noScans: boolean;
-      /** The courier's estimated delivery date (EDD) as of now, see {@link estimateOf}. */
       edd: string | null;
     }
   | { kind: "not_found" }
@@ -63,11 +51,7 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
-/**
- * The scenario for `trackingNumber` as of `nowMs`, first seen at `firstSeenMs`.
- * Digit 9 is the in-transit timeline of digit 1 (its asynchronous delay is the
- * aggregator twin's business).
- */
+/** The scenario for `trackingNumber` as of `nowMs`; digit 9 is digit 1's timeline (the aggregator adds the delay). */
 export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled?: ReadonlyMap<number, number>): Scenario {
   const digit = scenarioDigit(trackingNumber);
   if (digit === 4) return { kind: "not_found" };
@@ -127,10 +111,7 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
 }
 
-/**
- * Step `k` (1-based) of the script that is not visible at `nowMs` and has an event, or undefined when none is left:
- * the step the advance endpoint pulls forward to now.
- */
+/** The next hidden step with an event (1-based), which the advance endpoint pulls forward; or undefined. */
 export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled: ReadonlyMap<number, number>): number | undefined {
   const all = scenarioFor(trackingNumber, firstSeenMs, Number.MAX_SAFE_INTEGER, stepSeconds, pulled);
   if (all.kind !== "found") return undefined;
@@ -141,11 +122,7 @@ export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: num
   return undefined;
 }
 
-/**
- * Digit 3's failed-attempt remark, one per reason family (docs/ndr.md): the two digits before the last, 20 to 30,
- * pick it (…203 customer unavailable … …303 a remark no table knows, `other`); any other number keeps
- * "Consignee not available".
- */
+/** Digit 3's failed-attempt remark, one per reason family (docs/ndr.md), picked by the two digits before the last. */
 export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   20: "Consignee not available",
   21: "Consignee refused to accept the shipment",
@@ -160,7 +137,6 @@ export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   30: "Shipment held: awaiting instructions",
 };
 
-/** The failed-attempt remark of a digit-3 number ({@link FAILED_ATTEMPT_REMARKS}). */
 export function failedAttemptRemark(trackingNumber: string): string {
   const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);
   const n = m ? Number(m[1]) * 10 + Number(m[2]) : -1;
@@ -168,13 +144,8 @@ export function failedAttemptRemark(trackingNumber: string): string {
 }
 
 /**
- * The EDD a courier would show now, `YYYY-MM-DD` in IST (every simulated city
- * is Indian): the day of the planned delivery (the timeline's delivery, or its
- * last out-for-delivery when it never arrives), from pickup on. None while
- * only manifested (Delhivery's real manifested sample has a null
- * ExpectedDeliveryDate) and none once the shipment is cancelled or on its way
- * back. A delivered shipment keeps it here; each twin keeps or drops it as its
- * courier does.
+ * The EDD a courier would show now, `YYYY-MM-DD` in IST: the planned delivery day, from pickup on; none while only
+ * manifested, cancelled or returning. Each twin keeps or drops it after delivery as its courier does.
  */
 function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): string | null {
   const planned = all.find((e) => e.kind === "delivered") ?? all.findLast((e) => e.kind === "out_for_delivery");
@@ -183,7 +154,6 @@ function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): str
   return wallTime(planned.at, 330).date;
 }
 
-/** Newest visible event, or undefined. */
 export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | undefined {
   return s.events[s.events.length - 1];
 }
@@ -205,11 +175,8 @@ export function wallTime(ms: number, offsetMin: number) {
     h,
     mi,
     s,
-    /** `YYYY-MM-DD` */
     date,
-    /** `HH:MM:SS` */
     time,
-    /** ISO with offset, e.g. `2026-11-05T10:20:00+05:30` */
     iso: `${date}T${time}${offsetMin === 0 ? "Z" : `${offsetMin < 0 ? "-" : "+"}${p2(Math.floor(abs / 60))}:${p2(abs % 60)}`}`,
   };
 }

@@ -1,14 +1,4 @@
-/**
- * The courier simulator (docs/spec-map.md, "Sandbox"): a real HTTP server on
- * loopback that speaks each adapter's wire format under `/<adapter id>/…`
- * (same paths after the base URL, same auth checks, documents shaped like the
- * real samples). `bun start` in sandbox mode starts it in-process and hands it
- * to the courier backends, which point every adapter without credentials at
- * it; tests and benchmarks start it the same way.
- *
- * Each courier's "twin" lives in its courier folder, `src/modules/couriers/carriers/<id>/twin.ts`
- * (registered in twins.ts), and renders the canonical scenario timeline (scenario.ts) in its courier's format.
- */
+/** The courier simulator (docs/spec-map.md#sandbox): a loopback HTTP server speaking each wire format. */
 import type { Clock } from "../lib/clock.ts";
 import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";
@@ -23,17 +13,13 @@ export const ASYNC_DIGIT = 9;
 /** The aggregator that answers them: the 17TRACK adapter (register, then poll). */
 const AGGREGATOR: AdapterId = "track17";
 
-/**
- * Sandbox routing: digit {@link ASYNC_DIGIT} of any courier is looked up through the aggregator, so the
- * asynchronous path runs for every courier in the catalogue.
- */
+/** Sandbox routing: digit {@link ASYNC_DIGIT} of any courier goes through the aggregator. */
 export function sandboxRoute(courier: Courier, trackingNumber: string): AdapterId | undefined {
   return courier.adapter !== AGGREGATOR && scenarioDigit(trackingNumber) === ASYNC_DIGIT ? AGGREGATOR : undefined;
 }
 
 /** The running simulator; it is the {@link CourierSimulator} the courier backends are given. */
 export interface Simulator extends CourierSimulator {
-  /** `http://127.0.0.1:<port>` */
   url: string;
   /** Base URL for one adapter: `http://127.0.0.1:<port>/<id>`. */
   baseUrlFor(adapterId: string): string;

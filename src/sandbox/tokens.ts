@@ -1,10 +1,7 @@
 /** Bearer tokens a twin has issued, kept in the simulator's per-twin scratch state. */
 import type { SimContext } from "./twin.ts";
 
-/**
- * The map token → milliseconds on the simulator clock (an expiry or an issue
- * time, as the twin decides) for `twinId`, created on first use.
- */
+/** The map token → simulator-clock ms (expiry or issue time, as the twin decides) for `twinId`. */
 export function issuedTokens(sim: SimContext, twinId: string): Map<string, number> {
   const key = `${twinId}:tokens`;
   let m = sim.state.get(key) as Map<string, number> | undefined;

@@ -1,19 +1,11 @@
-/**
- * The contract between the simulator (server.ts) and each courier twin (src/modules/couriers/carriers/<id>/twin.ts):
- * what a twin may ask of the simulator, and what it offers. Its own file so that the twins and the server do not
- * import each other.
- */
+/** The contract between the simulator (server.ts) and each courier twin, in its own file so neither imports the other. */
 import type { Scenario } from "./scenario.ts";
 
 /** What a twin can ask of the simulator. */
 export interface SimContext {
   /** The scenario for a number now (records when the simulator first saw it). */
   scenario(trackingNumber: string): Scenario;
-  /**
-   * Generic failure scenarios, applied the same way for every courier:
-   * digit 5 holds the request until the client gives up; digit 6 answers 503.
-   * Returns a Response to send as-is, or undefined to carry on.
-   */
+  /** Generic failures for every courier: digit 5 holds the request, digit 6 answers 503; undefined carries on. */
   gate(trackingNumber: string): Promise<Response | undefined>;
   /** Counts one backend call for `trackingNumber` (coalescing tests read it). */
   count(twinId: string, trackingNumber: string): void;

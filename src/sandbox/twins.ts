@@ -1,7 +1,4 @@
-/**
- * Every courier twin by adapter id, one line per courier folder under src/modules/couriers/carriers/: a twin is
- * simulator code kept beside the adapter it imitates, loaded only from here (test/architecture/imports.test.ts).
- */
+/** Every courier twin by adapter id, loaded only from here (test/architecture/imports.test.ts). */
 import type { AdapterId } from "../modules/couriers/catalogue.ts";
 import { aramexTwin } from "../modules/couriers/carriers/aramex/twin.ts";
 import { bluedartTwin } from "../modules/couriers/carriers/bluedart/twin.ts";

@@ -1,11 +1,4 @@
-/**
- * Encryption at rest with `SECRETS_KEY` (AES-256-GCM): webhook signing secrets and stored idempotent response
- * bodies (docs/spec-map.md, "Decisions", signing secret; docs/idempotency.md).
- *
- * Stored form: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>`, 12-byte IV
- * per encryption. The account id is bound as associated data, so a value
- * copied into another account's row does not decrypt.
- */
+/** Encryption at rest with `SECRETS_KEY` (AES-256-GCM), the account id bound as associated data. */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 
 function keyOf(key: Uint8Array): Buffer {
@@ -25,11 +18,8 @@ export function encryptSecret(key: Uint8Array, accountId: string, secret: string
 const cache = new Map<string, string>();
 
 /**
- * Decrypts a stored secret. Results are memoised by ciphertext (a rotation
- * writes a new ciphertext, so the cache can never serve a stale secret).
- * A key carrying `previous` (SECRETS_KEY_PREVIOUS while the operator rotates
- * SECRETS_KEY) falls back to it for values written under the old key.
- * @throws when the value was not produced with this key (or its previous) and account.
+ * Decrypts a stored secret, memoised by ciphertext; falls back to `previous` (SECRETS_KEY_PREVIOUS) during a rotation.
+ * @throws when the value was not produced with this key (or its previous) and account
  */
 export function decryptSecret(key: Uint8Array & { previous?: Uint8Array }, accountId: string, stored: string): string {
   const memoKey = `${accountId}|${stored}`;
@@ -50,11 +40,7 @@ function decryptWith(key: Uint8Array, accountId: string, stored: string, memoKey
   return secret;
 }
 
-/**
- * Decrypts with exactly `key` (no fallback, no memo): the re-encryption
- * command uses it to tell values under the new key from those under the old.
- * @throws when the value was not produced with this key and account.
- */
+/** Decrypts with exactly `key` (no fallback, no memo). @throws when not produced with this key and account */
 export function decryptSecretWith(key: Uint8Array, accountId: string, stored: string): string {
   const [v, iv, tag, ct] = stored.split(".");
   if (v !== "v1" || !iv || !tag || ct === undefined) throw new Error("unrecognised secret format");

@@ -1,16 +1,4 @@
-/**
- * The key that encrypts webhook signing secrets at rest (AES-256-GCM, see
- * ./cipher.ts): `SECRETS_KEY` (32 bytes, base64 or
- * base64url), else — only for the embedded database, or when the operator
- * opts in with `SECRETS_KEY_GENERATE=single-node` — generated once into
- * `DATA_DIR/secrets.key` (mode 0600) and reused.
- *
- * One key per database, checked: the first process stores a key check value
- * (an HMAC-SHA256 of a constant under the key, which reveals nothing about
- * the key) in `service_settings`; every later process compares its own and
- * refuses to start on a mismatch, instead of failing to decrypt secrets that
- * another replica wrote (docs/deployment.md, Rotating SECRETS_KEY).
- */
+/** The key encrypting signing secrets at rest, one per database (docs/deployment.md#rotating-secrets_key). */
 import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -38,8 +26,7 @@ function decode(value: string, variable: string): Uint8Array {
 
 /**
  * The process's key ring from configuration.
- * @throws ConfigError when a key is malformed, or when `DATABASE_URL` is set
- *   without `SECRETS_KEY` and without `SECRETS_KEY_GENERATE=single-node`.
+ * @throws ConfigError for a malformed key, or `DATABASE_URL` without `SECRETS_KEY` or `SECRETS_KEY_GENERATE=single-node`
  */
 export function loadSecretsKey(
   config: Pick<Config, "secretsKey" | "secretsKeyPrevious" | "dataDir" | "databaseUrl" | "secretsKeyGenerateSingleNode">,
@@ -67,12 +54,9 @@ export function keyCheckValue(key: Uint8Array): string {
 }
 
 /**
- * Compares the key with the database's check value, storing it when this is
- * the first process. Before storing, one stored secret (if any, written before
- * check values existed) must decrypt with the key.
- * @returns `stored` (first process), `current` (match) or `previous` (the
- *   database still names SECRETS_KEY_PREVIOUS: a rotation in progress).
- * @throws SecretsKeyMismatchError when neither key matches.
+ * Compares the key with the database's check value, storing it on first use (after checking one stored secret
+ * decrypts). @returns `stored`, `current` or `previous` (a rotation in progress)
+ * @throws SecretsKeyMismatchError when neither key matches
  */
 export async function verifySecretsKey(db: Db, key: SecretsKey): Promise<"stored" | "current" | "previous"> {
   const mine = keyCheckValue(key);

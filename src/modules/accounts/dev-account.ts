@@ -1,8 +1,4 @@
-/**
- * Sandbox convenience (spec-map: Sandbox): the first start in sandbox mode of a process that serves the public
- * port (ROLE `api` or `all`, never `worker`: the sign-in link names that port) creates a development account on
- * `growth` and returns its key, which main.ts prints once. Later starts find the account and return undefined.
- */
+/** Sandbox convenience (spec-map: Sandbox): a development account on `growth` at the first start. */
 import type { Db } from "../../db/client.ts";
 import { createAccount, createApiKey, EmailTakenError } from "./service.ts";
 

@@ -1,19 +1,4 @@
-/**
- * When each API key was last used (`api_keys.last_used_at`: the dashboard's key list and the operator CLI),
- * written in batches.
- *
- * The key gate notes each authenticated request's key here, with no database work; a key is noted at most
- * once a minute per process. At most {@link KEY_USE_FLUSH_MS} after a note, ONE statement stamps every noted
- * key, and its `where` skips a key stamped less than a minute before (another replica's stamp).
- *
- * So the stamp has a minute's granularity and lags a use by at most one interval; listing the keys
- * ({@link listApiKeys} in service.ts) writes this process's notes first. A stopping process writes its notes
- * (src/services.ts, `stopServices`); one killed without its shutdown loses at most one interval of them.
- *
- * Why batched: one UPDATE per key, built by Drizzle, cost the main thread about half a millisecond, and the
- * stamps of all keys in use came due together once a minute (their first uses arrive together after a
- * start), holding up requests for seconds on a busy replica (`bun run bench`, P1).
- */
+/** When each API key was last used, stamped in batches (docs/performance.md#decisions). */
 import type { Db } from "../../db/client.ts";
 
 /** Longest time a noted use waits before it is written, ms. */
@@ -25,9 +10,7 @@ const MAX_REMEMBERED = 10_000;
 
 /** The key-use recorder of one process and pool, built with the services (src/services.ts). */
 export class KeyUse {
-  /** When this process last noted each key (wall-clock ms of the use). */
   private readonly noted = new Map<string, number>();
-  /** Noted and not written yet: key id → ms of the use. */
   private pending = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private inflight: Promise<void> | undefined;
@@ -44,18 +27,13 @@ export class KeyUse {
     if (!this.inflight) this.schedule();
   }
 
-  /** Starts the flush timer unless it runs already. */
   private schedule(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => void this.flush(), KEY_USE_FLUSH_MS);
-    // Never keeps a process alive on its own.
     this.timer.unref?.();
   }
 
-  /**
-   * Writes every pending note in one statement; never rejects. When it resolves, every note made before the
-   * call is written. A database failure drops the batch (the next use of each key a minute later notes it again).
-   */
+  /** Writes every pending note in one statement; never rejects (a failed batch is dropped: the next use notes again). */
   async flush(): Promise<void> {
     while (this.inflight) await this.inflight;
     clearTimeout(this.timer);

@@ -1,9 +1,4 @@
-/**
- * API keys: `ctk_` + 32 random bytes in base64url (43 chars), shown once
- * (spec-map Decisions: Accounts). Only the SHA-256 of the key is stored: the key carries 256
- * bits of entropy, so a slow password hash would add latency to every request
- * without adding safety (the practice of Stripe and unkey).
- */
+/** API keys (spec-map Decisions: Accounts): `ctk_` + 32 random bytes, only the SHA-256 stored. */
 import { randomBytes } from "node:crypto";
 
 export const API_KEY_PREFIX = "ctk_";

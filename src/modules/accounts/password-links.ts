@@ -1,14 +1,4 @@
-/**
- * One-time password links (docs/dashboard.md, "Password links"). There is no
- * email sender in this service, so a link reaches its user another way: the
- * operator CLI prints a reset link (`bun run admin password-link <account>`)
- * for the operator to pass on, and the first start prints a welcome link for
- * the development account next to its API key. Opening the link shows a
- * form; submitting a new password sets it, ends the account's other
- * sessions and signs the holder in. Modelled on GitHub's and Stripe's reset
- * links: 256-bit token, only its SHA-256 stored, single use, short expiry,
- * a new link replaces the account's unused ones.
- */
+/** One-time password links (docs/dashboard.md#password-links). */
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
@@ -20,17 +10,13 @@ export type PasswordLinkPurpose = "reset" | "welcome";
 
 /** Lifetime of a link: a reset link 1 hour, the development account's welcome link 24 hours. */
 export const LINK_TTL_MS: Record<PasswordLinkPurpose, number> = { reset: 3_600_000, welcome: 24 * 3_600_000 };
-/** Tokens are 32 random bytes in base64url: 43 characters. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** The dashboard path that opens a link. */
 export const linkPath = (token: string) => `/dashboard/password-link/${token}`;
 
-/**
- * Issues a link for `accountId`, replacing (expiring) the account's unused links.
- * @returns the raw token (shown once; only its hash is stored) and the expiry.
- */
+/** Issues a link, expiring the account's unused ones. @returns the raw token (shown once) and the expiry */
 export async function issuePasswordLink(db: DbOrTx, accountId: string, purpose: PasswordLinkPurpose, nowMs: number): Promise<{ token: string; path: string; expiresAt: Date }> {
   const token = randomBytes(32).toString("base64url");
   const now = new Date(nowMs);
@@ -53,11 +39,7 @@ export async function findPasswordLink(db: DbOrTx, token: string, nowMs: number)
   return r ? { ...r, purpose: r.purpose as PasswordLinkPurpose } : undefined;
 }
 
-/**
- * Uses the link up: one conditional update, so two concurrent submissions
- * cannot both succeed. Returns the account id, or undefined when the link is
- * unknown, used or expired.
- */
+/** Uses the link up in one conditional update (two submissions cannot both win); undefined when unknown, used or expired. */
 export async function usePasswordLink(db: DbOrTx, token: string, nowMs: number): Promise<string | undefined> {
   if (!TOKEN_SHAPE.test(token)) return undefined;
   const now = new Date(nowMs);

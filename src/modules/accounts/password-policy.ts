@@ -1,22 +1,4 @@
-/**
- * The password policy for new passwords, after NIST SP 800-63B section
- * 5.1.1.2 (memorized secret verifiers): a length floor, no composition
- * rules, and a check against values known to be commonly used, repetitive
- * or context-specific. Not a strength score: a password is refused only for
- * one of the reasons below, and the form says which.
- *
- * The common-password list is zxcvbn-ts's `passwords-common` dictionary
- * (about 49,000 entries ranked by frequency in breach corpora); its matcher
- * also finds the list's entries capitalised, l33t-spelled (`P@ssw0rd123`) or
- * reversed. Only that dictionary is loaded: zxcvbn's word lists (names,
- * diceware words) would refuse good passphrases.
- *
- * People who are told their password is common add something predictable at
- * an end (`Password123!`, `iloveyou123`, `2024welcome`), so a password is
- * also common when, once a short or guessable run of digits and symbols is
- * taken off either end (and runs of one repeated character are shortened),
- * what remains is a list entry (docs/dashboard.md, Password policy).
- */
+/** New-password policy after NIST SP 800-63B 5.1.1.2 (docs/dashboard.md#password-policy). */
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 
 /** At least 10 characters (Unicode code points); NIST's floor is 8, ours is stricter. */
@@ -37,19 +19,13 @@ export const PASSWORD_MESSAGES: Record<PasswordProblem, string> = {
 };
 
 let matcher: Promise<ZxcvbnFactory> | undefined;
-// Loaded and built on first use, not at start-up: importing the packages (the
-// dictionary is decompressed on import) and ranking it take a few hundred ms.
+// Loaded on first use: importing and ranking the dictionary takes a few hundred ms.
 const zxcvbn = () =>
   (matcher ??= Promise.all([import("@zxcvbn-ts/core"), import("@zxcvbn-ts/language-common")]).then(
     ([core, common]) => new core.ZxcvbnFactory({ dictionary: { "passwords-common": common.dictionary["passwords-common"] } }),
   ));
 
-/**
- * True when the whole password is one commonly used password (any case,
- * l33t-spelled or reversed), or a short unit or a common password repeated
- * (`trustno1trustno1`, `abcabcabca`). Common words inside a longer
- * password do not count: `correct horse battery` is accepted.
- */
+/** True when the whole password is a common one (any case, l33t, reversed) or a short unit repeated. */
 export async function isCommonPassword(password: string): Promise<boolean> {
   const seq = (await zxcvbn()).check(password).sequence;
   if (seq.length !== 1) return false;
@@ -60,13 +36,11 @@ export async function isCommonPassword(password: string): Promise<boolean> {
   return false;
 }
 
-/** An affix this short is taken off whatever it is (6 digits: a million guesses, nothing to a cracking rig). */
+/** An affix this short is taken off whatever it is. */
 const AFFIX_MAX_CHARS = 6;
-/** A longer affix is taken off when zxcvbn guesses it in fewer tries than this (a sequence, a year, a repeat, a listed number). */
+/** A longer affix is taken off when zxcvbn guesses it in fewer tries than this. */
 const AFFIX_MAX_GUESSES = 1e6;
-/** A remainder shorter than this is not looked up: three letters between random digits are not a list entry. */
 const CORE_MIN_CHARS = 4;
-/** Nor one longer than this (the list's entries are short; bounds the work on a long password). */
 const CORE_MAX_CHARS = 40;
 
 const LEADING = /^[^\p{L}]+/u;
@@ -75,7 +49,6 @@ const LEADING_SYMBOLS = /^[^\p{L}\p{N}]+/u;
 const TRAILING_SYMBOLS = /[^\p{L}\p{N}]+$/u;
 const codePoints = (s: string) => [...s].length;
 
-/** What can come off one end: nothing, the symbols only, or the whole run of digits and symbols. */
 function affixes(password: string, whole: RegExp, symbols: RegExp): string[] {
   const out = new Set([""]);
   for (const re of [whole, symbols]) {
@@ -85,10 +58,7 @@ function affixes(password: string, whole: RegExp, symbols: RegExp): string[] {
   return [...out];
 }
 
-/**
- * True when taking the affixes off (and shortening runs of 3 or more of one character) leaves a common
- * password (see {@link isCommonPassword}): `Password123!`, `iloveyou123`, `welcome12345`, `!!dragon2024`.
- */
+/** True when taking predictable affixes off leaves a common password (`Password123!`, `!!dragon2024`). */
 export async function isCommonWithAffixes(password: string): Promise<boolean> {
   const z = await zxcvbn();
   const strippable = (affix: string) => affix === "" || codePoints(affix) <= AFFIX_MAX_CHARS || z.check(affix).guesses < AFFIX_MAX_GUESSES;
@@ -108,7 +78,6 @@ export async function isCommonWithAffixes(password: string): Promise<boolean> {
   return false;
 }
 
-/** The parts of an email a password must not contain: the local part and, for `name+tag`, the name (3+ characters each). */
 function emailParts(email: string): string[] {
   const e = email.trim().toLowerCase();
   const local = e.slice(0, Math.max(0, e.lastIndexOf("@")));
@@ -116,10 +85,8 @@ function emailParts(email: string): string[] {
 }
 
 /**
- * Checks a new password for the account `email` (async: the common-password
- * list is loaded on first use).
- * @returns the first problem found (checked in the order of
- *   {@link PasswordProblem}), or undefined when the password is acceptable.
+ * Checks a new password for the account `email` (the common list loads on first use).
+ * @returns the first problem in the order of {@link PasswordProblem}, or undefined when acceptable
  */
 export async function passwordProblem(password: string, email: string): Promise<PasswordProblem | undefined> {
   const chars = [...password];

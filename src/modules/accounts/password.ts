@@ -1,13 +1,4 @@
-/**
- * Password hashing: argon2id through `Bun.password` (spec-map Decisions: Accounts), with the memory cost
- * an operator sets in `PASSWORD_HASH_MEMORY_KIB` (docs/deployment.md). Time cost 2, one lane: the OWASP
- * Password Storage Cheat Sheet's argon2id configurations at m ≥ 19 MiB. A stored hash carries the
- * parameters it was made with, so verification works whatever the setting is now; a change applies to
- * passwords set from then on.
- *
- * The setting is process-wide, like the hashing cost of any web framework: the start-up code (main.ts, the
- * admin CLI) calls {@link setPasswordHashMemory} once with the configured value.
- */
+/** Password hashing: argon2id via `Bun.password` (spec-map Decisions: Accounts; OWASP cheat sheet). */
 
 import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";
 
@@ -40,10 +31,7 @@ export function verifyPassword(password: string, hash: string): Promise<boolean>
   return Bun.password.verify(password, hash);
 }
 
-/**
- * A hash of a random password with the current parameters, made once per setting: sign-in verifies against
- * it when the email is unknown, so an unknown email costs what a wrong password costs.
- */
+/** A hash to verify unknown emails against, so they cost what a wrong password costs. */
 export function dummyPasswordHash(): Promise<string> {
   if (dummy?.kib !== memoryKib) dummy = { kib: memoryKib, hash: hashPassword(crypto.randomUUID()) };
   return dummy.hash;

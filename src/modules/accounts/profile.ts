@@ -1,8 +1,4 @@
-/**
- * Account changes the dashboard's profile page makes (docs/dashboard.md, "Profile"): password, email, deletion.
- * The accounts module is the one writer of `accounts` (docs/spec-map.md, "Table owners"); the dashboard checks the
- * session, the CSRF token and the current password, then calls these.
- */
+/** Account changes of the dashboard's profile page (docs/dashboard.md#profile): password, email, deletion. */
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { accounts } from "../../db/schema/index.ts";
@@ -23,9 +19,8 @@ export async function setEmail(db: DbOrTx, accountId: string, normalisedEmail: s
 }
 
 /**
- * Deletes the account row; what hangs off it by foreign key (API keys, sessions, usage, webhooks with their
- * outbox rows and attempt logs, follows, plan requests, password links) goes by `on delete cascade`. Every
- * replica's API-key cache drops the account at commit (NOTIFY), so its keys answer 401 at once.
+ * Deletes the account row; what hangs off it goes by `on delete cascade`, and every replica's key cache drops the
+ * account at commit (NOTIFY), so its keys answer 401 at once.
  */
 export async function deleteAccountRow(tx: DbOrTx, accountId: string): Promise<void> {
   await tx.delete(accounts).where(eq(accounts.id, accountId));

@@ -1,33 +1,4 @@
-/**
- * Per-account per-minute windows (spec-map Decisions: Per-minute rate limit), counted in process and shared
- * across replicas through `rate_windows` in small batches.
- *
- * A request is counted here at once (no database round trip) and decided on
- * `known + in flight + pending`: `known` is the window's total across all
- * replicas as the last flush returned it. A flush runs at most every
- * {@link FLUSH_INTERVAL_MS} while anything is pending and adds this process's
- * pending counts in ONE statement (`insert … select from unnest … on conflict
- * do update … returning count`), which also brings back the other replicas'
- * counts.
- *
- * Bound on overshoot: within one process the count is exact. Across
- * replicas, a replica decides on the others' counts as of its own last flush
- * for that window, and it flushes within one interval after any request. So
- * an account can get past its limit by at most what each OTHER replica admits
- * for it before that replica's next flush (≈ one interval, 1 s, plus a
- * round trip, of that account's traffic there; 1/60 of the window at a steady
- * rate) — with one replica, never.
- * A request refused with 429 still counts in the window, as before. A
- * stopping process writes its pending counts (src/services.ts, `stopServices`);
- * counts pending when a process dies (≤ one interval) are lost, which can
- * only admit more, never refuse wrongly.
- *
- * Cost: one upsert row per active account per interval (not per request).
- * That row, not the request, is what the database pays for: with many
- * accounts each sending a few requests a second, a 200 ms interval cost
- * PostgreSQL about as much CPU per request as the whole key gate costs the
- * service (`bun run bench`, "DB µs/req"), so the interval is 1 s.
- */
+/** Per-minute windows counted in process, shared in batches (docs/performance.md#decisions). */
 import type { Db } from "../../db/client.ts";
 import { RATE_LIMIT_WINDOW_MS } from "./rate-limit.ts";
 
@@ -39,9 +10,7 @@ interface Window {
   startMs: number;
   /** Total across replicas as of the last flush (includes this process's flushed counts). */
   known: number;
-  /** Counted here, being written by the flush in flight. */
   sending: number;
-  /** Counted here, not written yet. */
   pending: number;
 }
 
@@ -68,14 +37,12 @@ export class RateCounter {
   private schedule(): void {
     if (this.timer || this.inflight) return;
     this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
-    // Never keeps a process alive on its own.
     this.timer.unref?.();
   }
 
   /**
-   * Writes every pending count in one statement and learns the windows' totals. A call while a flush is
-   * in flight waits for it, then writes what is still pending: when it resolves, every count made before
-   * the call is written (or kept for the next flush if the database failed).
+   * Writes every pending count in one statement and learns the totals; a call during a flush waits, then writes
+   * what is still pending (kept for the next flush if the database failed).
    */
   async flush(): Promise<void> {
     while (this.inflight) await this.inflight;
@@ -116,7 +83,6 @@ export class RateCounter {
     return this.flush();
   }
 
-  /** Every window held, of every start. */
   private all(): Window[] {
     const out: Window[] = [];
     for (const byAccount of this.windows.values()) for (const w of byAccount.values()) out.push(w);

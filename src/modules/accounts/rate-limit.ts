@@ -1,11 +1,4 @@
-/**
- * Rate limits shared by every replica through PostgreSQL (spec-map Decisions: Per-minute rate limit, Demo limit).
- *
- * - Per-account per-minute: a fixed one-minute window counter (the scheme
- *   GitHub's and Stripe's headers describe): one upsert per request.
- * - Demo: the rule of src/domain/limits.ts (5 per rolling hour per client IP) over a log of hits, counted
- *   under a per-IP advisory lock so two replicas cannot both admit the sixth.
- */
+/** Rate limits shared by replicas (spec-map Decisions: Per-minute rate limit, Demo limit). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { rateWindows } from "../../db/schema/index.ts";
@@ -22,12 +15,10 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** First instant (ms) of the fixed window of `windowMs` containing `nowMs`. */
 export function windowStart(nowMs: number, windowMs: number): number {
   return Math.floor(nowMs / windowMs) * windowMs;
 }
 
-/** The decision for a window whose count (including this request) is `count`. */
 export function decide(count: number, limit: number, windowMs: number, nowMs: number): RateDecision {
   return {
     allowed: count <= limit,
@@ -56,10 +47,7 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-/**
- * Demo limit: counts the hits from `ip` in the rolling window, lets `demoDecision` (src/domain/limits.ts)
- * decide, and records the hit when it is admitted.
- */
+/** Demo limit: counts `ip`'s hits in the window, decides by src/domain/limits.ts, records an admitted hit. */
 export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<DemoDecision> {
   return db.transaction(async (tx) => {
     // Serialise hits of one IP across replicas; the lock ends with the transaction.

@@ -1,14 +1,4 @@
-/**
- * Re-encryption of every stored webhook signing secret under the current
- * SECRETS_KEY, the second half of a key rotation (docs/deployment.md,
- * Rotating SECRETS_KEY): processes already run with the new SECRETS_KEY and
- * the old one as SECRETS_KEY_PREVIOUS; this rewrites what the old key
- * encrypted, then records the new key's check value so processes that still
- * have only the old key refuse to start. In the accounts module because the
- * secrets are columns of `accounts`, which only this module writes
- * (docs/spec-map.md, "Table owners"); the cipher and the key check stay in
- * src/secrets/.
- */
+/** Re-encrypts every webhook signing secret under SECRETS_KEY (docs/deployment.md#rotating-secrets_key). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { decryptSecretWith, encryptSecret } from "../../secrets/cipher.ts";
@@ -25,12 +15,7 @@ export interface RotationReport {
 
 const COLUMNS = ["webhook_secret_enc", "webhook_secret_prev_enc"] as const;
 
-/**
- * Rewrites every secret the previous key encrypted. Each update is guarded
- * by the old ciphertext, so a secret the customer rotated meanwhile is left
- * alone. Safe to run again. The key check value moves to the new key only
- * when nothing failed.
- */
+/** Rewrites what the previous key encrypted, guarded by the old ciphertext; safe to run again. */
 export async function reencryptSecrets(db: Db, key: SecretsKey): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = (await db.execute(

@@ -1,7 +1,4 @@
-/**
- * Accounts and API keys: plain functions over `db | tx` (no request context).
- * Used by the HTTP auth plugin, the operator CLI and the dashboard.
- */
+/** Accounts and API keys: plain functions over `db | tx`, used by the auth plugin, the operator CLI and the dashboard. */
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
@@ -33,11 +30,7 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/**
- * Creates an account. The password, when given, is hashed with argon2id
- * ({@link hashPassword}; spec-map Decisions: Accounts).
- * @throws EmailTakenError when the email is already registered.
- */
+/** Creates an account (password hashed with argon2id). @throws EmailTakenError when the email is taken */
 export async function createAccount(db: DbOrTx, input: { email: string; password?: string; plan?: PlanId }): Promise<Account> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const rows = await db
@@ -78,10 +71,7 @@ export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string)
   return rows.length > 0;
 }
 
-/**
- * The account's keys, newest first. With `keyUse` (this process's recorder, key-use.ts), the uses it noted are
- * written first, so `lastUsedAt` includes them.
- */
+/** The account's keys, newest first; `keyUse`'s pending notes are written first, so `lastUsedAt` includes them. */
 export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
   await keyUse?.flush();
   return db
@@ -92,13 +82,8 @@ export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
 }
 
 /**
- * The key and account for a key hash (`hashApiKey`), through the in-process
- * cache (invalidated across replicas by LISTEN/NOTIFY, see auth-cache.ts);
- * usually no database round trip. On a cache miss: one prepared statement,
- * shared with the other misses of the same turn of the event loop (index
- * probes on the key hash). The answer is frozen (shared by every
- * request of the key). Counting the request: {@link countRequest}.
- * @returns undefined for an unknown or revoked key.
+ * The key and account for a key hash through the in-process cache (auth-cache.ts); a miss shares one prepared
+ * statement with the other misses of the same tick. @returns undefined for an unknown or revoked key
  */
 export function findApiKey(db: Db, hash: string): Promise<AuthContext | undefined> {
   return authenticateCached(db, hash, loadKeys) as Promise<AuthContext | undefined>;
@@ -113,13 +98,7 @@ async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAut
   return new Map(rows.map((r) => [r.key_hash, { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } }]));
 }
 
-/**
- * Counts one request of `accountId` in its per-minute window, in process
- * (shared with other replicas in batches; see rate-counter.ts for the bound on
- * overshoot). No database round trip.
- * @param windowStartMs start of the current one-minute window, ms.
- * @returns the window's count including this request.
- */
+/** Counts one request in its per-minute window in process; returns the count including it. */
 export function countRequest(counter: RateCounter, accountId: string, windowStartMs: number): number {
   return counter.hit(accountId, windowStartMs);
 }

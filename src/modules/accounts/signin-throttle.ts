@@ -1,29 +1,4 @@
-/**
- * The sign-in throttle, shared by every replica through `rate_windows`.
- * The dashboard's sign-in calls it; it lives in the accounts module, the one
- * writer of `rate_windows` (docs/spec-map.md, "Table owners"), because its
- * counters share that table (and its retention) with the API rate limits.
- *
- * An attempt is *reserved* before the password is checked, in one statement
- * that both checks the limits and counts the attempt, so concurrent attempts
- * cannot all pass a check that none of them has recorded yet. A successful
- * sign-in gives its reservation back; a failed one keeps it. Three counters,
- * after the OWASP Authentication and Credential Stuffing cheat sheets:
- *
- * - client address + account: at most {@link SIGNIN_MAX_FAILURES} in a
- *   15-minute window, then refused until the window ends. Keyed by address
- *   too, so an attacker elsewhere cannot lock the owner out;
- * - client address: at most {@link SIGNIN_MAX_FAILURES_PER_IP} across all
- *   accounts (one address trying many accounts);
- * - account, from every address: past {@link SIGNIN_SLOW_AFTER} attempts in
- *   the window the account is only *slowed*: one attempt per
- *   {@link SIGNIN_SLOW_INTERVAL_MS} is let through, the others are asked to
- *   retry in a few seconds. A distributed guessing run is cut to that pace,
- *   and the owner still gets in.
- *
- * Accounts are keyed by the normalised email whether or not it exists, so
- * the throttle itself reveals nothing.
- */
+/** The sign-in throttle, shared by replicas (docs/dashboard.md#sign-in-throttling). */
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { windowStart } from "./rate-limit.ts";
@@ -61,21 +36,13 @@ export type Reservation =
 
 const secondsUntil = (endMs: number, nowMs: number) => Math.max(1, Math.ceil((endMs - nowMs) / 1000));
 
-/**
- * Reserves one attempt for `email` from `ip` at `nowMs`, or says which limit
- * refused it and when to retry.
- */
+/** Reserves one attempt for `email` from `ip` at `nowMs`, or says which limit refused it and when to retry. */
 export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: number): Promise<Reservation> {
   const keys = attemptKeys(ip, email);
   const ws = windowStart(nowMs, SIGNIN_WINDOW_MS);
   const slowWs = windowStart(nowMs, SIGNIN_SLOW_INTERVAL_MS);
-  // Each CTE reads the previous one's RETURNING, so they run in this order and a
-  // counter is only bumped when every earlier one admitted the attempt. An upsert
-  // whose DO UPDATE ... WHERE is false returns no row and changes nothing. Under
-  // concurrency, ON CONFLICT locks the row and re-checks WHERE against the latest
-  // committed count: two attempts can never both take the last slot. Locks are
-  // always taken in the order pair → ip → acct → slow.
-  // (ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.)
+  // Chained CTEs: a counter is bumped only when every earlier one admitted the attempt (a DO UPDATE … WHERE that is
+  // false returns no row). ON CONFLICT re-checks WHERE under the row lock, so two attempts never share the last slot.
   return db.transaction(async (tx) => {
     await lockAccountCounters(tx, keys);
     const rows = await tx.execute<{ pair: number | null; ip: number | null; acct: number | null; slow: number | null }>(sql`
@@ -111,10 +78,8 @@ export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: n
 }
 
 /**
- * Serialises the counter writes of one account (reserve, refund, clear) for the rest of `tx`. An UPDATE of
- * several rows locks them in scan order, which can be the reverse of a concurrent reservation's pair → ip →
- * account and deadlock against it (PostgreSQL aborts one: seen with 40 concurrent sign-ins). Under this lock
- * the writes of different accounts share at most one row (the address's), so no cycle of waits can form.
+ * Serialises one account's counter writes for the rest of `tx`: a multi-row UPDATE locks in scan order and could
+ * deadlock against a reservation's pair → ip → account order (seen with 40 concurrent sign-ins).
  */
 async function lockAccountCounters(tx: DbOrTx, keys: AttemptKeys): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${keys.account}, 0))`);
@@ -135,10 +100,7 @@ export async function refundAttempt(db: Db, r: Extract<Reservation, { ok: true }
   });
 }
 
-/**
- * After the right password: clears this address's failures on the account
- * (every window) and gives this attempt back to the address and account counters.
- */
+/** After the right password: clears this address's failures on the account and gives the attempt back. */
 export async function clearAfterSuccess(db: Db, r: Extract<Reservation, { ok: true }>): Promise<void> {
   const ws = new Date(r.windowStartMs).toISOString();
   await db.transaction(async (tx) => {

@@ -1,13 +1,4 @@
-/**
- * Billing routes: `GET /billing/plans`, the public plan listing (spec:
- * Endpoints), and with `BILLING_PROVIDER=stripe` the Stripe webhook
- * `POST /billing/stripe/webhook` (docs/billing.md).
- *
- * The webhook is answered from an `onRequest` hook: its signature covers the
- * exact bytes Stripe sent, so it must read the raw body itself, before any
- * body parser of the app runs. It is not part of the OpenAPI document (only
- * Stripe calls it).
- */
+/** Billing routes: `GET /billing/plans` and the Stripe webhook (docs/billing.md). */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorBody, errorResponses } from "../../errors.ts";
@@ -35,7 +26,6 @@ export const PlanSchema = T.Object(
 const PlanListResponse = T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }, { title: "PlanList" });
 const billingModels = schemaModels("billing.models", { PlanList: PlanListResponse });
 
-/** Path of a request, or undefined when its URL cannot be parsed (answered elsewhere). */
 function pathOf(url: string): string | undefined {
   try {
     return new URL(url).pathname;
@@ -44,10 +34,7 @@ function pathOf(url: string): string | undefined {
   }
 }
 
-/**
- * The Stripe webhook's answer, carrying the request id; never rejects (an unexpected failure is a 500 in the
- * error envelope: the early answer of an onRequest hook bypasses the app's error handler).
- */
+/** The Stripe webhook's answer; never rejects (an early hook answer bypasses the app's error handler, so 500 here). */
 async function answerStripe(webhook: (request: Request) => Promise<Response>, request: Request, rid: unknown, log: Logger): Promise<Response> {
   const res = await webhook(request).catch((error: unknown) => {
     log.error("stripe webhook failed", { request_id: rid, error: error as Error });

@@ -1,11 +1,4 @@
-/**
- * Plan changes go through a billing provider chosen by `BILLING_PROVIDER`
- * (docs/billing.md). The dashboard asks the provider; only an `approved`
- * answer lets the dashboard change the plan itself (the sandbox). Every other
- * answer leaves the plan as it is: `requested` waits for an operator
- * (`manual`), `redirect` and `submitted` wait for Stripe's signed webhook
- * (`stripe`), whose handler changes the plan.
- */
+/** Plan changes through the provider chosen by `BILLING_PROVIDER` (docs/billing.md). */
 import type { PlanId } from "../../domain/plans.ts";
 
 export type BillingProviderKind = "sandbox" | "manual" | "stripe";
@@ -30,9 +23,7 @@ export type PlanChangeDecision =
 
 /** What the billing page shows beside the plan table. */
 export interface BillingState {
-  /** A request waiting for an operator (`manual`). */
   pendingRequest?: { id: string; toPlan: PlanId; createdAt: Date };
-  /** The latest decided request, shown once decided (`manual`). */
   lastDecision?: { id: string; toPlan: PlanId; status: "approved" | "rejected"; note: string | null; decidedAt: Date };
   /** A change that takes effect at the end of the paid period (`stripe`). */
   scheduled?: { plan: PlanId; at: Date };
@@ -47,15 +38,10 @@ export interface BillingProvider {
   offers?(plan: PlanId): boolean;
   /** Decides an upgrade or downgrade. Never throws for a business refusal: answers `declined`. */
   requestPlanChange(req: PlanChangeRequest): Promise<PlanChangeDecision>;
-  /** Pending and scheduled changes of the account. */
   state?(accountId: string): Promise<BillingState>;
 }
 
-/**
- * Approves every change at once and takes no payment. Configuration allows it
- * only while couriers run in sandbox mode (src/config.ts), so a service that
- * tracks real shipments never hands out paid plans free.
- */
+/** Approves every change at once, no payment; configuration allows it only with sandbox couriers (src/config.ts). */
 export const sandboxBilling: BillingProvider = {
   kind: "sandbox",
   label: "Sandbox billing: plan changes are approved at once and no payment is taken",

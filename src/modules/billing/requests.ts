@@ -1,9 +1,4 @@
-/**
- * Plan-change requests of the `manual` provider (docs/billing.md): the
- * dashboard records one, an operator approves or rejects it with the admin
- * CLI. Approval changes the plan in the same transaction that marks the
- * request approved, so a request is applied at most once.
- */
+/** Plan-change requests of the `manual` provider (docs/billing.md). */
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, upgradeRequests } from "../../db/schema/index.ts";
@@ -18,11 +13,7 @@ export type RequestStatus = "pending" | "approved" | "rejected" | "superseded";
 /** Thrown for an unknown request id or one that is no longer pending. */
 export class RequestNotPending extends Error {}
 
-/**
- * Records a request to move `accountId` from `from` to `to`; a pending
- * request of the same account is marked `superseded` in the same
- * transaction (the partial unique index allows one pending request).
- */
+/** Records a request to move `accountId` from `from` to `to`, superseding a pending one in the same transaction. */
 export async function recordRequest(db: Db, accountId: string, from: PlanId, to: PlanId): Promise<UpgradeRequest> {
   return db.transaction(async (tx) => {
     await tx
@@ -45,10 +36,7 @@ export async function listRequests(db: DbOrTx, status: RequestStatus | undefined
     .limit(limit);
 }
 
-/**
- * Approves a pending request and sets the account's plan to the requested one.
- * @throws RequestNotPending when `id` is unknown or already decided.
- */
+/** Approves a pending request and sets the plan. @throws RequestNotPending when unknown or decided */
 export async function approveRequest(db: Db, id: string, note?: string): Promise<UpgradeRequest> {
   return db.transaction(async (tx) => {
     const [row] = await tx
@@ -62,10 +50,7 @@ export async function approveRequest(db: Db, id: string, note?: string): Promise
   });
 }
 
-/**
- * Rejects a pending request; the plan stays. `note` is shown to the customer.
- * @throws RequestNotPending when `id` is unknown or already decided.
- */
+/** Rejects a pending request (`note` shown to the customer). @throws RequestNotPending likewise */
 export async function rejectRequest(db: DbOrTx, id: string, note?: string): Promise<UpgradeRequest> {
   const [row] = await db
     .update(upgradeRequests)
@@ -76,10 +61,7 @@ export async function rejectRequest(db: DbOrTx, id: string, note?: string): Prom
   return row;
 }
 
-/**
- * An operator set the plan directly (`set-plan`): a pending request for that
- * plan is thereby granted and marked approved; one for another plan stays.
- */
+/** After an operator's `set-plan`: a pending request for that plan is marked approved; one for another plan stays. */
 export async function settleRequestsFor(db: DbOrTx, accountId: string, plan: PlanId): Promise<void> {
   await db
     .update(upgradeRequests)

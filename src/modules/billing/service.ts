@@ -1,8 +1,4 @@
-/**
- * The billing provider chosen by `BILLING_PROVIDER` (src/config.ts,
- * docs/billing.md), built once per set of app dependencies so the dashboard
- * and the Stripe webhook route share one Stripe client.
- */
+/** The billing provider chosen by `BILLING_PROVIDER`, built once so the dashboard and the Stripe webhook share a client. */
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -27,19 +23,14 @@ export interface Billing {
 
 const built = new WeakMap<object, Billing>();
 
-/**
- * The configured provider. `sandbox` is refused with live couriers (again
- * here, beside the config check, since it gives paid plans away).
- * @throws Error for `sandbox` with `courierMode: live`.
- */
+/** The configured provider. @throws Error for `sandbox` with live couriers (it gives paid plans away) */
 export function billingFor(deps: BillingDeps): Billing {
   const cached = built.get(deps);
   if (cached) return cached;
   const cfg = deps.config.billing;
   let b: Billing;
   if (cfg.provider === "stripe") {
-    // Loaded only here: the SDK is ~220 modules and 2–3 MiB of resident memory that every process without
-    // Stripe would carry (docs/performance.md, "Lazy loading"). Bun's `require` loads an ES module synchronously.
+    // Loaded only here (docs/performance.md, "Lazy loading"); Bun's `require` loads an ES module synchronously.
     const { createStripeClient } = require("./stripe/client.ts") as typeof import("./stripe/client.ts");
     const stripe = createStripeClient(cfg);
     const log = deps.log.child({ component: "billing" });

@@ -1,26 +1,4 @@
-/**
- * `courier=auto` (docs/shipments.md, "Courier auto-detect"): picks the one
- * courier a tracking number can belong to, or says it cannot.
- *
- * Candidates are the catalogue couriers whose AWB format accepts the number
- * (see detect.ts) AND whose check digit verifies where the courier defines
- * one:
- *
- * - UPS `1Z` numbers: mod-10 over the 15 characters after `1Z`, letters
- *   mapped to digits ((code − 63) mod 10), odd positions ×1, even ×2
- *   (UPS tracking-number check digit, as published in UPS developer kits);
- * - UPU S10 (`EE123456785IN`, India Post; `…US`, USPS): weights
- *   8 6 4 2 3 5 9 7, 11 − (sum mod 11), 10 → 0, 11 → 5 (UPU standard S10);
- * - FedEx 12-digit Express: weights 1 3 7 from the right over the first 11
- *   digits, sum mod 11, 10 → 0; FedEx 15, 20 and 22 digits (Ground, SSCC):
- *   mod 10 with weights 3 1 from the right.
- *
- * When some fitting format pins characters the number carries (a prefix
- * such as `1Z`, `JJD`, `SF`, `TBA`, `92`…`95`, a suffix such as `IN`), formats
- * that are open ranges of characters are dropped first: a fixed prefix is
- * evidence, a length range is not. What remains after the check digits is the
- * answer: one courier, several (ambiguous) or none.
- */
+/** `courier=auto` (docs/shipments.md#courier-auto-detect-courierauto). */
 import { AppError } from "../../errors.ts";
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 import { detectCouriers } from "./detect.ts";
@@ -30,7 +8,7 @@ export const AUTO = "auto";
 
 const digit = (c: string) => (c >= "0" && c <= "9" ? c.charCodeAt(0) - 48 : (c.charCodeAt(0) - 63) % 10);
 
-/** UPS `1Z` + 15 characters + check digit. */
+/** UPS `1Z` check digit: mod 10 over 15 characters, letters as (code − 63) mod 10 (UPS developer kits). */
 export function upsCheckDigitOk(n: string): boolean {
   if (!/^1Z[0-9A-Z]{15}\d$/.test(n)) return false;
   const body = n.slice(2, 17);
@@ -39,7 +17,7 @@ export function upsCheckDigitOk(n: string): boolean {
   return (10 - (sum % 10)) % 10 === Number(n[17]);
 }
 
-/** UPU S10: two letters, 8 digits, check digit, two letters (country). */
+/** UPU S10 check digit: weights 8 6 4 2 3 5 9 7, 11 − sum mod 11, 10 → 0, 11 → 5 (UPU standard S10). */
 export function s10CheckDigitOk(n: string): boolean {
   const m = /^[A-Z]{2}(\d{8})(\d)[A-Z]{2}$/.exec(n);
   if (!m) return false;
@@ -78,12 +56,7 @@ const CHECKS: Record<string, (n: string) => boolean> = {
   usps: (n) => (/^[A-Z]{2}\d{9}US$/.test(n) ? s10CheckDigitOk(n) : mod10Weighted31(n)),
 };
 
-/**
- * True when `pattern` rejects `n` once one character is swapped for another
- * of its class (a letter for a letter, a digit for a digit): the format pins
- * that character (`1Z…`, `…IN`, `9[2-5]…`), where a range (`\d{9,12}`,
- * `[A-Z]{4}\d{10}`) pins none.
- */
+/** True when `pattern` rejects `n` once one character is swapped within its class: the format pins that character. */
 function pinsCharacters(pattern: RegExp, n: string): boolean {
   for (let i = 0; i < n.length; i++) {
     const c = n[i]!;
@@ -93,10 +66,7 @@ function pinsCharacters(pattern: RegExp, n: string): boolean {
   return false;
 }
 
-/**
- * The couriers `courier=auto` may mean for `rawNumber`, best first (see the
- * module comment). Never throws; `[]` when none fits.
- */
+/** The couriers `courier=auto` may mean for `rawNumber`, best first; `[]` when none fits. Never throws. */
 export function autoCandidates(rawNumber: string, couriers: readonly Courier[] = COURIERS): Courier[] {
   const n = normaliseTrackingNumber(rawNumber);
   const fits = detectCouriers(n, couriers);
@@ -106,10 +76,8 @@ export function autoCandidates(rawNumber: string, couriers: readonly Courier[] =
 }
 
 /**
- * The courier slug for a `courier` parameter: itself, or for `auto` the one
- * candidate of {@link autoCandidates}.
- * @throws AppError COURIER_AMBIGUOUS (400, with `candidates`) when several fit;
- *   INVALID_TRACKING_NUMBER (400) when none does.
+ * The courier slug for a `courier` parameter: itself, or for `auto` the one candidate.
+ * @throws AppError COURIER_AMBIGUOUS (400, with `candidates`) when several fit; INVALID_TRACKING_NUMBER when none does
  */
 export function resolveCourierParam(courier: string, rawNumber: string): string {
   if (courier.trim().toLowerCase() !== AUTO) return courier;

@@ -1,26 +1,4 @@
-/**
- * Courier rate budgets shared by every process on one database (docs/capacity.md, "Courier rate budgets").
- *
- * Couriers publish per-account limits (calls per second, per day); the lane (lane.ts) only caps calls in flight
- * per process. Here every backend + credential has one `courier_budgets` row holding a token bucket, and each
- * process takes small slices of tokens from it in ONE statement that locks the row, refills it by the elapsed
- * time and takes what the rules allow (the same shape as the monthly quota's blocks, accounts/quota-lease.ts).
- *
- * Rules, per row (rate `r` = per second, burst `B` = the limit's `burst`, else max(1, r × {@link BURST_SECONDS});
- * reserve share `f`):
- * - a live lookup takes a token when the bucket holds one and the UTC day's count is under `perDay`;
- * - a re-check also needs a token from its pace bucket, refilled at `min(r × (1 − f), perDay × (1 − f) / 86,400)`,
- *   must leave `floor(f × B)` tokens in the shared bucket, and stops at `floor(perDay × (1 − f))` calls a day.
- *   So re-checks are spread over the day (a due backlog drains at the pace, never faster), and live lookups
- *   keep at least a share `f` of the rate and of the day.
- *
- * Overshoot bound: the row grants at most `B + r × Δ` tokens over any Δ seconds of the clocks the processes
- * bring (refill uses the latest clock seen, so a clock running ahead adds `r × skew` once), and a process uses a
- * slice within {@link SLICE_TTL_MS} of its grant or drops it. Calls to one backend + credential over any window of
- * T seconds, from every process together, are therefore at most `B + r × (T + SLICE_TTL_MS / 1000 + skew)`; for
- * r = 10/s and T = 60 s, 10 + 602.5 = 612 calls (2 % above 600). The daily count is exact: a slice counts when
- * granted, used or not. A 17TRACK lookup is several requests (register, polls): one token stands for one lookup.
- */
+/** Courier rate budgets shared by every process (docs/capacity.md#courier-rate-budgets). */
 import { createHash } from "node:crypto";
 import type { RateLimit } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
@@ -31,14 +9,9 @@ import { CourierBusyError } from "./lane.ts";
 
 export type { RateLimit };
 
-/**
- * Defaults from each courier's published limits; the source of each figure is in the courier's folder README
- * (`src/modules/couriers/carriers/<id>/README.md`, "Rate budget"). They apply to live backends; sandbox backends
- * are budgeted only when COURIER_RATE_LIMITS lists them.
- */
+/** Defaults from each courier's published limits (its folder README, "Rate budget"); live backends only. */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
-  // 750 requests / 5 min / IP (Delhivery B2C docs, FAQ "TRACK SHIPMENT API"). Counted over 5 minutes, so a burst
-  // is allowed: B + r × 300 s = 150 + 2 × 300 = 750 keeps every 5-minute window within the limit.
+  // 750 requests / 5 min / IP (Delhivery B2C docs): a burst of 150 plus 2/s × 300 s keeps every 5 minutes within it.
   delhivery: { perSecond: 2, perDay: 0, burst: 150 },
   // 3 requests/s (17TRACK API v2.2 docs); a lookup is a register and about two polls: 1 lookup/s.
   track17: { perSecond: 1, perDay: 0 },
@@ -68,7 +41,6 @@ export const RECHECK_WAIT_MS = 30_000;
 /** Who calls: a live `/v1/track` lookup, or a scheduled re-check (which yields to lookups). */
 export type CallPurpose = "live" | "recheck";
 
-/** A backend + credential's budget as the processes apply it. */
 export interface Budget {
   /** The row's key: `<adapter id>:<credential fingerprint>`. */
   key: string;
@@ -78,11 +50,7 @@ export interface Budget {
   reserve: number;
 }
 
-/**
- * The budget of one backend, or undefined when it has none (a sandbox backend not listed in `overrides`).
- * The key carries a fingerprint of the credentials (SHA-256, 12 hex digits; never the credential), so each
- * courier account has its own budget and every process with the same credentials shares it.
- */
+/** The budget of one backend (undefined: none), keyed by a SHA-256 fingerprint of the credentials. */
 export function budgetOf(
   adapter: AdapterId,
   live: boolean,
@@ -97,7 +65,6 @@ export function budgetOf(
   return { key: `${adapter}:${fingerprint}`, adapter, limit, reserve: Math.min(0.9, Math.max(0, reservePercent / 100)) };
 }
 
-/** The figures of one budget that one grant statement needs. */
 export function bucketOf(b: Budget): { burst: number; paceRate: number; paceBurst: number; keep: number; recheckDayCap: number } {
   const { perSecond, perDay } = b.limit;
   const burst = b.limit.burst ?? Math.max(1, perSecond * BURST_SECONDS);
@@ -146,12 +113,9 @@ export class CourierBudgets {
   }
 
   /**
-   * Takes one token of `b` for `purpose`, waiting for one up to {@link LIVE_WAIT_MS} (live) or
-   * {@link RECHECK_WAIT_MS} (re-check) when the next comes within that time.
-   * @param maxWaitMs overrides the purpose's longest wait (0: never wait).
-   * @throws CourierBusyError (kind `rate_limited`) when no token comes in time, when the day's share is spent
-   *   (Retry-After: until the UTC day ends), or when the database cannot be reached (fails closed: a courier
-   *   blocks an account that goes over its limit).
+   * Takes one token of `b` for `purpose`, waiting up to `maxWaitMs` (default by purpose; 0: never wait).
+   * @throws CourierBusyError (`rate_limited`) when none comes in time, the day's share is spent, or the database is
+   *   unreachable (fails closed: a courier blocks an account over its limit).
    */
   async acquire(b: Budget, purpose: CallPurpose, maxWaitMs = purpose === "live" ? LIVE_WAIT_MS : RECHECK_WAIT_MS): Promise<void> {
     const deadline = this.clock.now() + maxWaitMs;
@@ -175,10 +139,8 @@ export class CourierBudgets {
   }
 
   /**
-   * One token of `b` for `purpose` from this process's slice, or from a new slice (ONE statement).
-   * @returns 0 when a token was taken, else the ms until one may be available (until the UTC day ends when
-   *   the day's share is spent).
-   * @throws the driver's error when PostgreSQL cannot be reached.
+   * One token of `b` from this process's slice, or from a new slice (ONE statement).
+   * @returns 0 when taken, else ms until one may be available. @throws the driver's error when PostgreSQL is unreachable
    */
   async tryTake(b: Budget, purpose: CallPurpose): Promise<number> {
     const id = `${b.key} ${purpose}`;
@@ -193,7 +155,6 @@ export class CourierBudgets {
       this.pending.set(id, p);
       const g = await p;
       if (g.granted > 0) {
-        // The slice was stored by grant(); take from it like everyone waiting on it.
         if (this.takeLocal(id)) return 0;
         continue;
       }
@@ -262,11 +223,7 @@ export class CourierBudgets {
   }
 }
 
-/**
- * Creates the rows of `budgets` missing on this database with a full bucket at `nowMs` (ms since the epoch);
- * rows already there (another process's) are left as they are.
- * @throws the driver's error when PostgreSQL cannot be reached.
- */
+/** Creates the missing rows of `budgets` with a full bucket at `nowMs` (epoch ms); existing rows are left. */
 export async function ensureBudgetRows(db: Db, budgets: readonly Budget[], nowMs: number): Promise<void> {
   const rows = [...new Map(budgets.map((b) => [b.key, b])).values()].map((b) => {
     const k = bucketOf(b);

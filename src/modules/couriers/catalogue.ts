@@ -1,15 +1,4 @@
-/**
- * The curated courier catalogue: data, one entry per courier (spec: Resources, Courier; docs/spec-map.md, "Decisions").
- *
- * - `slug`: lowercase letters and digits, the `courier` parameter.
- * - `awb`: the courier's tracking-number format (anchored regular expression
- *   over the normalised number: trimmed, spaces and hyphens removed,
- *   upper-cased) and a human description for 400 INVALID_TRACKING_NUMBER.
- * - `adapter`: which backend adapter serves it; `track17` is the asynchronous
- *   aggregator path (17TRACK v2.2) used with `track17Carrier`.
- * - `follow`: `scheduled` (re-checked 3 a day) or `lookup` (spec: "Two
- *   couriers are followed only when looked up": indiapost and ekart).
- */
+/** The curated courier catalogue (spec: Resources, Courier); `follow: lookup` per the spec's two couriers. */
 export type AdapterId = "delhivery" | "bluedart" | "dhl" | "fedex" | "ups" | "dtdc" | "aramex" | "ecomexpress" | "xpressbees" | "track17";
 
 export interface Courier {

@@ -1,13 +1,4 @@
-/**
- * Whether each courier budget covers its followed shipments (docs/capacity.md, "Courier rate budgets"): the
- * re-check calls a budget allows per day (budget.ts, `recheckCallsPerDay`) against the re-checks the backend's
- * followed shipments need (one per RECHECK_INTERVAL_SECONDS each). When it does not, re-checks still run at the
- * budget's pace, later than scheduled; the gauge `courier_tracking_courier_budget_coverage_ratio` (alert below 1)
- * and the `rate_budget.covers_followed` field of `/v1/couriers` say so.
- *
- * Counting the schedule is a scan of `recheck_queue`: ONE process per {@link COUNT_EVERY_MS} does it for everyone
- * (the first to move the rows' `coverage_at` on), and every process reads the counts back every {@link READ_EVERY_MS}.
- */
+/** Whether each courier budget covers its followed shipments (docs/capacity.md#courier-rate-budgets). */
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";

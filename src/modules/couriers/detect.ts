@@ -1,18 +1,4 @@
-/**
- * Courier detection (`GET /v1/couriers/detect`, docs/shipments.md, "Courier auto-detect"): which catalogue couriers' AWB formats
- * accept a tracking number, best first.
- *
- * "Best" = the most specific format. Specificity is measured, not hand-ranked,
- * so it stays right when a pattern in the catalogue changes: each matching
- * pattern is probed with small perturbations of the number (one character
- * swapped for another class, one to four characters added or removed); the
- * fewer perturbations a pattern still accepts, the more specific it is
- * (`1Z…`, `…IN`, `SF…` reject most; "9 to 12 digits" accepts several; a
- * catch-all alphanumeric range accepts nearly all). Indian couriers come
- * before international ones (the catalogue's home market: a bare 15-digit
- * number is far more likely an Xpressbees AWB than a FedEx one), then the
- * most specific format, then catalogue order.
- */
+/** Courier detection (`GET /v1/couriers/detect`): Indian couriers first, then the most specific format. */
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 
 /** Longest input considered; longer ones match nothing (no catalogue format is that long). */
@@ -34,12 +20,7 @@ function probes(n: string): string[] {
   return out;
 }
 
-/**
- * Catalogue couriers whose AWB format accepts `trackingNumber` (normalised the
- * way `/v1/track` normalises it: trimmed, spaces and hyphens dropped,
- * upper-cased), most specific first. Returns `[]` for an empty or over-long
- * number. Never throws.
- */
+/** Catalogue couriers whose AWB format accepts the normalised `trackingNumber`, most specific first; never throws. */
 export function detectCouriers(trackingNumber: string, couriers: readonly Courier[] = COURIERS): Courier[] {
   const n = normaliseTrackingNumber(trackingNumber);
   if (!n || n.length > MAX_DETECT_LENGTH) return [];

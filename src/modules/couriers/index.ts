@@ -1,8 +1,4 @@
-/**
- * `GET /v1/couriers`, `GET /v1/couriers/{slug}` (spec: Endpoints) and
- * `GET /v1/couriers/detect` (docs/shipments.md, "Courier auto-detect"). None counts against the quota;
- * all need a key and count for the rate limit.
- */
+/** `GET /v1/couriers`, `/v1/couriers/{slug}` and `/v1/couriers/detect`: no quota, key and rate limit. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
 import { errorResponses } from "../../errors.ts";
@@ -18,11 +14,7 @@ import { prebuiltHandler } from "../../http/prebuilt.ts";
 
 export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends }) {
   const view = (c: Courier) => courierView(c, deps.backends);
-  // The catalogue and each courier's availability are fixed for the life of the process; only a budget's
-  // coverage changes (a few times an hour): serialise the list once per change. A returned Response skips
-  // Elysia's response check; the body is built from the same values the schema describes, and the tests
-  // check every response against the OpenAPI document.
-  // Checked at most once a second, so a request costs no serialisation.
+  // The list changes only with a budget's coverage: serialised once per change, checked at most once a second.
   let listed = { views: "", body: "", atMs: -Infinity };
   const listBody = () => {
     const nowMs = performance.now();

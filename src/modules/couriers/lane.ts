@@ -1,18 +1,4 @@
-/**
- * One courier backend's lane: at most `concurrency` lookups at work, a
- * bounded FIFO queue behind them, and a refusal AT ONCE for a lookup that
- * could not be answered in time (spec-map Decisions: Concurrent lookups; spec: Errors,
- * 503 with Retry-After).
- *
- * A lookup is refused with {@link CourierBusyError} when, on arrival,
- * - the queue already holds `queueLimit` lookups, or
- * - the expected wait (lookups ahead ÷ concurrency, rounded up, × the
- *   lane's recent lookup time) plus one lookup time exceeds `maxWaitMs`;
- * and a lookup still queued after `maxWaitMs` is refused then. So a client
- * waits at most `maxWaitMs` for a turn plus the lookup's own budget, which
- * starts when its backend work starts: the HTTP idle timeout must be above
- * the sum (see `longestAnswerMs` in registry.ts).
- */
+/** A backend's lane (spec-map Decisions: Concurrent lookups): bounded queue, early 503 (docs/performance.md). */
 import { systemTimers, type Timers } from "../../lib/clock.ts";
 import { CourierError } from "./adapters/types.ts";
 
@@ -29,13 +15,10 @@ export class CourierBusyError extends CourierError {
 }
 
 export interface LaneOptions {
-  /** Lookups at work at once. */
   concurrency: number;
-  /** Lookups waiting at most. */
   queueLimit: number;
   /** Longest wait for a turn, ms. */
   maxWaitMs: number;
-  /** Name for messages (the adapter id). */
   name: string;
   /** Expected lookup time before any has finished, ms (asynchronous backends: a guess from the budget). */
   expectedMs?: number;
@@ -70,10 +53,7 @@ export class Lane {
     return new CourierBusyError(`${this.o.name}: ${why}`, this.retryAfter());
   }
 
-  /**
-   * Runs `fn` when the lane has room.
-   * @throws CourierBusyError at once (or after `maxWaitMs` in the queue) when it could not run in time.
-   */
+  /** Runs `fn` when the lane has room. @throws CourierBusyError when it could not run in time */
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active < this.o.concurrency) this.active++;
     else {

@@ -1,7 +1,4 @@
-/**
- * Every courier's failed-attempt (NDR) reason table by adapter id (docs/ndr.md), and the reason of a stored
- * checkpoint as the tracking data, the shipment list and webhook payloads show it.
- */
+/** Every courier's NDR reason table by adapter id, and a stored checkpoint's reason (docs/ndr.md). */
 import type { RawCheckpoint } from "../../domain/checkpoint.ts";
 import type { ReasonCode } from "../../domain/ndr.ts";
 import { reasonOf, type ReasonTable } from "./adapters/reasons.ts";

@@ -1,16 +1,4 @@
-/**
- * Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers): for each adapter its base
- * URL (`<PREFIX>_BASE_URL`, the documented production host, or the simulator
- * in sandbox mode), credentials, HTTP pool and concurrency cap; and one
- * `lookup()` that coalesces concurrent lookups of the same courier + number
- * into one backend call.
- *
- * Availability per courier:
- * - `sandbox`: COURIER_MODE=sandbox and no base URL + credentials of its own;
- * - `live`: all credential variables set (setting a base URL and credentials
- *   makes a courier live even when the others stay in sandbox);
- * - `unavailable`: live mode without credentials → 400 COURIER_NOT_SUPPORTED.
- */
+/** Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers). */
 import { parseRateLimits, type Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -36,20 +24,14 @@ export interface LookupResult {
 export interface CourierBackends {
   availability(courier: Courier): Availability;
   /**
-   * Looks up `trackingNumber` (normalised, format-checked) at the courier's backend, within the backend's
-   * shared rate budget (budget.ts) when it has one: `purpose` `recheck` yields to live lookups.
-   * @throws CourierError — classified failure; `unavailable` couriers throw kind `auth`; a spent budget
-   *   throws CourierBusyError (kind `rate_limited`).
+   * Looks up `trackingNumber` within the backend's shared rate budget; `recheck` yields to live lookups.
+   * @throws CourierError; `unavailable` couriers throw kind `auth`; a spent budget CourierBusyError
    */
   lookup(courier: Courier, trackingNumber: string, purpose?: CallPurpose): Promise<LookupResult>;
   /** The courier's shared rate budget and whether it covers its followed shipments; null without a budget. */
   budget(courier: Courier): BudgetView | null;
-  /** One line per courier for the start log. */
   describe(): Record<string, Availability>;
-  /**
-   * Sandbox only: moves the simulated shipment to its next scripted state now (src/sandbox/).
-   * @returns undefined when this courier + number is not answered by the simulator; else whether it moved.
-   */
+  /** Sandbox only: moves the simulated shipment on now; undefined when the simulator does not answer it. */
   advanceSandbox(courier: Courier, trackingNumber: string): boolean | undefined;
   close(): Promise<void>;
 }
@@ -60,16 +42,10 @@ interface Backend {
   http: CourierHttp;
   credentials: Record<string, string>;
   lane: Lane;
-  /** Calls per second and per day shared by every process (budget.ts); undefined: none. */
   budget: Budget | undefined;
 }
 
-/**
- * The longest a tracking request can take before it is answered, ms: a wait
- * for a turn in a courier's lane (at most one budget, see lane.ts) plus the
- * lookup's own budget, plus a margin for the database. The HTTP server's idle
- * timeout must be above it, or a client still waiting is cut off.
- */
+/** The longest a tracking request can take, ms (lane wait + lookup budget + a database margin); idle timeout must exceed it. */
 export function longestAnswerMs(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">): number {
   return 2 * Math.max(config.courierAsyncBudgetMs, config.courierTimeoutMs) + 5_000;
 }
@@ -81,18 +57,15 @@ export interface BackendsOptions {
   /** The courier simulator couriers without credentials talk to in sandbox mode (src/sandbox/ registers itself here). */
   simulator?: CourierSimulator;
   adapters?: Readonly<Record<AdapterId, CourierAdapter>>;
-  /** The database the budgets' coverage is read from (coverage.ts); without it none is reported. */
   db?: Db;
   /** This process's courier budgets (`Services.courierBudgets`, src/services.ts); without them no budget applies (tests of adapters). */
   budgets?: CourierBudgets;
 }
 
-/** The time one lookup may take once its backend work starts, ms. */
 function budgetOf(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">, adapter: CourierAdapter): number {
   return adapter.async ? config.courierAsyncBudgetMs : config.courierTimeoutMs;
 }
 
-/** One adapter's backend: its availability, base URL, credentials, HTTP pool and lane. */
 function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   const { config } = opts;
   const env = config.courierEnv;
@@ -128,8 +101,7 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
 
 /**
  * One lookup at backend `b`, in its lane, within its budget.
- * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`
- *   (an adapter bug or an unexpected document shape, never a crash); `auth` when unavailable.
+ * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`; `auth` when unavailable
  */
 async function callBackend(b: Backend, courier: Courier, trackingNumber: string, purpose: CallPurpose, opts: BackendsOptions): Promise<LookupResult> {
   if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);

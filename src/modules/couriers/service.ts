@@ -1,8 +1,4 @@
-/**
- * Courier lookup with a suggestion for near misses (spec-map Decisions: Unnamed errors; `did_you_mean`
- * when one catalogue slug is clearly meant: edit distance, prefix, display
- * name). "Clearly meant" = exactly one best candidate.
- */
+/** Courier lookup with `did_you_mean` for near misses (spec-map Decisions: Unnamed errors): one clear best candidate. */
 import { AppError } from "../../errors.ts";
 import { COURIERS, courierBySlug, type Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
@@ -46,10 +42,7 @@ export function suggestSlug(input: string): string | undefined {
   return best.length === 1 ? best[0]!.slug : undefined;
 }
 
-/**
- * Resolves a slug from a request.
- * @throws AppError COURIER_NOT_FOUND (404), with `did_you_mean` when one slug is clearly meant.
- */
+/** Resolves a slug. @throws AppError COURIER_NOT_FOUND (404), with `did_you_mean` when one slug is clearly meant */
 export function requireCourier(slug: string): Courier {
   const c = courierBySlug(slug);
   if (c) return c;

@@ -1,7 +1,4 @@
-/**
- * `GET /demo/track`: public, no key, limited per client IP (IPv6 per /64) across replicas by the rule of
- * src/domain/limits.ts; no quota, nobody starts following.
- */
+/** `GET /demo/track`: no key, no quota, limited per client IP by src/domain/limits.ts. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";
@@ -23,13 +20,11 @@ export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () 
     "/track",
     ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
     {
-      // The limit is counted before the query is validated (a transform runs before validation), as
-      // the API key is on /v1: a client over the limit gets 429 whatever it sends.
+      // Counted before validation (a transform), as the key is on /v1: over the limit is 429 whatever is sent.
       async transform({ request, set }) {
         const ip = clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy);
         // Counted per normalised address, IPv6 per /64 (http/client-ip.ts): one client, one allowance.
         const hit = await hitDemo(deps.db, addressLimitKey(ip), DEMO_LIMIT_PER_HOUR, deps.clock.now());
-        // The same RateLimit-* headers as /v1 answers carry, on every demo answer (success, 4xx, 429).
         const headers = rateLimitHeaders(hit);
         Object.assign(set.headers, headers);
         if (!hit.allowed)

@@ -1,10 +1,4 @@
-/**
- * The internal port (`ADMIN_PORT`, on `ADMIN_HOST`, loopback by default):
- * plain HTTP, no key, in every role — a `ROLE=worker` process has no other
- * port. Serves `/healthz`, `/readyz` and `/metrics` (no token: the port is
- * meant for the kubelet, the container health check and Prometheus, never
- * for the internet). Anything else is 404 in the error envelope.
- */
+/** The internal port (`ADMIN_PORT`): plain HTTP probes and `/metrics`, never for the internet. */
 import type { CoreDeps } from "../../core-deps.ts";
 import { errorBody } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";

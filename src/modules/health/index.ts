@@ -1,12 +1,4 @@
-/**
- * Probes on the public port: `/healthz` (the process answers) and `/readyz`
- * (service.ts: database reachable, migrations at head, not draining; else
- * 503 SERVICE_UNAVAILABLE). Both need no key and answer whatever
- * `X-Forwarded-Proto` says (the HTTPS check in http/core.ts exempts
- * {@link isProbeRequest}), so a TLS-terminating proxy, a container health
- * check and a Kubernetes httpGet probe all reach them over plain HTTP. The
- * internal port (admin-server.ts) serves the same answers.
- */
+/** Probes on the public port, no key, answered over plain HTTP whatever `X-Forwarded-Proto` says. */
 import { Elysia, t } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
 import { AppError, errorResponses } from "../../errors.ts";

@@ -1,7 +1,4 @@
-/**
- * Readiness: the database answers, its migrations are at (or past) this
- * build's head, and the process is not draining. One statement per probe.
- */
+/** Readiness: the database answers, migrations at head, not draining; one statement per probe. */
 import type postgres from "postgres";
 import { migrationsAtHead } from "../../db/migrate.ts";
 import type { Lifecycle } from "./state.ts";
@@ -12,10 +9,7 @@ export interface Readiness {
   reason?: "starting" | "draining" | "database_unreachable" | "migrations_behind";
 }
 
-/**
- * Checks readiness. Once the migrations were seen at head the check is not
- * repeated (they never go back); the database is asked on every call.
- */
+/** Checks readiness; migrations are checked until seen at head (they never go back), the database on every call. */
 export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => Promise<Readiness> {
   let migrated = false;
   return async () => {

@@ -1,12 +1,4 @@
-/**
- * Process lifecycle as the probes see it, and which requests are probes.
- *
- * `starting` is true from the process's start until its public listener is up
- * (main.ts): the internal port starts first, and a `/readyz` answered 200
- * before the API listens would send traffic to a closed port.
- * `draining` turns true on SIGTERM (main.ts): `/readyz` then answers 503 so
- * load balancers stop sending new requests while in-flight ones finish.
- */
+/** Process lifecycle as the probes see it: `starting` until listening, `draining` from SIGTERM. */
 export interface Lifecycle {
   starting: boolean;
   draining: boolean;
@@ -20,11 +12,7 @@ export function createLifecycle(init: Partial<Lifecycle> = {}): Lifecycle {
 /** Paths that answer without a key and whatever `X-Forwarded-Proto` says (orchestrators probe over plain HTTP). */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
 
-/**
- * True when `url` (a request URL, absolute or path-only) targets a probe.
- * Reads only the path between the authority and `?`, without `new URL`, so a
- * malformed Host header cannot make it throw.
- */
+/** True when `url` (absolute or path-only) targets a probe; no `new URL`, so a malformed Host cannot make it throw. */
 export function isProbeRequest(url: string): boolean {
   const scheme = url.indexOf("://");
   const start = scheme < 0 ? 0 : url.indexOf("/", scheme + 3);

@@ -1,16 +1,4 @@
-/**
- * Counters of the following machinery (docs/deployment.md, "Probes, metrics and logs": re-checks,
- * the events they and lookups write, courier failures), in a prom-client registry that `GET /metrics`
- * renders in Prometheus text format.
- *
- * One registry per process ({@link followingMetrics}): the re-check runner,
- * the tracking lookups and the `/metrics` route built from the same process
- * share it. Counters are per process (Prometheus sums replicas); the due
- * backlog is a gauge read from the database on each scrape, so every replica
- * reports the same shared figure (aggregate it with `max`, not `sum`).
- * Kept here, in the metrics module, so that the modules recording into them
- * (tracking, following) need not import each other.
- */
+/** Counters of the following machinery (docs/operations.md#metrics), one registry per process. */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { serviceRegistry } from "./registry.ts";
 
@@ -20,10 +8,7 @@ export interface FollowingMetrics {
   rechecks: Counter<"courier" | "outcome">;
   /** Events written by scheduled re-checks, by event type (`tracking.delivered`, …). */
   events: Counter<"type">;
-  /**
-   * Courier failures seen by re-checks and lookups, by courier slug, failure kind (`timeout`, `backend`, …)
-   * and `retryable` (`true` | `false`, `CourierError.retryable`: `false` ones back off a whole re-check interval).
-   */
+  /** Courier failures by courier slug, kind and `retryable` (`false` ones back off a whole re-check interval). */
   courierErrors: Counter<"courier" | "kind" | "retryable">;
   /** Shipments whose next check is due now (set on scrape by `refreshBacklog`, src/modules/following/metrics.ts). */
   dueBacklog: Gauge;

@@ -1,11 +1,4 @@
-/**
- * `GET /metrics` on the public port: the process's metrics in Prometheus
- * text format (registry.ts, scrape.ts), only for
- * `Authorization: Bearer <METRICS_TOKEN>`. Without METRICS_TOKEN the route
- * answers 404 like any unknown path; scrape the internal port (ADMIN_PORT)
- * instead, which serves it without a token. Hidden from the OpenAPI
- * document. It carries counts only, never an account, key or tracking number.
- */
+/** `GET /metrics`, only for `Bearer <METRICS_TOKEN>` (404 without one); counts only, no ids. */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";

@@ -1,14 +1,4 @@
-/**
- * The process's metrics (prom-client), in ONE registry that `/metrics`
- * renders in Prometheus text format: default process and runtime metrics,
- * and the service's own series. Instrumented code calls the small
- * `observe…` functions below (one line at the call site); figures that live
- * in the database (backlogs, lag) are read at scrape time (scrape.ts).
- *
- * Counters are per process; Prometheus sums replicas. Labels are bounded:
- * route templates (never raw paths), courier slugs, outcomes — never an
- * account, key or tracking number.
- */
+/** The process's metrics in ONE prom-client registry; labels bounded (never an account, key or AWB). */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
@@ -43,11 +33,7 @@ const courierCalls = new Histogram({
   registers: [serviceRegistry],
 });
 
-/**
- * Delivery outcomes counted since the last scrape, by label set: the worker counts one per delivery, and
- * prom-client's `inc({..})` validates and hashes the label object on every call (~2 % of the worker's
- * main thread in bench/deliver.ts); the counts are handed to prom-client when a scrape collects.
- */
+/** Delivery outcomes counted since the last scrape: prom-client's `inc({..})` per delivery cost ~2 % of the worker. */
 const pendingAttempts = new Map<string, { labels: { outcome: string; mode: string }; n: number }>();
 
 const deliveryAttempts = new Counter({
@@ -87,10 +73,7 @@ const quotaLeaseFailures = new Counter({
 // Both series exist from the start (0), so rate() and absence checks work before the first failure.
 for (const operation of ["grant", "return"]) quotaLeaseFailures.labels({ operation }).inc(0);
 
-/**
- * Records one failed quota statement (src/modules/accounts/quota-lease.ts): `grant` a block, or `return` units.
- * @returns `err`, for the caller to throw.
- */
+/** Records one failed quota statement (`grant` or `return`). @returns `err`, for the caller to throw */
 export function quotaLeaseFailure(operation: "grant" | "return", err: unknown): unknown {
   quotaLeaseFailures.labels({ operation }).inc();
   return err;
@@ -126,10 +109,7 @@ export function observeHttp(route: string, method: string, status: number, secon
 }
 const httpChildren = new Map<string, ReturnType<typeof http.labels>>();
 
-/**
- * The histogram child for one label set, built once and kept under `key` (at most 1,000 per map; past that
- * a child is built per call): prom-client's observe(labels, v) costs about twice a child's observe(v).
- */
+/** The histogram child for one label set, cached (at most 1,000): a child's observe costs half of observe(labels, v). */
 function childOf<L extends string>(cache: Map<string, ReturnType<Histogram<L>["labels"]>>, metric: Histogram<L>, key: string, labels: Partial<Record<L, string>>) {
   let child = cache.get(key);
   if (!child) {
@@ -139,10 +119,7 @@ function childOf<L extends string>(cache: Map<string, ReturnType<Histogram<L>["l
   return child;
 }
 
-/**
- * Starts timing one courier backend call; call the returned function with the outcome (`ok` or the failure kind)
- * when it ends. Used by the couriers module's adapter wrapper (src/modules/couriers/instrument.ts).
- */
+/** Starts timing one courier backend call; call the result with the outcome (`ok` or the failure kind). */
 export function startCourierCall(courier: string): (outcome: string) => void {
   const end = courierCalls.startTimer({ courier });
   return (outcome) => void end({ outcome });
@@ -157,11 +134,7 @@ export interface DeliveryObservation {
 
 const latencyChildren = new Map<string, ReturnType<typeof deliveryLatency.labels>>();
 
-/**
- * Records one delivery outcome (`pending` after an attempt = retried) and,
- * when the record deactivated the webhook, the deactivation.
- * @param nowMs the worker's clock, ms since the epoch.
- */
+/** Records one delivery outcome (`pending` = retried) and a deactivation; `nowMs` is the worker's clock (epoch ms). */
 export function observeDelivery(row: DeliveryObservation, outcome: { state: string }, res: { deactivated: boolean }, nowMs: number): void {
   const state = outcome.state === "pending" ? "retried" : outcome.state;
   const key = `${state}|${row.mode}`;

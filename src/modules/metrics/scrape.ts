@@ -1,20 +1,10 @@
-/**
- * Figures read from the database when `/metrics` is scraped, so every
- * replica reports the same shared value (aggregate with `max`, not `sum`):
- * the re-check backlog and lag, the outbox backlog and the age of its oldest
- * due delivery. Reading at scrape time keeps the hot paths free of metric
- * bookkeeping and stays right when a process dies.
- */
+/** Figures read from the database at scrape time, so every replica reports the same (use `max`). */
 import { Gauge } from "prom-client";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";
 import { serviceRegistry } from "./registry.ts";
 
-/**
- * The re-check backlog gauge. src/modules/metrics/following.ts registers it with the other following counters in
- * {@link serviceRegistry} when the re-check runner or a tracking lookup loads it; the scrape finds it there by name
- * and sets it from its own count. Absent (nothing to set) when neither is loaded.
- */
+/** The re-check backlog gauge, registered by following.ts when loaded; the scrape finds it by name. */
 export const DUE_BACKLOG_METRIC = "courier_tracking_recheck_due_backlog";
 
 /** Counting stops here: a backlog this large is an alert either way, and the count stays cheap. */
@@ -43,11 +33,8 @@ const databaseUp = new Gauge({
 });
 
 /**
- * Sets the database-backed gauges. Each predicate matches the due-time
- * index of a queue table (`recheck_queue_due_idx`, `delivery_queue_due_idx`),
- * so a scrape costs the backlog, not the tables.
- * @param nowMs ms since the epoch.
- * @throws the driver's error when the database does not answer.
+ * Sets the database-backed gauges; each predicate matches a queue's due-time index, so a scrape costs the backlog.
+ * @throws the driver's error when the database does not answer
  */
 export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
   const now = new Date(nowMs).toISOString();
@@ -63,11 +50,7 @@ export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void
   outboxAge.set(Number(r?.outbox_age ?? 0));
 }
 
-/**
- * The Prometheus text of this process. A database outage must not hide the
- * counters: the gauges keep their last value, `courier_tracking_database_up` turns 0
- * and a warning is logged.
- */
+/** The Prometheus text of this process; in a database outage gauges keep their last value and `database_up` is 0. */
 export async function renderMetrics(deps: { db: Db; clock: { now(): number }; log: Logger }): Promise<Response> {
   await refreshDatabaseGauges(deps.db, deps.clock.now()).then(
     () => databaseUp.set(1),

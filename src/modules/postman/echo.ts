@@ -1,14 +1,4 @@
-/**
- * The sandbox echo receiver: `POST /sandbox/webhook-echo` on the public port answers 200 to any delivery, so the
- * Postman collection's webhook requests (create, test fire, redeliver…) run against a fresh sandbox without a
- * receiver of the user's own (docs/webhooks.md, "The sandbox echo receiver"). It exists only with sandbox couriers
- * (`COURIER_MODE=sandbox`): in live mode the route is not registered (404), and it is never in the OpenAPI document.
- *
- * The address check refuses loopback (spec: Events, Delivery rules 3). The echo's own URL — exactly
- * `PUBLIC_BASE_URL/sandbox/webhook-echo`, https only, sandbox only — is the one URL allowed to resolve to loopback
- * (and nothing else: a private address is still refused), and its deliveries also trust the service's own
- * certificate. Any other URL on loopback stays refused, in every mode.
- */
+/** The sandbox echo receiver (docs/webhooks.md#the-sandbox-echo-receiver--decision). */
 import { Elysia } from "elysia";
 import type { Config } from "../../config.ts";
 import { generatedCertFile } from "../../http/tls.ts";
@@ -37,11 +27,7 @@ export function sandboxEcho(config: EchoConfig): SandboxEcho | undefined {
 /** An event id as the delivery headers carry it; anything else is not echoed. */
 const EVENT_ID = /^evt_[A-Za-z0-9]{1,64}$/;
 
-/**
- * The echo route (sandbox only; an empty plugin otherwise). Public, no key: it stores nothing and never reads the
- * body (the listener bounds it at 1 MiB). Answers `{ success: true, data: { received: true, event_id } }`, where
- * `event_id` is the delivery's `X-Webhook-Event-Id` (null when absent), so the delivery log shows what arrived.
- */
+/** The echo route (sandbox only); stores nothing, never reads the body, echoes the delivery's event id. */
 export function sandboxEchoModule(deps: { config: EchoConfig }) {
   const self = new Elysia({ name: "sandbox-echo" });
   if (deps.config.courierMode !== "sandbox") return self;

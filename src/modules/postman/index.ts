@@ -1,8 +1,4 @@
-/**
- * `GET /postman`: the Postman v2.1 collection built from the live OpenAPI
- * document (spec: Other). Built on the first request (the
- * converter takes a few hundred ms) and cached for the life of the process.
- */
+/** `GET /postman`: the Postman v2.1 collection (spec: Other), built on the first request and cached. */
 import { Elysia, type AnyElysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { sandboxEcho } from "./echo.ts";
@@ -10,10 +6,7 @@ import { convertOpenApi, finishCollection } from "./service.ts";
 
 export const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
 
-/**
- * The finished OpenAPI document of the app `app` belongs to (`openApiDocument` in src/openapi/document.ts,
- * passed in by the composition: the document reads every module's schemas, so no module imports it).
- */
+/** The finished OpenAPI document of `app`, passed in by the composition so no module imports the document. */
 export type DocumentOf = (app: AnyElysia) => Record<string, any>;
 
 export function postmanModule(deps: Pick<AppDeps, "config">, documentOf: DocumentOf) {

@@ -1,14 +1,8 @@
-/**
- * The Postman collection's own shipment: the Shipments folder follows, reads and unfollows a fresh AWB it draws
- * itself, never one of the user's (docs/webhooks.md, "The sandbox echo receiver", and the README's Postman section).
- */
+/** The Postman collection's own shipment: a fresh AWB it draws itself, never one of the user's. */
 /** The courier of the collection's own shipment (a sandbox scenario by its last digit, README "Sandbox couriers"). */
 export const OWN_COURIER = "delhivery";
 
-/**
- * Pre-request script of the follow request: a fresh 13-digit delhivery AWB ending in 7 (sandbox: manifested, no
- * scans, so no checkpoint changes while it is followed), drawn on every run so it is never one of the user's.
- */
+/** Pre-request script of the follow request: a fresh 13-digit delhivery AWB ending in 7 (sandbox: manifested, no scans). */
 export const DRAW_OWN_AWB = {
   listen: "prerequest",
   script: {

@@ -1,33 +1,4 @@
-/**
- * The Postman v2.1 collection (spec: "A Postman collection is served at
- * {base_url}/postman"): converted from the live OpenAPI document
- * by `openapi-to-postmanv2`, then finished so that it runs top to bottom
- * against a real service with only `api_key` and `webhook_url` supplied:
- *
- * - variables `baseUrl` (PUBLIC_BASE_URL), `api_key`, `webhook_url` (in
- *   sandbox mode it defaults to the service's own echo receiver,
- *   modules/postman/echo.ts, so the webhook requests run on a fresh sandbox
- *   as they are), and `webhook_id` (filled by the create request's test script);
- * - the API key is collection-level auth (`X-API-Key: {{api_key}}`), which
- *   every keyed request inherits; the public requests (demo, plans) say
- *   `noauth`;
- * - webhook create/update bodies point at `{{webhook_url}}`, the webhook
- *   requests run create → list → get → update → test → deliveries →
- *   redeliver → recover → rotate-secret → delete, and use `{{webhook_id}}`
- *   (and `{{delivery_id}}`, captured from the deliveries list); the
- *   shipment requests run follow → list → get → unfollow on a shipment of
- *   the collection's own (a fresh delhivery AWB ending in 7, "manifested" in
- *   the sandbox, drawn by the follow request and followed only if the account
- *   did not follow it already), never on one of the user's; each request's
- *   description says what it changes;
- * - the Webhooks folder is skipped, with a console message, when
- *   `webhook_url` is unset (nothing is created and the signing secret is not
- *   rotated); a request whose path needs `{{webhook_id}}` or
- *   `{{delivery_id}}` is not sent while it is unset and fails with a test
- *   saying so (never a request to `/v1/webhooks/`, which is the list);
- * - every request has a test asserting the operation's documented success
- *   status (newman reports it), folders follow the document's tags.
- */
+/** The Postman v2.1 collection (spec: Other): docs/api-conventions.md#the-postman-collection. */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
 import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
 
@@ -42,11 +13,7 @@ const WEBHOOK_ORDER = [
 const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "updateShipment", "unfollowShipment"];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
 
-/**
- * Runs the converter (callback API) as a promise. Throws when it reports a failure.
- * The converter (and the faker library it pulls in, ~18 MB) is loaded on the
- * first call, not at start: most processes never build a collection.
- */
+/** Runs the converter (loaded on the first call) as a promise. @throws when it reports a failure */
 export async function convertOpenApi(doc: Json): Promise<Json> {
   const { convertV2 } = (await import("openapi-to-postmanv2")) as { convertV2: typeof ConvertV2 };
   return new Promise((resolve, reject) => {
@@ -125,11 +92,7 @@ const ID_SOURCES: Record<string, string> = {
 /** The operations that act on the collection's own shipment (and need `own_followed`). */
 const OWN_SHIPMENT_OPS = new Set(["getShipment", "updateShipment", "unfollowShipment"]);
 
-/**
- * Pre-request script of a request whose path needs `{{webhook_id}}` or
- * `{{delivery_id}}`: while one is unset, a test fails naming it and the
- * request is not sent (an empty id would address another resource).
- */
+/** Pre-request script of a request needing `{{webhook_id}}`/`{{delivery_id}}`: unset, it fails a test and is not sent. */
 function requireIds(op: Operation): Json | undefined {
   const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`) || (v === "own_followed" && OWN_SHIPMENT_OPS.has(op.operationId)));
   if (needed.length === 0) return undefined;
@@ -220,10 +183,8 @@ function appendText(description: unknown, text: string): Json | string {
 }
 
 /**
- * Finishes a converted collection (see the module comment). `doc` is the
- * OpenAPI document it came from; `baseUrl` becomes the `baseUrl` default;
- * `echoUrl` (the sandbox echo receiver, sandbox mode only) the `webhook_url` default.
- * Throws when a request cannot be matched to an operation of `doc`.
+ * Finishes a converted collection of `doc`; `baseUrl` and `echoUrl` (sandbox) become the variables' defaults.
+ * @throws when a request cannot be matched to an operation of `doc`
  */
 export function finishCollection(collection: Json, doc: Json, baseUrl: string, echoUrl?: string): Json {
   const ops = operationsOf(doc);

@@ -1,12 +1,4 @@
-/**
- * The Stripe API client: the official `stripe` SDK (its web build under Bun:
- * `fetch` for HTTP, Web Crypto for webhook signatures), pinned to the API
- * version the SDK release was generated for.
- *
- * `STRIPE_API_BASE` points the SDK at another origin through its own
- * `host`/`port`/`protocol` options; the tests point it at a loopback Stripe
- * twin whose certificate `STRIPE_API_CA_FILE` trusts.
- */
+/** The Stripe API client (the SDK's web build); `STRIPE_API_BASE` points it at a twin in tests. */
 import { readFileSync } from "node:fs";
 import Stripe from "stripe";
 import type { BillingConfig } from "../../../config.ts";

@@ -1,20 +1,4 @@
-/**
- * Applies verified Stripe events to the account's plan (docs/billing.md).
- *
- * Each event runs in one transaction that first records its id in
- * `stripe_events` (`on conflict do nothing`): a replayed or retried event
- * finds its id and has no second effect, and a failure rolls the id back so
- * Stripe's retry is processed. A per-account advisory lock serialises events
- * of one account; `state_at` (the event's `created`) keeps a late, older
- * subscription event from undoing a newer one (Stripe does not guarantee
- * delivery order).
- *
- * Rules: a purchase or upgrade applies when Stripe confirms it; a downgrade
- * or cancellation waits for the end of the paid period — a cancellation is
- * applied by `customer.subscription.deleted` (sent when the period ends), a
- * downgrade to a cheaper plan by the first subscription event at or after
- * the period end (Stripe sends `customer.subscription.updated` at renewal).
- */
+/** Applies verified Stripe events to the account's plan, once each, in order (docs/billing.md). */
 import { eq, sql } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Db, Tx } from "../../../db/client.ts";
@@ -34,9 +18,8 @@ type SubscriptionRow = typeof billingSubscriptions.$inferSelect;
 
 /**
  * Records and applies one verified event.
- * @returns `duplicate` when its id was processed before; `ignored` for event
- *   types we do not handle or events that name no account of ours.
- * @throws database errors (the caller answers 5xx so Stripe retries).
+ * @returns `duplicate` when seen before; `ignored` for unhandled types or no account of ours
+ * @throws database errors (the caller answers 5xx so Stripe retries)
  */
 export async function applyStripeEvent(db: Db, cfg: StripeBillingConfig, log: Logger, event: Stripe.Event): Promise<EventOutcome> {
   return db.transaction(async (tx) => {

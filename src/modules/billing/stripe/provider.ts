@@ -1,20 +1,4 @@
-/**
- * The `stripe` billing provider (docs/billing.md). It never changes a plan
- * itself: a purchase goes through Stripe Checkout, a change of an existing
- * subscription through the Subscriptions API, and the plan follows Stripe's
- * signed webhook events (events.ts).
- *
- * - No subscription, paid plan: a Checkout Session in `subscription` mode for
- *   the plan's price; `client_reference_id` and metadata carry the account.
- * - Subscription, higher plan: the item's price is swapped with
- *   `proration_behavior: always_invoice` and `payment_behavior:
- *   pending_if_incomplete`, so Stripe applies it only once the prorated
- *   invoice is paid.
- * - Subscription, lower paid plan: the price is swapped without proration;
- *   the account keeps its plan until the period ends.
- * - Subscription, Free: `cancel_at_period_end`.
- * - No subscription, Free: nothing to pay, applied at once.
- */
+/** The `stripe` billing provider (docs/billing.md#what-changes-the-plan). */
 import { eq } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Db } from "../../../db/client.ts";

@@ -1,17 +1,4 @@
-/**
- * `POST /billing/stripe/webhook`: Stripe's event notifications (docs/billing.md).
- *
- * Order of work: the `Stripe-Signature` header must be present, the raw body
- * is read up to 64 KiB (413 past it, without buffering more), the SDK's
- * `constructEventAsync` checks the HMAC over the exact bytes received and the
- * timestamp tolerance (300 s, Stripe's default) before anything parses the
- * JSON. Only then is the event applied (events.ts).
- *
- * Answers: 200 `{"received":true}` (also for duplicates and event types we
- * ignore, so Stripe stops retrying), 400 BAD_REQUEST for a missing or bad
- * signature, 413 PAYLOAD_TOO_LARGE, 503 SERVICE_UNAVAILABLE when the event
- * could not be recorded (Stripe retries with back-off for up to three days).
- */
+/** `POST /billing/stripe/webhook`: signature checked over the raw bytes first (docs/billing.md). */
 import type Stripe from "stripe";
 import { errorBody, type ErrorCode } from "../../../errors.ts";
 import type { Clock } from "../../../lib/clock.ts";

@@ -1,13 +1,4 @@
-/**
- * The parsing kit every courier adapter shares: typed accessors for untrusted
- * JSON/XML, body parsing that turns garbage into a `backend` error, wire-shape
- * checks against a courier's TypeBox schema, one HTTP status classification
- * (403 included), and the checkpoint/summary builders.
- *
- * Couriers send what they like: every accessor here accepts `unknown` and
- * never throws; only the `parse*` functions and {@link throwForStatus} throw,
- * and only {@link CourierError}s.
- */
+/** The parsing kit of every courier adapter: accessors never throw; `parse*` throw only CourierError. */
 import { XMLParser } from "fast-xml-parser";
 import type { Static, TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
@@ -24,10 +15,7 @@ export const obj = (v: unknown): Obj => (typeof v === "object" && v !== null && 
 /** `v`'s items as objects (non-objects become `{}`), or `[]` when `v` is not an array. */
 export const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(obj) : []);
 
-/**
- * Text of a leaf: a string (trimmed), a number as written, the `#text` of an
- * XML element that also has attributes, else "" (null, objects, booleans).
- */
+/** Text of a leaf: a trimmed string, a number as written, an XML element's `#text`, else "". */
 export function str(v: unknown): string {
   if (typeof v === "string") return v.trim();
   if (typeof v === "number") return String(v);
@@ -35,30 +23,21 @@ export function str(v: unknown): string {
   return "";
 }
 
-/** A value that may be one item or an array (XML → JSON, "one or many") as an array. */
 export function asArray<T>(v: T | T[] | undefined | null): T[] {
   return v === undefined || v === null ? [] : Array.isArray(v) ? v : [v];
 }
 
-/** `v` unless it is "" (for `|| null` chains that read better as a call). */
 export const orNull = (v: string): string | null => v || null;
 
 /**
- * The calendar date a courier's estimated delivery (EDD) names, `YYYY-MM-DD`,
- * as written: a value with an offset keeps its own wall date, a naive one is
- * read in `zone`. Accepts what the time parsers accept (ISO with or without
- * offset, `YYYY-MM-DD`, `YYYYMMDD`, `07 June 2012`, `05-Nov-2026`).
- * Returns null for an empty or unreadable value, and for dates before 2000:
- * the placeholders .NET and SQL Server backends send for "no date"
- * (`0001-01-01T00:00:00`, `1900-01-01`) are not estimates.
+ * The EDD's calendar date, `YYYY-MM-DD`, as written (a naive value read in `zone`); null when unreadable or before
+ * 2000 (.NET / SQL Server "no date" placeholders such as `0001-01-01` are not estimates).
  */
 export function estimateDate(v: unknown, zone: CourierZone = 0): string | null {
   const s = str(v);
   const date = s ? parseIsoLocal(s, zone)?.localDate : undefined;
   return date && date >= "2000-01-01" ? date : null;
 }
-
-// ---- bodies -----------------------------------------------------------------------------
 
 /** JSON.parse that turns HTML error pages, truncated bodies and empty bodies into a backend error. */
 export function parseJson(text: string): unknown {
@@ -78,11 +57,7 @@ export function tryJson(text: string): unknown {
   }
 }
 
-/**
- * Parses `text` as JSON and checks it against the courier's documented wire
- * shape (its TypeBox schema in `wire/`).
- * @throws CourierError backend when the body is not JSON or not that shape
- */
+/** Parses `text` as JSON of the courier's wire schema. @throws CourierError backend when not JSON or not that shape */
 export function parseWire<S extends TSchema>(courier: string, schema: S, text: string): Static<S> {
   return checkWire(courier, schema, parseJson(text));
 }
@@ -104,19 +79,13 @@ export function checkWire<S extends TSchema>(courier: string, schema: S, doc: un
   throw new CourierError("backend", `${courier}: unexpected document${first ? ` (${first.path || "/"}: ${first.message})` : ""}`);
 }
 
-/**
- * The items of `list` that match `schema`; [] when `list` is not an array.
- * For event lists where one malformed event must be skipped, not fail the lookup.
- */
+/** The items of `list` that match `schema` (one malformed event is skipped, not fatal); [] for a non-array. */
 export function validItems<S extends TSchema>(schema: S, list: unknown): Static<S>[] {
   const check = checkerOf(schema);
   return Array.isArray(list) ? list.filter((item): item is Static<S> => check.Check(item)) : [];
 }
 
-/**
- * XML parsing with fast-xml-parser: DOCTYPE/entity declarations are refused
- * outright (no XXE, no billion-laughs) — no courier API needs them.
- */
+/** XML parsing: DOCTYPE/entity declarations are refused outright (no XXE, no billion laughs). */
 const xml = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: "@",
@@ -124,8 +93,7 @@ const xml = new XMLParser({
   parseTagValue: false,
   parseAttributeValue: false,
   trimValues: true,
-  // XML's five predefined entities and numeric character references are decoded (a courier's "M&amp;S Depot" is
-  // "M&S Depot"); a DOCTYPE, the only way to declare further entities, is refused before parsing (below).
+  // The predefined entities and character references are decoded; a DOCTYPE is refused before parsing (below).
   processEntities: true,
   htmlEntities: true,
 });
@@ -141,15 +109,10 @@ export function parseXml(text: string): Obj {
   }
 }
 
-// ---- HTTP status --------------------------------------------------------------------------
-
 /**
- * Throws the classified error for a non-2xx status; returns for 2xx.
- * 401 → auth; 403 and 429 → rate_limited (every courier gateway here answers a
- * spent quota or a WAF block with 403: Delhivery documents it, DHL/FedEx/UPS
- * gateways do it); 404 → not_found unless `notFoundOn404: false` (a wrong path
- * on couriers that never use 404 for "no such number"); 408/504 → timeout;
- * anything else → backend.
+ * Throws the classified error for a non-2xx status: 401 auth; 403 and 429 rate_limited (courier gateways answer a
+ * spent quota or WAF block with 403: Delhivery documents it); 404 not_found unless `notFoundOn404: false`;
+ * 408/504 timeout; else backend.
  */
 export function throwForStatus(courier: string, status: number, opts: { notFoundOn404?: boolean } = {}): void {
   if (status >= 200 && status < 300) return;
@@ -160,9 +123,6 @@ export function throwForStatus(courier: string, status: number, opts: { notFound
   throw new CourierError("backend", `${courier}: unexpected HTTP ${status}`, status);
 }
 
-// ---- checkpoints ----------------------------------------------------------------------------
-
-/** What a courier event says besides its state and time. */
 export interface EventText {
   activity: string;
   location: string;
@@ -171,7 +131,6 @@ export interface EventText {
   remark: string | null;
 }
 
-/** One {@link RawCheckpoint} from a mapped rule, the parsed time and the event's texts. */
 export function checkpoint(rule: StatusRule, when: LocalTime, e: EventText): RawCheckpoint {
   return { state: rule.state, subStatus: rule.sub ?? null, activity: e.activity, location: e.location, ...when, rawCode: e.rawCode, rawStatus: e.rawStatus, remark: e.remark };
 }
@@ -186,21 +145,15 @@ export function checkpointsOf<T>(items: readonly T[], toCheckpoint: (item: T) =>
   return out;
 }
 
-/**
- * The newest checkpoint by UTC instant, or undefined. Couriers often give two
- * events the same minute; `onTie` says which of equals wins: the one listed
- * first, or the one listed last (each adapter keeps the rule its tests pin).
- */
+/** The newest checkpoint by UTC instant; `onTie` says which of equal times wins (each adapter's tests pin it). */
 export function newestOf(cps: readonly RawCheckpoint[], onTie: "first-listed" | "last-listed"): RawCheckpoint | undefined {
   let best: RawCheckpoint | undefined;
   for (const c of cps) if (!best || c.at > best.at || (onTie === "last-listed" && c.at === best.at)) best = c;
   return best;
 }
 
-/** The shipment-level summary for a mapped rule. */
 export function summary(rule: StatusRule, raw: { rawCode: string | null; rawStatus: string | null; at: string | null }): NonNullable<TrackingSnapshot["summary"]> {
   return { state: rule.state, subStatus: rule.sub ?? null, rawCode: raw.rawCode, rawStatus: raw.rawStatus, at: raw.at };
 }
 
-/** A checkpoint as a summary (the courier's newest event stands for the shipment). */
 export const summaryFromCheckpoint = (c: RawCheckpoint) => ({ state: c.state, subStatus: c.subStatus, rawCode: c.rawCode, rawStatus: c.rawStatus, at: c.at });

@@ -1,8 +1,4 @@
-/**
- * A courier's failed-attempt (NDR) reason table and how a checkpoint's reason is read from it (docs/ndr.md). Each
- * courier folder declares one in `reasons.ts`: its own codes with the reason each means and where that meaning comes
- * from, plus an example row per code that its test runs.
- */
+/** A courier's failed-attempt (NDR) reason table and how a checkpoint's reason is read from it (docs/ndr.md). */
 import type { RawCheckpoint } from "../../../domain/checkpoint.ts";
 import { carriesReason, reasonFromRemark, type ReasonCode } from "../../../domain/ndr.ts";
 import type { SubStatus } from "../../../domain/states.ts";
@@ -26,9 +22,8 @@ export interface ReasonTable {
 const BY_SUB: Partial<Record<SubStatus, ReasonCode>> = { damaged: "damaged", lost: "lost" };
 
 /**
- * The reason of one checkpoint: "" when it carries none ({@link carriesReason}); else, in order, the remark keywords
- * on the courier's remark and activity (the words the courier wrote for this very event), the courier's code in its
- * table, the sub-status (damaged, lost), and finally `other` with `mapped: false` (counted, so the table can grow).
+ * The reason of one checkpoint: "" when it carries none; else the remark keywords, the courier's code, the
+ * sub-status, and finally `other` with `mapped: false` (docs/ndr.md, "How a reason is read").
  */
 export function reasonOf(table: ReasonTable, c: Pick<RawCheckpoint, "state" | "subStatus" | "rawCode" | "activity" | "remark">): { reason: ReasonCode | ""; mapped: boolean } {
   if (!carriesReason(c)) return { reason: "", mapped: true };

@@ -1,10 +1,4 @@
-/**
- * Status mapping as data (courier notes: src/modules/couriers/carriers/README.md,
- * "Implications" 1): each adapter declares a table from its own codes (or
- * code + text) to a normalised state and sub-reason; unknown codes fall back
- * to a keyword match on the text, and finally to in transit — never to
- * delivered (a wrong "delivered" is the costliest mistake for a shop).
- */
+/** Status mapping as data: codes, then keywords, then in transit, never delivered (carriers/README.md). */
 import type { ShipmentState, SubStatus } from "../../../domain/states.ts";
 
 export interface StatusRule {
@@ -47,10 +41,7 @@ export function byKeyword(text: string | null | undefined): StatusRule | undefin
   return undefined;
 }
 
-/**
- * The mapping every adapter uses: exact key in `table` (try `keys` in order,
- * e.g. `"UD:Dispatched"` then `"UD"`), else keyword on `text`, else in transit.
- */
+/** Exact key in `table` (`keys` in order, e.g. `"UD:Dispatched"` then `"UD"`), else keyword on `text`, else in transit. */
 export function mapStatus(table: StatusTable, keys: readonly (string | null | undefined)[], text: string | null | undefined): StatusRule {
   for (const k of keys) {
     if (!k) continue;
@@ -69,10 +60,7 @@ export function firstMatch(rules: TextRules, text: string): StatusRule | undefin
   return undefined;
 }
 
-/**
- * An exception without a sub-reason takes the reason the text gives (failed
- * attempt, held, RTO…) when the keyword list finds one; any other rule is kept.
- */
+/** An exception without a sub-reason takes the one the text gives, when the keywords find one. */
 export function withExceptionReason(rule: StatusRule, text: string): StatusRule {
   if (rule.state !== "exception" || rule.sub) return rule;
   const k = byKeyword(text);

@@ -1,18 +1,4 @@
-/**
- * Courier times, through Luxon with explicit zones and calendar validation.
- *
- * Indian couriers (Delhivery, Blue Dart, DTDC, Xpressbees, Ecom Express) send
- * naive local times, read in `Asia/Kolkata`; UPS sends local `YYYYMMDD` +
- * `HHMMSS`; FedEx, DHL and 17TRACK send ISO strings with an offset (courier
- * notes: src/modules/couriers/carriers/README.md, "Implications" 4). A checkpoint keeps
- * the courier-local wall time for the spec's `Date`/`Time` and a UTC instant
- * for ordering.
- *
- * The regular expressions below only say which courier formats exist; every
- * date is then built by Luxon, which refuses what the calendar does not have
- * (31-Feb, 29-Feb of a common year, 24:00): such a checkpoint is dropped, never
- * rolled into the next month.
- */
+/** Courier times via Luxon with explicit zones (carriers/README.md, "Implications" 4). */
 import { DateTime, FixedOffsetZone, IANAZone, type Zone } from "luxon";
 
 /** The zone of Indian couriers' naive times (IST, UTC+05:30, no DST). */
@@ -34,11 +20,7 @@ export interface LocalTime {
   at: string;
 }
 
-/**
- * An IANA zone whose UTC offsets are memoised per 15-minute UTC slot. Luxon
- * asks Intl for the offset 2–3 times per date (~35 µs each); zone transitions
- * since 1970 fall on 15-minute boundaries, so one answer per slot is exact.
- */
+/** An IANA zone with offsets memoised per 15-minute UTC slot (every transition since 1970 falls on one). */
 class MemoZone extends IANAZone {
   private readonly memo = new Map<number, number>();
   override offset(ts: number): number {
@@ -65,26 +47,18 @@ function zoneOf(zone: CourierZone): Zone {
 /** Zero-padded to `w` digits; the common two-digit case without `padStart` (it runs per checkpoint field). */
 const pad = (n: number, w = 2) => (w === 2 && n >= 0 && n < 10 ? "0" + n : String(n).padStart(w, "0"));
 
-/**
- * Builds a {@link LocalTime} from wall-clock parts read in `zone`.
- * Returns undefined when the parts are not a real date and time (31-Feb,
- * month 13, hour 24, minute 60, a non-number).
- */
+/** A {@link LocalTime} from wall-clock parts read in `zone`; undefined when not a real date and time. */
 export function fromParts(y: number, mo: number, d: number, h: number, mi: number, s: number, zone: CourierZone): LocalTime | undefined {
   // Luxon reads hour 24 as the next day's midnight (ISO 8601 allows 24:00); no courier means that.
   if (![y, mo, d, h, mi, s].every(Number.isInteger) || h > 23) return undefined;
   const dt = DateTime.fromObject({ year: y, month: mo, day: d, hour: h, minute: mi, second: s }, { zone: zoneOf(zone) });
   if (!dt.isValid) return undefined;
-  // The parts are the wall time Luxon just validated; formatting them directly is ~10× cheaper than toFormat.
   return { localDate: `${pad(y, 4)}-${pad(mo)}-${pad(d)}`, localTime: `${pad(h)}:${pad(mi)}`, at: new Date(dt.toMillis()).toISOString() };
 }
 
 /**
- * Parses the naive local formats Indian couriers use, read in `zone`
- * (default IST): `2026-11-05T10:20:30(.fff)`, `2026-11-05 10:20(:30)`,
- * `05-Nov-2026` + `10:20`, `07 June 2012`, `05112026` + `1020` (DTDC),
- * `20220126` + `143015` (UPS), `05 Nov, 2026, 10:20` (Ecom Express).
- * Returns undefined for anything else, and for dates the calendar does not have.
+ * Parses the naive local formats couriers use, read in `zone` (default IST): ISO without offset, `05-Nov-2026`,
+ * `07 June 2012`, `05112026` + `1020` (DTDC), `20220126` + `143015` (UPS), `05 Nov, 2026, 10:20` (Ecom Express).
  */
 export function parseNaive(date: string, time = "", zone: CourierZone = IST_ZONE): LocalTime | undefined {
   const ds = date.trim();
@@ -121,11 +95,7 @@ function splitTime(ts: string): [string, string, string] {
   return ["0", "0", "0"];
 }
 
-/**
- * Parses an ISO 8601 string with an offset (`2026-11-05T10:20:30+05:30`, `…Z`),
- * keeping the wall time as written for `Date`/`Time`. Without an offset the
- * string is read in `fallbackZone` (default UTC).
- */
+/** Parses ISO 8601 keeping the wall time as written; without an offset it is read in `fallbackZone` (default UTC). */
 export function parseIsoLocal(s: string, fallbackZone: CourierZone = 0): LocalTime | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(s.trim());
   if (!m) return parseNaive(s, "", fallbackZone);

@@ -1,16 +1,4 @@
-/**
- * Bearer tokens for couriers that authenticate first (FedEx and UPS OAuth
- * client credentials, DTDC `authenticate`, Xpressbees `login`): one cache per
- * adapter, shared by every lookup of the process, keyed by base URL + account.
- *
- * - Never requested per lookup: concurrent callers share one in-flight token
- *   request; a failed request is not cached (the next lookup tries again).
- * - `expiresInS` from the courier (OAuth `expires_in`); couriers that do not
- *   say keep the token until it is refused.
- * - After a 401 the caller asks again with the refused token as `stale`: only
- *   the first such caller triggers a refresh, so 100 lookups failing on an
- *   expired token cause exactly one new token request.
- */
+/** Bearer tokens of couriers that authenticate first: one request per refresh, however many wait. */
 import type { CourierResponse } from "./types.ts";
 import { CourierError, type AdapterContext } from "./types.ts";
 import { parseJson, throwForStatus } from "./kit.ts";
@@ -49,10 +37,7 @@ export class TokenCache {
     return (await p).token;
   }
 
-  /**
-   * Sends with a token; on 401 refreshes once and sends again.
-   * @throws CourierError auth when the fresh token is refused too.
-   */
+  /** Sends with a token; on 401 refreshes once and sends again. @throws CourierError auth when refused again */
   async send(ctx: AdapterContext, key: string, courier: string, call: (token: string) => Promise<CourierResponse>): Promise<CourierResponse> {
     let token = await this.get(ctx, key);
     let res = await call(token);

@@ -1,14 +1,4 @@
-/**
- * The one shape every courier backend adapter has: small adapters behind one
- * interface, as OpenStatus does for its notification channels.
- *
- * An adapter builds the request exactly as the courier documents it (URL,
- * auth, body), parses the courier's own JSON or XML, maps each event to the
- * normalised state with a per-courier data table (see `status-map.ts`), and
- * classifies failures as {@link CourierError} with a `retryable` flag. It
- * knows nothing of the simulator: in sandbox mode its base URL simply points
- * at the simulator's loopback port.
- */
+/** The one shape every courier backend adapter has; failures are classified {@link CourierError}s. */
 import type { TrackingSnapshot } from "../../../domain/checkpoint.ts";
 import type { Courier } from "../catalogue.ts";
 
@@ -24,11 +14,7 @@ const RETRYABLE: Record<CourierFailure, boolean> = {
   backend: true,
 };
 
-/**
- * A classified courier failure. Callers decide from `kind`/`retryable`, never
- * by parsing `message`. `message` is for logs and never holds
- * credentials.
- */
+/** A classified courier failure; callers decide from `kind`/`retryable`. `message` never holds credentials. */
 export class CourierError extends Error {
   readonly retryable: boolean;
   constructor(readonly kind: CourierFailure, message: string, readonly httpStatus?: number) {
@@ -90,9 +76,6 @@ export interface CourierAdapter {
   readonly credentialVars: readonly string[];
   /** True for asynchronous backends (register, then poll): given the 30 s budget instead of the sync timeout. */
   readonly async?: boolean;
-  /**
-   * Looks up one tracking number (already normalised and format-checked).
-   * @throws CourierError for every failure the courier or the network causes.
-   */
+  /** Looks up one normalised, format-checked number. @throws CourierError for every courier or network failure */
   track(trackingNumber: string, ctx: AdapterContext): Promise<TrackingSnapshot>;
 }

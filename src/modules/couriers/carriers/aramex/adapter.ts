@@ -1,12 +1,4 @@
-/**
- * Aramex Shipping Services API, Tracking `TrackShipments` over SOAP 1.1:
- * `POST /ShippingAPI.V2/Tracking/Service_1_0.svc`, `Content-Type: text/xml; charset=utf-8`,
- * `SOAPAction: http://ws.aramex.net/ShippingAPI/v1/Service_1_0/TrackShipments`
- * (Aramex developer docs; fixtures in `fixtures/`, request per
- * `track-soap-request.xml`).
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Aramex `TrackShipments` over SOAP 1.1 (Aramex developer docs); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint,
   throwForStatus,
@@ -62,7 +54,7 @@ function toCheckpoint(r: AramexTrackingResult): RawCheckpoint | undefined {
   });
 }
 
-/** The `ShipmentTrackingResponse` of a SOAP body checked against {@link AramexDocument}. @throws CourierError backend (not that shape, a SOAP fault, no response) */
+/** The `ShipmentTrackingResponse` of a SOAP body. @throws CourierError backend (not that shape, a SOAP fault) */
 function trackingResponse(text: string): AramexTrackingResponse {
   const raw = parseXml(text);
   if (raw.Envelope === undefined) throw new CourierError("backend", "aramex: no SOAP Envelope");

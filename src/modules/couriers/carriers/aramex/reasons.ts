@@ -1,9 +1,4 @@
-/**
- * Aramex: failed-attempt (NDR) reasons (docs/ndr.md). Aramex marks an exception with a non-empty `ProblemCode` and
- * the reason in `Comments` (README.md); the problem codes are in no document we hold: remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** Aramex NDR reasons (docs/ndr.md): `ProblemCode` codes are unpublished, so remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const ARAMEX_REASONS: ReasonTable = {

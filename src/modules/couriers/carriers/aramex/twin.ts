@@ -1,14 +1,4 @@
-/**
- * Aramex Tracking twin: `POST /aramex/ShippingAPI.V2/Tracking/Service_1_0.svc`
- * (SOAP 1.1, `SOAPAction: …/Service_1_0/TrackShipments`), credentials checked in
- * the body's `ClientInfo` (sandbox values; a mismatch answers the ERR01
- * notification of `fixtures/track-soap-error.xml`). Answers are shaped like
- * `track-soap.xml` (naive `UpdateDateTime`, rendered in UTC); unknown
- * numbers are listed in `NonExistingWaybills` (`track-soap-nonexistent.xml`).
- * Answers are built as the adapter's wire type ({@link AramexDocument}), given
- * back the SOAP/WCF prefixes and namespace declarations of the real answer, and
- * serialised with fast-xml-parser's builder.
- */
+/** Aramex tracking twin (SOAP 1.1), answers shaped like fixtures/track-soap*.xml. */
 import { XMLBuilder, XMLParser } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { AramexDocument, AramexNotification, AramexResultPair, AramexTrackingResult } from "./wire.ts";
@@ -34,12 +24,7 @@ const XSI = "http://www.w3.org/2001/XMLSchema-instance";
 const ARRAYS = "http://schemas.microsoft.com/2003/10/Serialization/Arrays";
 const XSI_ARRAYS = { "@xmlns:i": XSI, "@xmlns:a": ARRAYS };
 
-/**
- * Where WCF puts each element of the parsed shape: its prefix and the namespaces
- * it declares, as in `track-soap.xml` (the adapter's parser drops both). Every
- * other element stays unprefixed in the response's default namespace. `Key`,
- * `Value` and `string` occur only in the arrays namespace in this document.
- */
+/** Each element's WCF prefix and namespace declarations, as in track-soap.xml (the adapter's parser drops both). */
 const ON_WIRE: Readonly<Record<string, { prefix?: string; xmlns?: Readonly<Record<string, string>> }>> = {
   Envelope: { prefix: "s", xmlns: { "@xmlns:s": SOAP } },
   Body: { prefix: "s" },

@@ -1,12 +1,4 @@
-/**
- * Aramex Tracking `TrackShipments` SOAP 1.1 answer, as fast-xml-parser reads it
- * (fixtures `fixtures/track-soap*.xml`): namespace prefixes
- * and `xmlns` declarations removed (`s:Envelope` → `Envelope`, `a:Key` → `Key`,
- * `i:nil` → `@nil`), empty elements as "". On the wire the envelope and body
- * are in the SOAP namespace (`s:`), the response in the default namespace
- * `http://ws.aramex.net/ShippingAPI/v1/`, and the WCF dictionary entries and
- * string arrays in the serialisation-arrays namespace (`a:`).
- */
+/** Aramex `TrackShipments` answer as fast-xml-parser reads it (namespace prefixes removed). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { OneOrMany, Opt, OrEmpty, XmlText } from "../../adapters/wire/common.ts";
 
@@ -30,10 +22,7 @@ export const AramexResultPair = T.Object({
   Value: Opt(OrEmpty(T.Object({ TrackingResult: Opt(OneOrMany(AramexTrackingResult)) }))),
 });
 
-/**
- * `TrackingResults`: WCF names its entries `a:KeyValueOfstringArrayOfTrackingResult`
- * plus a contract hash (`mFAkxlpY` in the sample), so the name is matched by its prefix.
- */
+/** `TrackingResults`: WCF appends a contract hash to the entry name, so it is matched by prefix. */
 export const AramexTrackingResults = T.Record(T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"), OneOrMany(AramexResultPair));
 
 /** One `Notification`: `Code` (ERR01 …) and `Message`. */

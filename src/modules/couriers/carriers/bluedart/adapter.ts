@@ -1,12 +1,4 @@
-/**
- * Blue Dart tracking (legacy TnT servlet, XML only):
- * `GET <base>/RoutingServlet?handler=tnt&action=custawbquery&loginid=<BLUEDART_LOGIN_ID>&awb=awb&numbers=<awb>&format=xml&lickey=<BLUEDART_LICENSE_KEY>&verno=1.3&scan=1`
- * (`fixtures/SOURCE.md`). The default
- * base URL is the documented production host `https://api.bluedart.com/servlet`.
- * Auth is the login id + licence key in the query string (no header).
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Blue Dart's legacy TnT servlet, XML only (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";

@@ -1,10 +1,4 @@
-/**
- * Blue Dart: failed-attempt (NDR) reasons (docs/ndr.md). The tracking document carries the scan text only
- * (fixtures/tnt.xml); Blue Dart's reason codes are in no document we hold, so reasons come from the remark keywords
- * on the scan text.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** Blue Dart NDR reasons (docs/ndr.md): scan text only, so remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const BLUEDART_REASONS: ReasonTable = {

@@ -1,12 +1,4 @@
-/**
- * Blue Dart twin: `GET /bluedart/RoutingServlet?handler=tnt&action=custawbquery&loginid&awb=awb&numbers&format=xml&lickey&verno=1.3&scan=1`,
- * credentials checked like the real servlet (login id + licence key in the
- * query), answering XML shaped like the fixture `fixtures/tnt.xml`: `ShipmentData/Shipment[@WaybillNo]`,
- * scans newest first, `dd-Mon-yyyy` + `HH:MM` IST. Not found is the courier's
- * own `StatusType NF` / "Incorrect Waybill number or No Information" inside a 200.
- * Documents are built as the adapter's wire type ({@link BluedartDocument}) and
- * serialised with fast-xml-parser's builder.
- */
+/** Blue Dart twin: the TnT servlet, answers shaped like fixtures/tnt.xml (NF inside a 200). */
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
@@ -77,7 +69,6 @@ export const bluedartTwin: Twin = {
       ReceivedBy: last.kind === "delivered" ? "SIGN" : "",
       // The EDD until delivery; the real delivered sample carries no ExpectedDeliveryDate.
       ...(s.edd && last.kind !== "delivered" ? { ExpectedDeliveryDate: ist(Date.parse(`${s.edd}T12:00:00+05:30`)).statusDate } : {}),
-      // Blue Dart lists scans newest first.
       Scans: s.noScans ? "" : { ScanDetail: [...s.events].reverse().map(scanOf) },
     };
     return xml({ ShipmentData: { Shipment: shipment } });

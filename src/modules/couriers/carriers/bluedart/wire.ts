@@ -1,8 +1,4 @@
-/**
- * Blue Dart TnT `custawbquery` XML, as fast-xml-parser reads it (attributes
- * prefixed `@`; fixture `fixtures/tnt.xml`). Dates
- * `07 June 2012` / `07-Jun-2012`, times `HH:MM`, naive IST.
- */
+/** Blue Dart TnT `custawbquery` XML as fast-xml-parser reads it (fixtures/tnt.xml); naive IST. */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { OneOrMany, Opt, OrEmpty, XmlText } from "../../adapters/wire/common.ts";
 

@@ -1,11 +1,4 @@
-/**
- * Delhivery: `GET /api/v1/packages/json/?waybill=<awb>` with header
- * `Authorization: Token <DELHIVERY_TOKEN>` (Delhivery B2C API, "Track
- * Shipment"; fixtures in `fixtures/`). Times are naive IST.
- * Wire shape: {@link DelhiveryResponse}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Delhivery B2C "Track Shipment" API; details: README.md in this folder. */
 import {
   checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint,
   throwForStatus,

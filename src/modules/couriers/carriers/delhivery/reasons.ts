@@ -1,10 +1,4 @@
-/**
- * Delhivery: failed-attempt (NDR) reasons (docs/ndr.md). Delhivery sends an NSL `StatusCode` with each scan; only the
- * NDR code seen in a real payload is listed, the other NDR codes (README.md) fall back on the remark keywords
- * (`Instructions`).
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** Delhivery NDR reasons (docs/ndr.md): the NSL code seen in a real payload, else remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const DELHIVERY_REASONS: ReasonTable = {

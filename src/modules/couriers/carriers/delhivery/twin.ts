@@ -1,12 +1,4 @@
-/**
- * Delhivery twin: `GET /delhivery/api/v1/packages/json/?waybill=…` with
- * `Authorization: Token <sandbox token>`, answering documents shaped like the
- * real fixtures (`fixtures/`): naive IST times, NSL
- * codes, the 200-wrapped "No such waybill" error, and the scenario's EDD as
- * `ExpectedDeliveryDate`/`PromisedDeliveryDate` (naive IST, end of day; null
- * while only manifested, kept after delivery as in the real delivered sample);
- * typed by the adapter's wire schema ({@link DelhiveryResponse}).
- */
+/** Delhivery twin: `GET /delhivery/api/v1/packages/json/`, documents shaped like the real fixtures. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,7 +1,4 @@
-/**
- * Delhivery B2C "Track Shipment", `GET /api/v1/packages/json/` (fixtures in
- * `fixtures/`). Times are naive IST strings.
- */
+/** Delhivery B2C "Track Shipment", `GET /api/v1/packages/json/`; naive IST times. */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 

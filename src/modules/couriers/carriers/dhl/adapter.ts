@@ -1,11 +1,4 @@
-/**
- * DHL Shipment Tracking – Unified: `GET /track/shipments?trackingNumber=<n>`
- * with header `DHL-API-Key: <DHL_API_KEY>` and `Accept: application/json`
- * (DHL developer portal, "Shipment Tracking - Unified"; fixtures in
- * `fixtures/`). Wire shape: {@link DhlTrackResponse}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** DHL Shipment Tracking – Unified (DHL developer portal); details: README.md in this folder. */
 import { Value } from "@sinclair/typebox/value";
 import {
   checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
@@ -29,10 +22,7 @@ export const DHL_STATUS: StatusTable = {
   UNKNOWN: P,
 };
 
-/**
- * Text overrides for what `statusCode` cannot say, tried on `status` +
- * `description` before the code table. Never yields delivered.
- */
+/** Text overrides for what `statusCode` cannot say, tried first; never delivered. */
 export const DHL_TEXT: TextRules = [
   [/\bcancel+ed\b/i, C],
   [/being returned|return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],

@@ -1,9 +1,4 @@
-/**
- * DHL: failed-attempt (NDR) reasons (docs/ndr.md). DHL Unified Tracking gives `statusCode` `failure` for a failed
- * attempt and the reason only in the description: remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** DHL NDR reasons (docs/ndr.md): `statusCode` `failure` carries the reason only in the description: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const DHL_REASONS: ReasonTable = {

@@ -1,11 +1,4 @@
-/**
- * DHL Shipment Tracking – Unified twin: `GET /dhl/track/shipments?trackingNumber=…`
- * with header `DHL-API-Key: <sandbox key>`, answering documents shaped like
- * `fixtures/unified-track.json` (statusCode/status/description, ISO times with an
- * offset, `details.proofOfDelivery.documentUrl` once delivered) and the
- * RFC 7807 404 problem body of `unified-track-error-404.json`, both typed
- * by the adapter's wire schema ({@link DhlTrackResponse}, {@link DhlProblem}).
- */
+/** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,7 +1,4 @@
-/**
- * DHL Shipment Tracking – Unified, `GET /track/shipments` (DHL developer
- * portal; fixtures in `fixtures/`).
- */
+/** DHL Shipment Tracking – Unified, `GET /track/shipments` (DHL developer portal; fixtures in `fixtures/`). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 

@@ -1,15 +1,4 @@
-/**
- * DTDC tracking (JSONCnTrk; `fixtures/SOURCE.md`). Wire
- * shape: {@link DtdcTrackResponse}.
- * 1. `GET <base>/api/dtdc/authenticate?username=<DTDC_USERNAME>&password=<DTDC_PASSWORD>`
- *    answers the access token as plain text;
- * 2. `POST <base>/rest/JSONCnTrk/getTrackDetails` with headers `X-Access-Token`
- *    and `Content-Type: application/json`, body `{"trkType":"cnno","strcnno":<cn>,"addtnlDtl":"Y"}`.
- * Default base URL: `https://blktracksvc.dtdc.com/dtdc-api` (production, per the
- * courier notes; staging is `http://dtdcstagingapi.dtdc.com/dtdc-tracking-api/dtdc-api`).
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** DTDC JSONCnTrk with a token from `authenticate` (fixtures/SOURCE.md); details: README.md here. */
 import {
   asArray, checkWire, validItems, checkpoint, checkpointsOf, newestOf, obj, parseJson, parseXml, str, summary,
   throwForStatus,
@@ -115,10 +104,7 @@ export function parseDtdc(text: string, awb: string): TrackingSnapshot {
 }
 
 /**
- * Parses the retired XMLCnTrk.asp document (fixture `xmlcntrk-legacy.xml`): header
- * and actions as `<FIELD NAME VALUE/>`, actions without a time (read as 00:00)
- * and without a code (mapped by text). Kept for fixtures and operators with
- * archived responses; the adapter itself calls the JSON API.
+ * Parses the retired XMLCnTrk.asp document (fixture xmlcntrk-legacy.xml), kept for archived responses.
  * @throws CourierError not_found (`CNTRACK` false), backend (not that document)
  */
 export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
@@ -146,14 +132,10 @@ export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
   };
 }
 
-// ---- token cache -----------------------------------------------------------------------
-
-/** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
 const tokens = new TokenCache(async (ctx) => ({ token: await authenticate(ctx) }));
 
 /**
- * `GET /api/dtdc/authenticate?username&password` → the token as plain text.
- * No request signal: the call is shared, so one caller's abort must not fail the others (the pool timeout still applies).
+ * `GET /api/dtdc/authenticate?username&password` → the token as plain text. No request signal: the call is shared.
  * @throws CourierError auth (401 or an error text instead of a token), rate_limited, backend
  */
 async function authenticate(ctx: AdapterContext): Promise<string> {

@@ -1,9 +1,4 @@
-/**
- * DTDC: failed-attempt (NDR) reasons (docs/ndr.md). DTDC reports a failed attempt as `NONDLV` / "Not Delivered" with
- * the reason in its remarks: remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** DTDC NDR reasons (docs/ndr.md): a failed attempt is `NONDLV` with the reason in its remarks: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const DTDC_REASONS: ReasonTable = {

@@ -1,14 +1,4 @@
-/**
- * DTDC twin: `GET /dtdc/api/dtdc/authenticate?username&password` answers a
- * token as plain text (counted as `sim.count("dtdc-token", "*")`), valid for
- * {@link TOKEN_TTL_MS} of simulator time; `POST /dtdc/rest/JSONCnTrk/getTrackDetails`
- * with `X-Access-Token` answers documents shaped like the fixture
- * `fixtures/jsoncntrk.json`
- * (DDMMYYYY + HHMM IST, `strCode`s), the 401 body of
- * `jsoncntrk-error-401.json` for a missing/unknown/expired token, and
- * `statusFlag:false` "NO DATA FOUND" for scenario 4; typed by the adapter's wire
- * schema ({@link DtdcTrackResponse}).
- */
+/** DTDC twin: a token from `authenticate`, answers shaped like fixtures/jsoncntrk*.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DtdcDetail, DtdcTrackResponse, DtdcUnauthorized } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,8 +1,4 @@
-/**
- * DTDC JSONCnTrk, `POST /rest/JSONCnTrk/getTrackDetails` (DTDC tracking API
- * document; fixtures in `fixtures/`). Dates `DDMMYYYY`, times
- * `HHMM`, naive IST.
- */
+/** DTDC JSONCnTrk `POST /rest/JSONCnTrk/getTrackDetails` (DTDC tracking API document): `DDMMYYYY`, `HHMM`, naive IST. */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, OptNull, Text } from "../../adapters/wire/common.ts";
 
@@ -39,10 +35,7 @@ export const DtdcHeader = T.Object({
   strRtoNumber: Opt(Text),
 });
 
-/**
- * A getTrackDetails answer: `statusFlag: true` with the header and details,
- * or `statusFlag: false, status: "FAILED"` with `errorDetails` (not found).
- */
+/** A getTrackDetails answer: `statusFlag: true` with details, or `false` with `errorDetails`. */
 export const DtdcTrackResponse = T.Object({
   statusCode: Opt(Text),
   statusFlag: T.Boolean(),

@@ -1,11 +1,4 @@
-/**
- * Ecom Express tracking: `POST <base>/track_me/api/mawbd/` with form fields
- * `awb`, `username` (ECOMEXPRESS_USERNAME) and `password`
- * (ECOMEXPRESS_PASSWORD), `application/x-www-form-urlencoded`. Default base
- * URL `https://plapi.ecomexpress.in` (`fixtures/SOURCE.md`).
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Ecom Express `track_me/api/mawbd/` (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";

@@ -1,9 +1,4 @@
-/**
- * Ecom Express: failed-attempt (NDR) reasons (docs/ndr.md). Ecom Express sends `reason_code_number` with each scan,
- * but no payload we hold shows a failed attempt's number (README.md): remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** Ecom Express NDR reasons (docs/ndr.md): no payload we hold shows a failed attempt's `reason_code_number`: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const ECOMEXPRESS_REASONS: ReasonTable = {

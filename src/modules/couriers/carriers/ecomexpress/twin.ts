@@ -1,13 +1,4 @@
-/**
- * Ecom Express twin: `POST /ecomexpress/track_me/api/mawbd/` (GET with the same
- * query also works, as the courier notes say) with form fields `awb`, `username`,
- * `password`, answering the documented `ecomexpress-objects` XML (field order
- * per `fixtures/SOURCE.md`; no real sample exists). Not found (scenario 4) is an empty
- * `ecomexpress-objects`; bad credentials answer 401 "Unauthorised access"
- * (both unverified shapes, see the adapter). Documents are built as the
- * adapter's wire type ({@link EcomDocument}) and serialised with
- * fast-xml-parser's builder.
- */
+/** Ecom Express twin: the documented `ecomexpress-objects` XML (fixtures/SOURCE.md). */
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { EcomAwbField, EcomDocument, EcomField, EcomScan } from "./wire.ts";
@@ -80,7 +71,6 @@ export const ecomexpressTwin: Twin = {
     const last = s.events[s.events.length - 1]!;
     const delivered = s.events.find((e) => e.kind === "delivered");
     const rto = s.events.some((e) => e.kind === "rto_initiated");
-    // Scans newest first; an empty scans field when there are none.
     const scans: EcomAwbField = s.noScans ? field("scans", "") : { "@type": "CharField", "@name": "scans", object: [...s.events].reverse().map(scanObject) };
     const fields: EcomAwbField[] = [
       field("awb_number", awb, "BigIntegerField"),

@@ -1,9 +1,4 @@
-/**
- * Ecom Express `track_me/api/mawbd/` XML, as fast-xml-parser reads it: a
- * Django-serialiser document of `<object>`s made of named `<field>`s, the
- * `scans` field holding nested scan `<object>`s. No real sample exists: the
- * shape follows the documented field list (`fixtures/SOURCE.md`).
- */
+/** Ecom Express XML as fast-xml-parser reads it; no real sample exists (fixtures/SOURCE.md). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { OneOrMany, Opt, OrEmpty, Text, XmlText } from "../../adapters/wire/common.ts";
 

@@ -1,9 +1,4 @@
-/**
- * FedEx Track API (developer.fedex.com, "Track API"; fixtures in `fixtures/`).
- * Wire shape: {@link FedexTrackResponse}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** FedEx Track API (developer.fedex.com, "Track API"). Endpoint, mapping, times, EDD, errors: README.md in this folder. */
 import {
   arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson,
 } from "../../adapters/kit.ts";

@@ -1,9 +1,4 @@
-/**
- * FedEx: failed-attempt (NDR) reasons (docs/ndr.md). FedEx gives scan type `DE` (delivery exception) with a
- * description; its exception codes are in no document we hold: remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** FedEx NDR reasons (docs/ndr.md): scan type `DE` with a description; the exception codes are unpublished: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const FEDEX_REASONS: ReasonTable = {

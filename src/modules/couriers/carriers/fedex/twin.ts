@@ -1,17 +1,4 @@
-/**
- * FedEx Track API twin:
- * - `POST /fedex/oauth/token` (form `grant_type=client_credentials&client_id&client_secret`,
- *   sandbox credentials) → `{access_token, token_type, expires_in: 3599, scope}`; every
- *   token request is counted as `sim.calls("fedex", "oauth/token")`.
- * - `POST /fedex/track/v1/trackingnumbers` with `authorization: Bearer <issued, unexpired token>`
- *   (expiry on the simulator clock) → documents shaped like the fixture
- *   `fixtures/track-delivered.json` and typed by the adapter's
- *   wire schema ({@link FedexTrackResponse}); unknown numbers get the per-number
- *   `TRACKING.TRACKINGNUMBER.NOTFOUND` error inside a 200. The scenario's EDD is
- *   the `estimatedDeliveryTimeWindow` and an `ESTIMATED_DELIVERY` date until
- *   delivery, and the `standardTransitTimeWindow` end, which stays on a delivered
- *   shipment as in the real fixtures (whose estimate window is then `{}`).
- */
+/** FedEx Track API twin: OAuth token, then answers shaped like fixtures/track-delivered.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { FedexAddress, FedexScanEvent, FedexTrackResponse, FedexTrackResult } from "./wire.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

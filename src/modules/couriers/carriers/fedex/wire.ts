@@ -1,7 +1,4 @@
-/**
- * FedEx Track API, `POST /track/v1/trackingnumbers` and `POST /oauth/token`
- * (developer.fedex.com; fixtures in `fixtures/`).
- */
+/** FedEx Track API and OAuth token answers (developer.fedex.com). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 
@@ -34,11 +31,7 @@ export const FedexStatusDetail = T.Object({ code: Opt(Text), derivedCode: Opt(Te
 
 const Party = T.Object({ contact: Opt(Any), address: Opt(FedexAddress) });
 
-/**
- * A FedEx `TimeWindow`: `estimatedDeliveryTimeWindow` (the in-flight estimate,
- * `{"window": {}}` when there is none) and `standardTransitTimeWindow` (the
- * service's committed date); `begins`/`ends` are ISO 8601, with or without an offset.
- */
+/** A FedEx `TimeWindow` (estimate or committed transit window); `begins`/`ends` ISO 8601, offset optional. */
 export const FedexTimeWindow = T.Object({ description: Opt(Text), type: Opt(Text), window: Opt(T.Object({ begins: Opt(Text), ends: Opt(Text) })) });
 
 export const FedexTrackResult = T.Object({

@@ -1,10 +1,4 @@
-/**
- * 17TRACK Tracking API v2.2, the asynchronous aggregator path (docs/spec-map.md,
- * "Decisions"): couriers without a direct adapter, and in sandbox every
- * courier's digit-9 numbers (registry `backendFor`). Wire shape: {@link Track17Envelope}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** 17TRACK API v2.2, the asynchronous aggregator (spec-map Decisions); details: README.md here. */
 import {
   arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
 } from "../../adapters/kit.ts";
@@ -70,10 +64,7 @@ function toCheckpoint(e: Track17Event): RawCheckpoint | undefined {
 /** What one `gettrackinfo` answer means for `awb`: a snapshot, or "pending" (poll again). */
 export type Track17Outcome = TrackingSnapshot | "pending";
 
-/**
- * The envelope of a `register`/`gettrackinfo` answer.
- * @throws CourierError auth | rate_limited | backend for a non-zero `code`; backend for another shape
- */
+/** The envelope of a `register`/`gettrackinfo` answer. @throws CourierError auth | rate_limited | backend */
 function envelope(text: string) {
   const doc = obj(parseJson(text));
   const code = Number(doc.code ?? 0);

@@ -1,9 +1,4 @@
-/**
- * 17TRACK: failed-attempt (NDR) reasons (docs/ndr.md). 17TRACK's sub-statuses name some reasons themselves
- * (fixtures/SOURCE.md lists the mapping); everything else: remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** 17TRACK NDR reasons (docs/ndr.md): some sub-statuses name a reason (fixtures/SOURCE.md); the rest: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const TRACK17_REASONS: ReasonTable = {

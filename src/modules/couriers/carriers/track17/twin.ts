@@ -1,21 +1,4 @@
-/**
- * 17TRACK v2.2 twin (the asynchronous aggregator): `POST /track17/track/v2.2/register`
- * and `POST /track17/track/v2.2/gettrackinfo`, JSON array bodies, header
- * `17token: <sandbox key>`, envelope `{code, data:{accepted, rejected}}` as in
- * the fixtures `fixtures/register.json` and
- * `stoptrack-rejected.json`; typed by the adapter's wire schema ({@link Track17Envelope}).
- *
- * Registrations are recorded in `sim.state` with their registration time on the
- * real (monotonic) clock — the adapter's back-off sleeps real time, so the
- * `sim.asyncSeconds` delay must too. Until it has passed, `gettrackinfo` answers
- * "not ready" (latest_status NotFound, no provider synced); afterwards the
- * scenario rendered as the webhook sample's `data.track_info`, or for digit 4 a
- * synced NotFound with no events. The scenario's EDD is
- * `time_metrics.estimated_delivery_date` (source "Official", a same-day window
- * in IST), kept after delivery as in 17TRACK's documented delivered example. Re-registering answers -18019901; polling an
- * unregistered number answers -18019902. Digits 5/6 go through `sim.gate`.
- * Calls are counted as `register:<n>` and `gettrackinfo:<n>`.
- */
+/** 17TRACK v2.2 twin: register, then `gettrackinfo` is "not ready" until `sim.asyncSeconds` pass. */
 import { rememberBounded } from "../../../../sandbox/bounded.ts";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { Track17Accepted, Track17Address, Track17Envelope, Track17Estimate, Track17Event, Track17Rejected, Track17TrackInfo } from "./wire.ts";

@@ -1,9 +1,4 @@
-/**
- * 17TRACK Tracking API v2.2 (api.17track.net/en/doc?version=v2.2; fixtures in
- * `fixtures/`): the `{code, data}` envelope of `register`
- * and `gettrackinfo`, and the `track_info` object they share with the
- * `TRACKING_UPDATED` webhook.
- */
+/** 17TRACK API v2.2 (api.17track.net/en/doc?version=v2.2): the `{code, data}` envelope and the shared `track_info`. */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, OptNull, Text } from "../../adapters/wire/common.ts";
 
@@ -72,11 +67,7 @@ export const Track17Error = T.Object({ code: Opt(Text), message: Opt(Text) });
 
 export const Track17Rejected = T.Object({ number: Opt(Text), tag: Opt(Text), error: Opt(Track17Error) });
 
-/**
- * The envelope `{code, data:{accepted[], rejected[]}}` (`errors[]` when `code`
- * is not 0). The webhook sends one accepted entry as `data` itself, so `data`
- * may also carry an entry's fields.
- */
+/** The envelope `{code, data:{accepted[], rejected[]}}`; the webhook sends one accepted entry as `data` itself. */
 export const Track17Envelope = T.Object({
   code: Opt(Text),
   event: Opt(Text),

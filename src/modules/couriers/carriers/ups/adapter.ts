@@ -1,9 +1,4 @@
-/**
- * UPS Track API (developer.ups.com, "Tracking API" v1; fixtures in `fixtures/`).
- * Wire shape: {@link UpsTrackResponse}.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** UPS Track API v1 (developer.ups.com). Endpoint, mapping, times, EDD, errors: README.md in this folder. */
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
 import {
   arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
@@ -59,10 +54,7 @@ function place(a: UpsAddress): string {
   return city && st ? `${city}, ${st}` : city || str(a.countryCode) || str(a.country);
 }
 
-/**
- * `YYYYMMDD` + `HHMMSS` (or `HHMM`, or "") local wall time, read as UTC for ordering.
- * Parsed here, not with `parseNaive`: UPS dates are always YYYYMMDD, never DTDC's DDMMYYYY.
- */
+/** UPS `YYYYMMDD` + `HHMMSS` local time (never DTDC's DDMMYYYY, so not `parseNaive`). */
 export function parseUpsTime(date: string, time: string): LocalTime | undefined {
   const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
   const t = /^(\d{2})(\d{2})(\d{2})?$/.exec(time) ?? (time ? null : ["", "0", "0", "0"]);

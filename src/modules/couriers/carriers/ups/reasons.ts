@@ -1,9 +1,4 @@
-/**
- * UPS: failed-attempt (NDR) reasons (docs/ndr.md). UPS sends activity type X with a status code and description; the
- * reason is in the description (the codes are in no document we hold): remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** UPS NDR reasons (docs/ndr.md): activity type X carries the reason in its description: remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const UPS_REASONS: ReasonTable = {

@@ -1,16 +1,4 @@
-/**
- * UPS Track API twin:
- * - `POST /ups/security/v1/oauth/token` with `Authorization: Basic base64(id:secret)`
- *   (sandbox credentials) and `grant_type=client_credentials` → `{access_token,
- *   expires_in: "14399", …}`; token requests counted as `sim.calls("ups", "oauth/token")`.
- * - `GET /ups/api/track/v1/details/{inquiryNumber}?locale=en_US&returnSignature=false`
- *   with a valid Bearer token and the required `transId` + `transactionSrc` headers →
- *   documents shaped like the fixture `fixtures/track.json` (local `YYYYMMDD` + `HHMMSS`, rendered in UTC);
- *   unknown numbers get the `TW0001` warning inside a 200; a delivered package carries
- *   `deliveryInformation.deliveryPhoto.photo` (base64). The scenario's EDD is a
- *   `deliveryDate` of type SDD (scheduled) until delivery, which replaces it with
- *   DEL. Typed by the adapter's wire schema ({@link UpsTrackResponse}).
- */
+/** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { UpsActivity, UpsStatus, UpsTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

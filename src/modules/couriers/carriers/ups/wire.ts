@@ -1,8 +1,4 @@
-/**
- * UPS Tracking API v1, `GET /api/track/v1/details/{inquiryNumber}` and
- * `POST /security/v1/oauth/token` (developer.ups.com; fixtures in
- * `fixtures/`).
- */
+/** UPS Tracking API v1 `GET /api/track/v1/details/{n}` and `POST /security/v1/oauth/token` (developer.ups.com). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Opt, Text } from "../../adapters/wire/common.ts";
 

@@ -1,15 +1,4 @@
-/**
- * Xpressbees tracking (`fixtures/SOURCE.md`; wire shape
- * {@link XpressbeesTrackResponse}):
- * 1. `POST <base>/api/users/login` JSON `{email, password}` (XPRESSBEES_EMAIL,
- *    XPRESSBEES_PASSWORD) → `{status: true, data: "<token>"}`;
- * 2. `GET <base>/api/shipments2/track/{awb}` with `Authorization: Bearer <token>`
- *    → `{status: true, data: {status, history[]{status_code, location,
- *    event_time "%Y-%m-%d %H:%M", message}}}`, naive IST times.
- * Default base URL `https://shipment.xpressbees.com`.
- *
- * Endpoint, mapping, times, EDD, errors and what is unverified: README.md in this folder.
- */
+/** Xpressbees: login for a token, then track (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
   checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems,
 } from "../../adapters/kit.ts";
@@ -88,14 +77,10 @@ export function parseXpressbees(text: string, awb: string): TrackingSnapshot {
   };
 }
 
-// ---- token cache -----------------------------------------------------------------------
-
-/** base URL + account → token, shared by every lookup; kept until the courier refuses it (no documented lifetime). */
 const tokens = new TokenCache(async (ctx) => ({ token: await login(ctx) }));
 
 /**
- * `POST /api/users/login {email, password}` → `data` is the token.
- * No request signal: the login is shared by concurrent lookups (the pool timeout still applies).
+ * `POST /api/users/login` → `data` is the token. No request signal: the login is shared by concurrent lookups.
  * @throws CourierError auth (401 or `status:false`), rate_limited, backend
  */
 async function login(ctx: AdapterContext): Promise<string> {

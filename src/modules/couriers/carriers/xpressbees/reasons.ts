@@ -1,10 +1,4 @@
-/**
- * Xpressbees: failed-attempt (NDR) reasons (docs/ndr.md). Xpressbees reports failed attempts as `UD` with the NDR
- * reason in the message; its LOST and DMG codes set the lost and damaged sub-statuses (adapter.ts). Everything else:
- * remark keywords.
- * Rows with a `code` map that code; rows without one document a remark the keywords map. Each row's example is a
- * checkpoint as this folder's adapter stores it, and carriers/reasons.test.ts runs every row.
- */
+/** Xpressbees NDR reasons (docs/ndr.md): `UD` with the reason in the message; remark keywords. */
 import type { ReasonTable } from "../../adapters/reasons.ts";
 
 export const XPRESSBEES_REASONS: ReasonTable = {

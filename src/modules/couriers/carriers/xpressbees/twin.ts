@@ -1,15 +1,4 @@
-/**
- * Xpressbees twin: `POST /xpressbees/api/users/login {email,password}` →
- * `{status:true, data:"<token>"}` (counted as `sim.count("xpressbees-token", "*")`,
- * valid for {@link TOKEN_TTL_MS} of simulator time); `GET
- * /xpressbees/api/shipments2/track/{awb}` with `Authorization: Bearer` →
- * `{status:true, data:{awb_number, status, history[]{status_code, location,
- * event_time "%Y-%m-%d %H:%M", message}}}` using the raw codes seen in
- * the fixture
- * `fixtures/shiprocket-track-awb.json`; typed by the
- * adapter's wire schema ({@link XpressbeesTrackResponse}). A missing/unknown/expired token → 401; scenario 4
- * → `{status:false, message:"No data found"}` (shape unverified, see the adapter).
- */
+/** Xpressbees twin: login for a token, then track with the raw codes of the Shiprocket fixture. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire.ts";
 import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";

@@ -1,8 +1,4 @@
-/**
- * Xpressbees shipment API: `POST /api/users/login` and
- * `GET /api/shipments2/track/{awb}` (shapes from public parser code; no direct
- * sample exists: `fixtures/SOURCE.md`).
- */
+/** Xpressbees `POST /api/users/login` and `GET /api/shipments2/track/{awb}` (shapes from public parser code; fixtures/SOURCE.md). */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Opt, Text } from "../../adapters/wire/common.ts";
 
