@@ -13,7 +13,8 @@ import { KeyNameForm } from "../model.ts";
 import type { DashboardSession } from "../session.ts";
 import { keysPage, messagePage, type UsageInfo } from "../views/account.ts";
 import { overviewPage } from "../views/overview.ts";
-import { deliveryHealth, projectedMonthEnd, shipmentsByState } from "../overview.ts";
+import { deliveryHealth, needsAction, projectedMonthEnd, shipmentsByState } from "../overview.ts";
+import { usageByDay } from "../../accounts/quota-days.ts";
 import type { Flash } from "../views/layout.ts";
 
 const DONE: Record<string, Flash> = {
@@ -40,8 +41,14 @@ export function accountRoutes(rd: RouteDeps) {
         ]);
         const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
         const now = deps.clock.now();
-        const [health, states] = await Promise.all([deliveryHealth(deps.db, s.account.id, now), shipmentsByState(deps.db, s.account.id)]);
-        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts };
+        const [health, states, days, action] = await Promise.all([
+          deliveryHealth(deps.db, s.account.id, now),
+          shipmentsByState(deps.db, s.account.id),
+          usageByDay(deps.db, s.account.id, now),
+          needsAction(deps.db, s.account.id),
+        ]);
+        const monthDays = new Date(quotaResetsAt(now).getTime() - 1).getUTCDate();
+        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts, days, monthDays, action };
         return htmlResponse(overviewPage(pageSession(s), data, flashOf(query)));
       }),
     )
