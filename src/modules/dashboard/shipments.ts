@@ -114,7 +114,7 @@ export function parseImport(texts: string[]): { items: Item[] } | { error: strin
   for (const text of texts) {
     let records: string[][];
     try {
-      records = parse(text, { bom: true, delimiter: [",", ";", "\t"], relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 4096 });
+      records = parse(text, { bom: true, delimiter: delimiterOf(text), relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 4096 });
     } catch {
       return { error: "The list could not be read as CSV (check the quotes)." };
     }
@@ -123,6 +123,13 @@ export function parseImport(texts: string[]): { items: Item[] } | { error: strin
   if (items.length === 0) return { error: "The list has no shipments." };
   if (items.length > MAX_SHIPMENTS_PER_CALL) return { error: `The list has ${items.length} shipments; at most ${MAX_SHIPMENTS_PER_CALL} at a time (the POST /v1/shipments limit). Split it.` };
   return { items };
+}
+
+/** The separator of a list: a tab, else a comma, else a semicolon when the first line has one (one per list, so quoting stays CSV's). */
+function delimiterOf(text: string): string {
+  const nl = text.indexOf("\n");
+  const first = nl < 0 ? text : text.slice(0, nl);
+  return first.includes("\t") ? "\t" : first.includes(",") ? "," : first.includes(";") ? ";" : ",";
 }
 
 /** Items of parsed CSV records: by header names when the first row has them, else by position. */
