@@ -42,7 +42,7 @@ function list(rows: ListedShipment[], f: ShipmentFilters, next: string | null): 
   return html`<div class="scroll"><table data-testid="shipments">
 <thead><tr><th scope="col">Courier</th><th scope="col">AWB</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Latest status</th><th scope="col">Last checkpoint</th><th scope="col">Next check</th></tr></thead>
 <tbody>${rows.map((r) => html`<tr data-awb="${r.tracking_number}">
-<td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td><td data-label="Reference">${r.reference ? midTrunc(r.reference) : ""}</td>
+<td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td><td data-label="Reference" class="url">${r.reference ?? ""}</td>
 <td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}</td>
 <td data-label="Latest status">${r.most_recent_status}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`)}</tbody>
 </table></div>
