@@ -70,6 +70,14 @@ describe("CSV import and export", () => {
     const unguard = (v: string) => (/^'[=+\-@]/.test(v) ? v.slice(1) : v);
     expect(rows.map((r) => key({ courier: r.courier!, tracking_number: r.tracking_number!, reference: unguard(r.reference!) })).sort()).toEqual(hundred.map(key).sort());
 
+    // The page lists 50 at a time; "Next" continues where the first page stopped.
+    const [, page1] = await c.get("/dashboard/shipments");
+    const next = /<a href="([^"]+)" rel="next">/.exec(page1)![1]!.replace(/&amp;/g, "&");
+    const [, page2] = await c.get(next);
+    const onPage = (h: string) => [...h.matchAll(/<tr data-awb="([^"]+)">/g)].map((x) => x[1]);
+    expect([onPage(page1).length, onPage(page2).length, new Set([...onPage(page1), ...onPage(page2)]).size]).toEqual([50, 50, 100]);
+    expect(page2).not.toContain('rel="next"');
+
     // The export imports as it is: every shipment already followed, nothing counted again.
     const [, raw] = await c.get("/dashboard/shipments/export.csv");
     const [again, againHtml] = await c.postMultipart("/dashboard/shipments/follow", { _csrf: await c.csrf("/dashboard/shipments"), file: new File([raw], "export.csv") });
