@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
+import { dayOf, usageByDay } from "../../src/modules/accounts/quota-days.ts";
 import { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, LEASE_MAX } from "../../src/modules/accounts/quota-lease.ts";
 import { quotaLeasesFor } from "../helpers/services.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
@@ -26,6 +27,12 @@ async function withReplicas<T>(fn: (pools: ReturnType<typeof connect>["db"][]) =
     await Promise.all(extra.map((c) => quotaLeasesFor(c.db).returnAll()));
     await Promise.all(extra.map((c) => c.sql.end()));
   }
+}
+
+/** The account's `usage_daily` rows of the month of `ms`, summed. */
+async function daysSum(accountId: string, ms: number): Promise<number> {
+  const [r] = await ctx.tdb.sql<{ n: number }[]>`select coalesce(sum(used), 0)::int as n from usage_daily where account_id = ${accountId} and to_char(day, 'YYYY-MM') = ${periodOf(ms)}`;
+  return r!.n;
 }
 
 describe("quota blocks", () => {
@@ -123,7 +130,7 @@ describe("quota blocks", () => {
     const a = await ctx.account("free");
     const now = ctx.clock.now();
     await setUsage(ctx.tdb.db, a.id, 100, now);
-    expect(await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, now)).toEqual({ ok: false, used: 100, period: "2026-11" });
+    expect(await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, now)).toEqual({ ok: false, used: 100, period: "2026-11", day: new Date(now).toISOString().slice(0, 10) });
   });
 
   test("blocks across replicas never overlap and never pass the quota; what they did not use goes back", async () => {
@@ -142,6 +149,7 @@ describe("quota blocks", () => {
     // At most one block per replica (≤ 3 units at this remainder) can have been held unused when the row ran out.
     expect(ok.length).toBeGreaterThanOrEqual(3_000 - 3 * 2);
     expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(500_000 - 3_000 + ok.length);
+    expect(await daysSum(a.id, now)).toBe(500_000 - 3_000 + ok.length);
   });
 
   test("a new month starts a new block and gives the old month's unused units back; quota 0 reserves nothing", async () => {
@@ -151,10 +159,11 @@ describe("quota blocks", () => {
     const leases = quotaLeasesFor(ctx.tdb.db);
     expect((await leases.reserve(a.id, 500_000, nov)).used).toBe(1);
     const r = await leases.reserve(a.id, 500_000, dec);
-    expect(r).toEqual({ ok: true, used: 1, period: "2026-12" });
+    expect(r).toEqual({ ok: true, used: 1, period: "2026-12", day: "2026-12-01" });
     expect(await usedThisMonth(ctx.tdb.db, a.id, nov)).toBe(1);
     await leases.returnAll();
     expect(await usedThisMonth(ctx.tdb.db, a.id, dec)).toBe(1);
+    expect([await daysSum(a.id, nov), await daysSum(a.id, dec)]).toEqual([1, 1]);
     expect((await leases.reserve(a.id, 0, dec)).ok).toBe(false);
   });
 
@@ -251,7 +260,7 @@ describe("usage in an answer", () => {
       await A.counting(a.id, period, () =>
         ctx.tdb.sql.begin(async (tx) => {
           const used = await lockUsage(tx, a.id, period);
-          await addUsage(tx, a.id, period, 1);
+          await addUsage(tx, a.id, period, dayOf(now), 1);
           return { used: used + 1, value: undefined };
         }),
       );
@@ -290,9 +299,57 @@ describe("give-backs through an outage", () => {
       await leases.returnIdle();
       expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(2);
       expect(await usedThisMonth(ctx.tdb.db, b.id, now)).toBe(2);
+      expect([await daysSum(a.id, now), await daysSum(b.id, now)]).toEqual([2, 2]);
     } finally {
       relay.stop();
       await replica.sql.end({ timeout: 1 });
     }
+  });
+});
+
+describe("usage by day", () => {
+  test("lookups, give-backs, a bulk follow and a correction over four days: each day counts its grants, the days sum to the month", async () => {
+    const a = await ctx.account("business");
+    const day1 = Date.UTC(2026, 10, 3, 23, 59, 0);
+    const day2 = day1 + 120_000;
+    const day4 = day1 + 2 * 86_400_000 + 120_000;
+    const period = periodOf(day1);
+    await withReplicas(async ([p1, p2, p3]) => {
+      const [A, B] = [quotaLeasesFor(p1!), quotaLeasesFor(p2!)];
+      const onDay1 = await Promise.all(Array.from({ length: 5 }, () => A.reserve(a.id, 500_000, day1)));
+      await B.reserve(a.id, 500_000, day1);
+      // A's block of day 1 serves day 2 too (its units count on day 1); B's idle units go back to day 1.
+      const late = await A.reserve(a.id, 500_000, day2);
+      expect(late.day).toBe("2026-11-03");
+      await A.release(a.id, onDay1[0]!);
+      await B.returnAll();
+      await A.returnAll();
+      // A new block on day 2, then a bulk follow of 3 items through a third replica.
+      await A.reserve(a.id, 500_000, day2);
+      await A.returnAll();
+      const C = quotaLeasesFor(p3!);
+      await C.counting(a.id, period, () =>
+        ctx.tdb.sql.begin(async (tx) => {
+          const used = await lockUsage(tx, a.id, period);
+          await addUsage(tx, a.id, period, dayOf(day4), 3);
+          return { used: used + 3, value: undefined };
+        }),
+      );
+    });
+    const byDay = (await usageByDay(ctx.tdb.db, a.id, day4)).filter((d) => d.used !== 0);
+    // Nov 3: 5 from A, 1 from B, 1 late unit of A's block, 1 given back. Nov 4: 1. Nov 6: the 3 follows.
+    expect(byDay).toEqual([{ day: "2026-11-03", used: 6 }, { day: "2026-11-04", used: 1 }, { day: "2026-11-06", used: 3 }]);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, day4)).toBe(10);
+    expect(await daysSum(a.id, day4)).toBe(10);
+    // A correction (operator CLI) lands on today's row: the days still sum to the month.
+    await setUsage(ctx.tdb.db, a.id, 4, day4);
+    expect(await usedThisMonth(ctx.tdb.db, a.id, day4)).toBe(4);
+    expect(await daysSum(a.id, day4)).toBe(4);
+  });
+
+  test("usageByDay lists every day of the month up to today, zeros included", async () => {
+    const a = await ctx.account("business");
+    const days = await usageByDay(ctx.tdb.db, a.id, Date.UTC(2026, 1, 3, 12));
+    expect(days).toEqual(["2026-02-01", "2026-02-02", "2026-02-03"].map((day) => ({ day, used: 0 })));
   });
 });

@@ -14,6 +14,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   accounts: "src/modules/accounts",
   api_keys: "src/modules/accounts",
   usage_counters: "src/modules/accounts",
+  usage_daily: "src/modules/accounts",
   rate_windows: "src/modules/accounts",
   demo_hits: "src/modules/accounts",
   password_links: "src/modules/accounts",

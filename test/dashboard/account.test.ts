@@ -140,6 +140,7 @@ describe("tracked shipments", () => {
     await ctx.tdb.db.insert(shipments).values({
       id, courier: "delhivery", trackingNumber: awb, state: "in_transit", mostRecentStatus: "In transit", followers: 1,
       lastCheckedAt: new Date(Date.UTC(2026, 10, 5, 8, 0)),
+      checkpoints: [{ at: "2026-11-05T08:00:00.000Z", state: "in_transit", status: "In transit", location: "Delhi" }] as never,
     });
     await ctx.tdb.db.insert(recheckQueue).values({ shipmentId: id, courier: "delhivery", trackingNumber: awb, dueAt: new Date(Date.UTC(2026, 10, 5, 16, 0)) });
     await ctx.tdb.db.insert(follows).values({ accountId: await accountId(aliceEmail), shipmentId: id });
@@ -155,7 +156,7 @@ describe("tracked shipments", () => {
     expect(bobKey).toStartWith("ctk_");
   });
 
-  test("shows each follow's reference and searches it exactly; a search no reference can match lists nothing; text is escaped", async () => {
+  test("shows each follow's reference and searches it (or the AWB) exactly; a search nothing can match lists nothing; text is escaped", async () => {
     const alice_ = await accountId(aliceEmail);
     const add = async (n: string, reference: string | null) => {
       const id = newId("shp");
@@ -168,21 +169,24 @@ describe("tracked shipments", () => {
     const [, all] = await alice.get("/dashboard/shipments");
     expect(all).toContain("ORD-&lt;b&gt;77&lt;/b&gt;");
     expect(all).toContain("ORD-78");
-    expect(all).toContain('name="reference"');
-    const [res, found] = await alice.get(`/dashboard/shipments?reference=${encodeURIComponent("ORD-<b>77</b>")}`);
+    expect(all).toContain('name="q"');
+    const [res, found] = await alice.get(`/dashboard/shipments?q=${encodeURIComponent("ORD-<b>77</b>")}`);
     expect(res.status).toBe(200);
     expect(found).toContain("7700000000011");
     expect(found).not.toContain("7700000000021");
     expect(found).toContain('value="ORD-&lt;b&gt;77&lt;/b&gt;"');
-    const [, none] = await alice.get("/dashboard/shipments?reference=ord-78");
-    expect(none).toContain("No followed shipment has this reference.");
-    const [bad, badHtml] = await alice.get(`/dashboard/shipments?reference=${encodeURIComponent("x\u0000y")}`);
+    const [, none] = await alice.get("/dashboard/shipments?q=ord-78");
+    expect(none).toContain("No followed shipment matches these filters.");
+    const [, byAwb] = await alice.get("/dashboard/shipments?q=7700-0000-00021");
+    expect(byAwb).toContain("ORD-78");
+    expect(byAwb).not.toContain("7700000000011");
+    const [bad, badHtml] = await alice.get(`/dashboard/shipments?q=${encodeURIComponent("x\u0000y")}`);
     expect(bad.status).toBe(200);
-    expect(badHtml).toContain("No followed shipment has this reference.");
-    const [long, longHtml] = await alice.get(`/dashboard/shipments?reference=${"r".repeat(5000)}`);
+    expect(badHtml).toContain("No followed shipment matches these filters.");
+    const [long, longHtml] = await alice.get(`/dashboard/shipments?q=${"r".repeat(5000)}`);
     expect(long.status).toBe(200);
     expect(longHtml).not.toContain("r".repeat(300));
-    const [, bobs] = await bob.get("/dashboard/shipments?reference=ORD-78");
+    const [, bobs] = await bob.get("/dashboard/shipments?q=ORD-78");
     expect(bobs).not.toContain("7700000000021");
   });
 });

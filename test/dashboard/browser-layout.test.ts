@@ -67,6 +67,7 @@ const pages = (): [string, string][] => [
   ["webhook-delete", `/dashboard/webhooks/${seeded.busy}/delete`],
   ["rotate-secret", "/dashboard/webhooks/rotate-secret"],
   ["shipments", "/dashboard/shipments"],
+  ["shipments-filtered", "/dashboard/shipments?state=exception&reason=address_issue&courier=dtdc"],
   ["profile", "/dashboard/profile"],
   ["not-found", "/dashboard/no-such-page"],
 ];
@@ -109,6 +110,11 @@ function layoutProblems(): string[] {
 async function check(p: Page, label: string, path: string, width: number): Promise<void> {
   const res = await p.goto(`${base}${path}`);
   expect(res?.status(), path).toBeLessThan(path.includes("no-such") ? 500 : 300);
+  await audit(p, label, path, width);
+}
+
+/** The layout and axe checks and a screenshot of the page `p` shows now. */
+async function audit(p: Page, label: string, path: string, width: number): Promise<void> {
   await p.evaluate(() => document.querySelectorAll("details").forEach((d) => d.setAttribute("open", "")));
   expect(await p.evaluate(layoutProblems), `${path} at ${width} px`).toEqual([]);
   await p.addScriptTag({ content: AXE });
@@ -134,6 +140,16 @@ describe("every dashboard page fits the screen and passes axe", () => {
       await p.getByRole("button", { name: "Sign in" }).click();
       await p.waitForURL(`${base}/dashboard`);
       for (const [label, path] of pages()) await check(p, label, path, width);
+      // Following from a pasted list as a merchant does: the per-item results above the list.
+      await p.goto(`${base}/dashboard/shipments`);
+      await p.getByLabel("Paste a list").fill(["delhivery,1234567890120,ORDER-2026-11-55501", "bluedart,12AB", "ekart,FMPC1234567890", "delhivery,1234567890120"].join("\n"));
+      await p.getByRole("button", { name: "Follow" }).click();
+      await p.getByTestId("follow-summary").waitFor();
+      expect(await p.getByTestId("follow-summary").textContent()).toBe("2 accepted, 2 invalid, 0 over the quota.");
+      await audit(p, "shipments-follow-results", "/dashboard/shipments/follow", width);
+      // The whole overview (usage by day, needs action, deliveries, states) for docs/screenshots.
+      await p.goto(`${base}/dashboard`);
+      await p.screenshot({ path: join(SHOTS, `overview-full-${width}.png`), fullPage: true });
       // The attempt log of the first delivery, opened as a user opens it.
       await p.goto(`${base}/dashboard/webhooks/${seeded.busy}`);
       await p.locator("table.deliveries tbody tr").first().getByText("Attempts").click();

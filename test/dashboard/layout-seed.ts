@@ -11,7 +11,8 @@ import { setUsage } from "../../src/modules/accounts/service.ts";
 import type { TestContext } from "../helpers/app.ts";
 
 export const LONG_URL = "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
-const STATES = ["pending", "info_received", "in_transit", "out_for_delivery", "failed_attempt", "delivered", "exception", "returned"];
+const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"];
+const REASONS = ["customer_unavailable", "address_issue", "customer_refused"];
 const COURIERS = ["delhivery", "bluedart", "ekart", "xpressbees", "dtdc"];
 
 export interface Seeded {
@@ -43,13 +44,15 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
     id: newId("shp"),
     courier: COURIERS[i % COURIERS.length]!,
     trackingNumber: `${String(5011234567000 + i * 7919)}${i % 3 === 0 ? "-RTO-REVERSE-PICKUP" : ""}`,
+    checkpoints: [{ at: new Date(now - i * 3_600_000).toISOString(), state: STATES[i % STATES.length]!, status: "Shipment in transit", location: "Bhiwandi Hub, Maharashtra" }] as never,
     state: STATES[i % STATES.length]!,
+    reasonCode: STATES[i % STATES.length] === "exception" ? REASONS[i % REASONS.length]! : null,
     mostRecentStatus: i % 4 === 0 ? "Consignee not available at the delivery address, customer asked to reattempt tomorrow" : "Shipment in transit",
     lastCheckedAt: new Date(now - i * 60_000),
     nextCheckAt: new Date(now + 8 * 3_600_000),
   }));
   await db.insert(shipments).values(ships);
-  await db.insert(follows).values(ships.map((s) => ({ accountId, shipmentId: s.id })));
+  await db.insert(follows).values(ships.map((s, i) => ({ accountId, shipmentId: s.id, reference: i % 2 ? `ORDER-2026-11-${String(10_000 + i)}` : null })));
   const busy = hooks[0]!;
   const ids = Array.from({ length: 5 }, () => newId("dlv"));
   await db.insert(deliveries).values(

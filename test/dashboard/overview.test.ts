@@ -61,14 +61,58 @@ describe("overview", () => {
     expect(failing).not.toContain(`/dashboard/webhooks/${hook}`); // its one failure is 20 days old
   });
 
-  test("shipments by state link to the filtered list; another account sees none of it", async () => {
+  test("shipments by state link to the filtered list, which lists exactly those; another account sees none of it", async () => {
     const [, html] = await merchant.get("/dashboard");
-    const states = [...html.matchAll(/href="\/dashboard\/shipments\?state=([a-z_]+)"><strong>(\d+)<\/strong>/g)].map((m) => [m[1], Number(m[2])]);
-    expect(states).toHaveLength(8);
+    const section = /data-testid="shipment-states">([\s\S]*?)<\/ul>/.exec(html)![1]!;
+    const states = [...section.matchAll(/href="\/dashboard\/shipments\?state=([a-z_]+)"><strong>(\d+)<\/strong>/g)].map((m) => [m[1], Number(m[2])]);
+    expect(states).toHaveLength(7);
     expect(states.reduce((a, [, n]) => a + (n as number), 0)).toBe(50);
-    expect(states.slice(0, 2)).toEqual([["info_received", 7], ["pending", 7]]);
+    expect(states.slice(0, 2)).toEqual([["pending", 8], ["cancelled", 7]]);
+    for (const [state, n] of states) {
+      const [res, list] = await merchant.get(`/dashboard/shipments?state=${state}`);
+      expect(res.status).toBe(200);
+      const badges = [...list.matchAll(/<span class="badge state-([a-z_]+)">/g)].map((m) => m[1]);
+      expect(badges).toEqual(Array(n as number).fill(state));
+    }
     const [, theirs] = await other.get("/dashboard");
     expect(theirs).toContain("No followed shipments yet.");
     expect(text(theirs, "success-30")).toBe("no finished deliveries (0 delivered, 0 failed)");
+    const [, theirList] = await other.get("/dashboard/shipments?state=pending");
+    expect(theirList).toContain("No followed shipment matches these filters.");
+  });
+
+  test("usage by day from the quota's daily counter: lookups on two days, a bulk follow today; the chart, its table and the month agree", async () => {
+    const viewer = new Client(ctx.app);
+    const viewerEmail = `days-${Bun.randomUUIDv7().slice(-6)}@example.com`;
+    await viewer.signUp(viewerEmail);
+    const [fresh] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, viewerEmail));
+    const leases = ctx.deps.services.quotaLeases;
+    const now = ctx.clock.now();
+    for (let i = 0; i < 3; i++) expect((await leases.reserve(fresh!.id, 100, now - 2 * 86_400_000)).ok).toBe(true);
+    for (let i = 0; i < 2; i++) expect((await leases.reserve(fresh!.id, 100, now)).ok).toBe(true);
+    await leases.returnAll();
+    const [followed] = await viewer.post("/dashboard/shipments/follow", { _csrf: await viewer.csrf(), list: "delhivery,1234567890120,ORDER-1" });
+    expect(followed.status).toBe(200);
+    const [, html] = await viewer.get("/dashboard");
+    const rows = [...(/data-testid="usage-days">([\s\S]*?)<\/table>/.exec(html)![1]!).matchAll(/<th scope="row">([0-9-]+)<\/th><td[^>]*>([\d,]+)<\/td><td[^>]*>([\d,]+)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
+    expect(rows).toEqual([["2026-11-01", "0", "0"], ["2026-11-02", "0", "0"], ["2026-11-03", "3", "3"], ["2026-11-04", "0", "3"], ["2026-11-05", "3", "6"]]);
+    expect(text(html, "usage-used")).toBe("6");
+    expect(html).toContain("<title>2026-11-03: 3 that day, 3 so far</title>");
+    expect(html).toContain('<title id="usage-chart-title">Used 6, projected 41 by month end, quota 100</title>');
+  });
+
+  test("needs action: exceptions by failed-attempt reason linking to the filtered list, returned (RTO), and the stalled row", async () => {
+    const [, html] = await merchant.get("/dashboard");
+    const reasons = [...(/data-testid="action-reasons">([\s\S]*?)<\/ul>/.exec(html)![1]!).matchAll(/href="([^"]+)"><strong>(\d+)<\/strong> ([a-z ]+)<\/a>/g)].map((m) => [m[1]!.replace(/&amp;/g, "&"), Number(m[2]), m[3]]);
+    // The seed's 7 exceptions (every 7th shipment from the 5th) carry reasons in turn: i = 4, 11, 18, 25, 32, 39, 46.
+    expect(reasons).toEqual([
+      ["/dashboard/shipments?state=exception&reason=address_issue", 3, "address issue"],
+      ["/dashboard/shipments?state=exception&reason=customer_refused", 2, "customer refused"],
+      ["/dashboard/shipments?state=exception&reason=customer_unavailable", 2, "customer unavailable"],
+    ]);
+    const [, list] = await merchant.get(reasons[0]![0] as string);
+    expect([...list.matchAll(/<span class="state">\(([a-z ]+)\)<\/span>/g)].map((m) => m[1])).toEqual(["address issue", "address issue", "address issue"]);
+    expect(html).toMatch(/data-testid="action-returned"><a href="\/dashboard\/shipments\?state=returned"><strong>7<\/strong>/);
+    expect(html).toMatch(/data-testid="action-stalled"><strong>0<\/strong> stalled/);
   });
 });

@@ -53,6 +53,15 @@ export class Client {
     return [res, await res.text()];
   }
 
+  /** POSTs a multipart form (a file upload): each `File` value goes as a file part. */
+  async postMultipart(path: string, fields: Record<string, string | File>): Promise<[Response, string]> {
+    const body = new FormData();
+    for (const [k, v] of Object.entries(fields)) body.append(k, v);
+    const res = await this.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...this.headers, ...this.cookieHeader() }, body }));
+    this.store(res);
+    return [res, await res.text()];
+  }
+
   /** GETs `page` and returns its CSRF token. */
   async csrf(page = "/dashboard"): Promise<string> {
     const [, html] = await this.get(page);

@@ -187,7 +187,7 @@ function checkDashboard(what: string, status: number, headers: Headers, text: st
   if (LEAKS.test(text)) return fail("leaks internals");
   if (status >= 300 && status < 400) return (headers.get("location") ?? "").startsWith("/dashboard") ? undefined : fail(`redirect to ${headers.get("location")}`);
   const type = headers.get("content-type") ?? "";
-  if (!/^(text\/html|text\/css|text\/javascript)/.test(type)) fail(`content type ${type}`);
+  if (!/^(text\/html|text\/css|text\/javascript)/.test(type) && !(/\/export\.csv/.test(what) && type === "text/csv; charset=utf-8")) fail(`content type ${type}`);
 }
 
 async function inBatches(n: number, one: (i: number) => Promise<void>) {
@@ -233,7 +233,8 @@ function apiRequest(ops: { path: string; method: string; op: any }[]): { path: s
 const DASHBOARD_ROUTES: [string, string, string[]][] = [
   ["GET", "/dashboard", ["done"]], ["GET", "/dashboard/keys", ["done"]], ["POST", "/dashboard/keys", ["name"]],
   ["POST", "/dashboard/keys/{id}/revoke", []], ["GET", "/dashboard/billing", ["done"]], ["POST", "/dashboard/billing", ["plan"]],
-  ["GET", "/dashboard/shipments", []], ["GET", "/dashboard/sign-up", []], ["GET", "/dashboard/sign-in", ["next", "done", "expired"]],
+  ["GET", "/dashboard/shipments", ["q", "state", "courier", "reason", "cursor"]], ["GET", "/dashboard/shipments/export.csv", ["q", "state", "courier", "reason"]],
+  ["POST", "/dashboard/shipments/follow", ["list", "file"]], ["GET", "/dashboard/sign-up", []], ["GET", "/dashboard/sign-in", ["next", "done", "expired"]],
   ["POST", "/dashboard/sign-up", ["email", "password"]], ["POST", "/dashboard/sign-in", ["email", "password", "next"]],
   ["POST", "/dashboard/sign-out", []], ["GET", "/dashboard/webhooks", ["done"]], ["GET", "/dashboard/webhooks/new", []],
   ["POST", "/dashboard/webhooks", ["url", "events", "mode", "description"]], ["GET", "/dashboard/webhooks/rotate-secret", []],

@@ -177,6 +177,9 @@ test("2 api + 2 worker processes on one database: every event delivered, no doub
   expect(await Promise.all([0, 1, 3].map((i) => procs[i]!.exited))).toEqual([0, 0, 0]);
   const [after] = await tdb.sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${acc.id}`;
   expect(after!.used).toBe(tracked + 1);
+  // The same units by day (usage_daily, written in the same statements): the days sum to the month.
+  const [days] = await tdb.sql`select coalesce(sum(used), 0)::int as used from usage_daily where account_id = ${acc.id}`;
+  expect(days!.used).toBe(tracked + 1);
   // Every authenticated request is in the shared per-minute windows, the last ones written on the way out
   // (two webhook creations, one test fire, the lookups and the last lookup).
   const [counted] = await tdb.sql`select coalesce(sum(count), 0)::int as n from rate_windows where key = ${"rl:" + acc.id}`;

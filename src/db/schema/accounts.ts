@@ -2,7 +2,7 @@
  * Accounts, API keys, usage counters, rate-limit windows and dashboard
  * sessions (spec: Authentication, Limits; docs/spec-map.md, "Decisions").
  */
-import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, date, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const accounts = pgTable(
   "accounts",
@@ -54,6 +54,20 @@ export const usageCounters = pgTable(
     used: integer("used").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.period] })],
+);
+
+/**
+ * `/v1/track` usage by UTC day, written in the same statements as {@link usageCounters}: units count on the day they
+ * were granted (a leased block's day, accounts/quota-lease.ts), so a month's days sum to its `used`.
+ */
+export const usageDaily = pgTable(
+  "usage_daily",
+  {
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    day: date("day", { mode: "string" }).notNull(),
+    used: integer("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day] })],
 );
 
 /**

@@ -9,6 +9,7 @@
 import type { Db } from "../../db/client.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
+import { addUnits, dayOf, unitsOf, type DayUnits } from "./quota-days.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 
 export { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS } from "./quota-pace.ts";
@@ -22,6 +23,8 @@ export const SEEN_KEEP_MS = 5 * 60_000;
 
 interface Lease {
   period: string;
+  /** `YYYY-MM-DD` the block was granted: its units count on that day in `usage_daily`. */
+  day: string;
   quota: number;
   size: number;
   /** Units of the block handed out (and not given back). */
@@ -34,19 +37,13 @@ interface Lease {
 /** Key of one month row: account id and `YYYY-MM`. */
 const rowKey = (accountId: string, period: string) => `${accountId} ${period}`;
 
-function add(m: Map<string, number>, k: string, n: number): void {
-  const v = (m.get(k) ?? 0) + n;
-  if (v === 0) m.delete(k);
-  else m.set(k, v);
-}
-
 class QuotaLeases {
   private readonly leases = new Map<string, Lease>();
   private readonly pending = new Map<string, Promise<void>>();
-  /** Units this process counted in rows and neither holds nor used, waiting to go back, per row (summed). */
-  private readonly owed = new Map<string, number>();
-  /** Units of a give-back statement in flight, per row. */
-  private readonly returning = new Map<string, number>();
+  /** Units this process counted in rows and neither holds nor used, waiting to go back, per row and day (summed). */
+  private readonly owed: DayUnits = new Map();
+  /** Units of a give-back statement in flight, per row and day. */
+  private readonly returning: DayUnits = new Map();
   /** Pace of the accounts whose block went back idle, kept {@link LEASE_IDLE_MAX_MS}: their next block starts from it. */
   private readonly paces = new Map<string, Pace>();
   /** Each row's count as this process last saw it (the last of its own statements on the row to finish). */
@@ -66,7 +63,7 @@ class QuotaLeases {
    */
   reserve(accountId: string, quota: number, nowMs: number): Reservation | Promise<Reservation> {
     const period = periodOf(nowMs);
-    return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period);
+    return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period, dayOf(nowMs));
   }
 
   /**
@@ -82,7 +79,7 @@ class QuotaLeases {
     if (!seen) return undefined;
     const l = this.leases.get(accountId);
     const unused = l && l.period === period ? l.size - l.taken : 0;
-    return Math.max(0, seen.used - unused - (this.owed.get(k) ?? 0) - (this.returning.get(k) ?? 0));
+    return Math.max(0, seen.used - unused - unitsOf(this.owed, k) - unitsOf(this.returning, k));
   }
 
   /**
@@ -108,11 +105,11 @@ class QuotaLeases {
     // The first unit of a block was asked for by the request that took the block: its gap is already counted.
     if (l.taken > 1) l.gapMs = paced(l, now);
     l.lastUseMs = now;
-    return { ok: true, used: this.usedNow(accountId, period)!, period };
+    return { ok: true, used: this.usedNow(accountId, period)!, period, day: l.day };
   }
 
-  private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string): Promise<Reservation> {
-    if (quota <= 0) return { ok: false, used: await usedThisMonth(this.db, accountId, nowMs), period };
+  private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string, day: string): Promise<Reservation> {
+    if (quota <= 0) return { ok: false, used: await usedThisMonth(this.db, accountId, nowMs), period, day };
     for (;;) {
       // One block request per account at a time; the others wait for it and take from it.
       const inFlight = this.pending.get(accountId);
@@ -120,9 +117,9 @@ class QuotaLeases {
         await inFlight;
       } else {
         // Forgotten as soon as it settles, before anyone waiting on it runs again.
-        const p = this.grant(accountId, quota, period).finally(() => this.pending.delete(accountId));
+        const p = this.grant(accountId, quota, period, day).finally(() => this.pending.delete(accountId));
         this.pending.set(accountId, p.then(() => undefined, () => undefined));
-        if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period };
+        if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period, day };
       }
       const taken = this.take(accountId, quota, period);
       if (taken) return taken;
@@ -133,7 +130,7 @@ class QuotaLeases {
    * Takes a block from the row, creating the month's row at 0 when missing.
    * @returns true when a block is held, false when the quota is used up.
    */
-  private async grant(accountId: string, quota: number, period: string): Promise<boolean> {
+  private async grant(accountId: string, quota: number, period: string, day: string): Promise<boolean> {
     const old = this.leases.get(accountId);
     if (old) {
       this.leases.delete(accountId);
@@ -146,6 +143,7 @@ class QuotaLeases {
         // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
         // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
         // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
+        // `d` counts the block on its day, after `g` (which reads `o`): the month row is always locked first.
         const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
@@ -154,14 +152,17 @@ class QuotaLeases {
             set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
             from _, o
             where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
-            returning o.used as before, u.used as after)
+            returning o.used as before, u.used as after),
+          d as (
+            insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, g.after - g.before from g
+            on conflict (account_id, day) do update set used = usage_daily.used + excluded.used)
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         if (r!.before !== null && r!.after !== null) {
           const after = Number(r!.after);
           const now = Date.now();
           const gapMs = paced(old ?? this.paces.get(accountId), now);
           this.paces.delete(accountId);
-          this.leases.set(accountId, { period, quota, size: after - Number(r!.before), taken: 0, lastUseMs: now, gapMs });
+          this.leases.set(accountId, { period, day, quota, size: after - Number(r!.before), taken: 0, lastUseMs: now, gapMs });
           this.see(accountId, period, after);
           this.startSweeper();
           return true;
@@ -182,7 +183,7 @@ class QuotaLeases {
    * @throws the driver's error when PostgreSQL cannot be reached (the unit is owed and sent again later).
    */
   async release(accountId: string, reservation: Reservation): Promise<void> {
-    add(this.owed, rowKey(accountId, reservation.period), 1);
+    addUnits(this.owed, rowKey(accountId, reservation.period), reservation.day, 1);
     await this.flush();
   }
 
@@ -213,7 +214,7 @@ class QuotaLeases {
 
   /** Notes the unused units of `lease` as owed to their row. */
   private owe(accountId: string, lease: Lease): void {
-    if (lease.size > lease.taken) add(this.owed, rowKey(accountId, lease.period), lease.size - lease.taken);
+    if (lease.size > lease.taken) addUnits(this.owed, rowKey(accountId, lease.period), lease.day, lease.size - lease.taken);
   }
 
   private see(accountId: string, period: string, used: number): void {
@@ -221,7 +222,7 @@ class QuotaLeases {
   }
 
   /**
-   * Sends every owed unit back to its row, ONE statement with one entry per account and month (an UPDATE
+   * Sends every owed unit back to its rows, ONE statement with one entry per account and month or day (an UPDATE
    * applies at most one entry of its FROM list to a row: two entries for one row would lose one). Units a
    * failed statement could not give back stay owed and go with the next call (the idle sweep, shutdown),
    * then the error is thrown.
@@ -231,24 +232,33 @@ class QuotaLeases {
     // Same row order in every replica: two give-backs touching the same rows cannot deadlock.
     const batch = [...this.owed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     this.owed.clear();
-    for (const [k, n] of batch) add(this.returning, k, n);
-    const split = batch.map(([k, n]) => ({ accountId: k.slice(0, k.lastIndexOf(" ")), period: k.slice(k.lastIndexOf(" ") + 1), n }));
+    const split = batch.map(([k, days]) => ({ k, accountId: k.slice(0, k.lastIndexOf(" ")), period: k.slice(k.lastIndexOf(" ") + 1), days: [...days] }));
+    const each = (f: (k: string, day: string, n: number) => void) => split.forEach((b) => b.days.forEach(([day, n]) => f(b.k, day, n)));
+    each((k, day, n) => addUnits(this.returning, k, day, n));
+    const perDay = split.flatMap((b) => b.days.map(([day, n]) => ({ a: b.accountId, day, n })));
     try {
+      // `d` joins the month rows `m` updated: a day row is locked after its month row, as in a grant.
       const rows = await this.inTurn([...new Set(split.map((b) => b.accountId))], () =>
         this.db.$client<{ account_id: string; period: string; used: number }[]>`
-          with _ as (select set_config('synchronous_commit', 'off', true))
-          update usage_counters u set used = greatest(u.used - b.n, 0)
-          from _, unnest(${split.map((b) => b.accountId)}::text[], ${split.map((b) => b.period)}::text[], ${split.map((b) => b.n)}::int[]) as b(a, p, n)
-          where u.account_id = b.a and u.period = b.p
-          returning u.account_id, u.period, u.used`,
+          with _ as (select set_config('synchronous_commit', 'off', true)),
+          m as (
+            update usage_counters u set used = greatest(u.used - b.n, 0)
+            from _, unnest(${split.map((b) => b.accountId)}::text[], ${split.map((b) => b.period)}::text[], ${split.map((b) => b.days.reduce((t, [, n]) => t + n, 0))}::int[]) as b(a, p, n)
+            where u.account_id = b.a and u.period = b.p
+            returning u.account_id, u.period, u.used),
+          d as (
+            update usage_daily u set used = greatest(u.used - b.n, 0)
+            from m, unnest(${perDay.map((b) => b.a)}::text[], ${perDay.map((b) => b.day)}::text[], ${perDay.map((b) => b.n)}::int[]) as b(a, d, n)
+            where m.account_id = b.a and m.period = left(b.d, 7) and u.account_id = b.a and u.day = b.d::date)
+          select account_id, period, used from m`,
       );
-      for (const [k, n] of batch) add(this.returning, k, -n);
+      each((k, day, n) => addUnits(this.returning, k, day, -n));
       for (const r of rows) this.see(r.account_id, r.period, Number(r.used));
     } catch (err) {
-      for (const [k, n] of batch) {
-        add(this.returning, k, -n);
-        add(this.owed, k, n);
-      }
+      each((k, day, n) => {
+        addUnits(this.returning, k, day, -n);
+        addUnits(this.owed, k, day, n);
+      });
       this.startSweeper();
       throw quotaLeaseFailure("return", err);
     }

@@ -30,8 +30,8 @@ export function quotaResetsAt(ms: number): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 }
 
-/** One reserved unit: `used` counts it (when `ok`); `period` is its `YYYY-MM` month. */
-export type Reservation = { ok: true; used: number; period: string } | { ok: false; used: number; period: string };
+/** One reserved unit: `used` counts it (when `ok`); `period` is its `YYYY-MM` month, `day` the `YYYY-MM-DD` it counts on. */
+export type Reservation = { ok: true; used: number; period: string; day: string } | { ok: false; used: number; period: string; day: string };
 
 /** Units of the month of `nowMs` (ms) counted in the row: used, plus any units replicas hold unused (quota-lease.ts). */
 export async function usedThisMonth(db: DbOrTx, accountId: string, nowMs: number): Promise<number> {
@@ -58,7 +58,13 @@ export async function lockUsage(tx: postgres.TransactionSql, accountId: string, 
   return used;
 }
 
-/** Counts `units` more for the account in `period`, in the transaction that holds the row lock ({@link lockUsage}). */
-export async function addUsage(tx: postgres.TransactionSql, accountId: string, period: string, units: number): Promise<void> {
-  await tx`update usage_counters set used = used + ${units} where account_id = ${accountId} and period = ${period}`;
+/**
+ * Counts `units` more for the account in `period` and on its UTC `day` (`YYYY-MM-DD`, quota-days.ts), in the
+ * transaction that holds the month row's lock ({@link lockUsage}).
+ */
+export async function addUsage(tx: postgres.TransactionSql, accountId: string, period: string, day: string, units: number): Promise<void> {
+  await tx`
+    with m as (update usage_counters set used = used + ${units} where account_id = ${accountId} and period = ${period} returning 1)
+    insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, ${units} from m
+    on conflict (account_id, day) do update set used = usage_daily.used + excluded.used`;
 }

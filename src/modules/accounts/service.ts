@@ -1,12 +1,13 @@
 /** Accounts and API keys: plain functions over `db | tx`, used by the auth plugin, the operator CLI and the dashboard. */
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { accounts, apiKeys, usageCounters } from "../../db/schema/index.ts";
+import { accounts, apiKeys } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import { type PlanId } from "../../domain/plans.ts";
 import { authenticateCached, notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix } from "./keys.ts";
 import { periodOf } from "./quota.ts";
+import { dayOf } from "./quota-days.ts";
 import type { KeyUse } from "./key-use.ts";
 import type { RateCounter } from "./rate-counter.ts";
 import { hashPassword } from "./password.ts";
@@ -117,13 +118,20 @@ export async function setStatus(db: DbOrTx, accountId: string, status: AccountSt
   return rows[0];
 }
 
-/** Sets this month's `/v1/track` count (support corrections through the operator CLI). */
+/**
+ * Sets this month's `/v1/track` count (support corrections through the operator CLI); today's `usage_daily` row takes
+ * the difference, so the month's days still sum to it (quota-days.ts).
+ */
 export async function setUsage(db: DbOrTx, accountId: string, used: number, nowMs: number): Promise<void> {
   const period = periodOf(nowMs);
-  await db
-    .insert(usageCounters)
-    .values({ accountId, period, used })
-    .onConflictDoUpdate({ target: [usageCounters.accountId, usageCounters.period], set: { used } });
+  const day = dayOf(nowMs);
+  await db.execute(sql`
+    with m as (
+      insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, ${used})
+      on conflict (account_id, period) do update set used = excluded.used returning used),
+    o as (select coalesce(sum(used), 0)::int as n from usage_daily where account_id = ${accountId} and to_char(day, 'YYYY-MM') = ${period} and day <> ${day}::date)
+    insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, m.used - o.n from m, o
+    on conflict (account_id, day) do update set used = excluded.used`);
 }
 
 /** Public view of an account (never the password hash or secrets). */

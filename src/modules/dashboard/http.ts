@@ -111,12 +111,34 @@ export function decodeForm(body: Uint8Array): FormBody {
   return out;
 }
 
-/** Parses a form body (at most 64 KiB, read bounded). Other content types give an empty form. */
+/**
+ * Parses a form body (at most 64 KiB, read bounded): urlencoded, or multipart (a file upload) whose files are read
+ * as UTF-8 text like any field. Other content types, and multipart that cannot be read, give an empty form.
+ */
 export async function parseForm(request: Request): Promise<FormBody> {
   const bytes = await readBounded(request, MAX_FORM_BYTES);
-  const type = request.headers.get("content-type") ?? "";
-  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return {};
+  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  if (type.startsWith("multipart/form-data")) return decodeMultipart(bytes, request.headers.get("content-type")!);
+  if (!type.startsWith("application/x-www-form-urlencoded")) return {};
   return decodeForm(bytes);
+}
+
+async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBody> {
+  let parts: FormData;
+  try {
+    parts = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": type } }).formData();
+  } catch {
+    return {};
+  }
+  const out: FormBody = {};
+  const bad = new Set<string>();
+  for (const [name, v] of parts) {
+    const [text, ok] = typeof v === "string" ? [v, !v.includes("\0")] : decodeText(new Uint8Array(await v.arrayBuffer()));
+    (out[name] ??= []).push(text);
+    if (!ok) bad.add(name);
+  }
+  if (bad.size) unreadable.set(out, bad);
+  return out;
 }
 
 /** The inline message for a field holding a NUL character or invalid UTF-8. */

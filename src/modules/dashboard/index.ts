@@ -29,6 +29,7 @@ import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { profileRoutes } from "./routes/profile.ts";
+import { shipmentRoutes } from "./routes/shipments.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { defaultPasswordWork, type PasswordWork } from "./service.ts";
 import { messagePage } from "./views/account.ts";
@@ -137,6 +138,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     .use(billingRoutes(rd))
     .use(webhookRoutes(rd))
     .use(profileRoutes(rd))
+    .use(shipmentRoutes(rd))
     // Any other path or method under /dashboard: the HTML 404 page.
     .all("/dashboard", () => notFound())
     .all("/dashboard/*", () => notFound());

@@ -75,3 +75,33 @@ export function projectedMonthEnd(used: number, nowMs: number): number {
   const elapsed = Math.max(nowMs - start, 3_600_000); // an hour at least: a projection from minutes is noise
   return Math.round((used * (end - start)) / elapsed);
 }
+
+/** The overview's "Needs action" panel: exceptions by failed-attempt reason, returned (RTO) and stalled shipments. */
+export interface NeedsAction {
+  /** Followed shipments now in `exception` with a reason (docs/ndr.md), most first. */
+  reasons: { reason: string; n: number }[];
+  returned: number;
+  stalled: number;
+}
+
+/** The account's followed shipments that need the merchant's attention (one statement, plus {@link stalledShipments}). */
+export async function needsAction(db: Db, accountId: string): Promise<NeedsAction> {
+  const rows = await db
+    .select({ state: shipments.state, reason: shipments.reasonCode, n: sql<number>`count(*)::int` })
+    .from(follows)
+    .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
+    .where(and(eq(follows.accountId, accountId), sql`(${shipments.state} = 'returned' or (${shipments.state} = 'exception' and ${shipments.reasonCode} is not null))`))
+    .groupBy(shipments.state, shipments.reasonCode);
+  const reasons = rows.filter((r) => r.state === "exception").map((r) => ({ reason: r.reason!, n: Number(r.n) }));
+  reasons.sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
+  const returned = rows.filter((r) => r.state === "returned").reduce((a, r) => a + Number(r.n), 0);
+  return { reasons, returned, stalled: await stalledShipments(db, accountId) };
+}
+
+/**
+ * Followed shipments flagged stalled. Always 0 until shipments carry the `stalled` flag: the one place to count them
+ * (and the panel shows the row already).
+ */
+export async function stalledShipments(_db: Db, _accountId: string): Promise<number> {
+  return 0;
+}

@@ -57,9 +57,9 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
  * `updated_since` (the record's last change), `reference` (exact) and `reason_code` (the shipment's latest
  * failed-attempt reason, docs/ndr.md). Keyset pagination on (follow time, shipment id): a page never repeats or
  * skips a row when follows are added meanwhile. An unreadable cursor answers the first page's successor as empty
- * (never an error).
+ * (never an error). `opts.match` (the dashboard's search) keeps the shipment whose AWB (normalised) or reference is it.
  */
-export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput) {
+export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput, opts: { match?: string } = {}) {
   const sql = db.$client;
   const limit = q.limit ?? 20;
   const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -77,6 +77,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
       ${q.reference !== undefined ? sql`and f.reference = ${q.reference}` : sql``}
       ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
+      ${opts.match !== undefined ? sql`and (s.tracking_number = ${normaliseTrackingNumber(opts.match)} or f.reference = ${opts.match})` : sql``}
       ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc

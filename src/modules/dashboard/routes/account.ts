@@ -1,4 +1,4 @@
-/** Overview, API keys and tracked shipments (usage & plan: routes/billing.ts). */
+/** Overview and API keys (usage & plan: routes/billing.ts; shipments: routes/shipments.ts). */
 import { Value } from "@sinclair/typebox/value";
 import { eq, sql } from "drizzle-orm";
 import { Elysia } from "elysia";
@@ -6,17 +6,15 @@ import { follows } from "../../../db/schema/index.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../accounts/service.ts";
 import { quotaResetsAt, usedThisMonth } from "../../accounts/quota.ts";
 import { planOf } from "../../../domain/plans.ts";
-import { MAX_REFERENCE_CHARS } from "../../../domain/follow-data.ts";
-import { charCount } from "../../../http/text.ts";
 import { listWebhooks } from "../../webhooks/service.ts";
 import { isId } from "../../../lib/ids.ts";
 import { htmlResponse, pageSession, redirect, str, unreadableFields, UNREADABLE_FIELD, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
 import { KeyNameForm } from "../model.ts";
-import { listFollowedShipments } from "../../following/follows.ts";
 import type { DashboardSession } from "../session.ts";
-import { keysPage, messagePage, shipmentsPage, type UsageInfo } from "../views/account.ts";
+import { keysPage, messagePage, type UsageInfo } from "../views/account.ts";
 import { overviewPage } from "../views/overview.ts";
-import { deliveryHealth, projectedMonthEnd, shipmentsByState } from "../overview.ts";
+import { deliveryHealth, needsAction, projectedMonthEnd, shipmentsByState } from "../overview.ts";
+import { usageByDay } from "../../accounts/quota-days.ts";
 import type { Flash } from "../views/layout.ts";
 
 const DONE: Record<string, Flash> = {
@@ -43,8 +41,14 @@ export function accountRoutes(rd: RouteDeps) {
         ]);
         const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
         const now = deps.clock.now();
-        const [health, states] = await Promise.all([deliveryHealth(deps.db, s.account.id, now), shipmentsByState(deps.db, s.account.id)]);
-        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts };
+        const [health, states, days, action] = await Promise.all([
+          deliveryHealth(deps.db, s.account.id, now),
+          shipmentsByState(deps.db, s.account.id),
+          usageByDay(deps.db, s.account.id, now),
+          needsAction(deps.db, s.account.id),
+        ]);
+        const monthDays = new Date(quotaResetsAt(now).getTime() - 1).getUTCDate();
+        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts, days, monthDays, action };
         return htmlResponse(overviewPage(pageSession(s), data, flashOf(query)));
       }),
     )
@@ -69,24 +73,5 @@ export function accountRoutes(rd: RouteDeps) {
         if (!isId("key", params.id) || !(await revokeApiKey(deps.db, s.account.id, params.id))) return htmlResponse(messagePage("Not found", "No such active key on your account.", pageSession(s)), 404);
         return redirect("/dashboard/keys?done=revoked");
       }),
-    )
-    .get("/dashboard/shipments", ({ request, cookie, query }) =>
-      withSession(rd, { request, cookie }, async (s) => {
-        const search = referenceSearch(query.reference);
-        // A search no reference can match (over 128 characters, control characters) lists nothing, without a query.
-        const rows = search === null ? [] : await listFollowedShipments(deps.db, s.account.id, search);
-        return htmlResponse(shipmentsPage(pageSession(s), rows, typeof query.reference === "string" ? query.reference.slice(0, MAX_REFERENCE_CHARS * 2) : ""));
-      }),
     );
-}
-
-/**
- * The shipments page's `?reference=` search: undefined when absent or blank (no filter), null when no reference can
- * match it (longer than a reference, or with a control character, which PostgreSQL's text cannot always hold), else
- * the exact reference to find (src/domain/follow-data.ts).
- */
-function referenceSearch(raw: unknown): string | null | undefined {
-  if (typeof raw !== "string" || raw.trim() === "") return undefined;
-  if (charCount(raw) > MAX_REFERENCE_CHARS || /[\u0000-\u001F\u007F]/.test(raw)) return null;
-  return raw;
 }

@@ -1,4 +1,4 @@
-/** Overview, API keys, usage & plan (billing) and tracked shipments pages. */
+/** API keys and the usage block; the plain message page. */
 import type { Plan } from "../../../domain/plans.ts";
 import { fmtInt, fmtTime, html, type SafeHtml } from "../html.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
@@ -77,44 +77,6 @@ export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string
       <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`)}</tbody>
 </table></div>`}
   ${revoked.length ? html`<details><summary>${revoked.length} revoked key${revoked.length === 1 ? "" : "s"}</summary><ul>${revoked.map((k) => html`<li><span class="mono">${k.prefix}…</span> ${k.name}, revoked ${fmtTime(k.revokedAt)}</li>`)}</ul></details>` : ""}
-</section>`,
-  });
-}
-
-export interface ShipmentRowView {
-  courier: string;
-  trackingNumber: string;
-  state: string;
-  mostRecentStatus: string;
-  terminal: boolean;
-  followMode: string;
-  lastCheckedAt: Date | null;
-  nextCheckAt: Date | null;
-  /** The account's own reference on the follow (POST /v1/shipments, PATCH), or null. */
-  reference: string | null;
-}
-
-/** The account's followed shipments; `search` is the reference searched for (exact), "" for none. */
-export function shipmentsPage(s: PageSession, rows: ShipmentRowView[], search = ""): SafeHtml {
-  return layout({
-    title: "Tracked shipments",
-    session: s,
-    active: "shipments",
-    body: html`<section class="card" aria-labelledby="ship-h">
-  <h2 id="ship-h">${rows.length} followed shipment${rows.length === 1 ? "" : "s"}${search ? html` with reference “${search}”` : ""}</h2>
-  <p class="hint">A successful <code>GET /v1/track</code> makes your account follow the shipment; the service re-checks it with the courier about 3 times a day and stops at delivered, returned or cancelled.</p>
-  <form method="get" action="/dashboard/shipments" class="row" role="search">
-    <label for="ship-ref">Reference</label> <input id="ship-ref" name="reference" type="search" maxlength="128" value="${search}" placeholder="Your order id, exactly">
-    <button type="submit">Search</button>${search ? html` <a href="/dashboard/shipments">Show all</a>` : ""}
-  </form>
-  ${rows.length === 0
-    ? html`<p>${search ? "No followed shipment has this reference." : "No followed shipments yet."}</p>`
-    : html`<div class="scroll"><table>
-  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
-  <tbody>${rows.map((r) => html`<tr>
-    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td>${r.reference ?? ""}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span></td><td>${r.mostRecentStatus}</td>
-    <td>${fmtTime(r.lastCheckedAt)}</td><td>${r.terminal ? "not followed (final state)" : r.followMode === "lookup" ? "on lookup only" : fmtTime(r.nextCheckAt)}</td></tr>`)}</tbody>
-</table></div>`}
 </section>`,
   });
 }

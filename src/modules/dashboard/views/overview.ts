@@ -3,38 +3,23 @@
  * server, with its numbers as text), delivery health across all webhooks, and followed shipments by state.
  */
 import { fmtInt, html, type SafeHtml } from "../html.ts";
-import type { DeliveryHealth, Outcomes } from "../overview.ts";
+import type { DayUsage } from "../../accounts/quota-days.ts";
+import type { DeliveryHealth, NeedsAction, Outcomes } from "../overview.ts";
 import { usageBlock, type UsageInfo } from "./account.ts";
 import { layout, type Flash, type PageSession } from "./layout.ts";
 import { midTrunc } from "./truncate.ts";
+import { usageByDayChart } from "./usage-chart.ts";
 
 export interface OverviewData {
   usage: UsageInfo;
   projected: number;
+  days: DayUsage[];
+  /** Days in this UTC month. */
+  monthDays: number;
+  action: NeedsAction;
   health: DeliveryHealth;
   states: { state: string; n: number }[];
   counts: { keys: number; webhooks: number; deactivated: number; shipments: number };
-}
-
-const W = 700;
-
-/** Used, projected and quota as three horizontal bars on one scale; the figure's caption says the same in words. */
-function usageChart(used: number, projected: number, quota: number): SafeHtml {
-  const max = Math.max(quota, projected, 1);
-  const x = (n: number) => ((n / max) * (W - 8)).toFixed(1);
-  const over = projected > quota;
-  return html`<figure class="chart">
-<svg viewBox="0 0 ${W} 92" role="img" aria-labelledby="usage-chart-title" focusable="false" data-testid="usage-chart">
-<title id="usage-chart-title">Used ${fmtInt(used)}, projected ${fmtInt(projected)} by month end, quota ${fmtInt(quota)}</title>
-<rect class="bar-ok" x="0" y="4" width="${x(used)}" height="22"></rect>
-<rect class="${over ? "bar-bad" : "bar-proj"}" x="0" y="34" width="${x(projected)}" height="22"></rect>
-<line class="quota-line" x1="${x(quota)}" y1="0" x2="${x(quota)}" y2="62"></line>
-<text class="axis" x="4" y="80">0</text><text class="axis" x="${x(quota)}" y="80" text-anchor="end">quota ${fmtInt(quota)}</text>
-</svg>
-<figcaption><span class="key key-ok" aria-hidden="true"></span> used so far: <strong>${fmtInt(used)}</strong>
-· <span class="key ${over ? "key-bad" : "key-proj"}" aria-hidden="true"></span> projected by month end at this pace:
-<strong data-testid="usage-projected">${fmtInt(projected)}</strong>${over ? html` — <strong class="bad">over the quota</strong>` : ""}</figcaption>
-</figure>`;
 }
 
 const rate = (o: Outcomes) => (o.delivered + o.failed === 0 ? "no finished deliveries" : `${Math.round((o.delivered / (o.delivered + o.failed)) * 1000) / 10}% delivered`);
@@ -61,6 +46,22 @@ ${states.length === 0
 </section>`;
 }
 
+function actionCard(a: NeedsAction): SafeHtml {
+  const row = (href: string | null, n: number, text: string, id: string) =>
+    html`<li data-testid="${id}">${href && n > 0 ? html`<a href="${href}"><strong>${fmtInt(n)}</strong> ${text}</a>` : html`<strong>${fmtInt(n)}</strong> ${text}`}</li>`;
+  const failed = a.reasons.reduce((t, r) => t + r.n, 0);
+  return html`<section class="card" aria-labelledby="action-h"><h2 id="action-h">Needs action</h2>
+<h3 class="sub">Failed delivery attempts by reason (${fmtInt(failed)})</h3>
+${a.reasons.length === 0
+  ? html`<p>No followed shipment is held on a failed attempt.</p>`
+  : html`<ul class="states" data-testid="action-reasons">${a.reasons.map((r) => row(`/dashboard/shipments?state=exception&reason=${r.reason}`, r.n, r.reason.replace(/_/g, " "), `reason-${r.reason}`))}</ul>`}
+<ul class="glance">
+${row("/dashboard/shipments?state=returned", a.returned, "returned to origin (RTO)", "action-returned")}
+${row(null, a.stalled, "stalled (no courier update for a long time)", "action-stalled")}
+</ul>
+</section>`;
+}
+
 /** Landing page after sign-in. */
 export function overviewPage(s: PageSession, d: OverviewData, flash?: Flash): SafeHtml {
   const c = d.counts;
@@ -70,7 +71,8 @@ export function overviewPage(s: PageSession, d: OverviewData, flash?: Flash): Sa
     active: "overview",
     flash,
     body: html`${usageBlock(d.usage)}
-<section class="card" aria-labelledby="proj-h"><h2 id="proj-h">Usage against the quota</h2>${usageChart(d.usage.used, d.projected, d.usage.plan.monthly_quota)}</section>
+<section class="card" aria-labelledby="proj-h"><h2 id="proj-h">Usage by day against the quota</h2>${usageByDayChart(d.days, d.usage.plan.monthly_quota, d.projected, d.monthDays)}</section>
+${actionCard(d.action)}
 ${healthCard(d.health)}
 ${statesCard(d.states, c.shipments)}
 <section class="card" aria-labelledby="glance-h">

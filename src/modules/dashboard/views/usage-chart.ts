@@ -1,0 +1,45 @@
+/**
+ * This month's usage by UTC day as an SVG drawn on the server: one bar per day for the total so far, a dashed line
+ * on to the month-end projection, and the quota as a line across. The same numbers are in a table for screen readers.
+ */
+import { fmtInt, html, type SafeHtml } from "../html.ts";
+import type { DayUsage } from "../../accounts/quota-days.ts";
+
+const W = 700;
+const H = 220;
+const PAD_B = 24;
+const PAD_T = 18;
+
+/** The chart; `days` runs from the 1st to today, `monthDays` is the month's length. */
+export function usageByDayChart(days: DayUsage[], quota: number, projected: number, monthDays: number): SafeHtml {
+  let total = 0;
+  const cum = days.map((d) => ({ ...d, total: (total += d.used) }));
+  const max = Math.max(quota, projected, total, 1) * 1.08;
+  const slot = W / monthDays;
+  const bw = Math.max(3, slot * 0.7);
+  const y = (n: number) => (H - PAD_B - (n / max) * (H - PAD_B - PAD_T)).toFixed(1);
+  const cx = (i: number) => i * slot + slot / 2;
+  const over = projected > quota;
+  const bars = cum.map((d, i) => html`<g><title>${d.day}: ${fmtInt(d.used)} that day, ${fmtInt(d.total)} so far</title>
+<rect class="bar-ok" x="${(cx(i) - bw / 2).toFixed(1)}" y="${y(d.total)}" width="${bw.toFixed(1)}" height="${(H - PAD_B - Number(y(d.total))).toFixed(1)}"></rect></g>`);
+  const ticks = Array.from({ length: monthDays }, (_, i) => i + 1).filter((n) => n === 1 || n % 5 === 0);
+  const last = cum.length - 1;
+  return html`<figure class="chart">
+<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="usage-chart-title" focusable="false" data-testid="usage-chart">
+<title id="usage-chart-title">Used ${fmtInt(total)}, projected ${fmtInt(projected)} by month end, quota ${fmtInt(quota)}</title>
+<line class="axis-line" x1="0" y1="${H - PAD_B}" x2="${W}" y2="${H - PAD_B}"></line>
+${bars}
+${last >= 0 ? html`<line class="${over ? "proj-line bad-line" : "proj-line"}" x1="${cx(last).toFixed(1)}" y1="${y(total)}" x2="${W - 2}" y2="${y(projected)}"></line>` : ""}
+<line class="quota-line" x1="0" y1="${y(quota)}" x2="${W}" y2="${y(quota)}"></line>
+<text class="axis" x="4" y="${Number(y(quota)) - 4}">quota ${fmtInt(quota)}</text>
+${ticks.map((n) => html`<text class="axis" x="${cx(n - 1).toFixed(1)}" y="${H - 6}" text-anchor="middle">${n}</text>`)}
+</svg>
+<figcaption><span class="key key-ok" aria-hidden="true"></span> used so far: <strong data-testid="usage-so-far">${fmtInt(total)}</strong>
+· <span class="key ${over ? "key-bad" : "key-proj"}" aria-hidden="true"></span> projected by month end at this pace:
+<strong data-testid="usage-projected">${fmtInt(projected)}</strong>${over ? html` — <strong class="bad">over the quota</strong>` : ""} · by UTC day</figcaption>
+<details><summary>Show as a table</summary><div class="scroll"><table data-testid="usage-days">
+<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Used that day</th><th scope="col">Total so far</th></tr></thead>
+<tbody>${cum.map((d) => html`<tr><th scope="row">${d.day}</th><td data-label="Used that day">${fmtInt(d.used)}</td><td data-label="Total so far">${fmtInt(d.total)}</td></tr>`)}</tbody>
+</table></div></details>
+</figure>`;
+}
