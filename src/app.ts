@@ -5,7 +5,8 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
-import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
+import { accessLogPlugin, answeredRoute, withAccessLog } from "./http/access-log.ts";
+import { traceRequests } from "./lib/tracing.ts";
 import { apiKeyGate, withKeyLookup } from "./http/auth.ts";
 import { corePlugin, pathOf } from "./http/core.ts";
 import { ApiServer, SocketPeer } from "./http/server.ts";
@@ -54,7 +55,8 @@ export function buildApp(deps: AppDeps): ApiServer {
   // hooks run, so that they stay synchronous (http/auth.ts). A request refused before routing (401 …) is logged
   // under the route it would have matched.
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
-  const fetch = withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf);
+  // Tracing on: a span per request around it all (lib/tracing.ts); off, the same `fetch` unwrapped.
+  const fetch = traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) => answeredRoute(req, status, routeOf));
   return new ApiServer(router, fetch, peer);
 }
 

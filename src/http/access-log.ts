@@ -42,6 +42,14 @@ export function accessLogPlugin() {
 }
 
 /**
+ * The route template an answered request is labelled with: the one it matched; for a 401 or 429 refused before
+ * routing, the one `routeOf` says it would have matched; else `unmatched` (bounded label values).
+ */
+export function answeredRoute(req: Request, status: number, routeOf: (req: Request) => string | undefined = () => undefined): string {
+  return (req as Noted)[ROUTE] ?? ((status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched");
+}
+
+/**
  * Wraps a fetch handler (the app's `fetch`): chooses the request id, runs the request in its log scope (every
  * line it causes carries `request_id`, lib/log.ts), times it, then writes the access line and observes the
  * histogram. A request the key gate refused before routing (401, 429) is labelled with the route template
@@ -53,7 +61,7 @@ export function withAccessLog(fetch: (req: Request) => Response | Promise<Respon
   const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
     scope.open = false;
     const ms = performance.now() - started;
-    const route = (req as Noted)[ROUTE] ?? ((res.status === 401 || res.status === 429 ? routeOf(req) : undefined) ?? "unmatched");
+    const route = answeredRoute(req, res.status, routeOf);
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
     // The line is built only when it will be written (`LOG_LEVEL=warn` serves without one). The id is the one
