@@ -15,6 +15,7 @@ export { SpanKind, SpanStatusCode, type Span };
 
 let provider: TracerProvider | undefined;
 let tracer: Tracer | undefined;
+let reportError: (err: unknown) => void = () => undefined;
 const active = new AsyncLocalStorage<Context>();
 const propagator = new W3CTraceContextPropagator();
 const fromRecord = { get: (c: Record<string, string>, k: string) => c[k], keys: (c: Record<string, string>) => Object.keys(c) };
@@ -40,16 +41,16 @@ export function startTracing(opts: TracingOptions): boolean {
     resource: resourceFromAttributes({ "service.name": opts.serviceName }),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
-  if (opts.onError) setGlobalErrorHandler(opts.onError);
+  if (opts.onError) setGlobalErrorHandler((reportError = opts.onError));
   tracer = provider.getTracer("courier-tracking-api");
   return true;
 }
 
-/** Sends the spans still queued and stops the provider (main.ts, last before the database). Never throws. */
+/** Sends the spans still queued and stops the provider (main.ts, last before the database). Never throws: a failed send goes to `onError`. */
 export async function stopTracing(): Promise<void> {
   const p = provider;
   provider = tracer = undefined;
-  await p?.shutdown().catch(() => undefined);
+  await p?.shutdown().catch(reportError);
 }
 
 const current = (): Context => active.getStore() ?? ROOT_CONTEXT;

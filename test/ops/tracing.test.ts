@@ -24,14 +24,14 @@ const SERVER = 2;
 const CLIENT = 3;
 
 /** A loopback OTLP/HTTP (JSON) collector: every request it got, and the spans in them. */
-function startCollector() {
+function startCollector(status = 200) {
   const requests: { path: string; body: any }[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       requests.push({ path: new URL(req.url).pathname, body: await req.json().catch(() => null) });
-      return Response.json({});
+      return Response.json({}, { status });
     },
   });
   const spans = (): (OtlpSpan & { service: string })[] =>
@@ -163,4 +163,27 @@ describe("traces off (OTEL_EXPORTER_OTLP_ENDPOINT unset)", () => {
     svc = undefined;
     expect(collector.requests.length).toBe(0);
   }, 90_000);
+});
+
+describe("a collector that refuses the spans", () => {
+  let collector: ReturnType<typeof startCollector>;
+  let svc: RunningService | undefined;
+  beforeAll(() => void (collector = startCollector(400)));
+  afterAll(async () => {
+    await svc?.stop();
+    collector?.stop();
+  });
+
+  test("costs only the spans: requests are answered, the loss is one warning, the stop is clean", async () => {
+    svc = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    const res = await svc.fetch("/v1/couriers", { headers: { "x-api-key": svc.key } });
+    expect(res.status).toBe(200);
+    const stopped = svc;
+    svc = undefined;
+    expect(await stopped.stop()).toBe(0);
+    expect(collector.requests.length).toBeGreaterThan(0);
+    const warnings = stopped.stdout().split("\n").filter((l) => l.includes('"trace export failed"'));
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(JSON.parse(warnings[0]!).level).toBe("warn");
+  }, 60_000);
 });
