@@ -77,17 +77,17 @@ function failed(span: Span, err: unknown): void {
 
 export interface SpanOptions {
   kind?: SpanKind;
-  /** A stored W3C `traceparent` to continue (an event's, for its deliveries) instead of the active span. */
+  /** A stored W3C `traceparent` to continue (an event's, for its deliveries); null: a new trace; absent: the active span. */
   parent?: string | null;
 }
 
 /**
- * Runs `fn` in a new span, child of `opts.parent` or else of the active span, ended when `fn` settles
+ * Runs `fn` in a new span (child of the active span unless `opts.parent` says otherwise), ended when `fn` settles
  * (failed when it throws). Tracing off: `fn(undefined)` and nothing else.
  */
 export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, opts: SpanOptions = {}): Promise<T> {
   if (!tracer) return fn(undefined);
-  const parent = opts.parent ? contextOf(opts.parent) : current();
+  const parent = opts.parent === undefined ? current() : contextOf(opts.parent);
   const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes }, parent);
   return active.run(trace.setSpan(parent, span), async () => {
     try {
@@ -102,7 +102,7 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span 
 }
 
 /**
- * Records a span that already happened (from `startMs` to now, ms since the epoch), linked to the traces of
+ * Records a span that already happened (from `startMs` to now, ms since the epoch), in a trace of its own linked to those of
  * `links` (stored `traceparent`s, at most 32): a worker's claim, which serves many lookups' events at once.
  */
 export function pastSpan(name: string, startMs: number, attributes: Attributes, links: readonly (string | null)[]): void {
@@ -112,7 +112,7 @@ export function pastSpan(name: string, startMs: number, attributes: Attributes, 
     const sc = tp ? trace.getSpanContext(contextOf(tp)) : undefined;
     if (sc && ls.length < 32) ls.push({ context: sc });
   }
-  tracer.startSpan(name, { attributes, links: ls, startTime: startMs }, current()).end();
+  tracer.startSpan(name, { attributes, links: ls, startTime: startMs }, ROOT_CONTEXT).end();
 }
 
 type Fetch = (request: Request) => Response | Promise<Response>;

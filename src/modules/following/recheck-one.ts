@@ -65,7 +65,7 @@ export interface RecheckContext {
  */
 export function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
   // Tracing on: one trace per re-check (courier call, record transaction); its event's deliveries join it.
-  return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row));
+  return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row), { parent: null });
 }
 
 async function recheck(ctx: RecheckContext, row: Held): Promise<void> {

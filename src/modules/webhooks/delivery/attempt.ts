@@ -33,7 +33,7 @@ export interface AttemptInput {
   nowMs?: number;
   /** The delivery's id (`dlv_…`), for its span; absent for a test fire. */
   deliveryId?: string;
-  /** The event's stored W3C `traceparent`: the attempt's span continues that trace (the lookup that caused it). */
+  /** The event's stored W3C `traceparent`: the attempt's span continues that trace; null: a trace of its own; absent: the active span's. */
   traceParent?: string | null;
 }
 
