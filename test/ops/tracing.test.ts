@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { currentTraceParent, inSpan, traceRequests, tracingOn } from "../../src/lib/tracing.ts";
 import { startService, type RunningService } from "../client/service.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 
@@ -186,4 +187,11 @@ describe("a collector that refuses the spans", () => {
     expect(warnings.length).toBeGreaterThan(0);
     expect(JSON.parse(warnings[0]!).level).toBe("warn");
   }, 60_000);
+});
+
+test("off, the helpers do no span work: the server's fetch is returned unwrapped and no context is made", async () => {
+  expect(tracingOn()).toBe(false);
+  const fetch = (_req: Request) => new Response("ok");
+  expect(traceRequests(fetch, () => "unmatched")).toBe(fetch);
+  expect(await inSpan("x", {}, async (span) => [span, currentTraceParent()])).toEqual([undefined, null]);
 });
