@@ -139,6 +139,41 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
   }, 90_000);
 });
 
+describe("traces on, a scheduled re-check", () => {
+  let receiver: Receiver;
+  let collector: ReturnType<typeof startCollector>;
+  let svc: RunningService | undefined;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    collector = startCollector();
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    receiver?.stop();
+    collector?.stop();
+  });
+
+  test("a change a re-check finds is one trace from the re-check to the delivery", async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, SANDBOX_STEP_SECONDS: "1", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" };
+    svc = await startService(await webhookEnv(env));
+    const headers = { "x-api-key": svc.key, "content-type": "application/json" };
+    expect((await svc.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: receiver.url("/rechecked"), events: EVENTS, mode: "live" }) })).status).toBe(201);
+    expect((await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers })).status).toBe(200);
+    const [delivery] = await receiver.waitFor("/rechecked", 1, 30_000);
+    const traceId = /^00-([0-9a-f]{32})-/.exec(delivery!.headers.traceparent ?? "")?.[1];
+    expect(await svc.stop()).toBe(0);
+    svc = undefined;
+
+    const trace = collector.spans().filter((s) => s.traceId === traceId);
+    const named = (name: string) => trace.find((s) => s.name === name)!;
+    expect(trace.map((s) => s.name).sort()).toEqual(["courier delhivery", "db shipment record", "outbox enqueue", "recheck", "webhook delivery"]);
+    expect(named("recheck").parentSpanId ?? "").toBe("");
+    expect(named("courier delhivery").parentSpanId).toBe(named("recheck").spanId);
+    expect(named("db shipment record").parentSpanId).toBe(named("recheck").spanId);
+    expect(named("webhook delivery").parentSpanId).toBe(named("db shipment record").spanId);
+  }, 90_000);
+});
+
 describe("traces off (OTEL_EXPORTER_OTLP_ENDPOINT unset)", () => {
   let receiver: Receiver;
   let collector: ReturnType<typeof startCollector>;
