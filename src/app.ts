@@ -1,7 +1,8 @@
 /** `buildApp(deps)`: the router and the server around it; no `listen`, no timers, so tests build it freely. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
-import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
+import { accessLogPlugin, answeredRoute, withAccessLog } from "./http/access-log.ts";
+import { traceRequests } from "./lib/tracing.ts";
 import { apiKeyGate, withKeyLookup } from "./http/auth.ts";
 import { corePlugin, pathOf } from "./http/core.ts";
 import { ApiServer, SocketPeer } from "./http/server.ts";
@@ -48,7 +49,8 @@ export function buildApp(deps: AppDeps): ApiServer {
     .compile();
   // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
-  const fetch = withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf);
+  // Tracing on: a span per request around it all (lib/tracing.ts); off, the same `fetch` unwrapped.
+  const fetch = traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) => answeredRoute(req, status, routeOf));
   return new ApiServer(router, fetch, peer);
 }
 

@@ -125,6 +125,11 @@ export const ENV = T.Object({
   LOG_LEVEL: OneOf(["debug", "info", "warn", "error", "silent"], {
     default: "info", description: "`debug`, `info`, `warn`, `error` or `silent`. JSON lines on stdout, one access-log line per request at `info`.",
   }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: T.Optional(Text({
+    pattern: "^https?://[^\\s]+$", "x-expected": "an http:// or https:// URL without spaces", "x-default": "unset (no traces, no tracing work)",
+    description: "OpenTelemetry collector base URL; spans go to `<url>/v1/traces` as OTLP/HTTP JSON (docs/operations.md, Traces).",
+  })),
+  OTEL_SERVICE_NAME: Text({ minLength: 1, default: "courier-tracking-api", description: "`service.name` of the spans sent to `OTEL_EXPORTER_OTLP_ENDPOINT`." }),
   // Operations: probes and metrics port, key checks, shutdown and start-up budgets (docs/deployment.md).
   ADMIN_PORT: T.Optional(Port({
     "x-default": "unset (no internal port)",

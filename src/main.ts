@@ -10,7 +10,7 @@
  * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
  * delivery worker) and they give back their claims, the courier pools and
  * simulator close, the services stop (quota blocks go back, pending request
- * counts and key uses are written: services.ts), the pool closes, the embedded PostgreSQL stops LAST, then
+ * counts and key uses are written: services.ts), queued spans are sent (lib/tracing.ts), the pool closes, the embedded PostgreSQL stops LAST, then
  * "stopped", the buffered log lines are written (lib/log.ts), and exit 0. Every
  * other exit (a failed start, an uncaught error) writes them first too.
  *
@@ -41,6 +41,7 @@ import { settleWithin } from "./lib/settle.ts";
 import { createServices, stopServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 import { setBodyTimeout } from "./http/body.ts";
+import { startTracing, stopTracing } from "./lib/tracing.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
@@ -70,6 +71,9 @@ try {
 const log = createLogger(config.logLevel, SERVICE, undefined, { buffered: true });
 setPasswordHashMemory(config.passwordHashMemoryKib);
 setBodyTimeout(config.bodyTimeoutMs);
+// Before anything is built: the app wraps its `fetch` in request spans only when tracing is on (lib/tracing.ts).
+if (startTracing({ endpoint: config.otelExporterOtlpEndpoint, serviceName: config.otelServiceName, onError: (err) => log.warn("trace export failed", { error: secretFree(err) }) }))
+  log.info("traces on", { collector: new URL(config.otelExporterOtlpEndpoint!).host, service_name: config.otelServiceName });
 
 async function start(): Promise<void> {
   const clock = systemClock;
@@ -195,6 +199,8 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
   // After the last request and the last job, before the pool closes: unused quota units go back, pending request
   // counts and key-use stamps are written (services.ts, stopServices).
   await step("services", () => (running.services ? stopServices(running.services, (name, error) => log.error("error during shutdown", { step: name, error: error as Error })) : undefined));
+  // The spans of the last requests and deliveries go out before the process does (bounded: a collector may hang).
+  await step("traces", () => settleWithin(stopTracing(), Math.min(5_000, left())));
   // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
   await step("database", () => running.database?.close());
 }

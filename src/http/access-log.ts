@@ -21,13 +21,18 @@ export function accessLogPlugin() {
     .onError({ as: "global" }, ({ request, route }) => void note(request, route));
 }
 
+/** Route label of an answered request: its template; for a 401/429 refused before routing, the one `routeOf` gives; else `unmatched`. */
+export function answeredRoute(req: Request, status: number, routeOf: (req: Request) => string | undefined = () => undefined): string {
+  return (req as Noted)[ROUTE] ?? ((status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched");
+}
+
 /** Wraps the app's `fetch`: request id, log scope, then the access line and the histogram. */
 export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger, routeOf: (req: Request) => string | undefined = () => undefined) {
   const accessLog = log.access();
   const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
     scope.open = false;
     const ms = performance.now() - started;
-    const route = (req as Noted)[ROUTE] ?? ((res.status === 401 || res.status === 429 ? routeOf(req) : undefined) ?? "unmatched");
+    const route = answeredRoute(req, res.status, routeOf);
     observeHttp(route, req.method, res.status, ms / 1000);
     const level = QUIET.has(route) ? "debug" : "info";
     // Built only when written; the id comes from `requestIdFor` (reading `res.headers` would make Bun build a Headers).

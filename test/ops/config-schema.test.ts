@@ -18,7 +18,7 @@ describe("configuration schema", () => {
       [
         "adminHost", "adminPort", "billing", "bodyTimeoutMs", "courierAsyncBudgetMs", "courierConcurrency", "courierEnv", "courierLiveReservePercent", "courierMode",
         "courierQueueLimit", "courierRateLimits", "courierTimeoutMs", "dataDir", "databaseUrl", "dbConnectTimeoutSeconds", "dbDeadlineSeconds", "host", "leaseSlackSeconds", "logLevel",
-        "metricsToken", "passwordHashMemoryKib", "port", "publicBaseUrl", "recheckIntervalSeconds", "recheckPollSeconds", "retentionDays", "role",
+        "metricsToken", "otelExporterOtlpEndpoint", "otelServiceName", "passwordHashMemoryKib", "port", "publicBaseUrl", "recheckIntervalSeconds", "recheckPollSeconds", "retentionDays", "role",
         "sandboxAsyncSeconds", "sandboxPort", "sandboxStepSeconds", "secretsKey", "secretsKeyGenerateSingleNode", "secretsKeyPrevious",
         "shutdownGraceSeconds", "terminalReuseSeconds", "testWebhooksEnabled", "tls", "trustProxy", "webhookAllowPrivateCidrs", "webhookCaFile",
         "webhookPollSeconds", "webhookRetryScheduleSeconds", "webhookTimeoutMs",

@@ -145,6 +145,8 @@ export const events = pgTable(
     /** Fixed per event, UTC, to the second (spec: enqueued_at). */
     enqueuedAt: timestamp("enqueued_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** W3C `traceparent` of the span that wrote the event, when traces are on: its deliveries join that trace. */
+    traceParent: text("trace_parent"),
   },
   (t) => [index("events_shipment_idx").on(t.shipmentId), index("events_created_idx").on(t.createdAt)],
 );

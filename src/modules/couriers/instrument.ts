@@ -1,10 +1,11 @@
 /**
- * Courier call metrics: wraps every adapter's `track` so each backend call is timed and counted by courier and
+ * Courier call metrics and spans: wraps every adapter's `track` so each backend call is timed and counted by courier and
  * outcome in the service's metrics registry (src/modules/metrics/registry.ts). The couriers module calls into
  * metrics, never the other way round.
  */
 import { startCourierCall } from "../metrics/registry.ts";
 import { CourierError, type CourierAdapter } from "./adapters/types.ts";
+import { inSpan, SpanKind } from "../../lib/tracing.ts";
 
 /** The same adapters, each `track` timed and counted (`ok`, or the {@link CourierError} kind, or `error`). */
 export function instrumentAdapters<K extends string>(adapters: Readonly<Record<K, CourierAdapter>>): Readonly<Record<K, CourierAdapter>> {
@@ -12,17 +13,22 @@ export function instrumentAdapters<K extends string>(adapters: Readonly<Record<K
   for (const [id, adapter] of Object.entries(adapters) as [K, CourierAdapter][]) {
     out[id] = {
       ...adapter,
-      async track(trackingNumber, ctx) {
-        const end = startCourierCall(ctx.courier.slug);
-        try {
-          const snapshot = await adapter.track(trackingNumber, ctx);
-          end("ok");
-          return snapshot;
-        } catch (err) {
-          end(err instanceof CourierError ? err.kind : "error");
-          throw err;
-        }
-      },
+      // One CLIENT span per call when tracing is on; never the AWB (the access log keeps it out too).
+      track: (trackingNumber, ctx) =>
+        inSpan(`courier ${ctx.courier.slug}`, { "courier.slug": ctx.courier.slug }, async (span) => {
+          const end = startCourierCall(ctx.courier.slug);
+          try {
+            const snapshot = await adapter.track(trackingNumber, ctx);
+            end("ok");
+            span?.setAttribute("courier.outcome", "ok");
+            return snapshot;
+          } catch (err) {
+            const outcome = err instanceof CourierError ? err.kind : "error";
+            end(outcome);
+            span?.setAttribute("courier.outcome", outcome);
+            throw err;
+          }
+        }, { kind: SpanKind.CLIENT }),
     };
   }
   return out;

@@ -9,6 +9,7 @@
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";
+import { inSpan } from "../../lib/tracing.ts";
 import { CourierError, type CourierFailure } from "../couriers/adapters/types.ts";
 import { courierBySlug, type Courier } from "../couriers/catalogue.ts";
 import { recordFetch, type RecordOptions } from "./store.ts";
@@ -62,7 +63,12 @@ export interface RecheckContext {
  * that waited in its lane past its lease is skipped (another process may hold it now).
  * @throws when the database fails while recording (the lease stays and the row comes due again).
  */
-export async function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
+export function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
+  // Tracing on: one trace per re-check (courier call, record transaction); its event's deliveries join it.
+  return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row), { parent: null });
+}
+
+async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
   const { deps, stats } = ctx;
   const courier = courierBySlug(row.courier);
   if (!courier || courier.follow !== "scheduled") {

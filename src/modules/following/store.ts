@@ -23,6 +23,7 @@ import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
 import { events, follows, recheckQueue, shipmentColumns, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
+import { currentTraceParent, inSpan } from "../../lib/tracing.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
@@ -168,7 +169,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
       .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt: sql`excluded.due_at`, ...FETCHED } })
       .returning({ id: recheckQueue.shipmentId }),
   );
-  const [updated] = await db.with(s, q).select().from(s);
+  const [updated] = await inSpan("db shipment touch", { "db.system.name": "postgresql", "courier.slug": courier.slug }, () => db.with(s, q).select().from(s));
   return updated ? { ...unchanged, shipment: updated } : undefined;
 }
 
@@ -187,7 +188,8 @@ export async function recordFetch(db: Db, courier: Courier, trackingNumber: stri
 
 /** The full path: see the module comment. */
 async function recordChange(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
-  return db.transaction(async (tx) => {
+  const attributes = { "db.system.name": "postgresql", "courier.slug": courier.slug };
+  return inSpan("db shipment record", attributes, () => db.transaction(async (tx) => {
     // One statement creates the row if needed, locks it and returns it: ON CONFLICT DO UPDATE takes
     // the row lock like SELECT … FOR UPDATE, so concurrent fetches of one shipment (two replicas, a
     // lookup racing a re-check) serialise here and each compares against the other's result.
@@ -212,7 +214,9 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
       // Fixed per event, UTC, to the second (spec: enqueued_at).
       const enqueuedAt = new Date(Math.floor(opts.nowMs / 1000) * 1000);
       const eventId = newId("evt");
-      await tx.insert(events).values({ id: eventId, shipmentId: id, type: event, status: WEBHOOK_SPELLING[record.state], enqueuedAt });
+      // Its deliveries continue this trace (null when tracing is off).
+      const traceParent = currentTraceParent();
+      await tx.insert(events).values({ id: eventId, shipmentId: id, type: event, status: WEBHOOK_SPELLING[record.state], enqueuedAt, traceParent });
       // Fan out to the accounts already following; an account that starts following with this very
       // lookup has the change in its response and is not notified of it again.
       deliveries = await opts.onEvents(tx, [{ eventId, shipmentId: id, type: event, enqueuedAt }]);
@@ -254,5 +258,5 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
     if (schedule) await reschedule(tx, id, courier.slug, trackingNumber, nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
     else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
     return { shipment: shipment!, event, deliveries, followed };
-  });
+  }));
 }

@@ -1,7 +1,7 @@
 /**
  * One attempt, shared by the worker and the test fire: build the body from
  * the data as it is now, serialise it once, sign exactly those bytes, send
- * (spec: Events "Headers on every delivery"; Authentication 5).
+ * (spec: Events "Headers on every delivery"; Authentication 5), with `traceparent` when traces are on.
  */
 import type { AppDeps } from "../../../deps.ts";
 import type { EventType } from "../../../domain/events.ts";
@@ -10,6 +10,7 @@ import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
 import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
 import { deliveryHeaders } from "./signing.ts";
 import { newId } from "../../../lib/ids.ts";
+import { currentTraceParent, inSpan, SpanKind, SpanStatusCode, tracingOn } from "../../../lib/tracing.ts";
 import { sandboxEcho } from "../../postman/echo.ts";
 
 export interface AttemptInput {
@@ -30,21 +31,38 @@ export interface AttemptInput {
   sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
+  /** The delivery's id (`dlv_…`), for its span; absent for a test fire. */
+  deliveryId?: string;
+  /** The event's stored W3C `traceparent`: the attempt's span continues that trace; null: a trace of its own; absent: the active span's. */
+  traceParent?: string | null;
 }
 
-/** Sends one attempt. Never throws. */
-export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
+/**
+ * Sends one attempt. Never throws. Tracing on: in a CLIENT span under the event's trace (or the active
+ * span: a test fire's request), whose `traceparent` the receiver gets.
+ */
+export function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
+  if (!tracingOn()) return send(sender, a, null);
+  const attributes = { "webhook.id": a.webhookId, "webhook.event": a.event, "webhook.attempt": a.attempt, ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}) };
+  return inSpan("webhook delivery", attributes, async (span) => {
+    const out = await send(sender, a, currentTraceParent());
+    if (!span) return out;
+    span.setAttribute("webhook.outcome", out.kind);
+    if (out.statusCode !== null) span.setAttribute("http.response.status_code", out.statusCode);
+    if (out.kind !== "delivered") span.setStatus({ code: SpanStatusCode.ERROR });
+    return out;
+  }, { kind: SpanKind.CLIENT, parent: a.traceParent });
+}
+
+async function send(sender: WebhookSender, a: AttemptInput, traceParent: string | null): Promise<SendOutcome> {
   const enq = isoSecond(a.enqueuedAt);
   const body = serialisePayload(a.event, enq, a.data(enq), a.sequence);
-  return sender.send({
-    url: a.url,
+  const headers = deliveryHeaders(
+    { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
     body,
-    headers: deliveryHeaders(
-      { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
-      body,
-    ),
-    customHeaders: a.headers,
-  });
+  );
+  if (traceParent) headers.traceparent = traceParent;
+  return sender.send({ url: a.url, body, headers, customHeaders: a.headers });
 }
 
 /**

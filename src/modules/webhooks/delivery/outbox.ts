@@ -8,6 +8,7 @@ import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../../db/client.ts";
 import { newId } from "../../../lib/ids.ts";
+import { inSpan, pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import { PLANS } from "../../../domain/plans.ts";
 import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
 import type { EventSink } from "../../../core-deps.ts";
@@ -68,11 +69,12 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
  * The webhooks module's event sink (`AppDeps.onEvents`): every event the following module writes is fanned out
  * into the outbox by {@link fanOutEvent}, in the transaction that writes the event. Returns the outbox rows written.
  */
-export const outboxEventSink: EventSink = async (tx, events) => {
-  let rows = 0;
-  for (const ev of events) rows += await fanOutEvent(tx, ev);
-  return rows;
-};
+export const outboxEventSink: EventSink = (tx, events) =>
+  inSpan("outbox enqueue", { "db.system.name": "postgresql" }, async () => {
+    let rows = 0;
+    for (const ev of events) rows += await fanOutEvent(tx, ev);
+    return rows;
+  });
 
 /** A claimed delivery with everything the attempt needs, read in the claim statement. */
 export interface ClaimedDelivery {
@@ -81,6 +83,7 @@ export interface ClaimedDelivery {
   account_id: string;
   /** The event's id; null for a test fire (redelivered test deliveries). */
   event_id: string | null;
+  trace_parent: string | null; // the event's W3C traceparent (the lookup that caused it); read only when tracing is on
   event_type: EventType;
   mode: "live" | "test";
   attempts: number;
@@ -113,6 +116,8 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
   // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
   const nowD = new Date(now).toISOString();
   const lease = new Date(now + leaseMs).toISOString();
+  const traced = tracingOn();
+  const claimStarted = Date.now();
   // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
   // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
   // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
@@ -136,7 +141,7 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
         w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
         w.headers_enc
     )
-    select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
+    select c.id, c.webhook_id, c.account_id, c.event_id, ${traced ? sql`(select e.trace_parent from events e where e.id = c.event_id) as trace_parent,` : sql``} c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
       case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
         'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
         'plan', c.plan, 'secret_enc', c.secret_enc, 'headers_enc', c.headers_enc) end as webhook,
@@ -151,10 +156,11 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
   `) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
   for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
+  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
   return rows.map((r) => {
     const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
     return {
-      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
+      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, trace_parent: r.trace_parent ?? null, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
       enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
       webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
       shipment: r.shipment,

@@ -139,6 +139,8 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
     headers: openHeaders(deps.secretsKey, row.webhook_id, row.headers_enc),
     sequence: row.sequence,
+    deliveryId: row.id,
+    traceParent: row.trace_parent,
     ...eventIdentity(row, deps.clock.now()),
   });
   const verdict = afterAttempt(sent.kind, attempt, deps.clock.now(), deps.config.webhookRetryScheduleSeconds);

@@ -1,0 +1,151 @@
+/**
+ * OpenTelemetry traces (docs/operations.md, "Traces"). Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: then one
+ * provider sends spans in batches to `<endpoint>/v1/traces` (OTLP/HTTP JSON) and W3C `traceparent` is read and
+ * written. Off, no provider exists and every helper here runs its function bare behind one test of `tracer`.
+ * The active span travels in this module's own AsyncLocalStorage: nothing is registered globally.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
+import { setGlobalErrorHandler, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+
+export { SpanKind, SpanStatusCode, type Span };
+
+let provider: TracerProvider | undefined;
+let tracer: Tracer | undefined;
+let reportError: (err: unknown) => void = () => undefined;
+const active = new AsyncLocalStorage<Context>();
+const propagator = new W3CTraceContextPropagator();
+const fromRecord = { get: (c: Record<string, string>, k: string) => c[k], keys: (c: Record<string, string>) => Object.keys(c) };
+const fromHeaders = { get: (h: Headers, k: string) => h.get(k) ?? undefined, keys: () => ["traceparent", "tracestate"] };
+
+export interface TracingOptions {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT; unset = tracing off. */
+  endpoint: string | undefined;
+  /** OTEL_SERVICE_NAME: the resource's `service.name`. */
+  serviceName: string;
+  /** Hears each failed export (the collector down …); the spans of that batch are lost. */
+  onError?: (err: unknown) => void;
+}
+
+/** True when spans are recorded (a provider was started). */
+export const tracingOn = (): boolean => tracer !== undefined;
+
+/** Starts the provider when `opts.endpoint` is set (once per process). Returns whether tracing is on. */
+export function startTracing(opts: TracingOptions): boolean {
+  if (!opts.endpoint || provider) return tracingOn();
+  const exporter = new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, "")}/v1/traces` });
+  provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": opts.serviceName }),
+    spanProcessors: [new BatchSpanProcessor({ exporter })],
+  });
+  if (opts.onError) setGlobalErrorHandler((reportError = opts.onError));
+  tracer = provider.getTracer("courier-tracking-api");
+  return true;
+}
+
+/** Sends the spans still queued and stops the provider (main.ts, last before the database). Never throws: a failed send goes to `onError`. */
+export async function stopTracing(): Promise<void> {
+  const p = provider;
+  provider = tracer = undefined;
+  await p?.shutdown().catch(reportError);
+}
+
+const current = (): Context => active.getStore() ?? ROOT_CONTEXT;
+
+/** The context a W3C `traceparent` names; the root context when it is absent or malformed. */
+function contextOf(traceParent: string | null | undefined): Context {
+  return traceParent ? propagator.extract(ROOT_CONTEXT, { traceparent: traceParent }, fromRecord) : ROOT_CONTEXT;
+}
+
+/** The W3C `traceparent` of the active span, or null (tracing off, or no span). */
+export function currentTraceParent(): string | null {
+  if (!tracer) return null;
+  const carrier: Record<string, string> = {};
+  propagator.inject(current(), carrier, { set: (c, k, v) => void (c[k] = v) });
+  return carrier.traceparent ?? null;
+}
+
+/** Marks `span` failed with the error's class only: messages may quote URLs or courier answers. */
+function failed(span: Span, err: unknown): void {
+  const type = (err as { code?: unknown })?.code ?? (err as Error)?.name ?? "Error";
+  span.setAttribute("error.type", String(type));
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  /** A stored W3C `traceparent` to continue (an event's, for its deliveries); null: a new trace; absent: the active span. */
+  parent?: string | null;
+}
+
+/**
+ * Runs `fn` in a new span (child of the active span unless `opts.parent` says otherwise), ended when `fn` settles
+ * (failed when it throws). Tracing off: `fn(undefined)` and nothing else.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, opts: SpanOptions = {}): Promise<T> {
+  if (!tracer) return fn(undefined);
+  const parent = opts.parent === undefined ? current() : contextOf(opts.parent);
+  const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes }, parent);
+  return active.run(trace.setSpan(parent, span), async () => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      failed(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Records a span that already happened (from `startMs` to now, ms since the epoch), in a trace of its own linked to those of
+ * `links` (stored `traceparent`s, at most 32): a worker's claim, which serves many lookups' events at once.
+ */
+export function pastSpan(name: string, startMs: number, attributes: Attributes, links: readonly (string | null)[]): void {
+  if (!tracer) return;
+  const ls: Link[] = [];
+  for (const tp of links) {
+    const sc = tp ? trace.getSpanContext(contextOf(tp)) : undefined;
+    if (sc && ls.length < 32) ls.push({ context: sc });
+  }
+  tracer.startSpan(name, { attributes, links: ls, startTime: startMs }, ROOT_CONTEXT).end();
+}
+
+type Fetch = (request: Request) => Response | Promise<Response>;
+
+/**
+ * Wraps a server's `fetch` in one SERVER span per request, named `<METHOD> <route template>` once answered
+ * (`routeOf`), with `http.route` and `http.response.status_code`; its parent is the client's `traceparent`
+ * when valid. Tracing off: `fetch` itself, unwrapped.
+ */
+export function traceRequests(fetch: Fetch, routeOf: (request: Request, status: number) => string): Fetch {
+  const t = tracer;
+  if (!t) return fetch;
+  return (req) => {
+    const parent = propagator.extract(ROOT_CONTEXT, req.headers, fromHeaders);
+    const span = t.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
+    const answered = (res: Response): Response => {
+      const route = routeOf(req, res.status);
+      span.updateName(`${req.method} ${route}`);
+      span.setAttributes({ "http.route": route, "http.response.status_code": res.status });
+      if (res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      return res;
+    };
+    const thrown = (err: unknown): never => {
+      failed(span, err);
+      span.end();
+      throw err;
+    };
+    try {
+      const res = active.run(trace.setSpan(parent, span), fetch, req);
+      return res instanceof Promise ? res.then(answered, thrown) : answered(res);
+    } catch (err) {
+      return thrown(err);
+    }
+  };
+}
