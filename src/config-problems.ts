@@ -91,6 +91,7 @@ export function urlProblems(e: Env, courierEnv: Readonly<Record<string, string>>
   check("DATABASE_URL", e.DATABASE_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
   check("PUBLIC_BASE_URL", e.PUBLIC_BASE_URL);
   check("STRIPE_API_BASE", e.STRIPE_API_BASE);
+  check("SMTP_URL", e.SMTP_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
   for (const [k, v] of Object.entries(courierEnv)) {
     if (!k.endsWith("_BASE_URL")) continue;
     if (!/^https?:\/\//i.test(v)) out.push({ variable: k, detail: "must be an http:// or https:// URL" });

@@ -7,6 +7,7 @@
  * ("The monthly quota, leased in blocks", "Quota blocks kept at the account's pace"), docs/billing.md.
  */
 import type { Db } from "../../db/client.ts";
+import { quotaMarksCte } from "../alerts/record.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
@@ -146,6 +147,7 @@ class QuotaLeases {
         // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
         // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
         // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
+        // `alerted` queues the 80 % / 100 % alerts a block crosses, with the block (docs/alerts.md).
         const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
@@ -154,7 +156,8 @@ class QuotaLeases {
             set used = o.used + least(greatest((${quota} - o.used) / ${LEASE_DIVISOR}, 1), ${LEASE_MAX}, ${quota} - o.used)
             from _, o
             where u.account_id = ${accountId} and u.period = ${period} and o.used < ${quota}
-            returning o.used as before, u.used as after)
+            returning o.used as before, u.used as after),
+          alerted as (${quotaMarksCte(this.db.$client, accountId, period, quota)})
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         if (r!.before !== null && r!.after !== null) {
           const after = Number(r!.after);

@@ -14,6 +14,7 @@ import type { EventSink } from "../../../core-deps.ts";
 import type { EventType } from "../../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
+import { deactivationCte } from "../../alerts/record.ts";
 
 /** The NOTIFY channel that wakes delivery workers. */
 export const DELIVERIES_CHANNEL = "deliveries";
@@ -277,8 +278,8 @@ export async function recordOutcomes(
           updated_at = ${nowD}
       from fold f
       where w.id = f.webhook_id and w.mode = 'live' and w.status = 'active' and (f.add > 0 or w.failure_count <> 0)
-      returning w.id, w.status
-    )
+      returning w.id, w.status, w.account_id, w.url
+    ), alerted as (${deactivationCte(sql, nowD)})
     select v.id, false as deactivated from v where not exists (select from d where d.id = v.id)
     union all
     select w.id, true from w where w.status = 'deactivated'
