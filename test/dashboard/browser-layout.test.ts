@@ -68,6 +68,7 @@ const pages = (): [string, string][] => [
   ["rotate-secret", "/dashboard/webhooks/rotate-secret"],
   ["shipments", "/dashboard/shipments"],
   ["profile", "/dashboard/profile"],
+  ["alerts", "/dashboard/alerts"],
   ["not-found", "/dashboard/no-such-page"],
 ];
 
