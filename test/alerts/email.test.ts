@@ -8,6 +8,7 @@ import { eq } from "drizzle-orm";
 import { alerts, alertSettings } from "../../src/db/schema/index.ts";
 import { createApiKey } from "../../src/modules/accounts/service.ts";
 import { recordAlert } from "../../src/modules/alerts/record.ts";
+import { pruneAlerts } from "../../src/modules/alerts/prune.ts";
 import { claimAlerts, createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createDeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
@@ -166,5 +167,20 @@ describe("alert emails", () => {
       await tls.close();
       await other.close();
     }
+  });
+
+  test("retention: alerts no longer pending go after RETENTION_DAYS; a quota alert stays 62 days (its month's dedupe)", async () => {
+    const acc = await ctx.account("free");
+    const now = Date.now();
+    const day = 86_400_000;
+    const seed = async (kind: string, key: string, state: string, ageDays: number) =>
+      ctx.tdb.sql`insert into alerts (account_id, kind, dedupe_key, state, created_at) values (${acc.id}, ${kind}, ${key}, ${state}, ${new Date(now - ageDays * day).toISOString()})`;
+    await seed("api_key_created", "old-sent", "sent", 31);
+    await seed("api_key_created", "old-pending", "pending", 31);
+    await seed("api_key_created", "young-sent", "sent", 29);
+    await seed("quota_80", "old-month", "sent", 40);
+    await seed("quota_100", "older-month", "sent", 63);
+    expect(await pruneAlerts(ctx.tdb.db, now - 30 * day, now, { batchSize: 1, maxBatches: 100 })).toBeGreaterThanOrEqual(2);
+    expect((await rowsOf(acc.id)).map((r) => r.dedupeKey).sort()).toEqual(["old-month", "old-pending", "young-sent"]);
   });
 });
