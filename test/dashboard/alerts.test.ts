@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, alerts, alertSettings } from "../../src/db/schema/index.ts";
 import { createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
+import { UNREADABLE_FIELD } from "../../src/modules/dashboard/http.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startSmtp, type SmtpTwin } from "../helpers/smtp.ts";
 import { Client, csrfOf } from "./support.ts";
@@ -53,6 +54,22 @@ describe("dashboard alerts page", () => {
     expect(html).toContain('value="ops@example.com"');
     expect(html).toMatch(/value="quota_80" checked/);
     expect(html).not.toMatch(/value="api_key_created" checked/);
+  });
+
+  test("an address with a NUL character or invalid UTF-8 is an inline 422, nothing stored", async () => {
+    const { c, id } = await signedIn();
+    const [, page] = await c.get("/dashboard/alerts");
+    const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ");
+    for (const bad of ["ab%00cd%40example.com", "%FF%FEab"]) {
+      const res = await ctx.app.handle(
+        new Request("http://localhost/dashboard/alerts", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", cookie }, body: `_csrf=${csrfOf(page)}&email=${bad}&kinds=quota_80` }),
+      );
+      expect(res.status).toBe(422);
+      const html = await res.text();
+      expect(html).toContain(UNREADABLE_FIELD);
+      expect(html).not.toMatch(/postgres|22021|stack/i);
+    }
+    expect(await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id))).toEqual([]);
   });
 
   test("a form without the CSRF token changes nothing", async () => {
