@@ -12,6 +12,7 @@ import { pruneAlerts } from "../../src/modules/alerts/prune.ts";
 import { claimAlerts, createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createDeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
+import { serviceRegistry } from "../../src/modules/metrics/registry.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
@@ -36,6 +37,11 @@ afterAll(async () => {
   await ctx.close();
 });
 
+/** The sender's counter of `outcome` (docs/operations.md). */
+async function emails(outcome: string): Promise<number> {
+  const m = await serviceRegistry.getSingleMetric("courier_tracking_alert_emails_total")!.get();
+  return m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+}
 const mailsTo = (email: string) => smtp.messages.filter((m) => m.to.includes(email));
 const rowsOf = (accountId: string) => ctx.tdb.db.select().from(alerts).where(eq(alerts.accountId, accountId));
 
@@ -133,6 +139,7 @@ describe("alert emails", () => {
 
   test("a refused send is retried after a backoff and then sent once", async () => {
     const acc = await ctx.account("free");
+    const [retried, sent] = [await emails("retried"), await emails("sent")];
     smtp.refuseNext(1);
     await recordAlert(ctx.tdb.db, { accountId: acc.id, kind: "test", dedupeKey: "retry" });
     await sender.poll();
@@ -146,6 +153,7 @@ describe("alert emails", () => {
     [row] = await rowsOf(acc.id);
     expect(row).toMatchObject({ state: "sent", attempts: 2, lastError: null });
     expect(mailsTo(acc.email)).toHaveLength(1);
+    expect([await emails("retried"), await emails("sent")]).toEqual([retried + 1, sent + 1]);
   });
 
   test("the worker's scheduler sends over smtps with a private CA (SMTP_CA_FILE); the password never reaches a row", async () => {

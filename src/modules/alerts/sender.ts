@@ -6,6 +6,7 @@
 import type postgres from "postgres";
 import { withoutSecrets } from "../../config-secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
+import { observeAlertEmail } from "../metrics/registry.ts";
 import { alertFrom, composeAlert, smtpTransport, SMTP_TIMEOUT_MS, type MailTransport } from "./mail.ts";
 import type { AlertKind } from "./model.ts";
 
@@ -52,6 +53,7 @@ export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LE
 
 /** Records a claimed alert as `sent` to `recipient`, or `skipped` (kind turned off); nothing if the lease was lost. */
 export async function completeAlert(sql: postgres.Sql, a: Pick<ClaimedAlert, "id" | "lease_until">, state: "sent" | "skipped", recipient: string): Promise<void> {
+  observeAlertEmail(state);
   await sql`update alerts set state = ${state}, recipient = ${recipient}, sent_at = now(), lease_until = null, last_error = null
     where id = ${a.id} and lease_until = ${a.lease_until}`;
 }
@@ -60,6 +62,7 @@ export async function completeAlert(sql: postgres.Sql, a: Pick<ClaimedAlert, "id
 export async function failAlert(sql: postgres.Sql, a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">, error: string): Promise<void> {
   const giveUp = a.attempts >= MAX_ATTEMPTS;
   const waitMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (a.attempts - 1));
+  observeAlertEmail(giveUp ? "failed" : "retried");
   await sql`update alerts set state = ${giveUp ? "failed" : "pending"}, next_attempt_at = now() + ${waitMs} * interval '1 millisecond',
       lease_until = null, last_error = ${error.slice(0, 500)}
     where id = ${a.id} and lease_until = ${a.lease_until}`;
