@@ -8,6 +8,7 @@ import { eq } from "drizzle-orm";
 import { alerts, alertSettings } from "../../src/db/schema/index.ts";
 import { createApiKey } from "../../src/modules/accounts/service.ts";
 import { recordAlert } from "../../src/modules/alerts/record.ts";
+import { composeAlert } from "../../src/modules/alerts/mail.ts";
 import { pruneAlerts } from "../../src/modules/alerts/prune.ts";
 import { claimAlerts, createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
@@ -190,5 +191,15 @@ describe("alert emails", () => {
     await seed("quota_100", "older-month", "sent", 63);
     expect(await pruneAlerts(ctx.tdb.db, now - 30 * day, now, { batchSize: 1, maxBatches: 100 })).toBeGreaterThanOrEqual(2);
     expect((await rowsOf(acc.id)).map((r) => r.dedupeKey).sort()).toEqual(["old-month", "old-pending", "young-sent"]);
+  });
+});
+
+describe("alert text", () => {
+  test("an owner's text with line breaks never makes a header line; the webhook email names only the host", () => {
+    const m = composeAlert({ id: 1, kind: "api_key_created", details: { name: "ci\r\nBcc: victim@example.com", prefix: "ctk_x" }, createdAt: new Date() }, "https://api.example.com");
+    expect(m.subject).toBe("API key created: ci Bcc: victim@example.com");
+    const w = composeAlert({ id: 2, kind: "webhook_deactivated", details: { webhook_id: "wh_1", url: "https://hooks.example.com/p?token=abc" }, createdAt: new Date(), lastErrors: [] }, "https://api.example.com");
+    expect(w.text).toContain("(hooks.example.com)");
+    expect(w.text).not.toContain("token=abc");
   });
 });
