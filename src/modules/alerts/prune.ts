@@ -1,14 +1,10 @@
-/**
- * Retention of the alerts outbox (housekeeping, `RETENTION_DAYS`): alerts no longer pending go at retention, except
- * a quota alert, which stays 62 days: its dedupe key is the month, and while it is there the month alerts once.
- */
+/** Retention of the alerts outbox (housekeeping, `RETENTION_DAYS`; docs/alerts.md). */
 import type { Db } from "../../db/client.ts";
 import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 
 /**
- * Deletes alerts created before `cutoffMs` (ms since the epoch) that are sent, skipped or failed; quota alerts only
- * once 62 days before `nowMs` too. Returns the rows deleted. @throws whatever the database throws (the next
- * housekeeping run tries again).
+ * Deletes alerts no longer pending created before `cutoffMs` (ms); quota alerts, keyed by month, only past 62 days
+ * before `nowMs` too. Returns the rows deleted. @throws the database's error (the next run tries again).
  */
 export async function pruneAlerts(db: Db, cutoffMs: number, nowMs: number, batches: PruneBatches): Promise<number> {
   const sql = db.$client;

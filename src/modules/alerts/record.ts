@@ -1,7 +1,6 @@
 /**
- * Writers of the alerts outbox (docs/alerts.md). Each alert is inserted in the transaction of its cause, with a
- * dedupe key that makes a second insert of the same alert a no-op (`on conflict do nothing`): a re-run cause never
- * queues a second email. The worker (sender.ts) sends what is pending.
+ * Writers of the alerts outbox (docs/alerts.md): each alert goes in with its cause's transaction; its dedupe key
+ * makes a second insert a no-op, so a re-run cause never queues a second email.
  */
 import type postgres from "postgres";
 import type { DbOrTx } from "../../db/client.ts";
@@ -36,9 +35,8 @@ export async function recordQuotaMarks(tx: postgres.TransactionSql, accountId: s
 }
 
 /**
- * The quota alerts of a block grant, as a data-modifying CTE body for the grant statement (accounts/quota-lease.ts),
- * so the alert commits with the units: it reads the grant's CTE `g(before, after)` and queues `quota_80` / `quota_100`
- * for each mark the block crossed. The dedupe key is the month: units given back and granted again stay one alert.
+ * A CTE body for the block grant (accounts/quota-lease.ts): reads its CTE `g(before, after)` and queues each quota
+ * mark the block crossed, committed with the units. Keyed by month: units given back and granted again alert once.
  */
 export function quotaMarksCte(sql: postgres.Sql, accountId: string, period: string, quota: number): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
@@ -49,9 +47,8 @@ export function quotaMarksCte(sql: postgres.Sql, accountId: string, period: stri
 }
 
 /**
- * The deactivation alerts of an outcome batch, as a data-modifying CTE body for the recording statement
- * (webhooks/delivery/outbox.ts): it reads that statement's CTE `w(id, status, account_id, url)` of updated webhooks.
- * `at` (ISO instant of the batch) is in the dedupe key: a webhook reactivated and deactivated again alerts again.
+ * A CTE body for the outcome statement (webhooks/delivery/outbox.ts): reads its CTE `w(id, status, account_id, url)`.
+ * `at` (the batch's ISO instant) is in the key: a webhook reactivated and deactivated again alerts again.
  */
 export function deactivationCte(sql: postgres.Sql, at: string): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)

@@ -6,6 +6,7 @@
 import type postgres from "postgres";
 import { withoutSecrets } from "../../config-secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
+import { settleWithin } from "../../lib/settle.ts";
 import { observeAlertEmail } from "../metrics/registry.ts";
 import { alertFrom, composeAlert, smtpTransport, SMTP_TIMEOUT_MS, type MailTransport } from "./mail.ts";
 import type { AlertKind } from "./model.ts";
@@ -133,7 +134,7 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
       return running;
     },
     async stop(o = {}) {
-      if (running) await Promise.race([running.catch(() => 0), Bun.sleep(o.timeout ?? 10_000)]);
+      if (running) await settleWithin(running, o.timeout ?? 10_000);
       transport.close();
     },
   };

@@ -1,7 +1,4 @@
-/**
- * Each account's alert settings and its recent alerts, for the dashboard's Alerts page (docs/alerts.md). The
- * dashboard calls these; nothing here knows about HTTP.
- */
+/** Each account's alert settings and recent alerts, for the dashboard's Alerts page (docs/alerts.md). */
 import { desc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { accounts, alerts, alertSettings } from "../../db/schema/index.ts";
