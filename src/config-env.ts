@@ -175,6 +175,15 @@ export const ENV = T.Object({
     description:
       "Memory of each argon2id password hash (dashboard sign-up, password change and reset, `admin create-account --password`), KiB; time cost 2, one lane. The least is OWASP's smallest argon2id setting (19 MiB). A stored hash keeps the parameters it was made with: a change applies to passwords set afterwards. Each sign-in verification holds this much memory while it runs (at most 4 at once).",
   }),
+  SMTP_URL: T.Optional(Text({
+    pattern: "^smtps?://[^\\s]+$", "x-expected": "an smtp:// or smtps:// URL without spaces", "x-default": "unset (alerts are shown in the dashboard only)",
+    description: "Mail server for owner alerts (docs/alerts.md): `smtps://user:pass@host:465` (TLS from the start) or `smtp://user:pass@host:587` (STARTTLS when offered). Percent-encode special characters in the user name and password.",
+  })),
+  ALERT_FROM: T.Optional(Text({
+    minLength: 3, "x-default": "`Courier Tracking <alerts@HOST>`, HOST being `PUBLIC_BASE_URL`'s host name",
+    description: "Sender (`From`) of alert emails, an address or `Name <address>`.",
+  })),
+  SMTP_CA_FILE: File("Extra PEM CA trusted for `SMTP_URL`'s certificate (a private mail relay)."),
   BODY_TIMEOUT_MS: Int({
     default: DEFAULT_BODY_TIMEOUT_MS, minimum: 1,
     description:

@@ -78,6 +78,7 @@ export function urlProblems(e: Env, courierEnv: Readonly<Record<string, string>>
   check("PUBLIC_BASE_URL", e.PUBLIC_BASE_URL);
   check("STRIPE_API_BASE", e.STRIPE_API_BASE);
   check("OTEL_EXPORTER_OTLP_ENDPOINT", e.OTEL_EXPORTER_OTLP_ENDPOINT);
+  check("SMTP_URL", e.SMTP_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
   for (const [k, v] of Object.entries(courierEnv)) {
     if (!k.endsWith("_BASE_URL")) continue;
     if (!/^https?:\/\//i.test(v)) out.push({ variable: k, detail: "must be an http:// or https:// URL" });

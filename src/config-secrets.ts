@@ -4,12 +4,13 @@ import { COURIER_CREDENTIAL, type Config } from "./config.ts";
 /** Every secret value in `config` (of 4 characters or more), longest first. */
 export function configSecrets(config: Config): string[] {
   const out: (string | undefined)[] = [config.secretsKey, config.secretsKeyPrevious, config.metricsToken];
-  if (config.databaseUrl) {
+  for (const url of [config.databaseUrl, config.smtpUrl]) {
+    if (!url) continue;
     try {
-      const u = new URL(config.databaseUrl);
+      const u = new URL(url);
       out.push(u.password, u.password ? decodeURIComponent(u.password) : undefined);
     } catch {
-      // loadConfig refuses a DATABASE_URL that does not parse.
+      // loadConfig refuses a URL that does not parse.
     }
   }
   if (config.billing.provider === "stripe") out.push(config.billing.secretKey, config.billing.webhookSecret);

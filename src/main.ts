@@ -93,6 +93,7 @@ async function start(): Promise<void> {
   if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
   const availability = backends.describe();
   const by = (a: string) => Object.keys(availability).filter((k) => availability[k] === a);
+  if (!config.smtpUrl) log.info("SMTP_URL is unset: owner alerts are shown in the dashboard only, not emailed (docs/alerts.md)");
   log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
 
   // Every event tracking writes is fanned out into the webhooks outbox, in the same transaction.

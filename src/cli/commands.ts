@@ -91,7 +91,7 @@ const COMMANDS: Record<string, Command> = {
     if (problem) throw new UsageError(`--password: ${PASSWORD_MESSAGES[problem]}`);
     try {
       const acc = await createAccount(db, { email, plan: planArg(flag(a, "plan"), "free"), password });
-      const k = await createApiKey(db, acc.id);
+      const k = await createApiKey(db, acc.id, "default", { alert: false });
       return { account_id: acc.id, key_id: k.id, api_key: k.key };
     } catch (err) {
       if (err instanceof EmailTakenError) throw new UsageError(err.message);

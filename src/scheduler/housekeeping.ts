@@ -4,8 +4,8 @@
  * prunes what is past retention (`RETENTION_DAYS`, default 30) so the hot
  * tables stay small: final outbox rows (delivered, abandoned, dropped,
  * skipped), attempt logs, events no outbox row refers to any more, rate-limit
- * windows and demo hits; expired dashboard sessions and idempotency keys
- * past their 24 h.
+ * windows and demo hits, owner alerts no longer pending; expired dashboard
+ * sessions and idempotency keys past their 24 h.
  *
  * Each table is pruned by the module that writes it (its `prune…`
  * function); this only calls them in order, so that events whose outbox
@@ -17,6 +17,7 @@
 import type { AppDeps } from "../deps.ts";
 import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../http/idempotency.ts";
 import { pruneRateCounters } from "../modules/accounts/prune.ts";
+import { pruneAlerts } from "../modules/alerts/prune.ts";
 import { pruneSessions } from "../modules/dashboard/session.ts";
 import { releaseExpiredLeases } from "../modules/following/claims.ts";
 import { pruneEvents } from "../modules/following/prune.ts";
@@ -45,6 +46,8 @@ export interface HousekeepingResult {
   sessions: number;
   /** Stored idempotent responses past their 24 h. */
   idempotencyKeys: number;
+  /** Owner alerts sent, skipped or failed (modules/alerts/prune.ts). */
+  alerts: number;
   ms: number;
 }
 
@@ -67,9 +70,10 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
   const sessions = await pruneSessions(deps.db, nowMs, batches);
   // Idempotency keys answer retries for 24 h (docs/idempotency.md), whatever RETENTION_DAYS says.
   const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batches.batchSize);
+  const alerts = await pruneAlerts(deps.db, cutoffMs, nowMs, batches);
 
-  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, ms: Math.round(performance.now() - started) };
-  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys;
+  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, alerts, ms: Math.round(performance.now() - started) };
+  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys + alerts;
   if (leasesReleased > 0) deps.log.warn("expired re-check leases released (a process died mid re-check)", { component: "housekeeping", leases: leasesReleased });
   deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", { component: "housekeeping", retention_days: deps.config.retentionDays, ...result });
   return result;

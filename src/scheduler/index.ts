@@ -13,6 +13,7 @@
  *   due and missed notifications.
  * - housekeeping: every 10 minutes, release expired leases and prune what is
  *   past RETENTION_DAYS (scheduler/housekeeping.ts).
+ * - alerts: with SMTP_URL, every 5 s, send the due owner alert emails (modules/alerts/sender.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
@@ -27,10 +28,11 @@ import { runHousekeeping, type HousekeepingOptions } from "./housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
+import { createAlertSender, type AlertSender, type AlertSenderOptions } from "../modules/alerts/sender.ts";
 
 /** The scheduler's jobs. */
-export type JobName = "recheck" | "delivery" | "housekeeping";
-const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping"];
+export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts";
+const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts"];
 
 export interface Scheduler {
   /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
@@ -51,6 +53,9 @@ export interface SchedulerOptions {
   recheck?: RecheckOptions;
   delivery?: WorkerOptions;
   housekeeping?: HousekeepingOptions;
+  /** Croner pattern of the alert emails (default every 5 s); the job runs only with SMTP_URL or `alerts.transport`. */
+  alertsPattern?: string;
+  alerts?: AlertSenderOptions;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -87,6 +92,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
   let runner: RecheckRunner | undefined;
   let worker: DeliveryWorker | undefined;
   let housekeeping: Promise<unknown> | undefined;
+  let alerts: AlertSender | undefined;
 
   function recheckJob(): Cron {
     const r = (runner = createRecheckRunner(deps, opts.recheck));
@@ -117,6 +123,10 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       if (jobs.has("delivery")) crons.push(await deliveryJob());
       if (jobs.has("recheck")) crons.push(recheckJob());
       if (jobs.has("housekeeping")) crons.push(housekeepingJob());
+      if (jobs.has("alerts") && (deps.config.smtpUrl || opts.alerts?.transport)) {
+        const a = (alerts = createAlertSender(deps, opts.alerts));
+        crons.push(every(opts.alertsPattern, 5, guarded("alerts", deps, async () => void (await a.poll()))));
+      }
       deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
@@ -126,8 +136,9 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       crons = [];
       started = false;
       // Re-checks give queued claims back and record running ones; deliveries in flight are recorded. Then housekeeping.
-      await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout })]);
+      await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout }), alerts?.stop({ timeout })]);
       runner = worker = undefined;
+      alerts = undefined;
       if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
     },
   };

@@ -34,6 +34,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   idempotency_keys: "src/http",
   service_settings: "src/secrets",
   courier_budgets: "src/modules/couriers",
+  alerts: "src/modules/alerts",
+  alert_settings: "src/modules/alerts",
 };
 
 const root = join(import.meta.dir, "..", "..");

@@ -69,6 +69,7 @@ const pages = (): [string, string][] => [
   ["shipments", "/dashboard/shipments"],
   ["shipments-filtered", "/dashboard/shipments?state=exception&reason=address_issue&courier=dtdc"],
   ["profile", "/dashboard/profile"],
+  ["alerts", "/dashboard/alerts"],
   ["not-found", "/dashboard/no-such-page"],
 ];
 

@@ -2,13 +2,15 @@
  * A realistic data set for the layout test (test/dashboard/browser-layout.test.ts): an account on Growth with three
  * webhooks whose URLs are long (a port, a deep path, a query string), 50 followed shipments across the states and
  * couriers, and five abandoned deliveries of six attempts each (30 attempts) with error texts and response snippets.
- * Rows go straight into the database: nothing is ever sent to the URLs.
+ * Alert settings with a long address and three alerts. Rows go straight into the database: nothing is ever sent to the URLs.
  */
 import { eq } from "drizzle-orm";
 import { accounts, deliveries, deliveryAttempts, follows, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import type { TestContext } from "../helpers/app.ts";
+import { recordAlert } from "../../src/modules/alerts/record.ts";
+import { saveAlertSettings } from "../../src/modules/alerts/settings.ts";
 
 export const LONG_URL = "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
 const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"];
@@ -74,5 +76,9 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
       })),
     ),
   );
+  await saveAlertSettings(db, accountId, { email: "logistics-operations-alerts.primary-contact@merchant-logistics-integration.example.com", disabled: ["api_key_created"] });
+  await recordAlert(db, { accountId, kind: "webhook_deactivated", dedupeKey: "seed", details: { webhook_id: hooks[1], url: `${LONG_URL}&n=1` } });
+  await recordAlert(db, { accountId, kind: "quota_80", dedupeKey: "2026-11", details: { period: "2026-11", quota: 150_000, mark: 80 } });
+  await recordAlert(db, { accountId, kind: "api_key_created", dedupeKey: "seed", details: { name: "Warehouse management system integration (production, Bhiwandi)", prefix: "ctk_AbCd" } });
   return { hooks, busy };
 }

@@ -63,7 +63,7 @@ export async function testContext(env: Record<string, string> = {}, extra: Parti
     async account(plan = "free", email) {
       const e = email ?? `user${++n}-${Bun.randomUUIDv7().slice(-8)}@example.com`;
       const acc = await createAccount(tdb.db, { email: e, plan });
-      const { key } = await createApiKey(tdb.db, acc.id);
+      const { key } = await createApiKey(tdb.db, acc.id, "default", { alert: false });
       return { id: acc.id, key, email: e };
     },
     async close() {

@@ -22,6 +22,7 @@ describe("configuration schema", () => {
         "sandboxAsyncSeconds", "sandboxPort", "sandboxStepSeconds", "secretsKey", "secretsKeyGenerateSingleNode", "secretsKeyPrevious",
         "shutdownGraceSeconds", "terminalReuseSeconds", "testWebhooksEnabled", "tls", "trustProxy", "webhookAllowPrivateCidrs", "webhookCaFile",
         "webhookPollSeconds", "webhookRetryScheduleSeconds", "webhookTimeoutMs",
+        "alertFrom", "smtpCaFile", "smtpUrl",
       ].sort(),
     );
   });

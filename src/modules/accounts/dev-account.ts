@@ -7,7 +7,7 @@ export const DEV_EMAIL = "dev@localhost";
 export async function ensureDevAccount(db: Db): Promise<{ email: string; key: string } | undefined> {
   try {
     const acc = await createAccount(db, { email: DEV_EMAIL, plan: "growth" });
-    const { key } = await createApiKey(db, acc.id, "development");
+    const { key } = await createApiKey(db, acc.id, "development", { alert: false });
     return { email: DEV_EMAIL, key };
   } catch (err) {
     if (err instanceof EmailTakenError) return undefined;

@@ -7,6 +7,7 @@
  * ("The monthly quota, leased in blocks", "Quota blocks kept at the account's pace"), docs/billing.md.
  */
 import type { Db } from "../../db/client.ts";
+import { quotaMarksCte } from "../alerts/record.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
 import { addUnits, dayOf, unitsOf, type DayUnits } from "./quota-days.ts";
@@ -143,7 +144,7 @@ class QuotaLeases {
         // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
         // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
         // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
-        // `d` counts the block on its day, after `g` (which reads `o`): the month row is always locked first.
+        // `d` counts the block on its day after `g` (month row locked first); `alerted` queues 80/100 % alerts (docs/alerts.md).
         const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
@@ -155,7 +156,8 @@ class QuotaLeases {
             returning o.used as before, u.used as after),
           d as (
             insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, g.after - g.before from g
-            on conflict (account_id, day) do update set used = usage_daily.used + excluded.used)
+            on conflict (account_id, day) do update set used = usage_daily.used + excluded.used),
+          alerted as (${quotaMarksCte(this.db.$client, accountId, period, quota)})
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         if (r!.before !== null && r!.after !== null) {
           const after = Number(r!.after);

@@ -11,6 +11,7 @@ import { dayOf } from "./quota-days.ts";
 import type { KeyUse } from "./key-use.ts";
 import type { RateCounter } from "./rate-counter.ts";
 import { hashPassword } from "./password.ts";
+import { recordAlert } from "../alerts/record.ts";
 
 export type Account = typeof accounts.$inferSelect;
 export type AccountStatus = "active" | "needs_attention";
@@ -53,11 +54,18 @@ export async function findAccount(db: DbOrTx, id: string): Promise<Account | und
   return rows[0];
 }
 
-/** Issues a new API key; returns the raw key (shown once) and its id. */
-export async function createApiKey(db: DbOrTx, accountId: string, name = "default"): Promise<{ id: string; key: string; prefix: string }> {
+/**
+ * Issues a new API key; returns the raw key (shown once) and its id. `alert` (default true) queues the owner's
+ * `api_key_created` alert with it (docs/alerts.md); the first key of a new account has none.
+ */
+export async function createApiKey(db: DbOrTx, accountId: string, name = "default", opts: { alert?: boolean } = {}): Promise<{ id: string; key: string; prefix: string }> {
   const key = generateApiKey();
   const id = newId("key");
-  await db.insert(apiKeys).values({ id, accountId, keyHash: hashApiKey(key), prefix: keyDisplayPrefix(key), name });
+  const prefix = keyDisplayPrefix(key);
+  await db.transaction(async (tx) => {
+    await tx.insert(apiKeys).values({ id, accountId, keyHash: hashApiKey(key), prefix, name });
+    if (opts.alert ?? true) await recordAlert(tx, { accountId, kind: "api_key_created", dedupeKey: id, details: { key_id: id, name, prefix } });
+  });
   return { id, key, prefix: keyDisplayPrefix(key) };
 }
 

@@ -26,6 +26,7 @@ import { billingFor } from "../billing/service.ts";
 import type { BillingProvider } from "./billing.ts";
 import { BodyTooLarge, htmlResponse, isReadablePath, parseForm, requestInfo, type RouteDeps } from "./http.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { alertRoutes } from "./routes/alerts.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { profileRoutes } from "./routes/profile.ts";
@@ -139,6 +140,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     .use(webhookRoutes(rd))
     .use(profileRoutes(rd))
     .use(shipmentRoutes(rd))
+    .use(alertRoutes(rd))
     // Any other path or method under /dashboard: the HTML 404 page.
     .all("/dashboard", () => notFound())
     .all("/dashboard/*", () => notFound());

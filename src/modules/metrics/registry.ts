@@ -147,3 +147,16 @@ export function observeDelivery(row: DeliveryObservation, outcome: { state: stri
   }
   if (res.deactivated) deactivated.inc();
 }
+
+const alertEmails = new Counter({
+  name: "courier_tracking_alert_emails_total",
+  help: "Owner alert emails handled by the sender (docs/alerts.md): sent, skipped (kind turned off), retried (SMTP refused or unreachable) or failed (given up).",
+  labelNames: ["outcome"],
+  registers: [serviceRegistry],
+});
+for (const outcome of ["sent", "skipped", "retried", "failed"]) alertEmails.labels({ outcome }).inc(0);
+
+/** Counts one alert the sender handled (src/modules/alerts/sender.ts). */
+export function observeAlertEmail(outcome: "sent" | "skipped" | "retried" | "failed"): void {
+  alertEmails.labels({ outcome }).inc();
+}

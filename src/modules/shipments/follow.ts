@@ -17,6 +17,7 @@ import type { AppDeps } from "../../deps.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
 import { addUsage, lockUsage, periodOf } from "../accounts/quota.ts";
 import { dayOf } from "../accounts/quota-days.ts";
+import { recordQuotaMarks } from "../alerts/record.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
@@ -111,6 +112,7 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
     await setFollowData(tx, accountId, followDataOf(valid, results));
     if (fresh.length === 0) return { used, value: 0 };
     await addUsage(tx, accountId, period, dayOf(nowMs), fresh.length);
+    await recordQuotaMarks(tx, accountId, period, used, used + fresh.length, quota);
     return { used: used + fresh.length, value: fresh.length };
   })) as { used: number; value: number });
 }

@@ -8,6 +8,7 @@ import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
 import { lockWebhookSecret, storeWebhookSecret } from "../accounts/webhook-secret.ts";
+import { recordAlert } from "../alerts/record.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
@@ -107,6 +108,7 @@ export async function rotateSecret(deps: ServiceDeps, accountId: string): Promis
   await deps.db.transaction(async (tx) => {
     await lockWebhookSecret(tx, accountId);
     await storeWebhookSecret(tx, accountId, encryptSecret(deps.secretsKey, accountId, secret), now, { keepPrevious: true });
+    await recordAlert(tx, { accountId, kind: "secret_rotated", dedupeKey: now.toISOString(), details: { at: now.toISOString() } });
   });
   return secret;
 }

@@ -66,7 +66,7 @@ export function authRoutes(rd: RouteDeps) {
         return redirect("/dashboard");
       }
       // A new account gets its first key at once: "sign up, copy the key" (spec: Authentication 2).
-      const key = await createApiKey(deps.db, r.accountId, "default");
+      const key = await createApiKey(deps.db, r.accountId, "default", { alert: false });
       const s = await resolveSession(deps.db, deps.clock, sess.token);
       const page = keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId, deps.services.keyUse), { newKey: key.key, flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." } });
       sessionCookie(cookie, sess);

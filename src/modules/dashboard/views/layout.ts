@@ -9,7 +9,7 @@ export interface PageSession {
   csrfToken: string;
 }
 
-export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments" | "profile";
+export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments" | "alerts" | "profile";
 
 const NAV: [NavKey, string, string][] = [
   ["overview", "/dashboard", "Overview"],
@@ -17,6 +17,7 @@ const NAV: [NavKey, string, string][] = [
   ["billing", "/dashboard/billing", "Usage & plan"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
   ["shipments", "/dashboard/shipments", "Shipments"],
+  ["alerts", "/dashboard/alerts", "Alerts"],
   ["profile", "/dashboard/profile", "Profile"],
 ];
 

@@ -15,6 +15,7 @@ import type { EventSink } from "../../../core-deps.ts";
 import type { EventType } from "../../../domain/events.ts";
 import type { Hop } from "./http.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
+import { deactivationCte } from "../../alerts/record.ts";
 
 /** The NOTIFY channel that wakes delivery workers. */
 export const DELIVERIES_CHANNEL = "deliveries";
@@ -119,9 +120,8 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
   const traced = tracingOn();
   const claimStarted = Date.now();
   // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
-  // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
-  // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
-  // worker about a microsecond per row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
+  // One lease per claim (not read back) and the webhook's columns once per webhook: each column read back
+  // costs ~1 µs a row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
   const rows = (await sql`
     with c as (
       update deliveries d
@@ -283,8 +283,8 @@ export async function recordOutcomes(
           updated_at = ${nowD}
       from fold f
       where w.id = f.webhook_id and w.mode = 'live' and w.status = 'active' and (f.add > 0 or w.failure_count <> 0)
-      returning w.id, w.status
-    )
+      returning w.id, w.status, w.account_id, w.url
+    ), alerted as (${deactivationCte(sql, nowD)})
     select v.id, false as deactivated from v where not exists (select from d where d.id = v.id)
     union all
     select w.id, true from w where w.status = 'deactivated'

@@ -1,0 +1,103 @@
+/**
+ * Alert emails: the SMTP transport made from SMTP_URL (nodemailer) and the text of each kind (docs/alerts.md).
+ * Plain text only: nothing of a customer's data is rendered as markup.
+ */
+import { readFileSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import nodemailer from "nodemailer";
+import type { Config } from "../../config.ts";
+import { KIND_LABELS, type AlertKind } from "./model.ts";
+
+/** What nodemailer needs of a transport: tests may pass their own (still a real SMTP connection). */
+export interface MailTransport {
+  sendMail(m: { from: string; to: string; subject: string; text: string; messageId: string }): Promise<unknown>;
+  close(): void;
+}
+
+/** The SMTP connection timeouts, ms: a mail server that does not answer holds an alert for at most this long each step. */
+export const SMTP_TIMEOUT_MS = 15_000;
+
+/**
+ * The transport for `SMTP_URL` (`smtps://` is TLS from the first byte, port 465 by default; `smtp://` upgrades with
+ * STARTTLS when the server offers it, port 587 by default), trusting `SMTP_CA_FILE` besides the system roots.
+ * @throws Error (without the URL) when SMTP_URL is unset.
+ */
+export function smtpTransport(config: Pick<Config, "smtpUrl" | "smtpCaFile">): MailTransport {
+  if (!config.smtpUrl) throw new Error("SMTP_URL is unset");
+  const u = new URL(config.smtpUrl);
+  const secure = u.protocol === "smtps:";
+  const user = decodeURIComponent(u.username);
+  return nodemailer.createTransport({
+    host: u.hostname.replace(/^\[|\]$/g, ""),
+    port: u.port ? Number(u.port) : secure ? 465 : 587,
+    secure,
+    auth: user ? { user, pass: decodeURIComponent(u.password) } : undefined,
+    tls: config.smtpCaFile ? { ca: [...rootCertificates, readFileSync(config.smtpCaFile, "utf8")] } : undefined,
+    connectionTimeout: SMTP_TIMEOUT_MS,
+    greetingTimeout: SMTP_TIMEOUT_MS,
+    socketTimeout: SMTP_TIMEOUT_MS,
+  });
+}
+
+/** The `From` of alert emails: ALERT_FROM, else `Courier Tracking <alerts@host>` with PUBLIC_BASE_URL's host. */
+export function alertFrom(config: Pick<Config, "alertFrom" | "publicBaseUrl">): string {
+  return config.alertFrom ?? `Courier Tracking <alerts@${new URL(config.publicBaseUrl).hostname}>`;
+}
+
+/** One alert as the sender claimed it, with what its text needs. */
+export interface AlertFacts {
+  id: number;
+  kind: AlertKind;
+  details: Record<string, unknown>;
+  createdAt: Date;
+  /** Webhook deactivation: the last failed attempts, newest first. */
+  lastErrors?: { at: string; status: number | null; error: string | null }[];
+}
+
+const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
+
+/** Subject and text of an alert email; `base` is PUBLIC_BASE_URL. */
+export function composeAlert(a: AlertFacts, base: string): { subject: string; text: string } {
+  const d = a.details;
+  const settings = `Choose which alerts you receive, and where: ${base}/dashboard/alerts`;
+  // A key name or webhook id is the owner's text: no control character reaches a header.
+  const lines = (subject: string, ...body: string[]) => ({ subject: subject.replace(/[\x00-\x1f\x7f]+/g, " "), text: [...body, "", settings, ""].join("\n") });
+  switch (a.kind) {
+    case "webhook_deactivated": {
+      const errors = (a.lastErrors ?? []).map((e) => `- ${new Date(e.at).toISOString()}: ${e.status ? `HTTP ${e.status}` : "no answer"}${e.error ? ` (${e.error.slice(0, 200)})` : ""}`);
+      return lines(
+        `Webhook ${str(d.webhook_id)} was deactivated`,
+        `Your webhook ${str(d.webhook_id)} (${hostOf(str(d.url))}) was deactivated after 20 consecutive failed deliveries; it receives nothing until you reactivate it.`,
+        "",
+        errors.length ? `Last errors:\n${errors.join("\n")}` : "No error details were recorded.",
+        "",
+        `Fix the receiver, then reactivate the webhook: ${base}/dashboard/webhooks/${str(d.webhook_id)}`,
+      );
+    }
+    case "quota_80":
+    case "quota_100": {
+      const used = a.kind === "quota_100" ? "used up" : "80 % used";
+      return lines(
+        `Monthly quota ${used} (${str(d.period)})`,
+        `Your account has ${used} of its monthly quota of ${str(d.quota)} tracking requests for ${str(d.period)} (UTC).`,
+        a.kind === "quota_100" ? "Further tracking requests are refused (402 QUOTA_EXCEEDED) until the month ends or you upgrade." : "At 100 % further tracking requests are refused (402 QUOTA_EXCEEDED).",
+        `Usage and plans: ${base}/dashboard/billing`,
+      );
+    }
+    case "secret_rotated":
+      return lines("Webhook signing secret rotated", `The webhook signing secret of your account was rotated at ${str(d.at)}. Every delivery from now on is signed with the new secret.`, `If you did not do this, rotate it again and check your API keys: ${base}/dashboard/keys`);
+    case "api_key_created":
+      return lines(`API key created: ${str(d.name)}`, `A new API key "${str(d.name)}" (${str(d.prefix)}…) was created on your account.`, `If you did not do this, revoke it: ${base}/dashboard/keys`);
+    case "test":
+      return lines("Test email from Courier Tracking", "This is the test email you asked for: alert emails reach this address.");
+  }
+  return lines(KIND_LABELS[a.kind as AlertKind] ?? "Alert", "");
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,21 @@
+/** Retention of the alerts outbox (housekeeping, `RETENTION_DAYS`; docs/alerts.md). */
+import type { Db } from "../../db/client.ts";
+import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
+
+/**
+ * Deletes alerts no longer pending created before `cutoffMs` (ms); quota alerts, keyed by month, only past 62 days
+ * before `nowMs` too. Returns the rows deleted. @throws the database's error (the next run tries again).
+ */
+export async function pruneAlerts(db: Db, cutoffMs: number, nowMs: number, batches: PruneBatches): Promise<number> {
+  const sql = db.$client;
+  const cutoff = new Date(cutoffMs).toISOString();
+  const quotaCutoff = new Date(Math.min(cutoffMs, nowMs - 62 * 86_400_000)).toISOString();
+  return deleteInBatches(batches, async () =>
+    (await sql`
+      delete from alerts where id in (
+        select id from alerts where created_at < ${cutoff} and state <> 'pending'
+          and (kind not like 'quota%' or created_at < ${quotaCutoff})
+        limit ${batches.batchSize})
+      returning 1`).length,
+  );
+}
