@@ -1,6 +1,6 @@
 /**
  * `bun run rotate-secrets`: re-encrypts every stored webhook signing secret
- * under SECRETS_KEY, reading old values with SECRETS_KEY_PREVIOUS, then
+ * and webhook custom headers under SECRETS_KEY, reading old values with SECRETS_KEY_PREVIOUS, then
  * records the new key's check value (src/modules/accounts/secret-rotation.ts). Run it
  * once every process runs with the new SECRETS_KEY and the old key as
  * SECRETS_KEY_PREVIOUS (docs/deployment.md, Rotating SECRETS_KEY). Exit 0
@@ -12,6 +12,7 @@ import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
 import { loadSecretsKey } from "../secrets/key.ts";
 import { reencryptSecrets } from "../modules/accounts/secret-rotation.ts";
+import { reencryptHeaders } from "../modules/webhooks/headers.ts";
 
 const boot = createLogger("info", { service: "courier-tracking-api", component: "rotate-secrets" });
 let code = 1;
@@ -23,7 +24,9 @@ try {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, max: 2, connectTimeoutSeconds: config.dbConnectTimeoutSeconds });
   try {
     await migrateDatabase(database.url);
-    const report = await reencryptSecrets(database.db, key);
+    const headers = await reencryptHeaders(database.db, key);
+    const secrets = await reencryptSecrets(database.db, key, { storeCheck: headers.failed === 0 });
+    const report = { ...secrets, failed: secrets.failed + headers.failed, headersReEncrypted: headers.reEncrypted };
     if (report.failed) log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
     else log.info("every webhook secret is under the new SECRETS_KEY; SECRETS_KEY_PREVIOUS may now be removed", { ...report });
     code = report.failed ? 1 : 0;
