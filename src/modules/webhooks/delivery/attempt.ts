@@ -30,21 +30,20 @@ export interface AttemptInput {
   sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
+  /** Changes the service's headers after signing: the receiver audit marks its cases and removes signatures. */
+  adjustHeaders?: (headers: Record<string, string>) => void;
 }
 
 /** Sends one attempt. Never throws. */
 export async function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
   const enq = isoSecond(a.enqueuedAt);
   const body = serialisePayload(a.event, enq, a.data(enq), a.sequence);
-  return sender.send({
-    url: a.url,
+  const headers = deliveryHeaders(
+    { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
     body,
-    headers: deliveryHeaders(
-      { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
-      body,
-    ),
-    customHeaders: a.headers,
-  });
+  );
+  a.adjustHeaders?.(headers);
+  return sender.send({ url: a.url, body, headers, customHeaders: a.headers });
 }
 
 /**
