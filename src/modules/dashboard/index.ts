@@ -30,6 +30,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { profileRoutes } from "./routes/profile.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { webhookAuditRoute } from "./routes/webhook-audit.ts";
 import { defaultPasswordWork, type PasswordWork } from "./service.ts";
 import { messagePage } from "./views/account.ts";
 
@@ -136,6 +137,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     .use(accountRoutes(rd))
     .use(billingRoutes(rd))
     .use(webhookRoutes(rd))
+    .use(webhookAuditRoute(rd))
     .use(profileRoutes(rd))
     // Any other path or method under /dashboard: the HTML 404 page.
     .all("/dashboard", () => notFound())
