@@ -38,7 +38,7 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
       status: i === 1 ? "deactivated" : "active",
       failureCount: i === 1 ? 20 : 3,
       // Masked only (the pages never show a raw value): long names and values as a gateway would have them.
-      headersMasked: i === 0 ? { Authorization: "Bear…••••", "X-Merchant-Integration-Tenant-Identifier": "acme…••••" } : {},
+      headersMasked: (i === 0 ? { Authorization: "Bear…••••", "X-Merchant-Integration-Tenant-Identifier": "acme…••••" } : {}) as Record<string, string>,
     })),
   );
   const ships = Array.from({ length: 50 }, (_, i) => ({
