@@ -291,7 +291,7 @@ describe("OpenAPI", () => {
       .filter(([p]) => p.startsWith("/v1/webhooks"))
       .flatMap(([, m]) => Object.values(m));
     expect(ops.map((o) => o.operationId).sort()).toEqual(
-      ["createWebhook", "deleteWebhook", "getWebhook", "listWebhookDeliveries", "listWebhooks", "recoverWebhookDeliveries", "redeliverWebhookDelivery", "rotateWebhookSecret", "testWebhook", "updateWebhook"].sort(),
+      ["auditWebhookReceiver", "createWebhook", "deleteWebhook", "getWebhook", "listWebhookDeliveries", "listWebhooks", "recoverWebhookDeliveries", "redeliverWebhookDelivery", "rotateWebhookSecret", "testWebhook", "updateWebhook"].sort(),
     );
     for (const o of ops) {
       expect(o.tags).toEqual(["Webhooks"]);
