@@ -168,7 +168,7 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
           operationId: "auditWebhookReceiver",
           summary: "Audit the webhook's receiver",
           description:
-            `Sends the webhook's URL, one after another, four test deliveries (\`X-Webhook-Mode: test\`, \`X-Webhook-Audit: true\`): \`valid\` (correctly signed), \`wrong_signature\` (signed with another secret), \`stale_timestamp\` (\`webhook-timestamp\` 10 minutes old, correctly signed for it) and \`no_signature\` (no \`X-Service-Signature\` nor \`webhook-signature\`). The report gives the status each got; \`verdict\` is \`ok\` when the valid one got a 2xx and the three others a 4xx. Each case is in the delivery log as a test delivery. At most ${AUDITS_PER_HOUR} audits an hour per account; live and test webhooks alike.`,
+            `Sends to the webhook's URL, one after another, four test deliveries (\`X-Webhook-Mode: test\`, \`X-Webhook-Audit: true\`): \`valid\` (correctly signed), \`wrong_signature\` (signed with another secret), \`stale_timestamp\` (\`webhook-timestamp\` 10 minutes old, correctly signed for it) and \`no_signature\` (no \`X-Service-Signature\` nor \`webhook-signature\`). The report gives the status each got; \`verdict\` is \`ok\` when the valid one got a 2xx and the three others a 4xx. Each case is in the delivery log as a test delivery. At most ${AUDITS_PER_HOUR} audits an hour per account; live and test webhooks alike.`,
           tags,
         },
       })
