@@ -23,18 +23,15 @@ export const AUDITS_PER_HOUR = 10;
 const HOUR_MS = 3_600_000;
 /** Age of `webhook-timestamp` in the stale case: twice the 5-minute tolerance Standard Webhooks recommends. */
 export const STALE_TIMESTAMP_MS = 10 * 60_000;
-/** Where the report points: the receiver guide in the service's repository. */
 export const RECEIVER_GUIDE = "docs/webhook-receivers.md";
 
 const SIGNATURE_HEADERS = ["x-service-signature", "webhook-signature"];
 
-/** Per case: what the receiver answered and whether that is what a correct receiver answers. */
+/** Per case: the last hop's status (null without an answer, then `error` says why) and whether it is right. */
 export interface AuditCaseResult {
   case: AuditCase;
-  /** Status of the last hop; null when there was no answer (see `error`). */
   status: number | null;
   verdict: "pass" | "fail";
-  /** Error class when there was no usable answer (`timeout`, `connect`, `tls`, `address_blocked`…). */
   error: string | null;
 }
 
