@@ -1,10 +1,11 @@
-/** `bun run rotate-secrets`: re-encrypts every signing secret (docs/deployment.md#rotating-secrets_key). */
+/** `bun run rotate-secrets`: re-encrypts every signing secret and webhook custom header (docs/deployment.md#rotating-secrets_key). */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
 import { loadSecretsKey } from "../secrets/key.ts";
 import { reencryptSecrets } from "../modules/accounts/secret-rotation.ts";
+import { reencryptHeaders } from "../modules/webhooks/headers.ts";
 
 const boot = createLogger("info", { service: "courier-tracking-api", component: "rotate-secrets" });
 let code = 1;
@@ -16,7 +17,9 @@ try {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, max: 2, connectTimeoutSeconds: config.dbConnectTimeoutSeconds });
   try {
     await migrateDatabase(database.url);
-    const report = await reencryptSecrets(database.db, key);
+    const headers = await reencryptHeaders(database.db, key);
+    const secrets = await reencryptSecrets(database.db, key, { storeCheck: headers.failed === 0 });
+    const report = { ...secrets, failed: secrets.failed + headers.failed, headersReEncrypted: headers.reEncrypted };
     if (report.failed) log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
     else log.info("every webhook secret is under the new SECRETS_KEY; SECRETS_KEY_PREVIOUS may now be removed", { ...report });
     code = report.failed ? 1 : 0;

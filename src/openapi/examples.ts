@@ -46,6 +46,22 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
   updateWebhook: { params: { webhook_id: WH_ID }, body: { description: "Order updates (all events)", events: [...EVENT_TYPES] }, ok: { success: true, data: { ...WEBHOOK, events: [...EVENT_TYPES] } } },
   deleteWebhook: { params: { webhook_id: WH_ID } },
   testWebhook: { params: { webhook_id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
+  auditWebhookReceiver: {
+    params: { webhook_id: WH_ID },
+    ok: {
+      success: true,
+      data: {
+        verdict: "failed",
+        cases: [
+          { case: "valid", status: 200, verdict: "pass", error: null },
+          { case: "wrong_signature", status: 401, verdict: "pass", error: null },
+          { case: "stale_timestamp", status: 200, verdict: "fail", error: null },
+          { case: "no_signature", status: 401, verdict: "pass", error: null },
+        ],
+        guide: "docs/webhook-receivers.md",
+      },
+    },
+  },
   listWebhookDeliveries: {
     params: { webhook_id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a", status: "delivered", event_type: "tracking.delivered", since: "2026-11-01T00:00:00Z", until: "2026-12-01T00:00:00Z", after_sequence: 41 },
     ok: {

@@ -11,6 +11,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { setStatus, setUsage } from "../../src/modules/accounts/service.ts";
 import { EVENT_TYPES } from "../../src/domain/events.ts";
 import { ERROR_CODES } from "../../src/errors.ts";
+import { AUDITS_PER_HOUR } from "../../src/modules/webhooks/audit.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 import { docValidator, type DocValidator } from "./openapi.ts";
@@ -189,6 +190,12 @@ describe("live responses validate against the document", () => {
     const [, fired] = await call(`/v1/webhooks/${id}/test`, json("POST", { event: "tracking.exception" }));
     expect(fired.data.delivered).toBe(true);
     await call(`/v1/webhooks/${id}/test`, json("POST", "null"));
+    // The contract receiver answers 200 to everything: the report validates and says which cases it let through.
+    const [, audit] = await call(`/v1/webhooks/${id}/audit`, json("POST", {}));
+    expect(audit.data.verdict).toBe("failed");
+    for (let i = 1; i < AUDITS_PER_HOUR; i++) await call(`/v1/webhooks/${id}/audit`, json("POST", {}));
+    const [overAudits] = await call(`/v1/webhooks/${id}/audit`, json("POST", {}));
+    expect(overAudits.status).toBe(429);
     await call(`/v1/webhooks/${id}/deliveries`, { key: a.key });
     await call("/v1/webhooks/rotate-secret", { method: "POST", key: a.key });
     await call("/v1/webhooks", json("POST", { url: "http://example.com/x", events: [], mode: "sometimes" }));
@@ -207,8 +214,8 @@ describe("live responses validate against the document", () => {
 
     // The deliveries the test fires made validate against the webhooks section, headers included.
     const got = receiver.on("/contract");
-    expect(got.length).toBe(2);
-    for (const d of got) {
+    expect(got.length).toBe(2 + 4 * AUDITS_PER_HOUR);
+    for (const d of got.filter((d) => d.headers["x-webhook-audit"] === undefined)) {
       const event = d.json.event as string;
       const op = v.doc.webhooks[event].post;
       expect(v.errors(d.json, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);

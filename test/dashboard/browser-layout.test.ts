@@ -63,6 +63,8 @@ const pages = (): [string, string][] => [
   ["webhook-new", "/dashboard/webhooks/new"],
   ["webhook-detail", `/dashboard/webhooks/${seeded.busy}`],
   ["webhook-deactivated", `/dashboard/webhooks/${seeded.hooks[1]!}`],
+  ["webhook-filtered", `/dashboard/webhooks/${seeded.busy}?status=abandoned&event_type=tracking.in_transit&since=2026-11-01&until=2026-11-30`],
+  ["webhook-audit", `/dashboard/webhooks/${seeded.busy}?audit=${encodeURIComponent("200~p,401~p,200~f,address_blocked~f")}`],
   ["webhook-edit", `/dashboard/webhooks/${seeded.busy}/edit`],
   ["webhook-delete", `/dashboard/webhooks/${seeded.busy}/delete`],
   ["rotate-secret", "/dashboard/webhooks/rotate-secret"],

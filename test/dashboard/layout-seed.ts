@@ -40,6 +40,8 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
       description: i === 0 ? "Order management system (production), retries handled by the integration team" : null,
       status: i === 1 ? "deactivated" : "active",
       failureCount: i === 1 ? 20 : 3,
+      // Masked only (the pages never show a raw value): long names and values as a gateway would have them.
+      headersMasked: (i === 0 ? { Authorization: "Bear…••••", "X-Merchant-Integration-Tenant-Identifier": "acme…••••" } : {}) as Record<string, string>,
     })),
   );
   const ships = Array.from({ length: 50 }, (_, i) => ({

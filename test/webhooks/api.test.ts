@@ -270,7 +270,7 @@ describe("POST /v1/webhooks/{id}/test", () => {
     expect(b2.detail[0].loc).toEqual(["body", "event"]);
   });
 
-  test("kill-switch: TEST_WEBHOOKS_ENABLED=false → 503 TEST_WEBHOOKS_DISABLED", async () => {
+  test("kill-switch: TEST_WEBHOOKS_ENABLED=false → 503 TEST_WEBHOOKS_DISABLED (test fire and audit)", async () => {
     const off = await testContext(await webhookEnv({ TEST_WEBHOOKS_ENABLED: "false" }));
     try {
       const a = await off.account("free");
@@ -278,6 +278,10 @@ describe("POST /v1/webhooks/{id}/test", () => {
       const [res, body] = await off.call(`/v1/webhooks/${c.data.id}/test`, { key: a.key, method: "POST" });
       expect(res.status).toBe(503);
       expect(body.error.code).toBe("TEST_WEBHOOKS_DISABLED");
+      // The receiver audit sends test deliveries too: the same switch stops it, before its hourly count.
+      const [audit, auditBody] = await off.call(`/v1/webhooks/${c.data.id}/audit`, { key: a.key, method: "POST" });
+      expect([audit.status, auditBody.error.code]).toEqual([503, "TEST_WEBHOOKS_DISABLED"]);
+      expect(await off.tdb.sql`select 1 from rate_windows where key like 'webhook-audit:%'`).toHaveLength(0);
     } finally {
       await off.close();
     }
@@ -291,7 +295,7 @@ describe("OpenAPI", () => {
       .filter(([p]) => p.startsWith("/v1/webhooks"))
       .flatMap(([, m]) => Object.values(m));
     expect(ops.map((o) => o.operationId).sort()).toEqual(
-      ["createWebhook", "deleteWebhook", "getWebhook", "listWebhookDeliveries", "listWebhooks", "recoverWebhookDeliveries", "redeliverWebhookDelivery", "rotateWebhookSecret", "testWebhook", "updateWebhook"].sort(),
+      ["auditWebhookReceiver", "createWebhook", "deleteWebhook", "getWebhook", "listWebhookDeliveries", "listWebhooks", "recoverWebhookDeliveries", "redeliverWebhookDelivery", "rotateWebhookSecret", "testWebhook", "updateWebhook"].sort(),
     );
     for (const o of ops) {
       expect(o.tags).toEqual(["Webhooks"]);

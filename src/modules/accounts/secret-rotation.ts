@@ -15,8 +15,8 @@ export interface RotationReport {
 
 const COLUMNS = ["webhook_secret_enc", "webhook_secret_prev_enc"] as const;
 
-/** Rewrites what the previous key encrypted, guarded by the old ciphertext; safe to run again. */
-export async function reencryptSecrets(db: Db, key: SecretsKey): Promise<RotationReport> {
+/** Rewrites what the previous key encrypted, guarded by the old ciphertext; safe to run again. The key check moves only when nothing failed and `storeCheck` holds. */
+export async function reencryptSecrets(db: Db, key: SecretsKey, { storeCheck = true } = {}): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = (await db.execute(
     sql`select id, webhook_secret_enc, webhook_secret_prev_enc from accounts where webhook_secret_enc is not null or webhook_secret_prev_enc is not null`,
@@ -26,7 +26,7 @@ export async function reencryptSecrets(db: Db, key: SecretsKey): Promise<Rotatio
     for (const column of COLUMNS) {
       const stored = row[column];
       if (!stored) continue;
-      const plain = open(key, id, stored);
+      const plain = openForRotation(key, id, stored);
       if (plain === "current") report.alreadyCurrent++;
       else if (plain === undefined) report.failed++;
       else {
@@ -35,19 +35,19 @@ export async function reencryptSecrets(db: Db, key: SecretsKey): Promise<Rotatio
       }
     }
   }
-  if (report.failed === 0) await storeKeyCheck(db, key);
+  if (report.failed === 0 && storeCheck) await storeKeyCheck(db, key);
   return report;
 }
 
-/** `current` when the new key opens it, the plaintext when only the previous key does, else undefined. */
-function open(key: SecretsKey, accountId: string, stored: string): "current" | string | undefined {
+/** `current` when the new key opens it, the plaintext when only the previous key does, else undefined (`aad`: the bound associated data). */
+export function openForRotation(key: SecretsKey, aad: string, stored: string): "current" | string | undefined {
   try {
-    decryptSecretWith(key, accountId, stored);
+    decryptSecretWith(key, aad, stored);
     return "current";
   } catch {}
   if (!key.previous) return undefined;
   try {
-    return decryptSecretWith(key.previous, accountId, stored);
+    return decryptSecretWith(key.previous, aad, stored);
   } catch {
     return undefined;
   }

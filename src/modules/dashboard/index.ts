@@ -32,6 +32,7 @@ import { billingRoutes } from "./routes/billing.ts";
 import { profileRoutes } from "./routes/profile.ts";
 import { shipmentRoutes } from "./routes/shipments.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { webhookAuditRoute } from "./routes/webhook-audit.ts";
 import { defaultPasswordWork, type PasswordWork } from "./service.ts";
 import { messagePage } from "./views/account.ts";
 
@@ -138,6 +139,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     .use(accountRoutes(rd))
     .use(billingRoutes(rd))
     .use(webhookRoutes(rd))
+    .use(webhookAuditRoute(rd))
     .use(profileRoutes(rd))
     .use(shipmentRoutes(rd))
     .use(alertRoutes(rd))

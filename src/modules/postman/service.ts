@@ -7,7 +7,7 @@ type Json = Record<string, any>;
 /** Order of the webhook requests: create first (it captures the id), delete last. */
 const WEBHOOK_ORDER = [
   "createWebhook", "listWebhooks", "getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries",
-  "redeliverWebhookDelivery", "recoverWebhookDeliveries", "rotateWebhookSecret", "deleteWebhook",
+  "redeliverWebhookDelivery", "recoverWebhookDeliveries", "auditWebhookReceiver", "rotateWebhookSecret", "deleteWebhook",
 ];
 /** Order of the shipment requests: follow first (the others read and unfollow what it followed, and only that). */
 const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "updateShipment", "unfollowShipment"];

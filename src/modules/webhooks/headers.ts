@@ -5,6 +5,11 @@
  */
 import type { ValidationItem } from "../../errors.ts";
 import { decryptSecret, encryptSecret } from "../../secrets/cipher.ts";
+import { and, eq, isNotNull } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { webhooks } from "../../db/schema/index.ts";
+import type { SecretsKey } from "../../secrets/key.ts";
+import { openForRotation, type RotationReport } from "../accounts/secret-rotation.ts";
 
 /** At most this many custom headers per webhook (AfterShip's limit per URL). */
 export const MAX_CUSTOM_HEADERS = 5;
@@ -74,4 +79,23 @@ export function sealHeaders(key: Uint8Array, webhookId: string, headers: Record<
 /** The raw headers of a stored ciphertext (empty for null). @throws when it was not sealed for this webhook and key. */
 export function openHeaders(key: Uint8Array & { previous?: Uint8Array }, webhookId: string, enc: string | null): Record<string, string> {
   return enc ? (JSON.parse(decryptSecret(key, aad(webhookId), enc)) as Record<string, string>) : {};
+}
+
+/**
+ * Re-encrypts every webhook's custom headers under the current SECRETS_KEY (the `rotate-secrets` command; docs/deployment.md,
+ * Rotating SECRETS_KEY), like the signing secrets: each update is guarded by the old ciphertext, safe to run again.
+ */
+export async function reencryptHeaders(db: Db, key: SecretsKey): Promise<RotationReport> {
+  const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
+  const rows = await db.select({ id: webhooks.id, enc: webhooks.headersEnc }).from(webhooks).where(isNotNull(webhooks.headersEnc));
+  for (const { id, enc } of rows) {
+    const plain = openForRotation(key, aad(id), enc!);
+    if (plain === "current") report.alreadyCurrent++;
+    else if (plain === undefined) report.failed++;
+    else {
+      await db.update(webhooks).set({ headersEnc: encryptSecret(key, aad(id), plain) }).where(and(eq(webhooks.id, id), eq(webhooks.headersEnc, enc!)));
+      report.reEncrypted++;
+    }
+  }
+  return report;
 }

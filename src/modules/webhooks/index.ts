@@ -17,6 +17,7 @@ import { webhookUrlProblems } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
 import { testFire } from "./test-fire.ts";
+import { auditReceiver, AUDITS_PER_HOUR } from "./audit.ts";
 import { customHeaderProblems } from "./headers.ts";
 
 const E = errorResponses.errorResponse;
@@ -145,6 +146,29 @@ function webhookDeliveries(deps: AppDeps & { resolver?: Resolver }) {
           summary: "Send a test delivery",
           description:
             "Sends one sample delivery, synchronously, to a TEST webhook: signed like real deliveries, `X-Webhook-Mode: test`, `data.courier` beginning with `synthetic-test-`. Optional body `{ \"event\": … }` (default: the webhook's first event). Not retried; free on every plan.",
+          tags,
+        },
+      })
+      .post("/:webhook_id/audit", (c) => idempotent(deps, c, async () => ({
+        success: true as const,
+        data: await auditReceiver(deps, sender, c.auth.account.id, c.params.webhook_id),
+      })), {
+        apiKey: true,
+        params: WebhookIdParams,
+        response: {
+          200: "ReceiverAuditReport",
+          429: E(`Per-minute rate limit, or more than ${AUDITS_PER_HOUR} audits this hour; see Retry-After.`, ["RATE_LIMITED"]),
+          503: E("Test deliveries are switched off (kill-switch), or the service is unavailable.", ["TEST_WEBHOOKS_DISABLED", "SERVICE_UNAVAILABLE"]),
+          ...notFound,
+          401: errorResponses.authed[401],
+          422: errorResponses.common[422],
+          500: errorResponses.common[500],
+        },
+        detail: {
+          operationId: "auditWebhookReceiver",
+          summary: "Audit the webhook's receiver",
+          description:
+            `Sends to the webhook's URL, one after another, four test deliveries (\`X-Webhook-Mode: test\`, \`X-Webhook-Audit: true\`): \`valid\` (correctly signed), \`wrong_signature\` (signed with another secret), \`stale_timestamp\` (\`webhook-timestamp\` 10 minutes old, correctly signed for it) and \`no_signature\` (no \`X-Service-Signature\` nor \`webhook-signature\`). The report gives the status each got; \`verdict\` is \`ok\` when the valid one got a 2xx and the three others a 4xx. Each case is in the delivery log as a test delivery. At most ${AUDITS_PER_HOUR} audits an hour per account; live and test webhooks alike.`,
           tags,
         },
       })

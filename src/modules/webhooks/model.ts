@@ -151,6 +151,26 @@ export const TestFireResponse = T.Object(
   { title: "TestFireResult" },
 );
 
+export const AuditReportResponse = T.Object(
+  {
+    success: T.Literal(true),
+    data: T.Object({
+      verdict: T.Union([T.Literal("ok"), T.Literal("failed")], { description: "`ok` when `valid` got a 2xx and each other case a 4xx." }),
+      cases: T.Array(
+        T.Object({
+          case: T.Union([T.Literal("valid"), T.Literal("wrong_signature"), T.Literal("stale_timestamp"), T.Literal("no_signature")]),
+          status: T.Union([T.Integer(), T.Null()], { description: "HTTP status the receiver answered (last hop); null when there was no answer." }),
+          verdict: T.Union([T.Literal("pass"), T.Literal("fail")]),
+          error: T.Union([T.String(), T.Null()], { description: "Why there was no answer: timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol." }),
+        }),
+        { description: "In the order sent." },
+      ),
+      guide: T.String({ description: "The receiver guide (in the service's repository) that says what each case checks." }),
+    }),
+  },
+  { title: "ReceiverAuditReport" },
+);
+
 export const AttemptSchema = T.Object(
   {
     attempt: T.Integer(),
@@ -206,6 +226,7 @@ export const webhookModels = schemaModels("webhooks.models", {
   WebhookList: WebhookListResponse,
   SecretResponse,
   TestFireResult: TestFireResponse,
+  ReceiverAuditReport: AuditReportResponse,
   DeliveryList: DeliveryListResponse,
   // No route's body: what every delivery carries (the document's `webhooks` section refers to it by this name).
   WebhookPayload: WebhookPayloadSchema,

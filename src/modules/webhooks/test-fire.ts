@@ -15,22 +15,21 @@ import { AppError } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
 import type { EventType } from "../../domain/events.ts";
 import { sendAttempt } from "./delivery/attempt.ts";
-import type { WebhookSender } from "./delivery/http.ts";
+import type { SendOutcome, WebhookSender } from "./delivery/http.ts";
 import { sampleData } from "./delivery/payload.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
-import { requireWebhook } from "./service.ts";
+import { requireWebhook, type WebhookRow } from "./service.ts";
 import { openHeaders } from "./headers.ts";
 
 /**
  * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), WEBHOOK_IS_LIVE (409).
  * @returns `delivered`, the last hop's `status_code` (null without a response), `attempt_ms` (wall ms).
  */
-export async function testFire(deps: Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">, sender: WebhookSender, accountId: string, id: string, event?: EventType) {
-  if (!deps.config.testWebhooksEnabled) throw new AppError("TEST_WEBHOOKS_DISABLED", "Test fires are switched off by the operator right now; try again later.");
+export async function testFire(deps: TestDeps, sender: WebhookSender, accountId: string, id: string, event?: EventType) {
+  requireTestFires(deps);
   const wh = await requireWebhook(deps.db, accountId, id);
   if (wh.mode !== "test") throw new AppError("WEBHOOK_IS_LIVE", "Test fires go to test webhooks only; this webhook is live.");
-  const [acc] = await deps.db.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
-  if (!acc?.enc) throw new AppError("INTERNAL_ERROR", "The account has no signing secret.");
+  const secret = await signingSecret(deps, accountId);
   const ev = event ?? (wh.events[0] as EventType);
   const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
   const started = performance.now();
@@ -42,16 +41,36 @@ export async function testFire(deps: Pick<AppDeps, "db" | "clock" | "config" | "
     attempt: 1,
     enqueuedAt,
     data: (enq) => sampleData(ev, enq),
-    secret: decryptSecret(deps.secretsKey, accountId, acc.enc),
+    secret,
     headers: openHeaders(deps.secretsKey, wh.id, wh.headersEnc),
   });
   const attemptMs = Math.round(performance.now() - started);
+  await recordTestDelivery(deps, wh, ev, enqueuedAt, out);
+  return { delivered: out.kind === "delivered", status_code: out.statusCode, attempt_ms: attemptMs };
+}
+
+type TestDeps = Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">;
+
+/** @throws AppError TEST_WEBHOOKS_DISABLED (503) while the operator's kill-switch is on. */
+export function requireTestFires(deps: Pick<AppDeps, "config">): void {
+  if (!deps.config.testWebhooksEnabled) throw new AppError("TEST_WEBHOOKS_DISABLED", "Test fires are switched off by the operator right now; try again later.");
+}
+
+/** The account's raw signing secret. @throws AppError INTERNAL_ERROR when it has none (a webhook exists, so it should). */
+export async function signingSecret(deps: Pick<AppDeps, "db" | "secretsKey">, accountId: string): Promise<string> {
+  const [acc] = await deps.db.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  if (!acc?.enc) throw new AppError("INTERNAL_ERROR", "The account has no signing secret.");
+  return decryptSecret(deps.secretsKey, accountId, acc.enc);
+}
+
+/** Writes a sent test delivery with its final state and every hop, so the worker never picks it up. */
+export async function recordTestDelivery(deps: Pick<AppDeps, "db" | "clock">, wh: WebhookRow, ev: EventType, enqueuedAt: Date, out: SendOutcome): Promise<void> {
   const now = new Date(deps.clock.now());
   const state = out.kind === "delivered" ? "delivered" : out.kind === "dropped" ? "dropped" : "abandoned";
   await deps.db.transaction(async (tx) => {
     const dlv = newId("dlv");
     await tx.insert(deliveries).values({
-      id: dlv, webhookId: wh.id, accountId, eventType: ev, mode: "test", state, attempts: 1, nextAttemptAt: null,
+      id: dlv, webhookId: wh.id, accountId: wh.accountId, eventType: ev, mode: "test", state, attempts: 1, nextAttemptAt: null,
       enqueuedAt, syntheticData: sampleData(ev, enqueuedAt.toISOString()), lastStatusCode: out.statusCode, lastError: out.error, createdAt: now, updatedAt: now,
     });
     if (out.hops.length)
@@ -62,5 +81,4 @@ export async function testFire(deps: Pick<AppDeps, "db" | "clock" | "config" | "
         })),
       );
   });
-  return { delivered: out.kind === "delivered", status_code: out.statusCode, attempt_ms: attemptMs };
 }

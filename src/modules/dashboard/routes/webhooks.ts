@@ -19,6 +19,9 @@ import { shipmentsOfDeliveries } from "../delivery-shipments.ts";
 import { deliveriesPerDay } from "../service.ts";
 import type { DashboardSession } from "../session.ts";
 import type { Flash } from "../views/layout.ts";
+import { auditOf, deliveryFilterOf, type DeliveryFilterForm } from "../views/webhook-tools.ts";
+import { headersFromForm, type HeadersFromForm } from "./webhook-headers.ts";
+import { openHeaders } from "../../webhooks/headers.ts";
 import { confirmPage, secretPage, webhookDetailPage, webhookFormPage, webhooksListPage, type WebhookFormValues } from "../views/webhooks.ts";
 
 /** Recent deliveries shown per webhook (the attempt log keeps the last 50, docs/webhooks.md). */
@@ -29,15 +32,18 @@ const FIELD_MSG: Record<string, string> = {
   events: "Choose at least one event.",
   mode: "Choose test or live.",
   description: "Use at most 500 characters.",
+  headers: "Header values: visible ASCII (spaces inside only), at most 1,000 characters; at most 5 headers.",
 };
 
-function formValues(form: FormBody): WebhookFormValues {
-  return { url: str(form, "url").trim(), description: str(form, "description").trim(), mode: str(form, "mode"), events: form.events ?? [] };
+function formValues(form: FormBody, h: HeadersFromForm): WebhookFormValues {
+  return { url: str(form, "url").trim(), description: str(form, "description").trim(), mode: str(form, "mode"), events: form.events ?? [], headers: h.rows };
 }
+
+const headerRows = (masked: Record<string, string>) => Object.entries(masked).map(([name, m]) => ({ name, masked: m }));
 
 /** Unreadable text (NUL, invalid UTF-8) first, then the API's own schema; field messages for the form. */
 function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBody, input: unknown, form: FormBody): Record<string, string> | undefined {
-  const unreadable = unreadableFields(form, ["url", "events", "mode", "description"]);
+  const unreadable = unreadableFields(form, ["url", "events", "mode", "description", "header_name", "header_value"]);
   if (unreadable) return unreadable;
   if (Value.Check(schema, input)) return undefined;
   const errors: Record<string, string> = {};
@@ -83,9 +89,10 @@ function testFlash(q: Record<string, string | undefined>): Flash | undefined {
 const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
 const caller = (s: DashboardSession) => ({ id: s.account.id, plan: s.account.plan });
 
-/** The 14-day chart and the recent deliveries of one webhook, each delivery with the shipment it was about. */
-async function recentOf(deps: RouteDeps["deps"], accountId: string, webhookId: string) {
-  const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, { limit: RECENT_DELIVERIES })]);
+/** The 14-day chart and the recent deliveries of one webhook (filtered; days are UTC, `until` inclusive), each with its shipment. */
+export async function recentOf(deps: RouteDeps["deps"], accountId: string, webhookId: string, f: DeliveryFilterForm = {}) {
+  const filter = { limit: RECENT_DELIVERIES, status: f.status, event_type: f.event_type, since: f.since && `${f.since}T00:00:00Z`, until: f.until && new Date(Date.parse(`${f.until}T00:00:00Z`) + 86_400_000).toISOString() };
+  const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, filter)]);
   const about = await shipmentsOfDeliveries(deps.db, recent.deliveries.map((d) => d.id));
   return [days, recent.deliveries.map((d) => ({ ...d, shipment: about.get(d.id) }))] as const;
 }
@@ -106,15 +113,16 @@ function webhookFormRoutes(rd: RouteDeps) {
     )
     .get("/dashboard/webhooks/new", ({ request, cookie }) =>
       withSession(rd, { request, cookie }, (s) =>
-        htmlResponse(webhookFormPage(pageSession(s), { url: "", description: "", mode: "test", events: ["tracking.delivered"] }, { liveAllowed: liveAllowed(s) })),
+        htmlResponse(webhookFormPage(pageSession(s), { url: "", description: "", mode: "test", events: ["tracking.delivered"], headers: [] }, { liveAllowed: liveAllowed(s) })),
       ),
     )
     .post("/dashboard/webhooks", ({ request, cookie, body }) =>
       withForm(rd, { request, cookie, body }, async (s, form) => {
-        const v = formValues(form);
-        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
+        const h = headersFromForm(form);
+        const v = formValues(form, h);
+        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null, ...(Object.keys(h.headers).length ? { headers: h.headers } : {}) };
         const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { errors, liveAllowed: liveAllowed(s) }), 422);
-        const errs = schemaErrors(CreateWebhookBody, input, form);
+        const errs = schemaErrors(CreateWebhookBody, input, form) ?? (h.error ? { headers: h.error } : undefined);
         if (errs) return bad(errs);
         try {
           const created = await createWebhook(deps, caller(s), input as CreateWebhookInput);
@@ -147,16 +155,17 @@ function webhookFormRoutes(rd: RouteDeps) {
     .get("/dashboard/webhooks/:id/edit", ({ request, cookie, params }) =>
       withSession(rd, { request, cookie }, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-        return htmlResponse(webhookFormPage(pageSession(s), { url: w.url, description: w.description ?? "", mode: w.mode, events: w.events }, { id: w.id, liveAllowed: liveAllowed(s) }));
+        return htmlResponse(webhookFormPage(pageSession(s), { url: w.url, description: w.description ?? "", mode: w.mode, events: w.events, headers: headerRows(w.headers) }, { id: w.id, liveAllowed: liveAllowed(s) }));
       }),
     )
     .post("/dashboard/webhooks/:id", ({ request, cookie, body, params }) =>
       withForm(rd, { request, cookie, body }, async (s, form) => {
-        await requireWebhook(deps.db, s.account.id, params.id);
-        const v = formValues(form);
-        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null };
+        const row = await requireWebhook(deps.db, s.account.id, params.id);
+        const h = headersFromForm(form, openHeaders(deps.secretsKey, row.id, row.headersEnc), row.headersMasked ?? {});
+        const v = formValues(form, h);
+        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null, headers: h.headers };
         const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { id: params.id, errors, liveAllowed: liveAllowed(s) }), 422);
-        const errs = schemaErrors(UpdateWebhookBody, input, form);
+        const errs = schemaErrors(UpdateWebhookBody, input, form) ?? (h.error ? { headers: h.error } : undefined);
         if (errs) return bad(errs);
         try {
           await updateWebhook(deps, caller(s), params.id, input as UpdateWebhookInput);
@@ -177,9 +186,10 @@ function webhookActionRoutes(rd: RouteDeps) {
     .get("/dashboard/webhooks/:id", ({ request, cookie, params, query }) =>
       withSession(rd, { request, cookie }, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-        const [days, recent] = await recentOf(deps, s.account.id, w.id);
+        const filter = deliveryFilterOf(query);
+        const [days, recent] = await recentOf(deps, s.account.id, w.id, filter);
         const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
-        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash));
+        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash, { filter, audit: auditOf(query) }));
       }),
     )
     .get("/dashboard/webhooks/:id/delete", ({ request, cookie, params }) =>

@@ -9,6 +9,7 @@ import { deliveriesChart } from "./chart.ts";
 import { recoverForm, redeliverButton } from "./replay.ts";
 import { midTrunc } from "./truncate.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
+import { auditButton, auditReport, deliveriesFilter, headersFieldset, type AuditShown, type DeliveryFilterForm, type HeaderRow } from "./webhook-tools.ts";
 
 export type WebhookView = ReturnType<typeof webhookView>;
 /** A delivery with the shipment it was about (absent for rows that have neither a shipment nor a sample). */
@@ -58,9 +59,11 @@ export interface WebhookFormValues {
   description: string;
   mode: string;
   events: string[];
+  /** Custom header names (values are never shown back; `masked` for stored ones). */
+  headers: HeaderRow[];
 }
 
-/** Create (no `id`) or edit form. `errors` by field name (`url`, `events`, `mode`, `description`, `form`). */
+/** Create (no `id`) or edit form. `errors` by field name (`url`, `events`, `mode`, `description`, `headers`, `form`). */
 export function webhookFormPage(s: PageSession, v: WebhookFormValues, opts: { id?: string; errors?: Record<string, string>; liveAllowed: boolean }): SafeHtml {
   const e = opts.errors ?? {};
   const err = (k: string) => (e[k] ? html`<p class="field-error" id="${k}-error">${e[k]}</p>` : "");
@@ -82,6 +85,7 @@ export function webhookFormPage(s: PageSession, v: WebhookFormValues, opts: { id
 <fieldset${inv("events")}><legend>Events</legend>${err("events")}
 ${EVENT_TYPES.map((ev) => html`<label class="choice"><input type="checkbox" name="events" value="${ev}"${v.events.includes(ev) ? html` checked` : ""}> <code>${ev}</code></label>`)}
 </fieldset>
+${headersFieldset(v.headers, e.headers)}
 <p class="actions"><button type="submit" class="primary">${opts.id ? "Save changes" : "Create webhook"}</button> <a href="${opts.id ? `/dashboard/webhooks/${opts.id}` : "/dashboard/webhooks"}">Cancel</a></p>
 </form>`,
   });
@@ -122,6 +126,7 @@ function deliveryRow(d: DeliveryView, again: SafeHtml): SafeHtml {
   const last = d.attempt_log[0];
   return html`<tr data-delivery-id="${d.id}">
 <td data-label="Time">${fmtTime(last?.started_at ?? d.created_at)}</td>
+<td data-label="Sequence" data-testid="delivery-sequence">${d.sequence === null ? "—" : String(d.sequence)}</td>
 <td data-label="Event"><code>${d.event}</code>${d.mode === "test" ? html` <span class="badge test">test</span>` : ""}</td>
 <td data-label="Tracking number" data-testid="delivery-shipment">${d.shipment ? html`<span class="mono">${d.shipment.trackingNumber}</span><div class="hint">${d.shipment.courier}</div>` : "—"}</td>
 <td data-label="Attempts">${d.attempts}</td>
@@ -134,8 +139,9 @@ function deliveryRow(d: DeliveryView, again: SafeHtml): SafeHtml {
     : "—"}</td><td data-label="">${again}</td></tr>`;
 }
 
-/** One webhook: facts, actions, 14-day chart and the last 50 deliveries with their attempts. */
-export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount[], recent: DeliveryView[], flash?: Flash): SafeHtml {
+/** One webhook: facts, actions, an audit report, 14-day chart and the last 50 deliveries (filtered) with their attempts. */
+export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount[], recent: DeliveryView[], flash?: Flash, more: { filter?: DeliveryFilterForm; audit?: AuditShown[] } = {}): SafeHtml {
+  const filtered = Object.values(more.filter ?? {}).some(Boolean);
   return layout({
     title: "Webhook",
     session: s,
@@ -149,6 +155,7 @@ export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount
 <div><dt>Events</dt><dd>${w.events.join(", ")}</dd></div>
 <div><dt>Description</dt><dd data-testid="webhook-description">${w.description ?? "—"}</dd></div>
 <div><dt>Created</dt><dd>${fmtTime(w.created_at)}</dd></div>
+<div><dt>Custom headers</dt><dd data-testid="webhook-headers">${Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, v]) => html`<div><code>${n}</code>: ${v}</div>`) : "—"}</dd></div>
 </dl>
 ${w.status === "deactivated"
   ? html`<div class="flash flash-error"><p>This webhook was deactivated after 20 failed deliveries in a row. Fix the endpoint, then reactivate it: the failure count restarts at 0.</p>
@@ -156,15 +163,18 @@ ${w.status === "deactivated"
   : ""}
 <div class="actions">
 ${w.mode === "test" ? html`<form method="post" action="/dashboard/webhooks/${w.id}/test" class="inline">${csrfField(s.csrfToken)}<button type="submit" class="primary">Send a test delivery</button></form>` : ""}
+${auditButton(s, w.id)}
 <a class="button secondary" href="/dashboard/webhooks/${w.id}/edit">Edit</a>
 <a class="button danger" href="/dashboard/webhooks/${w.id}/delete">Delete</a>
 </div></section>
+${more.audit ? auditReport(more.audit) : ""}
 <section class="card" aria-labelledby="chart-h"><h2 id="chart-h">Deliveries, last 14 days</h2>${deliveriesChart(days)}</section>
 <section class="card" aria-labelledby="recent-h"><h2 id="recent-h">Recent deliveries</h2>
+${deliveriesFilter(w.id, more.filter ?? {})}
 ${recent.length === 0
-  ? html`<p>No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}</p>`
+  ? html`<p>${filtered ? "No deliveries match these filters." : html`No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}`}</p>`
   : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
-<thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col" class="log">Details</th><th scope="col">Send again</th></tr></thead>
+<thead><tr><th scope="col">Time</th><th scope="col">Sequence</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col" class="log">Details</th><th scope="col">Send again</th></tr></thead>
 <tbody>${recent.map((d) => deliveryRow(d, redeliverButton(s, w.id, d.id)))}</tbody></table></div>`}
 </section>
 ${recoverForm(s, w.id)}`,

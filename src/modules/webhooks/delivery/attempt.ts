@@ -35,6 +35,8 @@ export interface AttemptInput {
   deliveryId?: string;
   /** The event's stored W3C `traceparent`: the attempt's span continues that trace; null: a trace of its own; absent: the active span's. */
   traceParent?: string | null;
+  /** Changes the service's headers after signing: the receiver audit marks its cases and removes signatures. */
+  adjustHeaders?: (headers: Record<string, string>) => void;
 }
 
 /**
@@ -62,6 +64,7 @@ async function send(sender: WebhookSender, a: AttemptInput, traceParent: string 
     body,
   );
   if (traceParent) headers.traceparent = traceParent;
+  a.adjustHeaders?.(headers);
   return sender.send({ url: a.url, body, headers, customHeaders: a.headers });
 }
 

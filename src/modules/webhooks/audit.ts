@@ -1,0 +1,74 @@
+/**
+ * `POST /v1/webhooks/{id}/audit` (docs/webhooks.md, "Receiver audit"): one correctly signed test delivery and three a
+ * correct receiver must refuse, sent one after another through the same signing, address check, attempt code and
+ * attempt log as every delivery, each marked as a test (`X-Webhook-Mode: test`, `X-Webhook-Audit: true`).
+ */
+import type { AppDeps } from "../../deps.ts";
+import { AppError } from "../../errors.ts";
+import type { EventType } from "../../domain/events.ts";
+import { hitFixedWindow } from "../accounts/rate-limit.ts";
+import { sendAttempt } from "./delivery/attempt.ts";
+import type { SendOutcome, WebhookSender } from "./delivery/http.ts";
+import { sampleData } from "./delivery/payload.ts";
+import { openHeaders } from "./headers.ts";
+import { generateSecret } from "./secrets.ts";
+import { requireWebhook } from "./service.ts";
+import { recordTestDelivery, requireTestFires, signingSecret } from "./test-fire.ts";
+
+/** The cases in the order they are sent: the first must be answered 2xx, the others 4xx. */
+export const AUDIT_CASES = ["valid", "wrong_signature", "stale_timestamp", "no_signature"] as const;
+export type AuditCase = (typeof AUDIT_CASES)[number];
+/** Audits per account per fixed hour; each sends four requests to a URL the customer chose. */
+export const AUDITS_PER_HOUR = 10;
+const HOUR_MS = 3_600_000;
+/** Age of `webhook-timestamp` in the stale case: twice the 5-minute tolerance Standard Webhooks recommends. */
+export const STALE_TIMESTAMP_MS = 10 * 60_000;
+export const RECEIVER_GUIDE = "docs/webhook-receivers.md";
+
+const SIGNATURE_HEADERS = ["x-service-signature", "webhook-signature"];
+
+/** Per case: the last hop's status (null without an answer, then `error` says why) and whether it is right. */
+export interface AuditCaseResult {
+  case: AuditCase;
+  status: number | null;
+  verdict: "pass" | "fail";
+  error: string | null;
+}
+
+const verdictOf = (c: AuditCase, out: SendOutcome): "pass" | "fail" => {
+  if (c === "valid") return out.kind === "delivered" ? "pass" : "fail";
+  return out.statusCode !== null && out.statusCode >= 400 && out.statusCode < 500 ? "pass" : "fail";
+};
+
+/**
+ * Audits the receiver of webhook `id` (live or test; the cases are test deliveries either way).
+ * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), RATE_LIMITED (429, Retry-After in s).
+ */
+export async function auditReceiver(deps: Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">, sender: WebhookSender, accountId: string, id: string) {
+  requireTestFires(deps);
+  const wh = await requireWebhook(deps.db, accountId, id);
+  const hit = await hitFixedWindow(deps.db, `webhook-audit:${accountId}`, AUDITS_PER_HOUR, HOUR_MS, deps.clock.now());
+  if (!hit.allowed)
+    throw new AppError("RATE_LIMITED", `At most ${AUDITS_PER_HOUR} receiver audits an hour per account; retry after ${hit.resetSeconds} s.`, {}, { "retry-after": String(hit.resetSeconds) });
+  const secret = await signingSecret(deps, accountId);
+  const headers = openHeaders(deps.secretsKey, wh.id, wh.headersEnc);
+  const ev = wh.events[0] as EventType;
+  const cases: AuditCaseResult[] = [];
+  for (const c of AUDIT_CASES) {
+    const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
+    // The receiver compares webhook-timestamp with its own clock, so the attempt time is the system's.
+    const out = await sendAttempt(sender, {
+      webhookId: wh.id, url: wh.url, event: ev, mode: "test", attempt: 1, enqueuedAt, headers,
+      data: (enq) => sampleData(ev, enq),
+      secret: c === "wrong_signature" ? generateSecret() : secret,
+      nowMs: c === "stale_timestamp" ? Date.now() - STALE_TIMESTAMP_MS : Date.now(),
+      adjustHeaders: (h) => {
+        h["x-webhook-audit"] = "true";
+        if (c === "no_signature") for (const name of SIGNATURE_HEADERS) delete h[name];
+      },
+    });
+    await recordTestDelivery(deps, wh, ev, enqueuedAt, out);
+    cases.push({ case: c, status: out.statusCode, verdict: verdictOf(c, out), error: out.error });
+  }
+  return { verdict: cases.every((c) => c.verdict === "pass") ? ("ok" as const) : ("failed" as const), cases, guide: RECEIVER_GUIDE };
+}
