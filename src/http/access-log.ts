@@ -4,6 +4,7 @@ import { runInRequestScope, type Logger, type RequestScope } from "../lib/log.ts
 import { authOf } from "./auth.ts";
 import { requestIdFor } from "./core.ts";
 import { observeHttp } from "../modules/metrics/registry.ts";
+import { currentTraceId } from "../lib/tracing.ts";
 
 /** The route template each request matched, noted on the request under a module-private symbol (see auth.ts). */
 const ROUTE = Symbol("route");
@@ -37,7 +38,7 @@ export function withAccessLog(fetch: (req: Request) => Response | Promise<Respon
     const level = QUIET.has(route) ? "debug" : "info";
     // Built only when written; the id comes from `requestIdFor` (reading `res.headers` would make Bun build a Headers).
     if (accessLog.enabled(level))
-      accessLog[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: scope.id, account_id: authOf(req)?.account.id });
+      accessLog[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: scope.id, account_id: authOf(req)?.account.id, trace_id: currentTraceId() });
     return res;
   };
   return (req: Request): Response | Promise<Response> => {

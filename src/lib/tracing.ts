@@ -68,6 +68,12 @@ export function currentTraceParent(): string | null {
   return carrier.traceparent ?? null;
 }
 
+/** The active span's trace id (32 hex digits), for log lines; undefined when tracing is off or no span is active. */
+export function currentTraceId(): string | undefined {
+  if (!tracer) return undefined;
+  return trace.getSpanContext(current())?.traceId;
+}
+
 /** Marks `span` failed with the error's class only: messages may quote URLs or courier answers. */
 function failed(span: Span, err: unknown): void {
   const type = (err as { code?: unknown })?.code ?? (err as Error)?.name ?? "Error";

@@ -105,6 +105,9 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(sent?.[1]).toBe(traceId);
     // SIGTERM flushes the queued spans before the process exits.
     expect(await svc.stop()).toBe(0);
+    // The lookup's access line names its trace, so logs and traces join.
+    const lines = svc.stdout().split("\n").filter((l) => l.includes('"msg":"request"') && l.includes("/v1/track"));
+    expect(lines.some((l) => JSON.parse(l).trace_id === traceId)).toBe(true);
     svc = undefined;
 
     expect(collector.requests.every((r) => r.path === "/v1/traces")).toBe(true);
