@@ -86,7 +86,6 @@ class QuotaLeases {
     });
   }
 
-
   private take(accountId: string, quota: number, period: string): Reservation | undefined {
     const l = this.leases.get(accountId);
     if (!l || l.period !== period || l.quota !== quota || l.taken >= l.size) return undefined;
