@@ -1,7 +1,7 @@
 /**
  * Boot: config → secrets key → database → migrations → key check → couriers → internal port → jobs → listen; every
  * start-up failure is ONE clear JSON line and exit 1. SIGTERM/SIGINT drain in reverse, the embedded PostgreSQL
- * last (docs/deployment.md#start-up-and-shutdown). ROLE: `api`, `worker` or `all` (docs/deployment.md#roles-and-how-many-of-each).
+ * last (docs/deployment.md#start-up-and-shutdown). ROLE: docs/deployment.md#roles-and-how-many-of-each.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, configFromProcess, type Config } from "./config.ts";
@@ -32,7 +32,6 @@ const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
 const lifecycle = createLifecycle({ starting: true });
 
-/** Everything that must be stopped, filled in as start-up goes. */
 interface Running {
   database?: Database;
   sim?: Simulator;

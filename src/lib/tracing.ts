@@ -96,10 +96,7 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span 
   });
 }
 
-/**
- * Records a span from `startMs` (epoch ms) to now in a trace of its own, linked to up to 32 stored `traceparent`s
- * (a worker's claim serves many lookups' events).
- */
+/** Records a span from `startMs` (epoch ms) to now, in its own trace linked to up to 32 stored `traceparent`s. */
 export function pastSpan(name: string, startMs: number, attributes: Attributes, links: readonly (string | null)[]): void {
   if (!tracer) return;
   const ls: Link[] = [];
@@ -112,10 +109,7 @@ export function pastSpan(name: string, startMs: number, attributes: Attributes, 
 
 type Fetch = (request: Request) => Response | Promise<Response>;
 
-/**
- * Wraps `fetch` in one SERVER span per request, named `<METHOD> <route template>` once answered, child of a valid
- * client `traceparent`; tracing off: `fetch` itself.
- */
+/** Wraps `fetch` in a SERVER span per request (`<METHOD> <route>`, child of the client's `traceparent`); off: `fetch`. */
 export function traceRequests(fetch: Fetch, routeOf: (request: Request, status: number) => string): Fetch {
   const t = tracer;
   if (!t) return fetch;

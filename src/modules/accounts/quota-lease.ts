@@ -52,10 +52,7 @@ class QuotaLeases {
 
   constructor(private readonly db: Db) {}
 
-  /**
-   * Reserves one unit of the monthly `quota` (0: none) for the UTC month of `nowMs`, at once from a held block or
-   * after one statement; `ok: false` when used up. Throws the driver's error when PostgreSQL cannot be reached.
-   */
+  /** Reserves one unit of the monthly `quota` for the month of `nowMs`; `ok: false` when used up; throws driver errors. */
   reserve(accountId: string, quota: number, nowMs: number): Reservation | Promise<Reservation> {
     const period = periodOf(nowMs);
     return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period, dayOf(nowMs));
@@ -74,10 +71,7 @@ class QuotaLeases {
     return Math.max(0, seen.used - unused - unitsOf(this.owed, k) - unitsOf(this.returning, k));
   }
 
-  /**
-   * Runs `change` (a bulk follow counting units in the month row) in turn with this process's other statements on
-   * the account's rows, remembers the `used` it resolves with, returns its `value`; throws what `change` throws.
-   */
+  /** Runs `change` (a bulk follow) in turn with this process's statements on the rows, remembering its `used`. */
   async counting<T>(accountId: string, period: string, change: () => Promise<{ used: number; value: T }>): Promise<T> {
     return this.inTurn([accountId], async () => {
       const r = await change();
@@ -194,10 +188,7 @@ class QuotaLeases {
     this.seen.set(rowKey(accountId, period), { used, atMs: Date.now() });
   }
 
-  /**
-   * Sends every owed unit back, ONE statement with one entry per row (an UPDATE applies one FROM entry per row).
-   * On failure the units stay owed for the next call, then the error is thrown.
-   */
+  /** Sends owed units back, ONE statement, one entry per row (UPDATE applies one FROM entry per row); failed: owed still. */
   private async flush(): Promise<void> {
     if (this.owed.size === 0) return;
     // Same row order in every replica: two give-backs touching the same rows cannot deadlock.

@@ -40,10 +40,7 @@ export function usageView(used: number, quota: number, plan: string) {
   return { used, quota, plan, percent: quota > 0 ? Math.round((used / quota) * 10_000) / 100 : 100 };
 }
 
-/**
- * Locks (creating at 0) the account's counter row for `period` in transaction `tx`, returns units used so far;
- * serialises bulk follows and `/v1/track` reservations until `tx` ends (docs/shipments.md, quota of bulk follows).
- */
+/** Locks (creating at 0) the month row in `tx` and returns units used (docs/shipments.md, quota of bulk follows). */
 export async function lockUsage(tx: postgres.TransactionSql, accountId: string, period: string): Promise<number> {
   await tx`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
   const [{ used }] = (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [{ used: number }];

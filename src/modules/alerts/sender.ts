@@ -27,7 +27,6 @@ export interface ClaimedAlert {
   lease_until: string;
   created_at: string;
   recipient: string;
-  /** The owner turned this kind off. */
   disabled: boolean;
 }
 

@@ -31,7 +31,6 @@ export type FormBody = Record<string, string[]>;
 
 export class BodyTooLarge extends Error {}
 
-/** Largest dashboard form body, the API's body limit. */
 export const MAX_FORM_BYTES = MAX_BODY_BYTES;
 
 /** Fields holding a NUL or invalid UTF-8 (unstorable), kept beside the form so its values stay plain strings. */

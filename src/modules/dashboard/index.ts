@@ -1,7 +1,6 @@
 /**
- * The customer dashboard (docs/dashboard.md): server-rendered pages under `/dashboard`, a plain Elysia module with
- * module-local hooks: a form parser, HTML error pages (the core's `onError` steps aside for `/dashboard…`), an HTML
- * 404 for anything else, and security headers on every answer. Why: docs/dashboard.md#decisions.
+ * The customer dashboard: server-rendered pages under `/dashboard`, an Elysia module with its own form parser, HTML
+ * error pages and security headers. Why: docs/dashboard.md#decisions.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
@@ -53,7 +52,6 @@ export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
 const isDashboardPath = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
 const isAssetPath = (path: string) => path.startsWith("/dashboard/assets/");
 
-/** The security headers and the request id on a dashboard answer. */
 function finish(res: Response, path: string, rid: unknown): Response {
   applySecurityHeaders(res.headers, isAssetPath(path) && res.status === 200);
   if (rid) res.headers.set("x-request-id", String(rid));
@@ -76,7 +74,6 @@ function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Reques
 
 const notFound = () => htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
 
-/** Options for tests and future deployments. */
 export interface DashboardOptions {
   /** Billing provider for plan changes; default: the one BILLING_PROVIDER names (docs/billing.md). */
   billing?: BillingProvider;

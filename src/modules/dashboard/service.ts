@@ -35,10 +35,7 @@ export type SignInResult = { ok: true; accountId: string } | { ok: false; reason
 /** Retry hint when the verification gate is full: the burst is over in moments. */
 const BUSY_RETRY_SECONDS = 2;
 
-/**
- * Checks email + password (docs/dashboard.md, "Sign-in throttling"): reserves the attempt, then verifies in the gate;
- * unknown emails verify against a dummy hash (same cost, same throttle).
- */
+/** Checks email + password, unknown emails against a dummy hash (docs/dashboard.md#sign-in-throttling). */
 export async function signIn(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignInResult> {
   const email = normaliseEmail(input.email);
   const r = await reserveAttempt(deps.db, input.ip, email, deps.clock.now());
@@ -87,10 +84,7 @@ export interface DayCount {
 
 export const CHART_DAYS = 14;
 
-/**
- * Deliveries per UTC day enqueued, the last {@link CHART_DAYS} days with today, zeros included: `delivered`, and
- * `failed` (abandoned or dropped by the address check); pending ones not yet.
- */
+/** Deliveries per UTC day enqueued over the last {@link CHART_DAYS} days: `delivered`, `failed` (abandoned, dropped). */
 export async function deliveriesPerDay(db: Db, accountId: string, webhookId: string, nowMs: number): Promise<DayCount[]> {
   const today = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
   const from = today - (CHART_DAYS - 1) * 86_400_000;

@@ -90,7 +90,7 @@ export async function destroySession(db: Db, token: string | undefined): Promise
   if (token) await db.delete(sessions).where(eq(sessions.tokenHash, sha256(token)));
 }
 
-/** Deletes sessions expired before `nowMs` (ms; no retention: they are refused at once); returns how many; throws DB errors. */
+/** Deletes sessions expired before `nowMs` (ms; no retention: refused at once anyway); returns how many. */
 export async function pruneSessions(db: Db, nowMs: number, batches: PruneBatches): Promise<number> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();

@@ -1,6 +1,6 @@
 /**
- * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies): requests in `t`,
- * responses in plain TypeBox, registered once in {@link webhookModels} (docs/architecture.md#schemas-one-registration-per-body).
+ * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies): requests in `t`, responses
+ * in plain TypeBox, registered once in {@link webhookModels} (docs/architecture.md#schemas-one-registration-per-body).
  */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";

@@ -57,7 +57,7 @@ const dedupe = (events: readonly string[]) => [...new Set(events)];
 
 /**
  * Creates a webhook with `secret`: the raw one if this create made the account's first, else {@link SECRET_NOTICE}
- * (spec: POST /v1/webhooks). Throws RequestValidationError (URL rules), AppError PLAN_UPGRADE_REQUIRED, WEBHOOK_LIMIT_REACHED.
+ * (spec: POST /v1/webhooks). Throws RequestValidationError, AppError PLAN_UPGRADE_REQUIRED / WEBHOOK_LIMIT_REACHED.
  */
 export async function createWebhook(deps: ServiceDeps, caller: Caller, input: CreateWebhookInput) {
   const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
@@ -154,10 +154,7 @@ export interface DeliveryFilter {
   after_sequence?: number;
 }
 
-/**
- * Deliveries of one webhook with their attempt logs, newest first by cursor (UUIDv7 id); with `after_sequence`,
- * higher sequences lowest first (docs/webhooks.md#sequence-numbers-and-the-delivery-log).
- */
+/** Deliveries with attempt logs, newest first or by `after_sequence` (docs/webhooks.md, "Sequence numbers"). */
 export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: DeliveryFilter) {
   await requireWebhook(db, accountId, id);
   const conds: (SQL | undefined)[] = [eq(deliveries.webhookId, id)];

@@ -47,10 +47,7 @@ export interface CachingResolverOptions {
   now?: () => number;
 }
 
-/**
- * Wraps `inner` with a TTL cache of successful answers and one lookup in flight per host; failures are not cached,
- * and {@link checkHost} still classifies every address before every attempt.
- */
+/** Wraps `inner` with a TTL cache of successful answers and one lookup in flight per host. */
 export function cachingResolver(inner: Resolver, opts: CachingResolverOptions = {}): Resolver {
   const ttl = opts.ttlMs ?? DNS_CACHE_TTL_MS;
   const max = opts.maxHosts ?? 1_000;
@@ -134,7 +131,6 @@ function classifyParsed(a: Addr): AddressClass {
   }
 }
 
-// Parsed allow-lists by list: the worker passes the same config array on every attempt.
 const parsedLists = new WeakMap<readonly string[], [Addr, number][]>();
 
 function parseCidrs(allow: readonly string[]): [Addr, number][] {
@@ -201,7 +197,6 @@ export function isIpLiteral(host: string): boolean {
 
 const literals = new Map<string, ResolvedAddress[] | null>();
 
-/** The address of an IP-literal URL host (IPv6 possibly in brackets), or null when `host` is a name. */
 function literalOf(host: string): ResolvedAddress[] | null {
   let known = literals.get(host);
   if (known === undefined) {
@@ -218,10 +213,7 @@ export type GuardResult =
   | { ok: false; reason: "dns"; detail: string }
   | { ok: false; reason: "address_blocked"; detail: string };
 
-/**
- * Resolves `host` (IP literals aside) and vets EVERY address, so one blocked address blocks the host (else a name
- * answering public and private lets the attacker choose); returns the first, to pin the connection to.
- */
+/** Resolves `host` and vets EVERY address (one blocked blocks the host); returns the first, to pin the connection to. */
 export async function checkHost(host: string, allow: readonly string[], resolver: Resolver): Promise<GuardResult> {
   const literal = literalOf(host);
   let addrs: ResolvedAddress[];

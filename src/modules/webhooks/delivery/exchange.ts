@@ -27,10 +27,7 @@ export class TimeoutError extends Error {
 /** Stops reading once the snippet is full (the connection is closed rather than drained). */
 class SnippetFull extends Error {}
 
-/**
- * Runs one exchange; never rejects. Resolves with the status, first `Location` and UTF-8 snippet (an error after the
- * status line keeps them), or with the error that came before a status.
- */
+/** Runs one exchange; never rejects: the status, `Location` and snippet, or the error that came before a status. */
 export function exchange(dispatcher: undici.Dispatcher, req: ExchangeRequest): Promise<ExchangeResult> {
   return new Promise((resolve) => {
     const x = new Exchange(req, resolve);

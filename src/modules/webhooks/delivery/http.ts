@@ -24,7 +24,7 @@ export interface Hop {
   /** Wall-clock ms. */
   durationMs: number;
   statusCode: number | null;
-  /** Error class when there was no usable response: `timeout`, `connect`, `tls`, `dns`, `address_blocked`, `redirect_limit`, `redirect_invalid`, `protocol`. */
+  /** Error class without a usable response: `timeout`, `connect`, `tls`, `dns`, `address_blocked`, `redirect_*`, `protocol`. */
   error: string | null;
   snippet: string | null;
 }
@@ -84,14 +84,13 @@ function parsedUrl(url: string): URL {
 export class WebhookSender {
   private readonly agents = new Map<string, undici.Agent>();
   private readonly ca: string[] | undefined;
-  /** The allow list for the sandbox echo's URL only: the configured one plus loopback. */
   private readonly echoAllow: readonly string[];
   private readonly echoResolver: Resolver;
 
   constructor(private readonly opts: SenderOptions) {
     this.ca = opts.caFile ? [...rootCertificates, readFileSync(opts.caFile, "utf8")] : undefined;
     this.echoAllow = [...opts.allowCidrs, ...ECHO_LOOPBACK_CIDRS];
-    // `localhost` often resolves to ::1 first while the embedded default listens on 127.0.0.1: IPv4 first for the echo.
+    // `localhost` often resolves to ::1 first; the embedded default listens on 127.0.0.1.
     this.echoResolver = async (host) => [...(await opts.resolver(host))].sort((a, b) => a.family - b.family);
   }
 
@@ -203,7 +202,6 @@ export class WebhookSender {
     return { record: record(r.statusCode, null, r.snippet), dropped: false, location: r.location };
   }
 
-  /** Closes every pooled connection. */
   async close(): Promise<void> {
     const all = [...this.agents.values()];
     this.agents.clear();
