@@ -1,4 +1,4 @@
-/** Deliveries per day as a server-drawn SVG (no script or inline style), the numbers also in a table. */
+/** Deliveries per day as a server-drawn SVG (no script, no inline styles), the numbers also in a table. */
 import { html, type SafeHtml } from "../html.ts";
 import type { DayCount } from "../service.ts";
 
