@@ -59,8 +59,8 @@ class QuotaLeases {
   }
 
   /**
-   * Units of month `period` (`YYYY-MM`) counted and not given back, as this process knows: the row's count at its
-   * last statement on it minus units it holds unused or owes. Undefined after {@link SEEN_KEEP_MS} untouched.
+   * Units of `period` counted and not given back as this process knows: the row's count at its last statement minus
+   * units it holds or owes. Undefined after {@link SEEN_KEEP_MS} untouched.
    */
   usedNow(accountId: string, period: string): number | undefined {
     const k = rowKey(accountId, period);

@@ -1,7 +1,6 @@
 /**
- * A bounded per-process gate for password hashing work (each argon2id run holds PASSWORD_HASH_MEMORY_KIB): at most
- * `global` at once, `perAccount` per account, a short bounded FIFO queue, else turned away at once.
- * Why: docs/dashboard.md, "Sign-in throttling".
+ * A bounded per-process gate for password hashing (each argon2id run holds PASSWORD_HASH_MEMORY_KIB): a short FIFO
+ * queue, else turned away at once. Why: docs/dashboard.md#sign-in-throttling.
  */
 
 export interface VerifyGateOptions {

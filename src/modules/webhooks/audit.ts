@@ -1,7 +1,4 @@
-/**
- * `POST /v1/webhooks/{id}/audit` (docs/webhooks.md, "Receiver audit"): one signed test delivery and three a correct
- * receiver must refuse, through the real delivery path, marked `X-Webhook-Audit: true`.
- */
+/** `POST /v1/webhooks/{id}/audit`: one signed test delivery, three a receiver must refuse (docs/webhooks.md). */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import type { EventType } from "../../domain/events.ts";

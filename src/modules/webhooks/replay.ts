@@ -1,7 +1,4 @@
-/**
- * Redeliver one delivery or recover a webhook's failed ones: NEW outbox rows, due now, the event's id and
- * `enqueued_at` kept (docs/events.md#redeliver-and-recover-decisions-after-svix).
- */
+/** Redeliver and recover: NEW outbox rows, due now (docs/events.md#redeliver-and-recover-decisions-after-svix). */
 import { sql as dsql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";

@@ -1,7 +1,4 @@
-/**
- * Profile changes a customer makes to their own account: password, email, deletion (docs/dashboard.md, "Profile").
- * The routes check session, CSRF token and current password first; other modules' tables go through their owners.
- */
+/** Profile changes to one's own account (docs/dashboard.md#profile); routes check the current password first. */
 import { and, eq, ne } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { accounts, sessions } from "../../../db/schema/index.ts";

@@ -1,7 +1,4 @@
-/**
- * One attempt, for the worker and the test fire: build the body from current data, serialise once, sign exactly
- * those bytes, send (spec: Events "Headers on every delivery"; Authentication 5).
- */
+/** One attempt: body from current data, serialised once, exactly those bytes signed and sent (spec: Authentication 5). */
 import type { AppDeps } from "../../../deps.ts";
 import type { EventType } from "../../../domain/events.ts";
 import { WebhookSender, type SendOutcome } from "./http.ts";
