@@ -1,22 +1,7 @@
 /**
- * Boot: config → secrets key → database (embedded when DATABASE_URL is unset;
- * an unreachable one is retried for DB_CONNECT_TIMEOUT_SECONDS) → migrations
- * → key check → courier backends (simulator in sandbox mode) → internal port
- * → jobs → listen (TLS, or plain HTTP behind a proxy). Every start-up failure
- * ends with ONE clear JSON line and exit 1.
- *
- * SIGTERM/SIGINT drain in the reverse order (docs/deployment.md, Shutdown):
- * readiness turns 503, the listener closes, in-flight requests finish (up to
- * SHUTDOWN_GRACE_SECONDS), the scheduler stops its jobs (re-checks and the
- * delivery worker) and they give back their claims, the courier pools and
- * simulator close, the services stop (quota blocks go back, pending request
- * counts and key uses are written: services.ts), queued spans are sent (lib/tracing.ts), the pool closes, the embedded PostgreSQL stops LAST, then
- * "stopped", the buffered log lines are written (lib/log.ts), and exit 0. Every
- * other exit (a failed start, an uncaught error) writes them first too.
- *
- * ROLE (docs/deployment.md, Roles): `api` serves HTTP only, `worker` runs the
- * scheduler (re-checks, the webhook delivery worker, housekeeping) only, `all`
- * (default) both.
+ * Boot: config → secrets key → database → migrations → key check → couriers → internal port → jobs → listen; every
+ * start-up failure is ONE clear JSON line and exit 1. SIGTERM/SIGINT drain in reverse, the embedded PostgreSQL
+ * last (docs/deployment.md#start-up-and-shutdown). ROLE: docs/deployment.md#roles-and-how-many-of-each.
  */
 import { buildApp } from "./app.ts";
 import { ConfigError, configFromProcess, type Config } from "./config.ts";
@@ -47,7 +32,6 @@ const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
 const lifecycle = createLifecycle({ starting: true });
 
-/** Everything that must be stopped, filled in as start-up goes. */
 interface Running {
   database?: Database;
   sim?: Simulator;
@@ -67,11 +51,11 @@ try {
   createLogger("info", SERVICE).error(err.message, { problems: err.problems });
   process.exit(1);
 }
-// Buffered: lines are written in batches (lib/log.ts), and every exit below flushes them first.
+// Buffered (lib/log.ts): every exit below flushes first.
 const log = createLogger(config.logLevel, SERVICE, undefined, { buffered: true });
 setPasswordHashMemory(config.passwordHashMemoryKib);
 setBodyTimeout(config.bodyTimeoutMs);
-// Before anything is built: the app wraps its `fetch` in request spans only when tracing is on (lib/tracing.ts).
+// Before anything is built: the app wraps `fetch` in spans only when tracing is on.
 if (startTracing({ endpoint: config.otelExporterOtlpEndpoint, serviceName: config.otelServiceName, onError: (err) => log.warn("trace export failed", { error: secretFree(err) }) }))
   log.info("traces on", { collector: new URL(config.otelExporterOtlpEndpoint!).host, service_name: config.otelServiceName });
 
@@ -96,7 +80,6 @@ async function start(): Promise<void> {
   if (!config.smtpUrl) log.info("SMTP_URL is unset: owner alerts are shown in the dashboard only, not emailed (docs/alerts.md)");
   log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
 
-  // Every event tracking writes is fanned out into the webhooks outbox, in the same transaction.
   const deps = { config, db: database.db, clock, log, secretsKey, backends, services, lifecycle, onEvents: outboxEventSink };
 
   // Only a process that serves the public port creates the development account: its link points at that port.
@@ -121,17 +104,14 @@ async function start(): Promise<void> {
   if (config.role !== "worker") {
     const app = buildApp(deps);
     const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
-    // Bun serves the composed `fetch` (http/server.ts): the access log and the key lookup around the router.
     listenOrExplain(config, () =>
       app.listen({
         port: config.port,
         hostname: config.host,
-        // No SO_REUSEPORT, which lets a second process bind the same port and take half the connections; a port
-        // in use must stop the start instead.
+        // A port in use must stop the start, not share connections (docs/deployment.md#start-up-and-shutdown).
         reusePort: false,
         maxRequestBodySize: 1024 * 1024,
-        // Above the longest answer we give (a queued asynchronous lookup), or waiting clients are cut off;
-        // Bun's limit is 255 s. Never development mode, whatever NODE_ENV says.
+        // Above the longest answer (a queued asynchronous lookup); Bun's limit is 255 s.
         idleTimeout: Math.min(255, Math.ceil(longestAnswerMs(config) / 1000) + 5),
         development: false,
         ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
@@ -153,13 +133,10 @@ async function start(): Promise<void> {
   }
 }
 
-/** Another process holds the port the service was told to listen on; the message is the one line the operator reads. */
+/** Another process holds the port; the message is the one line the operator reads. */
 class PortInUseError extends Error {}
 
-/**
- * Runs `listen`; a bind refused because the address is taken becomes {@link PortInUseError} naming the
- * variable, the address and the port (Bun reports EADDRINUSE).
- */
+/** Runs `listen`; EADDRINUSE becomes {@link PortInUseError} naming the variable, address and port. */
 function listenOrExplain<T>(where: { port: number; host: string; variable?: string }, listen: () => T): T {
   try {
     return listen();
@@ -185,24 +162,21 @@ async function stopAll(log: Logger, graceMs: number): Promise<void> {
   await step("listener", async () => {
     const server = running.server;
     if (!server) return;
-    // Stop accepting; in-flight requests finish. Past the grace, the rest are cut.
     if (!(await settleWithin(server.stop(false), deadline - Date.now()))) {
       log.warn("grace period over; closing the remaining connections");
       await server.stop(true);
     }
   });
   const left = () => Math.max(1_000, deadline - Date.now());
-  // The scheduler drains re-checks and deliveries together.
   await step("scheduler", () => running.scheduler?.stop({ timeout: left() }));
   await step("courier backends", () => running.backends?.close());
   await step("simulator", () => running.sim?.stop());
   await step("internal port", () => running.admin?.stop());
-  // After the last request and the last job, before the pool closes: unused quota units go back, pending request
-  // counts and key-use stamps are written (services.ts, stopServices).
+  // After the last request and job, before the pool closes: quota units go back, pending counts are written.
   await step("services", () => (running.services ? stopServices(running.services, (name, error) => log.error("error during shutdown", { step: name, error: error as Error })) : undefined));
-  // The spans of the last requests and deliveries go out before the process does (bounded: a collector may hang).
+  // Bounded: a collector may hang.
   await step("traces", () => settleWithin(stopTracing(), Math.min(5_000, left())));
-  // Last: the pool, then the embedded PostgreSQL (its own exit hook is disabled, db/client.ts).
+  // Last: the pool, then the embedded PostgreSQL (its own exit hook is off, db/client.ts).
   await step("database", () => running.database?.close());
 }
 
@@ -222,14 +196,13 @@ async function shutdown(signal: string): Promise<void> {
   }, graceMs + 15_000).unref();
   await stopAll(log, graceMs);
   log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
-  // Every buffered line (the last requests' access lines included) is on stdout before the exit.
   log.flush();
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
 
-/** `err` as an Error whose message holds no configured secret value (config.ts, `withoutSecrets`); name and code kept. */
+/** `err` with no configured secret value in its messages; name and code kept. */
 function secretFree(err: unknown): Error {
   const e = err instanceof Error ? err : new Error(String(err));
   const clean = Object.assign(new Error(withoutSecrets(e.message, config)), { code: (e as { code?: unknown }).code });
@@ -241,10 +214,7 @@ function secretFree(err: unknown): Error {
 /** Time given to stopping what started after a failed start or an uncaught error, ms. */
 const FAILURE_STOP_MS = 5_000;
 let failing: Promise<void> | undefined;
-/**
- * Stops what started, quietly, within {@link FAILURE_STOP_MS} (the embedded PostgreSQL included), then
- * exits 1. Runs once: an uncaught error during start-up and the start's own failure share one stop.
- */
+/** Stops what started within {@link FAILURE_STOP_MS}, then exits 1; runs once (shared by every failure). */
 function stopAndFail(): Promise<void> {
   stopping = true;
   lifecycle.draining = true;
@@ -253,7 +223,6 @@ function stopAndFail(): Promise<void> {
       log.flush();
       process.exit(1);
     }, FAILURE_STOP_MS + 5_000).unref();
-    // The error line, and every line buffered before it, are on stdout before the exit.
     failing = stopAll(createLogger("silent"), FAILURE_STOP_MS)
       .finally(() => {
         log.flush();
@@ -264,15 +233,12 @@ function stopAndFail(): Promise<void> {
 }
 
 /**
- * Last resort for an error nothing caught (a library throwing from a timer, a promise nobody awaited).
- * Bun's default prints the stack trace to stderr and exits at once, leaving the embedded PostgreSQL
- * running; here it is one JSON line without the stack (lib/log.ts), then {@link stopAndFail} for the
- * orchestrator to restart the process. During a shutdown already under way the error is logged and the
- * shutdown goes on.
+ * Last resort for an error nothing caught: one JSON line without the stack, then {@link stopAndFail} (Bun's default
+ * would leave the embedded PostgreSQL running). During a shutdown it is logged and the shutdown goes on.
  */
 function crashed(what: string, err: unknown): void {
   log.error(`${what}; stopping`, { error: secretFree(err) });
-  // Out at once, with every line before it: the stop that follows may itself fail harder.
+  // The stop that follows may itself fail harder.
   log.flush();
   if (stopping && !failing) return;
   void stopAndFail();
@@ -283,8 +249,7 @@ process.on("unhandledRejection", (err) => crashed("unhandled rejection", err));
 try {
   await start();
 } catch (err) {
-  // One clear line, then stop what did start (the embedded PostgreSQL included). A driver's or library's
-  // message may quote configuration (a connection string): secret values are taken out first.
+  // A driver's or library's message may quote configuration (a connection string).
   if (err instanceof ConfigError) log.error(err.message, { problems: err.problems });
   else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError || err instanceof PortInUseError)
     log.error(withoutSecrets(err.message, config));

@@ -1,7 +1,6 @@
 /**
- * The HTTP server: Bun's `fetch` composed once from the Elysia router and the two wrappers that must see every
- * request (docs/architecture.md, "The server"): the access log outside, then the API key lookup, then the router.
- * `handle()` (tests) and `listen()` (main.ts) go through the same `fetch`.
+ * The HTTP server: Bun's `fetch` composed once from the router and the wrappers that see every request; `handle()`
+ * and `listen()` share it. Why: docs/architecture.md#the-server.
  */
 import type { Elysia } from "elysia";
 
@@ -19,7 +18,7 @@ export interface ListenOptions {
   /** Seconds; Bun's limit is 255. Default 30 (Elysia's). */
   idleTimeout?: number;
   development?: boolean;
-  /** Default false: SO_REUSEPORT would let a second process bind the same port and take half the connections. */
+  /** Default false: SO_REUSEPORT would let a second process take half the connections. */
   reusePort?: boolean;
 }
 
@@ -35,11 +34,7 @@ export class ApiServer {
   /** The listening Bun server, null before `listen()` and after `stop()`. */
   server: BunServer | null = null;
 
-  /**
-   * @param router the compiled Elysia app (routes, hooks, OpenAPI)
-   * @param fetch the composed handler every request goes through
-   * @param peer filled in on `listen()`, so that the routes that need the client's address can read it
-   */
+  /** `router`: the compiled Elysia app; `fetch`: the composed handler; `peer`: filled in on `listen()`. */
   constructor(
     readonly router: Elysia<any, any, any, any, any, any, any>,
     readonly fetch: Fetch,

@@ -1,8 +1,6 @@
 /**
- * OpenTelemetry traces (docs/operations.md, "Traces"). Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: then one
- * provider sends spans in batches to `<endpoint>/v1/traces` (OTLP/HTTP JSON) and W3C `traceparent` is read and
- * written. Off, no provider exists and every helper here runs its function bare behind one test of `tracer`.
- * The active span travels in this module's own AsyncLocalStorage: nothing is registered globally.
+ * OpenTelemetry traces (docs/operations.md#traces), off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; off, every helper
+ * runs its function bare. The active span travels in this module's own AsyncLocalStorage (nothing global).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
@@ -26,7 +24,7 @@ export interface TracingOptions {
   endpoint: string | undefined;
   /** OTEL_SERVICE_NAME: the resource's `service.name`. */
   serviceName: string;
-  /** Hears each failed export (the collector down …); the spans of that batch are lost. */
+  /** Hears each failed export (that batch's spans are lost). */
   onError?: (err: unknown) => void;
 }
 
@@ -46,7 +44,7 @@ export function startTracing(opts: TracingOptions): boolean {
   return true;
 }
 
-/** Sends the spans still queued and stops the provider (main.ts, last before the database). Never throws: a failed send goes to `onError`. */
+/** Sends the spans still queued and stops the provider; never throws (a failed send goes to `onError`). */
 export async function stopTracing(): Promise<void> {
   const p = provider;
   provider = tracer = undefined;
@@ -83,14 +81,11 @@ function failed(span: Span, err: unknown): void {
 
 export interface SpanOptions {
   kind?: SpanKind;
-  /** A stored W3C `traceparent` to continue (an event's, for its deliveries); null: a new trace; absent: the active span. */
+  /** A stored W3C `traceparent` to continue; null: a new trace; absent: the active span. */
   parent?: string | null;
 }
 
-/**
- * Runs `fn` in a new span (child of the active span unless `opts.parent` says otherwise), ended when `fn` settles
- * (failed when it throws). Tracing off: `fn(undefined)` and nothing else.
- */
+/** Runs `fn` in a new span, ended when `fn` settles (failed when it throws); tracing off: `fn(undefined)`. */
 export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, opts: SpanOptions = {}): Promise<T> {
   if (!tracer) return fn(undefined);
   const parent = opts.parent === undefined ? current() : contextOf(opts.parent);
@@ -107,10 +102,7 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span 
   });
 }
 
-/**
- * Records a span that already happened (from `startMs` to now, ms since the epoch), in a trace of its own linked to those of
- * `links` (stored `traceparent`s, at most 32): a worker's claim, which serves many lookups' events at once.
- */
+/** Records a span from `startMs` (epoch ms) to now, in its own trace linked to up to 32 stored `traceparent`s. */
 export function pastSpan(name: string, startMs: number, attributes: Attributes, links: readonly (string | null)[]): void {
   if (!tracer) return;
   const ls: Link[] = [];
@@ -123,11 +115,7 @@ export function pastSpan(name: string, startMs: number, attributes: Attributes, 
 
 type Fetch = (request: Request) => Response | Promise<Response>;
 
-/**
- * Wraps a server's `fetch` in one SERVER span per request, named `<METHOD> <route template>` once answered
- * (`routeOf`), with `http.route` and `http.response.status_code`; its parent is the client's `traceparent`
- * when valid. Tracing off: `fetch` itself, unwrapped.
- */
+/** Wraps `fetch` in a SERVER span per request (`<METHOD> <route>`, child of the client's `traceparent`); off: `fetch`. */
 export function traceRequests(fetch: Fetch, routeOf: (request: Request, status: number) => string): Fetch {
   const t = tracer;
   if (!t) return fetch;

@@ -1,7 +1,4 @@
-/**
- * The monthly quota by UTC day (docs/dashboard.md, "Overview"): `usage_daily` is written in the same statements as
- * the month row (quota-lease.ts, quota.ts, service.ts `setUsage`), so the days of a month sum to its `used`.
- */
+/** The monthly quota by UTC day (docs/dashboard.md, "Overview"): days are written with the month row, so sum to it. */
 import { and, eq, gte, lt } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { usageDaily } from "../../db/schema/index.ts";
@@ -37,9 +34,8 @@ export function unitsOf(m: DayUnits, k: string): number {
   return n;
 }
 
-/** One UTC day's counted units. */
+/** One UTC day's (`YYYY-MM-DD`) counted units. */
 export interface DayUsage {
-  /** `YYYY-MM-DD`. */
   day: string;
   used: number;
 }

@@ -1,10 +1,8 @@
 /**
  * Monthly quota units leased in small blocks (spec: Rate limits, "each tracking request counts against a monthly
- * quota"). A process takes a block from the account's month row in ONE statement under the row lock and hands its
- * units out one per `/v1/track` without a round trip; the row counts every unit granted to any replica, so 200
- * answers never exceed the quota. Blocks shrink to one unit near the end of a month, go back when idle
- * (quota-pace.ts), and `usedNow` is exact for what this process counted. Bounds and figures: docs/performance.md
- * ("The monthly quota, leased in blocks", "Quota blocks kept at the account's pace"), docs/billing.md.
+ * quota"): one statement takes a block from the month row under its row lock, units go out one per `/v1/track` from
+ * memory, and the row counts every unit granted, so 200s never exceed the quota.
+ * Why and bounds: docs/performance.md#decisions ("The monthly quota, leased in blocks"), docs/billing.md.
  */
 import type { Db } from "../../db/client.ts";
 import { quotaMarksCte } from "../alerts/record.ts";
@@ -28,7 +26,6 @@ interface Lease {
   day: string;
   quota: number;
   size: number;
-  /** Units of the block handed out (and not given back). */
   taken: number;
   lastUseMs: number;
   /** The account's recent longest gap between requests (decaying), ms. */
@@ -43,9 +40,9 @@ class QuotaLeases {
   private readonly pending = new Map<string, Promise<void>>();
   /** Units this process counted in rows and neither holds nor used, waiting to go back, per row and day (summed). */
   private readonly owed: DayUnits = new Map();
-  /** Units of a give-back statement in flight, per row and day. */
+  /** Units of a give-back statement in flight. */
   private readonly returning: DayUnits = new Map();
-  /** Pace of the accounts whose block went back idle, kept {@link LEASE_IDLE_MAX_MS}: their next block starts from it. */
+  /** Pace of accounts whose block went back idle: their next block starts from it. */
   private readonly paces = new Map<string, Pace>();
   /** Each row's count as this process last saw it (the last of its own statements on the row to finish). */
   private readonly seen = new Map<string, { used: number; atMs: number }>();
@@ -55,24 +52,15 @@ class QuotaLeases {
 
   constructor(private readonly db: Db) {}
 
-  /**
-   * Reserves one unit of `accountId`'s quota for the UTC month of `nowMs` (ms since the epoch).
-   * @param quota the plan's monthly quota (0: nothing can be reserved).
-   * @returns the reservation at once when this process holds a unit, else after one statement;
-   *   `ok: false` when the month's quota is used up. `used` is {@link usedNow} at that moment.
-   * @throws the driver's error when PostgreSQL cannot be reached.
-   */
+  /** Reserves one unit of the monthly `quota` for the month of `nowMs`; `ok: false` when used up; throws driver errors. */
   reserve(accountId: string, quota: number, nowMs: number): Reservation | Promise<Reservation> {
     const period = periodOf(nowMs);
     return this.take(accountId, quota, period) ?? this.reserveSlow(accountId, quota, nowMs, period, dayOf(nowMs));
   }
 
   /**
-   * Units of `accountId`'s month `period` (`YYYY-MM`) counted and not given back, as this process knows now:
-   * the row's count at this process's last statement on it, minus the units this process holds unused or
-   * owes back. Every unit this process counted is in it; units other replicas counted since its last
-   * statement on the row are not, units other replicas hold unused are. Undefined when this process has not
-   * touched the row for {@link SEEN_KEEP_MS}.
+   * Units of `period` counted and not given back as this process knows: the row's count at its last statement minus
+   * units it holds or owes. Undefined after {@link SEEN_KEEP_MS} untouched.
    */
   usedNow(accountId: string, period: string): number | undefined {
     const k = rowKey(accountId, period);
@@ -83,12 +71,7 @@ class QuotaLeases {
     return Math.max(0, seen.used - unused - unitsOf(this.owed, k) - unitsOf(this.returning, k));
   }
 
-  /**
-   * Runs `change`, a transaction that counts units in `accountId`'s row for `period` under its row lock (a
-   * bulk follow), in turn with this process's other statements on the account's rows, and remembers the
-   * row's count it resolves with (`used`, after the commit). Returns `change`'s `value`.
-   * @throws whatever `change` throws (nothing is remembered then).
-   */
+  /** Runs `change` (a bulk follow) in turn with this process's statements on the rows, remembering its `used`. */
   async counting<T>(accountId: string, period: string, change: () => Promise<{ used: number; value: T }>): Promise<T> {
     return this.inTurn([accountId], async () => {
       const r = await change();
@@ -97,7 +80,6 @@ class QuotaLeases {
     });
   }
 
-  /** One unit of the block this process holds for the account, month and quota, or undefined. */
   private take(accountId: string, quota: number, period: string): Reservation | undefined {
     const l = this.leases.get(accountId);
     if (!l || l.period !== period || l.quota !== quota || l.taken >= l.size) return undefined;
@@ -112,12 +94,10 @@ class QuotaLeases {
   private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string, day: string): Promise<Reservation> {
     if (quota <= 0) return { ok: false, used: await usedThisMonth(this.db, accountId, nowMs), period, day };
     for (;;) {
-      // One block request per account at a time; the others wait for it and take from it.
       const inFlight = this.pending.get(accountId);
       if (inFlight) {
         await inFlight;
       } else {
-        // Forgotten as soon as it settles, before anyone waiting on it runs again.
         const p = this.grant(accountId, quota, period, day).finally(() => this.pending.delete(accountId));
         this.pending.set(accountId, p.then(() => undefined, () => undefined));
         if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period, day };
@@ -127,10 +107,7 @@ class QuotaLeases {
     }
   }
 
-  /**
-   * Takes a block from the row, creating the month's row at 0 when missing.
-   * @returns true when a block is held, false when the quota is used up.
-   */
+  /** Takes a block from the row (created at 0 when missing); false when the quota is used up. */
   private async grant(accountId: string, quota: number, period: string, day: string): Promise<boolean> {
     const old = this.leases.get(accountId);
     if (old) {
@@ -140,11 +117,8 @@ class QuotaLeases {
     }
     return this.inTurn([accountId], async () => {
       for (let attempt = 0; ; attempt++) {
-        // `o` locks the row and reads the count the block starts from (a row locked FOR UPDATE is re-read after
-        // waiting), so concurrent grants never overlap; when the quota is used up it still reports the count.
-        // `set_config(…, true)` is SET LOCAL for this statement's own transaction: it does not wait for its WAL
-        // flush (a database crash can lose the last few hundred ms of grants: free units, never a wrong refusal).
-        // `d` counts the block on its day after `g` (month row locked first); `alerted` queues 80/100 % alerts (docs/alerts.md).
+        // `o` locks the row, so grants never overlap; no WAL flush wait (a crash loses free units, never refuses).
+        // `d` counts the block on its day after `g` locks the month row; `alerted`: docs/alerts.md.
         const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
@@ -173,17 +147,12 @@ class QuotaLeases {
           this.see(accountId, period, Number(r!.current ?? 0));
           return false;
         }
-        // No row for the month yet (another replica may be creating it at the same moment): create it, try again.
         await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
       }
     }).catch((err: unknown) => Promise.reject(quotaLeaseFailure("grant", err)));
   }
 
-  /**
-   * Gives back the unit of a reservation that did not end in 200, to the month's row (the block it came
-   * from goes on handing out its other units).
-   * @throws the driver's error when PostgreSQL cannot be reached (the unit is owed and sent again later).
-   */
+  /** Gives back the unit of a reservation that did not end in 200; on a driver error it stays owed for later. */
   async release(accountId: string, reservation: Reservation): Promise<void> {
     addUnits(this.owed, rowKey(accountId, reservation.period), reservation.day, 1);
     await this.flush();
@@ -197,10 +166,7 @@ class QuotaLeases {
     await this.flush();
   }
 
-  /**
-   * Returns the blocks unused for their idle period ({@link idlePeriodMs}; every block at or past `nowMs` −
-   * {@link LEASE_IDLE_MAX_MS} since its last use), and the units still owed, in ONE statement.
-   */
+  /** Returns blocks unused for their {@link idlePeriodMs}, and units still owed, in ONE statement. */
   async returnIdle(nowMs = Date.now()): Promise<void> {
     for (const [accountId, l] of this.leases)
       if (nowMs - l.lastUseMs >= idlePeriodMs(l.gapMs)) {
@@ -214,7 +180,6 @@ class QuotaLeases {
     await this.flush();
   }
 
-  /** Notes the unused units of `lease` as owed to their row. */
   private owe(accountId: string, lease: Lease): void {
     if (lease.size > lease.taken) addUnits(this.owed, rowKey(accountId, lease.period), lease.day, lease.size - lease.taken);
   }
@@ -223,12 +188,7 @@ class QuotaLeases {
     this.seen.set(rowKey(accountId, period), { used, atMs: Date.now() });
   }
 
-  /**
-   * Sends every owed unit back to its rows, ONE statement with one entry per account and month or day (an UPDATE
-   * applies at most one entry of its FROM list to a row: two entries for one row would lose one). Units a
-   * failed statement could not give back stay owed and go with the next call (the idle sweep, shutdown),
-   * then the error is thrown.
-   */
+  /** Sends owed units back, ONE statement, one entry per row (UPDATE applies one FROM entry per row); failed: owed still. */
   private async flush(): Promise<void> {
     if (this.owed.size === 0) return;
     // Same row order in every replica: two give-backs touching the same rows cannot deadlock.
@@ -266,10 +226,7 @@ class QuotaLeases {
     }
   }
 
-  /**
-   * Runs `fn` once every statement this process started earlier on the rows of `accounts` has finished, and
-   * before any it starts later: the last one to finish saw the row last, so {@link seen} follows the row.
-   */
+  /** Runs `fn` after this process's earlier statements on `accounts`' rows, so {@link seen} follows the row. */
   private async inTurn<T>(accounts: string[], fn: () => Promise<T>): Promise<T> {
     const before = accounts.map((a) => this.turns.get(a)).filter((p) => p !== undefined);
     let done!: () => void;
@@ -287,7 +244,6 @@ class QuotaLeases {
   private startSweeper(): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => void this.returnIdle().catch(() => undefined), LEASE_IDLE_MS);
-    // Never keeps a process alive on its own.
     this.sweeper.unref?.();
   }
 

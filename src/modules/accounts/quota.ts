@@ -1,12 +1,6 @@
 /**
- * Monthly quota (spec-map Decisions: Quota month): only `GET /v1/track` answered 200 counts; the
- * month is the calendar month in UTC.
- *
- * Exact under concurrency and across replicas: units are granted to processes
- * under the row lock, in blocks that shrink to one unit as the month's quota
- * runs out (quota-lease.ts), so with one unit left and 50 requests in flight
- * exactly one is answered 200. A request that does not end in 200 gives its
- * unit back.
+ * Monthly quota (spec-map Decisions: Quota month): only `GET /v1/track` answered 200 counts, per UTC calendar month;
+ * exact across replicas (units granted under the row lock, quota-lease.ts).
  */
 import { and, eq } from "drizzle-orm";
 import type postgres from "postgres";
@@ -15,7 +9,6 @@ import { usageCounters } from "../../db/schema/index.ts";
 
 /** `YYYY-MM` of the UTC calendar month containing `ms`. */
 export function periodOf(ms: number): string {
-  // Every /v1/track asks; the answer only changes at the turn of a month.
   if (ms >= lastMonth.startMs && ms < lastMonth.endMs) return lastMonth.period;
   const d = new Date(ms);
   const startMs = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -33,7 +26,7 @@ export function quotaResetsAt(ms: number): Date {
 /** One reserved unit: `used` counts it (when `ok`); `period` is its `YYYY-MM` month, `day` the `YYYY-MM-DD` it counts on. */
 export type Reservation = { ok: true; used: number; period: string; day: string } | { ok: false; used: number; period: string; day: string };
 
-/** Units of the month of `nowMs` (ms) counted in the row: used, plus any units replicas hold unused (quota-lease.ts). */
+/** Units of the month of `nowMs` (ms) counted in the row, units replicas hold unused included. */
 export async function usedThisMonth(db: DbOrTx, accountId: string, nowMs: number): Promise<number> {
   const rows = await db
     .select({ used: usageCounters.used })
@@ -47,21 +40,14 @@ export function usageView(used: number, quota: number, plan: string) {
   return { used, quota, plan, percent: quota > 0 ? Math.round((used / quota) * 10_000) / 100 : 100 };
 }
 
-/**
- * Locks the account's counter row for `period` (`YYYY-MM`) in the caller's postgres-js transaction `tx`, creating
- * it at 0 if needed, and returns the units used so far. The lock serialises this account's bulk follow calls and
- * its `/v1/track` reservations until `tx` ends (docs/shipments.md, quota of bulk follows).
- */
+/** Locks (creating at 0) the month row in `tx` and returns units used (docs/shipments.md, quota of bulk follows). */
 export async function lockUsage(tx: postgres.TransactionSql, accountId: string, period: string): Promise<number> {
   await tx`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
   const [{ used }] = (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [{ used: number }];
   return used;
 }
 
-/**
- * Counts `units` more for the account in `period` and on its UTC `day` (`YYYY-MM-DD`, quota-days.ts), in the
- * transaction that holds the month row's lock ({@link lockUsage}).
- */
+/** Counts `units` more in `period` and on UTC `day` (`YYYY-MM-DD`), in the transaction holding {@link lockUsage}. */
 export async function addUsage(tx: postgres.TransactionSql, accountId: string, period: string, day: string, units: number): Promise<void> {
   await tx`
     with m as (update usage_counters set used = used + ${units} where account_id = ${accountId} and period = ${period} returning 1)

@@ -1,7 +1,4 @@
-/**
- * Alert emails: the SMTP transport made from SMTP_URL (nodemailer) and the text of each kind (docs/alerts.md).
- * Plain text only: nothing of a customer's data is rendered as markup.
- */
+/** Alert emails (docs/alerts.md): the SMTP_URL transport (nodemailer) and each kind's text, plain text only. */
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import nodemailer from "nodemailer";
@@ -14,12 +11,11 @@ export interface MailTransport {
   close(): void;
 }
 
-/** The SMTP connection timeouts, ms: a mail server that does not answer holds an alert for at most this long each step. */
+/** The SMTP connection timeouts per step, ms. */
 export const SMTP_TIMEOUT_MS = 15_000;
 
 /**
- * The transport for `SMTP_URL` (`smtps://` is TLS from the first byte, port 465 by default; `smtp://` upgrades with
- * STARTTLS when the server offers it, port 587 by default), trusting `SMTP_CA_FILE` besides the system roots.
+ * The transport for `SMTP_URL` (docs/alerts.md#smtp-set-up), trusting `SMTP_CA_FILE` besides the system roots.
  * @throws Error (without the URL) when SMTP_URL is unset.
  */
 export function smtpTransport(config: Pick<Config, "smtpUrl" | "smtpCaFile">): MailTransport {

@@ -13,13 +13,10 @@ export const KIND_LABELS: Record<AlertKind, string> = {
   test: "Test email",
 };
 
-/** Quota marks that raise an alert, percent of the plan's monthly quota (issue: owner alerts). */
+/** Quota marks that raise an alert, percent of the plan's monthly quota (docs/alerts.md#kinds). */
 export const QUOTA_MARKS = [80, 100] as const;
 
-/**
- * The quota marks a count crossed going from `before` to `after` units of a monthly `quota`: each mark m with
- * before < m % of quota ≤ after.
- */
+/** The quota marks m crossed from `before` to `after` units of `quota`: before < m % of quota ≤ after. */
 export function crossedMarks(before: number, after: number, quota: number): (typeof QUOTA_MARKS)[number][] {
   if (quota <= 0) return [];
   return QUOTA_MARKS.filter((m) => before * 100 < quota * m && after * 100 >= quota * m);

@@ -2,10 +2,7 @@
 import type { Db } from "../../db/client.ts";
 import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 
-/**
- * Deletes alerts no longer pending created before `cutoffMs` (ms); quota alerts, keyed by month, only past 62 days
- * before `nowMs` too. Returns the rows deleted. @throws the database's error (the next run tries again).
- */
+/** Deletes settled alerts created before `cutoffMs` (quota ones, keyed by month, also 62 days before `nowMs`). */
 export async function pruneAlerts(db: Db, cutoffMs: number, nowMs: number, batches: PruneBatches): Promise<number> {
   const sql = db.$client;
   const cutoff = new Date(cutoffMs).toISOString();

@@ -1,7 +1,4 @@
-/**
- * Writers of the alerts outbox (docs/alerts.md): each alert goes in with its cause's transaction; its dedupe key
- * makes a second insert a no-op, so a re-run cause never queues a second email.
- */
+/** Writers of the alerts outbox (docs/alerts.md), in the cause's transaction; a dedupe key makes re-runs no-ops. */
 import type postgres from "postgres";
 import type { DbOrTx } from "../../db/client.ts";
 import { alerts } from "../../db/schema/index.ts";
@@ -24,20 +21,14 @@ export async function recordAlert(db: DbOrTx, a: NewAlert): Promise<boolean> {
   return rows.length > 0;
 }
 
-/**
- * Queues the quota alerts a count crossed from `before` to `after` units of `quota` in month `period` (`YYYY-MM`),
- * in the postgres-js transaction `tx` that counted them (a bulk follow); no statement when no mark was crossed.
- */
+/** Queues the quota alerts crossed from `before` to `after` in month `period`, in the counting transaction `tx`. */
 export async function recordQuotaMarks(tx: postgres.TransactionSql, accountId: string, period: string, before: number, after: number, quota: number): Promise<void> {
   for (const m of crossedMarks(before, after, quota))
     await tx`insert into alerts (account_id, kind, dedupe_key, details)
       values (${accountId}, ${`quota_${m}`}, ${period}, ${JSON.stringify({ period, quota, mark: m })}::jsonb) on conflict do nothing`;
 }
 
-/**
- * A CTE body for the block grant (accounts/quota-lease.ts): reads its CTE `g(before, after)` and queues each quota
- * mark the block crossed, committed with the units. Keyed by month: units given back and granted again alert once.
- */
+/** A CTE body for the block grant: reads CTE `g(before, after)`, queues each mark crossed (keyed by month). */
 export function quotaMarksCte(sql: postgres.Sql, accountId: string, period: string, quota: number): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
     select ${accountId}, 'quota_' || m.pct, ${period}, jsonb_build_object('period', ${period}::text, 'quota', ${quota}::int, 'mark', m.pct)
@@ -46,10 +37,7 @@ export function quotaMarksCte(sql: postgres.Sql, accountId: string, period: stri
     on conflict do nothing`;
 }
 
-/**
- * A CTE body for the outcome statement (webhooks/delivery/outbox.ts): reads its CTE `w(id, status, account_id, url)`.
- * `at` (the batch's ISO instant) is in the key: a webhook reactivated and deactivated again alerts again.
- */
+/** A CTE body for the outcome statement: reads CTE `w(id, status, account_id, url)`; `at` in the key lets it alert again. */
 export function deactivationCte(sql: postgres.Sql, at: string): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
     select w.account_id, 'webhook_deactivated', w.id || '@' || ${at}::text, jsonb_build_object('webhook_id', w.id, 'url', w.url, 'at', ${at}::text)

@@ -1,7 +1,6 @@
 /**
- * The alert email sender, run by the worker (scheduler): claim due alerts, send each through SMTP, record the outcome
- * (docs/alerts.md). At least once: a claim is a lease; a process killed between the send and the record sends again
- * after the lease, with the same Message-ID (mail clients show one). Times are the database's `now()`.
+ * The alert email sender, run by the worker: claim due alerts, send through SMTP, record the outcome; at least once,
+ * by lease, with a stable Message-ID (docs/alerts.md#delivery-the-alerts-outbox). Times are the database's `now()`.
  */
 import type postgres from "postgres";
 import { withoutSecrets } from "../../config-secrets.ts";
@@ -15,7 +14,7 @@ import type { AlertKind } from "./model.ts";
 export const MAX_ATTEMPTS = 10;
 export const RETRY_BASE_MS = 30_000;
 export const RETRY_MAX_MS = 6 * 3_600_000;
-/** How long a claim holds an alert: longer than an SMTP exchange's timeouts (connect, greeting, data), ms. */
+/** How long a claim holds an alert (longer than the SMTP timeouts), ms. */
 export const LEASE_MS = 4 * SMTP_TIMEOUT_MS;
 
 export interface ClaimedAlert {
@@ -28,14 +27,10 @@ export interface ClaimedAlert {
   lease_until: string;
   created_at: string;
   recipient: string;
-  /** The owner turned this kind off. */
   disabled: boolean;
 }
 
-/**
- * Claims up to `limit` due alerts in ONE statement: `skip locked` leaves rows another worker is claiming, and
- * `next_attempt_at` moved to the lease's end hides them from other claims until it passes (a dead worker's claim).
- */
+/** Claims up to `limit` due alerts in ONE statement (`skip locked`; `next_attempt_at` moved to the lease's end). */
 export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LEASE_MS): Promise<ClaimedAlert[]> {
   return (await sql`
     with c as (
@@ -91,10 +86,7 @@ export interface AlertSenderOptions {
   batch?: number;
 }
 
-/**
- * The sender of one worker process. @throws Error when SMTP_URL is unset and no transport is given (the scheduler
- * starts it only with SMTP_URL).
- */
+/** The sender of one worker process. @throws Error when SMTP_URL is unset and no transport is given. */
 export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {}): AlertSender {
   const transport = opts.transport ?? smtpTransport(deps.config);
   const sql = deps.db.$client;

@@ -33,10 +33,7 @@ export async function saveAlertSettings(db: DbOrTx, accountId: string, s: { emai
     .onConflictDoUpdate({ target: alertSettings.accountId, set: { email: s.email, disabledKinds: disabled, updatedAt: sql`now()` } });
 }
 
-/**
- * Queues a test email to the account's alert address. One per account and UTC minute (`nowMs`, ms): the dedupe
- * key is the minute, so a button pressed repeatedly sends one email. Returns false when this minute's is queued.
- */
+/** Queues a test email, one per account and UTC minute of `nowMs` (dedupe key); false when this minute's is queued. */
 export async function queueTestEmail(db: DbOrTx, accountId: string, nowMs: number): Promise<boolean> {
   return recordAlert(db, { accountId, kind: "test", dedupeKey: new Date(nowMs).toISOString().slice(0, 16) });
 }

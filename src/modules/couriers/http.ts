@@ -1,21 +1,8 @@
 /**
- * Outbound HTTP to courier backends, one client per courier: each courier has
- * its own connection pool, timeout and concurrency cap, so one slow courier
- * cannot starve the others (docs/spec-map.md, "Decisions", concurrent lookups).
- *
- * Bun's own `fetch` (not undici): courier hosts come from configuration,
- * never from a client, so no address pinning is needed here (the webhook
- * sender, which needs it, uses real undici), and on this runtime `fetch` is
- * ×7–10 cheaper per call than undici running on Bun's `node:net` layer
- * (`bun run bench`, P2). Keep-alive connections are pooled per origin (each
- * courier's host is its own origin); the concurrency cap per courier is the
- * registry's limiter, and the one timeout below covers connect, headers and
- * body.
- *
- * Every network failure becomes a {@link CourierError}: a timeout → `timeout`,
- * a reset, refused connection, TLS failure, oversized or truncated body →
- * `backend`. Redirects are not followed (a courier API that redirects is
- * misconfigured, and following could leak credentials to another host).
+ * Outbound HTTP to courier backends, one client per courier so one slow courier cannot starve the others
+ * (docs/spec-map.md, "Decisions", concurrent lookups), on Bun's `fetch` (why: docs/performance.md#decisions).
+ * Every network failure becomes a {@link CourierError} (`timeout` or `backend`); redirects are not followed
+ * (they could leak credentials to another host).
  */
 import { CourierError, type CourierHttp, type CourierRequest, type CourierResponse } from "./adapters/types.ts";
 
@@ -26,7 +13,7 @@ export interface CourierHttpOptions {
   baseUrl: string;
   /** Per request: connect + headers + body, in ms. */
   timeoutMs: number;
-  /** Requests in flight at once; the registry's per-courier limiter enforces it (kept for callers that state it). */
+  /** Requests in flight at once (the registry's per-courier limiter enforces it). */
   connections?: number;
 }
 
@@ -57,10 +44,8 @@ export function createCourierHttp(opts: CourierHttpOptions): CourierHttp {
 }
 
 /**
- * A signal that aborts with a `TimeoutError` after `ms` ms, and a `clear()` that drops its timer.
- * Unlike `AbortSignal.timeout`, whose timer (and signal) stay alive for the full `ms` after the request
- * ended, the timer is gone as soon as the caller is done: at thousands of lookups per second with a
- * 10 s timeout, the runtime otherwise holds tens of thousands of spent timers at once (docs/performance.md, P5).
+ * A signal that aborts with a `TimeoutError` after `ms` ms, and a `clear()` that drops its timer at once
+ * (`AbortSignal.timeout` keeps spent timers alive for the full `ms`: docs/performance.md, P5).
  */
 export function expiringSignal(ms: number): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
@@ -76,8 +61,7 @@ async function readCapped(res: Response, cap: number): Promise<string> {
     throw new CourierError("backend", `courier response larger than ${cap} bytes`);
   }
   if (!res.body) return "";
-  // A declared length within the cap bounds an uncompressed body (the client reads no more than it), so it is
-  // read in one call; a compressed one may inflate past the cap and is counted as it streams.
+  // A declared length bounds an uncompressed body; a compressed one may inflate past the cap, so it is counted.
   const encoding = res.headers.get("content-encoding");
   if (declared <= cap && (!encoding || encoding === "identity")) return res.text();
   const chunks: Uint8Array[] = [];

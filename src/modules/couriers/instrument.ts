@@ -1,8 +1,4 @@
-/**
- * Courier call metrics and spans: wraps every adapter's `track` so each backend call is timed and counted by courier and
- * outcome in the service's metrics registry (src/modules/metrics/registry.ts). The couriers module calls into
- * metrics, never the other way round.
- */
+/** Courier call metrics and spans: every adapter's `track` timed and counted by courier and outcome. */
 import { startCourierCall } from "../metrics/registry.ts";
 import { CourierError, type CourierAdapter } from "./adapters/types.ts";
 import { inSpan, SpanKind } from "../../lib/tracing.ts";

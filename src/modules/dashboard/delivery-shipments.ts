@@ -1,8 +1,4 @@
-/**
- * Which shipment each delivery was about, for the dashboard's recent
- * deliveries: the followed shipment's courier and tracking number for an
- * event delivery, the synthetic sample's for a test fire.
- */
+/** Which shipment each recent delivery was about: the followed shipment's, or a test fire's sample. */
 import { inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { deliveries, shipments } from "../../db/schema/index.ts";

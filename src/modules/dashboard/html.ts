@@ -1,12 +1,6 @@
 /**
- * Safe-by-default HTML: the `html` tagged template escapes every
- * interpolated value unless it is already {@link SafeHtml} (built by `html`
- * itself). Arrays are joined, `null`/`undefined`/`false` render nothing.
- *
- * Decision (docs/dashboard.md): tagged templates instead of @kitajs/html JSX,
- * whose children are *not* escaped unless each element says `safe` — one
- * forgotten attribute would be an XSS. Here forgetting is impossible: the
- * only way to emit markup is to write it in a template literal.
+ * Safe-by-default HTML: the `html` tagged template escapes every value unless it is {@link SafeHtml}; arrays are
+ * joined, `null`/`undefined`/`false` render nothing. Why not JSX: docs/dashboard.md#decisions ("Rendering").
  */
 
 /** Markup that is already safe to emit (the result of `html`). */

@@ -1,8 +1,6 @@
 /**
- * HTTP helpers shared by the dashboard routes: HTML and redirect responses,
- * form bodies, the session guard and the CSRF check. Handlers get the
- * account from {@link withSession} / {@link withForm}, never from the
- * request directly.
+ * HTTP helpers of the dashboard routes: HTML and redirects, form bodies, the session guard, the CSRF check
+ * (docs/dashboard.md#decisions, "Forms and cookies", "CSRF"). Handlers get the account from {@link withSession}.
  */
 import type { AppDeps } from "../../deps.ts";
 import { MAX_BODY_BYTES } from "../../http/core.ts";
@@ -21,7 +19,6 @@ export interface RouteDeps {
   deps: AppDeps;
   billing: BillingProvider;
   sender: WebhookSender;
-  /** The gate and verifier for password hashing work (sign-in, sign-up). */
   work: PasswordWork;
 }
 
@@ -34,30 +31,18 @@ export type FormBody = Record<string, string[]>;
 
 export class BodyTooLarge extends Error {}
 
-/** Largest dashboard form body, the API's body limit. */
 export const MAX_FORM_BYTES = MAX_BODY_BYTES;
 
-/**
- * Fields whose submitted text cannot be stored: a NUL character (PostgreSQL
- * text cannot hold one) or bytes that are not valid UTF-8. Kept beside the
- * form rather than in it, so handlers that never look still see ordinary
- * strings (invalid bytes decoded as U+FFFD, which the database accepts).
- */
+/** Fields holding a NUL or invalid UTF-8 (unstorable), kept beside the form so its values stay plain strings. */
 const unreadable = new WeakMap<FormBody, Set<string>>();
 
-/**
- * Reads at most `limit` bytes of a request body, chunk by chunk; past the
- * limit it stops reading (cancels the stream) and throws, rather than
- * buffering whatever the client sends.
- * @throws BodyTooLarge when the body (or its declared `Content-Length`) exceeds `limit`.
- */
+/** Reads at most `limit` bytes of a body, then cancels; throws BodyTooLarge past it (or a larger `Content-Length`). */
 export async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > limit) throw new BodyTooLarge();
   try {
     return await readBodyCapped(request, limit);
   } catch (err) {
-    // The API's capped reader throws the API's 413; the dashboard answers with its own HTML page.
     if (err instanceof AppError && err.code === "PAYLOAD_TOO_LARGE") throw new BodyTooLarge();
     throw err;
   }
@@ -67,7 +52,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
 const hex = (b: number) => (b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1);
 
-/** Percent-decodes one name or value of a urlencoded body (`+` is a space), as the URL Standard's form parser does, to bytes. */
+/** Percent-decodes one urlencoded name or value to bytes, as the URL Standard's form parser does. */
 function percentDecode(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(bytes.length);
   let n = 0;
@@ -111,10 +96,7 @@ export function decodeForm(body: Uint8Array): FormBody {
   return out;
 }
 
-/**
- * Parses a form body (at most 64 KiB, read bounded): urlencoded, or multipart (a file upload) whose files are read
- * as UTF-8 text like any field. Other content types, and multipart that cannot be read, give an empty form.
- */
+/** Parses a form body (≤ 64 KiB): urlencoded or multipart (files read as UTF-8 text); anything else is empty. */
 export async function parseForm(request: Request): Promise<FormBody> {
   const bytes = await readBounded(request, MAX_FORM_BYTES);
   const type = (request.headers.get("content-type") ?? "").toLowerCase();
@@ -144,11 +126,7 @@ async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBod
 /** The inline message for a field holding a NUL character or invalid UTF-8. */
 export const UNREADABLE_FIELD = "This contains characters that cannot be used (a NUL character or text that is not valid UTF-8).";
 
-/**
- * Inline errors for the listed fields that were unreadable (NUL or invalid
- * UTF-8); undefined when all are fine. A form whose field *names* were
- * unreadable reports it under `form`.
- */
+/** Inline errors for the listed fields that were unreadable (unreadable names under `form`); undefined when fine. */
 export function unreadableFields(form: FormBody, fields: readonly string[]): Record<string, string> | undefined {
   const bad = unreadable.get(form);
   if (!bad) return undefined;
@@ -157,12 +135,7 @@ export function unreadableFields(form: FormBody, fields: readonly string[]): Rec
   return Object.keys(errors).length ? errors : undefined;
 }
 
-/**
- * True when a request path is something the dashboard can look up: valid
- * percent-encoding of UTF-8 text with no control characters. Anything else
- * (`%00`, `%FF`, a cut-off escape) is answered with the 404 page before any
- * route sees it, so no id from a path ever reaches the database malformed.
- */
+/** True when a path is valid percent-encoded UTF-8 without control characters; others get the 404 page. */
 export function isReadablePath(rawPath: string): boolean {
   let decoded: string;
   try {
@@ -227,12 +200,7 @@ export const csrfRefused = (s?: PageSession) =>
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/**
- * The pre-session CSRF token of the anonymous forms (sign-in, sign-up, a
- * password link; double submit, docs/dashboard.md "CSRF"): the `ct_csrf`
- * cookie's when it has the token shape, otherwise a new one, set as a
- * browser-session cookie through Elysia's cookie jar.
- */
+/** The anonymous forms' double-submit CSRF token: the `ct_csrf` cookie's when well shaped, else a new one set. */
 export function preCsrf(cookie: CookieJar): string {
   const cur = cookieText(cookie, PRE_CSRF_COOKIE);
   if (cur && TOKEN_SHAPE.test(cur)) return cur;
@@ -241,20 +209,13 @@ export function preCsrf(cookie: CookieJar): string {
   return token;
 }
 
-/**
- * True when a same-site anonymous form echoes the `ct_csrf` cookie in `_csrf`
- * (compared in constant time) and that cookie holds a token of the shape
- * {@link preCsrf} issues: an empty or made-up cookie never passes.
- */
+/** True when a same-site anonymous form's `_csrf` equals a well-shaped `ct_csrf` cookie (constant time). */
 export function preCsrfOk({ request, cookie }: SessionRequest, form: FormBody): boolean {
   const token = cookieText(cookie, PRE_CSRF_COOKIE);
   return !crossSite(request) && token !== undefined && TOKEN_SHAPE.test(token) && safeEqual(str(form, "_csrf"), token);
 }
 
-/**
- * For POST forms of a signed-in user: session, then the CSRF token
- * (`_csrf` must equal the session's token, compared in constant time).
- */
+/** For POST forms of a signed-in user: session, then `_csrf` must equal the session's token (constant time). */
 export function withForm(rd: RouteDeps, ctx: FormRequest, h: (s: DashboardSession, form: FormBody) => Promise<Response> | Response): Promise<Response> {
   const { request } = ctx;
   const form = ctx.body as FormBody; // the dashboard's onParse (parseForm) produced it

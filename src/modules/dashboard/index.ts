@@ -1,17 +1,6 @@
 /**
- * The customer dashboard (docs/dashboard.md): a server-rendered web application under
- * `/dashboard`, served by the API process.
- *
- * A plain Elysia module: its routes are registered on the app like any
- * other, with module-local hooks. Its parser reads forms (64 KiB cap,
- * unreadable text kept aside for the handlers to refuse; `http.ts`), since
- * the API's JSON parser is scoped to the `/v1` modules (`jsonBodies` in
- * http/body.ts). Its `onError` renders failures as HTML pages: the core's
- * global `onError`, which runs first, steps aside for `/dashboard…` paths.
- * Any other path or method under `/dashboard` gets the HTML 404 page, and
- * every answer carries the dashboard's security headers. The core
- * `onRequest` (request id, HTTPS-only check) runs first. The OpenAPI
- * document leaves `/dashboard…` out.
+ * The customer dashboard: server-rendered pages under `/dashboard`, an Elysia module with its own form parser, HTML
+ * error pages and security headers. Why: docs/dashboard.md#decisions.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
@@ -56,21 +45,20 @@ export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
   h.set("cross-origin-opener-policy", "same-origin");
   h.set("cross-origin-resource-policy", "same-origin");
   h.set("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=()");
-  // Pages can show a fresh API key or signing secret: never store them in any cache.
+  // Pages can show a fresh API key or signing secret.
   if (!isAsset) h.set("cache-control", "no-store");
 }
 
 const isDashboardPath = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
 const isAssetPath = (path: string) => path.startsWith("/dashboard/assets/");
 
-/** The security headers and the request id on a dashboard answer. */
 function finish(res: Response, path: string, rid: unknown): Response {
   applySecurityHeaders(res.headers, isAssetPath(path) && res.status === 200);
   if (rid) res.headers.set("x-request-id", String(rid));
   return res;
 }
 
-/** Every dashboard failure as an HTML page (the core's JSON error rendering steps aside for `/dashboard…`). */
+/** Every dashboard failure as an HTML page. */
 function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Request): Response {
   if (code === "NOT_FOUND") return notFound();
   if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
@@ -86,22 +74,18 @@ function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Reques
 
 const notFound = () => htmlResponse(messagePage("Page not found", "There is no such page in the dashboard."), 404);
 
-/** Options for tests and future deployments. */
 export interface DashboardOptions {
   /** Billing provider for plan changes; default: the one BILLING_PROVIDER names (docs/billing.md). */
   billing?: BillingProvider;
-  /** DNS resolver for test fires (tests map names to loopback receivers). */
+  /** DNS resolver for test fires. */
   resolver?: Resolver;
-  /** Gate and verifier for password hashing (default: 4 at once, `Bun.password.verify`); tests count verifications through it. */
+  /** Gate and verifier for password hashing (default: 4 at once, `Bun.password.verify`). */
   work?: PasswordWork;
-  /** The client's socket address of a request (the listening server's; none without one, as in `handle()`). */
+  /** The client's socket address of a request (none without a listening server, as in `handle()`). */
   socketAddressOf?: SocketAddressOf;
 }
 
-/**
- * The dashboard plugin: `.use(dashboardModule(deps))` in `buildApp`. Starts
- * nothing (the webhook sender opens connections only when a test fire runs).
- */
+/** The dashboard plugin for `buildApp`; starts nothing (the sender connects only for a test fire). */
 export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: DashboardOptions = {}) {
   const rd: RouteDeps = {
     deps,
@@ -112,16 +96,13 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
   const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
   const socketAddressOf = opts.socketAddressOf ?? (() => undefined);
   return new Elysia({ name: "dashboard" })
-    // Runs for every request of the app: a string search turns other paths away without parsing the URL (the
-    // parsed path of a URL without the word "dashboard" cannot contain it: WHATWG parsing decodes no
-    // percent-escapes).
+    // Runs for every request: a string search skips other paths unparsed (WHATWG parsing decodes no escapes).
     .onRequest(
       syncRequestHook(function dashboardDoor({ request, set }) {
         if (!request.url.includes("dashboard")) return;
         const path = safePathname(request.url);
         if (!isDashboardPath(path)) return;
         requestInfo.set(request, { ip: clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
-        // A path with NUL, control characters or broken percent-encoding names nothing: 404 before any route decodes it.
         if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
       }),
     )
@@ -143,7 +124,6 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     .use(profileRoutes(rd))
     .use(shipmentRoutes(rd))
     .use(alertRoutes(rd))
-    // Any other path or method under /dashboard: the HTML 404 page.
     .all("/dashboard", () => notFound())
     .all("/dashboard/*", () => notFound());
 }

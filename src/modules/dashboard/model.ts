@@ -1,14 +1,10 @@
-/**
- * Form schemas (validated on the server; the browser's own checks are only a
- * convenience). Webhook forms reuse the API's own schemas from
- * `webhooks/model.ts`, so the dashboard and the API accept the same values.
- */
+/** Form schemas, checked on the server (webhook forms reuse the API's schemas in `webhooks/model.ts`). */
 import { Type as T } from "@sinclair/typebox";
 import { PASSWORD_MAX_CHARS } from "../accounts/password-policy.ts";
 
 export const EMAIL_MAX = 254;
 
-/** The sign-up email; the password is checked by the password policy (accounts/password-policy.ts), which counts code points. */
+/** The sign-up email; the password policy (accounts/password-policy.ts) checks the password. */
 export const SignUpForm = T.Object({
   email: T.String({ maxLength: EMAIL_MAX, pattern: "^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$" }),
 });

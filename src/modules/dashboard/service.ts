@@ -1,7 +1,4 @@
-/**
- * Dashboard reads and the sign-in / sign-up rules. Plain functions over the
- * database (no request context); the routes render what these return.
- */
+/** Dashboard reads and the sign-in / sign-up rules, plain functions over the database. */
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
@@ -19,7 +16,7 @@ export const SIGNUP_MAX_PER_IP = 10;
 /** The sign-up limit's window, ms (one hour, fixed). */
 export const SIGNUP_WINDOW_MS = 3_600_000;
 
-/** Checks a password against an argon2id hash (default {@link verifyPassword}; tests wrap it to count calls). */
+/** Checks a password against an argon2id hash (default {@link verifyPassword}). */
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
 
 /** The process-wide limits on password hashing work the sign-in and sign-up paths share. */
@@ -38,12 +35,7 @@ export type SignInResult = { ok: true; accountId: string } | { ok: false; reason
 /** Retry hint when the verification gate is full: the burst is over in moments. */
 const BUSY_RETRY_SECONDS = 2;
 
-/**
- * Checks email + password (docs/dashboard.md, "Sign-in throttling"):
- * reserves the attempt first (accounts/signin-throttle.ts), then verifies inside the
- * verification gate. Unknown emails verify against a dummy hash (same cost,
- * same throttle). A success clears this address's failures on the account.
- */
+/** Checks email + password, unknown emails against a dummy hash (docs/dashboard.md#sign-in-throttling). */
 export async function signIn(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignInResult> {
   const email = normaliseEmail(input.email);
   const r = await reserveAttempt(deps.db, input.ip, email, deps.clock.now());
@@ -63,11 +55,8 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
 export type SignUpResult = { ok: true; accountId: string; created: boolean } | { ok: false; reason: "taken" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 /**
- * Creates a `free` account. The caller has checked the password
- * policy (accounts/password-policy.ts). When the email is taken and the
- * password is that account's, it signs in instead; otherwise `taken`.
- * Sign-ups are limited to {@link SIGNUP_MAX_PER_IP} per hour per IP, and the
- * argon2id hash runs inside the same gate as sign-in verifications.
+ * Creates a `free` account (password policy checked by the caller); a taken email with that account's password
+ * signs in instead, otherwise `taken`. Limited to {@link SIGNUP_MAX_PER_IP} an hour per IP; hashing runs in the gate.
  */
 export async function signUp(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignUpResult> {
   const d = await hitFixedWindow(deps.db, `signup:ip:${input.ip}`, SIGNUP_MAX_PER_IP, SIGNUP_WINDOW_MS, deps.clock.now());
@@ -86,8 +75,8 @@ export async function signUp(deps: Deps, input: { email: string; password: strin
   return r.ok ? { ...r, created: false } : r.reason === "throttled" ? r : { ok: false, reason: "taken" };
 }
 
+/** One UTC day (`YYYY-MM-DD`) of delivery counts. */
 export interface DayCount {
-  /** `YYYY-MM-DD` (UTC). */
   day: string;
   delivered: number;
   failed: number;
@@ -95,13 +84,7 @@ export interface DayCount {
 
 export const CHART_DAYS = 14;
 
-/**
- * Deliveries per UTC day for the last {@link CHART_DAYS} days (today
- * included), by the day the delivery was enqueued: `delivered`, and
- * `failed` = abandoned after the last attempt or dropped by the address
- * check. Pending deliveries are not counted yet. Days without deliveries
- * are present with zeros.
- */
+/** Deliveries per UTC day enqueued over the last {@link CHART_DAYS} days: `delivered`, `failed` (abandoned, dropped). */
 export async function deliveriesPerDay(db: Db, accountId: string, webhookId: string, nowMs: number): Promise<DayCount[]> {
   const today = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
   const from = today - (CHART_DAYS - 1) * 86_400_000;

@@ -1,14 +1,6 @@
 /**
- * Dashboard sessions (docs/dashboard.md): server-side rows in `sessions`, keyed by the
- * SHA-256 of a 256-bit random cookie token (the token itself is never
- * stored, so a database leak yields no usable cookie). Each session carries
- * its own CSRF token; forms echo it in `_csrf`.
- *
- * Cookie: `ct_session=…; Max-Age=43200; Path=/dashboard; HttpOnly; Secure; SameSite=Lax`,
- * read and written through Elysia's `cookie` context ({@link cookieText},
- * {@link putCookie}); the dashboard never parses or builds cookie headers.
- * Sessions expire {@link SESSION_TTL_MS} after sign-in (absolute, by the
- * service clock) and are rotated on every sign-in.
+ * Dashboard sessions: rows keyed by the SHA-256 of a random cookie token (never stored), each with its CSRF token;
+ * cookies go through Elysia's `cookie` context. Why: docs/dashboard.md#decisions ("Sessions", "Forms and cookies").
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, eq, gt, lt } from "drizzle-orm";
@@ -24,11 +16,7 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
 export const SESSION_COOKIE = "ct_session";
 /** Pre-session CSRF cookie for the sign-in and sign-up forms (double submit). */
 export const PRE_CSRF_COOKIE = "ct_csrf";
-/**
- * Attributes of both dashboard cookies: sent only to `/dashboard…`, hidden
- * from scripts, only over HTTPS, and not on cross-site subrequests. (Path is
- * not `/`, so the names cannot take the `__Host-` prefix.)
- */
+/** Attributes of both dashboard cookies (Path is not `/`, so no `__Host-` prefix). */
 const COOKIE_ATTRS = { path: "/dashboard", httpOnly: true, secure: true, sameSite: "lax" } as const;
 
 export interface DashboardSession {
@@ -50,40 +38,21 @@ export function safeEqual(a: string | undefined, b: string | undefined): boolean
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/**
- * The request's cookies: Elysia's `cookie` context (parsed from the `Cookie`
- * header by the `cookie` package, values percent-decoded; a value that looks
- * like JSON arrives as an object). Setting one through it makes Elysia send
- * the `Set-Cookie` header.
- */
+/** The request's cookies, Elysia's `cookie` context (a JSON-looking value arrives as an object). */
 export type CookieJar = Record<string, Cookie<unknown>>;
 
-/**
- * A cookie's text, or undefined when the request has none. An empty value,
- * or one Elysia decoded into something other than a string (`{…}` or `[…]`
- * is parsed as JSON), counts as no cookie: the dashboard's cookies only
- * ever hold base64url tokens.
- */
+/** A cookie's text; undefined when missing, empty or not a string (the dashboard's cookies hold base64url tokens). */
 export function cookieText(jar: CookieJar, name: string): string | undefined {
   const value = jar[name]?.value;
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/**
- * Sets a dashboard cookie through Elysia's cookie jar, with the attributes of
- * {@link COOKIE_ATTRS}. `maxAgeSeconds` (seconds) 0 deletes it; undefined
- * makes a browser-session cookie (no `Max-Age`, no `Expires`).
- */
+/** Sets a dashboard cookie; `maxAgeSeconds` 0 deletes it, undefined makes a browser-session cookie. */
 export function putCookie(jar: CookieJar, name: string, value: string, maxAgeSeconds?: number): void {
   jar[name]!.set({ value, ...COOKIE_ATTRS, maxAge: maxAgeSeconds });
 }
 
-/**
- * Starts a session for `accountId`. When `previousToken` is given its
- * session is deleted first (rotation on sign-in: a planted cookie is never
- * promoted), and the account's expired sessions are pruned.
- * @returns the raw cookie token (goes only into `Set-Cookie`).
- */
+/** Starts a session, deleting `previousToken`'s (rotation: a planted cookie is never promoted); returns the raw token. */
 export async function createSession(db: Db, clock: Clock, accountId: string, previousToken?: string): Promise<{ token: string; maxAgeSeconds: number }> {
   const token = randomToken();
   const now = clock.now();
@@ -121,12 +90,7 @@ export async function destroySession(db: Db, token: string | undefined): Promise
   if (token) await db.delete(sessions).where(eq(sessions.tokenHash, sha256(token)));
 }
 
-/**
- * Deletes sessions that expired before `nowMs` (ms since the epoch): an expired session is useless at once (the
- * dashboard refuses it), so no retention applies. The dashboard is the one writer of `sessions`
- * (docs/spec-map.md, "Table owners"); housekeeping calls this. Returns the sessions deleted.
- * @throws whatever the database throws (the next housekeeping run tries again).
- */
+/** Deletes sessions expired before `nowMs` (ms; no retention: refused at once anyway); returns how many. */
 export async function pruneSessions(db: Db, nowMs: number, batches: PruneBatches): Promise<number> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();

@@ -1,29 +1,19 @@
 /**
- * A bounded gate for password hashing work. Each argon2id hash or verify
- * allocates the hash's memory (PASSWORD_HASH_MEMORY_KIB, 64 MiB by default) for its duration, so a
- * burst of sign-ins must not run them all at once: the gate admits at most
- * `global` at a time in this process and at most `perAccount` for one
- * account. A caller beyond that waits in a short FIFO queue (at most
- * `maxWaiting` callers, `perAccount` of them per account, for at most
- * `maxWaitMs`) and otherwise is turned away at once, to be answered
- * "too many attempts". Nothing queues without bound.
- *
- * The gate is per process; the database throttle (accounts/signin-throttle.ts) is what
- * holds across replicas.
+ * A bounded per-process gate for password hashing (each argon2id run holds PASSWORD_HASH_MEMORY_KIB): a short FIFO
+ * queue, else turned away at once. Why: docs/dashboard.md#sign-in-throttling.
  */
 
 export interface VerifyGateOptions {
   /** Hash/verify operations running at once in this process. */
   global: number;
-  /** Operations running at once for one account (and waiting for one account). */
+  /** Operations running (and waiting) at once for one account. */
   perAccount: number;
-  /** Callers waiting in all. */
   maxWaiting: number;
-  /** Longest wait for a slot, in milliseconds (real time, not the service clock). */
+  /** Longest wait for a slot, ms (real time, not the service clock). */
   maxWaitMs: number;
 }
 
-/** Defaults: 4 hashes (4 × 64 MiB at the default memory) at most in flight; a caller waits up to 2 s behind at most 32 others. */
+/** Defaults: 4 hashes in flight; a caller waits up to 2 s behind at most 32 others. */
 export const DEFAULT_VERIFY_GATE: VerifyGateOptions = { global: 4, perAccount: 2, maxWaiting: 32, maxWaitMs: 2_000 };
 
 /** Ends a held slot; calling it twice is harmless. */
@@ -43,16 +33,12 @@ export class VerifyGate {
 
   constructor(readonly opts: VerifyGateOptions = DEFAULT_VERIFY_GATE) {}
 
-  /** Slots in use now (for metrics and tests). */
+  /** Slots in use now. */
   get inFlight(): number {
     return this.active;
   }
 
-  /**
-   * A slot for one operation on `key` (the normalised email).
-   * @returns a release function, or undefined when the gate is full and the
-   *   caller could not wait (queue full, or `maxWaitMs` passed).
-   */
+  /** A slot for one operation on `key` (the normalised email); undefined when full and the wait failed. */
   acquire(key: string): Promise<Release | undefined> {
     if (this.fits(key)) return Promise.resolve(this.take(key));
     const waitingHere = this.waitingPerKey.get(key) ?? 0;
@@ -109,7 +95,7 @@ export class VerifyGate {
     else this.waitingPerKey.delete(w.key);
   }
 
-  /** Grants freed slots to the oldest waiters that fit (a waiter held back by its account's limit does not block others). */
+  /** Grants freed slots to the oldest waiters that fit (one held back by its account's limit blocks no one). */
   private wake(): void {
     for (let i = 0; i < this.queue.length && this.active < this.opts.global; ) {
       const w = this.queue[i]!;

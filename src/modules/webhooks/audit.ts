@@ -1,8 +1,4 @@
-/**
- * `POST /v1/webhooks/{id}/audit` (docs/webhooks.md, "Receiver audit"): one correctly signed test delivery and three a
- * correct receiver must refuse, sent one after another through the same signing, address check, attempt code and
- * attempt log as every delivery, each marked as a test (`X-Webhook-Mode: test`, `X-Webhook-Audit: true`).
- */
+/** `POST /v1/webhooks/{id}/audit`: one signed test delivery, three a receiver must refuse (docs/webhooks.md). */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import type { EventType } from "../../domain/events.ts";
@@ -56,7 +52,7 @@ export async function auditReceiver(deps: Pick<AppDeps, "db" | "clock" | "config
   const cases: AuditCaseResult[] = [];
   for (const c of AUDIT_CASES) {
     const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
-    // The receiver compares webhook-timestamp with its own clock, so the attempt time is the system's.
+    // The receiver compares webhook-timestamp with its own clock.
     const out = await sendAttempt(sender, {
       webhookId: wh.id, url: wh.url, event: ev, mode: "test", attempt: 1, enqueuedAt, headers,
       data: (enq) => sampleData(ev, enq),

@@ -1,7 +1,6 @@
 /**
- * Custom headers per webhook (docs/webhooks.md, "Custom headers"): the name rules the body schema cannot state,
- * the masked form the API shows, and their encryption at rest. Names follow the field-name grammar of RFC 9110
- * §5.1 (a `token`, §5.6.2); values are visible ASCII with inner spaces or tabs (§5.5, without obs-text).
+ * Custom headers per webhook (docs/webhooks.md, "Custom headers"): the name rules the schema cannot state, the
+ * masked form, encryption at rest. Names are RFC 9110 tokens (§5.6.2), values visible ASCII (§5.5).
  */
 import type { ValidationItem } from "../../errors.ts";
 import { decryptSecret, encryptSecret } from "../../secrets/cipher.ts";
@@ -17,7 +16,7 @@ export const MAX_CUSTOM_HEADERS = 5;
 export const MAX_HEADER_VALUE_LENGTH = 1000;
 /** RFC 9110 §5.6.2 `token` (tchar+). */
 export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
-/** RFC 9110 §5.5 field-value limited to visible ASCII: no leading or trailing space or tab, at most 1,000 characters. */
+/** RFC 9110 §5.5 field-value, visible ASCII, no leading or trailing space or tab. */
 export const HEADER_VALUE_PATTERN = "^(?:[\\x21-\\x7E](?:[\\x20-\\x7E\\t]*[\\x21-\\x7E])?)?$";
 
 const NAME_RE = new RegExp(HEADER_NAME_PATTERN);
@@ -37,11 +36,7 @@ export function reservedHeaderReason(name: string): string | null {
   return null;
 }
 
-/**
- * The name rules as 422 items at `["body","headers",<name>]`, for a body that may not match its schema yet
- * (nothing unless `body.headers` is an object). A name given twice in different case is refused too: a receiver
- * would see one header with two values.
- */
+/** The name rules as 422 items for a body not yet schema-checked; a name twice in any case is refused too. */
 export function customHeaderProblems(body: unknown): ValidationItem[] {
   const h = (body as { headers?: unknown } | null | undefined)?.headers;
   if (!h || typeof h !== "object" || Array.isArray(h)) return [];
@@ -56,10 +51,7 @@ export function customHeaderProblems(body: unknown): ValidationItem[] {
   return items;
 }
 
-/**
- * What the API shows for a value: its first 4 characters, then `…••••`, when it has at least 12 (a scheme such as
- * `Bear` or a key prefix, never enough of a token to matter); shorter values show as `••••` only.
- */
+/** What the API shows for a value: its first 4 characters then `…••••` from 12 characters on, else `••••`. */
 export function maskHeaderValue(value: string): string {
   return value.length >= 12 ? `${value.slice(0, 4)}…••••` : "••••";
 }
@@ -81,10 +73,7 @@ export function openHeaders(key: Uint8Array & { previous?: Uint8Array }, webhook
   return enc ? (JSON.parse(decryptSecret(key, aad(webhookId), enc)) as Record<string, string>) : {};
 }
 
-/**
- * Re-encrypts every webhook's custom headers under the current SECRETS_KEY (the `rotate-secrets` command; docs/deployment.md,
- * Rotating SECRETS_KEY), like the signing secrets: each update is guarded by the old ciphertext, safe to run again.
- */
+/** Re-encrypts custom headers under the current SECRETS_KEY (docs/deployment.md, Rotating SECRETS_KEY); rerunnable. */
 export async function reencryptHeaders(db: Db, key: SecretsKey): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = await db.select({ id: webhooks.id, enc: webhooks.headersEnc }).from(webhooks).where(isNotNull(webhooks.headersEnc));

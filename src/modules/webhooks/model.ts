@@ -1,8 +1,6 @@
 /**
- * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies). Request bodies in `t` (validated by Elysia,
- * 422 through the shared mapper); responses in plain TypeBox so the OpenAPI
- * document renders them cleanly. Request bodies and success bodies are registered once in
- * {@link webhookModels}; the routes name them, and each becomes the document component of that name.
+ * Webhook schemas (spec: Resources, Webhook; docs/spec-map.md, "Decisions", webhook bodies): requests in `t`, responses
+ * in plain TypeBox, registered once in {@link webhookModels} (docs/architecture.md#schemas-one-registration-per-body).
  */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
@@ -18,10 +16,7 @@ export const MAX_DESCRIPTION_LENGTH = 500;
 
 const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception")], { description: "An event name." });
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
-/**
- * The receiver URL rules a schema can state (url.ts checks the rest: a public address, a fully qualified name,
- * a port other than 0): https, at most 2,048 characters, no user name or password, no fragment, no white space.
- */
+/** The receiver URL rules a schema can state: https, no credentials, fragment or white space (url.ts checks the rest). */
 export const WEBHOOK_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@\\s]+(?:[/?][^#\\s]*)?$";
 const Url = Text({
   minLength: 1,
@@ -31,7 +26,7 @@ const Url = Text({
 const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
 const Description = Text({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
 
-/** Names are checked beside the schema (headers.ts: the HTTP token grammar and the reserved names, 422 at the name). */
+/** Names are checked beside the schema (headers.ts). */
 const Headers = t.Record(
   t.String(),
   Text({ maxLength: MAX_HEADER_VALUE_LENGTH, pattern: HEADER_VALUE_PATTERN, description: "Visible ASCII, spaces or tabs inside only; at most 1,000 characters." }),
@@ -212,11 +207,7 @@ export const DeliveryListResponse = T.Object(
   { title: "DeliveryList" },
 );
 
-/**
- * The `/v1/webhooks` request and success bodies as Elysia models: routes name them (`body: "WebhookCreate"`),
- * Elysia validates against them and types the handlers from them, and the OpenAPI document has one component
- * per name. Error bodies stay with each route (their `code` union differs per route; docs/api-conventions.md).
- */
+/** The `/v1/webhooks` request and success bodies as Elysia models, one document component per name. */
 export const webhookModels = schemaModels("webhooks.models", {
   WebhookCreate: CreateWebhookBody,
   WebhookUpdate: UpdateWebhookBody,

@@ -1,16 +1,4 @@
-/**
- * Getting an event again (docs/events.md): redeliver one delivery, or
- * recover every delivery to a webhook that ended abandoned or dropped since
- * an instant (Svix's "resend" and "recover").
- *
- * Both write NEW outbox rows, due now, with a fresh attempt sequence
- * (`X-Webhook-Delivery: <webhook_id>-1` again); the failed rows stay as
- * history. The worker builds the body from the freshest shipment record, as
- * every retry does (spec: Delivery rules 5), and signs it with the current
- * secret. The event id (`X-Webhook-Event-Id`, `webhook-id`) and `enqueued_at`
- * stay the event's own, so a receiver that deduplicates on them sees the
- * same event again.
- */
+/** Redeliver and recover: NEW outbox rows, due now (docs/events.md#redeliver-and-recover-decisions-after-svix). */
 import { sql as dsql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
@@ -26,20 +14,12 @@ type Deps = Pick<AppDeps, "db" | "clock">;
 // A test fire's stored synthetic data carries enqueued_at with milliseconds; a delivery spells it to the second (spec: enqueued_at).
 const SYNTHETIC = dsql.raw(`case when d.synthetic_data is null then null else jsonb_set(d.synthetic_data, '{enqueued_at}', to_jsonb(to_char(d.enqueued_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))) end`);
 
-/**
- * The event identity of a claimed delivery for its headers: the stored
- * event's id, or for a (redelivered) test fire an id derived from the
- * delivery's; `nowMs` is the attempt's time (`webhook-timestamp`).
- */
+/** A claimed delivery's event id (a test fire's derived from the delivery's); `nowMs`: the attempt's time. */
 export function eventIdentity(row: Pick<ClaimedDelivery, "id" | "event_id">, nowMs: number): { eventId: string; nowMs: number } {
   return { eventId: row.event_id ?? `evt_${row.id.slice(4)}`, nowMs };
 }
 
-/**
- * Queues a new delivery of `deliveryId`'s event to its webhook, due now.
- * Returns the new delivery's id and when it is due.
- * @throws AppError WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND (404; also another webhook's delivery).
- */
+/** Queues a new delivery of `deliveryId`'s event, due now; throws AppError WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND. */
 export async function redeliver(deps: Deps, accountId: string, webhookId: string, deliveryId: string): Promise<{ id: string; enqueued_at: string }> {
   await requireWebhook(deps.db, accountId, webhookId);
   const notFound = new AppError("DELIVERY_NOT_FOUND", `No delivery with id ${JSON.stringify(deliveryId.slice(0, 100))} on this webhook.`);
@@ -61,20 +41,15 @@ export async function redeliver(deps: Deps, accountId: string, webhookId: string
 }
 
 /**
- * Queues a new delivery for every delivery to `webhookId` that ended
- * `abandoned` or `dropped` at or after `sinceMs` — the newest delivery of
- * each event only, so recovering twice does not queue an event twice while
- * its first recovery is pending or delivered. Returns how many were queued.
- * The caller keeps `sinceMs` within {@link RECOVER_WINDOW_MS}.
- * @throws AppError WEBHOOK_NOT_FOUND.
+ * Queues again the newest delivery of each event that ended abandoned or dropped at or after `sinceMs` (within
+ * {@link RECOVER_WINDOW_MS}, the caller's check); returns how many. Throws AppError WEBHOOK_NOT_FOUND.
  */
 export async function recover(deps: Deps, accountId: string, webhookId: string, sinceMs: number): Promise<number> {
   await requireWebhook(deps.db, accountId, webhookId);
   const now = new Date(deps.clock.now()).toISOString();
   const since = new Date(sinceMs).toISOString();
   return deps.db.transaction(async (tx) => {
-    // Failed rows are final: next_attempt_at is null and updated_at is when they ended.
-    // "Newest per event": a later delivery of the same event (a recovery, a redelivery) supersedes it.
+    // A failed row's updated_at is when it ended; a later delivery of the same event supersedes it.
     const failed = (await tx.execute(dsql`
       select d.id from deliveries d
       where d.webhook_id = ${webhookId} and d.account_id = ${accountId}

@@ -1,14 +1,7 @@
-/**
- * Webhook signing secrets: `whsec_` + 32 random bytes in base64 (docs/spec-map.md, "Decisions", signing secret),
- * stored encrypted with `SECRETS_KEY` (src/secrets/cipher.ts).
- */
+/** Webhook signing secrets (docs/spec-map.md, "Decisions", signing secret; docs/events.md). */
 import { randomBytes } from "node:crypto";
 
-/**
- * A fresh raw signing secret (shown to the customer once): `whsec_` +
- * standard base64 of 32 random bytes, the form the Standard Webhooks
- * libraries decode (secrets issued before were base64url; both still verify).
- */
+/** A fresh raw signing secret: `whsec_` + standard base64 of 32 random bytes (what Standard Webhooks decodes). */
 export function generateSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }

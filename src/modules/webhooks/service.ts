@@ -1,8 +1,4 @@
-/**
- * Webhook CRUD, the plan gate and the secret-once semantics (spec: Webhook,
- * POST/PUT/DELETE /v1/webhooks…, rotate-secret; docs/webhooks.md). Plain functions
- * over the database; no request context.
- */
+/** Webhook CRUD, the plan gate and the secret-once semantics (spec: Webhook, /v1/webhooks…; docs/webhooks.md). */
 import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { DbOrTx } from "../../db/client.ts";
@@ -23,7 +19,7 @@ import { validateWebhookUrl } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
 import { sealHeaders } from "./headers.ts";
 
-/** At most this many webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (the spec leaves the maximum open, spec: Limits; docs/spec-map.md, "Decisions", webhook bodies). */
+/** Webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (spec: Limits leaves it open; docs/spec-map.md, "Decisions"). */
 export const MAX_WEBHOOKS = 10;
 
 export const SECRET_NOTICE = "<secret already issued: it is shown only once; rotate it with POST /v1/webhooks/rotate-secret>";
@@ -60,20 +56,15 @@ function planGate(plan: string): void {
 const dedupe = (events: readonly string[]) => [...new Set(events)];
 
 /**
- * Creates a webhook. Returns it with `secret`: the raw secret when this
- * create generated the account's first secret, else {@link SECRET_NOTICE}
- * (spec: POST /v1/webhooks).
- * @throws RequestValidationError (422) for URL rules; AppError
- *   PLAN_UPGRADE_REQUIRED (403) for live on a plan without live webhooks;
- *   WEBHOOK_LIMIT_REACHED (409) beyond {@link MAX_WEBHOOKS}.
+ * Creates a webhook with `secret`: the raw one if this create made the account's first, else {@link SECRET_NOTICE}
+ * (spec: POST /v1/webhooks). Throws RequestValidationError, AppError PLAN_UPGRADE_REQUIRED / WEBHOOK_LIMIT_REACHED.
  */
 export async function createWebhook(deps: ServiceDeps, caller: Caller, input: CreateWebhookInput) {
   const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
   if (input.mode === "live") planGate(caller.plan);
   const now = new Date(deps.clock.now());
   return deps.db.transaction(async (tx) => {
-    // The account row lock serialises creates and rotations of one account:
-    // the limit count and the "first secret" decision cannot race.
+    // The account row lock: the limit count and the "first secret" decision cannot race.
     const acc = await lockWebhookSecret(tx, caller.id);
     if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
     const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
@@ -96,11 +87,8 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
 }
 
 /**
- * Replaces the account's signing secret in one committed update; the worker
- * reads the secret in the same statement that claims a delivery, so every
- * delivery claimed after this commit is signed with the new secret. The old
- * one is kept encrypted in `webhook_secret_prev_enc` (spec: Delivery rules 7).
- * Returns the new raw secret (shown once).
+ * Replaces the signing secret in one committed update, keeping the old one (spec: Delivery rules 7); returns the new
+ * raw secret, shown once. Why: docs/webhooks.md#signing-secret-one-per-account.
  */
 export async function rotateSecret(deps: ServiceDeps, accountId: string): Promise<string> {
   const secret = generateSecret();
@@ -129,10 +117,8 @@ export async function requireWebhook(db: DbOrTx, accountId: string, id: string):
 const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook with id ${JSON.stringify(id.slice(0, 100))} on this account.`);
 
 /**
- * Partial update (docs/spec-map.md, "Decisions", webhook bodies): absent fields keep their values;
- * `status: "active"` reactivates and resets the failure count; switching to
- * live passes the plan gate.
- * @throws RequestValidationError, AppError WEBHOOK_NOT_FOUND / PLAN_UPGRADE_REQUIRED.
+ * Partial update (docs/spec-map.md, "Decisions"): `status: "active"` reactivates and resets the failure count; going
+ * live passes the plan gate. Throws RequestValidationError, AppError WEBHOOK_NOT_FOUND / PLAN_UPGRADE_REQUIRED.
  */
 export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: string, input: UpdateWebhookInput) {
   const current = await requireWebhook(deps.db, caller.id, id);
@@ -168,12 +154,7 @@ export interface DeliveryFilter {
   after_sequence?: number;
 }
 
-/**
- * Recent deliveries of one webhook, newest first, each with its attempt log
- * (every hop, newest first). Cursor pagination on the delivery id (UUIDv7,
- * time-ordered). `limit` 1..100. With `after_sequence`: deliveries with a higher sequence, lowest first (no cursor:
- * the next page is `after_sequence` = the last item's sequence).
- */
+/** Deliveries with attempt logs, newest first or by `after_sequence` (docs/webhooks.md, "Sequence numbers"). */
 export async function listDeliveries(db: DbOrTx, accountId: string, id: string, page: DeliveryFilter) {
   await requireWebhook(db, accountId, id);
   const conds: (SQL | undefined)[] = [eq(deliveries.webhookId, id)];

@@ -1,12 +1,6 @@
 /**
- * `POST /v1/webhooks/{id}/test` (spec: Events rule 3; docs/spec-map.md, "Decisions", test fire): one
- * synchronous sample delivery to a TEST webhook, through the same signing,
- * address check and attempt log as real deliveries.
- *
- * Decision (docs/webhooks.md): a test fire is one attempt and is never
- * retried — the caller sees the result in the response and can fire again.
- * The delivery row is written after the attempt with its final state, so the
- * worker never picks it up.
+ * `POST /v1/webhooks/{id}/test` (spec: Events rule 3): one synchronous sample delivery to a TEST webhook, never
+ * retried, through the real signing, address check and attempt log (docs/webhooks.md#test-fires--decision).
  */
 import { eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
@@ -56,7 +50,7 @@ export function requireTestFires(deps: Pick<AppDeps, "config">): void {
   if (!deps.config.testWebhooksEnabled) throw new AppError("TEST_WEBHOOKS_DISABLED", "Test fires are switched off by the operator right now; try again later.");
 }
 
-/** The account's raw signing secret. @throws AppError INTERNAL_ERROR when it has none (a webhook exists, so it should). */
+/** The account's raw signing secret. @throws AppError INTERNAL_ERROR when it has none. */
 export async function signingSecret(deps: Pick<AppDeps, "db" | "secretsKey">, accountId: string): Promise<string> {
   const [acc] = await deps.db.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
   if (!acc?.enc) throw new AppError("INTERNAL_ERROR", "The account has no signing secret.");

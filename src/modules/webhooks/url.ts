@@ -1,20 +1,11 @@
 /**
- * Create/update-time URL rules (docs/spec-map.md, "Decisions", webhook bodies: https, at most 2,048 characters,
- * a host name or a public IP). The WHATWG URL parser normalises every IPv4
- * notation (`2130706433`, `0177.0.0.1`, `0x7f.1`, `127.1`, trailing dots,
- * full-width digits) and IDN host names (to punycode) first, so the checks
- * below see the canonical host. Host names are resolved and checked again
- * before every delivery attempt: this check only refuses what is already
- * certain to be blocked.
+ * Create/update-time URL rules (docs/spec-map.md, "Decisions", webhook bodies), on the WHATWG-normalised host; names
+ * are checked again before every attempt, so this refuses only what is certainly blocked (docs/webhooks.md).
  */
 import { RequestValidationError, type ValidationItem } from "../../errors.ts";
 import { classifyAddress, isConnectable, isIpLiteral } from "./delivery/address-guard.ts";
 
-/**
- * Returns the normalised URL to store. `sandboxEchoUrl` (sandbox mode only, modules/postman/echo.ts) is the one
- * URL accepted on loopback.
- * @throws RequestValidationError with one item at `loc` (e.g. `["body","url"]`).
- */
+/** The normalised URL to store (`sandboxEchoUrl` may be loopback); throws RequestValidationError at `loc`. */
 export function validateWebhookUrl(raw: string, loc: (string | number)[], allowCidrs: readonly string[], sandboxEchoUrl?: string): string {
   const fail = (type: string, msg: string): never => {
     const item: ValidationItem = { loc, msg, type };
@@ -46,11 +37,7 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
   return u.toString();
 }
 
-/**
- * The URL rules as 422 items for a request body that may not match its
- * schema yet (`body.url` when it is a string; nothing otherwise), so the
- * route can report them together with the schema's items.
- */
+/** The URL rules as 422 items for a body not yet schema-checked (reported with the schema's items). */
 export function webhookUrlProblems(body: unknown, allowCidrs: readonly string[], sandboxEchoUrl?: string): ValidationItem[] {
   const url = (body as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== "string") return [];

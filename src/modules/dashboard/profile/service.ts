@@ -1,11 +1,4 @@
-/**
- * Profile changes a signed-in customer makes to their own account: password,
- * email, deletion (docs/dashboard.md, "Profile"). Plain functions over the
- * database; the routes check the session, the CSRF token and the current
- * password before calling them. Account columns are written through the
- * accounts module and shipments through tracking, their one writers
- * (docs/spec-map.md, "Table owners"); only `sessions` is the dashboard's own.
- */
+/** Profile changes to one's own account (docs/dashboard.md#profile); routes check the current password first. */
 import { and, eq, ne } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { accounts, sessions } from "../../../db/schema/index.ts";
@@ -22,10 +15,7 @@ export async function checkPassword(db: DbOrTx, accountId: string, password: str
   return verifyPassword(password, acc.passwordHash);
 }
 
-/**
- * Sets the account's password and ends every session but `keepSessionId`
- * (a changed or reset password signs out every other browser).
- */
+/** Sets the account's password and ends every session but `keepSessionId`. */
 export async function setPassword(db: Db, accountId: string, password: string, keepSessionId?: string): Promise<void> {
   const passwordHash = await hashPassword(password);
   await db.transaction(async (tx) => {
@@ -34,16 +24,13 @@ export async function setPassword(db: Db, accountId: string, password: string, k
   });
 }
 
-/**
- * Changes the sign-in email (stored normalised, like at sign-up).
- * @throws EmailTakenError when another account has it.
- */
+/** Changes the sign-in email (stored normalised); throws EmailTakenError when another account has it. */
 export async function changeEmail(db: DbOrTx, accountId: string, email: string): Promise<string> {
   const normalised = normaliseEmail(email);
   const taken = await db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.email, normalised), ne(accounts.id, accountId))).limit(1);
   if (taken[0]) throw new EmailTakenError();
   try {
-    // API-key authentication caches the account (with its email): every replica drops it (setEmail notifies).
+    // setEmail notifies: every replica's API-key cache drops the account.
     await setEmail(db, accountId, normalised);
   } catch (e) {
     // A concurrent change to the same address loses on the unique index.
@@ -54,18 +41,12 @@ export async function changeEmail(db: DbOrTx, accountId: string, email: string):
 }
 
 /**
- * Deletes the account and its data in one transaction: API keys, sessions,
- * usage, webhooks with their outbox rows and attempt logs, follows, plan
- * requests and password links go by the foreign keys' `on delete cascade`;
- * shipments that no other account follows are deleted too (with their
- * events). Every replica's API-key cache drops the account at commit, so
- * its keys answer 401 at once. Rate-limit windows keyed by the account
- * expire on their own.
+ * Deletes the account and its data in one transaction (cascading foreign keys, plus shipments no other account
+ * follows); every replica's API-key cache drops it at commit, so its keys answer 401 at once.
  */
 export async function deleteAccount(db: Db, accountId: string): Promise<void> {
   await db.transaction(async (tx) => {
     const followed = await followedShipmentIds(tx, accountId);
-    // The keys stop working at once on every replica, not when the auth cache's entries expire (NOTIFY at commit).
     await deleteAccountRow(tx, accountId);
     await deleteUnfollowedShipments(tx, followed);
   });

@@ -69,7 +69,6 @@ export function accountRoutes(rd: RouteDeps) {
     )
     .post("/dashboard/keys/:id/revoke", ({ request, cookie, body, params }) =>
       withForm(rd, { request, cookie, body }, async (s) => {
-        // Scoped to the signed-in account: another account's key id is "not found".
         if (!isId("key", params.id) || !(await revokeApiKey(deps.db, s.account.id, params.id))) return htmlResponse(messagePage("Not found", "No such active key on your account.", pageSession(s)), 404);
         return redirect("/dashboard/keys?done=revoked");
       }),

@@ -1,9 +1,4 @@
-/**
- * Sign-up, sign-in and sign-out. The anonymous forms carry a CSRF token
- * bound to a `ct_csrf` cookie (double submit); messages are generic so the
- * pages never tell whether an email has an account (sign-up excepted, see
- * docs/dashboard.md).
- */
+/** Sign-up, sign-in and sign-out; messages never tell whether an email has an account (sign-up aside, docs/dashboard.md). */
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { createApiKey, listApiKeys } from "../../accounts/service.ts";
@@ -18,11 +13,7 @@ import { signInPage, signUpPage, type AuthFormState } from "../views/auth.ts";
 const retryText = (seconds: number) =>
   seconds < 60 ? "Too many attempts right now. Wait a few seconds and try again." : `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
 
-/**
- * Field errors of the sign-up form: unreadable text (NUL, invalid UTF-8),
- * the email's shape, then the password policy (NIST SP 800-63B; the message
- * says which rule refused it).
- */
+/** Sign-up field errors: unreadable text, the email's shape, then the password policy (NIST SP 800-63B). */
 async function signUpErrors(form: FormBody, input: { email: string; password: string }): Promise<Record<string, string> | undefined> {
   const errors: Record<string, string> = { ...unreadableFields(form, ["email", "password"]) };
   if (!errors.email && !Value.Check(SignUpForm, { email: input.email })) errors.email = "Enter a valid email address.";

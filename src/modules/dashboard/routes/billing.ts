@@ -1,8 +1,6 @@
 /**
- * Usage & plan (docs/billing.md): the page, and plan changes through the
- * configured billing provider. Only the sandbox provider's `approved` lets
- * this route change the plan; every other provider's confirmation arrives
- * elsewhere (the admin CLI for `manual`, Stripe's webhook for `stripe`).
+ * Usage & plan (docs/billing.md): plan changes through the billing provider; only the sandbox's `approved` changes
+ * the plan here, others confirm elsewhere (admin CLI, Stripe's webhook).
  */
 import { Elysia } from "elysia";
 import { setPlan } from "../../accounts/service.ts";

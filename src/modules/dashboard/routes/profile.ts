@@ -1,9 +1,4 @@
-/**
- * Profile (password change, email change, account deletion) and the
- * one-time password links (docs/dashboard.md, "Profile" and "Password
- * links"). Every change asks for the current password; a link stands in for
- * it once.
- */
+/** Profile changes and one-time password links (docs/dashboard.md, "Profile", "Password links"). */
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { findPasswordLink, usePasswordLink } from "../../accounts/password-links.ts";
@@ -42,7 +37,6 @@ export function profileRoutes(rd: RouteDeps) {
   };
   const profile = async (s: DashboardSession, extra: Partial<ProfileState>, status = 200) => htmlResponse(profilePage(pageSession(s), await state(s, extra)), status);
 
-  /** The link form, with a double-submit CSRF cookie (the holder is not signed in yet). */
   const linkForm = (cookie: CookieJar, token: string, link: { email: string; purpose: string }, errors?: FieldErrors, status = 200) => {
     const res = htmlResponse(passwordLinkPage({ action: `/dashboard/password-link/${token}`, csrf: preCsrf(cookie), email: link.email, welcome: link.purpose === "welcome", errors }), status);
     // The token is in the path: never let it leave in a Referer.

@@ -1,7 +1,4 @@
-/**
- * The webhook page's "Audit this receiver" button (docs/webhooks.md, "Receiver audit"): the API's audit for the
- * signed-in account, then back to the page with the report in the query (Post/Redirect/Get, like a test fire).
- */
+/** "Audit this receiver" (docs/webhooks.md, "Receiver audit"): the API's audit, then back with the report in the query. */
 import { Elysia } from "elysia";
 import { AppError } from "../../../errors.ts";
 import { auditReceiver } from "../../webhooks/audit.ts";

@@ -1,7 +1,4 @@
-/**
- * The webhook form's custom headers rows (docs/dashboard.md, "Webhooks"): five name/value pairs to the API's
- * `headers` object. Stored values are never sent back to the browser, so an empty value keeps the stored one.
- */
+/** The webhook form's custom header rows to the API's `headers` (docs/dashboard.md): an empty value keeps the stored one. */
 import { customHeaderProblems } from "../../webhooks/headers.ts";
 import type { FormBody } from "../http.ts";
 import type { HeaderRow } from "../views/webhook-tools.ts";
@@ -14,9 +11,8 @@ export interface HeadersFromForm {
 }
 
 /**
- * Reads `header_name[i]` / `header_value[i]`. `stored`: the webhook's raw headers (edit) and `masked`: how the API
- * shows them. A row without a name is ignored; a value without a name, a new name without a value, a name twice
- * (any case) or a reserved name is an error.
+ * Reads `header_name[i]` / `header_value[i]` against the `stored` raw headers and their `masked` view; a nameless row
+ * is ignored, a nameless value, a new name without value, a repeated or reserved name is an error.
  */
 export function headersFromForm(form: FormBody, stored: Record<string, string> = {}, masked: Record<string, string> = {}): HeadersFromForm {
   const names = form.header_name ?? [];

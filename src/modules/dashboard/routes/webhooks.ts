@@ -1,9 +1,4 @@
-/**
- * Webhook pages. Every action goes through the webhooks service
- * (`webhooks/service.ts`, `webhooks/test-fire.ts`), which scopes each id to
- * the signed-in account: another account's webhook is "not found".
- * Forms are validated with the API's own body schemas.
- */
+/** Webhook pages, through the webhooks service (ids scoped to the account) and the API's own body schemas. */
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { AppError, RequestValidationError } from "../../../errors.ts";

@@ -1,8 +1,4 @@
-/**
- * Usage & plan: the plan table with its actions as the billing provider
- * allows them, the provider's name, and pending or scheduled changes
- * (docs/billing.md). The 402 QUOTA_EXCEEDED message links here.
- */
+/** Usage & plan: the plan table with the provider's actions and pending changes (docs/billing.md). */
 import { PLANS, planOf, type PlanId } from "../../../domain/plans.ts";
 import type { BillingProvider, BillingState } from "../billing.ts";
 import { fmtInt, fmtTime, html, type SafeHtml } from "../html.ts";
@@ -55,12 +51,7 @@ export function billingPage(s: PageSession, u: UsageInfo, provider: BillingProvi
   });
 }
 
-/**
- * The step between our form and Stripe Checkout: a link the customer
- * follows. A redirect straight from the form POST would be blocked by the
- * dashboard's CSP `form-action 'self'` (browsers apply it to the redirect
- * chain of a form submission); a followed link is a new navigation.
- */
+/** A link to Stripe Checkout: CSP `form-action 'self'` would block a redirect from the form POST. */
 export function checkoutPage(s: PageSession, plan: PlanId, url: string): SafeHtml {
   return layout({
     title: "Continue to payment",

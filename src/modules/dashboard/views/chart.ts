@@ -1,8 +1,4 @@
-/**
- * Deliveries per day as an inline SVG bar chart rendered on the server (no
- * script, no inline style: colours come from the stylesheet through
- * classes), with the same numbers in a table for screen readers.
- */
+/** Deliveries per day as a server-drawn SVG (no script, no inline styles), the numbers also in a table. */
 import { html, type SafeHtml } from "../html.ts";
 import type { DayCount } from "../service.ts";
 

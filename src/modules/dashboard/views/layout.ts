@@ -1,7 +1,4 @@
-/**
- * The page shell: skip link, header with the signed-in email and the main
- * navigation, one `<main>`, and only same-origin assets (CSP `'self'`).
- */
+/** The page shell: skip link, header with email and navigation, one `<main>`, same-origin assets only. */
 import { html, type Renderable, type SafeHtml } from "../html.ts";
 
 export interface PageSession {

@@ -1,7 +1,4 @@
-/**
- * The dashboard's home: this month's usage against the quota with the month-end projection (an SVG drawn on the
- * server, with its numbers as text), delivery health across all webhooks, and followed shipments by state.
- */
+/** The dashboard's home: month usage and projection, delivery health, followed shipments by state. */
 import { fmtInt, html, type SafeHtml } from "../html.ts";
 import type { DayUsage } from "../../accounts/quota-days.ts";
 import type { DeliveryHealth, NeedsAction, Outcomes } from "../overview.ts";

@@ -1,8 +1,6 @@
 /**
- * Long values (webhook URLs, delivery ids, tracking numbers) shown in one line that shortens in the middle:
- * the start shrinks behind an ellipsis, the last characters stay (a URL's path end, an id's distinguishing tail).
- * The whole value stays in the text (select and copy take all of it, screen readers read all of it), in the
- * `title` (hover) and is shown wrapped when the element holding it has focus (docs/dashboard.md, "Narrow screens").
+ * Long values shown in one line that shortens in the middle, the tail kept; the whole value stays in the text and
+ * `title` (docs/dashboard.md, "Narrow screens").
  */
 import { html, type SafeHtml } from "../html.ts";
 

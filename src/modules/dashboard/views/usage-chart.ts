@@ -1,7 +1,4 @@
-/**
- * This month's usage by UTC day as an SVG drawn on the server: one bar per day for the total so far, a dashed line
- * on to the month-end projection, and the quota as a line across. The same numbers are in a table for screen readers.
- */
+/** This month's usage by UTC day as a server-drawn SVG (bars, projection, quota line), the numbers also in a table. */
 import { fmtInt, html, type SafeHtml } from "../html.ts";
 import type { DayUsage } from "../../accounts/quota-days.ts";
 

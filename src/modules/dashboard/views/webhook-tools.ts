@@ -1,7 +1,4 @@
-/**
- * The webhook pages' custom headers editor, deliveries filter and receiver audit report (docs/dashboard.md,
- * "Webhooks"; docs/webhooks.md, "Custom headers", "Receiver audit").
- */
+/** The webhook pages' headers editor, deliveries filter and receiver audit report (docs/webhooks.md). */
 import { EVENT_TYPES } from "../../../domain/events.ts";
 import { DELIVERY_STATUSES } from "../../webhooks/model.ts";
 import { AUDIT_CASES, type AuditCase } from "../../webhooks/audit.ts";

@@ -15,12 +15,7 @@ export type WebhookView = ReturnType<typeof webhookView>;
 /** A delivery with the shipment it was about (absent for rows that have neither a shipment nor a sample). */
 export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number] & { shipment?: DeliveryShipment };
 
-/**
- * The failure count as shown: a deactivated webhook shows the count that
- * deactivated it ("20 (deactivated)"), not the failures of deliveries that
- * were already in flight when it happened; an active live webhook shows
- * how far it is from deactivation.
- */
+/** The failure count as shown: the one that deactivated it, or how far an active live webhook is from that. */
 export function failureText(w: Pick<WebhookView, "failure_count" | "status" | "mode">): string {
   if (w.status === "deactivated") return `${Math.min(w.failure_count, DEACTIVATE_AFTER)} (deactivated)`;
   return w.mode === "live" ? `${w.failure_count} (${DEACTIVATE_AFTER} deactivates)` : String(w.failure_count);

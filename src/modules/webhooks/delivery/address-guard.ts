@@ -1,12 +1,6 @@
 /**
- * The webhook address check (spec: Events, Delivery rules 3; docs/spec-map.md, "Delivery rules" 3).
- *
- * Every address a receiver's host resolves to is classified with `ipaddr.js`
- * (never with regexes) after unwrapping the IPv6 forms that carry an IPv4
- * address (mapped `::ffff:a.b.c.d`, SIIT `::ffff:0:a.b.c.d`, IPv4-compatible
- * `::a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`).
- * Only plain global unicast passes; `WEBHOOK_ALLOW_PRIVATE_CIDRS` is the only
- * way around the check.
+ * The webhook address check (spec: Events, Delivery rules 3): every resolved address is classified with `ipaddr.js`
+ * after unwrapping embedded IPv4; only global unicast passes (docs/webhooks.md#address-check).
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
@@ -32,7 +26,7 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
-/** Resolves a host name to every address it has. Injectable so tests never touch real DNS. */
+/** Resolves a host name to every address it has (injectable: tests never touch real DNS). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 /** The system resolver (`getaddrinfo` via `dns.promises.lookup`, `all: true`). */
@@ -47,19 +41,13 @@ export const DNS_CACHE_TTL_MS = 30_000;
 export interface CachingResolverOptions {
   /** Reuse window of a successful answer, ms (default {@link DNS_CACHE_TTL_MS}). */
   ttlMs?: number;
-  /** Hosts kept at most; the least recently resolved goes first (default 1,000). */
+  /** Hosts kept at most, least recently resolved out first (default 1,000). */
   maxHosts?: number;
-  /** Clock in ms (default `performance.now`); tests pass the service clock. */
+  /** Clock in ms (default `performance.now`). */
   now?: () => number;
 }
 
-/**
- * Wraps `inner` with a TTL cache of successful answers, and one lookup in
- * flight per host (64 attempts to one cold host make one `getaddrinfo`, not
- * 64). Failures are not cached. Only the name → addresses step is cached:
- * {@link checkHost} still classifies every address before every attempt, and
- * the sender pins each connection to the address that passed.
- */
+/** Wraps `inner` with a TTL cache of successful answers and one lookup in flight per host. */
 export function cachingResolver(inner: Resolver, opts: CachingResolverOptions = {}): Resolver {
   const ttl = opts.ttlMs ?? DNS_CACHE_TTL_MS;
   const max = opts.maxHosts ?? 1_000;
@@ -119,7 +107,6 @@ function classifyParsed(a: Addr): AddressClass {
   const inner = embeddedV4(v6);
   if (inner) {
     const c = classifyParsed(inner);
-    // A public IPv4 behind NAT64/6to4/mapped is still a public destination.
     return c;
   }
   switch (v6.range() as string) {
@@ -144,7 +131,6 @@ function classifyParsed(a: Addr): AddressClass {
   }
 }
 
-// Parsed allow-lists by list: the worker passes the same config array on every attempt.
 const parsedLists = new WeakMap<readonly string[], [Addr, number][]>();
 
 function parseCidrs(allow: readonly string[]): [Addr, number][] {
@@ -172,12 +158,8 @@ function inAllowList(a: Addr, allow: [Addr, number][]): boolean {
 }
 
 /**
- * Classifies one IP address (no DNS, no I/O): `public`, `allowed` (matches one
- * of `allow`, the `WEBHOOK_ALLOW_PRIVATE_CIDRS` list), or the blocked class.
- * Strict parsing: only the four-part dotted-decimal IPv4 form and standard
- * IPv6 text are accepted (`invalid` otherwise); URL-level notations such as
- * `2130706433` or `0x7f.1` are normalised by the WHATWG URL parser first.
- * Zone ids (`fe80::1%eth0`) are stripped. Spec: Delivery rules 3.
+ * Classifies one IP address (no I/O; spec: Delivery rules 3): `public`, `allowed` (in `allow`), or the blocked class.
+ * Only dotted-quad IPv4 and standard IPv6 parse (`invalid` otherwise; the URL parser normalises other notations).
  */
 export function classifyAddress(ip: string, allow: readonly string[] = []): AddressClass {
   const bare = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
@@ -191,12 +173,11 @@ export function classifyAddress(ip: string, allow: readonly string[] = []): Addr
 
 export const isConnectable = (c: AddressClass) => c === "public" || c === "allowed";
 
-// Classes already found, by allow list and address: the same few receivers' addresses are checked before
-// every attempt, and a class depends on nothing else. Bounded; emptied when full.
+// The same few addresses are checked before every attempt. Bounded; emptied when full.
 const knownClasses = new WeakMap<readonly string[], Map<string, AddressClass>>();
 const KNOWN_CLASSES_MAX = 4_096;
 
-/** {@link classifyAddress}, remembered per allow list (the worker passes the same config array each time). */
+/** {@link classifyAddress}, remembered per allow list. */
 function classifyKnown(ip: string, allow: readonly string[]): AddressClass {
   let known = knownClasses.get(allow);
   if (!known) knownClasses.set(allow, (known = new Map()));
@@ -214,10 +195,8 @@ export function isIpLiteral(host: string): boolean {
   return ipaddr.IPv4.isValidFourPartDecimal(bare) || ipaddr.IPv6.isValid(bare);
 }
 
-// Hosts already parsed: the address an IP-literal host stands for, or null for a name. Bounded like knownClasses.
 const literals = new Map<string, ResolvedAddress[] | null>();
 
-/** The address of an IP-literal URL host (IPv6 possibly in brackets), or null when `host` is a name. */
 function literalOf(host: string): ResolvedAddress[] | null {
   let known = literals.get(host);
   if (known === undefined) {
@@ -234,12 +213,7 @@ export type GuardResult =
   | { ok: false; reason: "dns"; detail: string }
   | { ok: false; reason: "address_blocked"; detail: string };
 
-/**
- * Resolves `host` and vets EVERY address it returns: one blocked address
- * blocks the host (a name that answers both a public and a private address
- * would otherwise let the attacker choose). Returns the address to pin the
- * connection to (the first one). IP literals are not resolved.
- */
+/** Resolves `host` and vets EVERY address (one blocked blocks the host); returns the first, to pin the connection to. */
 export async function checkHost(host: string, allow: readonly string[], resolver: Resolver): Promise<GuardResult> {
   const literal = literalOf(host);
   let addrs: ResolvedAddress[];

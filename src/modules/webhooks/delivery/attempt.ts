@@ -1,8 +1,4 @@
-/**
- * One attempt, shared by the worker and the test fire: build the body from
- * the data as it is now, serialise it once, sign exactly those bytes, send
- * (spec: Events "Headers on every delivery"; Authentication 5), with `traceparent` when traces are on.
- */
+/** One attempt: body from current data, serialised once, exactly those bytes signed and sent (spec: Authentication 5). */
 import type { AppDeps } from "../../../deps.ts";
 import type { EventType } from "../../../domain/events.ts";
 import { WebhookSender, type SendOutcome } from "./http.ts";
@@ -18,31 +14,27 @@ export interface AttemptInput {
   url: string;
   event: EventType;
   mode: "live" | "test";
-  /** 1-based attempt number (header `X-Webhook-Delivery: <webhook_id>-<attempt>`). */
+  /** 1-based (`X-Webhook-Delivery: <webhook_id>-<attempt>`). */
   attempt: number;
   enqueuedAt: Date;
   data: (enqueuedAt: string) => PayloadData;
   secret: string;
-  /** The webhook's custom headers, raw (to the webhook's own origin only; every header the service sets has a reserved name). */
+  /** The webhook's custom headers, raw (sent to its own origin only). */
   headers?: Record<string, string>;
   /** The event's id (`evt_…`, same on every retry); a test fire without a stored event gets a fresh one. */
   eventId?: string;
-  /** The event's number for this webhook (payload `sequence`, header `X-Webhook-Sequence`); absent for test fires. */
+  /** The event's number for this webhook (`X-Webhook-Sequence`); absent for test fires. */
   sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
-  /** The delivery's id (`dlv_…`), for its span; absent for a test fire. */
   deliveryId?: string;
-  /** The event's stored W3C `traceparent`: the attempt's span continues that trace; null: a trace of its own; absent: the active span's. */
+  /** The event's stored W3C `traceparent` to continue; null: a trace of its own; absent: the active span's. */
   traceParent?: string | null;
   /** Changes the service's headers after signing: the receiver audit marks its cases and removes signatures. */
   adjustHeaders?: (headers: Record<string, string>) => void;
 }
 
-/**
- * Sends one attempt. Never throws. Tracing on: in a CLIENT span under the event's trace (or the active
- * span: a test fire's request), whose `traceparent` the receiver gets.
- */
+/** Sends one attempt, never throws; with tracing, in a CLIENT span whose `traceparent` the receiver gets. */
 export function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
   if (!tracingOn()) return send(sender, a, null);
   const attributes = { "webhook.id": a.webhookId, "webhook.event": a.event, "webhook.attempt": a.attempt, ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}) };
@@ -68,11 +60,7 @@ async function send(sender: WebhookSender, a: AttemptInput, traceParent: string 
   return sender.send({ url: a.url, body, headers, customHeaders: a.headers });
 }
 
-/**
- * The sender configured from `WEBHOOK_*` settings. Host names resolve through
- * a per-sender TTL cache on the service clock ({@link cachingResolver}); the
- * address check and the pin still apply to every hop.
- */
+/** The sender configured from `WEBHOOK_*` settings, host names cached per sender ({@link cachingResolver}). */
 export function senderFromConfig(deps: Pick<AppDeps, "config" | "clock">, resolver: Resolver = systemResolver): WebhookSender {
   return new WebhookSender({
     allowCidrs: deps.config.webhookAllowPrivateCidrs,

@@ -1,12 +1,6 @@
 /**
- * One HTTP exchange of a delivery hop on undici's dispatch API (docs/spec-map.md, "Decisions", delivery
- * transport): the request goes out on the pinned agent, the status and `Location` are kept, at most
- * `cap` bytes of the body are kept for the attempt log and the rest is never read.
- *
- * Why not `undici.request`: that wraps every response in a Readable stream, an async resource and an
- * abort-signal listener, which cost more than the exchange itself at thousands of deliveries a
- * second (bench/deliver.ts). Here the hop's one timer aborts the request through the dispatch
- * controller, so the whole hop, from the queue for a connection to the last byte kept, has one budget.
+ * One HTTP exchange of a delivery hop on undici's dispatch API, on the pinned agent: status, `Location` and at most
+ * `cap` body bytes are kept, the rest never read. Why not `undici.request`: docs/webhooks.md#delivery.
  */
 import type * as undici from "undici/index.js";
 
@@ -22,7 +16,6 @@ export interface ExchangeRequest {
   body: Uint8Array | null;
   /** Budget of the whole exchange, ms. */
   timeoutMs: number;
-  /** Body bytes kept at most. */
   cap: number;
 }
 
@@ -34,11 +27,7 @@ export class TimeoutError extends Error {
 /** Stops reading once the snippet is full (the connection is closed rather than drained). */
 class SnippetFull extends Error {}
 
-/**
- * Runs one exchange through `dispatcher`. Resolves (never rejects) with the status, the first
- * `Location` and the snippet (UTF-8, at most `cap` bytes) — an error after the status line (reset,
- * timeout mid-body) keeps the status and what was read — or with the error that came before a status.
- */
+/** Runs one exchange; never rejects: the status, `Location` and snippet, or the error that came before a status. */
 export function exchange(dispatcher: undici.Dispatcher, req: ExchangeRequest): Promise<ExchangeResult> {
   return new Promise((resolve) => {
     const x = new Exchange(req, resolve);
@@ -52,10 +41,7 @@ export function exchange(dispatcher: undici.Dispatcher, req: ExchangeRequest): P
 
 type ResponseHeaders = Parameters<NonNullable<undici.Dispatcher.DispatchHandler["onResponseStart"]>>[2];
 
-/**
- * The dispatch handler of one exchange, as one object with its state in fields: a handler of closures
- * cost eight function objects and their contexts per delivery (bench/deliver.ts runs thousands a second).
- */
+/** The dispatch handler of one exchange: one object, state in fields (closures cost more per delivery). */
 class Exchange implements undici.Dispatcher.DispatchHandler {
   private controller: undici.Dispatcher.DispatchController | null = null;
   private reason: Error | null = null;

@@ -1,14 +1,7 @@
 /**
- * One delivery attempt over HTTPS, with the address check before every hop
- * (spec: Events, Delivery rules 1, 3, 6; docs/spec-map.md, "Decisions", delivery transport).
- *
- * Real undici, imported by file path (on the first delivery): under Bun the bare package specifier resolves to Bun's
- * built-in shim, which silently ignores `connect.lookup` and `connect.ca`.
- * Each connection is pinned to the address the guard vetted through
- * `connect.lookup`, so no second DNS lookup can swap in another address
- * (DNS rebinding). Agents are cached per (host, vetted address) so keep-alive
- * connections are reused only while the host keeps resolving to the same
- * address.
+ * One delivery attempt over HTTPS, with the address check before every hop (spec: Events, Delivery rules 1, 3, 6).
+ * Each connection is pinned to the vetted address (no DNS rebinding) through real undici's `connect.lookup`
+ * (Bun's `undici` shim ignores it). Why: docs/webhooks.md#address-check.
  */
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
@@ -20,7 +13,7 @@ import { ECHO_LOOPBACK_CIDRS, type SandboxEcho } from "../../postman/echo.ts";
 
 /** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
 export const SNIPPET_BYTES = 2048;
-/** Redirects followed at most (spec: Delivery rules 1 follows redirects without a bound; docs/spec-map.md, "Decisions", delivery transport: 5 hops). */
+/** Redirects followed at most (spec: Delivery rules 1; "at most 5 hops": docs/webhooks.md#delivery). */
 export const MAX_REDIRECTS = 5;
 
 /** One HTTP exchange (an attempt is one or more hops). */
@@ -28,22 +21,18 @@ export interface Hop {
   url: string;
   /** Epoch ms from the service clock. */
   startedAt: number;
-  /** Wall-clock milliseconds spent on this hop. */
+  /** Wall-clock ms. */
   durationMs: number;
   statusCode: number | null;
-  /** Error class when there was no usable response: `timeout`, `connect`, `tls`, `dns`, `address_blocked`, `redirect_limit`, `redirect_invalid`, `protocol`. */
+  /** Error class without a usable response: `timeout`, `connect`, `tls`, `dns`, `address_blocked`, `redirect_*`, `protocol`. */
   error: string | null;
   snippet: string | null;
 }
 
-/**
- * `delivered`: a 2xx (possibly after redirects). `dropped`: the address check
- * refused a hop — never retried. `failed`: anything else — retried.
- */
+/** `delivered`: a 2xx; `dropped`: the address check refused a hop (never retried); `failed`: else (retried). */
 export interface SendOutcome {
   kind: "delivered" | "failed" | "dropped";
   hops: Hop[];
-  /** Status of the last hop, if it answered. */
   statusCode: number | null;
   error: string | null;
 }
@@ -53,7 +42,7 @@ export interface SenderOptions {
   allowCidrs: readonly string[];
   /** PEM file of an extra CA for receivers (`WEBHOOK_CA_FILE`); system roots stay trusted. */
   caFile?: string;
-  /** The sandbox echo receiver (modules/postman/echo.ts): its exact URL may be on loopback, with its own certificate. */
+  /** The sandbox echo receiver: its exact URL may be on loopback, with its own certificate. */
   sandboxEcho?: SandboxEcho;
   /** Per-hop budget in ms (`WEBHOOK_TIMEOUT_MS`). */
   timeoutMs: number;
@@ -68,26 +57,18 @@ export interface SendRequest {
   body: Uint8Array;
   /** Every header but Content-Type, Content-Length and User-Agent. */
   headers: Record<string, string>;
-  /**
-   * The webhook's custom headers: sent to hops on the origin of `url` only, so a redirect elsewhere never carries
-   * the customer's token (as browsers drop `Authorization` on a cross-origin redirect, Fetch "HTTP-redirect fetch").
-   */
+  /** The webhook's custom headers, sent on `url`'s origin only (as Fetch drops `Authorization` cross-origin). */
   customHeaders?: Record<string, string>;
 }
 
 const MAX_AGENTS = 256;
 
-/**
- * Real undici, loaded on the first delivery: it adds about 22 MiB of RSS, which a service
- * that has no endpoint to deliver to never needs (docs/performance.md, P5: idle RSS).
- */
+/** Loaded on the first delivery: ~22 MiB of RSS an idle service never needs (docs/performance.md). */
 let undiciModule: Promise<typeof undici> | undefined;
-// Once loaded, agents are made without an await (one promise and microtask less per hop).
 let undiciLoaded: typeof undici | undefined;
 const loadUndici = () => (undiciModule ??= import("undici/index.js").then((m) => (undiciLoaded = m)));
 
-// Parsed target URLs by text: the same few receiver URLs are parsed before every attempt. Read only
-// (never mutated: `send` builds redirect targets with a fresh URL). Bounded; emptied when full.
+// The same few receiver URLs, parsed once; never mutated. Bounded; emptied when full.
 const parsedUrls = new Map<string, URL>();
 const MAX_PARSED_URLS = 1_024;
 function parsedUrl(url: string): URL {
@@ -103,18 +84,17 @@ function parsedUrl(url: string): URL {
 export class WebhookSender {
   private readonly agents = new Map<string, undici.Agent>();
   private readonly ca: string[] | undefined;
-  /** The allow list for the sandbox echo's URL only: the configured one plus loopback. */
   private readonly echoAllow: readonly string[];
   private readonly echoResolver: Resolver;
 
   constructor(private readonly opts: SenderOptions) {
     this.ca = opts.caFile ? [...rootCertificates, readFileSync(opts.caFile, "utf8")] : undefined;
     this.echoAllow = [...opts.allowCidrs, ...ECHO_LOOPBACK_CIDRS];
-    // `localhost` often resolves to ::1 first while the embedded default listens on 127.0.0.1: IPv4 first for the echo.
+    // `localhost` often resolves to ::1 first; the embedded default listens on 127.0.0.1.
     this.echoResolver = async (host) => [...(await opts.resolver(host))].sort((a, b) => a.family - b.family);
   }
 
-  /** CAs for the sandbox echo: the usual ones plus the service's own certificate (read when first needed: a first start writes it after this sender exists). */
+  /** CAs for the sandbox echo, plus the service's own certificate (read late: a first start writes it later). */
   private echoCa(): string[] | undefined {
     const file = this.opts.sandboxEcho?.caFile;
     if (!file) return this.ca;
@@ -127,11 +107,9 @@ export class WebhookSender {
 
   /** A keep-alive agent whose every connection goes to `address` (the vetted one); `echo`: to the sandbox echo. */
   private agentFor(host: string, address: string, family: 4 | 6, { Agent }: typeof undici, echo = false): undici.Agent {
-    // Called with undici loaded, so the lookup and the insert below run without a pause between them.
     const key = `${echo ? "echo|" : ""}${host}|${address}`;
     let agent = this.agents.get(key);
     if (agent) {
-      // LRU: move to the end.
       this.agents.delete(key);
       this.agents.set(key, agent);
       return agent;
@@ -159,11 +137,7 @@ export class WebhookSender {
     return agent;
   }
 
-  /**
-   * Sends one attempt: POST the signed body, follow up to 5 redirects
-   * (301/302/303 → GET without body; 307/308 → the same signed POST), running
-   * the address check before every hop. Never throws.
-   */
+  /** Sends one attempt, following redirects as docs/webhooks.md#delivery says, checking every hop; never throws. */
   async send(req: SendRequest): Promise<SendOutcome> {
     const hops: Hop[] = [];
     let url = req.url;
@@ -228,7 +202,6 @@ export class WebhookSender {
     return { record: record(r.statusCode, null, r.snippet), dropped: false, location: r.location };
   }
 
-  /** Closes every pooled connection. */
   async close(): Promise<void> {
     const all = [...this.agents.values()];
     this.agents.clear();

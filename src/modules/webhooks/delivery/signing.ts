@@ -1,31 +1,14 @@
 /**
- * Delivery signatures and headers. Two schemes, one secret:
- *
- * - the spec's (Authentication 5): `X-Service-Signature: sha256=<hex
- *   HMAC-SHA256 of the exact raw body>`, keyed with the account's signing
- *   secret as text (the whole `whsec_…` string as UTF-8 bytes) — unchanged
- *   since the first secret was issued, so existing receivers keep verifying;
- * - Standard Webhooks (standardwebhooks.com, "Signature scheme"):
- *   `webhook-id`, `webhook-timestamp` (Unix seconds of the attempt) and
- *   `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
- *   keyed with the secret's key bytes: the base64 after `whsec_`. Secrets
- *   issued before standard base64 (base64url, `-`/`_`) decode to the same
- *   kind of 32 bytes here; the standardwebhooks libraries need a secret in
- *   standard base64, which every secret issued or rotated now is.
- *
- * `webhook-id` and `X-Webhook-Event-Id` are the event's id (`evt_…`): the
- * same on every retry and on a redelivery, so receivers deduplicate on it.
+ * Delivery signatures and headers, two schemes over one secret: the spec's `X-Service-Signature` (Authentication 5,
+ * keyed with the secret text) and Standard Webhooks' `webhook-signature` (standardwebhooks.com, "Signature scheme",
+ * keyed with the secret's bytes). Why: docs/events.md#two-signatures-one-secret.
  */
 import { timingSafeEqual } from "node:crypto";
 
-/**
- * HMAC-SHA256 through Bun's hasher: it runs twice per delivery attempt, and node:crypto's Hmac object
- * costs about three times as much per call (same bytes out; test/webhooks pins both schemes to known values).
- */
+/** HMAC-SHA256 through Bun's hasher: node:crypto's Hmac costs ~3× per call, twice per attempt. */
 const hmac = (key: string | Buffer) => new Bun.CryptoHasher("sha256", key);
 
-// Keyed hashers by secret, copied per signature: a copy skips the key schedule (~0.4 µs of ~1.1 µs per
-// HMAC of a 700-byte body). The same few secrets sign every attempt. Bounded; emptied when full.
+// Keyed hashers by secret, copied per signature to skip the key schedule. Bounded; emptied when full.
 const keyed = new Map<string, { text: Bun.CryptoHasher; standard?: Bun.CryptoHasher }>();
 function keyedFor(secret: string) {
   let k = keyed.get(secret);
@@ -54,10 +37,7 @@ export function secretKeyBytes(secret: string): Buffer {
 }
 
 
-/**
- * `webhook-signature` for one attempt: `v1,` + base64 HMAC-SHA256 over
- * `<msgId>.<timestampSeconds>.<body>` keyed with {@link secretKeyBytes}.
- */
+/** `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `<msgId>.<timestampSeconds>.<body>` (key: {@link secretKeyBytes}). */
 export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
   const k = keyedFor(secret);
   const mac = (k.standard ??= hmac(secretKeyBytes(secret))).copy().update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
@@ -69,7 +49,7 @@ export interface DeliveryHeaderInput {
   /** The event's id (`evt_…`): `X-Webhook-Event-Id` and `webhook-id`. */
   eventId: string;
   webhookId: string;
-  /** 1-based attempt number (`X-Webhook-Delivery: <webhook_id>-<attempt>`). */
+  /** 1-based (`X-Webhook-Delivery: <webhook_id>-<attempt>`). */
   attempt: number;
   event: string;
   mode: "live" | "test";
@@ -79,7 +59,7 @@ export interface DeliveryHeaderInput {
   sequence?: number | null;
 }
 
-/** Every header of one delivery attempt over the exact `body` bytes (spec: Events "Headers on every delivery", plus the two above). */
+/** Every header of one attempt over the exact `body` bytes (spec: Events "Headers on every delivery"; docs/events.md). */
 export function deliveryHeaders(h: DeliveryHeaderInput, body: Uint8Array): Record<string, string> {
   const ts = Math.floor(h.nowMs / 1000);
   const out: Record<string, string> = {
