@@ -13,6 +13,8 @@
  *   due and missed notifications.
  * - housekeeping: every 10 minutes, release expired leases and prune what is
  *   past RETENTION_DAYS (scheduler/housekeeping.ts).
+ * - predictions: daily at 03:30 UTC, rebuild the transit statistics unless a
+ *   replica did within 20 hours (modules/predictions/daily.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
@@ -27,10 +29,11 @@ import { runHousekeeping, type HousekeepingOptions } from "./housekeeping.ts";
 import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
+import { rebuildIfDue } from "../modules/predictions/daily.ts";
 
 /** The scheduler's jobs. */
-export type JobName = "recheck" | "delivery" | "housekeeping";
-const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping"];
+export type JobName = "recheck" | "delivery" | "housekeeping" | "predictions";
+const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "predictions"];
 
 export interface Scheduler {
   /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
@@ -51,6 +54,8 @@ export interface SchedulerOptions {
   recheck?: RecheckOptions;
   delivery?: WorkerOptions;
   housekeeping?: HousekeepingOptions;
+  /** Croner pattern of the transit statistics rebuild (default daily at 03:30 UTC). */
+  predictionsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -87,6 +92,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
   let runner: RecheckRunner | undefined;
   let worker: DeliveryWorker | undefined;
   let housekeeping: Promise<unknown> | undefined;
+  let predictions: Promise<unknown> | undefined;
 
   function recheckJob(): Cron {
     const r = (runner = createRecheckRunner(deps, opts.recheck));
@@ -109,6 +115,14 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
     });
     return new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, body);
   }
+  function predictionsJob(): Cron {
+    const body = guarded("predictions", deps, async () => {
+      const p = rebuildIfDue({ ...deps, stats: deps.services.transitStats });
+      predictions = p;
+      await p.finally(() => (predictions = undefined));
+    });
+    return new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, body);
+  }
 
   return {
     async start() {
@@ -117,6 +131,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       if (jobs.has("delivery")) crons.push(await deliveryJob());
       if (jobs.has("recheck")) crons.push(recheckJob());
       if (jobs.has("housekeeping")) crons.push(housekeepingJob());
+      if (jobs.has("predictions")) crons.push(predictionsJob());
       deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
@@ -129,6 +144,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout })]);
       runner = worker = undefined;
       if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
+      if (predictions) await settleWithin(predictions, deadline - Date.now());
     },
   };
 }

@@ -33,6 +33,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   idempotency_keys: "src/http",
   service_settings: "src/secrets",
   courier_budgets: "src/modules/couriers",
+  transit_stats: "src/modules/predictions",
 };
 
 const root = join(import.meta.dir, "..", "..");

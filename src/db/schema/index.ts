@@ -6,3 +6,4 @@ export * from "./ops.ts";
 export * from "./features.ts";
 export * from "./links.ts";
 export * from "./couriers.ts";
+export * from "./predictions.ts";
