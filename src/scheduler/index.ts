@@ -14,7 +14,8 @@
  * - housekeeping: every 10 minutes, release expired leases and prune what is
  *   past RETENTION_DAYS (scheduler/housekeeping.ts).
  * - predictions: daily at 03:30 UTC, rebuild the transit statistics unless a
- *   replica did within 20 hours (modules/predictions/daily.ts).
+ *   replica did within 20 hours (modules/predictions/daily.ts); and every 10
+ *   minutes mark stalled shipments from what is stored (modules/following/stalls.ts).
  *
  * Croner's overrun protection (`protect: true`) skips a tick while the
  * previous run of the same job is still going. A failing run (PostgreSQL
@@ -30,10 +31,11 @@ import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type Rech
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
 import { rebuildIfDue } from "../modules/predictions/daily.ts";
+import { markStalled } from "../modules/following/stalls.ts";
 
 /** The scheduler's jobs. */
-export type JobName = "recheck" | "delivery" | "housekeeping" | "predictions";
-const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "predictions"];
+export type JobName = "recheck" | "delivery" | "housekeeping" | "predictions" | "stalls";
+const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "predictions", "stalls"];
 
 export interface Scheduler {
   /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
@@ -56,6 +58,8 @@ export interface SchedulerOptions {
   housekeeping?: HousekeepingOptions;
   /** Croner pattern of the transit statistics rebuild (default daily at 03:30 UTC). */
   predictionsPattern?: string;
+  /** Croner pattern of the stalled-shipments check (default every 10 minutes). */
+  stallsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -93,6 +97,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
   let worker: DeliveryWorker | undefined;
   let housekeeping: Promise<unknown> | undefined;
   let predictions: Promise<unknown> | undefined;
+  let stalls: Promise<unknown> | undefined;
 
   function recheckJob(): Cron {
     const r = (runner = createRecheckRunner(deps, opts.recheck));
@@ -123,6 +128,16 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
     });
     return new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, body);
   }
+  function stallsJob(): Cron {
+    const body = guarded("stalls", deps, async () => {
+      const index = await deps.services.transitStats.get();
+      const p = markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now());
+      stalls = p;
+      const r = await p.finally(() => (stalls = undefined));
+      if (r.stalled > 0) deps.log.info("stalled shipments marked", { component: "predictions", ...r });
+    });
+    return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
+  }
 
   return {
     async start() {
@@ -132,6 +147,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       if (jobs.has("recheck")) crons.push(recheckJob());
       if (jobs.has("housekeeping")) crons.push(housekeepingJob());
       if (jobs.has("predictions")) crons.push(predictionsJob());
+      if (jobs.has("stalls")) crons.push(stallsJob());
       deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
@@ -144,7 +160,7 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout })]);
       runner = worker = undefined;
       if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
-      if (predictions) await settleWithin(predictions, deadline - Date.now());
+      if (predictions || stalls) await settleWithin([predictions, stalls].filter((p) => p !== undefined), deadline - Date.now());
     },
   };
 }

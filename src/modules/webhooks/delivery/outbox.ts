@@ -144,7 +144,8 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
          'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
-         'reference', f.reference, 'metadata', f.metadata)
+         'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
+         'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e where e.id = c.event_id and e.eta_new is not null))
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
        where s.id = c.shipment_id) as shipment
     from c

@@ -18,3 +18,8 @@ CREATE TABLE "transit_stats" (
 	"rebuilt_at" timestamp with time zone NOT NULL,
 	CONSTRAINT "transit_stats_courier_basis_origin_destination_pk" PRIMARY KEY("courier","basis","origin","destination")
 );
+--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "eta_previous" date;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "eta_new" date;--> statement-breakpoint
+ALTER TABLE "shipments" ADD COLUMN "stalled_at" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "shipments" ADD COLUMN "predicted_delivery" jsonb;
