@@ -96,7 +96,7 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
     },
   },
   listShipments: {
-    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", stalled: true, limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", stalled: "true", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
     ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
   },
   getShipment: {

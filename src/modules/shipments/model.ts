@@ -75,7 +75,7 @@ export const ListShipmentsQuery = t.Object({
       description: "Only shipments whose latest failed-attempt (NDR) or exception reason is this code (see `reason_code` on each item).",
     }),
   ),
-  stalled: t.Optional(t.Boolean({ description: "`true`: only stalled shipments (see `stalled` on each item); `false`: only those that are not." })),
+  stalled: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "`true`: only stalled shipments (see `stalled` on each item); `false`: only those that are not." })),
 });
 export type ListShipmentsInput = typeof ListShipmentsQuery.static;
 

@@ -96,7 +96,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
       ${q.reference !== undefined ? sql`and f.reference = ${q.reference}` : sql``}
       ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
-      ${q.stalled !== undefined ? sql`and (s.stalled_at is not null) = ${q.stalled}` : sql``}
+      ${q.stalled ? sql`and (s.stalled_at is not null) = ${q.stalled === "true"}` : sql``}
       ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
