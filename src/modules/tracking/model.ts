@@ -52,7 +52,7 @@ export const TrackingDataSchema = T.Object(
     ExecutionTime: T.String({ description: "Seconds for the whole request, 3 decimals.", examples: ["0.455"] }),
     EstimatedDeliveryDate: T.String({
       description:
-        "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits no webhook event.",
+        "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits none of the spec's events; a move by a day or more emits `tracking.eta_changed` to webhooks that list it.",
       examples: ["06-Nov-2026"],
     }),
     PredictedDelivery: T.Optional(PredictedDeliverySchema),

@@ -54,7 +54,7 @@ export const PayloadDataSchema = T.Object({
   delivered_date: nullable(T.String({ description: "DD-Mon-YYYY." })),
   estimated_delivery_date: T.String({
     description:
-      "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.",
+      "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is none of the spec's events: it arrives with the next event (or `tracking.eta_changed`, to webhooks that list it), and GET /v1/shipments shows it at once.",
     examples: ["06-Nov-2026"],
   }),
   stalled: T.Boolean({ description: "True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap." }),
