@@ -15,6 +15,11 @@ import { rebuildTransitStats } from "../../src/modules/predictions/rebuild.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { checkpoint } from "../webhooks/fixtures.ts";
 import { generateDeliveries, insertDeliveries } from "../helpers/history.ts";
+import { Client } from "../dashboard/support.ts";
+import { eventually } from "../helpers/eventually.ts";
+import { createScheduler } from "../../src/scheduler/index.ts";
+import { accounts, follows, shipments } from "../../src/db/schema/index.ts";
+import { eq } from "drizzle-orm";
 
 let ctx: TestContext;
 beforeAll(async () => (ctx = await testContext()));
@@ -135,5 +140,46 @@ describe("stalled shipments", () => {
     ctx.clock.set(t0 + 79 * HOUR + 73 * HOUR);
     expect((await check()).stalled).toBe(1);
     expect((await deliveriesOf(awb)).filter((d) => d.event_type === "tracking.stalled")).toHaveLength(2);
+  });
+});
+
+describe("the scheduler's stall check", () => {
+  test("runs on its own schedule and marks a shipment past the default threshold by the fake clock", async () => {
+    const hooked = await follower(["tracking.stalled"]);
+    const awb = "5550000000031";
+    const t = ctx.clock.now();
+    await store(awb, snap([{ ...checkpoint("in_transit", "2026-11-01", "00:00", "Picked up"), at: new Date(t - HOUR).toISOString() }], null), hooked.id);
+    ctx.clock.set(t + 80 * HOUR);
+    const scheduler = createScheduler(ctx.deps, { jobs: ["stalls"], stallsPattern: "* * * * * *" });
+    await scheduler.start();
+    try {
+      expect(await eventually(async () => (await deliveriesOf(awb)).some((d) => d.event_type === "tracking.stalled"), 10_000)).toBe(true);
+    } finally {
+      await scheduler.stop();
+    }
+  });
+});
+
+describe("dashboard shipments page", () => {
+  test("a predicted delivery column, a stalled badge, and a link that lists stalled shipments only", async () => {
+    const user = new Client(ctx.app);
+    await user.signUp("predict-dash@example.com");
+    const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, "predict-dash@example.com"));
+    const mk = async (awb: string, over: Partial<typeof shipments.$inferInsert>) => {
+      const id = newId("shp");
+      await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: awb, state: "in_transit", mostRecentStatus: "In transit", followers: 1, ...over });
+      await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: id });
+    };
+    await mk("7770000000011", { predictedDelivery: { date: "2026-11-09", earliest: "2026-11-08", latest: "2026-11-11", basis: "lane", sample_size: 40 } });
+    await mk("7770000000021", { stalledAt: new Date(ctx.clock.now()) });
+    const [res, page] = await user.get("/dashboard/shipments");
+    expect(res.status).toBe(200);
+    expect(page).toContain("Predicted delivery");
+    expect(page).toContain('<time datetime="2026-11-09">2026-11-09</time>');
+    expect(page.match(/>stalled<\/span>/g)).toHaveLength(1);
+    expect(page).toContain('href="/dashboard/shipments?stalled=true"');
+    const [, stalledOnly] = await user.get("/dashboard/shipments?stalled=true");
+    expect(stalledOnly).toContain("7770000000021");
+    expect(stalledOnly).not.toContain("7770000000011");
   });
 });

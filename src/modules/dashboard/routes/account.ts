@@ -74,8 +74,9 @@ export function accountRoutes(rd: RouteDeps) {
       withSession(rd, { request, cookie }, async (s) => {
         const search = referenceSearch(query.reference);
         // A search no reference can match (over 128 characters, control characters) lists nothing, without a query.
-        const rows = search === null ? [] : await listFollowedShipments(deps.db, s.account.id, search);
-        return htmlResponse(shipmentsPage(pageSession(s), rows, typeof query.reference === "string" ? query.reference.slice(0, MAX_REFERENCE_CHARS * 2) : ""));
+        const stalledOnly = query.stalled === "true";
+        const rows = search === null ? [] : await listFollowedShipments(deps.db, s.account.id, search, stalledOnly);
+        return htmlResponse(shipmentsPage(pageSession(s), rows, typeof query.reference === "string" ? query.reference.slice(0, MAX_REFERENCE_CHARS * 2) : "", stalledOnly));
       }),
     );
 }

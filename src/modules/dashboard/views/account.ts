@@ -2,6 +2,7 @@
 import type { Plan } from "../../../domain/plans.ts";
 import { fmtInt, fmtTime, html, type SafeHtml } from "../html.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
+import { predictedCell, stalledBadge, stalledFilter } from "./predictions.ts";
 
 export interface UsageInfo {
   used: number;
@@ -92,10 +93,13 @@ export interface ShipmentRowView {
   nextCheckAt: Date | null;
   /** The account's own reference on the follow (POST /v1/shipments, PATCH), or null. */
   reference: string | null;
+  /** Our predicted delivery day (`YYYY-MM-DD`) and the stall mark (docs/predictions.md). */
+  predictedDate?: string | null;
+  stalled?: boolean;
 }
 
 /** The account's followed shipments; `search` is the reference searched for (exact), "" for none. */
-export function shipmentsPage(s: PageSession, rows: ShipmentRowView[], search = ""): SafeHtml {
+export function shipmentsPage(s: PageSession, rows: ShipmentRowView[], search = "", stalledOnly = false): SafeHtml {
   return layout({
     title: "Tracked shipments",
     session: s,
@@ -107,12 +111,13 @@ export function shipmentsPage(s: PageSession, rows: ShipmentRowView[], search = 
     <label for="ship-ref">Reference</label> <input id="ship-ref" name="reference" type="search" maxlength="128" value="${search}" placeholder="Your order id, exactly">
     <button type="submit">Search</button>${search ? html` <a href="/dashboard/shipments">Show all</a>` : ""}
   </form>
+  ${stalledFilter(stalledOnly)}
   ${rows.length === 0
     ? html`<p>${search ? "No followed shipment has this reference." : "No followed shipments yet."}</p>`
     : html`<div class="scroll"><table>
-  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
+  <thead><tr><th scope="col">Courier</th><th scope="col">Tracking number</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Status</th><th scope="col">Predicted delivery</th><th scope="col">Last check</th><th scope="col">Next check</th></tr></thead>
   <tbody>${rows.map((r) => html`<tr>
-    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td>${r.reference ?? ""}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span></td><td>${r.mostRecentStatus}</td>
+    <td>${r.courier}</td><td class="mono">${r.trackingNumber}</td><td>${r.reference ?? ""}</td><td><span class="badge state-${r.state}">${r.state.replace(/_/g, " ")}</span>${stalledBadge(r)}</td><td>${r.mostRecentStatus}</td><td>${predictedCell(r)}</td>
     <td>${fmtTime(r.lastCheckedAt)}</td><td>${r.terminal ? "not followed (final state)" : r.followMode === "lookup" ? "on lookup only" : fmtTime(r.nextCheckAt)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`,
