@@ -10,6 +10,7 @@ import { KeyUse } from "./modules/accounts/key-use.ts";
 import { QuotaLeases } from "./modules/accounts/quota-lease.ts";
 import { RateCounter } from "./modules/accounts/rate-counter.ts";
 import { CourierBudgets } from "./modules/couriers/budget.ts";
+import { TransitStatsCache } from "./modules/predictions/stats.ts";
 
 /** Finished shipments remembered per process for re-answering lookups (tracking/recent.ts). */
 export const RECENT_FETCHES_MAX = 10_000;
@@ -25,6 +26,8 @@ export interface Services {
   courierBudgets: CourierBudgets;
   /** Terminal records fetched moments ago (tracking/recent.ts). */
   recentFetches: RecentCache;
+  /** The transit statistics behind predictions and stall thresholds (predictions/stats.ts). */
+  transitStats: TransitStatsCache;
 }
 
 /**
@@ -38,6 +41,7 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
     keyUse: new KeyUse(db),
     courierBudgets: new CourierBudgets(db, clock, timers),
     recentFetches: new RecentCache(RECENT_FETCHES_MAX),
+    transitStats: new TransitStatsCache(db, () => clock.now()),
   };
 }
 
@@ -53,6 +57,7 @@ export async function stopServices(s: Services, onError: (step: string, err: unk
     ["key use", () => s.keyUse.stop()],
     ["courier budgets", () => s.courierBudgets.stop()],
     ["recent fetches", () => s.recentFetches.stop()],
+    ["transit statistics", () => s.transitStats.stop()],
   ];
   for (const [step, stop] of steps) {
     try {

@@ -268,26 +268,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/webhooks/{webhook_id}/audit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Audit the webhook's receiver
-         * @description Sends to the webhook's URL, one after another, four test deliveries (`X-Webhook-Mode: test`, `X-Webhook-Audit: true`): `valid` (correctly signed), `wrong_signature` (signed with another secret), `stale_timestamp` (`webhook-timestamp` 10 minutes old, correctly signed for it) and `no_signature` (no `X-Service-Signature` nor `webhook-signature`). The report gives the status each got; `verdict` is `ok` when the valid one got a 2xx and the three others a 4xx. Each case is in the delivery log as a test delivery. At most 10 audits an hour per account; live and test webhooks alike.
-         */
-        post: operations["auditWebhookReceiver"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/webhooks/{webhook_id}/deliveries": {
         parameters: {
             query?: never;
@@ -412,6 +392,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "tracking.eta_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tracking.eta_changed
+         * @description The expected delivery day moved by at least one calendar day: the courier's own estimate, or our predicted date when the courier gives none; `data.eta_change` holds both days. Sent only to webhooks that list it.
+         *
+         *     POSTed to each active webhook that lists `tracking.eta_changed`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onTrackingEtaChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "tracking.exception": {
         parameters: {
             query?: never;
@@ -472,6 +474,28 @@ export interface webhooks {
          *     POSTed to each active webhook that lists `tracking.out_for_delivery`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
          */
         post: operations["onTrackingOutForDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tracking.stalled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tracking.stalled
+         * @description The unfinished shipment has had no new checkpoint for longer than its lane's usual longest gap between scans (`data.stalled`); once per stall, a new checkpoint ends it. Sent only to webhooks that list it.
+         *
+         *     POSTed to each active webhook that lists `tracking.stalled`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onTrackingStalled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -589,7 +613,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -640,7 +664,7 @@ export interface components {
             /** @description The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire. */
             event_id: string | null;
             /** @enum {string} */
-            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
             id: string;
             last_error: string | null;
             last_status_code: number | null;
@@ -703,6 +727,24 @@ export interface components {
             /** @constant */
             success: false;
         };
+        /**
+         * EtaChange
+         * @description Only on `tracking.eta_changed`: the courier's EDD (or our predicted date when it gives none) before and after.
+         */
+        EtaChange: {
+            /**
+             * Format: date
+             * @description The expected delivery day now, YYYY-MM-DD.
+             * @example 2026-11-08
+             */
+            current: string;
+            /**
+             * Format: date
+             * @description The expected delivery day before, YYYY-MM-DD.
+             * @example 2026-11-06
+             */
+            previous: string;
+        };
         /** Event */
         Event: {
             courier: string;
@@ -719,7 +761,7 @@ export interface components {
             payload: components["schemas"]["WebhookPayload"];
             tracking_number: string;
             /** @enum {string} */
-            type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+            type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
         };
         /** EventList */
         EventList: {
@@ -765,27 +807,36 @@ export interface components {
             /** @constant */
             success: true;
         };
-        /** ReceiverAuditReport */
-        ReceiverAuditReport: {
-            data: {
-                /** @description In the order sent. */
-                cases: {
-                    /** @enum {string} */
-                    case: "valid" | "wrong_signature" | "stale_timestamp" | "no_signature";
-                    /** @description Why there was no answer: timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol. */
-                    error: string | null;
-                    /** @description HTTP status the receiver answered (last hop); null when there was no answer. */
-                    status: number | null;
-                    /** @enum {string} */
-                    verdict: "pass" | "fail";
-                }[];
-                /** @description The receiver guide (in the service's repository) that says what each case checks. */
-                guide: string;
-                /** @enum {string} */
-                verdict: "ok" | "failed";
-            };
-            /** @constant */
-            success: true;
+        /**
+         * PredictedDelivery
+         * @description Our own prediction from delivered shipments of the same courier and lane (docs/predictions.md); absent once the shipment is finished, before its pickup, or when fewer than 30 deliveries back it. The courier's own estimate stays in EstimatedDeliveryDate.
+         */
+        PredictedDelivery: {
+            /** @enum {string} */
+            basis: "lane" | "region" | "courier";
+            /**
+             * Format: date
+             * @description Most likely delivery day (the median transit time), YYYY-MM-DD in the destination's local calendar.
+             * @example 2026-11-06
+             */
+            date: string;
+            /**
+             * Format: date
+             * @description Start of the window that held 80 % of past deliveries (p10), YYYY-MM-DD.
+             * @example 2026-11-05
+             */
+            earliest: string;
+            /**
+             * Format: date
+             * @description End of that window (p90), YYYY-MM-DD.
+             * @example 2026-11-08
+             */
+            latest: string;
+            /**
+             * @description Delivered shipments of the last 90 days behind it.
+             * @example 412
+             */
+            sample_size: number;
         };
         /** RecoverResult */
         RecoverResult: {
@@ -895,10 +946,13 @@ export interface components {
              * @description Next scheduled re-check; null when no longer re-checked (terminal).
              */
             next_check_at: string | null;
+            predicted_delivery?: components["schemas"]["PredictedDelivery"];
             /** @description The normalised reason of the newest failed delivery attempt or exception among the checkpoints (the `ReasonCode` of that checkpoint), kept after the shipment moves on (e.g. to return to origin); null when no checkpoint carries one. */
             reason_code: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other" | null;
             /** @description Your reference for this shipment, or null. */
             reference: string | null;
+            /** @description True when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history; docs/predictions.md). */
+            stalled: boolean;
             /** @description Webhook spelling: pending, in_transit, out_for_delivery, delivered, exception, returned, cancelled. */
             status: string;
             tracking_number: string;
@@ -947,7 +1001,7 @@ export interface components {
             /** @description True when the courier no longer knows a shipment stored before; the stored history is returned. */
             CourierHasNoRecordOfShipment: boolean;
             /**
-             * @description The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits no webhook event.
+             * @description The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits none of the spec's events; a move by a day or more emits `tracking.eta_changed` to webhooks that list it.
              * @example 06-Nov-2026
              */
             EstimatedDeliveryDate: string;
@@ -967,10 +1021,13 @@ export interface components {
             MostRecentStatus: string;
             /** @description Proof-of-delivery URL, or empty. */
             PODImageUrl: string;
+            PredictedDelivery?: components["schemas"]["PredictedDelivery"];
             /** @example success */
             Result: string;
             /** @enum {string} */
             ShipmentState: "pending" | "intransit" | "outfordelivery" | "delivered" | "exception" | "returned" | "cancelled";
+            /** @description Present and true when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history). A new checkpoint clears it. */
+            Stalled?: boolean;
         };
         /** TrackResponse */
         TrackResponse: {
@@ -1021,7 +1078,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1068,7 +1125,7 @@ export interface components {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1114,10 +1171,11 @@ export interface components {
                  */
                 enqueued_at: string;
                 /**
-                 * @description The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.
+                 * @description The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is none of the spec's events: it arrives with the next event (or `tracking.eta_changed`, to webhooks that list it), and GET /v1/shipments shows it at once.
                  * @example 06-Nov-2026
                  */
                 estimated_delivery_date: string;
+                eta_change?: components["schemas"]["EtaChange"];
                 /** @description The receiving account's own key/value pairs for this shipment; `{}` when none. */
                 metadata: {
                     [key: string]: string;
@@ -1125,8 +1183,11 @@ export interface components {
                 /** @description The service's own short label. */
                 most_recent_status: string;
                 origin_city: string | null;
+                predicted_delivery?: components["schemas"]["PredictedDelivery"];
                 /** @description The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null. */
                 reference: string | null;
+                /** @description True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap. */
+                stalled: boolean;
                 /** @enum {string} */
                 status: "pending" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned" | "cancelled";
                 tracking_number: string;
@@ -1138,7 +1199,7 @@ export interface components {
              */
             enqueued_at: string;
             /** @enum {string} */
-            event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+            event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
             /** @description This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md). */
             sequence?: number;
         };
@@ -1151,14 +1212,14 @@ export interface components {
         /** @description Optional (or null). Default event: the webhook's first. */
         WebhookTestFire: {
             /** @enum {string} */
-            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
         } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception")[];
+            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -2079,7 +2140,7 @@ export interface operations {
                  */
                 tracking_number?: string;
                 /** @example tracking.delivered */
-                type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+                type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
             };
             header?: never;
             path?: never;
@@ -2125,6 +2186,7 @@ export interface operations {
                      *                 "destination_city": "Bengaluru",
                      *                 "delivered_date": "05-Nov-2026",
                      *                 "estimated_delivery_date": "05-Nov-2026",
+                     *                 "stalled": false,
                      *                 "checkpoints": [
                      *                   {
                      *                     "activity": "Delivered",
@@ -2570,6 +2632,8 @@ export interface operations {
                  * @example ORD-10042
                  */
                 reference?: string;
+                /** @example true */
+                stalled?: "true" | "false";
                 /** @example in_transit */
                 state?: "pending" | "in_transit" | "out_for_delivery" | "delivered" | "exception" | "returned" | "cancelled";
                 /**
@@ -2609,6 +2673,14 @@ export interface operations {
                      *             "followed_since": "2026-11-03T08:00:00.000Z",
                      *             "next_check_at": "2026-11-05T16:00:00.000Z",
                      *             "reason_code": "customer_unavailable",
+                     *             "stalled": true,
+                     *             "predicted_delivery": {
+                     *               "date": "2026-11-06",
+                     *               "earliest": "2026-11-05",
+                     *               "latest": "2026-11-08",
+                     *               "basis": "lane",
+                     *               "sample_size": 412
+                     *             },
                      *             "reference": "ORD-10042",
                      *             "metadata": {
                      *               "channel": "web",
@@ -4403,7 +4475,9 @@ export interface operations {
                  *         "tracking.in_transit",
                  *         "tracking.out_for_delivery",
                  *         "tracking.delivered",
-                 *         "tracking.exception"
+                 *         "tracking.exception",
+                 *         "tracking.eta_changed",
+                 *         "tracking.stalled"
                  *       ]
                  *     }
                  */
@@ -4432,7 +4506,9 @@ export interface operations {
                      *           "tracking.in_transit",
                      *           "tracking.out_for_delivery",
                      *           "tracking.delivered",
-                     *           "tracking.exception"
+                     *           "tracking.exception",
+                     *           "tracking.eta_changed",
+                     *           "tracking.stalled"
                      *         ],
                      *         "mode": "test",
                      *         "description": "Order updates",
@@ -4769,202 +4845,6 @@ export interface operations {
             };
         };
     };
-    auditWebhookReceiver: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
-                 */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /**
-                 * @description Webhook id (`wh_…`).
-                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f
-                 */
-                webhook_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "verdict": "failed",
-                     *         "cases": [
-                     *           {
-                     *             "case": "valid",
-                     *             "status": 200,
-                     *             "verdict": "pass",
-                     *             "error": null
-                     *           },
-                     *           {
-                     *             "case": "wrong_signature",
-                     *             "status": 401,
-                     *             "verdict": "pass",
-                     *             "error": null
-                     *           },
-                     *           {
-                     *             "case": "stale_timestamp",
-                     *             "status": 200,
-                     *             "verdict": "fail",
-                     *             "error": null
-                     *           },
-                     *           {
-                     *             "case": "no_signature",
-                     *             "status": 401,
-                     *             "verdict": "pass",
-                     *             "error": null
-                     *           }
-                     *         ],
-                     *         "guide": "docs/webhook-receivers.md"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ReceiverAuditReport"];
-                };
-            };
-            /** @description Missing or invalid X-API-Key. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "INVALID_API_KEY";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description No webhook with this id on this account. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "WEBHOOK_NOT_FOUND";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description A request with this Idempotency-Key is still running. */
-            409: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "IDEMPOTENCY_IN_PROGRESS";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Per-minute rate limit, or more than 10 audits this hour; see Retry-After. */
-            429: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description Unexpected error; quote X-Request-Id to support. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "INTERNAL_ERROR";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description Test deliveries are switched off (kill-switch), or the service is unavailable. */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error: {
-                            candidates?: unknown;
-                            /** @enum {string} */
-                            code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
-                            did_you_mean?: unknown;
-                            message?: unknown;
-                        };
-                    };
-                };
-            };
-        };
-    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -4979,7 +4859,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /** @example tracking.delivered */
-                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception";
+                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
                 /**
                  * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20
@@ -5992,6 +5872,7 @@ export interface operations {
                  *         "destination_city": "Bengaluru",
                  *         "delivered_date": "05-Nov-2026",
                  *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": false,
                  *         "checkpoints": [
                  *           {
                  *             "activity": "Delivered",
@@ -6037,6 +5918,117 @@ export interface operations {
                 "application/json": components["schemas"]["WebhookPayload"] & {
                     /** @constant */
                     event?: "tracking.delivered";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTrackingEtaChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "tracking.eta_changed";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "tracking.eta_changed",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "tracking_number": "1234567890120",
+                 *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
+                 *         "status": "in_transit",
+                 *         "most_recent_status": "In transit",
+                 *         "origin_city": "Mumbai",
+                 *         "destination_city": "Bengaluru",
+                 *         "delivered_date": null,
+                 *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": false,
+                 *         "eta_change": {
+                 *           "previous": "2026-11-04",
+                 *           "current": "2026-11-05"
+                 *         },
+                 *         "checkpoints": [
+                 *           {
+                 *             "activity": "Reached hub",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "04-Nov-2026",
+                 *             "time": "02:40",
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
+                 *           },
+                 *           {
+                 *             "activity": "Shipment picked up",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "03-Nov-2026",
+                 *             "time": "09:15",
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
+                 *           }
+                 *         ],
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookPayload"] & {
+                    /** @constant */
+                    event?: "tracking.eta_changed";
                 };
             };
         };
@@ -6116,6 +6108,7 @@ export interface operations {
                  *         "destination_city": "Bengaluru",
                  *         "delivered_date": null,
                  *         "estimated_delivery_date": "06-Nov-2026",
+                 *         "stalled": false,
                  *         "checkpoints": [
                  *           {
                  *             "activity": "Consignee not available",
@@ -6231,6 +6224,7 @@ export interface operations {
                  *         "destination_city": "Bengaluru",
                  *         "delivered_date": null,
                  *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": false,
                  *         "checkpoints": [
                  *           {
                  *             "activity": "Reached hub",
@@ -6337,6 +6331,7 @@ export interface operations {
                  *         "destination_city": "Bengaluru",
                  *         "delivered_date": null,
                  *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": false,
                  *         "checkpoints": [
                  *           {
                  *             "activity": "Out for delivery",
@@ -6373,6 +6368,113 @@ export interface operations {
                 "application/json": components["schemas"]["WebhookPayload"] & {
                     /** @constant */
                     event?: "tracking.out_for_delivery";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTrackingStalled: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "tracking.stalled";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "tracking.stalled",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "tracking_number": "1234567890120",
+                 *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
+                 *         "status": "in_transit",
+                 *         "most_recent_status": "In transit",
+                 *         "origin_city": "Mumbai",
+                 *         "destination_city": "Bengaluru",
+                 *         "delivered_date": null,
+                 *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": true,
+                 *         "checkpoints": [
+                 *           {
+                 *             "activity": "Reached hub",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "04-Nov-2026",
+                 *             "time": "02:40",
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
+                 *           },
+                 *           {
+                 *             "activity": "Shipment picked up",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "03-Nov-2026",
+                 *             "time": "09:15",
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
+                 *           }
+                 *         ],
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookPayload"] & {
+                    /** @constant */
+                    event?: "tracking.stalled";
                 };
             };
         };
@@ -6452,6 +6554,7 @@ export interface operations {
                  *         "destination_city": "Bengaluru",
                  *         "delivered_date": null,
                  *         "estimated_delivery_date": "05-Nov-2026",
+                 *         "stalled": false,
                  *         "checkpoints": [
                  *           {
                  *             "activity": "Reached hub",

@@ -28,6 +28,9 @@ Plans and billing (docs/billing.md)
   approve-upgrade <request-id> [--note TEXT]            applies the requested plan
   reject-upgrade <request-id> [--note TEXT]             keeps the plan; the note is shown to the customer
 
+Predictions (docs/predictions.md)
+  rebuild-transit-stats                                 rebuild the transit statistics now: {deliveries, rows, batches, ms}
+
 Plans: free, starter, pro, growth, business.
   help, --help, -h                                      this text
 `;

@@ -19,6 +19,7 @@ import {
 } from "../modules/accounts/service.ts";
 import { issuePasswordLink } from "../modules/accounts/password-links.ts";
 import { isPlanId, PLAN_IDS, type PlanId } from "../domain/plans.ts";
+import { rebuildTransitStats } from "../modules/predictions/rebuild.ts";
 import { approveRequest, listRequests, rejectRequest, RequestNotPending, requestStateOf, settleRequestsFor, type UpgradeRequest } from "../modules/billing/requests.ts";
 
 export class UsageError extends Error {}
@@ -146,6 +147,9 @@ const COMMANDS: Record<string, Command> = {
     const acc = await accountOf(db, a);
     const link = await issuePasswordLink(db, acc.id, "reset", nowMs);
     return { account_id: acc.id, email: acc.email, url: `${publicBaseUrl}${link.path}`, expires_at: link.expiresAt.toISOString() };
+  },
+  async "rebuild-transit-stats"(db, _a, nowMs) {
+    return { ...(await rebuildTransitStats(db, nowMs)) };
   },
   async "list-upgrade-requests"(db, a) {
     const rows = await listRequests(db, a.flags.all === true ? undefined : "pending");

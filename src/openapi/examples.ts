@@ -28,7 +28,7 @@ const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
 const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false, rate_budget: slug === "delhivery" ? { per_second: 2, per_day: null, covers_followed: true } : { per_second: 5, per_day: null, covers_followed: true } });
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
-export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
+export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }> = {
   trackShipment: { params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example }, ok: TRACK_EXAMPLE },
   advanceSandboxShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
   demoTrack: { params: { courier: "dhl", tracking_number: "1234567890" }, ok: { success: true, data: TRACK_EXAMPLE.data } },

@@ -74,11 +74,13 @@ const SUMMARY = {
   followed_since: "2026-11-03T08:00:00.000Z",
   next_check_at: "2026-11-05T16:00:00.000Z",
   reason_code: "customer_unavailable",
+  stalled: true,
+  predicted_delivery: { date: "2026-11-06", earliest: "2026-11-05", latest: "2026-11-08", basis: "lane", sample_size: 412 },
   ...FOLLOW_DATA,
 };
 
 /** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
-export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string | number>; body?: unknown; ok?: unknown }> = {
+export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }> = {
   followShipments: {
     body: { shipments: [{ courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA }, { courier: "auto", tracking_number: "1Z999AA10123456784" }] },
     ok: {
@@ -94,7 +96,7 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
     },
   },
   listShipments: {
-    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", stalled: "true", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
     ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
   },
   getShipment: {

@@ -20,6 +20,9 @@ const EVENT_WHEN: Record<EventType, string> = {
   "tracking.out_for_delivery": "The shipment's status changed to out_for_delivery.",
   "tracking.delivered": "The shipment's status changed to delivered. Terminal: the service stops following the shipment.",
   "tracking.exception": "The status changed to exception, returned or cancelled; `data.status` tells them apart (returned and cancelled are terminal).",
+  "tracking.eta_changed":
+    "The expected delivery day moved by at least one calendar day: the courier's own estimate, or our predicted date when the courier gives none; `data.eta_change` holds both days. Sent only to webhooks that list it.",
+  "tracking.stalled": "The unfinished shipment has had no new checkpoint for longer than its lane's usual longest gap between scans (`data.stalled`); once per stall, a new checkpoint ends it. Sent only to webhooks that list it.",
 };
 
 const DELIVERY_HEADERS = (event: EventType): Json[] => [

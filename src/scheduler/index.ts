@@ -1,26 +1,7 @@
 /**
- * In-process jobs, each with an owner that can stop it: explicit `start()` / `stop({ timeout })`,
- * started by `main.ts` only for ROLE=all|worker, never by `buildApp()`. The
- * scheduler owns every timer of the background work; the jobs it drives have
- * none of their own:
- *
- * - re-check: every RECHECK_POLL_SECONDS (default 5), drain the due
- *   shipments (modules/following/recheck.ts). The claim is shared through
- *   Postgres, so every replica runs this job and none re-checks a shipment twice.
- * - delivery: the webhook delivery worker (modules/webhooks/delivery/worker.ts) is
- *   started here (it LISTENs for the NOTIFY of new outbox rows) and polled
- *   every WEBHOOK_POLL_SECONDS (default 1), the backstop for retries coming
- *   due and missed notifications.
- * - housekeeping: every 10 minutes, release expired leases and prune what is
- *   past RETENTION_DAYS (scheduler/housekeeping.ts).
- * - alerts: with SMTP_URL, every 5 s, send the due owner alert emails (modules/alerts/sender.ts).
- *
- * Croner's overrun protection (`protect: true`) skips a tick while the
- * previous run of the same job is still going. A failing run (PostgreSQL
- * restarting) is logged and the job pauses, 1 s doubling to 60 s, then
- * resumes by itself (the delivery worker backs off its claims itself).
- * `stop()` stops every timer first, then drains the re-checks and the
- * deliveries in flight together, then waits for a running housekeeping pass.
+ * In-process jobs (ROLE=all|worker, started by main.ts): re-check, delivery, housekeeping, alerts (with SMTP_URL),
+ * predictions (daily transit statistics) and stalls (every 10 min). The scheduler owns every timer of the
+ * background work; a failing run pauses the job (1 s doubling to 60 s). Why: docs/architecture.md#scheduler.
  */
 import { Cron } from "croner";
 import type { AppDeps } from "../deps.ts";
@@ -29,10 +10,12 @@ import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type Rech
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
 import { createAlertSender, type AlertSender, type AlertSenderOptions } from "../modules/alerts/sender.ts";
+import { rebuildIfDue } from "../modules/predictions/daily.ts";
+import { markStalled } from "../modules/following/stalls.ts";
 
 /** The scheduler's jobs. */
-export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts";
-const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts"];
+export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls";
+const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts", "predictions", "stalls"];
 
 export interface Scheduler {
   /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
@@ -56,6 +39,10 @@ export interface SchedulerOptions {
   /** Croner pattern of the alert emails (default every 5 s); the job runs only with SMTP_URL or `alerts.transport`. */
   alertsPattern?: string;
   alerts?: AlertSenderOptions;
+  /** Croner pattern of the transit statistics rebuild (default daily at 03:30 UTC). */
+  predictionsPattern?: string;
+  /** Croner pattern of the stalled-shipments check (default every 10 minutes). */
+  stallsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -93,6 +80,8 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
   let worker: DeliveryWorker | undefined;
   let housekeeping: Promise<unknown> | undefined;
   let alerts: AlertSender | undefined;
+  let predictions: Promise<unknown> | undefined;
+  let stalls: Promise<unknown> | undefined;
 
   function recheckJob(): Cron {
     const r = (runner = createRecheckRunner(deps, opts.recheck));
@@ -115,6 +104,24 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
     });
     return new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, body);
   }
+  function predictionsJob(): Cron {
+    const body = guarded("predictions", deps, async () => {
+      const p = rebuildIfDue({ ...deps, stats: deps.services.transitStats });
+      predictions = p;
+      await p.finally(() => (predictions = undefined));
+    });
+    return new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, body);
+  }
+  function stallsJob(): Cron {
+    const body = guarded("stalls", deps, async () => {
+      const index = await deps.services.transitStats.get();
+      const p = markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now());
+      stalls = p;
+      const r = await p.finally(() => (stalls = undefined));
+      if (r.stalled > 0) deps.log.info("stalled shipments marked", { component: "predictions", ...r });
+    });
+    return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
+  }
 
   return {
     async start() {
@@ -127,6 +134,8 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
         const a = (alerts = createAlertSender(deps, opts.alerts));
         crons.push(every(opts.alertsPattern, 5, guarded("alerts", deps, async () => void (await a.poll()))));
       }
+      if (jobs.has("predictions")) crons.push(predictionsJob());
+      if (jobs.has("stalls")) crons.push(stallsJob());
       deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
@@ -135,11 +144,11 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       for (const c of crons) c.stop();
       crons = [];
       started = false;
-      // Re-checks give queued claims back and record running ones; deliveries in flight are recorded. Then housekeeping.
       await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout }), alerts?.stop({ timeout })]);
       runner = worker = undefined;
       alerts = undefined;
       if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
+      if (predictions || stalls) await settleWithin([predictions, stalls].filter((p) => p !== undefined), deadline - Date.now());
     },
   };
 }

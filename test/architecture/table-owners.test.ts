@@ -36,6 +36,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   courier_budgets: "src/modules/couriers",
   alerts: "src/modules/alerts",
   alert_settings: "src/modules/alerts",
+  transit_stats: "src/modules/predictions",
 };
 
 const root = join(import.meta.dir, "..", "..");

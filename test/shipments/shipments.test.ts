@@ -191,6 +191,7 @@ describe("GET /v1/shipments", () => {
       reason_code: null,
       reference: null,
       metadata: {},
+      stalled: false,
     });
     await recheck();
     const [, transit] = await ctx.call("/v1/shipments?state=in_transit", { key: a.key });

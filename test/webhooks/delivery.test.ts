@@ -93,6 +93,7 @@ describe("a live delivery", () => {
         destination_city: "Pune",
         delivered_date: null,
         estimated_delivery_date: "",
+        stalled: false,
         checkpoints: [
           { activity: "Reached hub", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "04-Nov-2026", time: "18:40", location: "Mumbai to Pune", reason_code: "" },
           { activity: "Picked up", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "03-Nov-2026", time: "09:15", location: "Mumbai", reason_code: "" },

@@ -7,3 +7,4 @@ export * from "./features.ts";
 export * from "./links.ts";
 export * from "./couriers.ts";
 export * from "./alerts.ts";
+export * from "./predictions.ts";

@@ -5,6 +5,7 @@
 import { getTableColumns, sql } from "drizzle-orm";
 import { boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { accounts } from "./accounts.ts";
 
 
@@ -32,6 +33,13 @@ export const shipments = pgTable(
      * `REASON_CODES` (src/domain/ndr.ts), or null when none does. Written with every stored record (docs/ndr.md).
      */
     reasonCode: text("reason_code"),
+    /**
+     * When the shipment was found stalled (no new checkpoint for longer than its stall threshold, docs/predictions.md),
+     * or null; a stored record with new checkpoints clears it.
+     */
+    stalledAt: timestamp("stalled_at", { withTimezone: true }),
+    /** Our predicted delivery when the record was last stored (docs/predictions.md), or null: what payloads and the list show. */
+    predictedDelivery: jsonb("predicted_delivery").$type<PredictedDelivery>(),
     /** Follow mode of the courier at the time of storage: `scheduled` | `lookup`. */
     followMode: text("follow_mode").notNull().default("scheduled"),
     terminal: boolean("terminal").notNull().default(false),
@@ -142,6 +150,9 @@ export const events = pgTable(
     type: text("type").notNull(),
     /** Webhook spelling of the state at the change (spec: data.status). */
     status: text("status").notNull(),
+    /** `tracking.eta_changed` only: the expected delivery day before and after, `YYYY-MM-DD` (docs/predictions.md). */
+    etaPrevious: date("eta_previous", { mode: "string" }),
+    etaNew: date("eta_new", { mode: "string" }),
     /** Fixed per event, UTC, to the second (spec: enqueued_at). */
     enqueuedAt: timestamp("enqueued_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

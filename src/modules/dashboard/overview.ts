@@ -2,7 +2,7 @@
  * The overview page's reads (docs/dashboard.md, "Overview"): delivery health across all of an account's webhooks,
  * its followed shipments by state, and the month-end projection of its usage. Plain functions over the database.
  */
-import { and, eq, gte, sql } from "drizzle-orm";
+import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { deliveries, follows, shipments, webhooks } from "../../db/schema/index.ts";
 
@@ -98,10 +98,12 @@ export async function needsAction(db: Db, accountId: string): Promise<NeedsActio
   return { reasons, returned, stalled: await stalledShipments(db, accountId) };
 }
 
-/**
- * Followed shipments flagged stalled. Always 0 until shipments carry the `stalled` flag: the one place to count them
- * (and the panel shows the row already).
- */
-export async function stalledShipments(_db: Db, _accountId: string): Promise<number> {
-  return 0;
+/** Followed shipments flagged stalled (docs/predictions.md, "Stalled shipments"). */
+export async function stalledShipments(db: Db, accountId: string): Promise<number> {
+  const [r] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(follows)
+    .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
+    .where(and(eq(follows.accountId, accountId), isNotNull(shipments.stalledAt)));
+  return Number(r?.n ?? 0);
 }

@@ -16,6 +16,7 @@ import { courierBySlug } from "../couriers/catalogue.ts";
 import { followShipments, type FollowResult } from "../shipments/follow.ts";
 import { FollowShipmentsBody, MAX_SHIPMENTS_PER_CALL, type ListShipmentsInput } from "../shipments/model.ts";
 import { listShipments } from "../shipments/service.ts";
+import type { StatsIndex } from "../predictions/stats.ts";
 
 /** Rows per page of the shipments page. */
 export const PAGE_ROWS = 50;
@@ -27,6 +28,8 @@ export interface ShipmentFilters {
   state: string;
   courier: string;
   reason: string;
+  /** "true": stalled shipments only (docs/predictions.md). */
+  stalled: string;
 }
 
 /** The shipments module's list query for `f`, or null when no shipment can match it (an unknown state, courier or reason). */
@@ -42,6 +45,7 @@ export function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmen
     ...(f.state ? { state: f.state as WebhookSpelling } : {}),
     ...(f.courier ? { courier: f.courier } : {}),
     ...(f.reason ? { reason_code: f.reason as ReasonCode } : {}),
+    ...(f.stalled === "true" ? { stalled: "true" as const } : {}),
     ...(cursor && cursor.length <= 200 ? { cursor } : {}),
   };
   return { q: list, ...(q ? { match: q } : {}) };
@@ -50,17 +54,17 @@ export function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmen
 /** Filters from a query string: each a string of at most 200 characters (longer ones are cut, they match nothing anyway). */
 export function filtersOf(query: Record<string, unknown>): ShipmentFilters {
   const one = (k: string) => (typeof query[k] === "string" ? (query[k] as string).slice(0, 200) : "");
-  return { q: one("q"), state: one("state"), courier: one("courier"), reason: one("reason") };
+  return { q: one("q"), state: one("state"), courier: one("courier"), reason: one("reason"), stalled: one("stalled") === "true" ? "true" : "" };
 }
 
 /** One followed shipment of a page, as `GET /v1/shipments` lists it. */
 export type ListedShipment = Awaited<ReturnType<typeof listShipments>>["shipments"][number];
 
 /** One page of the filtered list and the cursor of the next (null at the end). */
-export async function shipmentsPageRows(db: Db, accountId: string, f: ShipmentFilters, cursor?: string): Promise<{ rows: ListedShipment[]; next: string | null }> {
+export async function shipmentsPageRows(db: Db, accountId: string, f: ShipmentFilters, cursor?: string, stats?: StatsIndex): Promise<{ rows: ListedShipment[]; next: string | null }> {
   const lq = listQuery(f, cursor);
   if (!lq) return { rows: [], next: null };
-  const r = await listShipments(db, accountId, lq.q, lq.match !== undefined ? { match: lq.match } : {});
+  const r = await listShipments(db, accountId, lq.q, lq.match !== undefined ? { match: lq.match } : {}, stats);
   return { rows: r.shipments, next: r.next_cursor };
 }
 

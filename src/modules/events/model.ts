@@ -32,8 +32,8 @@ export const RecoverBody = t.Object(
 
 // ---- responses -------------------------------------------------------------------------
 
-const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception")]);
-// The literal list must stay the five names of EVENT_TYPES.
+const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception"), T.Literal("tracking.eta_changed"), T.Literal("tracking.stalled")]);
+// The literal list must stay the names of EVENT_TYPES.
 void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);
 export const EventSchema = T.Object(
   {

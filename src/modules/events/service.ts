@@ -50,7 +50,8 @@ export async function listEvents(db: Db, accountId: string, nowMs: number, f: Ev
       jsonb_build_object('tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
         'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city, 'destination_city', s.destination_city,
         'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
-        'reference', fa.reference, 'metadata', fa.metadata) as shipment
+        'reference', fa.reference, 'metadata', fa.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
+        'eta_change', case when e.eta_new is not null then jsonb_build_object('previous', e.eta_previous, 'current', e.eta_new) end) as shipment
     from events e join shipments s on s.id = e.shipment_id
       left join follows fa on fa.shipment_id = s.id and fa.account_id = ${accountId}
     where e.enqueued_at >= ${new Date(since).toISOString()}

@@ -7,7 +7,7 @@
  * these instead of writing the tables. Lookups follow through `recordFetch`
  * (store.ts).
  */
-import { and, desc, eq, inArray, notExists } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { follows, recheckQueue, shipments } from "../../db/schema/index.ts";
@@ -145,9 +145,9 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
 
 /**
  * The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when
- * not scheduled. `reference` given: only the follows with exactly that reference.
+ * not scheduled. `reference` given: only the follows with exactly that reference; `stalledOnly`: only stalled shipments.
  */
-export async function listFollowedShipments(db: Db, accountId: string, reference?: string) {
+export async function listFollowedShipments(db: Db, accountId: string, reference?: string, stalledOnly = false) {
   return db
     .select({
       courier: shipments.courier,
@@ -160,11 +160,13 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
       nextCheckAt: recheckQueue.dueAt,
       followedAt: follows.createdAt,
       reference: follows.reference,
+      stalled: sql<boolean>`${shipments.stalledAt} is not null`,
+      predictedDate: sql<string | null>`${shipments.predictedDelivery}->>'date'`,
     })
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
-    .where(and(eq(follows.accountId, accountId), reference === undefined ? undefined : eq(follows.reference, reference)))
+    .where(and(eq(follows.accountId, accountId), reference === undefined ? undefined : eq(follows.reference, reference), stalledOnly ? isNotNull(shipments.stalledAt) : undefined))
     .orderBy(desc(follows.createdAt))
     .limit(500);
 }

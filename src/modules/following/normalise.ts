@@ -13,9 +13,9 @@
  * - a change to a state with its own event yields that event; otherwise more
  *   checkpoints than before yields `tracking.updated`; never both;
  * - the estimated delivery date is the courier's latest answer's (none when
- *   that answer has none); a change of it alone yields no event — the spec's
- *   events are state changes and new checkpoints — but it is stored and shown
- *   (docs/shipments.md, "Estimated delivery").
+ *   that answer has none); a change of it alone yields none of the spec's
+ *   events — those are state changes and new checkpoints — but it is stored and
+ *   shown, and store.ts adds `tracking.eta_changed` (docs/predictions.md).
  */
 import type { RawCheckpoint, StoredCheckpoint, TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { eventForState, type EventType } from "../../domain/events.ts";

@@ -44,7 +44,8 @@ export const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchang
 
 /** Everything a re-check needs; `stats` is the current drain's, replaced per drain. */
 export interface RecheckContext {
-  deps: Pick<AppDeps, "clock" | "config" | "backends" | "onEvents">;
+  /** Without `services` (benchmarks), records carry no prediction. */
+  deps: Pick<AppDeps, "clock" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
   db: Db;
   log: Logger;
   owner: string;
@@ -87,7 +88,9 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
   } catch (err) {
     return recordCourierFailure(ctx, courier, row, err);
   }
+  const history = await deps.services?.transitStats.get();
   const res = await recordFetch(ctx.db, courier, row.tracking_number, snapshot, {
+    predict: history && ((c, r) => history.predict(c, r)),
     nowMs: deps.clock.now(),
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     random: ctx.random,

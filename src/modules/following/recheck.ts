@@ -45,7 +45,7 @@ import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
-export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
+export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
 
 export interface RecheckOptions {
   /** Pool to claim and record with (default `deps.db`); a second runner in tests uses its own. */

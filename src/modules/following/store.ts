@@ -11,7 +11,7 @@
  *   `recheck_queue` row, guarded on the state it was read in (a concurrent
  *   change makes the guard fail and the fetch takes the full path below);
  * - anything else → the full path: in ONE transaction lock the row, merge
- *   again against the locked row, write the new record, the resulting event
+ *   again against the locked row, write the new record, the resulting events
  *   (handed to `opts.onEvents`, the event sink the composition wires: the
  *   webhooks module's outbox fan-out, which also NOTIFYs the delivery worker
  *   on commit), follows and the re-check schedule (the shipment's
@@ -21,17 +21,19 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
-import { events, follows, recheckQueue, shipmentColumns, shipments } from "../../db/schema/index.ts";
+import { follows, recheckQueue, shipmentColumns, shipments } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
-import { currentTraceParent, inSpan } from "../../lib/tracing.ts";
+import { inSpan } from "../../lib/tracing.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 import { applySnapshot, type ShipmentRecord } from "./normalise.ts";
-import { isTerminal, WEBHOOK_SPELLING, type ShipmentState, type SubStatus } from "../../domain/states.ts";
+import { isTerminal, type ShipmentState, type SubStatus } from "../../domain/states.ts";
 import type { EventType } from "../../domain/events.ts";
 import { nextRecheckAt } from "../../domain/following.ts";
 import { checkpointReasonOf, latestReason } from "../couriers/reasons.ts";
 import { countUnmappedReason } from "../metrics/registry.ts";
+import type { PredictedDelivery } from "../../domain/predictions.ts";
+import { etaMove, writeEvents } from "./history-events.ts";
 
 /** A shipment row as this version reads it ({@link shipmentColumns}: without the deprecated schedule columns). */
 export type ShipmentRow = Omit<typeof shipments.$inferSelect, "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures">;
@@ -49,6 +51,8 @@ export interface RecordOptions {
   random?: () => number;
   /** Receives the event written, inside the record transaction (`AppDeps.onEvents`: the webhooks outbox). */
   onEvents: EventSink;
+  /** Our predicted delivery of a record (`StatsIndex.predict`, modules/predictions); none when absent. */
+  predict?: (courier: string, record: ShipmentRecord) => PredictedDelivery | undefined;
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
 }
@@ -209,19 +213,12 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
     const now = new Date(opts.nowMs);
     const terminal = isTerminal(record.state);
 
-    let deliveries = 0;
-    if (event) {
-      // Fixed per event, UTC, to the second (spec: enqueued_at).
-      const enqueuedAt = new Date(Math.floor(opts.nowMs / 1000) * 1000);
-      const eventId = newId("evt");
-      // Its deliveries continue this trace (null when tracing is off).
-      const traceParent = currentTraceParent();
-      await tx.insert(events).values({ id: eventId, shipmentId: id, type: event, status: WEBHOOK_SPELLING[record.state], enqueuedAt, traceParent });
-      // Fan out to the accounts already following; an account that starts following with this very
-      // lookup has the change in its response and is not notified of it again.
-      deliveries = await opts.onEvents(tx, [{ eventId, shipmentId: id, type: event, enqueuedAt }]);
-      if (opts.afterOutbox) await opts.afterOutbox(tx);
-    }
+    const predicted = opts.predict?.(courier.slug, record);
+    const eta = etaMove(firstSight ? undefined : before, record, predicted);
+    // Fan out to the accounts already following; an account that starts following with this very
+    // lookup has the change in its response and is not notified of it again.
+    const deliveries = await writeEvents(tx, id, record, event, eta, opts.nowMs, opts.onEvents);
+    if ((event || eta) && opts.afterOutbox) await opts.afterOutbox(tx);
 
     let followed = false;
     if (opts.followAccountId && !terminal && courier.follow === "scheduled") {
@@ -245,6 +242,9 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
         podUrl: record.podUrl,
         additionalInfo: record.additionalInfo,
         estimatedDelivery: record.estimatedDelivery,
+        predictedDelivery: predicted ?? null,
+        // A new newest checkpoint ends a stall (docs/predictions.md); otherwise the flag stays as it was.
+        ...(record.checkpoints[0]?.at !== before!.checkpoints[0]?.at ? { stalledAt: null } : {}),
         // The list's `reason_code` and its filter read this column (docs/ndr.md).
         reasonCode: latestReason(courier.slug, record.checkpoints),
         terminal,

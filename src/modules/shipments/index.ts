@@ -46,7 +46,7 @@ export function shipmentsModule(deps: AppDeps) {
         },
       },
     )
-    .get("", async ({ auth, query }) => ({ success: true as const, data: await listShipments(deps.db, auth.account.id, query) }), {
+    .get("", async ({ auth, query }) => ({ success: true as const, data: await listShipments(deps.db, auth.account.id, query, {}, await deps.services.transitStats.get()) }), {
       apiKey: true,
       query: ListShipmentsQuery,
       response: { 200: "ShipmentList", ...errs },

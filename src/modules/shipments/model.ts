@@ -10,6 +10,7 @@ import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { REASON_CODES, type ReasonCode } from "../../domain/ndr.ts";
 import { MAX_METADATA_KEYS, MAX_METADATA_VALUE_CHARS, MAX_REFERENCE_CHARS, METADATA_KEY_PATTERN } from "../../domain/follow-data.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
+import { PredictedDeliverySchema } from "../predictions/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
 export const MAX_SHIPMENTS_PER_CALL = 100;
@@ -74,6 +75,7 @@ export const ListShipmentsQuery = t.Object({
       description: "Only shipments whose latest failed-attempt (NDR) or exception reason is this code (see `reason_code` on each item).",
     }),
   ),
+  stalled: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "`true`: only stalled shipments (see `stalled` on each item); `false`: only those that are not." })),
 });
 export type ListShipmentsInput = typeof ListShipmentsQuery.static;
 
@@ -134,6 +136,10 @@ export const ShipmentSummarySchema = T.Object(
       description:
         "The normalised reason of the newest failed delivery attempt or exception among the checkpoints (the `ReasonCode` of that checkpoint), kept after the shipment moves on (e.g. to return to origin); null when no checkpoint carries one.",
     }),
+    stalled: T.Boolean({
+      description: "True when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history; docs/predictions.md).",
+    }),
+    predicted_delivery: T.Optional(PredictedDeliverySchema),
     ...followDataFields,
   },
   { title: "ShipmentSummary" },

@@ -16,6 +16,9 @@ import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import { unfollow, updateFollowData, type FollowData } from "../following/follows.ts";
 import { trackingData, type TrackingData } from "../tracking/view.ts";
 import type { ListShipmentsInput, UpdateShipmentInput } from "./model.ts";
+import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import type { PredictedDelivery } from "../../domain/predictions.ts";
+import { StatsIndex } from "../predictions/stats.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError("SHIPMENT_NOT_FOLLOWED", `This account does not follow ${courier.slice(0, 64)} ${n.slice(0, 64)}; follow it with POST /v1/shipments or GET /v1/track.`);
@@ -43,6 +46,20 @@ interface ListRow {
   shipment_id: string;
   reference: string | null;
   metadata: Metadata | null;
+  stalled: boolean;
+  /** The newest checkpoint and the pickup (the oldest past `pending`), for the prediction; null without them. */
+  newest: StoredCheckpoint | null;
+  pickup: StoredCheckpoint | null;
+  origin_city: string | null;
+  destination_city: string | null;
+}
+
+/** `predicted_delivery` of a list row, when there is one (docs/predictions.md). */
+function predicted(stats: StatsIndex, r: ListRow): { predicted_delivery?: PredictedDelivery } {
+  if (!r.newest || !r.pickup) return {};
+  const checkpoints = r.newest.at === r.pickup.at ? [r.newest] : [r.newest, r.pickup];
+  const p = stats.predict(r.courier, { state: r.state, checkpoints, originCity: r.origin_city, destinationCity: r.destination_city });
+  return p ? { predicted_delivery: p } : {};
 }
 
 /** Cursor: `<follow time in µs since the epoch>.<shipment id>`, base64url (opaque to clients). */
@@ -59,7 +76,7 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
  * skips a row when follows are added meanwhile. An unreadable cursor answers the first page's successor as empty
  * (never an error). `opts.match` (the dashboard's search) keeps the shipment whose AWB (normalised) or reference is it.
  */
-export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput, opts: { match?: string } = {}) {
+export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput, opts: { match?: string } = {}, stats: StatsIndex = new StatsIndex()) {
   const sql = db.$client;
   const limit = q.limit ?? 20;
   const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -69,7 +86,9 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
     select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
       to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at, s.reason_code,
-      (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata
+      (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata,
+      s.stalled_at is not null as stalled, s.checkpoints->0 as newest, s.origin_city, s.destination_city,
+      (select e from jsonb_array_elements(s.checkpoints) e where e->>'state' <> 'pending' order by e->>'at' limit 1) as pickup
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
     where f.account_id = ${accountId}
@@ -78,6 +97,7 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
       ${q.reference !== undefined ? sql`and f.reference = ${q.reference}` : sql``}
       ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
       ${opts.match !== undefined ? sql`and (s.tracking_number = ${normaliseTrackingNumber(opts.match)} or f.reference = ${opts.match})` : sql``}
+      ${q.stalled ? sql`and (s.stalled_at is not null) = ${q.stalled === "true"}` : sql``}
       ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
@@ -96,6 +116,8 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
     reason_code: r.reason_code,
     reference: r.reference,
     metadata: r.metadata ?? {},
+    stalled: r.stalled,
+    ...predicted(stats, r),
   }));
   return { shipments, count: shipments.length, next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
 }
@@ -121,10 +143,12 @@ async function requireFollowed(db: Db, accountId: string, slug: string, rawNumbe
  * beside it the account's own `reference` and `metadata` of the follow.
  * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
  */
-export async function storedShipment(deps: Pick<AppDeps, "db">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
+export async function storedShipment(deps: Pick<AppDeps, "db" | "services">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
-  return { data: trackingData(courier, rowToRecord(row), { fetchMs: 0, executionMs: performance.now() - started, noRecord: false }), follow };
+  const record = rowToRecord(row);
+  const history = { predicted: (await deps.services.transitStats.get()).predict(courier.slug, record), stalled: row.stalledAt !== null };
+  return { data: trackingData(courier, record, { fetchMs: 0, executionMs: performance.now() - started, noRecord: false }, history), follow };
 }
 
 /**

@@ -10,6 +10,7 @@ import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import type { TrackSpelling } from "../../domain/states.ts";
 import { REASON_CODES } from "../../domain/ndr.ts";
 import { literalUnion } from "../../lib/literal-union.ts";
+import { PredictedDeliverySchema } from "../predictions/model.ts";
 
 export const TrackQuery = t.Object({
   courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
@@ -51,9 +52,15 @@ export const TrackingDataSchema = T.Object(
     ExecutionTime: T.String({ description: "Seconds for the whole request, 3 decimals.", examples: ["0.455"] }),
     EstimatedDeliveryDate: T.String({
       description:
-        "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits no webhook event.",
+        "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in the courier's local calendar, from its latest answer; empty when that answer has none (Aramex never gives one; UPS drops it once delivered). A changed estimate alone emits none of the spec's events; a move by a day or more emits `tracking.eta_changed` to webhooks that list it.",
       examples: ["06-Nov-2026"],
     }),
+    PredictedDelivery: T.Optional(PredictedDeliverySchema),
+    Stalled: T.Optional(
+      T.Boolean({
+        description: "Present and true when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history). A new checkpoint clears it.",
+      }),
+    ),
   },
   { title: "TrackingData" },
 );

@@ -77,7 +77,9 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     throw toAppError(courier, err);
   }
   const nowMs = deps.clock.now();
+  const history = await deps.services.transitStats.get();
   const { shipment, event } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
+    predict: (c, r) => history.predict(c, r),
     followAccountId,
     nowMs,
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
@@ -87,7 +89,8 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   if (event) followingMetrics.events.inc({ type: event });
   const record = rowToRecord(shipment);
   rememberFetch(deps.services.recentFetches, courier.slug, awb, record, nowMs);
-  return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false });
+  const extra = { predicted: history.predict(courier.slug, record), stalled: shipment.stalledAt !== null };
+  return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false }, extra);
 }
 
 /**

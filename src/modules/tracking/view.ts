@@ -9,6 +9,7 @@ import { checkpointReason } from "../couriers/reasons.ts";
 import type { ShipmentRecord } from "../following/normalise.ts";
 import { TRACK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import type { TrackingDataSchema } from "./model.ts";
+import type { PredictedDelivery } from "../../domain/predictions.ts";
 
 /** The `data` object, typed by its one schema (`TrackingDataSchema` in model.ts, which the document and the response check read). */
 export type TrackingData = Static<typeof TrackingDataSchema>;
@@ -46,8 +47,14 @@ function checkpointsView(courier: Courier, checkpoints: ShipmentRecord["checkpoi
   return view;
 }
 
-export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: number; executionMs: number; noRecord: boolean }): TrackingData {
-  return {
+/** What our own history adds to the courier's data (docs/predictions.md): both absent when there is nothing to say. */
+export interface HistoryView {
+  predicted?: PredictedDelivery;
+  stalled?: boolean;
+}
+
+export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: number; executionMs: number; noRecord: boolean }, h: HistoryView = {}): TrackingData {
+  const data: TrackingData = {
     MostRecentStatus: r.mostRecentStatus,
     ShipmentState: TRACK_SPELLING[r.state],
     Checkpoints: checkpointsView(courier, r.checkpoints) as CheckpointView[],
@@ -61,4 +68,7 @@ export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: 
     // The courier's own estimate, DD-Mon-YYYY like a checkpoint Date, or "" (docs/shipments.md, "Estimated delivery").
     EstimatedDeliveryDate: r.estimatedDelivery ? toSpecDate(r.estimatedDelivery) : "",
   };
+  if (h.predicted) data.PredictedDelivery = h.predicted;
+  if (h.stalled) data.Stalled = true;
+  return data;
 }

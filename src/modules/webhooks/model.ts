@@ -14,7 +14,7 @@ import { HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } fro
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
-const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception")], { description: "An event name." });
+const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception"), t.Literal("tracking.eta_changed"), t.Literal("tracking.stalled")], { description: "An event name." });
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
 /** The receiver URL rules a schema can state: https, no credentials, fragment or white space (url.ts checks the rest). */
 export const WEBHOOK_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@\\s]+(?:[/?][^#\\s]*)?$";
@@ -90,9 +90,9 @@ export const DeliveriesQuery = t.Object({
 
 // ---- responses -------------------------------------------------------------------------
 
-const EventNameOut = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception")]);
+const EventNameOut = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception"), T.Literal("tracking.eta_changed"), T.Literal("tracking.stalled")]);
 
-// The literal lists above must stay the five names of EVENT_TYPES.
+// The literal lists above must stay the names of EVENT_TYPES.
 void (EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
 
 export const WebhookSchema = T.Object(

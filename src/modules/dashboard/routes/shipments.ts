@@ -13,7 +13,7 @@ export function shipmentRoutes(rd: RouteDeps) {
   const page = async (s: DashboardSession, query: Record<string, unknown>, opts: { results?: ImportResult[]; error?: string } = {}) => {
     const filters = filtersOf(query);
     const cursor = typeof query.cursor === "string" ? query.cursor : undefined;
-    return shipmentsPage(pageSession(s), { ...(await shipmentsPageRows(deps.db, s.account.id, filters, cursor)), filters }, opts);
+    return shipmentsPage(pageSession(s), { ...(await shipmentsPageRows(deps.db, s.account.id, filters, cursor, await deps.services.transitStats.get())), filters }, opts);
   };
   return new Elysia()
     .get("/dashboard/shipments", ({ request, cookie, query }) => withSession(rd, { request, cookie }, async (s) => htmlResponse(await page(s, query))))

@@ -54,7 +54,7 @@ ${a.reasons.length === 0
   : html`<ul class="states" data-testid="action-reasons">${a.reasons.map((r) => row(`/dashboard/shipments?state=exception&reason=${r.reason}`, r.n, r.reason.replace(/_/g, " "), `reason-${r.reason}`))}</ul>`}
 <ul class="glance">
 ${row("/dashboard/shipments?state=returned", a.returned, "returned to origin (RTO)", "action-returned")}
-${row(null, a.stalled, "stalled (no courier update for a long time)", "action-stalled")}
+${row("/dashboard/shipments?stalled=true", a.stalled, "stalled (no courier update for longer than usual)", "action-stalled")}
 </ul>
 </section>`;
 }

@@ -10,6 +10,7 @@ import { fmtTime, html, type SafeHtml } from "../html.ts";
 import type { ImportResult, ListedShipment, ShipmentFilters } from "../shipments.ts";
 import { csrfField, layout, type PageSession } from "./layout.ts";
 import { midTrunc } from "./truncate.ts";
+import { predictedCell, stalledBadge } from "./predictions.ts";
 
 const words = (s: string) => s.replace(/_/g, " ");
 
@@ -32,6 +33,7 @@ function filtersForm(f: ShipmentFilters): SafeHtml {
 ${select("ship-state", "State", f.state, Object.values(WEBHOOK_SPELLING).map((s) => [s, words(s)] as const))}
 ${select("ship-courier", "Courier", f.courier, COURIERS.map((c) => [c.slug, c.name] as const))}
 ${select("ship-reason", "Failed-attempt reason", f.reason, REASON_CODES.map((r) => [r, words(r)] as const))}
+${select("ship-stalled", "Stalled", f.stalled, [["true", "Stalled only"]])}
 <div class="actions"><button type="submit" class="primary">Search</button><a href="/dashboard/shipments">Clear</a></div>
 </form>`;
 }
@@ -40,11 +42,11 @@ function list(rows: ListedShipment[], f: ShipmentFilters, next: string | null): 
   const any = Object.values(f).some(Boolean);
   if (rows.length === 0) return html`<p data-testid="no-shipments">${any ? "No followed shipment matches these filters." : "No followed shipments yet."}</p>`;
   return html`<div class="scroll"><table data-testid="shipments">
-<thead><tr><th scope="col">Courier</th><th scope="col">AWB</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Latest status</th><th scope="col">Last checkpoint</th><th scope="col">Next check</th></tr></thead>
+<thead><tr><th scope="col">Courier</th><th scope="col">AWB</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Latest status</th><th scope="col">Predicted delivery</th><th scope="col">Last checkpoint</th><th scope="col">Next check</th></tr></thead>
 <tbody>${rows.map((r) => html`<tr data-awb="${r.tracking_number}">
 <td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td><td data-label="Reference" class="url">${r.reference ?? ""}</td>
-<td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}</td>
-<td data-label="Latest status">${r.most_recent_status}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`)}</tbody>
+<td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}${stalledBadge(r)}</td>
+<td data-label="Latest status">${r.most_recent_status}</td><td data-label="Predicted delivery">${predictedCell({ predictedDate: r.predicted_delivery?.date ?? null })}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`)}</tbody>
 </table></div>
 ${next ? html`<p><a href="/dashboard/shipments${filterQuery(f, { cursor: next })}" rel="next">Next ${rows.length} shipments</a></p>` : ""}`;
 }

@@ -149,7 +149,8 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
          'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
-         'reference', f.reference, 'metadata', f.metadata)
+         'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
+         'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e where e.id = c.event_id and e.eta_new is not null))
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
        where s.id = c.shipment_id) as shipment
     from c
@@ -289,7 +290,6 @@ export async function recordOutcomes(
     union all
     select w.id, true from w where w.status = 'deactivated'
   `) as unknown as { id: string; deactivated: boolean }[];
-  // Only the rows NOT recorded (lease lost: rare) come back, not one row per outcome.
   const recorded = new Set<string>(rows.map((r) => r.id));
   const deactivated: string[] = [];
   for (const r of out) {

@@ -13,6 +13,8 @@ import { checkpointReason } from "../../couriers/reasons.ts";
 import { REASON_CODES } from "../../../domain/ndr.ts";
 import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../../domain/states.ts";
 import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
+import type { PredictedDelivery } from "../../../domain/predictions.ts";
+import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
 
 /** Bodies above 256 KiB are sent with `checkpoints: null` (the spec leaves the maximum payload size open, spec: Limits; docs/spec-map.md, "Decisions", large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -52,9 +54,12 @@ export const PayloadDataSchema = T.Object({
   delivered_date: nullable(T.String({ description: "DD-Mon-YYYY." })),
   estimated_delivery_date: T.String({
     description:
-      "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is not an event: it arrives with the next event, and GET /v1/shipments shows it at once.",
+      "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is none of the spec's events: it arrives with the next event (or `tracking.eta_changed`, to webhooks that list it), and GET /v1/shipments shows it at once.",
     examples: ["06-Nov-2026"],
   }),
+  stalled: T.Boolean({ description: "True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap." }),
+  predicted_delivery: T.Optional(PredictedDeliverySchema),
+  eta_change: T.Optional(EtaChangeSchema),
   checkpoints: nullable(
     T.Array(WebhookCheckpointSchema, {
       description: "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
@@ -102,6 +107,10 @@ export interface ShipmentRow {
   /** `YYYY-MM-DD` (a `date` column), or null. */
   estimated_delivery: string | null;
   checkpoints: StoredCheckpoint[];
+  stalled?: boolean;
+  predicted_delivery?: PredictedDelivery | null;
+  /** The event's own days, `tracking.eta_changed` only. */
+  eta_change?: { previous: string; current: string } | null;
   /** The receiving account's follow data (null when it no longer follows the shipment). */
   reference?: string | null;
   metadata?: Record<string, string> | null;
@@ -147,6 +156,9 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
     destination_city: s.destination_city ?? null,
     delivered_date: s.delivered_at ? ddMonYyyy(s.delivered_at) : null,
     estimated_delivery_date: s.estimated_delivery ? ddMonYyyy(s.estimated_delivery) : "",
+    stalled: s.stalled === true,
+    ...(s.predicted_delivery ? { predicted_delivery: s.predicted_delivery } : {}),
+    ...(s.eta_change ? { eta_change: s.eta_change } : {}),
     checkpoints: checkpointsOf(s.courier, s.checkpoints ?? []),
     enqueued_at: enqueuedAt,
   };
@@ -172,6 +184,8 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.out_for_delivery": "out_for_delivery",
   "tracking.delivered": "delivered",
   "tracking.exception": "exception",
+  "tracking.eta_changed": "in_transit",
+  "tracking.stalled": "in_transit",
 };
 
 /**
@@ -200,6 +214,8 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
     destination_city: "Bengaluru",
     delivered_date: state === "delivered" ? "05-Nov-2026" : null,
     estimated_delivery_date: state === "exception" ? "06-Nov-2026" : "05-Nov-2026",
+    stalled: event === "tracking.stalled",
+    ...(event === "tracking.eta_changed" ? { eta_change: { previous: "2026-11-04", current: "2026-11-05" } } : {}),
     checkpoints: checkpointsOf(courier.slug, history),
     enqueued_at: enqueuedAt,
   };

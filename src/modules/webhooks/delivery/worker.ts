@@ -130,10 +130,10 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     mode: row.mode,
     attempt,
     enqueuedAt: new Date(row.enqueued_at),
-    // A test fire stored before payloads carried the follow data gets its empty values.
+    // A test fire stored before payloads carried the follow data (or `stalled`) gets its empty values.
     data: (enq) => {
       const synthetic = row.synthetic_data;
-      return synthetic ? { ...synthetic, reference: synthetic.reference ?? null, metadata: synthetic.metadata ?? {} } : dataFromShipment(shipment!, enq);
+      return synthetic ? { ...synthetic, reference: synthetic.reference ?? null, metadata: synthetic.metadata ?? {}, stalled: synthetic.stalled ?? false } : dataFromShipment(shipment!, enq);
     },
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),

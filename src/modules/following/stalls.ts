@@ -1,0 +1,72 @@
+/**
+ * Stalled shipments (docs/predictions.md, "Stalled"): a scheduled, unfinished shipment whose newest checkpoint (or,
+ * with none, its first sight) is older than its stall threshold is marked `stalled_at` and gets one
+ * `tracking.stalled` event; a stored record with a new newest checkpoint clears the mark (store.ts), so the next
+ * stall fires again. Reads only what is stored: no courier call. Batched by shipment id, each batch one read and,
+ * when any shipment stalled, one short transaction that marks them (guarded on the newest checkpoint read, so a
+ * fetch that just stored a new one wins) and writes their events.
+ */
+import { sql as dsql } from "drizzle-orm";
+import type { EventSink } from "../../core-deps.ts";
+import type { Db } from "../../db/client.ts";
+import { events } from "../../db/schema/index.ts";
+import type { StoredEvent } from "../../domain/events.ts";
+import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
+import { newId } from "../../lib/ids.ts";
+
+export interface StallCheckResult {
+  checked: number;
+  stalled: number;
+}
+
+/** Seconds without a new checkpoint after which a shipment of `courier` on that lane is stalled. */
+export type StallThreshold = (courier: string, originCity: string | null, destinationCity: string | null) => number;
+
+interface Candidate {
+  id: string;
+  courier: string;
+  origin_city: string | null;
+  destination_city: string | null;
+  newest_at: string;
+}
+
+/**
+ * Marks the shipments stalled at `nowMs` (ms) and emits their events through `onEvents`.
+ * @throws whatever the database throws; marks of finished batches stay (each batch commits alone).
+ */
+export async function markStalled(deps: { db: Db; onEvents: EventSink }, thresholdS: StallThreshold, nowMs: number, batchSize = 2_000): Promise<StallCheckResult> {
+  const sql = deps.db.$client;
+  const result: StallCheckResult = { checked: 0, stalled: 0 };
+  let after = "";
+  for (;;) {
+    const rows = (await sql`
+      select q.shipment_id as id, s.courier, s.origin_city, s.destination_city,
+        coalesce(s.checkpoints->0->>'at', to_json(s.created_at)#>>'{}') as newest_at
+      from recheck_queue q join shipments s on s.id = q.shipment_id
+      where q.shipment_id > ${after} and s.stalled_at is null and not s.terminal
+      order by q.shipment_id limit ${batchSize}`) as unknown as Candidate[];
+    result.checked += rows.length;
+    const due = rows.filter((r) => nowMs - Date.parse(r.newest_at) > thresholdS(r.courier, r.origin_city, r.destination_city) * 1000);
+    if (due.length > 0) result.stalled += await mark(deps, due, nowMs);
+    if (rows.length < batchSize) return result;
+    after = rows.at(-1)!.id;
+  }
+}
+
+async function mark(deps: { db: Db; onEvents: EventSink }, due: Candidate[], nowMs: number): Promise<number> {
+  const now = new Date(nowMs);
+  const enqueuedAt = new Date(Math.floor(nowMs / 1000) * 1000);
+  return deps.db.transaction(async (tx) => {
+    const marked = (await tx.execute(dsql`
+      update shipments s set stalled_at = ${now.toISOString()}
+      from jsonb_to_recordset(${JSON.stringify(due.map((d) => ({ id: d.id, newest: d.newest_at })))}::jsonb) as v(id text, newest text)
+      where s.id = v.id and s.stalled_at is null and not s.terminal
+        and coalesce(s.checkpoints->0->>'at', to_json(s.created_at)#>>'{}') = v.newest
+      returning s.id, s.state`)) as unknown as { id: string; state: ShipmentState }[];
+    if (marked.length === 0) return 0;
+    const out: StoredEvent[] = marked.map((m) => ({ eventId: newId("evt"), shipmentId: m.id, type: "tracking.stalled", enqueuedAt }));
+    await tx.insert(events).values(out.map((e, i) => ({ id: e.eventId, shipmentId: e.shipmentId, type: e.type, status: WEBHOOK_SPELLING[marked[i]!.state], enqueuedAt })));
+    await deps.onEvents(tx, out);
+    return marked.length;
+  });
+}

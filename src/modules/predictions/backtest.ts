@@ -1,0 +1,98 @@
+/**
+ * The EDD backtest behind `bun run backtest:edd` (docs/predictions.md, "Backtest"): each delivered shipment is
+ * predicted from the history it had at pickup, and the prediction is compared with the day it was delivered.
+ */
+import type { Db } from "../../db/client.ts";
+import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import { daysBetween, pickupOf, STATS_WINDOW_DAYS } from "../../domain/predictions.ts";
+import type { StatsIndex } from "./stats.ts";
+
+/** One delivered shipment to replay. */
+export interface BacktestCase {
+  courier: string;
+  originCity: string | null;
+  destinationCity: string | null;
+  /** The full stored history, newest first. */
+  checkpoints: readonly StoredCheckpoint[];
+  /** The local day it was delivered, `YYYY-MM-DD`. */
+  deliveredOn: string;
+  /** The courier's own EDD, or null. */
+  courierEdd: string | null;
+}
+
+/** Figures of one courier; shares 0–1, errors in whole days, null without cases. */
+export interface BacktestFigures {
+  courier: string;
+  deliveries: number;
+  /** Deliveries a prediction existed for, the share of them inside [earliest, latest], the median |date − delivered|. */
+  predicted: number;
+  insideShare: number | null;
+  medianAbsErrorDays: number | null;
+  /** The same for predictions from lane statistics (lanes with ≥ MIN_SAMPLES deliveries). */
+  lanePredicted: number;
+  laneInsideShare: number | null;
+  laneMedianAbsErrorDays: number | null;
+  /** Deliveries with a courier EDD, the share delivered on that day, the median |EDD − delivered|. */
+  courierEdds: number;
+  courierEddExactShare: number | null;
+  courierEddMedianAbsErrorDays: number | null;
+}
+
+const median = (xs: number[]) => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const share = (hits: number, n: number) => (n === 0 ? null : hits / n);
+
+/** Replays `cases` against `index`; one figure set per courier, by courier slug. */
+export async function backtest(index: StatsIndex, cases: Iterable<BacktestCase> | AsyncIterable<BacktestCase>): Promise<BacktestFigures[]> {
+  const by = new Map<string, { n: number; all: [boolean, number][]; lane: [boolean, number][]; edd: number[] }>();
+  for await (const c of cases) {
+    let f = by.get(c.courier);
+    if (!f) by.set(c.courier, (f = { n: 0, all: [], lane: [], edd: [] }));
+    f.n++;
+    if (c.courierEdd) f.edd.push(Math.abs(daysBetween(c.courierEdd, c.deliveredOn)));
+    const pickup = pickupOf(c.checkpoints);
+    if (!pickup) continue;
+    // What was known at pickup: the checkpoints up to it.
+    const known = c.checkpoints.filter((k) => k.at <= pickup.at);
+    const p = index.predict(c.courier, { state: "in_transit", checkpoints: known, originCity: c.originCity, destinationCity: c.destinationCity });
+    if (!p) continue;
+    const hit: [boolean, number] = [p.earliest <= c.deliveredOn && c.deliveredOn <= p.latest, Math.abs(daysBetween(p.date, c.deliveredOn))];
+    f.all.push(hit);
+    if (p.basis === "lane") f.lane.push(hit);
+  }
+  return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([courier, f]) => ({
+    courier,
+    deliveries: f.n,
+    predicted: f.all.length,
+    insideShare: share(f.all.filter(([i]) => i).length, f.all.length),
+    medianAbsErrorDays: median(f.all.map(([, e]) => e)),
+    lanePredicted: f.lane.length,
+    laneInsideShare: share(f.lane.filter(([i]) => i).length, f.lane.length),
+    laneMedianAbsErrorDays: median(f.lane.map(([, e]) => e)),
+    courierEdds: f.edd.length,
+    courierEddExactShare: share(f.edd.filter((e) => e === 0).length, f.edd.length),
+    courierEddMedianAbsErrorDays: median(f.edd),
+  }));
+}
+
+/**
+ * The stored delivered shipments of the statistics window before `nowMs`, `batchSize` per statement.
+ * The stored EDD is the courier's latest answer's, so its figures flatter it (docs/predictions.md).
+ */
+export async function* storedCases(db: Db, nowMs: number, batchSize = 5_000): AsyncGenerator<BacktestCase> {
+  const cutoff = new Date(nowMs - STATS_WINDOW_DAYS * 86_400_000).toISOString().slice(0, 10);
+  let after = "";
+  for (;;) {
+    const rows = await db.$client<{ id: string; courier: string; origin_city: string | null; destination_city: string | null; checkpoints: StoredCheckpoint[]; delivered_at: string; edd: string | null }[]>`
+      select id, courier, origin_city, destination_city, checkpoints, delivered_at, to_char(estimated_delivery, 'YYYY-MM-DD') as edd
+      from shipments where id > ${after} and state = 'delivered' and delivered_at >= ${cutoff} order by id limit ${batchSize}`;
+    for (const r of rows)
+      yield { courier: r.courier, originCity: r.origin_city, destinationCity: r.destination_city, checkpoints: r.checkpoints, deliveredOn: r.delivered_at.slice(0, 10), courierEdd: r.edd };
+    if (rows.length < batchSize) return;
+    after = rows.at(-1)!.id;
+  }
+}
