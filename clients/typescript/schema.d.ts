@@ -268,6 +268,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{webhook_id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Audit the webhook's receiver
+         * @description Sends to the webhook's URL, one after another, four test deliveries (`X-Webhook-Mode: test`, `X-Webhook-Audit: true`): `valid` (correctly signed), `wrong_signature` (signed with another secret), `stale_timestamp` (`webhook-timestamp` 10 minutes old, correctly signed for it) and `no_signature` (no `X-Service-Signature` nor `webhook-signature`). The report gives the status each got; `verdict` is `ok` when the valid one got a 2xx and the three others a 4xx. Each case is in the delivery log as a test delivery. At most 10 audits an hour per account; live and test webhooks alike.
+         */
+        post: operations["auditWebhookReceiver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{webhook_id}/deliveries": {
         parameters: {
             query?: never;
@@ -837,6 +857,28 @@ export interface components {
              * @example 412
              */
             sample_size: number;
+        };
+        /** ReceiverAuditReport */
+        ReceiverAuditReport: {
+            data: {
+                /** @description In the order sent. */
+                cases: {
+                    /** @enum {string} */
+                    case: "valid" | "wrong_signature" | "stale_timestamp" | "no_signature";
+                    /** @description Why there was no answer: timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol. */
+                    error: string | null;
+                    /** @description HTTP status the receiver answered (last hop); null when there was no answer. */
+                    status: number | null;
+                    /** @enum {string} */
+                    verdict: "pass" | "fail";
+                }[];
+                /** @description The receiver guide (in the service's repository) that says what each case checks. */
+                guide: string;
+                /** @enum {string} */
+                verdict: "ok" | "failed";
+            };
+            /** @constant */
+            success: true;
         };
         /** RecoverResult */
         RecoverResult: {
@@ -4837,6 +4879,202 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    auditWebhookReceiver: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description Webhook id (`wh_…`).
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f
+                 */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "verdict": "failed",
+                     *         "cases": [
+                     *           {
+                     *             "case": "valid",
+                     *             "status": 200,
+                     *             "verdict": "pass",
+                     *             "error": null
+                     *           },
+                     *           {
+                     *             "case": "wrong_signature",
+                     *             "status": 401,
+                     *             "verdict": "pass",
+                     *             "error": null
+                     *           },
+                     *           {
+                     *             "case": "stale_timestamp",
+                     *             "status": 200,
+                     *             "verdict": "fail",
+                     *             "error": null
+                     *           },
+                     *           {
+                     *             "case": "no_signature",
+                     *             "status": 401,
+                     *             "verdict": "pass",
+                     *             "error": null
+                     *           }
+                     *         ],
+                     *         "guide": "docs/webhook-receivers.md"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceiverAuditReport"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description No webhook with this id on this account. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "WEBHOOK_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit, or more than 10 audits this hour; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Test deliveries are switched off (kill-switch), or the service is unavailable. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
