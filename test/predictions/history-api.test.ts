@@ -20,6 +20,7 @@ import { eventually } from "../helpers/eventually.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { accounts, follows, shipments } from "../../src/db/schema/index.ts";
 import { eq } from "drizzle-orm";
+import { listShipments } from "../../src/modules/shipments/service.ts";
 
 let ctx: TestContext;
 beforeAll(async () => (ctx = await testContext()));
@@ -161,25 +162,31 @@ describe("the scheduler's stall check", () => {
 });
 
 describe("dashboard shipments page", () => {
-  test("a predicted delivery column, a stalled badge, and a link that lists stalled shipments only", async () => {
+  test("a predicted delivery column, a stalled badge, a stalled filter, and the overview's stalled count", async () => {
     const user = new Client(ctx.app);
     await user.signUp("predict-dash@example.com");
     const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, "predict-dash@example.com"));
-    const mk = async (awb: string, over: Partial<typeof shipments.$inferInsert>) => {
-      const id = newId("shp");
-      await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: awb, state: "in_transit", mostRecentStatus: "In transit", followers: 1, ...over });
-      await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: id });
-    };
-    await mk("7770000000011", { predictedDelivery: { date: "2026-11-09", earliest: "2026-11-08", latest: "2026-11-11", basis: "lane", sample_size: 40 } });
-    await mk("7770000000021", { stalledAt: new Date(ctx.clock.now()) });
+    // The sandbox shipment of the first test: its lane has 60 deliveries, so the list predicts it.
+    const [onLane] = await ctx.tdb.db.select().from(shipments).where(eq(shipments.trackingNumber, "1234567890121"));
+    await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: onLane!.id });
+    await ctx.tdb.db.update(shipments).set({ stalledAt: null }).where(eq(shipments.id, onLane!.id)); // the scheduler test may have marked it
+    const id = newId("shp");
+    await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: "7770000000021", state: "in_transit", mostRecentStatus: "In transit", followers: 1, stalledAt: new Date(ctx.clock.now()) });
+    await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: id });
+    const listed = await listShipments(ctx.tdb.db, acc!.id, { limit: 50 }, {}, await ctx.deps.services.transitStats.get());
+    const date = listed.shipments.find((r) => r.tracking_number === "1234567890121")?.predicted_delivery?.date;
+    expect(date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
     const [res, page] = await user.get("/dashboard/shipments");
     expect(res.status).toBe(200);
     expect(page).toContain("Predicted delivery");
-    expect(page).toContain('<time datetime="2026-11-09">2026-11-09</time>');
+    expect(page).toContain(`<time datetime="${date}">${date}</time>`);
     expect(page.match(/>stalled<\/span>/g)).toHaveLength(1);
-    expect(page).toContain('href="/dashboard/shipments?stalled=true"');
+    expect(page).toContain('name="stalled"');
     const [, stalledOnly] = await user.get("/dashboard/shipments?stalled=true");
     expect(stalledOnly).toContain("7770000000021");
-    expect(stalledOnly).not.toContain("7770000000011");
+    expect(stalledOnly).not.toContain("1234567890121");
+    const [, overview] = await user.get("/dashboard");
+    expect(overview).toMatch(/href="\/dashboard\/shipments\?stalled=true"><strong>1<\/strong> stalled/);
   });
 });
