@@ -1,8 +1,4 @@
-/**
- * Follows: which accounts follow which shipment, with the follower count and `recheck_queue` schedule. The
- * following module is these tables' one writer (docs/spec-map.md#table-owners); the shipments API and the
- * dashboard call these functions.
- */
+/** Follows, follower counts and the `recheck_queue` schedule; this module is their one writer (docs/spec-map.md#table-owners). */
 import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
@@ -28,10 +24,7 @@ export async function followedKeys(tx: postgres.TransactionSql, accountId: strin
   return new Set(rows.map((r) => r.k));
 }
 
-/**
- * Makes the account follow `items` in transaction `tx` without a courier call: stores unseen shipments (pending),
- * writes follows, raises follower counts and makes each non-terminal one due by `nowIso` (ISO instant).
- */
+/** Follows `items` in `tx` with no courier call: unseen shipments stored pending, each non-terminal one due by `nowIso`. */
 export async function followMany(tx: postgres.TransactionSql, accountId: string, items: readonly FollowItem[], nowIso: string): Promise<void> {
   const rows = JSON.stringify(items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })));
   await tx`
@@ -78,16 +71,12 @@ export async function setFollowData(tx: postgres.TransactionSql, accountId: stri
   `;
 }
 
-/** A follow's own data as stored. */
 export interface FollowData {
   reference: string | null;
   metadata: Metadata;
 }
 
-/**
- * Changes the account's follow of courier + AWB under a row lock: `change` returns the new data or throws (nothing
- * written). Returns the stored data, or undefined when not followed.
- */
+/** Changes a follow under a row lock: `change` returns new data or throws; undefined when not followed. */
 export async function updateFollowData(db: Db, accountId: string, courier: string, awb: string, change: (current: FollowData) => FollowData): Promise<FollowData | undefined> {
   return db.$client.begin(async (tx) => {
     const [row] = (await tx`
@@ -105,10 +94,7 @@ export async function updateFollowData(db: Db, accountId: string, courier: strin
   }) as Promise<FollowData | undefined>;
 }
 
-/**
- * Stops the account following courier + AWB; an unfollowed shipment leaves the re-check schedule, and later events
- * are not fanned out to this account. False when it did not follow it.
- */
+/** Stops the account following courier + AWB (schedule row and fan-out go with it); false when it did not follow it. */
 export async function unfollow(db: Db, accountId: string, courier: string, awb: string): Promise<boolean> {
   const rows = await db.$client`
     with f as (

@@ -1,7 +1,4 @@
-/**
- * The re-check backlog gauge, read from the database on each scrape so every replica reports the same figure
- * (aggregate with `max`); the counters live in src/modules/metrics/following.ts.
- */
+/** The re-check backlog gauge, read per scrape so replicas agree (aggregate with `max`); counters: src/modules/metrics/following.ts. */
 import type { Db } from "../../db/client.ts";
 import type { FollowingMetrics } from "../metrics/following.ts";
 

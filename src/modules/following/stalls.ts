@@ -1,7 +1,4 @@
-/**
- * Stalled shipments (docs/predictions.md#trackingstalled): marked `stalled_at` with one `tracking.stalled` each,
- * batched by id; the mark is guarded on the newest checkpoint read, so a fetch that just stored one wins.
- */
+/** Stalled shipments (docs/predictions.md#trackingstalled); the mark is guarded on the newest checkpoint read, so a fresh fetch wins. */
 import { sql as dsql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db } from "../../db/client.ts";
