@@ -1,7 +1,4 @@
-/**
- * The daily rebuild of `transit_stats`: batched histogram statements, counts summed in memory, one short swap
- * (Why: docs/predictions.md#rebuild).
- */
+/** The daily rebuild of `transit_stats` in short batched statements (Why: docs/predictions.md#rebuild). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { transitStats } from "../../db/schema/index.ts";
@@ -15,7 +12,6 @@ export interface RebuildOptions {
 export interface RebuildResult {
   /** Delivered shipments counted (with a pickup before their delivery). */
   deliveries: number;
-  /** Rows written to `transit_stats`. */
   rows: number;
   batches: number;
   ms: number;
