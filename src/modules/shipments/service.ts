@@ -130,10 +130,7 @@ async function requireFollowed(db: Db, accountId: string, slug: string, rawNumbe
   return { courier, row: found.s, follow: { reference: found.reference, metadata: found.metadata ?? {} } };
 }
 
-/**
- * A followed shipment's stored data in the `GET /v1/track` `data` shape (`FetchTime` 0), with the follow's
- * `reference` and `metadata`. @throws AppError SHIPMENT_NOT_FOLLOWED (404).
- */
+/** A followed shipment's stored `GET /v1/track` `data` (`FetchTime` 0) and its follow. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function storedShipment(deps: Pick<AppDeps, "db" | "services">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
@@ -160,10 +157,7 @@ export async function updateShipment(db: Db, accountId: string, slug: string, ra
   return { courier: courier.slug, tracking_number: n, ...next };
 }
 
-/**
- * Stops following: the follow row goes and an unfollowed shipment leaves the re-check schedule.
- * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
- */
+/** Stops following; an unfollowed shipment leaves the re-check schedule. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function unfollowShipment(db: Db, accountId: string, slug: string, rawNumber: string): Promise<void> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);

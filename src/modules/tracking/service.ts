@@ -1,7 +1,4 @@
-/**
- * Tracking lookups (spec: GET /v1/track, GET /demo/track): resolve courier, check the number, reserve quota, one
- * coalesced backend call, store and detect changes, render. Only a 200 consumes quota.
- */
+/** Tracking lookups (spec: GET /v1/track, GET /demo/track); only a 200 consumes the reserved quota unit. */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { usageView } from "../accounts/quota.ts";
@@ -18,10 +15,7 @@ import { trackingData, type TrackingData } from "./view.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
-/**
- * Resolves and validates courier + number.
- * @throws AppError COURIER_NOT_FOUND (404), COURIER_NOT_SUPPORTED (400), INVALID_TRACKING_NUMBER (400)
- */
+/** Resolves and validates courier + number. @throws AppError COURIER_NOT_FOUND, COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER */
 export function resolveRequest(deps: Pick<TrackingDeps, "backends">, slug: string, rawNumber: string): { courier: Courier; awb: string } {
   const courier = requireCourier(slug);
   if (deps.backends.availability(courier) === "unavailable")
