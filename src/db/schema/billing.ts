@@ -25,10 +25,7 @@ export const upgradeRequests = pgTable(
   ],
 );
 
-/**
- * The account's Stripe subscription as the newest applied event described it; `pending_plan`/`pending_at`: a
- * cancellation at period end, applied on `customer.subscription.deleted`.
- */
+/** The account's Stripe subscription per the newest applied event; `pending_*`: a cancellation at period end. */
 export const billingSubscriptions = pgTable(
   "billing_subscriptions",
   {

@@ -1,7 +1,4 @@
-/**
- * Courier rate budgets shared by every process (docs/capacity.md#courier-rate-budgets): a token bucket per backend
- * and credential, a re-check pace bucket and the UTC day's count; every grant is ONE locking statement.
- */
+/** Courier rate budgets shared by every process, granted in ONE locking statement (docs/capacity.md#courier-rate-budgets). */
 import { bigint, doublePrecision, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
 export const courierBudgets = pgTable("courier_budgets", {
