@@ -4,10 +4,7 @@ import type { FollowingMetrics } from "../metrics/following.ts";
 
 export { createFollowingMetrics, followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
 
-/**
- * Shipments due at `nowMs` (ms), unclaimed, counted through `recheck_queue_due_idx`.
- * @throws whatever the database throws.
- */
+/** Unclaimed shipments due at `nowMs` (ms), counted through `recheck_queue_due_idx`. @throws the database's errors. */
 export async function countDue(db: Db, nowMs: number): Promise<number> {
   const now = new Date(nowMs).toISOString();
   const [r] = await db.$client`select count(*)::int as n from recheck_queue where due_at <= ${now} and (lease_until is null or lease_until <= ${now})`;

@@ -71,10 +71,7 @@ export async function loadStatsIndex(db: Db): Promise<StatsIndex> {
   return new StatsIndex(rows.map((r) => ({ ...r, basis: r.basis as Basis })));
 }
 
-/**
- * The process's copy of `transit_stats`: the first `get()` waits for a load, later ones reload in the background
- * when stale; a failed load keeps the previous copy (empty at first: no predictions, default thresholds).
- */
+/** The process's copy of `transit_stats`, reloaded in the background when stale; a failed load keeps the last copy. */
 export class TransitStatsCache {
   private index: StatsIndex | undefined;
   private loadedMs = 0;

@@ -1,7 +1,4 @@
-/**
- * Terminal shipments this process fetched within `TERMINAL_REUSE_SECONDS`, answered again without a courier call,
- * at most `RECENT_FETCHES_MAX` (Why: docs/shipments.md#lookups-of-finished-shipments).
- */
+/** Terminal shipments this process fetched recently, answered again (Why: docs/shipments.md#lookups-of-finished-shipments). */
 import { isTerminal } from "../../domain/states.ts";
 import type { RecentCache } from "../../lib/recent-cache.ts";
 import type { ShipmentRecord } from "../following/normalise.ts";
