@@ -1,8 +1,6 @@
 /**
- * The environment the service reads, each variable written once in {@link ENV}: its name, type, default,
- * description and constraints. From it come the typed settings (`Settings`, the fields of config.ts's
- * `Config`), the check of the text operators set ({@link EnvSchema}) and the table in docs/deployment.md
- * (`bun run docs:env`, from {@link ENV_DOCS}).
+ * The environment the service reads, each variable once in {@link ENV}; from it come the typed settings, the
+ * check of operators' text ({@link EnvSchema}) and the docs/deployment.md table (`bun run docs:env`).
  */
 import { KindGuard, Type as T, type Static, type TLiteral, type TSchema, type TUnion } from "@sinclair/typebox";
 
@@ -23,10 +21,8 @@ export const MIN_PASSWORD_HASH_MEMORY_KIB = 19_456;
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
- * `default` is the value when unset; `x-default` describes, for the docs, a default that depends on other
- * variables (config.ts computes it) or what leaving the variable unset means. `x-expected`: what the text must
- * look like, in an operator's words; a configuration error quotes it instead of the value (values may be secrets).
- * A list is set as comma-separated text; its `x-pattern` is what that text must match.
+ * `x-default`: a default config.ts computes, or what unset means; `x-expected`: the text's form in an operator's
+ * words, quoted by errors instead of the value (values may be secrets); `x-pattern`: a list's text.
  */
 type Doc = { description: string; default?: unknown; "x-default"?: string };
 const Int = (o: Doc & { minimum?: number; maximum?: number }) => T.Integer(o);
@@ -202,12 +198,10 @@ export const ENV = T.Object({
 });
 
 export type EnvName = keyof typeof ENV.properties;
-/** The schema's variable names, in order. */
 export const ENV_NAMES = Object.keys(ENV.properties) as readonly EnvName[];
 /** The schema's variable names (deployment manifests may set only these and courier variables). */
 export const ENV_VARIABLES: readonly string[] = ENV_NAMES;
 
-/** Raw environment as text, exactly as operators set it. */
 export type Env = Partial<Record<EnvName, string>>;
 /** What a variable's text must look like: whole numbers as digits, booleans as true/false/1/0, lists comma-separated. */
 function asText(s: TSchema): TSchema {

@@ -1,7 +1,6 @@
 /** The checkpoint and snapshot shapes every layer shares (spec: Resources, checkpoint fields). */
 import type { ShipmentState, SubStatus } from "./states.ts";
 
-/** One courier event, normalised but with the raw code and text kept. */
 export interface RawCheckpoint {
   state: ShipmentState;
   subStatus: SubStatus | null;
@@ -15,14 +14,12 @@ export interface RawCheckpoint {
   at: string;
   rawCode: string | null;
   rawStatus: string | null;
-  /** Courier remark for this event (e.g. reason of a failed attempt), or null. */
   remark: string | null;
 }
 
 /** A checkpoint as stored in `shipments.checkpoints`, raw code and text kept so a changed table can be re-applied. */
 export type StoredCheckpoint = RawCheckpoint;
 
-/** What a successful courier lookup returns. */
 export interface TrackingSnapshot {
   checkpoints: RawCheckpoint[];
   /** The courier's shipment-level state, used without checkpoints or when newer than all of them. */
@@ -30,7 +27,6 @@ export interface TrackingSnapshot {
   originCity: string | null;
   destinationCity: string | null;
   podUrl: string | null;
-  /** Courier's remark for the newest event, or null (AdditionalInfo). */
   remark: string | null;
   /** Return (RTO) waybill the courier reports, when it gives one (DTDC, Ecom Express). */
   rtoNumber?: string | null;

@@ -27,19 +27,14 @@ export function nextAttemptAt(nowMs: number, attempt: number, schedule: readonly
   return shouldAbandon(attempt) ? null : new Date(nowMs + backoffAfter(attempt, schedule) * 1000);
 }
 
-/** How an attempt ended on the wire: a 2xx, a refusal by the address check, or anything else (retryable). */
 export type AttemptResult = "delivered" | "dropped" | "failed";
 
-/** A delivery's state after an attempt, and when the next one is due (null when final). */
 export interface AttemptVerdict {
   state: "delivered" | "dropped" | "abandoned" | "pending";
   nextAttemptAt: Date | null;
 }
 
-/**
- * The delivery's fate after attempt `attempt` (1-based) ended with `result` at `nowMs` (spec: Delivery rules 1–3):
- * delivered and dropped are final; a failure is retried per {@link nextAttemptAt}, or abandoned after the last.
- */
+/** The delivery's fate after attempt `attempt` ended with `result` (spec: Delivery rules 1–3). */
 export function afterAttempt(result: AttemptResult, attempt: number, nowMs: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): AttemptVerdict {
   if (result !== "failed") return { state: result, nextAttemptAt: null };
   const next = nextAttemptAt(nowMs, attempt, schedule);

@@ -1,13 +1,7 @@
-/**
- * Event names (spec: Events): what a re-check that finds a change emits, and which state change has an event of
- * its own. Part of `src/domain/`, the shared vocabulary.
- */
+/** Event names (spec: Events) and which state change has an event of its own. */
 import type { ShipmentState } from "./states.ts";
 
-/**
- * Every event name: the spec's Events table in its order, then our own history's two (docs/predictions.md), which a
- * webhook receives only when it lists them.
- */
+/** Every event name: the spec's Events table in order, then our two (docs/predictions.md), sent only when listed. */
 export const EVENT_TYPES = [
   "tracking.updated",
   "tracking.in_transit",
@@ -27,10 +21,7 @@ export interface StoredEvent {
   enqueuedAt: Date;
 }
 
-/**
- * Webhook event for a change to `state` (spec: Events table); `null` when the state has no event of its own.
- * exception, returned and cancelled share `tracking.exception`; `data.status` tells them apart.
- */
+/** Event for a change to `state` (spec: Events table), null when none; exception, returned, cancelled share one. */
 export function eventForState(state: ShipmentState): Exclude<EventType, "tracking.updated" | "tracking.eta_changed" | "tracking.stalled"> | null {
   switch (state) {
     case "in_transit":

@@ -1,12 +1,9 @@
 /** The merchant's own `reference` and `metadata` on a follow, never on the shipment (docs/shipments.md). */
 
-/** Longest `reference`, in characters (code points). */
+/** Bounds on `reference` and `metadata`: characters (code points), keys. */
 export const MAX_REFERENCE_CHARS = 128;
-/** Most keys in one follow's `metadata`. */
 export const MAX_METADATA_KEYS = 20;
-/** Longest metadata key, in characters. */
 export const MAX_METADATA_KEY_CHARS = 40;
-/** Longest metadata value, in characters (code points). */
 export const MAX_METADATA_VALUE_CHARS = 500;
 /** A metadata key: 1 to 40 of ASCII letters, digits, `_`, `.` and `-` (safe in a query string, a log line, a CSV header). */
 export const METADATA_KEY_PATTERN = `^[A-Za-z0-9_.-]{1,${MAX_METADATA_KEY_CHARS}}$`;
@@ -18,7 +15,7 @@ export type MetadataPatch = Record<string, string | null>;
 
 /** `current` with `patch` applied (null removes a key), as a new object; the caller checks the key count. */
 export function applyMetadataPatch(current: Metadata, patch: MetadataPatch): Metadata {
-  // A Map, then fromEntries (own data properties): a key spelled `__proto__` is a key like any other.
+  // A Map, then fromEntries: a key spelled `__proto__` is a key like any other.
   const out = new Map(Object.entries(current));
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) out.delete(k);

@@ -26,10 +26,7 @@ export function carriesReason(c: Pick<RawCheckpoint, "state" | "subStatus">): bo
   return c.state === "exception" && c.subStatus !== "rto_initiated" && c.subStatus !== "rto_in_transit" && c.subStatus !== "rto_delivered";
 }
 
-/**
- * Remark keywords, first match wins, most specific first ("cash not available" is COD, not an absent consignee).
- * Our reading of Indian couriers' NDR wording, not any courier's documentation (docs/ndr.md#remark-keywords).
- */
+/** Remark keywords, first match wins, most specific first: our reading (docs/ndr.md#remark-keywords). */
 export const REMARK_KEYWORDS: readonly (readonly [RegExp, ReasonCode])[] = [
   [/damage|broken|tamper/i, "damaged"],
   [/\blost\b|missing|untraceable|misroute/i, "lost"],

@@ -1,8 +1,4 @@
-/**
- * Predictions from our own delivery history (docs/predictions.md): which statistics back a shipment, its predicted
- * delivery window, its stall threshold and when an estimate counts as changed. Pure functions and their constants;
- * the statistics themselves are rebuilt by src/modules/predictions. Part of `src/domain/`, the shared vocabulary.
- */
+/** Predictions from our own delivery history (docs/predictions.md): statistics keys, predicted window, stall threshold. */
 import type { StoredCheckpoint } from "./checkpoint.ts";
 
 /** Fewer samples than this back no prediction and no stall threshold of their own. */
@@ -70,10 +66,7 @@ export function statKeys(originCity: string | null, destinationCity: string | nu
   return keys;
 }
 
-/**
- * The `q` quantile (0–1) of a histogram `bucket index → count` of width `widthS`, interpolated like
- * `percentile_cont` with a bucket's samples spread evenly across it. NaN for an empty histogram.
- */
+/** The `q` quantile (0–1) of a histogram `bucket → count` of width `widthS`, like `percentile_cont`; NaN when empty. */
 export function histogramQuantile(hist: ReadonlyMap<number, number>, q: number, widthS: number): number {
   const buckets = [...hist].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
   const total = buckets.reduce((s, [, n]) => s + n, 0);
@@ -121,11 +114,7 @@ export function normalCdf(z: number): number {
 /** The stored quantile levels as standard normal scores (probits of 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95). */
 const PROBITS = [-1.6449, -1.2816, -0.6745, 0, 0.6745, 1.2816, 1.6449];
 
-/**
- * The share of deliveries within `s` seconds of pickup, from the stored quantiles: linear between them in
- * log time against normal score (exact for a log-normal transit time, the usual model of one), the end
- * segments' slopes beyond them.
- */
+/** Share delivered within `s` s of pickup: log time linear in normal score between stored quantiles (log-normal model). */
 export function transitCdf(stat: TransitStat, s: number): number {
   const ts = [stat.transitP05, stat.transitP10, stat.transitP25, stat.transitP50, stat.transitP75, stat.transitP90, stat.transitP95].map((t) => Math.log(Math.max(t, 1)));
   const x = Math.log(Math.max(s, 1));
@@ -138,10 +127,7 @@ export function transitCdf(stat: TransitStat, s: number): number {
 
 const DAY_MS = 86_400_000;
 
-/**
- * Of the two local midnights around instant `ms`, the one where the share delivered by then is nearer `q`:
- * whole days then hold about the p10–p90 share, where plain rounding loses the density's slope at each end.
- */
+/** Of the two local midnights around `ms`, the one whose delivered share is nearer `q` (docs/predictions.md). */
 function nearestMidnight(stat: TransitStat, pickupMs: number, ms: number, offsetMin: number, q: number): number {
   const before = Math.floor((ms + offsetMin * 60_000) / DAY_MS) * DAY_MS - offsetMin * 60_000;
   const miss = (m: number) => Math.abs(transitCdf(stat, (m - pickupMs) / 1000) - q);
@@ -149,10 +135,8 @@ function nearestMidnight(stat: TransitStat, pickupMs: number, ms: number, offset
 }
 
 /**
- * The predicted delivery of a shipment picked up at `pickupMs`: p50 as `date`, p10–p90 as `earliest`–`latest`
- * (whole local days from the midnights nearest the p10 and p90 shares, widened to include `date`), calendar days
- * at `offsetMin` (the destination's zone, read from the newest checkpoint). Undefined without statistics of at
- * least {@link MIN_SAMPLES} deliveries.
+ * Predicted delivery from pickup `pickupMs`: p50 day as `date`, p10–p90 as `earliest`–`latest`, calendar days at
+ * `offsetMin`; undefined under {@link MIN_SAMPLES}.
  */
 export function predictDelivery(stat: TransitStat | undefined, pickupMs: number, offsetMin: number): PredictedDelivery | undefined {
   if (!stat || stat.transitCount < MIN_SAMPLES) return undefined;
@@ -172,10 +156,7 @@ export function stallThresholdS(stat: TransitStat | undefined): number {
 /** Whole calendar days from `a` to `b` (`YYYY-MM-DD`). */
 export const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 
-/**
- * The expected delivery day a shipment is judged by: the courier's EDD when it gives one, else our predicted date
- * (issue: `tracking.eta_changed`); null when neither exists.
- */
+/** The expected delivery day: the courier's EDD, else our predicted date; null when neither. */
 export const effectiveEta = (courierEdd: string | null, predicted: string | null | undefined) => courierEdd ?? predicted ?? null;
 
 /** Whether an estimate moved by at least one calendar day; appearing or vanishing is not a move. */

@@ -1,19 +1,8 @@
 /**
- * The OpenAPI 3.1 document (`info.version` 1.0.0) at `/openapi.json` and
- * Swagger UI at `/docs`, its assets served from the pinned `swagger-ui-dist`
- * package so the page works with no internet (the plugin's own page loads
- * from a CDN).
- *
- * Operations come from the routes' TypeBox schemas through
- * `@elysiajs/openapi`'s `toOpenAPISchema`, and the components from the
- * modules' models (request and success bodies, named in the routes; see
- * docs/architecture.md, "Schemas"); {@link openApiDocument} then finishes the
- * document: JSON request bodies (the plugin drops them when a route has its
- * own parser, as the `/v1` modules' JSON parser), the schemas the models nest
- * by title as components of their own, examples for every
- * parameter, body and response (one per error code), the rate-limit and
- * request-id headers, 413 on every body, and the OpenAPI 3.1 `webhooks`
- * section for the five events with their signature headers.
+ * The OpenAPI 3.1 document at `/openapi.json` and Swagger UI at `/docs` (assets from `swagger-ui-dist`, no CDN).
+ * Operations come from the routes' TypeBox schemas via `@elysiajs/openapi`; {@link openApiDocument} adds JSON
+ * bodies, hoisted components, examples, headers, 413s and the `webhooks` section
+ * (Why: docs/architecture.md#schemas-one-registration-per-body).
  */
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
@@ -27,7 +16,6 @@ import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./feature
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);
 
-// The document is plain JSON; this file builds and rewrites it freely.
 type Json = Record<string, any>;
 
 const DESCRIPTION = `Tracking for Indian and international couriers: normalised shipment state and checkpoints,
@@ -53,12 +41,9 @@ const TAGS = [
   { name: "Billing", description: "Public plan listing." },
 ];
 
-// The document describes a hosted service, not a published work: its terms are the operator's.
 const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
-// ---- examples --------------------------------------------------------------------------
 
-// ---- the document ----------------------------------------------------------------------
 
 const HEADERS: Json = {
   "X-Request-Id": { description: "Id of this request; quote it to support.", schema: { type: "string" } },
@@ -97,8 +82,7 @@ function hoist(node: unknown, schemas: Json): unknown {
 }
 
 /**
- * The `$ref` a request or success body has in the document: each is a module's model (`schemaModels` in
- * src/http/models.ts, named in the route), which the plugin emits as a component.
+ * The `$ref` of a request or success body: the module's named model (src/http/models.ts).
  * @throws Error for a schema written inline in a documented route
  */
 function modelRef(schema: Json | undefined, where: string): Json {
@@ -114,7 +98,6 @@ function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages
     if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
   }
   if (op.requestBody) {
-    // The route names its body's model (`body: "WebhookCreate"`).
     const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
     op.requestBody = {
       description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
@@ -156,11 +139,7 @@ export interface OpenApiOptions {
 
 const cache = new WeakMap<object, { count: number; doc: Json }>();
 
-/**
- * The finished OpenAPI document of the whole app `app` belongs to (a plugin
- * sees its parent's routes through `getGlobalRoutes`). Cached per app until
- * the route count changes. The returned object is shared: do not mutate it.
- */
+/** The finished document of the app `app` belongs to, cached until the route count changes; shared, do not mutate. */
 export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   // Protected in Elysia's types, public at run time; the OpenAPI plugin reads it the same way.
   const global = app as unknown as { getGlobalRoutes(): AnyElysia["routes"]; getGlobalDefinitions?(): { type: Json } };
@@ -176,9 +155,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
   };
-  // The modules' models (`schemaModels`): the plugin emits one component per name; the schemas they nest by title
-  // (Webhook in WebhookList, …) become components of their own. Elysia stamps each model with
-  // `$id: "#/components/schemas/<name>"`, which the document does not repeat.
+  // Models become components; schemas nested by title are hoisted; Elysia's `$id` stamp is dropped.
   const stamp = (k: string, v: unknown) => (k === "$id" && typeof v === "string" && v.startsWith("#/components/schemas/") ? undefined : v);
   const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, stamp)) as Json;
   Object.assign(schemas, modelComponents);
@@ -229,8 +206,7 @@ const PAGE = `<!doctype html>
 </body>
 </html>`;
 
-// Try-it-out goes to the origin that served the page (not the document's `servers`), so the
-// page works whatever host name it was opened under (localhost, 127.0.0.1, a proxy's name).
+// Try-it-out goes to the page's own origin, whatever host name it was opened under.
 const INIT = `window.ui = SwaggerUIBundle({
   url: "/openapi.json",
   dom_id: "#swagger-ui",

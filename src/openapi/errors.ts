@@ -1,11 +1,6 @@
-/**
- * Error responses in the OpenAPI document: the codes a response can carry are read from its schema's `code`
- * literal union (declared with the route, `errorResponses.errorResponse` in src/errors.ts), and written back as
- * the `Error` envelope with `code` narrowed to those codes, with one example per code.
- */
+/** Error responses in the document: the `Error` envelope narrowed to the codes a route declares, one example per code. */
 import { CODE_STATUS, ErrorSchema, type ErrorCode } from "../errors.ts";
 
-// The document is plain JSON.
 type Json = Record<string, any>;
 
 /** The literal values of a `code` schema as TypeBox or the document spells it: `const`, `enum`, or `anyOf` of those. */
@@ -25,9 +20,8 @@ export function codesIn(schema: Json | undefined): ErrorCode[] {
 }
 
 /**
- * The `Error` component narrowed to `codes`: what one error response's body is. The narrowing names the error
- * object's other fields as `true` (anything the component allows): Redocly validates examples reading every
- * unlisted property as forbidden, branch by branch of an `allOf`.
+ * The `Error` component narrowed to `codes`; other fields are `true` because Redocly reads every unlisted
+ * property as forbidden, branch by branch of an `allOf`.
  */
 export function errorSchema(codes: readonly ErrorCode[]): Json {
   const others = Object.keys(ErrorSchema.properties.error.properties).filter((k) => k !== "code");

@@ -1,8 +1,4 @@
-/**
- * Example values for the OpenAPI document: per operation (parameters, request
- * body, success body — what Swagger UI and Postman prefill), and a sample
- * message per error code. Examples only: the service writes its own messages.
- */
+/** Example values for the OpenAPI document (what Swagger UI and Postman prefill) and a sample message per error code. */
 import type { ErrorCode } from "../errors.ts";
 import { PLANS } from "../domain/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
@@ -92,12 +88,7 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
   },
 };
 
-/**
- * A message per error code for the examples, worded as the service words it
- * for the example inputs above (Delhivery, the slug "delhivry", the Free
- * plan); `publicBaseUrl` is `PUBLIC_BASE_URL`, so links point at this
- * deployment. Examples only: the service writes its own messages.
- */
+/** A sample message per error code for the example inputs above; links point at `publicBaseUrl`. */
 export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> {
   const free = PLANS.find((p) => p.id === "free")!;
   const delhivery = courier("delhivery");

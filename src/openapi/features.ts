@@ -1,9 +1,4 @@
-/**
- * OpenAPI additions for the features documented in docs/shipments.md,
- * docs/events.md and docs/idempotency.md: the `Idempotency-Key` header on
- * every `POST /v1/…` with its 409/422 codes and the `Idempotent-Replayed`
- * response header, and the examples of the shipments and events operations.
- */
+/** OpenAPI additions: `Idempotency-Key` on every `POST /v1/…` (docs/idempotency.md) and the shipments/events examples. */
 import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
 import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { codesIn, errorSchema } from "./errors.ts";

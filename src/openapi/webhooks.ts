@@ -1,14 +1,8 @@
-/**
- * The OpenAPI 3.1 `webhooks` section (spec: Events): the five
- * events, each referring to the `WebhookPayload` component (the TypeBox schema
- * in webhooks/delivery/payload.ts, which also types what the service sends), and the
- * delivery headers with the `sha256=` signature.
- */
+/** The OpenAPI 3.1 `webhooks` section (spec: Events): each event's `WebhookPayload` and the signed delivery headers. */
 import { EVENT_TYPES, type EventType } from "../domain/events.ts";
 import { sampleData } from "../modules/webhooks/delivery/payload.ts";
 import { WH_ID } from "./examples.ts";
 
-// The document is plain JSON.
 type Json = Record<string, any>;
 
 const EVT_EXAMPLE = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";

@@ -1,14 +1,10 @@
-/**
- * Accounts, API keys, usage counters, rate-limit windows and dashboard
- * sessions (spec: Authentication, Limits; docs/spec-map.md, "Decisions").
- */
+/** Accounts, API keys, usage counters, rate-limit windows and dashboard sessions (spec: Authentication, Limits). */
 import { boolean, date, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const accounts = pgTable(
   "accounts",
   {
     id: text("id").primaryKey(),
-    /** Stored lower-cased; unique. */
     email: text("email").notNull(),
     /** argon2id via Bun.password; null for accounts made by the operator CLI without a password. */
     passwordHash: text("password_hash"),
@@ -35,7 +31,6 @@ export const apiKeys = pgTable(
     accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
     /** SHA-256 hex of the whole key: keys are 256-bit random, so a fast hash is safe and lets lookup be one index probe. */
     keyHash: text("key_hash").notNull(),
-    /** First characters of the key, for display (`ctk_AbCd…`). */
     prefix: text("prefix").notNull(),
     name: text("name").notNull().default("default"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
@@ -56,10 +51,7 @@ export const usageCounters = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.period] })],
 );
 
-/**
- * `/v1/track` usage by UTC day, written in the same statements as {@link usageCounters}: units count on the day they
- * were granted (a leased block's day, accounts/quota-lease.ts), so a month's days sum to its `used`.
- */
+/** `/v1/track` usage by UTC day, written with {@link usageCounters}: units count on the day granted, summing to `used`. */
 export const usageDaily = pgTable(
   "usage_daily",
   {
@@ -70,11 +62,7 @@ export const usageDaily = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.day] })],
 );
 
-/**
- * Fixed-window counters shared by every replica: per-account per-minute limits
- * (`rl:<account>`), dashboard sign-in throttles. `window_start` is the window's
- * first instant; old windows are pruned by housekeeping.
- */
+/** Fixed-window counters shared by every replica (`rl:<account>`, sign-in throttles); housekeeping prunes old windows. */
 export const rateWindows = pgTable(
   "rate_windows",
   {

@@ -1,7 +1,4 @@
-/**
- * Owner alerts (docs/alerts.md): an outbox of alert emails, one row per alert with a unique dedupe key, and each
- * account's alert settings (address, kinds turned off). Written only by src/modules/alerts.
- */
+/** Owner alerts (docs/alerts.md): the alert email outbox (unique dedupe key) and each account's alert settings. */
 import { sql } from "drizzle-orm";
 import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
@@ -22,7 +19,6 @@ export const alerts = pgTable(
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
     leaseUntil: timestamp("lease_until", { withTimezone: true }),
     lastError: text("last_error"),
-    /** The address the email went to. */
     recipient: text("recipient"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp("sent_at", { withTimezone: true }),

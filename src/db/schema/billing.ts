@@ -1,8 +1,4 @@
-/**
- * Billing (docs/billing.md): plan-change requests an operator decides
- * (`manual` provider), each account's Stripe subscription as Stripe last
- * described it, and the Stripe event ids already processed (`stripe`).
- */
+/** Billing (docs/billing.md): plan-change requests (`manual`), Stripe subscriptions and processed Stripe event ids. */
 import { sql } from "drizzle-orm";
 import { index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
@@ -29,12 +25,7 @@ export const upgradeRequests = pgTable(
   ],
 );
 
-/**
- * The account's Stripe subscription, as the newest applied Stripe event
- * described it. `pending_plan`/`pending_at`: a cancellation scheduled for the
- * end of the paid period (`cancel_at_period_end`), applied when Stripe sends
- * `customer.subscription.deleted`.
- */
+/** The account's Stripe subscription per the newest applied event; `pending_*`: a cancellation at period end. */
 export const billingSubscriptions = pgTable(
   "billing_subscriptions",
   {

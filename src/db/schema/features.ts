@@ -1,8 +1,4 @@
-/**
- * Stored first responses of `POST /v1/…` calls made with an `Idempotency-Key`
- * (Stripe's semantics; docs/idempotency.md): one row per account + key, kept
- * 24 hours.
- */
+/** First responses of `POST /v1/…` calls with an `Idempotency-Key`, per account + key, kept 24 h (docs/idempotency.md). */
 import { index, integer, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
 

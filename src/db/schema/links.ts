@@ -1,10 +1,4 @@
-/**
- * One-time password links (docs/dashboard.md, "Password links"): a link lets
- * its holder set the account's password once and signs them in. Only the
- * SHA-256 of the 256-bit token is stored; a link is used at most once and
- * expires. Issued by the operator CLI (`password-link`, for a reset) and at
- * the first start for the development account.
- */
+/** One-time password links (docs/dashboard.md): only the SHA-256 of the 256-bit token is stored; used once, expiring. */
 import { index, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
 

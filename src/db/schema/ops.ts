@@ -1,9 +1,4 @@
-/**
- * Service-wide settings the processes of one deployment must agree on, one
- * row per name. Today: `secrets_key_check`, the HMAC of a constant under the
- * deployment's SECRETS_KEY (src/secrets/key.ts), so a process started
- * with another key refuses to start instead of failing to decrypt later.
- */
+/** Deployment-wide settings, one row per name: `secrets_key_check` makes a process with another SECRETS_KEY refuse to start. */
 import { pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
 export const serviceSettings = pgTable("service_settings", {

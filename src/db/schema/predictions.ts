@@ -1,7 +1,4 @@
-/**
- * Transit statistics per courier and lane, rebuilt daily from delivered shipments (src/modules/predictions;
- * docs/predictions.md). One row per courier × basis × key; the read side picks the most specific row with enough samples.
- */
+/** Transit statistics per courier × basis × key, rebuilt daily (docs/predictions.md#transit-statistics). */
 import { doublePrecision, integer, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 export const transitStats = pgTable(

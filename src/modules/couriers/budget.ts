@@ -114,8 +114,7 @@ export class CourierBudgets {
 
   /**
    * Takes one token of `b` for `purpose`, waiting up to `maxWaitMs` (default by purpose; 0: never wait).
-   * @throws CourierBusyError (`rate_limited`) when none comes in time, the day's share is spent, or the database is
-   *   unreachable (fails closed: a courier blocks an account over its limit).
+   * @throws CourierBusyError (`rate_limited`) when none comes in time, the day's share is spent, or the database is down.
    */
   async acquire(b: Budget, purpose: CallPurpose, maxWaitMs = purpose === "live" ? LIVE_WAIT_MS : RECHECK_WAIT_MS): Promise<void> {
     const deadline = this.clock.now() + maxWaitMs;
@@ -138,10 +137,7 @@ export class CourierBudgets {
     }
   }
 
-  /**
-   * One token of `b` from this process's slice, or from a new slice (ONE statement).
-   * @returns 0 when taken, else ms until one may be available. @throws the driver's error when PostgreSQL is unreachable
-   */
+  /** One token of `b` from this process's slice or a new one: 0 when taken, else ms to wait. @throws the driver's error. */
   async tryTake(b: Budget, purpose: CallPurpose): Promise<number> {
     const id = `${b.key} ${purpose}`;
     for (;;) {

@@ -1,7 +1,4 @@
-/**
- * The overview page's reads (docs/dashboard.md, "Overview"): delivery health across all of an account's webhooks,
- * its followed shipments by state, and the month-end projection of its usage. Plain functions over the database.
- */
+/** The overview page's reads (docs/dashboard.md): delivery health, shipments by state, month-end usage projection. */
 import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { deliveries, follows, shipments, webhooks } from "../../db/schema/index.ts";
@@ -64,10 +61,7 @@ export async function shipmentsByState(db: Db, accountId: string): Promise<{ sta
   return rows.map((r) => ({ state: r.state, n: Number(r.n) })).sort((a, b) => b.n - a.n || a.state.localeCompare(b.state));
 }
 
-/**
- * Month-end use at the pace so far: `used` scaled from the elapsed part of the UTC month to the whole month
- * (rounded). The quota resets at 00:00 UTC on the 1st (docs/dashboard.md, Pages), so the month is the UTC calendar month.
- */
+/** Month-end use at the pace so far: `used` scaled to the whole UTC month (the quota resets at 00:00 UTC on the 1st). */
 export function projectedMonthEnd(used: number, nowMs: number): number {
   const d = new Date(nowMs);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);

@@ -1,8 +1,4 @@
-/**
- * The shipments page's work (docs/dashboard.md, "Shipments"): filters read from the query string and applied by the
- * shipments module's list query, following from a pasted list or a CSV file through `POST /v1/shipments`'s own
- * code, and the filtered list as CSV.
- */
+/** The shipments page's work (docs/dashboard.md): filters, follow from a list or CSV via `POST /v1/shipments`'s code, CSV export. */
 import { Value } from "@sinclair/typebox/value";
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
@@ -18,7 +14,6 @@ import { FollowShipmentsBody, MAX_SHIPMENTS_PER_CALL, type ListShipmentsInput } 
 import { listShipments } from "../shipments/service.ts";
 import type { StatsIndex } from "../predictions/stats.ts";
 
-/** Rows per page of the shipments page. */
 export const PAGE_ROWS = 50;
 const STATES: ReadonlySet<string> = new Set(Object.values(WEBHOOK_SPELLING));
 
@@ -57,10 +52,8 @@ export function filtersOf(query: Record<string, unknown>): ShipmentFilters {
   return { q: one("q"), state: one("state"), courier: one("courier"), reason: one("reason"), stalled: one("stalled") === "true" ? "true" : "" };
 }
 
-/** One followed shipment of a page, as `GET /v1/shipments` lists it. */
 export type ListedShipment = Awaited<ReturnType<typeof listShipments>>["shipments"][number];
 
-/** One page of the filtered list and the cursor of the next (null at the end). */
 export async function shipmentsPageRows(db: Db, accountId: string, f: ShipmentFilters, cursor?: string, stats?: StatsIndex): Promise<{ rows: ListedShipment[]; next: string | null }> {
   const lq = listQuery(f, cursor);
   if (!lq) return { rows: [], next: null };
@@ -109,9 +102,8 @@ const HEADER_NAMES = new Map<string, keyof Omit<Item, "line">>([["courier", "cou
 const unguard = (v: string) => (v.startsWith("'") && FORMULA_START.test(v.slice(1)) ? v.slice(1) : v);
 
 /**
- * Items of pasted lists and CSV files (comma, semicolon or tab separated). With a header row naming `tracking_number`
- * (or `awb`), columns go by name (`courier`, `reference`; others, as in an export, are ignored); without one a row is
- * `AWB`, `courier,AWB` or `courier,AWB,reference`. No courier means `auto`. At most {@link MAX_SHIPMENTS_PER_CALL}.
+ * Items of pasted lists and CSV files (comma, semicolon or tab): by header names (`tracking_number`/`awb`, `courier`,
+ * `reference`) or by position (`AWB`, `courier,AWB`, `courier,AWB,reference`); no courier is `auto`.
  */
 export function parseImport(texts: string[]): { items: Item[] } | { error: string } {
   const items: Item[] = [];
@@ -157,8 +149,7 @@ function itemsOf(records: string[][]): Item[] {
 }
 
 /**
- * Follows the items for the signed-in account: each is checked against `POST /v1/shipments`'s item schema (one that
- * fails is `invalid` here, where the API would refuse the whole call), the rest go through `followShipments`.
+ * Follows the items for the signed-in account; an item failing the schema is `invalid` here (the API refuses the call).
  * @throws AppError ACCOUNT_NEEDS_ATTENTION (402), as the API.
  */
 export async function followImported(deps: Parameters<typeof followShipments>[0], auth: AuthContext, items: Item[]): Promise<ImportResult[]> {

@@ -1,8 +1,4 @@
-/**
- * `GET /v1/events`, and getting an event again:
- * `POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver` and
- * `POST /v1/webhooks/{webhook_id}/recover` (docs/events.md).
- */
+/** `GET /v1/events` and the webhook `redeliver` and `recover` routes (docs/events.md). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses, RequestValidationError } from "../../errors.ts";

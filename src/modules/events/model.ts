@@ -1,7 +1,4 @@
-/**
- * Schemas of `/v1/events` and the webhook replay routes (docs/events.md); the request and success bodies are
- * registered once in {@link eventModels}.
- */
+/** Schemas of `/v1/events` and the replay routes (docs/events.md); bodies registered once in {@link eventModels}. */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
@@ -30,7 +27,6 @@ export const RecoverBody = t.Object(
   { additionalProperties: false },
 );
 
-// ---- responses -------------------------------------------------------------------------
 
 const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception"), T.Literal("tracking.eta_changed"), T.Literal("tracking.stalled")]);
 // The literal list must stay the names of EVENT_TYPES.

@@ -1,14 +1,6 @@
 /**
- * `GET /v1/events` (docs/events.md): the account's events of the last 30
- * days, newest first — every event of a shipment the account follows, and
- * every event that was fanned out to one of its webhooks (so events of a
- * shipment unfollowed since stay listed while their deliveries are kept).
- *
- * `payload` is the body a delivery of the event carries: the event's type
- * and `enqueued_at` (fixed per event) and `data` built from the freshest
- * shipment record, exactly as every delivery attempt builds it (spec:
- * Delivery rules 5) — so it equals what the next retry or redelivery sends,
- * with this account's `reference` and `metadata` of the follow.
+ * `GET /v1/events`: the account's events of the last 30 days, newest first, each with the payload its next
+ * delivery would carry (spec: Delivery rules 5; Why: docs/events.md#get-v1events).
  */
 import type { Db } from "../../db/client.ts";
 import { normaliseTrackingNumber } from "../couriers/catalogue.ts";
@@ -34,10 +26,7 @@ interface Row {
   shipment: ShipmentRow;
 }
 
-/**
- * One page of events. `since` is clamped to the 30-day window; `cursor` is
- * the last id of the previous page (ids sort by creation time).
- */
+/** One page of events; `since` clamped to the window, `cursor` the previous page's last id (ids sort by time). */
 export async function listEvents(db: Db, accountId: string, nowMs: number, f: EventsFilter) {
   const sql = db.$client;
   const limit = f.limit ?? 20;

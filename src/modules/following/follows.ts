@@ -1,12 +1,4 @@
-/**
- * Follows: which accounts follow which stored shipment, and the follower
- * count and re-check schedule (`recheck_queue`) that go with them (docs/shipments.md). The
- * following module is the one writer of `shipments`, `follows`, `events` and `recheck_queue`
- * (docs/spec-map.md, "Table owners"): the shipments API (bulk follow,
- * unfollow) and the dashboard (its shipments page, account deletion) call
- * these instead of writing the tables. Lookups follow through `recordFetch`
- * (store.ts).
- */
+/** Follows, follower counts and the `recheck_queue` schedule; this module is their one writer (docs/spec-map.md#table-owners). */
 import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
@@ -21,11 +13,7 @@ export interface FollowItem {
   followMode: "scheduled" | "lookup";
 }
 
-/**
- * Which of `keys` the account already follows, as `courier/awb` strings. Runs in the caller's postgres-js
- * transaction `tx` (the bulk follow reads this after locking the account's usage counter, so it sees every
- * earlier follow call's committed follows).
- */
+/** Which of `keys` the account already follows (`courier/awb`), in the caller's transaction `tx`. */
 export async function followedKeys(tx: postgres.TransactionSql, accountId: string, keys: readonly { courier: string; awb: string }[]): Promise<Set<string>> {
   const rows = (await tx`
     select s.courier || '/' || s.tracking_number as k
@@ -36,13 +24,7 @@ export async function followedKeys(tx: postgres.TransactionSql, accountId: strin
   return new Set(rows.map((r) => r.k));
 }
 
-/**
- * Makes the account follow `items` in the caller's transaction `tx`, without calling any courier: stores the
- * shipments nobody has stored yet (state pending, never checked), writes the follows, raises the follower counts
- * and makes each one due for a re-check at `nowIso` (ISO instant) unless it is terminal or already scheduled (a
- * scheduled shipment never checked yet is made due by `nowIso` at the latest) — the re-check job (every few seconds)
- * then looks it up. An item already followed is left as it is.
- */
+/** Follows `items` in `tx` with no courier call: unseen shipments stored pending, each non-terminal one due by `nowIso`. */
 export async function followMany(tx: postgres.TransactionSql, accountId: string, items: readonly FollowItem[], nowIso: string): Promise<void> {
   const rows = JSON.stringify(items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })));
   await tx`
@@ -77,11 +59,7 @@ export interface FollowDataItem {
   metadata?: Metadata;
 }
 
-/**
- * Writes `reference` and/or `metadata` on the account's follows of `items` in the caller's transaction `tx` (a given
- * metadata replaces the stored one whole). Items the account does not follow are ignored. One item per shipment:
- * the caller merges duplicates.
- */
+/** Writes `reference` and/or `metadata` (replaced whole) on the account's follows of `items` in `tx`; one item per shipment. */
 export async function setFollowData(tx: postgres.TransactionSql, accountId: string, items: readonly FollowDataItem[]): Promise<void> {
   if (items.length === 0) return;
   const rows = JSON.stringify(items.map((i) => ({ courier: i.courier, awb: i.awb, reference: i.reference ?? null, metadata: i.metadata ?? null })));
@@ -93,17 +71,12 @@ export async function setFollowData(tx: postgres.TransactionSql, accountId: stri
   `;
 }
 
-/** A follow's own data as stored. */
 export interface FollowData {
   reference: string | null;
   metadata: Metadata;
 }
 
-/**
- * Changes the account's follow of courier + AWB: reads its data locked (one transaction, so concurrent changes of
- * one follow apply in turn), passes it to `change` — which returns the new data or throws, writing nothing — and
- * stores the result. Returns the stored data, or undefined when the account does not follow the shipment.
- */
+/** Changes a follow under a row lock: `change` returns new data or throws; undefined when not followed. */
 export async function updateFollowData(db: Db, accountId: string, courier: string, awb: string, change: (current: FollowData) => FollowData): Promise<FollowData | undefined> {
   return db.$client.begin(async (tx) => {
     const [row] = (await tx`
@@ -121,11 +94,7 @@ export async function updateFollowData(db: Db, accountId: string, courier: strin
   }) as Promise<FollowData | undefined>;
 }
 
-/**
- * Stops the account following courier + AWB: the follow row goes, the follower count drops, and a shipment
- * nobody follows any more leaves the re-check schedule. Events written after this commit are not fanned out to
- * this account (fan-out joins the follows). Returns false when the account did not follow it (nothing written).
- */
+/** Stops the account following courier + AWB (schedule row and fan-out go with it); false when it did not follow it. */
 export async function unfollow(db: Db, accountId: string, courier: string, awb: string): Promise<boolean> {
   const rows = await db.$client`
     with f as (
@@ -143,10 +112,7 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
   return rows.length > 0;
 }
 
-/**
- * The account's followed shipments for the dashboard, newest follow first (at most 500); `nextCheckAt` is null when
- * not scheduled. `reference` given: only the follows with exactly that reference; `stalledOnly`: only stalled shipments.
- */
+/** The account's follows for the dashboard, newest first (≤ 500), optionally by exact `reference` or stalled only. */
 export async function listFollowedShipments(db: Db, accountId: string, reference?: string, stalledOnly = false) {
   return db
     .select({
@@ -177,10 +143,7 @@ export async function followedShipmentIds(db: DbOrTx, accountId: string): Promis
   return rows.map((r) => r.id);
 }
 
-/**
- * Deletes those of `ids` that no account follows any more, with their events and schedule rows (foreign keys' `on delete cascade`).
- * Account deletion calls it in its transaction, after the account (and so its follows) went.
- */
+/** Deletes those of `ids` no account follows any more (events and schedule rows cascade); used by account deletion. */
 export async function deleteUnfollowedShipments(db: DbOrTx, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await db.delete(shipments).where(and(inArray(shipments.id, [...ids]), notExists(db.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id)))));

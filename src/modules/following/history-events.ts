@@ -1,8 +1,4 @@
-/**
- * The events of one stored change (spec: Events; docs/predictions.md): the state or checkpoint event the merge
- * yields, and `tracking.eta_changed` when the expected delivery day moved, written in the record's transaction
- * and handed to the event sink together.
- */
+/** The events of one stored change (spec: Events; docs/predictions.md): the merge's event and `tracking.eta_changed`. */
 import type { EventSink } from "../../core-deps.ts";
 import type { Tx } from "../../db/client.ts";
 import { events } from "../../db/schema/index.ts";
@@ -26,9 +22,8 @@ export function etaMove(
 }
 
 /**
- * Writes `event` (or none) and the ETA move (or none) for shipment `id` at `nowMs`, then fans them out.
- * @returns the outbox rows the sink wrote.
- * @throws whatever the database throws (the caller's transaction rolls back).
+ * Writes `event` and the ETA move (either may be absent) for shipment `id` at `nowMs`, then fans them out.
+ * @returns the outbox rows the sink wrote. @throws whatever the database throws.
  */
 export async function writeEvents(
   tx: Tx,

@@ -1,21 +1,9 @@
 /**
- * From a courier snapshot to the stored shipment record, and from a stored
- * record plus a new snapshot to the merged record and the event it yields.
- *
- * Rules (spec: Events rules 1–2; docs/spec-map.md, "Decisions", transitions):
- * - checkpoints are the union of everything known (the webhook payload carries
- *   "the full known history"), de-duplicated by instant + code + text +
- *   location, newest first;
- * - the shipment's state is the state of its newest checkpoint (by UTC
- *   instant), or the courier's shipment-level status when it is newer or
- *   there are no checkpoints; a terminal state, once seen, stays unless the
- *   courier later shows a newer non-terminal checkpoint;
- * - a change to a state with its own event yields that event; otherwise more
- *   checkpoints than before yields `tracking.updated`; never both;
- * - the estimated delivery date is the courier's latest answer's (none when
- *   that answer has none); a change of it alone yields none of the spec's
- *   events — those are state changes and new checkpoints — but it is stored and
- *   shown, and store.ts adds `tracking.eta_changed` (docs/predictions.md).
+ * Snapshot → stored record, and stored record + snapshot → merged record and its event (spec: Events rules 1–2;
+ * docs/spec-map.md#states-and-transitions). Checkpoints: union, de-duplicated by instant + code + text + location,
+ * newest first. State: the newest checkpoint's, or the courier's summary when newer; terminal stays unless a newer
+ * non-terminal checkpoint. A state with its own event wins over `tracking.updated`; an EDD change alone yields
+ * none here (store.ts adds `tracking.eta_changed`).
  */
 import type { RawCheckpoint, StoredCheckpoint, TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { eventForState, type EventType } from "../../domain/events.ts";
@@ -61,10 +49,7 @@ export function mergeCheckpoints(known: readonly StoredCheckpoint[], incoming: r
   return [...byKey.values()].sort((a, b) => (a.c.at === b.c.at ? b.i - a.i : a.c.at < b.c.at ? 1 : -1)).map((x) => x.c);
 }
 
-/**
- * Merges a fresh snapshot into the stored record (or into nothing, on first sight).
- * @returns the new record and the event the change yields (null: no event).
- */
+/** Merges a fresh snapshot into the stored record (or nothing); returns the record and its event (null: none). */
 export function applySnapshot(prev: ShipmentRecord | undefined, snap: TrackingSnapshot): { record: ShipmentRecord; event: EventType | null } {
   const checkpoints = mergeCheckpoints(prev?.checkpoints ?? [], snap.checkpoints.map(toStored));
   const newest = checkpoints[0];

@@ -1,11 +1,4 @@
-/**
- * Stalled shipments (docs/predictions.md, "Stalled"): a scheduled, unfinished shipment whose newest checkpoint (or,
- * with none, its first sight) is older than its stall threshold is marked `stalled_at` and gets one
- * `tracking.stalled` event; a stored record with a new newest checkpoint clears the mark (store.ts), so the next
- * stall fires again. Reads only what is stored: no courier call. Batched by shipment id, each batch one read and,
- * when any shipment stalled, one short transaction that marks them (guarded on the newest checkpoint read, so a
- * fetch that just stored a new one wins) and writes their events.
- */
+/** Stalled shipments (docs/predictions.md#trackingstalled); the mark is guarded on the newest checkpoint read, so a fresh fetch wins. */
 import { sql as dsql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db } from "../../db/client.ts";
@@ -32,7 +25,7 @@ interface Candidate {
 
 /**
  * Marks the shipments stalled at `nowMs` (ms) and emits their events through `onEvents`.
- * @throws whatever the database throws; marks of finished batches stay (each batch commits alone).
+ * @throws whatever the database throws; finished batches stay marked.
  */
 export async function markStalled(deps: { db: Db; onEvents: EventSink }, thresholdS: StallThreshold, nowMs: number, batchSize = 2_000): Promise<StallCheckResult> {
   const sql = deps.db.$client;

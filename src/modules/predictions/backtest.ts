@@ -1,13 +1,9 @@
-/**
- * The EDD backtest behind `bun run backtest:edd` (docs/predictions.md, "Backtest"): each delivered shipment is
- * predicted from the history it had at pickup, and the prediction is compared with the day it was delivered.
- */
+/** The EDD backtest behind `bun run backtest:edd` (docs/predictions.md#backtest): predict at pickup, compare with delivery. */
 import type { Db } from "../../db/client.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import { daysBetween, pickupOf, STATS_WINDOW_DAYS } from "../../domain/predictions.ts";
 import type { StatsIndex } from "./stats.ts";
 
-/** One delivered shipment to replay. */
 export interface BacktestCase {
   courier: string;
   originCity: string | null;
@@ -79,10 +75,7 @@ export async function backtest(index: StatsIndex, cases: Iterable<BacktestCase> 
   }));
 }
 
-/**
- * The stored delivered shipments of the statistics window before `nowMs`, `batchSize` per statement.
- * The stored EDD is the courier's latest answer's, so its figures flatter it (docs/predictions.md).
- */
+/** Stored delivered shipments of the statistics window before `nowMs`, `batchSize` per statement (EDD caveat: docs/predictions.md#backtest). */
 export async function* storedCases(db: Db, nowMs: number, batchSize = 5_000): AsyncGenerator<BacktestCase> {
   const cutoff = new Date(nowMs - STATS_WINDOW_DAYS * 86_400_000).toISOString().slice(0, 10);
   let after = "";

@@ -1,8 +1,4 @@
-/**
- * The scheduler's daily rebuild of the transit statistics (docs/predictions.md, "Rebuild"). Every replica runs
- * the job; one that finds statistics younger than {@link REBUILD_MIN_AGE_MS} leaves them, so a deployment
- * rebuilds about once a day whatever its size.
- */
+/** The scheduler's daily rebuild of the transit statistics (docs/predictions.md#rebuild); every replica runs it. */
 import { max } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -15,8 +11,7 @@ import type { TransitStatsCache } from "./stats.ts";
 export const REBUILD_MIN_AGE_MS = 20 * 3_600_000;
 
 /**
- * Rebuilds `transit_stats` unless another replica did within {@link REBUILD_MIN_AGE_MS} of now.
- * @returns the rebuild's figures, or null when skipped.
+ * Rebuilds `transit_stats` unless another replica did within {@link REBUILD_MIN_AGE_MS}; null when skipped.
  * @throws whatever the database throws (the scheduler logs and backs off).
  */
 export async function rebuildIfDue(deps: { db: Db; clock: Clock; log: Logger; stats: TransitStatsCache }): Promise<RebuildResult | null> {

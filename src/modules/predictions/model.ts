@@ -1,7 +1,4 @@
-/**
- * The wire shape of our own predicted delivery (docs/predictions.md): one schema for the tracking data, the
- * shipments list and webhook payloads.
- */
+/** The wire shape of our predicted delivery (docs/predictions.md), shared by tracking, shipments and payloads. */
 import { Type as T } from "@sinclair/typebox";
 import { literalUnion } from "../../lib/literal-union.ts";
 import { BASES } from "../../domain/predictions.ts";

@@ -1,11 +1,4 @@
-/**
- * The daily rebuild of `transit_stats` (docs/predictions.md, "Rebuild"): delivered shipments of the last
- * STATS_WINDOW_DAYS, read in batches of `batchSize` shipment ids, each batch ONE statement that reduces its
- * checkpoints to histogram counts per courier, origin, destination and bucket. The counts add up in memory (lane
- * into region into courier); the percentiles come from them, and one short transaction swaps the table's rows.
- * No statement runs longer than a batch (well inside the pool's statement_timeout) and no lock is held meanwhile
- * but the swap's, so the API and the workers go on as before.
- */
+/** The daily rebuild of `transit_stats` in short batched statements (Why: docs/predictions.md#rebuild). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { transitStats } from "../../db/schema/index.ts";
@@ -19,7 +12,6 @@ export interface RebuildOptions {
 export interface RebuildResult {
   /** Delivered shipments counted (with a pickup before their delivery). */
   deliveries: number;
-  /** Rows written to `transit_stats`. */
   rows: number;
   batches: number;
   ms: number;
@@ -45,9 +37,8 @@ interface BatchRow {
 }
 
 /**
- * One batch: ids in (`after`, `upto`] (`upto` null: to the end). Transit is the first `delivered` checkpoint
- * minus the first checkpoint past `pending`; gaps are between consecutive checkpoints by instant. Checkpoints are
- * read once per shipment (the `t` CTE), and the gaps' window runs per shipment, so no sort spans the batch.
+ * One batch: ids in (`after`, `upto`] (`upto` null: to the end). Transit: first `delivered` minus first past
+ * `pending`; gaps between consecutive checkpoints; windows run per shipment so no sort spans the batch.
  */
 function batchQuery(db: Db, after: string, upto: string | null, cutoff: string) {
   return db.$client<BatchRow[]>`
@@ -74,8 +65,7 @@ function batchQuery(db: Db, after: string, upto: string | null, cutoff: string) 
 }
 
 /**
- * Rebuilds `transit_stats` from the delivered shipments of the STATS_WINDOW_DAYS before `nowMs`; rows of every
- * basis are kept, however few their samples (the read side applies MIN_SAMPLES).
+ * Rebuilds `transit_stats` from deliveries of the STATS_WINDOW_DAYS before `nowMs`; every basis kept (reads apply MIN_SAMPLES).
  * @throws whatever the database throws; the table keeps its previous rows then.
  */
 export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOptions = {}): Promise<RebuildResult> {

@@ -1,7 +1,4 @@
-/**
- * The read side of `transit_stats` (docs/predictions.md): an in-memory index of the table, reloaded at most every
- * {@link STATS_RELOAD_MS} (the table changes once a day), and what a shipment's record gets from it.
- */
+/** The read side of `transit_stats` (docs/predictions.md): an in-memory index reloaded every {@link STATS_RELOAD_MS}. */
 import type { Db } from "../../db/client.ts";
 import { transitStats } from "../../db/schema/index.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
@@ -48,10 +45,7 @@ export class StatsIndex {
     return statKeys(originCity, destinationCity).map(([b, o, d]) => this.byKey.get(JSON.stringify([courier, b, o, d])));
   }
 
-  /**
-   * The predicted delivery of a shipment that is picked up and not finished; undefined before pickup, once
-   * terminal, or without {@link MIN_SAMPLES} deliveries behind any basis.
-   */
+  /** The predicted delivery of a picked-up, unfinished shipment; undefined otherwise or under {@link MIN_SAMPLES}. */
   predict(courier: string, s: PredictionInput): PredictedDelivery | undefined {
     if (isTerminal(s.state as ShipmentState)) return undefined;
     const pickup = pickupOf(s.checkpoints);
@@ -77,11 +71,7 @@ export async function loadStatsIndex(db: Db): Promise<StatsIndex> {
   return new StatsIndex(rows.map((r) => ({ ...r, basis: r.basis as Basis })));
 }
 
-/**
- * The process's copy of `transit_stats`: the first `get()` waits for a load; later ones answer at once and start a
- * reload in the background once the copy is older than {@link STATS_RELOAD_MS}. A failed load keeps the previous copy
- * (an empty index at first: no predictions, default stall thresholds).
- */
+/** The process's copy of `transit_stats`, reloaded in the background when stale; a failed load keeps the last copy. */
 export class TransitStatsCache {
   private index: StatsIndex | undefined;
   private loadedMs = 0;

@@ -1,17 +1,7 @@
 /**
- * `POST /v1/shipments` (docs/shipments.md): follow up to 100 shipments in one
- * call, without calling any courier now. Accepted shipments are stored (or
- * found) and made due for a re-check at once, so the normal re-check path
- * looks them up within seconds; from then on they are followed exactly as if
- * tracked with `GET /v1/track`.
- *
- * Quota (decision, docs/shipments.md): reserved per item, in request order,
- * inside the one transaction that writes the follows. The account's counter
- * row is locked first, so concurrent calls of one account serialise; the
- * first items that fit in what is left of the month are accepted, the rest
- * answer `quota_exceeded`. The counter can never pass the quota, and a
- * failed call counts nothing. An item the account already follows (or a
- * duplicate within the call) is `accepted` and counted once, not again.
+ * `POST /v1/shipments`: follow up to 100 shipments without calling a courier; accepted ones are due for a
+ * re-check at once. Quota is reserved per item under the account's counter row lock, never beyond the quota
+ * (Why: docs/shipments.md#following-in-bulk--decisions).
  */
 import type { AppDeps } from "../../deps.ts";
 import { AppError, type ErrorCode } from "../../errors.ts";
@@ -60,8 +50,7 @@ function check(deps: Deps, item: { courier: string; tracking_number: string }): 
 }
 
 /**
- * Follows the items for the authenticated account. Returns one result per
- * item in request order, and how many units of quota the call counted.
+ * Follows the items for the authenticated account: one result per item in request order, and the units counted.
  * @throws AppError ACCOUNT_NEEDS_ATTENTION (402) for the whole call, as /v1/track.
  */
 export async function followShipments(deps: Deps, auth: AuthContext, input: FollowShipmentsInput): Promise<{ shipments: FollowResult[]; accepted: number; counted: number }> {
@@ -80,18 +69,13 @@ export async function followShipments(deps: Deps, auth: AuthContext, input: Foll
   return { shipments: results, accepted: results.filter((r) => r.result === "accepted").length, counted };
 }
 
-/**
- * The transaction: lock the counter (accounts), see what is already followed, grant what fits, write shipments
- * and follows (tracking), count the units (accounts). Fills `results`.
- */
+/** The transaction: lock the counter, read what is followed, grant what fits, write follows, count units. */
 async function followValid(deps: Deps, accountId: string, quota: number, nowMs: number, valid: Valid[], results: FollowResult[]): Promise<number> {
   const now = new Date(nowMs).toISOString();
   const period = periodOf(nowMs);
-  // In turn with this process's quota blocks of the account, which then know the row's count after the commit:
-  // a later /v1/track answer's `usage.used` includes these units (accounts/quota-lease.ts).
+  // In turn with this process's quota blocks, so a later /v1/track `usage.used` includes these units.
   return deps.services.quotaLeases.counting(accountId, period, async () => (await deps.db.$client.begin(async (tx) => {
-    // The counter row lock serialises this account's follow calls (and its /v1/track reservations):
-    // the "already followed" read below then sees every earlier call's committed follows.
+    // The counter row lock serialises this account's follow calls, so the read below sees earlier follows.
     const used = await lockUsage(tx, accountId, period);
     const followed = await followedKeys(tx, accountId, valid.map((v) => ({ courier: v.courier, awb: v.awb })));
     let left = Math.max(0, quota - used);
@@ -117,10 +101,7 @@ async function followValid(deps: Deps, accountId: string, quota: number, nowMs: 
   })) as { used: number; value: number });
 }
 
-/**
- * The reference and metadata the accepted items carry, one entry per shipment: for a shipment listed twice the later
- * item's fields win (decision, docs/shipments.md). An already followed shipment gets them too.
- */
+/** Reference and metadata per accepted shipment; for one listed twice the later item wins (docs/shipments.md). */
 function followDataOf(valid: readonly Valid[], results: readonly FollowResult[]): FollowDataItem[] {
   const byKey = new Map<string, FollowDataItem>();
   for (const v of valid) {

@@ -1,8 +1,4 @@
-/**
- * `/v1/shipments` (docs/shipments.md): follow shipments in bulk, list them,
- * read one's stored record, stop following. Only the POST counts against the
- * quota (one unit per newly followed shipment); reads never call a courier.
- */
+/** `/v1/shipments` (docs/shipments.md): follow in bulk, list, read, unfollow; only the POST counts quota. */
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";

@@ -1,7 +1,4 @@
-/**
- * Schemas of `/v1/shipments` (docs/shipments.md): request bodies and queries in `t`, responses in TypeBox; the
- * request and success bodies are registered once in {@link shipmentModels}.
- */
+/** Schemas of `/v1/shipments` (docs/shipments.md); bodies registered once in {@link shipmentModels}. */
 import { Type as T, type TLiteral, type TNull } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
@@ -84,7 +81,6 @@ export const ShipmentParams = t.Object({
   tracking_number: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The tracking number (normalised like /v1/track)." }),
 });
 
-// ---- responses -------------------------------------------------------------------------
 
 /** The follow's own data in answers: `reference` (null when none) and `metadata` (`{}` when none). */
 export const followDataFields = {

@@ -1,7 +1,4 @@
-/**
- * Reading and unfollowing an account's followed shipments (docs/shipments.md):
- * the stored record only — no courier call, no quota.
- */
+/** Reading and unfollowing an account's followed shipments (docs/shipments.md): stored record only, no courier call. */
 import { and, eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
@@ -36,11 +33,9 @@ interface ListRow {
   state: string;
   most_recent_status: string;
   newest_at: string | null;
-  /** `YYYY-MM-DD` or null. */
   estimated_delivery: string | null;
   followed_since: string;
   next_check_at: string | null;
-  /** A member of `REASON_CODES`, or null. */
   reason_code: ReasonCode | null;
   cursor_micros: string;
   shipment_id: string;
@@ -70,11 +65,9 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
 }
 
 /**
- * The account's followed shipments, most recently followed first, filtered by `state` (webhook spelling), `courier`,
- * `updated_since` (the record's last change), `reference` (exact) and `reason_code` (the shipment's latest
- * failed-attempt reason, docs/ndr.md). Keyset pagination on (follow time, shipment id): a page never repeats or
- * skips a row when follows are added meanwhile. An unreadable cursor answers the first page's successor as empty
- * (never an error). `opts.match` (the dashboard's search) keeps the shipment whose AWB (normalised) or reference is it.
+ * The account's followed shipments, newest follow first, filtered (docs/shipments.md#reading); keyset pages on
+ * (follow time, shipment id) never repeat or skip; an unreadable cursor gives an empty page, never an error.
+ * `opts.match`: the dashboard search (normalised AWB or reference).
  */
 export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput, opts: { match?: string } = {}, stats: StatsIndex = new StatsIndex()) {
   const sql = db.$client;
@@ -137,12 +130,7 @@ async function requireFollowed(db: Db, accountId: string, slug: string, rawNumbe
   return { courier, row: found.s, follow: { reference: found.reference, metadata: found.metadata ?? {} } };
 }
 
-/**
- * The stored tracking data of a followed shipment in exactly the
- * `GET /v1/track` `data` shape (`FetchTime` 0: no courier was called), and
- * beside it the account's own `reference` and `metadata` of the follow.
- * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
- */
+/** A followed shipment's stored `GET /v1/track` `data` (`FetchTime` 0) and its follow. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function storedShipment(deps: Pick<AppDeps, "db" | "services">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
@@ -152,11 +140,8 @@ export async function storedShipment(deps: Pick<AppDeps, "db" | "services">, acc
 }
 
 /**
- * Changes the account's `reference` and `metadata` of a followed shipment (docs/shipments.md, "Reference and
- * metadata"): `reference` null clears it; each metadata key set to null is removed, to a string set, and keys not
- * sent stay. Returns the follow as it is now.
- * @throws AppError SHIPMENT_NOT_FOLLOWED (404); RequestValidationError (422, `loc: ["body", "metadata"]`) when the
- *   result would hold more than {@link MAX_METADATA_KEYS} keys (nothing is written).
+ * Changes a follow's `reference` and `metadata` (docs/shipments.md#reference-and-metadata--decisions).
+ * @throws AppError SHIPMENT_NOT_FOLLOWED (404); RequestValidationError (422) over {@link MAX_METADATA_KEYS} keys.
  */
 export async function updateShipment(db: Db, accountId: string, slug: string, rawNumber: string, input: UpdateShipmentInput) {
   const courier = courierBySlug(slug.trim().toLowerCase());
@@ -172,13 +157,7 @@ export async function updateShipment(db: Db, accountId: string, slug: string, ra
   return { courier: courier.slug, tracking_number: n, ...next };
 }
 
-/**
- * Stops following: the follow row goes, the follower count drops, and a
- * shipment nobody follows any more leaves the re-check schedule. Events
- * written after this commit are not fanned out to this account (fan-out
- * joins the follows).
- * @throws AppError SHIPMENT_NOT_FOLLOWED (404).
- */
+/** Stops following; an unfollowed shipment leaves the re-check schedule. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function unfollowShipment(db: Db, accountId: string, slug: string, rawNumber: string): Promise<void> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);

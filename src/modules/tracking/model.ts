@@ -1,7 +1,4 @@
-/**
- * Schemas of the tracking endpoints: request query (Elysia `t`) and responses (TypeBox `Type`); the success
- * bodies are registered once in {@link trackingModels}.
- */
+/** Schemas of the tracking endpoints; success bodies registered once in {@link trackingModels}. */
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";

@@ -1,8 +1,4 @@
-/**
- * `POST /v1/sandbox/shipments/{courier}/{tracking_number}/advance`: the sandbox that moves on demand (docs/shipments.md,
- * "Sandbox on demand"). Registered only with sandbox couriers (`COURIER_MODE=sandbox`): in live mode the route does
- * not exist (404) and is not in the OpenAPI document, like the sandbox echo receiver.
- */
+/** `POST /v1/sandbox/.../advance` (docs/spec-map.md#sandbox): only with `COURIER_MODE=sandbox`, else 404 and undocumented. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { errorResponses } from "../../errors.ts";

@@ -1,10 +1,4 @@
-/**
- * Tracking lookups (spec: GET /v1/track, GET /demo/track):
- * resolve the courier → check the number's format → (authenticated) account
- * status and quota reservation → one coalesced backend call → store and
- * detect changes → the PascalCase response. Only a 200 consumes quota: every
- * other outcome releases the reserved unit.
- */
+/** Tracking lookups (spec: GET /v1/track, GET /demo/track); only a 200 consumes the reserved quota unit. */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { usageView } from "../accounts/quota.ts";
@@ -21,10 +15,7 @@ import { trackingData, type TrackingData } from "./view.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
-/**
- * Resolves and validates courier + number.
- * @throws AppError COURIER_NOT_FOUND (404), COURIER_NOT_SUPPORTED (400), INVALID_TRACKING_NUMBER (400)
- */
+/** Resolves and validates courier + number. @throws AppError COURIER_NOT_FOUND, COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER */
 export function resolveRequest(deps: Pick<TrackingDeps, "backends">, slug: string, rawNumber: string): { courier: Courier; awb: string } {
   const courier = requireCourier(slug);
   if (deps.backends.availability(courier) === "unavailable")
@@ -53,8 +44,7 @@ function toAppError(courier: Courier, err: CourierError): AppError {
 }
 
 /**
- * Fetches, stores and renders one shipment. A terminal shipment this process fetched less than
- * `terminalReuseSeconds` ago is answered from that fetch without calling the courier (recent.ts).
+ * Fetches, stores and renders one shipment; a terminal one fetched recently is reused (recent.ts).
  * @param followAccountId the account that starts following (none for the demo).
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
@@ -93,10 +83,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false }, extra);
 }
 
-/**
- * `GET /v1/track` for an authenticated account: a quota unit reserved first (accounts/quota-lease.ts),
- * given back unless the answer is 200.
- */
+/** `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. */
 export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
@@ -129,10 +116,9 @@ export async function trackDemo(deps: TrackingDeps, slug: string, rawNumber: str
 }
 
 /**
- * `POST /v1/sandbox/shipments/{courier}/{tracking_number}/advance` (sandbox mode only; docs/shipments.md, "Sandbox
- * on demand"): the simulator moves the shipment to its next scripted state now, then it is fetched and stored like
- * any lookup (never from the recent-fetch reuse), so its event and webhooks go out as in production. No quota.
- * @throws AppError NOT_FOUND when the simulator does not answer this courier; the errors of a lookup otherwise.
+ * Sandbox advance: the simulator moves the shipment to its next state, then it is looked up like any shipment (no
+ * reuse, no quota), so its events and webhooks go out as in production.
+ * @throws AppError NOT_FOUND when the simulator does not know this courier; otherwise a lookup's errors.
  */
 export async function advanceSandboxForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();

@@ -1,7 +1,4 @@
-/**
- * The `data` object of `GET /v1/track` and `/demo/track`: the spec's detailed
- * PascalCase shape (spec: Resources, Tracking result; docs/spec-map.md, "Resources" and "Decisions" fix each field).
- */
+/** The `data` object of `GET /v1/track` and `/demo/track` (spec: Resources, Tracking result; docs/spec-map.md). */
 import type { Static } from "@sinclair/typebox";
 import { toSpecDate, toSpecTime } from "../../domain/dates.ts";
 import type { Courier } from "../couriers/catalogue.ts";
@@ -19,11 +16,7 @@ export const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
 
 type CheckpointView = TrackingData["Checkpoints"][number];
 
-/**
- * The spec's checkpoint objects of one record's checkpoints, by the array they came from: a finished
- * shipment answered again from this process's recent fetches (recent.ts) hands over the same array each time,
- * and its view is built once. Stored arrays are never changed in place (a new fetch builds a new record).
- */
+/** The spec's checkpoint objects, built once per stored array (reused records hand over the same array). */
 const viewed = new WeakMap<ShipmentRecord["checkpoints"], { courierName: string; view: readonly CheckpointView[] }>();
 
 function checkpointsView(courier: Courier, checkpoints: ShipmentRecord["checkpoints"]): readonly CheckpointView[] {

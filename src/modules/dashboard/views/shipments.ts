@@ -1,7 +1,4 @@
-/**
- * The merchant's shipments page: search by AWB or reference, filters (state, courier, reason), one page of the
- * list, follow from a pasted list or a CSV file with one result per item, and the CSV export of the filtered list.
- */
+/** The merchant's shipments page: search, filters, one page of the list, follow from a list or CSV, CSV export. */
 import { REASON_CODES } from "../../../domain/ndr.ts";
 import { WEBHOOK_SPELLING } from "../../../domain/states.ts";
 import { COURIERS } from "../../couriers/catalogue.ts";

@@ -1,9 +1,4 @@
-/**
- * The delivery payload (spec: Events, "Payload" table), rebuilt
- * from the freshest shipment record on every attempt (Delivery rules 5).
- * snake_case throughout; checkpoints newest first, `date` DD-Mon-YYYY,
- * `time` HH:MM, `checkpoint_state` in the webhook spelling.
- */
+/** The delivery payload (spec: Events, "Payload" table), rebuilt from the freshest record on every attempt (Delivery rules 5). */
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import type { StoredCheckpoint } from "../../../domain/checkpoint.ts";
 import { literalUnion } from "../../../lib/literal-union.ts";
@@ -16,7 +11,7 @@ import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
 
-/** Bodies above 256 KiB are sent with `checkpoints: null` (the spec leaves the maximum payload size open, spec: Limits; docs/spec-map.md, "Decisions", large payloads). */
+/** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** "For a test delivery [data.courier] begins with `synthetic-test-`" (spec: Events, Payload table). */
 export const TEST_COURIER_PREFIX = "synthetic-test-";
@@ -68,10 +63,7 @@ export const PayloadDataSchema = T.Object({
   enqueued_at: T.String({ format: "date-time", description: "Same as the top-level `enqueued_at`." }),
 });
 
-/**
- * The body of every delivery (the document's `WebhookPayload`, and `payload` of `GET /v1/events`): the one
- * schema of this wire shape; the types below are read from it.
- */
+/** The body of every delivery (the document's `WebhookPayload`, `payload` of `GET /v1/events`); types read from it. */
 export const WebhookPayloadSchema = T.Object(
   {
     event: literalUnion(EVENT_TYPES),
@@ -140,10 +132,7 @@ export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint
     }));
 }
 
-/**
- * `data` for a real event, from the shipment row as it is now, with the receiving account's `reference` and
- * `metadata` (read with the row: the follow of the delivery's account, or of the listing account).
- */
+/** `data` for a real event from the shipment row now, with the receiving account's `reference` and `metadata`. */
 export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadData {
   return {
     tracking_number: s.tracking_number,
@@ -166,11 +155,7 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
 
 const enc = new TextEncoder();
 
-/**
- * Serialises the payload once; when the body would exceed 256 KiB it is
- * serialised again with `checkpoints: null` (receivers keep their stored ones).
- * Returns the exact bytes to sign and send.
- */
+/** The exact bytes to sign and send; over 256 KiB, serialised again with `checkpoints: null`. */
 export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData, sequence?: number | null): Uint8Array {
   const seq = sequence == null ? {} : { sequence };
   let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data } satisfies Payload));
@@ -188,11 +173,7 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.stalled": "in_transit",
 };
 
-/**
- * The synthetic `data` of a test fire (spec: Events rule 3, Payload `data.courier`): `courier` is
- * `synthetic-test-<slug>`, the tracking number the courier's example AWB, and
- * a short made-up history consistent with `event`.
- */
+/** The synthetic `data` of a test fire (spec: Events rule 3): `synthetic-test-<slug>`, the example AWB, a short history. */
 export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {
   const courier = courierBySlug(slug) ?? COURIERS[0]!;
   const state = SAMPLE_STATE[event];
