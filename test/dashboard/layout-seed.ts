@@ -51,6 +51,7 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
     checkpoints: [{ at: new Date(now - i * 3_600_000).toISOString(), state: STATES[i % STATES.length]!, status: "Shipment in transit", location: "Bhiwandi Hub, Maharashtra" }] as never,
     state: STATES[i % STATES.length]!,
     reasonCode: STATES[i % STATES.length] === "exception" ? REASONS[i % REASONS.length]! : null,
+    stalledAt: STATES[i % STATES.length] === "in_transit" && i > 20 ? new Date(now - 3_600_000) : null,
     mostRecentStatus: i % 4 === 0 ? "Consignee not available at the delivery address, customer asked to reattempt tomorrow" : "Shipment in transit",
     lastCheckedAt: new Date(now - i * 60_000),
     nextCheckAt: new Date(now + 8 * 3_600_000),

@@ -113,6 +113,9 @@ describe("overview", () => {
     const [, list] = await merchant.get(reasons[0]![0] as string);
     expect([...list.matchAll(/<span class="state">\(([a-z ]+)\)<\/span>/g)].map((m) => m[1])).toEqual(["address issue", "address issue", "address issue"]);
     expect(html).toMatch(/data-testid="action-returned"><a href="\/dashboard\/shipments\?state=returned"><strong>7<\/strong>/);
-    expect(html).toMatch(/data-testid="action-stalled"><strong>0<\/strong> stalled/);
+    // The seed's in-transit shipments after the 20th are stalled: i = 22, 29, 36, 43.
+    expect(html).toMatch(/data-testid="action-stalled"><a href="\/dashboard\/shipments\?stalled=true"><strong>4<\/strong> stalled/);
+    const [, stalled] = await merchant.get("/dashboard/shipments?stalled=true");
+    expect(stalled.match(/>stalled<\/span>/g)).toHaveLength(4);
   });
 });
