@@ -50,7 +50,7 @@ const OPTIONS = {
 
 /** Splits argv into command, positionals and flags. @throws UsageError for an unknown or valueless flag */
 export function parseCommandLine(argv: string[]): { command: string; args: Args } {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {

@@ -44,7 +44,10 @@ export interface SimulatorOptions {
 function advance(n: string, opts: SimulatorOptions, firstSeen: Map<string, number>, pulled: Map<string, Map<number, number>>): boolean {
   const now = opts.clock.now();
   let seen = firstSeen.get(n);
-  if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+  if (seen === undefined) {
+    seen = now;
+    rememberBounded(firstSeen, n, seen);
+  }
   const mine = pulled.get(n) ?? new Map<number, number>();
   const k = nextStep(n, seen, now, opts.stepSeconds, mine);
   if (k === undefined) return false;
@@ -65,7 +68,10 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     scenario(n) {
       const now = opts.clock.now();
       let seen = firstSeen.get(n);
-      if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+      if (seen === undefined) {
+        seen = now;
+        rememberBounded(firstSeen, n, seen);
+      }
       return scenarioFor(n, seen, now, opts.stepSeconds, pulled.get(n));
     },
     async gate(n) {

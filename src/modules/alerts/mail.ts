@@ -56,7 +56,7 @@ const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? St
 export function composeAlert(a: AlertFacts, base: string): { subject: string; text: string } {
   const d = a.details;
   const settings = `Choose which alerts you receive, and where: ${base}/dashboard/alerts`;
-  // A key name or webhook id is the owner's text: no control character reaches a header.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a key name or webhook id is the owner's text; no control character reaches a header
   const lines = (subject: string, ...body: string[]) => ({ subject: subject.replace(/[\x00-\x1f\x7f]+/g, " "), text: [...body, "", settings, ""].join("\n") });
   switch (a.kind) {
     case "webhook_deactivated": {
