@@ -242,7 +242,11 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     const waitReceived = (n: number) =>
       new Promise<void>((resolve) => {
         if (received >= n) return resolve();
-        onReceived = () => received >= n && ((onReceived = undefined), resolve());
+        onReceived = () => {
+          if (received < n) return;
+          onReceived = undefined;
+          resolve();
+        };
       });
 
     // ---- 1. latency -----------------------------------------------------------------------

@@ -8,39 +8,31 @@ import { ConfigError, configFromProcess, type Config } from "./config.ts";
 import { withoutSecrets } from "./config-secrets.ts";
 import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
-import { systemClock } from "./lib/clock.ts";
-import { createLogger, type Logger } from "./lib/log.ts";
-import { loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey } from "./secrets/key.ts";
+import { systemClock, type Clock } from "./lib/clock.ts";
+import { createLogger } from "./lib/log.ts";
+import { loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey, type SecretsKey } from "./secrets/key.ts";
 import { loadTls } from "./http/tls.ts";
 import { ensureDevAccount } from "./modules/accounts/dev-account.ts";
 import { devPasswordLink } from "./modules/accounts/password-links.ts";
 import { ADAPTERS } from "./modules/couriers/adapters/index.ts";
-import { createCourierBackends, longestAnswerMs, type CourierBackends } from "./modules/couriers/registry.ts";
-import { startAdminServer, type AdminServer } from "./modules/health/admin-server.ts";
+import { createCourierBackends, type CourierBackends } from "./modules/couriers/registry.ts";
+import { startAdminServer } from "./modules/health/admin-server.ts";
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
 import { outboxEventSink } from "./modules/webhooks/delivery/outbox.ts";
-import { startSimulator, type Simulator } from "./sandbox/server.ts";
-import { createScheduler, type Scheduler } from "./scheduler/index.ts";
-import { settleWithin } from "./lib/settle.ts";
-import { createServices, stopServices, type Services } from "./services.ts";
+import { startSimulator } from "./sandbox/server.ts";
+import { createScheduler } from "./scheduler/index.ts";
+import { createServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 import { setBodyTimeout } from "./http/body.ts";
-import { startTracing, stopTracing } from "./lib/tracing.ts";
+import { startTracing } from "./lib/tracing.ts";
+import { listenOrExplain, PortInUseError, publicListenOptions } from "./main-listen.ts";
+import { stopAll, type Running } from "./main-stop.ts";
 
 const SERVICE = { service: "courier-tracking-api" };
 const bootStarted = performance.now();
 const lifecycle = createLifecycle({ starting: true });
 
-interface Running {
-  database?: Database;
-  sim?: Simulator;
-  backends?: CourierBackends;
-  admin?: AdminServer;
-  scheduler?: Scheduler;
-  services?: Services;
-  server?: { stop(closeActive?: boolean): Promise<void> };
-}
 const running: Running = {};
 
 let config: Config;
@@ -59,27 +51,41 @@ setBodyTimeout(config.bodyTimeoutMs);
 if (startTracing({ endpoint: config.otelExporterOtlpEndpoint, serviceName: config.otelServiceName, onError: (err) => log.warn("trace export failed", { error: secretFree(err) }) }))
   log.info("traces on", { collector: new URL(config.otelExporterOtlpEndpoint!).host, service_name: config.otelServiceName });
 
-async function start(): Promise<void> {
-  const clock = systemClock;
-  const { key: secretsKey, generated } = loadSecretsKey(config);
-  const database = (running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds, deadlineSeconds: config.dbDeadlineSeconds }));
+/** Opens the database, migrates it and checks the secrets key against it. */
+async function openChecked(secretsKey: SecretsKey, generated: boolean): Promise<Database> {
+  running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds, deadlineSeconds: config.dbDeadlineSeconds });
+  const database = running.database;
   await migrateDatabase(database.url);
   const keyCheck = await verifySecretsKey(database.db, secretsKey);
   log.info("secrets key checked", { source: generated ? "DATA_DIR/secrets.key" : "SECRETS_KEY", check: keyCheck, previous_key: Boolean(secretsKey.previous) });
+  return database;
+}
 
-  const sim = (running.sim =
+/** The simulator (sandbox mode), the services and the courier backends, and the lines saying which couriers are live. */
+function startCouriers(database: Database, clock: Clock): { services: Services; backends: CourierBackends } {
+  running.sim =
     config.courierMode === "sandbox"
       ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
-      : undefined);
-  const services = (running.services = createServices(database.db, clock));
-  const backends = (running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db, budgets: services.courierBudgets }));
+      : undefined;
+  const sim = running.sim;
+  running.services = createServices(database.db, clock);
+  const services = running.services;
+  running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db, budgets: services.courierBudgets });
+  const backends = running.backends;
   if (sim) log.info(`sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
   if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
   const availability = backends.describe();
   const by = (a: string) => Object.keys(availability).filter((k) => availability[k] === a);
   if (!config.smtpUrl) log.info("SMTP_URL is unset: owner alerts are shown in the dashboard only, not emailed (docs/alerts.md)");
   log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
+  return { services, backends };
+}
 
+async function start(): Promise<void> {
+  const clock = systemClock;
+  const { key: secretsKey, generated } = loadSecretsKey(config);
+  const database = await openChecked(secretsKey, generated);
+  const { services, backends } = startCouriers(database, clock);
   const deps = { config, db: database.db, clock, log, secretsKey, backends, services, lifecycle, onEvents: outboxEventSink };
 
   // Only a process that serves the public port creates the development account: its link points at that port.
@@ -104,19 +110,7 @@ async function start(): Promise<void> {
   if (config.role !== "worker") {
     const app = buildApp(deps);
     const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
-    listenOrExplain(config, () =>
-      app.listen({
-        port: config.port,
-        hostname: config.host,
-        // A port in use must stop the start, not share connections (docs/deployment.md#start-up-and-shutdown).
-        reusePort: false,
-        maxRequestBodySize: 1024 * 1024,
-        // Above the longest answer (a queued asynchronous lookup); Bun's limit is 255 s.
-        idleTimeout: Math.min(255, Math.ceil(longestAnswerMs(config) / 1000) + 5),
-        development: false,
-        ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-      }),
-    );
+    listenOrExplain(config, () => app.listen(publicListenOptions(config, tls)));
     running.server = app;
     lifecycle.starting = false;
     const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
@@ -133,53 +127,6 @@ async function start(): Promise<void> {
   }
 }
 
-/** Another process holds the port; the message is the one line the operator reads. */
-class PortInUseError extends Error {}
-
-/** Runs `listen`; EADDRINUSE becomes {@link PortInUseError} naming the variable, address and port. */
-function listenOrExplain<T>(where: { port: number; host: string; variable?: string }, listen: () => T): T {
-  try {
-    return listen();
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code !== "EADDRINUSE" && !/in use/i.test((err as Error).message ?? "")) throw err;
-    throw new PortInUseError(
-      `${where.variable ?? "PORT"}=${where.port}: ${where.host}:${where.port} is already in use by another process; not starting (stop it or choose another port)`,
-    );
-  }
-}
-
-/** Stops everything in order (see the file comment); never throws. */
-async function stopAll(log: Logger, graceMs: number): Promise<void> {
-  const deadline = Date.now() + graceMs;
-  const step = async (name: string, fn: () => Promise<unknown> | undefined) => {
-    try {
-      await fn();
-    } catch (err) {
-      log.error("error during shutdown", { step: name, error: err as Error });
-    }
-  };
-  await step("listener", async () => {
-    const server = running.server;
-    if (!server) return;
-    if (!(await settleWithin(server.stop(false), deadline - Date.now()))) {
-      log.warn("grace period over; closing the remaining connections");
-      await server.stop(true);
-    }
-  });
-  const left = () => Math.max(1_000, deadline - Date.now());
-  await step("scheduler", () => running.scheduler?.stop({ timeout: left() }));
-  await step("courier backends", () => running.backends?.close());
-  await step("simulator", () => running.sim?.stop());
-  await step("internal port", () => running.admin?.stop());
-  // After the last request and job, before the pool closes: quota units go back, pending counts are written.
-  await step("services", () => (running.services ? stopServices(running.services, (name, error) => log.error("error during shutdown", { step: name, error: error as Error })) : undefined));
-  // Bounded: a collector may hang.
-  await step("traces", () => settleWithin(stopTracing(), Math.min(5_000, left())));
-  // Last: the pool, then the embedded PostgreSQL (its own exit hook is off, db/client.ts).
-  await step("database", () => running.database?.close());
-}
-
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
@@ -194,7 +141,7 @@ async function shutdown(signal: string): Promise<void> {
     log.flush();
     process.exit(1);
   }, graceMs + 15_000).unref();
-  await stopAll(log, graceMs);
+  await stopAll(running, log, graceMs);
   log.info("stopped", { signal, ms: Math.round(performance.now() - started) });
   log.flush();
   process.exit(0);
@@ -223,7 +170,7 @@ function stopAndFail(): Promise<void> {
       log.flush();
       process.exit(1);
     }, FAILURE_STOP_MS + 5_000).unref();
-    failing = stopAll(createLogger("silent"), FAILURE_STOP_MS)
+    failing = stopAll(running, createLogger("silent"), FAILURE_STOP_MS)
       .finally(() => {
         log.flush();
         process.exit(1);

@@ -53,7 +53,10 @@ export function verifyServiceSignature(secret: string, rawBody: string | Uint8Ar
  */
 export function verifyStandardWebhook(secret: string, rawBody: string | Uint8Array, headers: Record<string, string | string[] | undefined> | Headers): boolean {
   const picked: Record<string, string> = {};
-  if (headers instanceof Headers) headers.forEach((v, k) => (picked[k] = v));
+  if (headers instanceof Headers)
+    headers.forEach((v, k) => {
+      picked[k] = v;
+    });
   else for (const [k, v] of Object.entries(headers)) if (typeof v === "string") picked[k.toLowerCase()] = v;
   try {
     new Webhook(secret).verify(typeof rawBody === "string" ? rawBody : Buffer.from(rawBody), picked);

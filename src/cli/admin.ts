@@ -48,14 +48,17 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** Splits argv into command, positionals and flags. @throws UsageError for an unknown or valueless flag */
-export function parseCommandLine(argv: string[]): { command: string; args: Args } {
-  let parsed;
+function parseStrict(argv: string[]) {
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+/** Splits argv into command, positionals and flags. @throws UsageError for an unknown or valueless flag */
+export function parseCommandLine(argv: string[]): { command: string; args: Args } {
+  const parsed = parseStrict(argv);
   const [command = "", ...positionals] = parsed.positionals;
   return { command: parsed.values.help ? "help" : command, args: { positionals, flags: parsed.values } };
 }

@@ -51,8 +51,12 @@ function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
     return undefined;
   }
   return findApiKey(deps.db, hash).then(
-    (auth) => void ((request as Noted)[LOOKED_UP] = auth ?? null),
-    (error) => void ((request as Noted)[LOOKED_UP] = new LookupFailed(error)),
+    (auth) => {
+      (request as Noted)[LOOKED_UP] = auth ?? null;
+    },
+    (error) => {
+      (request as Noted)[LOOKED_UP] = new LookupFailed(error);
+    },
   );
 }
 

@@ -19,7 +19,7 @@ interface Table {
 
 const ORDER = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const trim = (p: string) => (p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p);
-const escape = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (s: string) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 
 function buildTable(routes: readonly RouteLike[]): Table {
   const statics = new Map<string, Set<string>>();
@@ -37,7 +37,7 @@ function buildTable(routes: readonly RouteLike[]): Table {
   }
   const patterns = [...byPattern].map(([path, methods]) => ({
     path,
-    re: new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escape(seg))).join("/")}$`),
+    re: new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escapeRegExp(seg))).join("/")}$`),
     methods,
   }));
   return { statics, templates, patterns };

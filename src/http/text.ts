@@ -16,7 +16,10 @@ export type TextProblem = "type" | "minLength" | "maxLength" | "pattern" | "form
 const patterns = new Map<string, RegExp>();
 const regexOf = (pattern: string): RegExp => {
   let re = patterns.get(pattern);
-  if (!re) patterns.set(pattern, (re = new RegExp(pattern, "u")));
+  if (!re) {
+    re = new RegExp(pattern, "u");
+    patterns.set(pattern, re);
+  }
   return re;
 };
 

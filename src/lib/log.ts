@@ -58,7 +58,9 @@ export function errorFields(e: Error): Fields {
 function serializeErrors(obj: Fields): Fields {
   let out: Fields | undefined;
   for (const [k, v] of Object.entries(obj)) {
-    if (v instanceof Error) (out ??= { ...obj })[k] = errorFields(v);
+    if (!(v instanceof Error)) continue;
+    out ??= { ...obj };
+    out[k] = errorFields(v);
   }
   return out ?? obj;
 }

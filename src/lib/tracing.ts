@@ -39,7 +39,10 @@ export function startTracing(opts: TracingOptions): boolean {
     resource: resourceFromAttributes({ "service.name": opts.serviceName }),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
-  if (opts.onError) setGlobalErrorHandler((reportError = opts.onError));
+  if (opts.onError) {
+    reportError = opts.onError;
+    setGlobalErrorHandler(opts.onError);
+  }
   tracer = provider.getTracer("courier-tracking-api");
   return true;
 }
@@ -62,7 +65,11 @@ function contextOf(traceParent: string | null | undefined): Context {
 export function currentTraceParent(): string | null {
   if (!tracer) return null;
   const carrier: Record<string, string> = {};
-  propagator.inject(current(), carrier, { set: (c, k, v) => void (c[k] = v) });
+  propagator.inject(current(), carrier, {
+    set: (c, k, v) => {
+      c[k] = v;
+    },
+  });
   return carrier.traceparent ?? null;
 }
 

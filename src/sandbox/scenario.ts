@@ -68,7 +68,21 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   const S = stepSeconds * 1000;
   // A step pulled forward by the advance endpoint happens when it was pulled (see {@link nextStep}).
   const step = (k: number) => pulled?.get(k) ?? firstSeenMs + k * S;
-  const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
+  const { events, podUrl, noScans } = timelineOf(digit, trackingNumber, nowMs, { F, step }, { origin, hub, destination });
+  const visible = events.filter((e) => e.at <= nowMs);
+  return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
+}
+
+const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
+
+/** Digit `digit`'s whole timeline, future steps included: `F` is first sight on a whole minute, `step(k)` step k's time. */
+function timelineOf(
+  digit: number,
+  trackingNumber: string,
+  nowMs: number,
+  { F, step }: { F: number; step: (k: number) => number },
+  { origin, hub, destination }: { origin: string; hub: string; destination: string },
+): { events: SimEvent[]; podUrl: string | null; noScans: boolean } {
   const early = [ev("manifested", F - 72 * HOUR, origin), ev("picked_up", F - 70 * HOUR, origin), ev("in_transit", F - 60 * HOUR, origin)];
   let events: SimEvent[];
   let podUrl: string | null = null;
@@ -107,8 +121,7 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
     default:
       events = early;
   }
-  const visible = events.filter((e) => e.at <= nowMs);
-  return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
+  return { events, podUrl, noScans };
 }
 
 /** The next hidden step with an event (1-based), which the advance endpoint pulls forward; or undefined. */

@@ -40,11 +40,18 @@ export interface SimulatorOptions {
   latencyMs?: number;
 }
 
+/** When number `n` was first seen; a new number is seen `now`. */
+function firstSeenAt(firstSeen: Map<string, number>, n: string, now: number): number {
+  const seen = firstSeen.get(n);
+  if (seen !== undefined) return seen;
+  rememberBounded(firstSeen, n, now);
+  return now;
+}
+
 /** Pulls number `n`'s next scripted step forward to now (the sandbox advance endpoint); false when none is left. */
 function advance(n: string, opts: SimulatorOptions, firstSeen: Map<string, number>, pulled: Map<string, Map<number, number>>): boolean {
   const now = opts.clock.now();
-  let seen = firstSeen.get(n);
-  if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
+  const seen = firstSeenAt(firstSeen, n, now);
   const mine = pulled.get(n) ?? new Map<number, number>();
   const k = nextStep(n, seen, now, opts.stepSeconds, mine);
   if (k === undefined) return false;
@@ -64,9 +71,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
   const sim: SimContext = {
     scenario(n) {
       const now = opts.clock.now();
-      let seen = firstSeen.get(n);
-      if (seen === undefined) rememberBounded(firstSeen, n, (seen = now));
-      return scenarioFor(n, seen, now, opts.stepSeconds, pulled.get(n));
+      return scenarioFor(n, firstSeenAt(firstSeen, n, now), now, opts.stepSeconds, pulled.get(n));
     },
     async gate(n) {
       const digit = scenarioDigit(n);

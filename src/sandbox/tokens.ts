@@ -5,6 +5,9 @@ import type { SimContext } from "./twin.ts";
 export function issuedTokens(sim: SimContext, twinId: string): Map<string, number> {
   const key = `${twinId}:tokens`;
   let m = sim.state.get(key) as Map<string, number> | undefined;
-  if (!m) sim.state.set(key, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    sim.state.set(key, m);
+  }
   return m;
 }

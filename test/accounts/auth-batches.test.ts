@@ -49,7 +49,9 @@ describe("key cache batches", () => {
     const answers = await Promise.all(hashes.map((h) => authenticateCached(pool.db, h, load)));
     expect(calls.length).toBe(1);
     expect(calls[0]!.sort()).toEqual([...new Set(hashes)].sort());
-    answers.forEach((a, i) => expect(a?.keyId).toBe(live.get(hashes[i]!)?.keyId));
+    answers.forEach((a, i) => {
+      expect(a?.keyId).toBe(live.get(hashes[i]!)?.keyId);
+    });
   });
 
   test("an entry used in the second half of its life is served, then reloaded in one background statement; a key revoked meanwhile is then refused", async () => {

@@ -219,7 +219,9 @@ describe("live responses validate against the document", () => {
       const event = d.json.event as string;
       const op = v.doc.webhooks[event].post;
       expect(v.errors(d.json, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);
-      op.parameters.forEach((p: { name: string }, i: number) => expect(v.errors(d.headers[p.name.toLowerCase()], "webhooks", event, "post", "parameters", String(i), "schema"), p.name).toEqual([]));
+      op.parameters.forEach((p: { name: string }, i: number) => {
+        expect(v.errors(d.headers[p.name.toLowerCase()], "webhooks", event, "post", "parameters", String(i), "schema"), p.name).toEqual([]);
+      });
     }
   }, 30_000);
 

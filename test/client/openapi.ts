@@ -29,7 +29,10 @@ export function docValidator(doc: Json): DocValidator {
     errors(value, ...path) {
       const ref = `doc#/${pointer(...path)}`;
       let v = compiled.get(ref);
-      if (!v) compiled.set(ref, (v = ajv.compile({ $ref: ref })));
+      if (!v) {
+        v = ajv.compile({ $ref: ref });
+        compiled.set(ref, v);
+      }
       return v(value) ? [] : (v.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
     },
     operation(method, path) {

@@ -129,7 +129,9 @@ test("a TypeScript consumer gets the types through exports (nodenext), and the R
   writeFileSync(join(app, "consumer.ts"), CONSUMER_TS);
   const examples = [...readFileSync(join(PKG_DIR, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
   expect(examples).toHaveLength(3);
-  examples.forEach((code, i) => writeFileSync(join(app, `readme-${i}.ts`), `${code}export {};\n`));
+  examples.forEach((code, i) => {
+    writeFileSync(join(app, `readme-${i}.ts`), `${code}export {};\n`);
+  });
   const compilerOptions = {
     ...{ module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], strict: true, noEmit: true },
     ...{ typeRoots: [join(ROOT, "node_modules", "@types")], types: ["node"] }, // the webhook example is a node:http server

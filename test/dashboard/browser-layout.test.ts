@@ -118,7 +118,9 @@ async function check(p: Page, label: string, path: string, width: number): Promi
 
 /** The layout and axe checks and a screenshot of the page `p` shows now. */
 async function audit(p: Page, label: string, path: string, width: number): Promise<void> {
-  await p.evaluate(() => document.querySelectorAll("details").forEach((d) => d.setAttribute("open", "")));
+  await p.evaluate(() => document.querySelectorAll("details").forEach((d) => {
+        d.setAttribute("open", "");
+      }));
   expect(await p.evaluate(layoutProblems), `${path} at ${width} px`).toEqual([]);
   await p.addScriptTag({ content: AXE });
   const found = await p.evaluate(async () => {

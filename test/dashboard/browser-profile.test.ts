@@ -192,7 +192,9 @@ describe("the dashboard's edges in chromium", () => {
     const measure = async (q: Page, path: string) => {
       await q.goto(`${svc.baseUrl}${path}`);
       // Expanded attempt logs count too.
-      await q.evaluate(() => document.querySelectorAll("details").forEach((d) => d.setAttribute("open", "")));
+      await q.evaluate(() => document.querySelectorAll("details").forEach((d) => {
+        d.setAttribute("open", "");
+      }));
       // A mobile browser zooms out to show overflowing content, which widens innerWidth with it: compare with the
       // 390 px the page was given as well.
       const [scroll, inner, client] = await q.evaluate(() => [document.scrollingElement!.scrollWidth, window.innerWidth, document.documentElement.clientWidth]);

@@ -12,7 +12,10 @@ const byPool = new Map<Db, Services>();
 /** The services of pool `db`, built on first use with `clock` (default the system clock). */
 export function servicesFor(db: Db, clock: Clock = systemClock): Services {
   let s = byPool.get(db);
-  if (!s) byPool.set(db, (s = createServices(db, clock)));
+  if (!s) {
+    s = createServices(db, clock);
+    byPool.set(db, s);
+  }
   return s;
 }
 

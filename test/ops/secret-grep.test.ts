@@ -42,7 +42,10 @@ const hex = (n: number) => randomBytes(n).toString("hex");
 
 /** Every secret the test creates or sends, by what it is (for a readable failure). */
 const secrets: Record<string, string> = {};
-const keep = (name: string, value: string) => ((secrets[name] = value), value);
+const keep = (name: string, value: string) => {
+  secrets[name] = value;
+  return value;
+};
 
 /** `url` with `password` as its user's password (the test cluster trusts loopback and ignores it). */
 const withPassword = (url: string, password: string) => url.replace("postgres://postgres@", `postgres://postgres:${password}@`);

@@ -207,7 +207,9 @@ describe("traces off (OTEL_EXPORTER_OTLP_ENDPOINT unset)", () => {
 describe("a collector that refuses the spans", () => {
   let collector: ReturnType<typeof startCollector>;
   let svc: RunningService | undefined;
-  beforeAll(() => void (collector = startCollector(400)));
+  beforeAll(() => {
+    collector = startCollector(400);
+  });
   afterAll(async () => {
     await svc?.stop();
     collector?.stop();

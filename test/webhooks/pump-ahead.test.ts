@@ -76,7 +76,11 @@ function drivenPump() {
   /** Resolves once `n` attempts are in flight (the pump starts them after its claims come back). */
   const busy = (n: number) =>
     new Promise<void>((resolve) => {
-      onStart = () => inFlight.length >= n && (resolve(), (onStart = undefined));
+      onStart = () => {
+        if (inFlight.length < n) return;
+        resolve();
+        onStart = undefined;
+      };
       onStart();
     });
   const step = async (ms: number, total: number) => {

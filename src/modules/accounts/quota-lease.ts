@@ -195,7 +195,9 @@ class QuotaLeases {
     const batch = [...this.owed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     this.owed.clear();
     const split = batch.map(([k, days]) => ({ k, accountId: k.slice(0, k.lastIndexOf(" ")), period: k.slice(k.lastIndexOf(" ") + 1), days: [...days] }));
-    const each = (f: (k: string, day: string, n: number) => void) => split.forEach((b) => b.days.forEach(([day, n]) => f(b.k, day, n)));
+    const each = (f: (k: string, day: string, n: number) => void) => {
+      for (const b of split) for (const [day, n] of b.days) f(b.k, day, n);
+    };
     each((k, day, n) => addUnits(this.returning, k, day, n));
     const perDay = split.flatMap((b) => b.days.map(([day, n]) => ({ a: b.accountId, day, n })));
     try {

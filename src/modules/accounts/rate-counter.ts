@@ -26,9 +26,15 @@ export class RateCounter {
   /** Counts one request of `accountId` in the window starting at `startMs`; returns the window's count including it. */
   hit(accountId: string, startMs: number): number {
     let byAccount = this.windows.get(startMs);
-    if (!byAccount) this.windows.set(startMs, (byAccount = new Map()));
+    if (!byAccount) {
+      byAccount = new Map();
+      this.windows.set(startMs, byAccount);
+    }
     let w = byAccount.get(accountId);
-    if (!w) byAccount.set(accountId, (w = { accountId, startMs, known: 0, sending: 0, pending: 0 }));
+    if (!w) {
+      w = { accountId, startMs, known: 0, sending: 0, pending: 0 };
+      byAccount.set(accountId, w);
+    }
     w.pending++;
     this.schedule();
     return w.known + w.sending + w.pending;

@@ -52,12 +52,14 @@ export interface AlertFacts {
 
 const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a key name or webhook id is the owner's text; no control character reaches a header
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]+/g;
+
 /** Subject and text of an alert email; `base` is PUBLIC_BASE_URL. */
 export function composeAlert(a: AlertFacts, base: string): { subject: string; text: string } {
   const d = a.details;
   const settings = `Choose which alerts you receive, and where: ${base}/dashboard/alerts`;
-  // A key name or webhook id is the owner's text: no control character reaches a header.
-  const lines = (subject: string, ...body: string[]) => ({ subject: subject.replace(/[\x00-\x1f\x7f]+/g, " "), text: [...body, "", settings, ""].join("\n") });
+  const lines = (subject: string, ...body: string[]) => ({ subject: subject.replace(CONTROL_CHARACTERS, " "), text: [...body, "", settings, ""].join("\n") });
   switch (a.kind) {
     case "webhook_deactivated": {
       const errors = (a.lastErrors ?? []).map((e) => `- ${new Date(e.at).toISOString()}: ${e.status ? `HTTP ${e.status}` : "no answer"}${e.error ? ` (${e.error.slice(0, 200)})` : ""}`);

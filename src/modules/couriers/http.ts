@@ -30,7 +30,9 @@ export function createCourierHttp(opts: CourierHttpOptions): CourierHttp {
         const res = await fetch(url, { method: req.method ?? "GET", headers: req.headers, body: req.body, redirect: "manual", signal });
         const text = await readCapped(res, MAX_COURIER_BODY);
         const headers: Record<string, string> = {};
-        res.headers.forEach((v, k) => (headers[k] = v));
+        res.headers.forEach((v, k) => {
+          headers[k] = v;
+        });
         return { status: res.status, headers, text };
       } catch (err) {
         throw classifyNetworkError(err, signal);

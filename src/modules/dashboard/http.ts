@@ -29,6 +29,12 @@ export const ipOf = (r: Request) => requestInfo.get(r)?.ip ?? "unknown";
 /** A parsed `application/x-www-form-urlencoded` body: every field as a list of values. */
 export type FormBody = Record<string, string[]>;
 
+function appendField(out: FormBody, name: string, value: string): void {
+  const values = out[name] ?? [];
+  values.push(value);
+  out[name] = values;
+}
+
 export class BodyTooLarge extends Error {}
 
 export const MAX_FORM_BYTES = MAX_BODY_BYTES;
@@ -89,7 +95,7 @@ export function decodeForm(body: Uint8Array): FormBody {
     const eq = part.indexOf(0x3d);
     const [name, nameOk] = decodeText(percentDecode(eq < 0 ? part : part.subarray(0, eq)));
     const [value, valueOk] = decodeText(percentDecode(eq < 0 ? new Uint8Array(0) : part.subarray(eq + 1)));
-    (out[name] ??= []).push(value);
+    appendField(out, name, value);
     if (!nameOk || !valueOk) bad.add(nameOk ? name : "form");
   }
   if (bad.size) unreadable.set(out, bad);
@@ -116,7 +122,7 @@ async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBod
   const bad = new Set<string>();
   for (const [name, v] of parts) {
     const [text, ok] = typeof v === "string" ? [v, !v.includes("\0")] : decodeText(new Uint8Array(await v.arrayBuffer()));
-    (out[name] ??= []).push(text);
+    appendField(out, name, text);
     if (!ok) bad.add(name);
   }
   if (bad.size) unreadable.set(out, bad);
@@ -143,6 +149,7 @@ export function isReadablePath(rawPath: string): boolean {
   } catch {
     return false;
   }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   return !/[\u0000-\u001f\u007f]/.test(decoded);
 }
 

@@ -1,8 +1,7 @@
 /** The Postman v2.1 collection (spec: Other): docs/api-conventions.md#the-postman-collection. */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
 import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
-
-type Json = Record<string, any>;
+import { OWN_SHIPMENT_OPS, requireIds, SKIP_WITHOUT_WEBHOOK_URL, testsFor, type Json, type Operation } from "./scripts.ts";
 
 /** Order of the webhook requests: create first (it captures the id), delete last. */
 const WEBHOOK_ORDER = [
@@ -30,15 +29,6 @@ export async function convertOpenApi(doc: Json): Promise<Json> {
   });
 }
 
-interface Operation {
-  operationId: string;
-  method: string;
-  path: string;
-  success: number;
-  /** The operation needs the API key (its `security` is not empty). */
-  keyed: boolean;
-}
-
 function operationsOf(doc: Json): Map<string, Operation> {
   const ops = new Map<string, Operation>();
   for (const [path, methods] of Object.entries(doc.paths as Json)) {
@@ -57,10 +47,6 @@ function docPath(url: Json): string {
   return `/${segs.filter((s) => s !== "").map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s)).join("/")}`;
 }
 
-function script(lines: string[], listen: "test" | "prerequest" = "test"): Json {
-  return { listen, script: { type: "text/javascript", exec: lines } };
-}
-
 /** The collection's auth: the `X-API-Key` header from `{{api_key}}`, inherited by every request that does not opt out. */
 const API_KEY_AUTH: Json = {
   type: "apikey",
@@ -70,82 +56,6 @@ const API_KEY_AUTH: Json = {
     { key: "in", value: "header", type: "string" },
   ],
 };
-
-/** Folder-level pre-request script of Webhooks: without `webhook_url` nothing in the folder is sent. */
-const SKIP_WITHOUT_WEBHOOK_URL = script(
-  [
-    `if (!pm.variables.get("webhook_url")) {`,
-    `  console.log("Webhooks folder skipped (" + pm.info.requestName + "): set webhook_url, an https URL of yours that answers 2xx to POST, to run it.");`,
-    `  pm.execution.skipRequest();`,
-    `}`,
-  ],
-  "prerequest",
-);
-
-/** Where each id variable comes from, for the message when it is unset. */
-const ID_SOURCES: Record<string, string> = {
-  webhook_id: "Create a webhook must run first and succeed",
-  delivery_id: "List a webhook's deliveries must run first and find one",
-  own_followed: "Follow shipments must run first and follow the collection's own shipment",
-};
-
-/** The operations that act on the collection's own shipment (and need `own_followed`). */
-const OWN_SHIPMENT_OPS = new Set(["getShipment", "updateShipment", "unfollowShipment"]);
-
-/** Pre-request script of a request needing `{{webhook_id}}`/`{{delivery_id}}`: unset, it fails a test and is not sent. */
-function requireIds(op: Operation): Json | undefined {
-  const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`) || (v === "own_followed" && OWN_SHIPMENT_OPS.has(op.operationId)));
-  if (needed.length === 0) return undefined;
-  return script(
-    needed.flatMap((v) => [
-      `if (!pm.variables.get("${v}")) {`,
-      `  pm.test("${op.operationId}: ${v} is set (${ID_SOURCES[v]})", function () {`,
-      `    pm.expect.fail("${v} is not set: request not sent");`,
-      `  });`,
-      `  pm.execution.skipRequest();`,
-      `}`,
-    ]),
-    "prerequest",
-  );
-}
-
-function testsFor(op: Operation): Json[] {
-  const lines = [`pm.test("${op.operationId}: status ${op.success}", function () {`, `  pm.response.to.have.status(${op.success});`, `});`];
-  if (op.operationId === "createWebhook")
-    lines.push(
-      `pm.test("createWebhook: webhook id captured", function () {`,
-      `  var id = pm.response.json().data.id;`,
-      `  pm.expect(id).to.match(/^wh_/);`,
-      `  pm.collectionVariables.set("webhook_id", id);`,
-      `});`,
-    );
-  if (op.operationId === "followShipments")
-    lines.push(
-      `pm.test("followShipments: the collection's own shipment is newly followed", function () {`,
-      `  var item = pm.response.json().data.shipments[0];`,
-      `  pm.expect(item.result).to.eql("accepted");`,
-      `  pm.expect(item.already_followed).to.not.eql(true);`,
-      `  pm.collectionVariables.set("own_followed", "true");`,
-      `});`,
-    );
-  if (op.operationId === "unfollowShipment") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("own_followed");`);
-  if (op.operationId === "deleteWebhook") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("webhook_id");`);
-  if (op.operationId === "testWebhook")
-    lines.push(`pm.test("testWebhook: delivered to {{webhook_url}}", function () {`, `  pm.expect(pm.response.json().data.delivered).to.eql(true);`, `});`);
-  if (op.operationId === "listWebhookDeliveries")
-    lines.push(
-      `pm.test("listWebhookDeliveries: delivery id captured", function () {`,
-      `  var id = pm.response.json().data.deliveries[0].id;`,
-      `  pm.expect(id).to.match(/^dlv_/);`,
-      `  pm.collectionVariables.set("delivery_id", id);`,
-      `});`,
-    );
-  const events = [script(lines)];
-  // Recover looks back at most 30 days: the body's `since` is computed when the request runs.
-  if (op.operationId === "recoverWebhookDeliveries")
-    events.push({ listen: "prerequest", script: { type: "text/javascript", exec: [`pm.collectionVariables.set("recover_since", new Date(Date.now() - 86400000).toISOString());`] } });
-  return events;
-}
 
 function finishRequest(item: Json, op: Operation): void {
   const req = item.request as Json;
@@ -204,7 +114,21 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string, e
     for (const item of items) delete item._operationId;
     folders.push(folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : items[0]!);
   }
-  const description = [
+  const description = collectionDescription(collection, echoUrl);
+  const finished: Json = {
+    ...collection,
+    info: { ...collection.info, name: "Courier Tracking API", description, schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    item: folders,
+    auth: API_KEY_AUTH,
+    variable: collectionVariables(baseUrl, echoUrl),
+  };
+  // Saved examples keep the converter's own auth variable name; one spelling everywhere.
+  return JSON.parse(JSON.stringify(finished).replaceAll("{{apiKey}}", "{{api_key}}")) as Json;
+}
+
+/** The collection's description: the converter's, then what to set and what a run changes on the account. */
+function collectionDescription(collection: Json, echoUrl: string | undefined): string {
+  return [
     typeof collection.info?.description === "object" ? collection.info.description.content : (collection.info?.description ?? ""),
     "",
     echoUrl
@@ -216,27 +140,23 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string, e
     "The Webhooks folder creates a test webhook, exercises it and deletes it again; its rotate-secret request replaces your account's signing secret.",
     "Without `webhook_url` the Webhooks folder is skipped (a console message says so): nothing is created and the secret is not rotated.",
   ].join("\n");
-  const finished: Json = {
-    ...collection,
-    info: { ...collection.info, name: "Courier Tracking API", description, schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
-    item: folders,
-    auth: API_KEY_AUTH,
-    variable: [
-      { key: "baseUrl", value: baseUrl, type: "string" },
-      { key: "api_key", value: "", type: "string", description: "Your API key (`ctk_…`)." },
-      {
-        key: "webhook_url",
-        value: echoUrl ?? "",
-        type: "string",
-        description: echoUrl ? "An https URL that answers 2xx to POST; defaults to the sandbox echo receiver." : "An https URL of yours that answers 2xx to POST.",
-      },
-      { key: "webhook_id", value: "", type: "string", description: "Set by the Create a webhook request's test script." },
-      { key: "delivery_id", value: "", type: "string", description: "Set by the List a webhook's deliveries request's test script." },
-      { key: "recover_since", value: "", type: "string", description: "Set by the Recover request's pre-request script (one day ago)." },
-      { key: "own_tracking_number", value: "", type: "string", description: "The collection's own shipment (delhivery), drawn by the Follow shipments request." },
-      { key: "own_followed", value: "", type: "string", description: "Set by Follow shipments when it followed the collection's own shipment; Stop following needs it." },
-    ],
-  };
-  // Saved examples keep the converter's own auth variable name; one spelling everywhere.
-  return JSON.parse(JSON.stringify(finished).replaceAll("{{apiKey}}", "{{api_key}}")) as Json;
+}
+
+/** The collection's variables; `baseUrl` and `echoUrl` (sandbox) are defaults. */
+function collectionVariables(baseUrl: string, echoUrl: string | undefined): Json[] {
+  return [
+    { key: "baseUrl", value: baseUrl, type: "string" },
+    { key: "api_key", value: "", type: "string", description: "Your API key (`ctk_…`)." },
+    {
+      key: "webhook_url",
+      value: echoUrl ?? "",
+      type: "string",
+      description: echoUrl ? "An https URL that answers 2xx to POST; defaults to the sandbox echo receiver." : "An https URL of yours that answers 2xx to POST.",
+    },
+    { key: "webhook_id", value: "", type: "string", description: "Set by the Create a webhook request's test script." },
+    { key: "delivery_id", value: "", type: "string", description: "Set by the List a webhook's deliveries request's test script." },
+    { key: "recover_since", value: "", type: "string", description: "Set by the Recover request's pre-request script (one day ago)." },
+    { key: "own_tracking_number", value: "", type: "string", description: "The collection's own shipment (delhivery), drawn by the Follow shipments request." },
+    { key: "own_followed", value: "", type: "string", description: "Set by Follow shipments when it followed the collection's own shipment; Stop following needs it." },
+  ];
 }

@@ -7,9 +7,11 @@ import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
-import { EVENT_TYPES } from "../../domain/events.ts";
 import { WebhookPayloadSchema } from "./delivery/payload.ts";
 import { HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
+import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
+
+export { AttemptSchema, AuditReportResponse, DeliveryListResponse, DeliverySchema, TestFireResponse } from "./delivery-model.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -90,11 +92,6 @@ export const DeliveriesQuery = t.Object({
 
 // ---- responses -------------------------------------------------------------------------
 
-const EventNameOut = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception"), T.Literal("tracking.eta_changed"), T.Literal("tracking.stalled")]);
-
-// The literal lists above must stay the names of EVENT_TYPES.
-void (EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
-
 export const WebhookSchema = T.Object(
   {
     id: T.String({ examples: ["wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f"] }),
@@ -134,79 +131,6 @@ export const SecretResponse = T.Object(
   { success: T.Literal(true), data: T.Object({ secret: T.String({ description: "The new raw signing secret, shown once." }) }) },
   { title: "SecretResponse" },
 );
-export const TestFireResponse = T.Object(
-  {
-    success: T.Literal(true),
-    data: T.Object({
-      delivered: T.Boolean(),
-      status_code: T.Union([T.Integer(), T.Null()], { description: "HTTP status of the last hop; null when there was no response." }),
-      attempt_ms: T.Integer({ description: "Milliseconds the attempt took." }),
-    }),
-  },
-  { title: "TestFireResult" },
-);
-
-export const AuditReportResponse = T.Object(
-  {
-    success: T.Literal(true),
-    data: T.Object({
-      verdict: T.Union([T.Literal("ok"), T.Literal("failed")], { description: "`ok` when `valid` got a 2xx and each other case a 4xx." }),
-      cases: T.Array(
-        T.Object({
-          case: T.Union([T.Literal("valid"), T.Literal("wrong_signature"), T.Literal("stale_timestamp"), T.Literal("no_signature")]),
-          status: T.Union([T.Integer(), T.Null()], { description: "HTTP status the receiver answered (last hop); null when there was no answer." }),
-          verdict: T.Union([T.Literal("pass"), T.Literal("fail")]),
-          error: T.Union([T.String(), T.Null()], { description: "Why there was no answer: timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol." }),
-        }),
-        { description: "In the order sent." },
-      ),
-      guide: T.String({ description: "The receiver guide (in the service's repository) that says what each case checks." }),
-    }),
-  },
-  { title: "ReceiverAuditReport" },
-);
-
-export const AttemptSchema = T.Object(
-  {
-    attempt: T.Integer(),
-    url: T.String({ description: "The URL of this hop (redirects are separate entries)." }),
-    started_at: T.String({ format: "date-time" }),
-    duration_ms: T.Integer(),
-    status_code: T.Union([T.Integer(), T.Null()]),
-    error: T.Union([T.String(), T.Null()], { description: "timeout, connect, tls, dns, address_blocked, redirect_limit, redirect_invalid, protocol" }),
-    response_snippet: T.Union([T.String(), T.Null()], { description: "First 2 KB of the response body." }),
-  },
-  { title: "DeliveryAttempt" },
-);
-
-export const DeliverySchema = T.Object(
-  {
-    id: T.String(),
-    event: T.String({ description: "Same as `event_type` (kept for existing readers)." }),
-    event_id: T.Union([T.String(), T.Null()], { description: "The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire." }),
-    event_type: EventNameOut,
-    sequence: T.Union([T.Integer(), T.Null()], { description: "The event's number for this webhook (`X-Webhook-Sequence`); null for a test fire." }),
-    mode: T.Union([T.Literal("test"), T.Literal("live")]),
-    state: T.String({ description: "pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped (webhook deactivated or changed)" }),
-    attempts: T.Integer(),
-    enqueued_at: T.String({ format: "date-time" }),
-    next_attempt_at: T.Union([T.String({ format: "date-time" }), T.Null()]),
-    last_status_code: T.Union([T.Integer(), T.Null()]),
-    last_error: T.Union([T.String(), T.Null()]),
-    created_at: T.String({ format: "date-time" }),
-    attempt_log: T.Array(AttemptSchema, { description: "Newest first." }),
-  },
-  { title: "Delivery" },
-);
-
-export const DeliveryListResponse = T.Object(
-  {
-    success: T.Literal(true),
-    data: T.Object({ deliveries: T.Array(DeliverySchema), count: T.Integer(), next_cursor: T.Union([T.String(), T.Null()]) }),
-  },
-  { title: "DeliveryList" },
-);
-
 /** The `/v1/webhooks` request and success bodies as Elysia models, one document component per name. */
 export const webhookModels = schemaModels("webhooks.models", {
   WebhookCreate: CreateWebhookBody,

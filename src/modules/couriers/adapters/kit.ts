@@ -67,7 +67,10 @@ const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
 function checkerOf<S extends TSchema>(schema: S): TypeCheck<S> {
   let c = checkers.get(schema);
-  if (!c) checkers.set(schema, (c = TypeCompiler.Compile(schema)));
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    checkers.set(schema, c);
+  }
   return c as TypeCheck<S>;
 }
 

@@ -40,7 +40,10 @@ const zones = new Map<CourierZone, Zone>();
 /** The Luxon zone for `zone`, built once (an IANA zone or a fixed offset). */
 function zoneOf(zone: CourierZone): Zone {
   let z = zones.get(zone);
-  if (!z) zones.set(zone, (z = typeof zone === "number" ? FixedOffsetZone.instance(zone) : new MemoZone(zone)));
+  if (!z) {
+    z = typeof zone === "number" ? FixedOffsetZone.instance(zone) : new MemoZone(zone);
+    zones.set(zone, z);
+  }
   return z;
 }
 

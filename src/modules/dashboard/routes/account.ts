@@ -24,33 +24,11 @@ const DONE: Record<string, Flash> = {
 /** Routes for the account pages. */
 export function accountRoutes(rd: RouteDeps) {
   const { deps } = rd;
-  const usage = async (s: DashboardSession): Promise<UsageInfo> => {
-    const now = deps.clock.now();
-    return { used: await usedThisMonth(deps.db, s.account.id, now), plan: planOf(s.account.plan), resetsAt: quotaResetsAt(now) };
-  };
   const flashOf = (q: Record<string, string | undefined>) => (q.done ? DONE[q.done] : undefined);
 
   return new Elysia()
     .get("/dashboard", ({ request, cookie, query }) =>
-      withSession(rd, { request, cookie }, async (s) => {
-        const [u, keys, hooks, [n]] = await Promise.all([
-          usage(s),
-          listApiKeys(deps.db, s.account.id, deps.services.keyUse),
-          listWebhooks(deps.db, s.account.id),
-          deps.db.select({ n: sql<number>`count(*)::int` }).from(follows).where(eq(follows.accountId, s.account.id)),
-        ]);
-        const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
-        const now = deps.clock.now();
-        const [health, states, days, action] = await Promise.all([
-          deliveryHealth(deps.db, s.account.id, now),
-          shipmentsByState(deps.db, s.account.id),
-          usageByDay(deps.db, s.account.id, now),
-          needsAction(deps.db, s.account.id),
-        ]);
-        const monthDays = new Date(quotaResetsAt(now).getTime() - 1).getUTCDate();
-        const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts, days, monthDays, action };
-        return htmlResponse(overviewPage(pageSession(s), data, flashOf(query)));
-      }),
+      withSession(rd, { request, cookie }, (s) => overviewResponse(rd, s, flashOf(query))),
     )
     .get("/dashboard/keys", ({ request, cookie, query }) =>
       withSession(rd, { request, cookie }, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { flash: flashOf(query) }))),
@@ -73,4 +51,30 @@ export function accountRoutes(rd: RouteDeps) {
         return redirect("/dashboard/keys?done=revoked");
       }),
     );
+}
+
+/** The overview page: usage, delivery health, shipments by state and what needs the owner's action. */
+async function overviewResponse(rd: RouteDeps, s: DashboardSession, flash: Flash | undefined): Promise<Response> {
+  const { deps } = rd;
+  const usage = async (): Promise<UsageInfo> => {
+    const now = deps.clock.now();
+    return { used: await usedThisMonth(deps.db, s.account.id, now), plan: planOf(s.account.plan), resetsAt: quotaResetsAt(now) };
+  };
+  const [u, keys, hooks, [n]] = await Promise.all([
+    usage(),
+    listApiKeys(deps.db, s.account.id, deps.services.keyUse),
+    listWebhooks(deps.db, s.account.id),
+    deps.db.select({ n: sql<number>`count(*)::int` }).from(follows).where(eq(follows.accountId, s.account.id)),
+  ]);
+  const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
+  const now = deps.clock.now();
+  const [health, states, days, action] = await Promise.all([
+    deliveryHealth(deps.db, s.account.id, now),
+    shipmentsByState(deps.db, s.account.id),
+    usageByDay(deps.db, s.account.id, now),
+    needsAction(deps.db, s.account.id),
+  ]);
+  const monthDays = new Date(quotaResetsAt(now).getTime() - 1).getUTCDate();
+  const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts, days, monthDays, action };
+  return htmlResponse(overviewPage(pageSession(s), data, flash));
 }

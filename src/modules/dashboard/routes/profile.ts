@@ -30,20 +30,16 @@ async function newPasswordErrors(form: FormBody, email: string): Promise<FieldEr
 
 /** Routes for /dashboard/profile… and /dashboard/password-link/:token. */
 export function profileRoutes(rd: RouteDeps) {
+  return new Elysia().use(profileFormRoutes(rd)).use(passwordLinkRoutes(rd));
+}
+
+function profileFormRoutes(rd: RouteDeps) {
   const { deps } = rd;
   const state = async (s: DashboardSession, extra: Partial<ProfileState> = {}): Promise<ProfileState> => {
     const acc = await findAccount(deps.db, s.account.id);
     return { hasPassword: Boolean(acc?.passwordHash), plan: s.account.plan, ...extra };
   };
   const profile = async (s: DashboardSession, extra: Partial<ProfileState>, status = 200) => htmlResponse(profilePage(pageSession(s), await state(s, extra)), status);
-
-  const linkForm = (cookie: CookieJar, token: string, link: { email: string; purpose: string }, errors?: FieldErrors, status = 200) => {
-    const res = htmlResponse(passwordLinkPage({ action: `/dashboard/password-link/${token}`, csrf: preCsrf(cookie), email: link.email, welcome: link.purpose === "welcome", errors }), status);
-    // The token is in the path: never let it leave in a Referer.
-    res.headers.set("referrer-policy", "no-referrer");
-    return res;
-  };
-  const deadLink = () => htmlResponse(messagePage("Link not valid", "This password link is unknown, already used or expired. Ask your operator for a new one."), 404);
 
   return new Elysia()
     .get("/dashboard/profile", ({ request, cookie, query }) => withSession(rd, { request, cookie }, (s) => profile(s, { flash: query.done ? DONE[query.done] : undefined })))
@@ -82,7 +78,20 @@ export function profileRoutes(rd: RouteDeps) {
         putCookie(cookie, SESSION_COOKIE, "", 0);
         return htmlResponse(messagePage("Account deleted", "The account and its data are deleted. Thank you for using Courier Tracking."));
       }),
-    )
+    );
+}
+
+function passwordLinkRoutes(rd: RouteDeps) {
+  const { deps } = rd;
+  const linkForm = (cookie: CookieJar, token: string, link: { email: string; purpose: string }, errors?: FieldErrors, status = 200) => {
+    const res = htmlResponse(passwordLinkPage({ action: `/dashboard/password-link/${token}`, csrf: preCsrf(cookie), email: link.email, welcome: link.purpose === "welcome", errors }), status);
+    // The token is in the path: never let it leave in a Referer.
+    res.headers.set("referrer-policy", "no-referrer");
+    return res;
+  };
+  const deadLink = () => htmlResponse(messagePage("Link not valid", "This password link is unknown, already used or expired. Ask your operator for a new one."), 404);
+
+  return new Elysia()
     .get("/dashboard/password-link/:token", async ({ cookie, params }) => {
       const link = await findPasswordLink(deps.db, params.token, deps.clock.now());
       return link ? linkForm(cookie, params.token, link) : deadLink();

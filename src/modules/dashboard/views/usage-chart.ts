@@ -10,7 +10,10 @@ const PAD_T = 18;
 /** The chart; `days` runs from the 1st to today, `monthDays` is the month's length. */
 export function usageByDayChart(days: DayUsage[], quota: number, projected: number, monthDays: number): SafeHtml {
   let total = 0;
-  const cum = days.map((d) => ({ ...d, total: (total += d.used) }));
+  const cum = days.map((d) => {
+    total += d.used;
+    return { ...d, total };
+  });
   const max = Math.max(quota, projected, total, 1) * 1.08;
   const slot = W / monthDays;
   const bw = Math.max(3, slot * 0.7);

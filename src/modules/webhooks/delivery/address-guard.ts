@@ -180,11 +180,15 @@ const KNOWN_CLASSES_MAX = 4_096;
 /** {@link classifyAddress}, remembered per allow list. */
 function classifyKnown(ip: string, allow: readonly string[]): AddressClass {
   let known = knownClasses.get(allow);
-  if (!known) knownClasses.set(allow, (known = new Map()));
+  if (!known) {
+    known = new Map();
+    knownClasses.set(allow, known);
+  }
   let c = known.get(ip);
   if (c === undefined) {
     if (known.size >= KNOWN_CLASSES_MAX) known.clear();
-    known.set(ip, (c = classifyAddress(ip, allow)));
+    c = classifyAddress(ip, allow);
+    known.set(ip, c);
   }
   return c;
 }

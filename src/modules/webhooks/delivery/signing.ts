@@ -14,7 +14,8 @@ function keyedFor(secret: string) {
   let k = keyed.get(secret);
   if (!k) {
     if (keyed.size >= 10_000) keyed.clear();
-    keyed.set(secret, (k = { text: hmac(secret) }));
+    k = { text: hmac(secret) };
+    keyed.set(secret, k);
   }
   return k;
 }
@@ -40,7 +41,8 @@ export function secretKeyBytes(secret: string): Buffer {
 /** `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `<msgId>.<timestampSeconds>.<body>` (key: {@link secretKeyBytes}). */
 export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
   const k = keyedFor(secret);
-  const mac = (k.standard ??= hmac(secretKeyBytes(secret))).copy().update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
+  k.standard ??= hmac(secretKeyBytes(secret));
+  const mac = k.standard.copy().update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");
   return `v1,${mac}`;
 }
 

@@ -226,7 +226,10 @@ describe("Aramex through the simulator", () => {
   const skeleton = (xml: string): string[] => {
     const paths = new Set<string>();
     const walk = (path: string, v: unknown): void => {
-      if (Array.isArray(v)) return v.forEach((item) => walk(path, item));
+      if (Array.isArray(v)) {
+        for (const item of v) walk(path, item);
+        return;
+      }
       if (typeof v !== "object" || v === null) return;
       for (const [k, c] of Object.entries(v)) {
         if (k === "?xml" || k === "#text") continue;

@@ -79,7 +79,10 @@ function rendered(s: Scenario, carrier: number) {
 
 function registrations(sim: SimContext): Map<string, { at: number; carrier: number }> {
   let m = sim.state.get(REG_KEY) as Map<string, { at: number; carrier: number }> | undefined;
-  if (!m) sim.state.set(REG_KEY, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    sim.state.set(REG_KEY, m);
+  }
   return m;
 }
 

@@ -1,8 +1,8 @@
 /** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
-import type { UpsActivity, UpsStatus, UpsTrackResponse } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import type { UpsActivity, UpsPackage, UpsStatus, UpsTrackResponse } from "./wire.ts";
+import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
 import { issuedTokens } from "../../../../sandbox/tokens.ts";
 
 /** Token lifetime the twin announces, seconds (UPS sends it as a string). */
@@ -42,20 +42,42 @@ function activityOf(e: SimEvent): UpsActivity & { date: string; time: string } {
 const answer = (body: UpsTrackResponse, status = 200) => Response.json(body, { status });
 const upsError = (status: number, code: string, message: string) => answer({ response: { errors: [{ code, message }] } }, status);
 
+/** The one package of a found shipment, as the Track API shows it. */
+function packageOf(awb: string, s: Extract<Scenario, { kind: "found" }>): UpsPackage {
+  const last = s.events[s.events.length - 1]!;
+  const delivered = s.events.some((e) => e.kind === "delivered");
+  const lastWall = activityOf(last);
+  return {
+    trackingNumber: awb,
+    ...(delivered ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } } : {}),
+    ...(!delivered && s.edd ? { deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }], deliveryTime: { type: "EOD", endTime: "235900" } } : {}),
+    ...(delivered && s.podUrl ? { deliveryInformation: { location: "Front Door", receivedBy: "SANDBOX", deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" } } } : {}),
+    currentStatus: { ...statusOf(last), simplifiedTextDescription: statusOf(last).description.trim() },
+    packageAddress: [
+      { type: "ORIGIN", address: { city: s.origin.toUpperCase(), countryCode: "IN", country: "IN" } },
+      { type: "DESTINATION", address: { city: s.destination.toUpperCase(), countryCode: "IN", country: "IN" } },
+    ],
+    activity: s.noScans ? [] : s.events.map(activityOf).reverse(),
+    packageCount: 1,
+  };
+}
+
+/** The OAuth client-credentials grant: Basic auth with the sandbox client id and secret. */
+async function tokenAnswer(req: Request, sim: SimContext): Promise<Response> {
+  sim.count("ups", "oauth/token");
+  const expected = `Basic ${Buffer.from(`${sandboxCredential("UPS_CLIENT_ID")}:${sandboxCredential("UPS_CLIENT_SECRET")}`).toString("base64")}`;
+  const form = new URLSearchParams(await req.text());
+  if (req.headers.get("authorization") !== expected) return upsError(401, "10401", "ClientId is Invalid");
+  if (form.get("grant_type") !== "client_credentials") return upsError(400, "10400", "Invalid/Missing grant_type");
+  const token = `ups-${crypto.randomUUID()}`;
+  issuedTokens(sim, "ups").set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
+  return Response.json({ token_type: "Bearer", issued_at: String(sim.now()), client_id: sandboxCredential("UPS_CLIENT_ID"), access_token: token, expires_in: String(UPS_TOKEN_SECONDS), status: "approved" });
+}
 
 export const upsTwin: Twin = {
   id: "ups",
   async handle(req, url, sim) {
-    if (req.method === "POST" && url.pathname.endsWith("/security/v1/oauth/token")) {
-      sim.count("ups", "oauth/token");
-      const expected = `Basic ${Buffer.from(`${sandboxCredential("UPS_CLIENT_ID")}:${sandboxCredential("UPS_CLIENT_SECRET")}`).toString("base64")}`;
-      const form = new URLSearchParams(await req.text());
-      if (req.headers.get("authorization") !== expected) return upsError(401, "10401", "ClientId is Invalid");
-      if (form.get("grant_type") !== "client_credentials") return upsError(400, "10400", "Invalid/Missing grant_type");
-      const token = `ups-${crypto.randomUUID()}`;
-      issuedTokens(sim, "ups").set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
-      return Response.json({ token_type: "Bearer", issued_at: String(sim.now()), client_id: sandboxCredential("UPS_CLIENT_ID"), access_token: token, expires_in: String(UPS_TOKEN_SECONDS), status: "approved" });
-    }
+    if (req.method === "POST" && url.pathname.endsWith("/security/v1/oauth/token")) return tokenAnswer(req, sim);
     const m = /\/api\/track\/v1\/details\/([^/]+)$/.exec(url.pathname);
     if (req.method !== "GET" || !m) return upsError(404, "404", "Resource not found");
     const bearer = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
@@ -68,29 +90,12 @@ export const upsTwin: Twin = {
     if (gated) return gated;
     const s = sim.scenario(awb);
     if (s.kind !== "found") return answer({ trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] } });
-    const last = s.events[s.events.length - 1]!;
-    const delivered = s.events.some((e) => e.kind === "delivered");
-    const lastWall = activityOf(last);
     return answer({
       trackResponse: {
         shipment: [
           {
             inquiryNumber: awb,
-            package: [
-              {
-                trackingNumber: awb,
-                ...(delivered ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } } : {}),
-                ...(!delivered && s.edd ? { deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }], deliveryTime: { type: "EOD", endTime: "235900" } } : {}),
-                ...(delivered && s.podUrl ? { deliveryInformation: { location: "Front Door", receivedBy: "SANDBOX", deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" } } } : {}),
-                currentStatus: { ...statusOf(last), simplifiedTextDescription: statusOf(last).description.trim() },
-                packageAddress: [
-                  { type: "ORIGIN", address: { city: s.origin.toUpperCase(), countryCode: "IN", country: "IN" } },
-                  { type: "DESTINATION", address: { city: s.destination.toUpperCase(), countryCode: "IN", country: "IN" } },
-                ],
-                activity: s.noScans ? [] : s.events.map(activityOf).reverse(),
-                packageCount: 1,
-              },
-            ],
+            package: [packageOf(awb, s)],
           },
         ],
       },
