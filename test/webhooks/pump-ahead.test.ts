@@ -22,12 +22,13 @@ afterAll(async () => {
   await ctx.close();
 });
 
-/** `sql` that notes the row limit of every claim (the claim statement's last parameter). */
+/** `sql` that notes the row limit of every claim (the value of its `limit`). */
 function noting(sql: postgres.Sql) {
   const limits: number[] = [];
   const proxy = new Proxy(sql, {
     apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
-      if (args[0].join("").includes("from delivery_queue q")) limits.push(Number(args[args.length - 1]));
+      // The value interpolated right after the claim's `limit` keyword (later fragments may follow it).
+      if (args[0].join("").includes("from delivery_queue q")) limits.push(Number(args[args[0].findIndex((s) => /\blimit\s*$/.test(s)) + 1]));
       return Reflect.apply(target, self, args);
     },
   });
