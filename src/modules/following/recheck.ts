@@ -35,10 +35,11 @@ import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { RecordOptions } from "./store.ts";
-import { releaseClaims } from "./claims.ts";
+import { recheckQueue, releaseClaims } from "./claims.ts";
+import { createLeaseKeeper } from "../../db/queue.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
-import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
+import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
@@ -133,7 +134,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const claimer = createClaimer({ db, clock: deps.clock, owner, leaseMs, claimLimit, maxHeld: opts.maxHeld ?? 2_000, lanes });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
-  const keeper = createLeaseKeeper({ db, clock: deps.clock, owner, leaseMs, lanes, log });
+  const keeper = createLeaseKeeper({ queue: recheckQueue, sql: db.$client, clock: deps.clock, owner, leaseMs, held: lanes.heldRows, log });
 
   async function drainLoop(): Promise<RecheckStats> {
     const stats = (ctx.stats = emptyStats());
