@@ -5,7 +5,7 @@
  * because the following module is the one writer of both (docs/spec-map.md, "Table owners").
  */
 import type { Db } from "../../db/client.ts";
-import { defineQueue } from "../../db/queue.ts";
+import { defineQueue, frag, raw, run } from "../../db/queue.ts";
 
 /** One claimed shipment, as returned by the claim statement. */
 export interface ClaimedShipment {
@@ -62,16 +62,16 @@ export function bucketGrid(oldestMs: number): 0 | 1 {
 export async function claimDueShipments(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
-  const exclude = opts.excludeCouriers?.length ? sql`and courier not in ${sql(opts.excludeCouriers as string[])}` : sql``;
-  const [oldest] = await sql`
+  const exclude = opts.excludeCouriers?.length ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}` : raw("");
+  const [oldest] = await run(sql, frag`
     select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_queue
     where due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-    order by due_at limit 1`;
+    order by due_at limit 1`);
   if (!oldest) return [];
   const grid = GRIDS[bucketGrid(oldest.ms as number)];
   // Start of the bucket holding `now` (what date_bin returns for it).
   const bucketStart = new Date(nowMs - ((nowMs - grid.originMs) % DUE_BUCKET_MS)).toISOString();
-  const bucket = sql.unsafe(grid.sql);
+  const bucket = raw(grid.sql);
   // Why this walk (the cost of a claim must not grow with the number of shipments):
   // - The schedule is its own narrow table: a claim locks and stamps rows of about 100 bytes (about 55
   //   to a page at fillfactor 70), not rows of the wide `shipments` table (about 12 to a page).
@@ -84,7 +84,7 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
   // - A row locked by recordFetch (a /v1/track lookup rescheduling it) is skipped this round; one another
   //   transaction rescheduled after this statement started is locked in a version this snapshot does not
   //   see: left unclaimed this round, like a skipped one.
-  const candidates = sql`
+  const candidates = frag`
       select ctid from (
         select ctid from recheck_queue
         where ${bucket} < ${bucketStart}

@@ -8,6 +8,7 @@ import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../../db/client.ts";
 import { newId } from "../../../lib/ids.ts";
+import { defineQueue, frag, run } from "../../../db/queue.ts";
 import { PLANS } from "../../../domain/plans.ts";
 import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
 import type { EventSink } from "../../../core-deps.ts";
@@ -74,6 +75,20 @@ export const outboxEventSink: EventSink = async (tx, events) => {
   return rows;
 };
 
+/**
+ * The outbox as a queue of the claim engine: the lease is on the `deliveries` row, proven by its own end (no
+ * owner column), and the due time is in `delivery_queue` (the claim's candidates read it; the record moves it).
+ */
+export const deliveryLeases = defineQueue<never>("deliveries", {
+  key: "id",
+  token: "lease",
+  due: null,
+  live: "state = 'pending'",
+  by: "key",
+  channel: DELIVERIES_CHANNEL,
+  returning: "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
+});
+
 /** A claimed delivery with everything the attempt needs, read in the claim statement. */
 export interface ClaimedDelivery {
   id: string;
@@ -110,31 +125,30 @@ export interface ClaimedDelivery {
  * `reference` and `metadata`) are read in the claim's snapshot. Why this shape: docs/webhooks.md, "The worker".
  */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
   const nowD = new Date(now).toISOString();
-  const lease = new Date(now + leaseMs).toISOString();
-  // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
+  const a = { nowMs: now, limit, leaseMs, owner: "" };
+  const lease = deliveryLeases.leaseToken(a);
+  // `id = any(array(...))` (by: "key") keeps the update on primary-key probes whatever the planner thinks of the sizes.
+  // (Inside the candidates, `q` is the queue row; the claim's own `q`, the outbox row, is hidden there.)
+  const claimed = deliveryLeases.claimStatement({
+    ...a,
+    candidates: frag`
+      select x.id
+      from delivery_queue q
+      join deliveries x on x.id = q.delivery_id
+      where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
+      order by q.due_at
+      limit ${limit}
+      for update of x skip locked`,
+  });
   // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
   // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
   // worker about a microsecond per row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
-  const rows = (await sql`
-    with c as (
-      update deliveries d
-      set lease_until = ${lease}
-      from webhooks w, accounts a
-      where d.id = any(array(
-          select x.id
-          from delivery_queue q
-          join deliveries x on x.id = q.delivery_id
-          where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
-          order by q.due_at
-          limit ${limit}
-          for update of x skip locked
-        ))
-        and w.id = d.webhook_id and a.id = d.account_id
-      returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id, d.sequence,
-        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
-        w.headers_enc
+  const rows = (await run(sql, frag`
+    with d as (${claimed}), c as (
+      select d.*, w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan,
+        a.webhook_secret_enc as secret_enc, w.headers_enc
+      from d join webhooks w on w.id = d.webhook_id join accounts a on a.id = d.account_id
     )
     select c.id, c.webhook_id, c.account_id, c.event_id, c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
       case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
@@ -148,7 +162,7 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
        where s.id = c.shipment_id) as shipment
     from c
-  `) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
+  `)) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
   for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
   return rows.map((r) => {
@@ -171,14 +185,11 @@ type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events
  * the lease runs out. Writes `lease_until` only (HOT, like the claim). Returns the rows released.
  */
 export async function releaseLeases(sql: postgres.Sql, rows: Pick<ClaimedDelivery, "id" | "lease_until">[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const v = JSON.stringify(rows.map((r) => ({ id: r.id, lease: r.lease_until })));
-  const done = await sql`
-    update deliveries d set lease_until = null
-    from jsonb_to_recordset(${v}::jsonb) as v(id text, lease text)
-    where d.id = v.id and d.lease_until = v.lease::timestamptz and d.state = 'pending'
-  `;
-  return done.count;
+  const byLease = new Map<string, string[]>();
+  for (const r of rows) byLease.set(r.lease_until, [...(byLease.get(r.lease_until) ?? []), r.id]);
+  let released = 0;
+  for (const [lease, ids] of byLease) released += await deliveryLeases.release(sql, ids, lease, 0);
+  return released;
 }
 
 export type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
