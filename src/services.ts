@@ -10,6 +10,7 @@ import { KeyUse } from "./modules/accounts/key-use.ts";
 import { QuotaLeases } from "./modules/accounts/quota-lease.ts";
 import { RateCounter } from "./modules/accounts/rate-counter.ts";
 import { CourierBudgets } from "./modules/couriers/budget.ts";
+import { createFetchRead, type FetchRead } from "./db/fetch-read.ts";
 
 /** Finished shipments remembered per process for re-answering lookups (tracking/recent.ts). */
 export const RECENT_FETCHES_MAX = 10_000;
@@ -25,6 +26,8 @@ export interface Services {
   courierBudgets: CourierBudgets;
   /** Terminal records fetched moments ago (tracking/recent.ts). */
   recentFetches: RecentCache;
+  /** The prepared read of a fetch's fast path on this pool (following/store.ts); holds nothing to stop. */
+  fetchRead: FetchRead;
 }
 
 /**
@@ -38,6 +41,7 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
     keyUse: new KeyUse(db),
     courierBudgets: new CourierBudgets(db, clock, timers),
     recentFetches: new RecentCache(RECENT_FETCHES_MAX),
+    fetchRead: createFetchRead(db),
   };
 }
 

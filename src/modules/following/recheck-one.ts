@@ -54,6 +54,8 @@ export interface RecheckContext {
   /** RECHECK_INTERVAL_SECONDS in ms. */
   intervalMs: number;
   afterOutbox?: RecordOptions["afterOutbox"];
+  /** The fast path's read prepared for `db`, if the runner has one. */
+  fetchRead?: RecordOptions["fetchRead"];
   stats: RecheckStats;
 }
 
@@ -86,6 +88,7 @@ export async function recheckShipment(ctx: RecheckContext, row: Held): Promise<v
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     random: ctx.random,
     afterOutbox: ctx.afterOutbox,
+    fetchRead: ctx.fetchRead,
     onEvents: deps.onEvents,
   });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });

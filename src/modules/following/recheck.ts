@@ -46,7 +46,8 @@ import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
-export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents">;
+/** With `services`, re-checks on `deps.db` use its prepared fast-path read (`Services.fetchRead`). */
+export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
 
 export interface RecheckOptions {
   /** Pool to claim and record with (default `deps.db`); a second runner in tests uses its own. */
@@ -120,7 +121,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const intervalMs = deps.config.recheckIntervalSeconds * 1000;
   const metrics = opts.metrics ?? followingMetrics;
-  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(RECHECK_BACKOFF_BASE_MS, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats() };
+  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(RECHECK_BACKOFF_BASE_MS, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats(), fetchRead: db === deps.db ? deps.services?.fetchRead : undefined };
   const lanes = createCourierLanes({
     perLane,
     laneCap,
