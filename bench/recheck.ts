@@ -96,7 +96,7 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
 function explaining(tx: postgres.TransactionSql, out: string[]): Db {
   const call = tx as unknown as (...a: unknown[]) => Promise<Record<string, unknown>[]>;
   const client = (strings: TemplateStringsArray | unknown, ...values: unknown[]) => {
-    if (!Array.isArray(strings) || !/^\s*update recheck_queue/.test(String(strings[0]))) return call(strings, ...values);
+    if (!Array.isArray(strings) || !/^\s*update\b/.test(String(strings[0]))) return call(strings, ...values);
     const s = [`explain (analyze, buffers, wal) ${strings[0]}`, ...strings.slice(1)];
     return call(Object.assign(s, { raw: s }), ...values).then((rows) => (out.push(...rows.map((r) => String(r["QUERY PLAN"]))), []));
   };

@@ -10,7 +10,8 @@
  * - raw SQL in a tagged template (`sql\`…\``, `tx\`…\``, `db.$client\`…\``) or a string or untagged template passed
  *   to `.unsafe(…)` or drizzle's `sql.raw(…)`:
  *   `insert into <table>`, `update <table>` (not `for update`, `for no key update`, `do update`) or
- *   `delete from <table>`, where `<table>` is a declared table.
+ *   `delete from <table>`, where `<table>` is a declared table;
+ * - a queue table declared for the claim engine, `defineQueue("<table>", …)` (its statements are the caller's writes).
  * Comments and ordinary strings are not read. Not found: a table named through `sql.identifier(…)`, passed in as a
  * parameter or imported through a module other than `db/schema`, and foreign keys' `on delete cascade` (the
  * database's doing, not a writer's).
@@ -169,6 +170,10 @@ export function fileWrites(text: string, byExport: Map<string, string>): { table
       if (ref && "table" in ref) out.push({ table: ref.table, line });
       if ((method === "unsafe" || method === "raw") && arg) for (const t of rawSqlWrites(literalText(arg), tables)) out.push({ table: t, line });
     }
+    // The claim engine's statements write the table its owner names: `defineQueue("recheck_queue", …)` (src/db/queue.ts).
+    const callee = node.type === "CallExpression" ? (node.callee as Node) : undefined;
+    const first = (node.arguments as Node[] | undefined)?.[0];
+    if (callee?.type === "Identifier" && callee.name === "defineQueue" && first?.type === "StringLiteral" && tables.has(String(first.value))) out.push({ table: String(first.value), line });
     if (node.type === "TaggedTemplateExpression") {
       const quasi = node.quasi as Node;
       const text = (quasi.quasis as Node[]).map((q) => String((q.value as { raw: string }).raw)).join(" ? ");

@@ -11,6 +11,7 @@ import { QuotaLeases } from "./modules/accounts/quota-lease.ts";
 import { RateCounter } from "./modules/accounts/rate-counter.ts";
 import { CourierBudgets } from "./modules/couriers/budget.ts";
 import { TransitStatsCache } from "./modules/predictions/stats.ts";
+import { createFetchRead, type FetchRead } from "./db/fetch-read.ts";
 
 /** Finished shipments remembered per process for re-answering lookups (tracking/recent.ts). */
 export const RECENT_FETCHES_MAX = 10_000;
@@ -28,6 +29,8 @@ export interface Services {
   recentFetches: RecentCache;
   /** The transit statistics behind predictions and stall thresholds (predictions/stats.ts). */
   transitStats: TransitStatsCache;
+  /** The prepared read of a fetch's fast path on this pool (following/store.ts); holds nothing to stop. */
+  fetchRead: FetchRead;
 }
 
 /**
@@ -42,6 +45,7 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
     courierBudgets: new CourierBudgets(db, clock, timers),
     recentFetches: new RecentCache(RECENT_FETCHES_MAX),
     transitStats: new TransitStatsCache(db, () => clock.now()),
+    fetchRead: createFetchRead(db),
   };
 }
 

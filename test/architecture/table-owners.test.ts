@@ -127,3 +127,19 @@ describe("the check sees writes through a namespace import and through aliases",
     expect(problems).toEqual(["parcel_notes: written by src/modules/intruder", "parcels: written by src/modules/intruder"]);
   });
 });
+
+describe("the check sees queue tables declared for the claim engine", () => {
+  const fixture = join(import.meta.dir, "fixtures", "writers-queue");
+
+  test("defineQueue(\"table\", …) is a write by the calling folder; a string that only mentions it is not", () => {
+    const writers = findTableWriters(fixture);
+    expect(Object.fromEntries([...writers].map(([t, by]) => [t, Object.fromEntries(by)]))).toEqual({
+      parcels: { "src/modules/owner": ["src/modules/owner/queue.ts:4"] },
+      parcel_notes: { "src/modules/intruder": ["src/modules/intruder/queue.ts:4"] },
+    });
+    expect(ownerProblems(writers, { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" }, new Set(readSchemaTables(fixture).values()))).toEqual([
+      "parcel_notes: declared owner src/modules/owner writes it nowhere",
+      "parcel_notes: written by src/modules/intruder (src/modules/intruder/queue.ts:4), owner is src/modules/owner",
+    ]);
+  });
+});

@@ -6,10 +6,9 @@
  * failing courier never holds up the others. The claimer below fills them.
  */
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
-import { claimDueShipments, renewClaims, type ClaimedShipment } from "./claims.ts";
+import { claimDueShipments, type ClaimedShipment } from "./claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
-import type { Logger } from "../../lib/log.ts";
 
 /** A claimed row while this process holds it. */
 export interface Held extends ClaimedShipment {
@@ -131,42 +130,6 @@ export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs:
     },
     reset() {
       lastEmpty = undefined;
-    },
-  };
-}
-
-export interface LeaseKeeper {
-  /** Renews the leases of every row the lanes hold to now + leaseMs, ONE statement. @throws whatever the database throws. */
-  renew(): Promise<void>;
-  /** Starts the heartbeat: {@link LeaseKeeper.renew} every leaseMs / 3 of wall-clock time (a failed one is logged). */
-  start(): void;
-  stop(): void;
-}
-
-/**
- * The heartbeat of a live runner (docs/rechecks.md, "Short leases, renewed"): its rows stay leased for as long as
- * it holds them, while a dead runner's rows come free within one lease. Lease ends are read from `clock`.
- */
-export function createLeaseKeeper(o: { db: Db; clock: Clock; owner: string; leaseMs: number; lanes: CourierLanes; log: Logger }): LeaseKeeper {
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  async function renew(): Promise<void> {
-    const held = o.lanes.heldRows();
-    if (held.length === 0) return;
-    const until = o.clock.now() + o.leaseMs;
-    const renewed = new Set(await renewClaims(o.db, held.map((r) => r.id), o.owner, until));
-    for (const r of held) if (renewed.has(r.id)) r.leaseUntilMs = Math.max(r.leaseUntilMs, until);
-  }
-  const beat = () =>
-    void renew().catch((e) => o.log.warn("re-check leases not renewed; they run out unless the next renewal succeeds", { owner: o.owner, error: e as Error }));
-  return {
-    renew,
-    start() {
-      heartbeat ??= setInterval(beat, Math.max(1, Math.floor(o.leaseMs / 3)));
-      heartbeat.unref?.();
-    },
-    stop() {
-      clearInterval(heartbeat);
-      heartbeat = undefined;
     },
   };
 }

@@ -56,6 +56,8 @@ export interface RecheckContext {
   /** RECHECK_INTERVAL_SECONDS in ms. */
   intervalMs: number;
   afterOutbox?: RecordOptions["afterOutbox"];
+  /** The fast path's read prepared for `db`, if the runner has one. */
+  fetchRead?: RecordOptions["fetchRead"];
   stats: RecheckStats;
 }
 
@@ -95,6 +97,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     random: ctx.random,
     afterOutbox: ctx.afterOutbox,
+    fetchRead: ctx.fetchRead,
     onEvents: deps.onEvents,
   });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });

@@ -35,16 +35,18 @@ import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { RecordOptions } from "./store.ts";
-import { releaseClaims } from "./claims.ts";
+import { recheckQueue, releaseClaims } from "./claims.ts";
+import { createLeaseKeeper } from "../../db/queue.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
-import { createClaimer, createCourierLanes, createLeaseKeeper } from "./recheck-lanes.ts";
+import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
 export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
+/** With `services`, re-checks on `deps.db` use its prepared fast-path read (`Services.fetchRead`). */
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
 
 export interface RecheckOptions {
@@ -119,7 +121,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const intervalMs = deps.config.recheckIntervalSeconds * 1000;
   const metrics = opts.metrics ?? followingMetrics;
-  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(RECHECK_BACKOFF_BASE_MS, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats() };
+  const ctx: RecheckContext = { deps, db, log, owner, metrics, random: opts.random ?? Math.random, backoffBaseMs: opts.backoffBaseMs ?? Math.min(RECHECK_BACKOFF_BASE_MS, intervalMs), intervalMs, afterOutbox: opts.afterOutbox, stats: emptyStats(), fetchRead: db === deps.db ? deps.services?.fetchRead : undefined };
   const lanes = createCourierLanes({
     perLane,
     laneCap,
@@ -133,7 +135,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const claimer = createClaimer({ db, clock: deps.clock, owner, leaseMs, claimLimit, maxHeld: opts.maxHeld ?? 2_000, lanes });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
-  const keeper = createLeaseKeeper({ db, clock: deps.clock, owner, leaseMs, lanes, log });
+  const keeper = createLeaseKeeper({ queue: recheckQueue, sql: db.$client, clock: deps.clock, owner, leaseMs, held: lanes.heldRows, log });
 
   async function drainLoop(): Promise<RecheckStats> {
     const stats = (ctx.stats = emptyStats());

@@ -22,6 +22,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
 import { follows, recheckQueue, shipmentColumns, shipments } from "../../db/schema/index.ts";
+import { createFetchRead, type FetchRead } from "../../db/fetch-read.ts";
 import { newId } from "../../lib/ids.ts";
 import { inSpan } from "../../lib/tracing.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
@@ -55,6 +56,8 @@ export interface RecordOptions {
   predict?: (courier: string, record: ShipmentRecord) => PredictedDelivery | undefined;
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
+  /** The fast path's read prepared for pool `db` (`Services.fetchRead`); without it the read is built for this call. */
+  fetchRead?: FetchRead;
 }
 
 export interface RecordResult {
@@ -102,24 +105,6 @@ async function reschedule(tx: Tx, id: string, courier: string, trackingNumber: s
     .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt, ...FETCHED } });
 }
 
-/** The read of the fast path, built once per pool: the row and whether the account already follows it. */
-const buildFetchRead = (db: Db) =>
-  db
-    .select({
-      ...shipmentColumns,
-      following: sql<boolean>`exists(select 1 from follows f where f.account_id = ${sql.placeholder("account")} and f.shipment_id = ${shipments.id})`,
-      queued: sql<boolean>`exists(select 1 from recheck_queue q where q.shipment_id = ${shipments.id})`,
-    })
-    .from(shipments)
-    .where(and(eq(shipments.courier, sql.placeholder("courier")), eq(shipments.trackingNumber, sql.placeholder("awb"))))
-    .limit(1)
-    .prepare("shipment_for_fetch");
-const fetchReads = new WeakMap<Db, ReturnType<typeof buildFetchRead>>();
-function fetchRead(db: Db) {
-  let q = fetchReads.get(db);
-  if (!q) fetchReads.set(db, (q = buildFetchRead(db)));
-  return q;
-}
 
 const sameRecord = (a: ShipmentRecord, b: ShipmentRecord) =>
   a.state === b.state &&
@@ -182,7 +167,7 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
  * @throws whatever the database throws; nothing is half-written.
  */
 export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
-  const row = (await fetchRead(db).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
+  const row = (await (opts.fetchRead ?? createFetchRead(db)).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
   if (row) {
     const quick = await recordUnchanged(db, courier, row, snap, opts);
     if (quick) return quick;

@@ -74,6 +74,7 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
     nowMs,
     recheckIntervalSeconds: deps.config.recheckIntervalSeconds,
     onEvents: deps.onEvents,
+    fetchRead: deps.services.fetchRead,
   });
   // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });

@@ -1,24 +1,25 @@
 /**
  * The delivery outbox (spec: Events; spec-map Decisions: Outbox): fan-out of an event into one
- * `deliveries` row per subscribed, active, live webhook; the claim and the
- * outcome statements the worker runs. Claim → commit → send → record: no
- * transaction or row lock is ever held across a network call, so a slow receiver never holds a lock.
+ * `deliveries` row per subscribed, active, live webhook, and the outcome statement the worker runs (the claim and
+ * the release are in claim.ts). Claim → commit → send → record: no transaction or row lock is ever held across a
+ * network call, so a slow receiver never holds a lock.
  */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../../db/client.ts";
 import { newId } from "../../../lib/ids.ts";
-import { inSpan, pastSpan, tracingOn } from "../../../lib/tracing.ts";
+import { inSpan } from "../../../lib/tracing.ts";
 import { PLANS } from "../../../domain/plans.ts";
 import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
 import type { EventSink } from "../../../core-deps.ts";
 import type { EventType } from "../../../domain/events.ts";
 import type { Hop } from "./http.ts";
-import type { PayloadData, ShipmentRow } from "./payload.ts";
+import type { PayloadData } from "./payload.ts";
 import { deactivationCte } from "../../alerts/record.ts";
+import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
-/** The NOTIFY channel that wakes delivery workers. */
-export const DELIVERIES_CHANNEL = "deliveries";
+// The worker, tests and benches reach the claim through the outbox, as before it had its own file.
+export { claimDue, releaseLeases, deliveryLeases, DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
 const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 
@@ -76,117 +77,6 @@ export const outboxEventSink: EventSink = (tx, events) =>
     for (const ev of events) rows += await fanOutEvent(tx, ev);
     return rows;
   });
-
-/** A claimed delivery with everything the attempt needs, read in the claim statement. */
-export interface ClaimedDelivery {
-  id: string;
-  webhook_id: string;
-  account_id: string;
-  /** The event's id; null for a test fire (redelivered test deliveries). */
-  event_id: string | null;
-  trace_parent: string | null; // the event's W3C traceparent (the lookup that caused it); read only when tracing is on
-  event_type: EventType;
-  mode: "live" | "test";
-  attempts: number;
-  /** Timestamp text as PostgreSQL prints it. */
-  enqueued_at: string;
-  sequence: number | null; // the event's number for this webhook; null for test fires
-  synthetic_data: PayloadData | null;
-  /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
-  lease_until: string;
-  url: string;
-  webhook_mode: string;
-  webhook_status: string;
-  webhook_events: string[];
-  plan: string;
-  secret_enc: string | null;
-  headers_enc: string | null; // custom headers, encrypted (modules/webhooks/headers.ts)
-  shipment: ShipmentRow | null;
-}
-
-/**
- * Claims up to `limit` due deliveries for `leaseMs` (one statement). Units:
- * `now` ms since the epoch, `leaseMs` ms.
- *
- * Due rows come oldest first through `delivery_queue`, locked with SKIP LOCKED so workers partition them; the
- * lease is stamped in the same statement (a HOT update) and a row whose lease ran out matches again, which makes
- * delivery at-least-once. The secret, webhook and freshest shipment record (with the delivery's own account's
- * `reference` and `metadata`) are read in the claim's snapshot. Why this shape: docs/webhooks.md, "The worker".
- */
-export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
-  const nowD = new Date(now).toISOString();
-  const lease = new Date(now + leaseMs).toISOString();
-  const traced = tracingOn();
-  const claimStarted = Date.now();
-  // `id = any(array(...))` keeps the update on primary-key probes whatever the planner thinks of the sizes.
-  // One lease per claim (not read back) and the webhook's columns once per webhook: each column read back
-  // costs ~1 µs a row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
-  const rows = (await sql`
-    with c as (
-      update deliveries d
-      set lease_until = ${lease}
-      from webhooks w, accounts a
-      where d.id = any(array(
-          select x.id
-          from delivery_queue q
-          join deliveries x on x.id = q.delivery_id
-          where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
-          order by q.due_at
-          limit ${limit}
-          for update of x skip locked
-        ))
-        and w.id = d.webhook_id and a.id = d.account_id
-      returning d.id, d.webhook_id, d.account_id, d.event_id, d.event_type, d.mode, d.attempts, d.enqueued_at, d.synthetic_data, d.shipment_id, d.sequence,
-        w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan, a.webhook_secret_enc as secret_enc,
-        w.headers_enc
-    )
-    select c.id, c.webhook_id, c.account_id, c.event_id, ${traced ? sql`(select e.trace_parent from events e where e.id = c.event_id) as trace_parent,` : sql``} c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
-      case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
-        'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
-        'plan', c.plan, 'secret_enc', c.secret_enc, 'headers_enc', c.headers_enc) end as webhook,
-      (select json_build_object(
-         'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
-         'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
-         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
-         'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
-         'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e where e.id = c.event_id and e.eta_new is not null))
-       from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
-       where s.id = c.shipment_id) as shipment
-    from c
-  `) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
-  const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
-  for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
-  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
-  return rows.map((r) => {
-    const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
-    return {
-      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, trace_parent: r.trace_parent ?? null, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
-      enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
-      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
-      shipment: r.shipment,
-    };
-  });
-}
-
-/** The claim's columns that are the webhook's and its account's (read once per webhook). */
-type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
-
-/**
- * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears
- * each lease that is still ours, so the next claim by any worker takes the row at once instead of after
- * the lease runs out. Writes `lease_until` only (HOT, like the claim). Returns the rows released.
- */
-export async function releaseLeases(sql: postgres.Sql, rows: Pick<ClaimedDelivery, "id" | "lease_until">[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const v = JSON.stringify(rows.map((r) => ({ id: r.id, lease: r.lease_until })));
-  const done = await sql`
-    update deliveries d set lease_until = null
-    from jsonb_to_recordset(${v}::jsonb) as v(id text, lease text)
-    where d.id = v.id and d.lease_until = v.lease::timestamptz and d.state = 'pending'
-  `;
-  return done.count;
-}
 
 export type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
 

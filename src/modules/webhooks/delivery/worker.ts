@@ -33,6 +33,7 @@ import { eventIdentity } from "../replay.ts";
 import { planOf } from "../../../domain/plans.ts";
 import { observeDelivery } from "../../metrics/registry.ts";
 import { settleWithin } from "../../../lib/settle.ts";
+import { listenForWork } from "../../../db/queue.ts";
 
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */
@@ -244,8 +245,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(true);
       if (deps.config.webhookAllowPrivateCidrs.length)
         log.warn("WEBHOOK_ALLOW_PRIVATE_CIDRS is set: webhook deliveries may reach these private ranges", { cidrs: deps.config.webhookAllowPrivateCidrs });
-      const sub = await sql.listen(DELIVERIES_CHANNEL, () => void pump.wake(), () => void pump.wake());
-      unlisten = sub.unlisten;
+      unlisten = await listenForWork(sql, DELIVERIES_CHANNEL, () => void pump.wake());
       void pump.wake();
     },
     poll: () => pump.wake(),

@@ -1,0 +1,135 @@
+/**
+ * The delivery outbox as a queue of the claim engine (src/db/queue.ts): the claim, which reads everything an attempt
+ * needs in the same round trip, and the release of rows never attempted. Claim → commit → send → record: no
+ * transaction or row lock is ever held across a network call. Outcomes are recorded by outbox.ts.
+ */
+import type postgres from "postgres";
+import { defineQueue, frag, run } from "../../../db/queue.ts";
+import type { EventType } from "../../../domain/events.ts";
+import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
+import type { PayloadData, ShipmentRow } from "./payload.ts";
+
+/** The NOTIFY channel that wakes delivery workers. */
+export const DELIVERIES_CHANNEL = "deliveries";
+
+/**
+ * The outbox as a queue of the claim engine: the lease is on the `deliveries` row, proven by its own end (no
+ * owner column), and the due time is in `delivery_queue` (the claim's candidates read it; the record moves it).
+ */
+export const deliveryLeases = defineQueue<never>("deliveries", {
+  key: "id",
+  token: "lease",
+  due: null,
+  live: "state = 'pending'",
+  by: "key",
+  channel: DELIVERIES_CHANNEL,
+  returning: "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
+});
+
+/** A claimed delivery with everything the attempt needs, read in the claim statement. */
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  /** The event's id; null for a test fire (redelivered test deliveries). */
+  event_id: string | null;
+  trace_parent: string | null; // the event's W3C traceparent (the lookup that caused it); read only when tracing is on
+  event_type: EventType;
+  mode: "live" | "test";
+  attempts: number;
+  /** Timestamp text as PostgreSQL prints it. */
+  enqueued_at: string;
+  sequence: number | null; // the event's number for this webhook; null for test fires
+  synthetic_data: PayloadData | null;
+  /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
+  lease_until: string;
+  url: string;
+  webhook_mode: string;
+  webhook_status: string;
+  webhook_events: string[];
+  plan: string;
+  secret_enc: string | null;
+  headers_enc: string | null; // custom headers, encrypted (modules/webhooks/headers.ts)
+  shipment: ShipmentRow | null;
+}
+
+/**
+ * Claims up to `limit` due deliveries for `leaseMs` (one statement). Units:
+ * `now` ms since the epoch, `leaseMs` ms.
+ *
+ * Due rows come oldest first through `delivery_queue`, locked with SKIP LOCKED so workers partition them; the
+ * lease is stamped in the same statement (a HOT update) and a row whose lease ran out matches again, which makes
+ * delivery at-least-once. The secret, webhook and freshest shipment record (with the delivery's own account's
+ * `reference` and `metadata`) are read in the claim's snapshot. Why this shape: docs/webhooks.md, "The worker".
+ */
+export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const nowD = new Date(now).toISOString();
+  const a = { nowMs: now, limit, leaseMs, owner: "" };
+  const lease = deliveryLeases.leaseToken(a);
+  const traced = tracingOn();
+  const claimStarted = Date.now();
+  // `id = any(array(...))` (by: "key") keeps the update on primary-key probes whatever the planner thinks of the sizes.
+  // (Inside the candidates, `q` is the queue row; the claim's own `q`, the outbox row, is hidden there.)
+  const claimed = deliveryLeases.claimStatement({
+    ...a,
+    candidates: frag`
+      select x.id
+      from delivery_queue q
+      join deliveries x on x.id = q.delivery_id
+      where q.due_at <= ${nowD} and x.state = 'pending' and (x.lease_until is null or x.lease_until < ${nowD})
+      order by q.due_at
+      limit ${limit}
+      for update of x skip locked`,
+  });
+  // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
+  // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
+  // worker about a microsecond per row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
+  const rows = (await run(sql, frag`
+    with d as (${claimed}), c as (
+      select d.*, w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan,
+        a.webhook_secret_enc as secret_enc, w.headers_enc
+      from d join webhooks w on w.id = d.webhook_id join accounts a on a.id = d.account_id
+    )
+    select c.id, c.webhook_id, c.account_id, c.event_id, ${traced ? frag`(select e.trace_parent from events e where e.id = c.event_id) as trace_parent,` : frag``} c.event_type, c.mode, c.attempts, c.enqueued_at, c.synthetic_data, c.sequence::float8 as sequence,
+      case when row_number() over (partition by c.webhook_id, c.account_id) = 1 then json_build_object(
+        'url', c.url, 'webhook_mode', c.webhook_mode, 'webhook_status', c.webhook_status, 'webhook_events', c.webhook_events,
+        'plan', c.plan, 'secret_enc', c.secret_enc, 'headers_enc', c.headers_enc) end as webhook,
+      (select json_build_object(
+         'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
+         'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
+         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
+         'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
+         'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e where e.id = c.event_id and e.eta_new is not null))
+       from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
+       where s.id = c.shipment_id) as shipment
+    from c
+  `)) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
+  const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
+  for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
+  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
+  return rows.map((r) => {
+    const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
+    return {
+      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, trace_parent: r.trace_parent ?? null, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
+      enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
+      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
+      shipment: r.shipment,
+    };
+  });
+}
+
+/** The claim's columns that are the webhook's and its account's (read once per webhook). */
+type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
+
+/**
+ * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears
+ * each lease that is still ours, so the next claim by any worker takes the row at once instead of after
+ * the lease runs out. Writes `lease_until` only (HOT, like the claim). Returns the rows released.
+ */
+export async function releaseLeases(sql: postgres.Sql, rows: Pick<ClaimedDelivery, "id" | "lease_until">[]): Promise<number> {
+  const byLease = new Map<string, string[]>();
+  for (const r of rows) byLease.set(r.lease_until, [...(byLease.get(r.lease_until) ?? []), r.id]);
+  let released = 0;
+  for (const [lease, ids] of byLease) released += await deliveryLeases.release(sql, ids, lease, 0);
+  return released;
+}
