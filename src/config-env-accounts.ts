@@ -10,7 +10,6 @@ export const MIN_PASSWORD_HASH_MEMORY_KIB = 19_456;
 const StripePrice = (description: string) =>
   T.Optional(Text({ pattern: "^price_[A-Za-z0-9_]+$", "x-expected": "a Stripe Price id (price_ and letters, digits or _)", description }));
 
-/** Billing (Stripe), password hashing, owner alert mail. */
 export const ACCOUNT_ENV = {
   BILLING_PROVIDER: T.Optional(OneOf(["sandbox", "manual", "stripe"], {
     "x-default": "`sandbox` with sandbox couriers and no `DATABASE_URL`, else `manual`",

@@ -7,7 +7,6 @@ import { Int, OneOf, Port } from "./config-env-kinds.ts";
 export const SPEC_RECHECK_INTERVAL_SECONDS = RECHECK_INTERVAL_SECONDS;
 export const SPEC_ASYNC_BUDGET_MS = ASYNC_LOOKUP_BUDGET_MS;
 
-/** Couriers: mode, simulator, timeouts, concurrency, rate budgets, re-checks. */
 export const COURIER_ENV = {
   COURIER_MODE: T.Optional(OneOf(["sandbox", "live"], {
     "x-default": "`live` with `DATABASE_URL` or courier credentials, else `sandbox`",

@@ -2,7 +2,6 @@
 import { Type as T } from "@sinclair/typebox";
 import { Int, OneOf, Port, SecretsKey, Text } from "./config-env-kinds.ts";
 
-/** Role, logs, traces, probes and metrics, key rotation, shutdown. */
 export const OPERATIONS_ENV = {
   ROLE: OneOf(["api", "worker", "all"], {
     default: "all", description: "`api` serves HTTP only; `worker` runs re-checks and webhook deliveries only (no public port); `all` both.",

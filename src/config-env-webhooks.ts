@@ -6,7 +6,6 @@ import { File, Int } from "./config-env-kinds.ts";
 export { RETRY_SCHEDULE_SECONDS };
 export const SPEC_WEBHOOK_TIMEOUT_MS = RECEIVER_TIMEOUT_MS;
 
-/** Webhook deliveries, polls, claims and retention. */
 export const WEBHOOK_ENV = {
   WEBHOOK_RETRY_SCHEDULE: T.Array(T.Integer(), {
     default: RETRY_SCHEDULE_SECONDS, "x-pattern": "^[0-9]+(,[0-9]+){4}$", "x-expected": "five whole numbers of seconds separated by commas",
