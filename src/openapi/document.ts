@@ -7,16 +7,15 @@
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, ValidationErrorSchema, type ErrorCode } from "../errors.ts";
-import { codesIn, errorComponent, errorExamples, errorSchema } from "./errors.ts";
-import { errorMessages, OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
+import { AppError, ValidationErrorSchema } from "../errors.ts";
+import { errorComponent } from "./errors.ts";
+import { errorMessages } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
-import { addIdempotency, FEATURE_EXAMPLES, REPLAYED_HEADER_DOC } from "./features.ts";
+import { addIdempotency, REPLAYED_HEADER_DOC } from "./features.ts";
+import { finishOperation, hoistInside, type Json } from "./operations.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);
-
-type Json = Record<string, any>;
 
 const DESCRIPTION = `Tracking for Indian and international couriers: normalised shipment state and checkpoints,
 signed webhooks when a followed shipment changes.
@@ -43,8 +42,6 @@ const TAGS = [
 
 const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
-
-
 const HEADERS: Json = {
   "X-Request-Id": { description: "Id of this request; quote it to support.", schema: { type: "string" } },
   "RateLimit-Limit": { description: "Requests allowed per minute for the account.", schema: { type: "integer" } },
@@ -53,85 +50,6 @@ const HEADERS: Json = {
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
   "Idempotent-Replayed": REPLAYED_HEADER_DOC,
 };
-const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const SUCCESS_TEXT: Record<string, string> = { "200": "OK.", "201": "Created.", "204": "No content." };
-const OPTIONAL = Symbol.for("TypeBox.Optional");
-
-function isEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** `node` with every titled schema under it (not `node` itself) hoisted by {@link hoist}. */
-function hoistInside(node: Json, schemas: Json): Json {
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === "examples" || k === "example" ? v : hoist(v, schemas);
-  return out;
-}
-
-/** Moves every titled schema under `node` into `schemas` (children first) and leaves a `$ref`; a title already used by a different schema stays inline. */
-function hoist(node: unknown, schemas: Json): unknown {
-  if (Array.isArray(node)) return node.map((n) => hoist(n, schemas));
-  if (!node || typeof node !== "object") return node;
-  const out = hoistInside(node as Json, schemas);
-  const title = out.title;
-  if (typeof title === "string" && /^[A-Za-z][A-Za-z0-9]*$/.test(title) && (out.type || out.anyOf || out.properties)) {
-    if (!schemas[title]) schemas[title] = out;
-    if (isEqual(schemas[title], out)) return ref("schemas", title);
-  }
-  return out;
-}
-
-/**
- * The `$ref` of a request or success body: the module's named model (src/http/models.ts).
- * @throws Error for a schema written inline in a documented route
- */
-function modelRef(schema: Json | undefined, where: string): Json {
-  if (typeof schema?.$ref !== "string") throw new Error(`${where}: not a model; register the schema with the module's schemaModels and name it in the route`);
-  return { $ref: schema.$ref };
-}
-
-function finishOperation(op: Json, route: { hooks?: Json } | undefined, messages: Record<ErrorCode, string>, models: Json): void {
-  const ex = OPERATION_EXAMPLES[op.operationId] ?? FEATURE_EXAMPLES[op.operationId] ?? {};
-  const authed = Array.isArray(op.security) && op.security.length > 0;
-  for (const p of op.parameters ?? []) {
-    if (p.schema?.description && !p.description) p.description = p.schema.description;
-    if (ex.params?.[p.name] !== undefined) p.example = ex.params[p.name];
-  }
-  if (op.requestBody) {
-    const body = typeof route?.hooks?.body === "string" ? models[route.hooks.body] : route?.hooks?.body;
-    op.requestBody = {
-      description: op.requestBody.description ?? "JSON body (read as JSON whatever the Content-Type), at most 64 KiB.",
-      required: !(body && OPTIONAL in body),
-      content: { "application/json": { schema: modelRef(op.requestBody.content?.["application/json"]?.schema, `${op.operationId} request body`), ...(ex.body !== undefined ? { example: ex.body } : {}) } },
-    };
-    op.responses["413"] = { description: "Request body over 64 KiB.", content: { "application/json": { schema: errorSchema(["PAYLOAD_TOO_LARGE"]) } } };
-    op.responses["408"] = { description: "Request body not received within BODY_TIMEOUT_MS (10 s by default).", content: { "application/json": { schema: errorSchema(["REQUEST_TIMEOUT"]) } } };
-  }
-  const responses: Json = {};
-  for (const status of Object.keys(op.responses).sort()) {
-    const r = op.responses[status];
-    const headers: Json = { "X-Request-Id": ref("headers", "X-Request-Id") };
-    if (authed && (status.startsWith("2") || status === "429")) for (const h of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = ref("headers", h);
-    if (status === "429" || status === "503") headers["Retry-After"] = ref("headers", "Retry-After");
-    if (status === "204") {
-      responses[status] = { description: r.description ?? SUCCESS_TEXT[status], headers };
-      continue;
-    }
-    const schema = r.content?.["application/json"]?.schema ?? {};
-    if (status.startsWith("2")) {
-      const description = !r.description || r.description.startsWith("Response for status") ? (SUCCESS_TEXT[status] ?? "Success.") : r.description;
-      responses[status] = { description, headers, content: { "application/json": { schema: modelRef(schema, `${op.operationId} ${status}`), ...(ex.ok ? { example: ex.ok } : {}) } } };
-    } else if (status === "422") {
-      responses[status] = { description: "Validation error: every problem listed at once.", headers, content: { "application/json": { schema: ref("schemas", "ValidationError"), example: VALIDATION_EXAMPLE } } };
-    } else {
-      const codes = codesIn(schema);
-      if (codes.length === 0) throw new Error(`${op.operationId} ${status}: the error schema declares no code (errorResponses.errorResponse)`);
-      responses[status] = { description: r.description ?? schema.description ?? "Error.", headers, content: { "application/json": { schema: errorSchema(codes), examples: errorExamples(codes, messages) } } };
-    }
-  }
-  op.responses = responses;
-}
-
 export interface OpenApiOptions {
   /** `PUBLIC_BASE_URL`: the document's only server. */
   publicBaseUrl: string;

@@ -34,6 +34,7 @@ export function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmen
   if (f.reason && !isReasonCode(f.reason)) return null;
   const q = f.q.trim();
   // A search no AWB or reference can be (over 128 characters, control characters) matches nothing.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   if (charCount(q) > MAX_REFERENCE_CHARS || /[\u0000-\u001F\u007F]/.test(q)) return null;
   const list: ListShipmentsInput = {
     limit: PAGE_ROWS,
@@ -137,8 +138,11 @@ function itemsOf(records: string[][]): Item[] {
   records.slice(named ? 1 : 0).forEach((rec, i) => {
     const cells = rec.map(unguard);
     const item: Item = { line: i + (named ? 2 : 1), courier: "auto", tracking_number: "" };
-    if (cols) cols.forEach((k, j) => k && cells[j] !== undefined && cells[j] !== "" && (item[k] = cells[j]!));
-    else {
+    if (cols) {
+      cols.forEach((k, j) => {
+        if (k && cells[j] !== undefined && cells[j] !== "") item[k] = cells[j]!;
+      });
+    } else {
       const [a, b, c] = cells;
       if (cells.length === 1) item.tracking_number = a ?? "";
       else Object.assign(item, { courier: a || "auto", tracking_number: b ?? "" }, c ? { reference: c } : {});

@@ -13,12 +13,15 @@ import { listEvents } from "./service.ts";
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
 
+/** `GET /v1/events`, then the webhook redeliver and recover routes. */
 export function eventsModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/v1" })
-    .use(jsonBodies())
-    .use(eventModels)
-    .use(authPlugin(deps))
-    .get("/events", async ({ auth, query }) => ({ success: true as const, data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query) }), {
+  return new Elysia().use(eventList(deps)).use(eventReplay(deps));
+}
+
+const eventRoutes = (deps: AppDeps) => new Elysia({ prefix: "/v1" }).use(jsonBodies()).use(eventModels).use(authPlugin(deps));
+
+function eventList(deps: AppDeps) {
+  return eventRoutes(deps).get("/events", async ({ auth, query }) => ({ success: true as const, data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query) }), {
       apiKey: true,
       query: EventsQuery,
       response: { 200: "EventList", ...errs },
@@ -29,7 +32,12 @@ export function eventsModule(deps: AppDeps) {
         description:
           "The account's events of the last 30 days, newest first: every change of a shipment it follows, and every event delivered to its webhooks. Each has its stable id (the `X-Webhook-Event-Id` and `webhook-id` of its deliveries), its time and the payload a delivery carries. Filter by `type`, `courier`, `tracking_number`, `since`; paginate with `cursor`. Free: no quota.",
       },
-    })
+    });
+}
+
+/** Redeliver one delivery, recover a webhook's failed deliveries. */
+function eventReplay(deps: AppDeps) {
+  return eventRoutes(deps)
     .post(
       "/webhooks/:webhook_id/deliveries/:delivery_id/redeliver",
       (c) =>

@@ -47,7 +47,10 @@ export async function backtest(index: StatsIndex, cases: Iterable<BacktestCase> 
   const by = new Map<string, { n: number; all: [boolean, number][]; lane: [boolean, number][]; edd: number[] }>();
   for await (const c of cases) {
     let f = by.get(c.courier);
-    if (!f) by.set(c.courier, (f = { n: 0, all: [], lane: [], edd: [] }));
+    if (!f) {
+      f = { n: 0, all: [], lane: [], edd: [] };
+      by.set(c.courier, f);
+    }
     f.n++;
     if (c.courierEdd) f.edd.push(Math.abs(daysBetween(c.courierEdd, c.deliveredOn)));
     const pickup = pickupOf(c.checkpoints);

@@ -76,7 +76,10 @@ export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOp
   const accOf = (courier: string, basis: Basis, o: string, d: string) => {
     const key = JSON.stringify([courier, basis, o, d]);
     let a = accs.get(key);
-    if (!a) accs.set(key, (a = { transit: new Map(), gap: new Map(), deliveries: 0, gaps: 0 }));
+    if (!a) {
+      a = { transit: new Map(), gap: new Map(), deliveries: 0, gaps: 0 };
+      accs.set(key, a);
+    }
     return a;
   };
   let after = "";
@@ -93,8 +96,13 @@ export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOp
       if (r.o && r.d) targets.push(accOf(r.courier, "lane", r.o, r.d));
       if (region) targets.push(accOf(r.courier, "region", "", region));
       for (const a of targets) {
-        if (r.kind === "t") (add(a.transit, r.bucket, r.n), (a.deliveries += r.n));
-        else (add(a.gap, r.bucket, r.n), (a.gaps += r.n));
+        if (r.kind === "t") {
+          add(a.transit, r.bucket, r.n);
+          a.deliveries += r.n;
+        } else {
+          add(a.gap, r.bucket, r.n);
+          a.gaps += r.n;
+        }
       }
       if (r.kind === "t") deliveries += r.n;
     }

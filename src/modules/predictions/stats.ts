@@ -97,9 +97,15 @@ export class TransitStatsCache {
 
   private reload(): Promise<StatsIndex> {
     this.loading ??= loadStatsIndex(this.db)
-      .then((ix) => ((this.index = ix), (this.loadedMs = this.now()), ix))
+      .then((ix) => {
+        this.index = ix;
+        this.loadedMs = this.now();
+        return ix;
+      })
       .catch(() => this.index ?? new StatsIndex())
-      .finally(() => (this.loading = undefined));
+      .finally(() => {
+        this.loading = undefined;
+      });
     return this.loading;
   }
 

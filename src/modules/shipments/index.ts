@@ -17,11 +17,16 @@ const UPDATE_DESCRIPTION =
   "Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.";
 const notFollowed = { 404: E("The account does not follow this shipment.", ["SHIPMENT_NOT_FOLLOWED"]) };
 
+/** The `/v1/shipments` routes: follow and list, then one followed shipment. */
 export function shipmentsModule(deps: AppDeps) {
-  return new Elysia({ prefix: "/v1/shipments" })
-    .use(jsonBodies())
-    .use(shipmentModels)
-    .use(authPlugin(deps))
+  return new Elysia().use(shipmentCollection(deps)).use(shipmentById(deps));
+}
+
+const shipmentRoutes = (deps: AppDeps) => new Elysia({ prefix: "/v1/shipments" }).use(jsonBodies()).use(shipmentModels).use(authPlugin(deps));
+
+/** Follow in bulk, list. */
+function shipmentCollection(deps: AppDeps) {
+  return shipmentRoutes(deps)
     .post(
       "",
       (c) =>
@@ -53,7 +58,12 @@ export function shipmentsModule(deps: AppDeps) {
         description:
           "The shipments the account follows, most recently followed first, each with its `reason_code` (the latest failed-attempt reason, normalised) and your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since`, `reference` (exact) and `reason_code`; paginate with `cursor`. Free: no quota.",
       },
-    })
+    });
+}
+
+/** Read, change, unfollow one followed shipment. */
+function shipmentById(deps: AppDeps) {
+  return shipmentRoutes(deps)
     .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, ...(await storedShipment(deps, auth.account.id, params.courier, params.tracking_number)) }), {
       apiKey: true,
       params: ShipmentParams,

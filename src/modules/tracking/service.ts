@@ -7,6 +7,7 @@ import { planOf } from "../../domain/plans.ts";
 import { CourierError } from "../couriers/adapters/types.ts";
 import { normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { CourierBusyError } from "../couriers/lane.ts";
+import type { LookupResult } from "../couriers/registry.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
@@ -51,7 +52,7 @@ function toAppError(courier: Courier, err: CourierError): AppError {
 async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, reuse = true): Promise<TrackingData> {
   const recent = reuse ? recentTerminal(deps.services.recentFetches, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000) : undefined;
   if (recent) return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
-  let lookup;
+  let lookup: LookupResult;
   try {
     lookup = await deps.backends.lookup(courier, awb);
   } catch (err) {
