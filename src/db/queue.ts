@@ -29,7 +29,6 @@ export interface ClaimArgs {
   nowMs: number;
   limit: number;
   leaseMs: number;
-  /** Kept in `lease_owner` (the token of an `owner` queue). */
   owner: string;
   /** A select of `ctid`s (keys when `by: "key"`) ending in `for update skip locked`; default: due rows in due order. */
   candidates?: Fragment;
@@ -46,9 +45,7 @@ export interface Queue<Row> {
   complete(sql: postgres.Sql, ids: readonly string[], token: string): Promise<number>;
   /** Counts a failure and makes the row due at `nextAtMs`; false when the lease was lost. */
   fail(sql: postgres.Sql, id: string, token: string, nextAtMs: number): Promise<boolean>;
-  /** Gives held rows back unprocessed, due at `nowMs`. */
   release(sql: postgres.Sql, ids: readonly string[], token: string, nowMs: number): Promise<number>;
-  /** Returns the ids renewed. */
   renew(sql: postgres.Sql, ids: readonly string[], token: string, untilMs: number): Promise<string[]>;
   expireLeases(sql: postgres.Sql, nowMs: number): Promise<number>;
   listen(sql: postgres.Sql, wake: () => void): Promise<() => Promise<void>>;
@@ -95,36 +92,47 @@ export function run<T extends readonly object[] = postgres.Row[]>(sql: postgres.
 // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The statements of queue table `table`. @throws TypeError for a statement its spec cannot serve (no channel, `due: null`). */
-export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
+function queueParts(table: string, spec: QueueSpec) {
   const byOwner = (spec.token ?? "owner") === "owner";
   const due = spec.due === undefined ? "due_at" : spec.due;
-  const [t, k] = [raw(table), raw(spec.key)];
-  // The guard of every statement after the claim: the lease is still the caller's (and the row still live).
-  const held = (token: string) =>
-    frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`;
-  const free = raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null");
-  const dueCol = () => {
-    if (!due) throw new TypeError(`queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`);
-    return raw(due);
+  return {
+    byOwner,
+    due,
+    t: raw(table),
+    k: raw(spec.key),
+    // The guard of every statement after the claim: the lease is still the caller's (and the row still live).
+    held: (token: string) => frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
+    free: raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null"),
+    dueCol: () => {
+      if (!due) throw new TypeError(`queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`);
+      return raw(due);
+    },
   };
+}
+
+function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: ClaimArgs): Fragment {
+  const now = iso(a.nowMs);
+  // A lapsed lease matches `lease_until <= now` again: the stale-lease reset.
+  const candidates =
+    a.candidates ??
+    frag`select ctid from ${p.t} where ${p.dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
+      order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
+  return frag`
+    update ${p.t} q set lease_until = ${iso(a.nowMs + a.leaseMs)}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}
+    where q.${raw(spec.by === "key" ? spec.key : "ctid")} = any(array(${candidates}))
+    returning ${raw(spec.returning)}
+  `;
+}
+
+/** The statements of queue table `table`. @throws TypeError for a statement its spec cannot serve (no channel, `due: null`). */
+export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
+  const parts = queueParts(table, spec);
+  const { byOwner, due, t, k, held, free, dueCol } = parts;
   const q: Queue<Row> = {
     table,
     channel: spec.channel,
     leaseToken: (a) => (byOwner ? a.owner : iso(a.nowMs + a.leaseMs)),
-    claimStatement(a) {
-      const now = iso(a.nowMs);
-      // A lapsed lease matches `lease_until <= now` again: the stale-lease reset.
-      const candidates =
-        a.candidates ??
-        frag`select ctid from ${t} where ${dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
-          order by ${dueCol()} limit ${a.limit} for update skip locked`;
-      return frag`
-        update ${t} q set lease_until = ${iso(a.nowMs + a.leaseMs)}${byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}
-        where q.${raw(spec.by === "key" ? spec.key : "ctid")} = any(array(${candidates}))
-        returning ${raw(spec.returning)}
-      `;
-    },
+    claimStatement: (a) => claimStatementOf(parts, spec, a),
     async claim(sql, a) {
       return (await run(sql, q.claimStatement(a))) as unknown as Row[];
     },
@@ -174,10 +182,7 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
   return q;
 }
 
-/**
- * LISTENs on `channel`; calls `wake` on every NOTIFY and every (re)connect (what was sent while down is lost).
- * Resolves with the function that stops it. @throws whatever the database throws while subscribing.
- */
+/** LISTENs on `channel`: `wake` on every NOTIFY and (re)connect; resolves with the stop function. @throws on DB errors. */
 export async function listenForWork(sql: postgres.Sql, channel: string, wake: () => void): Promise<() => Promise<void>> {
   const sub = await sql.listen(channel, () => wake(), () => wake());
   return sub.unlisten;
@@ -192,7 +197,6 @@ export interface HeldLease {
 export interface LeaseKeeper {
   /** Renews every held row's lease to now + leaseMs, ONE statement. @throws whatever the database throws. */
   renew(): Promise<void>;
-  /** Renews every leaseMs / 3 of wall-clock time. */
   start(): void;
   stop(): void;
 }

@@ -12,7 +12,6 @@ import { createAlertSender, type AlertSender, type AlertSenderOptions } from "..
 import { rebuildIfDue } from "../modules/predictions/daily.ts";
 import { markStalled } from "../modules/following/stalls.ts";
 
-/** The scheduler's jobs. */
 export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls";
 const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts", "predictions", "stalls"];
 
@@ -70,7 +69,6 @@ function every(pattern: string | undefined, seconds: number, body: () => Promise
   return pattern ? new Cron(pattern, { protect: true }, body) : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
 }
 
-/** What the running jobs leave for `stop()`: the long-lived parts and the runs in progress. */
 interface Running {
   runner?: RecheckRunner;
   worker?: DeliveryWorker;
@@ -80,7 +78,6 @@ interface Running {
   stalls?: Promise<unknown>;
 }
 
-/** Awaits `p`, kept in `r[key]` while it runs so that `stop()` can wait for it. */
 async function tracked<T>(r: Running, key: "housekeeping" | "predictions" | "stalls", p: Promise<T>): Promise<T> {
   r[key] = p;
   try {

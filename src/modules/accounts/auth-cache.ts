@@ -13,14 +13,12 @@ export const AUTH_CACHE_TTL_MS = 10_000;
 const REFRESH_AFTER_MS = AUTH_CACHE_TTL_MS / 2;
 /** How long background reloads are gathered before one statement does them all, ms. */
 export const REFRESH_BATCH_MS = 1_000;
-/** Most key hashes one statement looks up. */
 const MAX_BATCH = 1_000;
 /** Entries kept per process; past this the cache starts again empty. */
 const MAX_ENTRIES = 50_000;
 /** The LISTEN/NOTIFY channel; the payload is an account id. */
 export const ACCOUNT_CHANNEL = "account_changed";
 
-/** The account as authentication sees it. */
 export interface CachedAuth {
   keyId: string;
   account: { id: string; email: string; plan: string; status: string };
@@ -31,7 +29,6 @@ export type KeyLoader = (db: Db, keyHashes: string[]) => Promise<Map<string, Cac
 
 interface Entry {
   auth: CachedAuth | null;
-  /** Wall-clock ms. */
   expiresAt: number;
   refreshAt: number;
 }
@@ -58,10 +55,7 @@ export function forgetAccount(accountId: string): void {
   keysOfAccount.delete(accountId);
 }
 
-/**
- * Tells every replica that `accountId`'s keys, plan or status changed (NOTIFY at commit); any code that changes
- * what {@link authenticateCached} returns must call it.
- */
+/** Tells every replica (NOTIFY at commit) that `accountId`'s keys, plan or status changed: every such change must call it. */
 export async function notifyAccountChanged(db: DbOrTx, accountId: string): Promise<void> {
   forgetAccount(accountId);
   await db.execute(sql`select pg_notify(${ACCOUNT_CHANNEL}, ${accountId})`);
@@ -121,7 +115,6 @@ class KeyBatches {
     private readonly load: KeyLoader,
   ) {}
 
-  /** The answer for `keyHash` from the next batch of lookups (one per turn of the event loop). */
   lookUp(keyHash: string): Promise<CachedAuth | undefined> {
     let w = this.waiting.get(keyHash);
     if (w) return w.promise;
@@ -134,7 +127,6 @@ class KeyBatches {
     return w.promise;
   }
 
-  /** Asks for a background reload of `keyHash` within {@link REFRESH_BATCH_MS}. */
   reload(keyHash: string): void {
     if (this.reloads.has(keyHash)) return;
     this.reloads.add(keyHash);

@@ -5,16 +5,13 @@
 import type { Db } from "../../db/client.ts";
 import { defineQueue, frag, raw, run } from "../../db/queue.ts";
 
-/** One claimed shipment, as returned by the claim statement. */
 export interface ClaimedShipment {
   id: string;
   courier: string;
   tracking_number: string;
-  /** Consecutive failed re-checks before this claim. */
   recheck_failures: number;
 }
 
-/** The re-check schedule as a queue table: claims return the shipment and its failures so far. */
 export const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   key: "shipment_id",
   failures: "failures",
@@ -29,18 +26,12 @@ const GRIDS = [
   { originMs: Date.UTC(2000, 0, 1) + DUE_BUCKET_MS / 2, sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:07:30+00')" },
 ] as const;
 
-/**
- * The grid (0 or 1) in which the oldest claimable row, due at `oldestMs` (ms since the epoch), sits in the first
- * half of its bucket (docs/rechecks.md, "Two bucket grids").
- */
+/** The grid (0 or 1) in whose first half-bucket `oldestMs` lies (docs/rechecks.md, "Two bucket grids"). */
 export function bucketGrid(oldestMs: number): 0 | 1 {
   return (oldestMs - GRIDS[0].originMs) % DUE_BUCKET_MS < DUE_BUCKET_MS / 2 ? 0 : 1;
 }
 
-/**
- * Claims up to `limit` shipments due at `nowMs` (ms since the epoch) for `leaseMs` (ms) under `owner`, skipping
- * `excludeCouriers` (full lanes). @throws whatever the database throws (nothing is claimed then).
- */
+/** Claims up to `limit` rows due at `nowMs` for `leaseMs` (ms) under `owner`, skipping full lanes. @throws on DB errors. */
 export async function claimDueShipments(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
@@ -78,19 +69,12 @@ export async function claimDueShipments(db: Db, nowMs: number, limit: number, le
   return recheckQueue.claim(sql, { nowMs, limit, leaseMs, owner, candidates });
 }
 
-/**
- * Records a failed re-check: `failures` + 1, next check at `nextAtMs` (ms since the epoch), shipment and events
- * untouched (docs/rechecks.md, "Courier failures"). Returns false when `owner` no longer holds the lease.
- * @throws whatever the database throws.
- */
+/** Records a failed re-check (docs/rechecks.md, "Courier failures"); false when `owner` lost the lease. @throws on DB errors. */
 export function recordFailure(db: Db, id: string, owner: string, nextAtMs: number): Promise<boolean> {
   return recheckQueue.fail(db.$client, id, owner, nextAtMs);
 }
 
-/**
- * Renews the leases `owner` still holds on `ids` until `leaseUntilMs` (ms since the epoch); returns the ids renewed
- * (docs/rechecks.md, "Short leases, renewed"). @throws whatever the database throws.
- */
+/** Renews `owner`'s leases on `ids` until `leaseUntilMs`; returns the ids renewed. @throws on DB errors. */
 export function renewClaims(db: Db, ids: readonly string[], owner: string, leaseUntilMs: number): Promise<string[]> {
   return recheckQueue.renew(db.$client, ids, owner, leaseUntilMs);
 }

@@ -4,7 +4,6 @@ import { claimDueShipments, type ClaimedShipment } from "./claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 
-/** A claimed row while this process holds it. */
 export interface Held extends ClaimedShipment {
   /** Lease end, ms since the epoch. */
   leaseUntilMs: number;
@@ -27,7 +26,6 @@ interface Lane {
   queue: Held[];
 }
 
-/** Creates empty lanes; `run` re-checks one row and must not reject. */
 export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
   const lanes = new Map<string, Lane>();
   const running = new Set<Promise<void>>();
@@ -97,10 +95,7 @@ export interface Claimer {
   reset(): void;
 }
 
-/**
- * The claimer filling `lanes`. An empty claim is not repeated within a second while the same lanes are still
- * full: it walked the whole due range to find nothing. @throws from `claim()` whatever the database throws.
- */
+/** The claimer filling `lanes`; an empty claim is not repeated within 1 s while the same lanes are full. @throws on DB errors. */
 export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs: number; claimLimit: number; maxHeld: number; lanes: CourierLanes }): Claimer {
   let lastEmpty: { excluded: Set<string>; at: number } | undefined;
   return {

@@ -23,15 +23,11 @@ export interface RecheckStats {
   /** Claimed but not re-checked: lease lapsed while queued, given back at stop, or the record step failed. */
   skipped: number;
   unscheduled: number;
-  /** Events written, by type. */
   events: Record<string, number>;
-  /** Courier failures by courier slug. */
   errors: Record<string, number>;
-  /** Wall time, ms. */
   ms: number;
 }
 
-/** A drain's stats before it starts. */
 export const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchanged: 0, failed: 0, skipped: 0, unscheduled: 0, events: {}, errors: {}, ms: 0 });
 
 /** Everything a re-check needs; `stats` is the current drain's, replaced per drain. */
@@ -52,10 +48,7 @@ export interface RecheckContext {
   stats: RecheckStats;
 }
 
-/**
- * Re-checks one claimed row; a row that waited past its lease is skipped (another process may hold it now).
- * @throws when the database fails while recording (the lease stays and the row comes due again).
- */
+/** Re-checks one claimed row (skipped if it waited past its lease). @throws when recording fails (the row comes due again). */
 export function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
   // One trace per re-check; its event's deliveries join it.
   return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row), { parent: null });

@@ -22,21 +22,16 @@ export type { RecheckStats } from "./recheck-one.ts";
 export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
 
 export interface RecheckOptions {
-  /** Pool to claim and record with (default `deps.db`); a second runner in tests uses its own. */
   db?: Db;
-  /** Lease owner name (default `<host>:<pid>:<random>`). */
   owner?: string;
-  /** Rows per claim statement (default 100). */
   claimLimit?: number;
   /** Re-check calls in flight per backend adapter (default half of COURIER_CONCURRENCY, so lookups keep the rest). */
   perCourierConcurrency?: number;
-  /** Claimed rows held per process, queued or running (default 2,000). */
   maxHeld?: number;
   /** Lease length, ms, renewed every third of it while the row is held (default LEASE_SLACK_SECONDS, see {@link defaultLeaseMs}). */
   leaseMs?: number;
   /** First back-off after a retryable failure, ms (default min(5 min, interval)). Doubles per failure, capped at the interval; a non-retryable one waits the cap at once (`recheckAfterFailureMs`, src/domain/following.ts). */
   backoffBaseMs?: number;
-  /** Random source in [0, 1) for the schedule jitter (tests pass a constant). */
   random?: () => number;
   metrics?: FollowingMetrics;
   /** Test hook passed to `recordFetch`: runs inside the record transaction after the event sink (the outbox insert). */
@@ -62,7 +57,6 @@ export function defaultLeaseMs(config: RecheckDeps["config"]): number {
   return Math.max(MIN_RECHECK_LEASE_MS, config.leaseSlackSeconds * 1000);
 }
 
-/** Everything one re-check needs from the runner (recheck-one.ts). */
 function recheckContext(deps: RecheckDeps, opts: RecheckOptions, db: Db, owner: string): RecheckContext {
   const intervalMs = deps.config.recheckIntervalSeconds * 1000;
   return {
@@ -82,7 +76,6 @@ function recheckContext(deps: RecheckDeps, opts: RecheckOptions, db: Db, owner: 
 
 type Lanes = ReturnType<typeof createCourierLanes>;
 
-/** One drain: claims until a claim comes back empty and nothing runs, renewing the leases meanwhile. */
 async function drainLoop(ctx: RecheckContext, lanes: Lanes, claimer: ReturnType<typeof createClaimer>, keeper: ReturnType<typeof createLeaseKeeper>, stopping: () => boolean): Promise<RecheckStats> {
   ctx.stats = emptyStats();
   const stats = ctx.stats;
@@ -110,7 +103,6 @@ async function drainLoop(ctx: RecheckContext, lanes: Lanes, claimer: ReturnType<
   return stats;
 }
 
-/** Lanes whose calls run one re-check each; a row that cannot be recorded is left to its lease. */
 function recheckLanes(ctx: RecheckContext, perLane: number): Lanes {
   return createCourierLanes({
     perLane,

@@ -29,7 +29,6 @@ export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 export interface RecordOptions {
   /** The account to make follow the shipment (a `/v1/track` lookup), if any. */
   followAccountId?: string;
-  /** Now, ms since the epoch. */
   nowMs: number;
   /** Seconds between scheduled re-checks (±10 % jitter applied here). */
   recheckIntervalSeconds: number;
@@ -46,7 +45,6 @@ export interface RecordOptions {
 export interface RecordResult {
   shipment: ShipmentRow;
   event: EventType | null;
-  /** Outbox rows the event sink wrote. */
   deliveries: number;
   followed: boolean;
 }
@@ -72,7 +70,6 @@ export async function findShipment(db: Db | Tx, courier: string, trackingNumber:
   return rows[0];
 }
 
-/** What a successful fetch resets on a queue row besides its due time. */
 const FETCHED = { failures: 0, leaseUntil: null, leaseOwner: null };
 
 /** Puts shipment `id` on the re-check schedule at `dueAt`, or moves it there (spec-map Decisions: Re-checks). */
@@ -143,10 +140,7 @@ export async function recordFetch(db: Db, courier: Courier, trackingNumber: stri
   return recordChange(db, courier, trackingNumber, snap, opts);
 }
 
-/**
- * Creates the row if needed, locks it and returns it as it was: ON CONFLICT DO UPDATE locks like FOR UPDATE, so
- * concurrent fetches of one shipment serialise; the no-op `set` only makes RETURNING yield the old row.
- */
+/** Creates or locks the row: ON CONFLICT DO UPDATE locks like FOR UPDATE; the no-op `set` makes RETURNING yield it. */
 async function lockShipment(tx: Tx, courier: Courier, trackingNumber: string): Promise<ShipmentRow> {
   const [before] = await tx
     .insert(shipments)
@@ -163,7 +157,6 @@ function countUnmapped(courier: Courier, before: ShipmentRow | undefined, record
     if (!seen.has(`${c.at}|${c.rawCode ?? ""}|${c.activity}`) && !checkpointReasonOf(courier.slug, c).mapped) countUnmappedReason(courier.slug);
 }
 
-/** The record's columns of the shipment row, as written by the full path. */
 function recordColumns(courier: Courier, record: ShipmentRecord, before: ShipmentRow, predicted: PredictedDelivery | undefined) {
   return {
     state: record.state,

@@ -8,7 +8,6 @@ import type { EventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
 
-/** The NOTIFY channel that wakes delivery workers. */
 export const DELIVERIES_CHANNEL = "deliveries";
 
 /** The lease is on the `deliveries` row, proven by its own end; the due time is in `delivery_queue`. */
@@ -22,7 +21,6 @@ export const deliveryLeases = defineQueue<never>("deliveries", {
   returning: "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
 });
 
-/** A claimed delivery with everything the attempt needs, read in the claim statement. */
 export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
@@ -34,7 +32,6 @@ export interface ClaimedDelivery {
   event_type: EventType;
   mode: "live" | "test";
   attempts: number;
-  /** Timestamp text as PostgreSQL prints it. */
   enqueued_at: string;
   /** The event's number for this webhook; null for test fires. */
   sequence: number | null;
@@ -51,10 +48,7 @@ export interface ClaimedDelivery {
   shipment: ShipmentRow | null;
 }
 
-/**
- * Claims up to `limit` due deliveries at `now` (ms since the epoch) for `leaseMs` (ms) in one statement, with the
- * webhook, secret and freshest shipment (docs/webhooks.md, "The worker": Claim). @throws on DB errors.
- */
+/** Claims up to `limit` deliveries due at `now` (ms since the epoch) for `leaseMs` (ms), with webhook, secret and shipment. */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const nowD = new Date(now).toISOString();
   const a = { nowMs: now, limit, leaseMs, owner: "" };
@@ -100,7 +94,6 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
 
 type ClaimRow = Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null };
 
-/** The claim's rows with the webhook columns, read on the first row of each webhook, copied onto every row. */
 function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
   for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
@@ -115,7 +108,6 @@ function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
   });
 }
 
-/** The claim's columns that are the webhook's and its account's (read once per webhook). */
 type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
 
 /** Clears the leases still ours on rows never attempted, so the next claim takes them at once; returns the count. */

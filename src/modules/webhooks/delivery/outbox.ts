@@ -20,10 +20,7 @@ export { claimDue, releaseLeases, deliveryLeases, DELIVERIES_CHANNEL, type Claim
 
 const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 
-/**
- * Writes one outbox row per live, active, subscribed webhook of each following account on a plan with live
- * webhooks, inside the caller's transaction; its `pg_notify` wakes the workers at commit. Returns the rows inserted.
- */
+/** Writes the event's outbox rows in the caller's transaction (NOTIFY at commit); returns how many. */
 export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date }): Promise<number> {
   const targets = (await tx.execute(dsql`
     select w.id, w.account_id
@@ -87,6 +84,17 @@ export interface OutcomeItem {
   outcome: Outcome;
 }
 
+function outcomeParams(items: OutcomeItem[]) {
+  const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
+    id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
+    effect: failureEffect(d.mode, o.state),
+  }));
+  const hops = items.flatMap(({ delivery: d, outcome: o }) =>
+    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
+  );
+  return { rows, hops };
+}
+
 /**
  * Records a batch of attempt outcomes in one statement: the rows whose lease still holds, their queue entries,
  * the attempt log and the webhooks' failure counts, policy from src/domain/delivery.ts (docs/webhooks.md, "The
@@ -100,13 +108,7 @@ export async function recordOutcomes(
 ): Promise<{ recorded: Set<string>; deactivated: string[] }> {
   if (items.length === 0) return { recorded: new Set(), deactivated: [] };
   const nowD = new Date(now).toISOString();
-  const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
-    id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
-    effect: failureEffect(d.mode, o.state),
-  }));
-  const hops = items.flatMap(({ delivery: d, outcome: o }) =>
-    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
-  );
+  const { rows, hops } = outcomeParams(items);
   const out = (await sql`
     with v as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)

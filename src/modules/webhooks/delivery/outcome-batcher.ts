@@ -3,7 +3,6 @@ import type postgres from "postgres";
 import type { Clock } from "../../../lib/clock.ts";
 import { recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } from "./outbox.ts";
 
-/** What recording one outcome did. */
 export interface RecordResult {
   /** False when the lease was lost before recording (the new owner records). */
   recorded: boolean;
@@ -30,7 +29,6 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-/** Creates a batcher writing through `sql`; `clock` stamps each record transaction. */
 export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: OutcomeBatcherOptions): OutcomeBatcher {
   const queue: Waiting[] = [];
   let flushing = 0;

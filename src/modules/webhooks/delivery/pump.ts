@@ -16,7 +16,6 @@ export const RATE_WINDOW_MS = 100;
 export interface DeliveryPump {
   /** Claims what is due now, even after a short claim; never throws (a failed claim pauses claims, 1 s doubling to 30 s). */
   wake(): Promise<void>;
-  /** Starts (true) or stops (false) claiming and starting attempts; attempts in flight go on. */
   setRunning(on: boolean): void;
   inFlight(): Promise<void>[];
   /** Waits for the claim in progress, then takes the claimed rows no attempt was started for. */
@@ -47,7 +46,6 @@ export interface PumpOptions {
 
 const monotonic: Clock = { now: () => performance.now() };
 
-/** Creates a pump; it claims nothing until `setRunning(true)` and a `wake()`. */
 export function createDeliveryPump(o: PumpOptions): DeliveryPump {
   return new Pump(o);
 }
@@ -98,7 +96,6 @@ class Pump implements DeliveryPump {
     return this.ready.splice(0).map((r) => r.row);
   }
 
-  /** Starts waiting rows while slots are free; rows that waited too long go to `release` instead. */
   private startReady(): void {
     let stale: ClaimedDelivery[] | undefined;
     while (this.running && this.ready.length > 0 && this.attempts.size < this.o.concurrency) {
@@ -133,7 +130,6 @@ class Pump implements DeliveryPump {
     this.windowStart = t;
   }
 
-  /** True when no attempt finished in the last {@link RATE_WINDOW_MS} before `t`. */
   private quietAt(t: number): boolean {
     return t - this.lastFinish > RATE_WINDOW_MS;
   }
@@ -144,7 +140,6 @@ class Pump implements DeliveryPump {
     return Math.min(this.o.prefetch, Math.max(this.minPrefetch, Math.round(rate * CLAIM_AHEAD_MS)));
   }
 
-  /** Rows that fit below the high-water mark, and how many must fit before a claim. */
   private room(): { free: number; refill: number } {
     const prefetch = this.prefetchNow();
     return { free: this.o.concurrency + prefetch - this.attempts.size - this.ready.length, refill: Math.max(this.o.refillAt, Math.floor(prefetch / 2)) };

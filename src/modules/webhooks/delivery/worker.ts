@@ -26,7 +26,6 @@ import { listenForWork } from "../../../db/queue.ts";
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */
   sql?: postgres.Sql;
-  /** Host resolver for the address check; default the system resolver. */
   resolver?: Resolver;
   /** Deliveries in flight at once per process (default 64). */
   concurrency?: number;
@@ -108,7 +107,6 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
   return { attempts: attempt, statusCode: sent.statusCode, error: sent.error, hops: sent.hops, ...verdict };
 }
 
-/** Outcomes of an attempt that failed. */
 const FAILED: ReadonlySet<Outcome["state"]> = new Set(["pending", "abandoned", "dropped"]);
 
 /** The receiver's host and port, never its path or query (either may carry the customer's tokens). */
@@ -143,7 +141,6 @@ function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: Claim
     log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
 }
 
-/** Claim sizes of the pump (pump.ts) from the options, defaults scaled by `concurrency`. */
 function pumpTuning(deps: WorkerOptions, concurrency: number) {
   const prefetch = Math.max(0, deps.prefetch ?? concurrency * PREFETCH_FACTOR);
   return {
@@ -153,10 +150,7 @@ function pumpTuning(deps: WorkerOptions, concurrency: number) {
   };
 }
 
-/**
- * One attempt; its slot is free once the attempt is made, while the outcome waits for the batcher (the lease
- * still covers the row). Past `maxUnrecorded` outcomes waiting, the slot waits too.
- */
+/** One attempt: its slot frees once made, the outcome waits for the batcher (the slot too, past `maxUnrecorded`). */
 function createDeliver(deps: WorkerDeps, log: Logger, sender: WebhookSender, batcher: ReturnType<typeof createOutcomeBatcher>, maxUnrecorded: number) {
   // The row keeps its lease and is retried when it runs out (at-least-once).
   const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
@@ -213,7 +207,6 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       unlisten = undefined;
       // Rows claimed but never started go back at once rather than when their lease runs out.
       await release(await pump.unstarted());
-      // Attempts first, then the outcomes they left with the batcher.
       await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
       await sender.close();
     },
