@@ -22,24 +22,19 @@ export interface Scheduler {
   stop(opts?: { timeout?: number }): Promise<void>;
 }
 
+/** Jobs to run (default all) and each job's Croner pattern (defaults: docs/architecture.md, "Scheduler"). */
 export interface SchedulerOptions {
-  /** Jobs to run (default all); a test of one job leaves the others out. */
   jobs?: readonly JobName[];
-  /** Croner pattern of the re-check job (default every RECHECK_POLL_SECONDS). */
   recheckPattern?: string;
-  /** Croner pattern of the delivery poll (default every WEBHOOK_POLL_SECONDS). */
   deliveryPattern?: string;
-  /** Croner pattern of the housekeeping job (default every 10 minutes). */
   housekeepingPattern?: string;
   recheck?: RecheckOptions;
   delivery?: WorkerOptions;
   housekeeping?: HousekeepingOptions;
-  /** Croner pattern of the alert emails (default every 5 s); the job runs only with SMTP_URL or `alerts.transport`. */
+  /** The alerts job runs only with SMTP_URL or `alerts.transport`. */
   alertsPattern?: string;
   alerts?: AlertSenderOptions;
-  /** Croner pattern of the transit statistics rebuild (default daily at 03:30 UTC). */
   predictionsPattern?: string;
-  /** Croner pattern of the stalled-shipments check (default every 10 minutes). */
   stallsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;

@@ -1,7 +1,6 @@
 /**
- * API key → account cache, so that an authenticated request does not pay a database round trip. A revoked key is
- * refused (spec: Authentication) within one NOTIFY delivery, never later than {@link AUTH_CACHE_TTL_MS}; database
- * work comes in batches (docs/performance.md, "API key → account, cached per process" and the next decision).
+ * API key → account cache: a revoked key is refused (spec: Authentication) within one NOTIFY, never later than
+ * {@link AUTH_CACHE_TTL_MS}; lookups and reloads are batched (docs/performance.md, "API key → account").
  */
 import type postgres from "postgres";
 import { sql } from "drizzle-orm";
@@ -9,7 +8,6 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 
 /** Longest time an entry is served, ms (the fallback if a notification is lost). */
 export const AUTH_CACHE_TTL_MS = 10_000;
-/** An entry used when older than this (ms) is reloaded in the background while it is served. */
 const REFRESH_AFTER_MS = AUTH_CACHE_TTL_MS / 2;
 /** How long background reloads are gathered before one statement does them all, ms. */
 export const REFRESH_BATCH_MS = 1_000;

@@ -1,7 +1,4 @@
-/**
- * The re-check queue on the claim engine (src/db/queue.ts): `recheck_queue` with its own claim walk, which keeps
- * a claim's cost flat as the table grows (docs/rechecks.md). Driven by recheck.ts; never touches `shipments`.
- */
+/** The re-check queue (`recheck_queue`) on the claim engine, with a claim walk whose cost stays flat (docs/rechecks.md). */
 import type { Db } from "../../db/client.ts";
 import { defineQueue, frag, raw, run } from "../../db/queue.ts";
 

@@ -1,7 +1,4 @@
-/**
- * One scheduled re-check of one claimed shipment (spec "What the service does": followed shipments are
- * re-checked on a schedule): the courier call, then `recordFetch` or `recordFailure` (docs/rechecks.md).
- */
+/** One scheduled re-check: the courier call, then `recordFetch` or `recordFailure` (spec "What the service does"). */
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";

@@ -1,7 +1,6 @@
 /**
- * Scheduled re-checks (spec "What the service does": followed shipments are re-checked on a schedule; spec-map
- * Decisions: Re-checks): claim → commit → courier call → record, in per-backend lanes, with short leases renewed
- * while held (docs/rechecks.md, "The runner"). Parts: recheck-lanes.ts (lanes, claimer), recheck-one.ts.
+ * Scheduled re-checks (spec "What the service does"; spec-map Decisions: Re-checks): claim → commit → courier call →
+ * record, in per-backend lanes (recheck-lanes.ts), one re-check in recheck-one.ts (docs/rechecks.md, "The runner").
  */
 import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";

@@ -1,7 +1,6 @@
 /**
- * The shipment store: one row per courier + AWB shared by every account (spec-map Decisions: Following). Every
- * successful fetch goes through {@link recordFetch}, which writes only what changed (docs/performance.md, "Write
- * only what changed").
+ * The shipment store: one row per courier + AWB shared by every account (spec-map Decisions: Following); every
+ * fetch goes through {@link recordFetch}, which writes only what changed (docs/performance.md).
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
@@ -38,7 +37,6 @@ export interface RecordOptions {
   predict?: (courier: string, record: ShipmentRecord) => PredictedDelivery | undefined;
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
-  /** The fast path's read prepared for pool `db` (`Services.fetchRead`). */
   fetchRead?: FetchRead;
 }
 

@@ -1,7 +1,4 @@
-/**
- * The delivery outbox as a queue of the claim engine (src/db/queue.ts): the claim, which reads everything an
- * attempt needs in the same round trip, and the release of rows never attempted.
- */
+/** The outbox as a queue of the claim engine: a claim that reads what an attempt needs, and the release of unsent rows. */
 import type postgres from "postgres";
 import { defineQueue, frag, run } from "../../../db/queue.ts";
 import type { EventType } from "../../../domain/events.ts";
@@ -36,7 +33,6 @@ export interface ClaimedDelivery {
   /** The event's number for this webhook; null for test fires. */
   sequence: number | null;
   synthetic_data: PayloadData | null;
-  /** The lease this claim holds, ISO text. */
   lease_until: string;
   url: string;
   webhook_mode: string;

@@ -1,7 +1,4 @@
-/**
- * The delivery outbox (spec: Events; spec-map Decisions: Outbox): fan-out of an event into `deliveries` rows and
- * the outcome statement (the claim is in claim.ts). No lock is ever held across a network call.
- */
+/** The delivery outbox (spec: Events; spec-map Decisions: Outbox): the fan-out of events and the outcome statement. */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../../db/client.ts";
@@ -96,9 +93,8 @@ function outcomeParams(items: OutcomeItem[]) {
 }
 
 /**
- * Records a batch of attempt outcomes in one statement: the rows whose lease still holds, their queue entries,
- * the attempt log and the webhooks' failure counts, policy from src/domain/delivery.ts (docs/webhooks.md, "The
- * worker": Record statement). Returns the ids recorded and the webhooks deactivated. @throws on DB errors.
+ * Records a batch of outcomes in one statement (docs/webhooks.md, "The worker": Record statement; policy from
+ * src/domain/delivery.ts). Returns the ids recorded and the webhooks deactivated. @throws on DB errors.
  */
 export async function recordOutcomes(
   sql: postgres.Sql,

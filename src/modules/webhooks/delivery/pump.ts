@@ -1,7 +1,6 @@
 /**
- * The delivery worker's claimer ("pump"): up to `concurrency` attempts in flight, with claimed rows waiting for a
- * slot in proportion to the recent finishing rate (docs/webhooks.md, "The worker": Refill). No timer of its own:
- * a NOTIFY, the scheduler's poll and finishing attempts call {@link DeliveryPump.wake}.
+ * The delivery worker's claimer: claimed rows wait for a slot in proportion to the finishing rate (docs/webhooks.md,
+ * "The worker": Refill). No timer: a NOTIFY, the poll and finishing attempts call {@link DeliveryPump.wake}.
  */
 import type postgres from "postgres";
 import type { Clock } from "../../../lib/clock.ts";
@@ -22,16 +21,14 @@ export interface DeliveryPump {
   unstarted(): Promise<ClaimedDelivery[]>;
 }
 
+/** Claim sizes as the worker's options (worker.ts); `minPrefetch` defaults to `prefetch`. */
 export interface PumpOptions {
   sql: postgres.Sql;
   clock: Clock;
   log: Logger;
   concurrency: number;
-  /** Claimed rows waiting for a slot at most, on top of `concurrency`. */
   prefetch: number;
-  /** Claimed rows allowed to wait whatever the finishing rate; default `prefetch`. */
   minPrefetch?: number;
-  /** Rows that must fit below the high-water mark before a claim is made, at least. */
   refillAt: number;
   leaseMs: number;
   /** How long a claimed row may wait for a slot, ms; the lease must still cover an attempt after it. */

@@ -1,7 +1,6 @@
 /**
- * The delivery worker: claims due outbox rows (pump.ts), sends after the claim committed ({@link outcomeOf}),
- * records outcomes in batches (outcome-batcher.ts). Woken by LISTEN `deliveries` and by the scheduler's poll; it
- * owns no timer (docs/webhooks.md, "The worker"). Log lines: docs/logging.md, Delivery lines.
+ * The delivery worker: claims (pump.ts), attempts ({@link outcomeOf}), records in batches (outcome-batcher.ts). Woken
+ * by LISTEN and the scheduler's poll, it owns no timer (docs/webhooks.md, "The worker"; logs: docs/logging.md).
  */
 import type postgres from "postgres";
 import type { AppDeps } from "../../../deps.ts";
@@ -109,7 +108,6 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
 
 const FAILED: ReadonlySet<Outcome["state"]> = new Set(["pending", "abandoned", "dropped"]);
 
-/** The receiver's host and port, never its path or query (either may carry the customer's tokens). */
 function hostOf(url: string): string | undefined {
   return URL.canParse(url) ? new URL(url).host : undefined;
 }
@@ -205,7 +203,6 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(false);
       await unlisten?.().catch(() => {});
       unlisten = undefined;
-      // Rows claimed but never started go back at once rather than when their lease runs out.
       await release(await pump.unstarted());
       await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
       await sender.close();
