@@ -1,7 +1,4 @@
-/**
- * The read of a fetch's fast path (following/store.ts `recordFetch`), prepared once per pool by the composition
- * root (`Services.fetchRead`, src/services.ts) instead of being cached per database in module state.
- */
+/** The fast path's read of following/store.ts, prepared once per pool by the composition root (`Services.fetchRead`). */
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "./client.ts";
 import { shipmentColumns, shipments } from "./schema/index.ts";

@@ -1,37 +1,26 @@
 /**
- * The claim engine of the job queues (graphile-worker / pg-boss shape): claim due rows with FOR UPDATE SKIP LOCKED
- * and a lease in ONE statement, commit, do the work, then complete, fail (with the next time) or release them in a
- * second statement that applies only while the claimer still holds the lease; claimers wake on LISTEN/NOTIFY.
- * The owning module declares its table with {@link defineQueue} (scripts/table-writers.ts counts that as its write)
- * and keeps the policy (when next, what counts as done) in src/domain/. Why: docs/architecture.md, "Claim engine".
+ * The claim engine of the job queues: claim due rows and stamp a lease in ONE statement, commit, work, then
+ * complete, fail or release them while the lease is still the claimer's (docs/architecture.md, "Claim engine").
  */
 import type postgres from "postgres";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 
-/**
- * A queue table's shape: a text primary key `key`, a due time, `lease_until` (timestamptz, null when free) and, by
- * default, `lease_owner` (text) naming the claimer. Names are code constants, never input.
- */
+/** A queue table's shape: text key, due time, `lease_until`, by default `lease_owner`. Names are code constants. */
 export interface QueueSpec {
-  /** Primary key column (text). */
   key: string;
   /** Select list `claim` returns, over the updated row aliased `q` (e.g. `q.id, q.payload`). */
   returning: string;
   /** Column that `fail` counts up by one (none by default). */
   failures?: string;
-  /** The NOTIFY channel that wakes claimers (none: they poll). */
   channel?: string;
-  /**
-   * What proves a lease is still the caller's: `owner` (default), the `lease_owner` column; `lease`, the lease end
-   * itself (a table without `lease_owner`: every row of one claim shares it, see {@link Queue.leaseToken}).
-   */
+  /** What proves a lease is the caller's: the `lease_owner` column (default) or the lease end itself. */
   token?: "owner" | "lease";
-  /** Due-time column (default `due_at`); null when the due time lives in another table (release then leaves it). */
+  /** Due-time column (default `due_at`); null when the due time lives in another table. */
   due?: string | null;
-  /** What else a row must be for its claimer to change it (SQL over the table, e.g. `state = 'pending'`). */
+  /** What else a row must be for its claimer to change it (SQL, e.g. `state = 'pending'`). */
   live?: string;
-  /** How the claim finds the locked rows again: `ctid` (default, no key probe per row) or `key` (partitioned tables). */
+  /** How the claim finds the locked rows again: `ctid` (default, no key probe per row) or `key`. */
   by?: "ctid" | "key";
 }
 
@@ -40,46 +29,29 @@ export interface ClaimArgs {
   nowMs: number;
   limit: number;
   leaseMs: number;
-  /** Names the claiming process (kept in `lease_owner`, the token of an `owner` queue; unused by a `lease` one). */
   owner: string;
-  /**
-   * The rows to claim: a select of `ctid`s (keys when `by: "key"`) ending in `for update skip locked` (default:
-   * the due, unleased rows in due order). A queue whose size must not slow its claim brings its own walk.
-   */
+  /** A select of `ctid`s (keys when `by: "key"`) ending in `for update skip locked`; default: due rows in due order. */
   candidates?: Fragment;
 }
 
-/**
- * The statements of one queue table. Each takes the pool or transaction to run on and throws what the database
- * throws. `token` proves the lease (the claimer's owner name, or {@link Queue.leaseToken} for a `lease` queue).
- */
+/** The statements of one queue table; each throws what the database throws. `token` proves the lease. */
 export interface Queue<Row> {
   readonly table: string;
   readonly channel: string | undefined;
-  /** Claims up to `limit` due rows for `leaseMs`; an empty array when none is due. */
   claim(sql: postgres.Sql, a: ClaimArgs): Promise<Row[]>;
-  /** The claim as a fragment, to be wrapped (`with c as (…) select …` reading more per row) and {@link run}. */
+  /** The claim as a fragment, to be wrapped (reading more per row) and {@link run}. */
   claimStatement(a: ClaimArgs): Fragment;
-  /** The token a claim made with `a` holds its rows by. */
   leaseToken(a: Pick<ClaimArgs, "nowMs" | "leaseMs" | "owner">): string;
-  /** Deletes the rows still held by `token` (done). Returns the rows deleted. */
   complete(sql: postgres.Sql, ids: readonly string[], token: string): Promise<number>;
-  /** Counts a failure and makes the row due at `nextAtMs`, while `token` holds it. False when the lease was lost. */
+  /** Counts a failure and makes the row due at `nextAtMs`; false when the lease was lost. */
   fail(sql: postgres.Sql, id: string, token: string, nextAtMs: number): Promise<boolean>;
-  /** Gives held rows back unprocessed, due at `nowMs` (a stopping process). Returns the rows given back. */
   release(sql: postgres.Sql, ids: readonly string[], token: string, nowMs: number): Promise<number>;
-  /** Moves the leases `token` still holds on `ids` to `untilMs` (`owner` queues). Returns the ids renewed. */
   renew(sql: postgres.Sql, ids: readonly string[], token: string, untilMs: number): Promise<string[]>;
-  /** Clears leases that ran out on due rows (a claimer died; the row is claimable already). Returns how many. */
   expireLeases(sql: postgres.Sql, nowMs: number): Promise<number>;
-  /** Calls `wake` on every NOTIFY of the channel and on each (re)connect of the listening connection. */
   listen(sql: postgres.Sql, wake: () => void): Promise<() => Promise<void>>;
 }
 
-/**
- * SQL text and its parameters, composed in JS and sent as ONE tagged-template call by {@link run}: whatever wraps
- * the client (a test's proxy, an EXPLAIN helper) sees the whole statement, as with a hand-written one.
- */
+/** SQL text and parameters, sent as ONE tagged-template call by {@link run} (wrappers see the whole statement). */
 export interface Fragment {
   readonly strings: readonly string[];
   readonly values: readonly unknown[];
@@ -120,42 +92,47 @@ export function run<T extends readonly object[] = postgres.Row[]>(sql: postgres.
 // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/**
- * The statements of queue table `table` (see {@link QueueSpec} for the columns it must have).
- * @throws TypeError from `listen` without `spec.channel`; from `fail`, `expireLeases` and a claim without
- *   candidates when the due time lives in another table (`due: null`).
- */
-export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
+function queueParts(table: string, spec: QueueSpec) {
   const byOwner = (spec.token ?? "owner") === "owner";
   const due = spec.due === undefined ? "due_at" : spec.due;
-  const [t, k] = [raw(table), raw(spec.key)];
-  // The guard of every statement after the claim: the lease is still the caller's (and the row still live).
-  const held = (token: string) =>
-    frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`;
-  const free = raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null");
-  const dueCol = () => {
-    if (!due) throw new TypeError(`queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`);
-    return raw(due);
+  return {
+    byOwner,
+    due,
+    t: raw(table),
+    k: raw(spec.key),
+    // The guard of every statement after the claim: the lease is still the caller's (and the row still live).
+    held: (token: string) => frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
+    free: raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null"),
+    dueCol: () => {
+      if (!due) throw new TypeError(`queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`);
+      return raw(due);
+    },
   };
+}
+
+function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: ClaimArgs): Fragment {
+  const now = iso(a.nowMs);
+  // A lapsed lease matches `lease_until <= now` again: the stale-lease reset.
+  const candidates =
+    a.candidates ??
+    frag`select ctid from ${p.t} where ${p.dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
+      order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
+  return frag`
+    update ${p.t} q set lease_until = ${iso(a.nowMs + a.leaseMs)}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}
+    where q.${raw(spec.by === "key" ? spec.key : "ctid")} = any(array(${candidates}))
+    returning ${raw(spec.returning)}
+  `;
+}
+
+/** The statements of queue table `table`. @throws TypeError for a statement its spec cannot serve (no channel, `due: null`). */
+export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
+  const parts = queueParts(table, spec);
+  const { byOwner, due, t, k, held, free, dueCol } = parts;
   const q: Queue<Row> = {
     table,
     channel: spec.channel,
     leaseToken: (a) => (byOwner ? a.owner : iso(a.nowMs + a.leaseMs)),
-    claimStatement(a) {
-      const now = iso(a.nowMs);
-      // Locked with SKIP LOCKED, so concurrent claimers take disjoint rows; the lease columns are in no index
-      // (a HOT update), and a lapsed lease matches `lease_until <= now` again: the stale-lease reset. `ctid =
-      // any(array(...))` updates the locked rows where they lie, without a primary-key probe per row.
-      const candidates =
-        a.candidates ??
-        frag`select ctid from ${t} where ${dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
-          order by ${dueCol()} limit ${a.limit} for update skip locked`;
-      return frag`
-        update ${t} q set lease_until = ${iso(a.nowMs + a.leaseMs)}${byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}
-        where q.${raw(spec.by === "key" ? spec.key : "ctid")} = any(array(${candidates}))
-        returning ${raw(spec.returning)}
-      `;
-    },
+    claimStatement: (a) => claimStatementOf(parts, spec, a),
     async claim(sql, a) {
       return (await run(sql, q.claimStatement(a))) as unknown as Row[];
     },
@@ -205,35 +182,26 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
   return q;
 }
 
-/**
- * LISTENs on `channel` and calls `wake` on every NOTIFY and on every (re)connect of the listening connection (a
- * notification sent while it was down is lost, so the claimer looks for itself). Resolves once listening, with
- * the function that stops it. A NOTIFY sent inside a transaction arrives at commit, never before.
- * @throws whatever the database throws while subscribing.
- */
+/** LISTENs on `channel`: `wake` on every NOTIFY and (re)connect; resolves with the stop function. @throws on DB errors. */
 export async function listenForWork(sql: postgres.Sql, channel: string, wake: () => void): Promise<() => Promise<void>> {
   const sub = await sql.listen(channel, () => wake(), () => wake());
   return sub.unlisten;
 }
 
-/** A held row: its key and when its lease runs out (ms since the epoch; moved on by each renewal). */
+/** A held row and its lease end, ms since the epoch. */
 export interface HeldLease {
   id: string;
   leaseUntilMs: number;
 }
 
 export interface LeaseKeeper {
-  /** Renews the leases of every held row to now + leaseMs, ONE statement. @throws whatever the database throws. */
+  /** Renews every held row's lease to now + leaseMs, ONE statement. @throws whatever the database throws. */
   renew(): Promise<void>;
-  /** Starts the heartbeat: {@link LeaseKeeper.renew} every leaseMs / 3 of wall-clock time (a failed one is logged). */
   start(): void;
   stop(): void;
 }
 
-/**
- * The heartbeat of a live claimer: its rows stay leased for as long as it holds them, while a dead claimer's rows
- * come free within one lease. `held` lists the rows held now; lease ends are read from `clock`.
- */
+/** The heartbeat of a live claimer: its rows stay leased while held; a dead claimer's come free within one lease. */
 export function createLeaseKeeper<Row>(o: { queue: Queue<Row>; sql: postgres.Sql; clock: Clock; owner: string; leaseMs: number; held: () => HeldLease[]; log: Logger }): LeaseKeeper {
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   async function renew(): Promise<void> {

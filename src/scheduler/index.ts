@@ -1,7 +1,6 @@
 /**
- * In-process jobs (ROLE=all|worker, started by main.ts): re-check, delivery, housekeeping, alerts (with SMTP_URL),
- * predictions (daily transit statistics) and stalls (every 10 min). The scheduler owns every timer of the
- * background work; a failing run pauses the job (1 s doubling to 60 s). Why: docs/architecture.md#scheduler.
+ * In-process jobs (ROLE=all|worker): re-check, delivery, housekeeping, alerts, predictions and stalls. The scheduler
+ * owns every timer of the background work; a failing run pauses the job (docs/architecture.md, "Scheduler").
  */
 import { Cron } from "croner";
 import type { AppDeps } from "../deps.ts";
@@ -13,7 +12,6 @@ import { createAlertSender, type AlertSender, type AlertSenderOptions } from "..
 import { rebuildIfDue } from "../modules/predictions/daily.ts";
 import { markStalled } from "../modules/following/stalls.ts";
 
-/** The scheduler's jobs. */
 export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls";
 const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts", "predictions", "stalls"];
 
@@ -24,24 +22,19 @@ export interface Scheduler {
   stop(opts?: { timeout?: number }): Promise<void>;
 }
 
+/** Jobs to run (default all) and each job's Croner pattern (defaults: docs/architecture.md, "Scheduler"). */
 export interface SchedulerOptions {
-  /** Jobs to run (default all three); a test of one job leaves the others out. */
   jobs?: readonly JobName[];
-  /** Croner pattern of the re-check job (default every RECHECK_POLL_SECONDS). */
   recheckPattern?: string;
-  /** Croner pattern of the delivery poll (default every WEBHOOK_POLL_SECONDS). */
   deliveryPattern?: string;
-  /** Croner pattern of the housekeeping job (default every 10 minutes). */
   housekeepingPattern?: string;
   recheck?: RecheckOptions;
   delivery?: WorkerOptions;
   housekeeping?: HousekeepingOptions;
-  /** Croner pattern of the alert emails (default every 5 s); the job runs only with SMTP_URL or `alerts.transport`. */
+  /** The alerts job runs only with SMTP_URL or `alerts.transport`. */
   alertsPattern?: string;
   alerts?: AlertSenderOptions;
-  /** Croner pattern of the transit statistics rebuild (default daily at 03:30 UTC). */
   predictionsPattern?: string;
-  /** Croner pattern of the stalled-shipments check (default every 10 minutes). */
   stallsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
@@ -71,72 +64,97 @@ function every(pattern: string | undefined, seconds: number, body: () => Promise
   return pattern ? new Cron(pattern, { protect: true }, body) : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
 }
 
+interface Running {
+  runner?: RecheckRunner;
+  worker?: DeliveryWorker;
+  alerts?: AlertSender;
+  housekeeping?: Promise<unknown>;
+  predictions?: Promise<unknown>;
+  stalls?: Promise<unknown>;
+}
+
+async function tracked<T>(r: Running, key: "housekeeping" | "predictions" | "stalls", p: Promise<T>): Promise<T> {
+  r[key] = p;
+  try {
+    return await p;
+  } finally {
+    r[key] = undefined;
+  }
+}
+
+type JobBuilder = (deps: AppDeps, opts: SchedulerOptions, r: Running) => Cron | Promise<Cron> | undefined;
+
+/** The jobs in start order; a builder returns undefined when its job is off (alerts without SMTP). */
+const BUILDERS: readonly [JobName, JobBuilder][] = [
+  [
+    "delivery",
+    async (deps, opts, r) => {
+      const w = createDeliveryWorker({ ...deps, ...opts.delivery });
+      r.worker = w;
+      await w.start();
+      return every(opts.deliveryPattern, deps.config.webhookPollSeconds, guarded("delivery", deps, () => w.poll()));
+    },
+  ],
+  [
+    "recheck",
+    (deps, opts, r) => {
+      const runner = createRecheckRunner(deps, opts.recheck);
+      r.runner = runner;
+      const body = guarded("recheck", deps, async () => {
+        const stats = await runner.drain();
+        opts.onDrain?.(stats);
+      });
+      return every(opts.recheckPattern, deps.config.recheckPollSeconds, body);
+    },
+  ],
+  [
+    "housekeeping",
+    (deps, opts, r) =>
+      new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, guarded("housekeeping", deps, async () => void (await tracked(r, "housekeeping", runHousekeeping(deps, opts.housekeeping))))),
+  ],
+  [
+    "alerts",
+    (deps, opts, r) => {
+      if (!deps.config.smtpUrl && !opts.alerts?.transport) return undefined;
+      const a = createAlertSender(deps, opts.alerts);
+      r.alerts = a;
+      return every(opts.alertsPattern, 5, guarded("alerts", deps, async () => void (await a.poll())));
+    },
+  ],
+  [
+    "predictions",
+    (deps, opts, r) =>
+      new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, guarded("predictions", deps, async () => void (await tracked(r, "predictions", rebuildIfDue({ ...deps, stats: deps.services.transitStats }))))),
+  ],
+  [
+    "stalls",
+    (deps, opts, r) => {
+      const body = guarded("stalls", deps, async () => {
+        const index = await deps.services.transitStats.get();
+        const res = await tracked(r, "stalls", markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now()));
+        if (res.stalled > 0) deps.log.info("stalled shipments marked", { component: "predictions", ...res });
+      });
+      return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
+    },
+  ],
+];
+
 /** Builds the jobs; nothing runs until `start()`. */
 export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Scheduler {
   const jobs = new Set(opts.jobs ?? ALL_JOBS);
   let started = false;
   let crons: Cron[] = [];
-  let runner: RecheckRunner | undefined;
-  let worker: DeliveryWorker | undefined;
-  let housekeeping: Promise<unknown> | undefined;
-  let alerts: AlertSender | undefined;
-  let predictions: Promise<unknown> | undefined;
-  let stalls: Promise<unknown> | undefined;
-
-  function recheckJob(): Cron {
-    const r = (runner = createRecheckRunner(deps, opts.recheck));
-    const body = guarded("recheck", deps, async () => {
-      const stats = await r.drain();
-      opts.onDrain?.(stats);
-    });
-    return every(opts.recheckPattern, deps.config.recheckPollSeconds, body);
-  }
-  async function deliveryJob(): Promise<Cron> {
-    const w = (worker = createDeliveryWorker({ ...deps, ...opts.delivery }));
-    await w.start();
-    return every(opts.deliveryPattern, deps.config.webhookPollSeconds, guarded("delivery", deps, () => w.poll()));
-  }
-  function housekeepingJob(): Cron {
-    const body = guarded("housekeeping", deps, async () => {
-      const p = runHousekeeping(deps, opts.housekeeping);
-      housekeeping = p;
-      await p.finally(() => (housekeeping = undefined));
-    });
-    return new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, body);
-  }
-  function predictionsJob(): Cron {
-    const body = guarded("predictions", deps, async () => {
-      const p = rebuildIfDue({ ...deps, stats: deps.services.transitStats });
-      predictions = p;
-      await p.finally(() => (predictions = undefined));
-    });
-    return new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, body);
-  }
-  function stallsJob(): Cron {
-    const body = guarded("stalls", deps, async () => {
-      const index = await deps.services.transitStats.get();
-      const p = markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now());
-      stalls = p;
-      const r = await p.finally(() => (stalls = undefined));
-      if (r.stalled > 0) deps.log.info("stalled shipments marked", { component: "predictions", ...r });
-    });
-    return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
-  }
+  const r: Running = {};
 
   return {
     async start() {
       if (started) return;
       started = true;
-      if (jobs.has("delivery")) crons.push(await deliveryJob());
-      if (jobs.has("recheck")) crons.push(recheckJob());
-      if (jobs.has("housekeeping")) crons.push(housekeepingJob());
-      if (jobs.has("alerts") && (deps.config.smtpUrl || opts.alerts?.transport)) {
-        const a = (alerts = createAlertSender(deps, opts.alerts));
-        crons.push(every(opts.alertsPattern, 5, guarded("alerts", deps, async () => void (await a.poll()))));
+      for (const [name, build] of BUILDERS) {
+        const cron = jobs.has(name) ? await build(deps, opts, r) : undefined;
+        if (cron) crons.push(cron);
       }
-      if (jobs.has("predictions")) crons.push(predictionsJob());
-      if (jobs.has("stalls")) crons.push(stallsJob());
-      deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: runner?.owner, lease_ms: runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
+      deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: r.runner?.owner, lease_ms: r.runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
     },
     async stop(o = {}) {
       const timeout = o.timeout ?? 10_000;
@@ -144,11 +162,10 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       for (const c of crons) c.stop();
       crons = [];
       started = false;
-      await Promise.all([runner?.stop({ timeout }), worker?.stop({ timeout }), alerts?.stop({ timeout })]);
-      runner = worker = undefined;
-      alerts = undefined;
-      if (housekeeping) await settleWithin(housekeeping, deadline - Date.now());
-      if (predictions || stalls) await settleWithin([predictions, stalls].filter((p) => p !== undefined), deadline - Date.now());
+      await Promise.all([r.runner?.stop({ timeout }), r.worker?.stop({ timeout }), r.alerts?.stop({ timeout })]);
+      Object.assign(r, { runner: undefined, worker: undefined, alerts: undefined });
+      if (r.housekeeping) await settleWithin(r.housekeeping, deadline - Date.now());
+      if (r.predictions || r.stalls) await settleWithin([r.predictions, r.stalls].filter((p) => p !== undefined), deadline - Date.now());
     },
   };
 }

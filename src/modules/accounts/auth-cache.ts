@@ -1,39 +1,6 @@
 /**
- * API key → account cache, so that an authenticated request does not pay a
- * database round trip (the key lookup was most of the cost of a `/v1` call).
- *
- * Freshness (spec: Authentication — a revoked key is refused):
- * - every change that matters to authentication (key revoked, plan or status
- *   changed) calls {@link notifyAccountChanged}: it drops this process's
- *   entries of the account at once and sends `NOTIFY account_changed` with
- *   the account id, which every replica LISTENs to (PostgreSQL delivers it
- *   when the writing transaction commits);
- * - entries are served only once this process's LISTEN is up; each re-LISTEN
- *   empties the cache, since notifications sent while it was down are lost.
- *   postgres-js re-LISTENs after a dropped connection with its reconnect
- *   backoff (seconds after an outage); until it does, nothing here knows the
- *   connection dropped, and the TTL below is the bound;
- * - a lookup that raced an invalidation is not stored (epoch check), and
- *   every entry expires after {@link AUTH_CACHE_TTL_MS} whatever happens.
- * So another replica refuses a revoked key within one NOTIFY delivery
- * (milliseconds), and never later than the TTL.
- *
- * Unknown keys are cached too (as misses): a key is 256 random bits, so a
- * new key cannot already be cached as unknown, and a flood of made-up keys
- * costs one probe per key per TTL instead of one per request.
- *
- * Database work comes in batches, never one statement per key:
- * - lookups of keys not cached, started in the same turn of the event loop,
- *   share ONE statement (and concurrent lookups of one key share one answer);
- * - an entry used in the second half of its life is reloaded in the
- *   background while it is still served: the reloads of the next
- *   {@link REFRESH_BATCH_MS} share ONE statement. So a key in steady use
- *   never expires in front of a request, and thousands of keys in use cost
- *   about one statement a second, not thousands (their entries, loaded
- *   together, would otherwise expire together and each wait for its own
- *   round trip).
- * A reload answers under the same rules as a lookup: not stored if an
- * invalidation raced it; a failed one leaves the entry to expire.
+ * API key → account cache: a revoked key is refused (spec: Authentication) within one NOTIFY, never later than
+ * {@link AUTH_CACHE_TTL_MS}; lookups and reloads are batched (docs/performance.md, "API key → account").
  */
 import type postgres from "postgres";
 import { sql } from "drizzle-orm";
@@ -41,40 +8,32 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 
 /** Longest time an entry is served, ms (the fallback if a notification is lost). */
 export const AUTH_CACHE_TTL_MS = 10_000;
-/** An entry used when it is older than this (ms) is reloaded in the background while it is served. */
 const REFRESH_AFTER_MS = AUTH_CACHE_TTL_MS / 2;
-/** How long background reloads are gathered before one statement does them all, ms (well under the TTL's other half). */
+/** How long background reloads are gathered before one statement does them all, ms. */
 export const REFRESH_BATCH_MS = 1_000;
-/** Most key hashes one statement looks up. */
 const MAX_BATCH = 1_000;
-/** Entries kept per process; past this the cache starts again empty (a flood of keys cannot grow it). */
+/** Entries kept per process; past this the cache starts again empty. */
 const MAX_ENTRIES = 50_000;
 /** The LISTEN/NOTIFY channel; the payload is an account id. */
 export const ACCOUNT_CHANNEL = "account_changed";
 
-/** The account as authentication sees it. */
 export interface CachedAuth {
   keyId: string;
   account: { id: string; email: string; plan: string; status: string };
 }
 
-/**
- * Looks up many key hashes in one statement: the live (not revoked) keys found, by hash. A hash missing from
- * the answer is unknown or revoked.
- */
+/** Looks up many key hashes in one statement: the live keys found, by hash (missing: unknown or revoked). */
 export type KeyLoader = (db: Db, keyHashes: string[]) => Promise<Map<string, CachedAuth>>;
 
 interface Entry {
   auth: CachedAuth | null;
-  /** Wall-clock ms after which the entry is not served. */
   expiresAt: number;
-  /** Wall-clock ms after which a use of the entry asks for a background reload. */
   refreshAt: number;
 }
 
 const entries = new Map<string, Entry>();
 const keysOfAccount = new Map<string, Set<string>>();
-/** Bumped by every invalidation: a lookup that started before one must not store its (maybe stale) answer. */
+/** Bumped by every invalidation: a lookup that started before one must not store its answer. */
 let epoch = 0;
 /** Pools whose LISTEN connection is up (only their lookups use the cache). */
 const listening = new WeakMap<postgres.Sql, "starting" | "up">();
@@ -94,13 +53,7 @@ export function forgetAccount(accountId: string): void {
   keysOfAccount.delete(accountId);
 }
 
-/**
- * Tells every replica that `accountId`'s keys, plan or status changed: drops
- * this process's entries at once and NOTIFYs the others. Inside a
- * transaction the NOTIFY goes out at commit (and not at all on rollback).
- * Callers: key revocation, plan change, status change — any code that
- * changes what {@link authenticateCached} returns must call it.
- */
+/** Tells every replica (NOTIFY at commit) that `accountId`'s keys, plan or status changed: every such change must call it. */
 export async function notifyAccountChanged(db: DbOrTx, accountId: string): Promise<void> {
   forgetAccount(accountId);
   await db.execute(sql`select pg_notify(${ACCOUNT_CHANNEL}, ${accountId})`);
@@ -114,7 +67,7 @@ function ensureListening(client: postgres.Sql): boolean {
     listening.set(client, "starting");
     client
       .listen(ACCOUNT_CHANNEL, (accountId) => forgetAccount(accountId), () => {
-        // (Re)connected: anything sent while the connection was down is lost, so start empty.
+        // (Re)connected: what was sent while down is lost, so start empty.
         clearAll();
         listening.set(client, "up");
       })
@@ -128,7 +81,10 @@ function store(keyHash: string, auth: CachedAuth | null, nowMs: number): void {
   entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS, refreshAt: nowMs + REFRESH_AFTER_MS });
   if (auth) {
     let set = keysOfAccount.get(auth.account.id);
-    if (!set) keysOfAccount.set(auth.account.id, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      keysOfAccount.set(auth.account.id, set);
+    }
     set.add(keyHash);
   }
 }
@@ -157,11 +113,11 @@ class KeyBatches {
     private readonly load: KeyLoader,
   ) {}
 
-  /** The answer for `keyHash` from the next batch of lookups (one per turn of the event loop). */
   lookUp(keyHash: string): Promise<CachedAuth | undefined> {
     let w = this.waiting.get(keyHash);
     if (w) return w.promise;
-    this.waiting.set(keyHash, (w = waiter()));
+    w = waiter();
+    this.waiting.set(keyHash, w);
     if (!this.lookupsQueued) {
       this.lookupsQueued = true;
       setImmediate(() => this.runLookups());
@@ -169,7 +125,6 @@ class KeyBatches {
     return w.promise;
   }
 
-  /** Asks for a background reload of `keyHash` within {@link REFRESH_BATCH_MS}. */
   reload(keyHash: string): void {
     if (this.reloads.has(keyHash)) return;
     this.reloads.add(keyHash);
@@ -195,7 +150,6 @@ class KeyBatches {
     this.reloadTimer = undefined;
     const hashes = [...this.reloads];
     this.reloads.clear();
-    // A failed reload changes nothing: the entries expire as they would have.
     for (let i = 0; i < hashes.length; i += MAX_BATCH) this.loadAndStore(hashes.slice(i, i + MAX_BATCH)).catch(() => {});
   }
 
@@ -220,13 +174,8 @@ class KeyBatches {
 const batchesOf = new WeakMap<Db, KeyBatches>();
 
 /**
- * The cached answer for `keyHash`, without waiting: the account, `null` for a
- * key cached as unknown, `undefined` when the cache cannot answer (not
- * cached, expired, or this pool's LISTEN is not up) — then use
- * {@link authenticateCached}. An entry in the second half of its life is
- * served and reloaded in the background. Cached accounts are frozen: they
- * are shared by every request of the key.
- * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
+ * The cached answer for `keyHash` without waiting: the (frozen) account, `null` for a key cached as unknown,
+ * `undefined` when the cache cannot answer. `nowMs`: wall-clock ms (entries expire by real time).
  */
 export function peekCached(db: Db, keyHash: string, nowMs = Date.now()): CachedAuth | null | undefined {
   if (!ensureListening(db.$client)) return undefined;
@@ -240,16 +189,16 @@ export function peekCached(db: Db, keyHash: string, nowMs = Date.now()): CachedA
 }
 
 /**
- * The account for `keyHash` through the cache; on a miss, `load` looks it up
- * together with the other misses of the same turn of the event loop (one
- * statement). A pool keeps the first `load` it is given.
- * @param nowMs wall-clock ms (entries expire by real time, not by a test clock).
- * @throws whatever `load` throws (the database is down …)
+ * The account for `keyHash` through the cache; misses of one event-loop turn share one `load` (a pool keeps the
+ * first `load` it is given). @throws whatever `load` throws.
  */
 export async function authenticateCached(db: Db, keyHash: string, load: KeyLoader, nowMs = Date.now()): Promise<CachedAuth | undefined> {
   const cached = peekCached(db, keyHash, nowMs);
   if (cached !== undefined) return cached ?? undefined;
   let batches = batchesOf.get(db);
-  if (!batches) batchesOf.set(db, (batches = new KeyBatches(db, load)));
+  if (!batches) {
+    batches = new KeyBatches(db, load);
+    batchesOf.set(db, batches);
+  }
   return batches.lookUp(keyHash);
 }

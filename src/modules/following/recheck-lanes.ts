@@ -1,34 +1,21 @@
-/**
- * Per-backend lanes of the re-check runner: courier calls run with at most
- * `perLane` in flight per backend adapter (the unit that owns a connection
- * pool and a concurrency cap in the courier registry), and a backend whose
- * lane holds `laneCap` rows is left out of further claims, so a slow or
- * failing courier never holds up the others. The claimer below fills them.
- */
+/** Per-backend lanes of the re-check runner and the claimer filling them (docs/rechecks.md, "The runner"). */
 import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
 import { claimDueShipments, type ClaimedShipment } from "./claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 
-/** A claimed row while this process holds it. */
 export interface Held extends ClaimedShipment {
-  /** When this claim's lease runs out, ms since the epoch (moved on by each renewal). */
+  /** Lease end, ms since the epoch. */
   leaseUntilMs: number;
 }
 
 export interface CourierLanes {
-  /**
-   * Queues claimed rows in their backend's lane ("unknown" for a slug no longer in the catalogue) and starts what fits.
-   * A row already held (claimed again after its lease lapsed) keeps its place: it is not queued twice.
-   */
+  /** Queues claimed rows in their backend's lane and starts what fits; a row already held keeps its place. */
   add(rows: Held[]): void;
-  /** The rows held, queued or running (their leases are renewed while they are held). */
   heldRows(): Held[];
   /** Courier slugs whose backend lane is full. */
   saturated(): string[];
-  /** Rows held, queued or running. */
   held(): number;
-  /** Re-checks running now. */
   running(): Promise<void>[];
   /** Starts nothing more; takes the queued rows out and returns them (the caller gives them back). */
   stop(): Held[];
@@ -39,7 +26,6 @@ interface Lane {
   queue: Held[];
 }
 
-/** Creates empty lanes; `run` re-checks one row and must not reject. */
 export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
   const lanes = new Map<string, Lane>();
   const running = new Set<Promise<void>>();
@@ -48,7 +34,10 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
 
   const laneOf = (adapter: string) => {
     let l = lanes.get(adapter);
-    if (!l) lanes.set(adapter, (l = { active: 0, queue: [] }));
+    if (!l) {
+      l = { active: 0, queue: [] };
+      lanes.set(adapter, l);
+    }
     return l;
   };
 
@@ -101,19 +90,12 @@ export function createCourierLanes(opts: { perLane: number; laneCap: number; run
 }
 
 export interface Claimer {
-  /** One claim statement for what the lanes have room for; queues the rows. Returns rows claimed (0 when skipped). */
+  /** One claim statement for what the lanes have room for; returns rows claimed (0 when skipped). */
   claim(): Promise<number>;
-  /** Forgets the last empty claim (a new drain starts). */
   reset(): void;
 }
 
-/**
- * The claimer filling `lanes`: up to `claimLimit` rows per statement, at most `maxHeld` held, full
- * lanes' couriers left out. A claim that came back empty is not repeated within a second while the
- * same lanes (or more) are still full: it walked the whole due range to find nothing. Only a lane
- * with room again, or a second passing (rows coming due), is worth another statement.
- * @throws from `claim()` whatever the database throws.
- */
+/** The claimer filling `lanes`; an empty claim is not repeated within 1 s while the same lanes are full. @throws on DB errors. */
 export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs: number; claimLimit: number; maxHeld: number; lanes: CourierLanes }): Claimer {
   let lastEmpty: { excluded: Set<string>; at: number } | undefined;
   return {

@@ -1,11 +1,4 @@
-/**
- * One scheduled re-check of one claimed shipment (spec "What the service
- * does": followed shipments are re-checked on a schedule): the courier call,
- * then a success through `recordFetch` (the new record, its event and its
- * outbox rows in one transaction) or a courier failure through
- * `recordFailure` (nothing about the shipment changes, no event, the next
- * check backs off: `recheckAfterFailureMs`, src/domain/following.ts). The runner in recheck.ts calls it from its lanes.
- */
+/** One scheduled re-check: the courier call, then `recordFetch` or `recordFailure` (spec "What the service does"). */
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../lib/log.ts";
@@ -21,25 +14,17 @@ import type { Held } from "./recheck-lanes.ts";
 /** What one drain did. */
 export interface RecheckStats {
   claimed: number;
-  /** Re-checks stored with an event. */
   changed: number;
-  /** Re-checks stored without a change worth an event. */
   unchanged: number;
-  /** Courier failures recorded (backed off). */
   failed: number;
   /** Claimed but not re-checked: lease lapsed while queued, given back at stop, or the record step failed. */
   skipped: number;
-  /** Rows taken out of the schedule (courier no longer scheduled). */
   unscheduled: number;
-  /** Events written, by type. */
   events: Record<string, number>;
-  /** Courier failures by courier slug. */
   errors: Record<string, number>;
-  /** Wall time, ms. */
   ms: number;
 }
 
-/** A drain's stats before it starts. */
 export const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchanged: 0, failed: 0, skipped: 0, unscheduled: 0, events: {}, errors: {}, ms: 0 });
 
 /** Everything a re-check needs; `stats` is the current drain's, replaced per drain. */
@@ -56,18 +41,13 @@ export interface RecheckContext {
   /** RECHECK_INTERVAL_SECONDS in ms. */
   intervalMs: number;
   afterOutbox?: RecordOptions["afterOutbox"];
-  /** The fast path's read prepared for `db`, if the runner has one. */
   fetchRead?: RecordOptions["fetchRead"];
   stats: RecheckStats;
 }
 
-/**
- * Re-checks one claimed row. A row whose courier is no longer scheduled leaves the schedule; a row
- * that waited in its lane past its lease is skipped (another process may hold it now).
- * @throws when the database fails while recording (the lease stays and the row comes due again).
- */
+/** Re-checks one claimed row (skipped if it waited past its lease). @throws when recording fails (the row comes due again). */
 export function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
-  // Tracing on: one trace per re-check (courier call, record transaction); its event's deliveries join it.
+  // One trace per re-check; its event's deliveries join it.
   return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row), { parent: null });
 }
 
@@ -75,7 +55,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
   const { deps, stats } = ctx;
   const courier = courierBySlug(row.courier);
   if (!courier || courier.follow !== "scheduled") {
-    // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers); a stray row (catalogue change) leaves the schedule.
+    // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers).
     await unschedule(ctx.db, row.id, ctx.owner);
     stats.unscheduled++;
     return;
@@ -84,7 +64,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
     stats.skipped++;
     return;
   }
-  let snapshot;
+  let snapshot: Awaited<ReturnType<typeof deps.backends.lookup>>["snapshot"];
   try {
     snapshot = (await deps.backends.lookup(courier, row.tracking_number, "recheck")).snapshot;
   } catch (err) {
@@ -111,7 +91,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
 /** Records a failed courier call: counted (by kind and retryable), logged, the next check backed off. */
 async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: Held, err: unknown): Promise<void> {
   const { deps, stats } = ctx;
-  // The registry classifies every failure; anything else is an adapter bug, treated as a (retryable) backend error.
+  // Anything the registry did not classify is an adapter bug: a retryable backend error.
   const kind: CourierFailure = err instanceof CourierError ? err.kind : "backend";
   const retryable = err instanceof CourierError ? err.retryable : true;
   const failures = row.recheck_failures + 1;

@@ -1,21 +1,13 @@
-/**
- * The delivery outbox as a queue of the claim engine (src/db/queue.ts): the claim, which reads everything an attempt
- * needs in the same round trip, and the release of rows never attempted. Claim → commit → send → record: no
- * transaction or row lock is ever held across a network call. Outcomes are recorded by outbox.ts.
- */
+/** The outbox as a queue of the claim engine: a claim that reads what an attempt needs, and the release of unsent rows. */
 import type postgres from "postgres";
 import { defineQueue, frag, run } from "../../../db/queue.ts";
 import type { EventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
 
-/** The NOTIFY channel that wakes delivery workers. */
 export const DELIVERIES_CHANNEL = "deliveries";
 
-/**
- * The outbox as a queue of the claim engine: the lease is on the `deliveries` row, proven by its own end (no
- * owner column), and the due time is in `delivery_queue` (the claim's candidates read it; the record moves it).
- */
+/** The lease is on the `deliveries` row, proven by its own end; the due time is in `delivery_queue`. */
 export const deliveryLeases = defineQueue<never>("deliveries", {
   key: "id",
   token: "lease",
@@ -26,22 +18,21 @@ export const deliveryLeases = defineQueue<never>("deliveries", {
   returning: "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
 });
 
-/** A claimed delivery with everything the attempt needs, read in the claim statement. */
 export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
   account_id: string;
-  /** The event's id; null for a test fire (redelivered test deliveries). */
+  /** Null for a test fire. */
   event_id: string | null;
-  trace_parent: string | null; // the event's W3C traceparent (the lookup that caused it); read only when tracing is on
+  /** The event's W3C traceparent; read only when tracing is on. */
+  trace_parent: string | null;
   event_type: EventType;
   mode: "live" | "test";
   attempts: number;
-  /** Timestamp text as PostgreSQL prints it. */
   enqueued_at: string;
-  sequence: number | null; // the event's number for this webhook; null for test fires
+  /** The event's number for this webhook; null for test fires. */
+  sequence: number | null;
   synthetic_data: PayloadData | null;
-  /** The lease this claim holds, as ISO text (compared back as a timestamp when recording). */
   lease_until: string;
   url: string;
   webhook_mode: string;
@@ -49,27 +40,18 @@ export interface ClaimedDelivery {
   webhook_events: string[];
   plan: string;
   secret_enc: string | null;
-  headers_enc: string | null; // custom headers, encrypted (modules/webhooks/headers.ts)
+  headers_enc: string | null;
   shipment: ShipmentRow | null;
 }
 
-/**
- * Claims up to `limit` due deliveries for `leaseMs` (one statement). Units:
- * `now` ms since the epoch, `leaseMs` ms.
- *
- * Due rows come oldest first through `delivery_queue`, locked with SKIP LOCKED so workers partition them; the
- * lease is stamped in the same statement (a HOT update) and a row whose lease ran out matches again, which makes
- * delivery at-least-once. The secret, webhook and freshest shipment record (with the delivery's own account's
- * `reference` and `metadata`) are read in the claim's snapshot. Why this shape: docs/webhooks.md, "The worker".
- */
+/** Claims up to `limit` deliveries due at `now` (ms since the epoch) for `leaseMs` (ms), with webhook, secret and shipment. */
 export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const nowD = new Date(now).toISOString();
   const a = { nowMs: now, limit, leaseMs, owner: "" };
   const lease = deliveryLeases.leaseToken(a);
   const traced = tracingOn();
   const claimStarted = Date.now();
-  // `id = any(array(...))` (by: "key") keeps the update on primary-key probes whatever the planner thinks of the sizes.
-  // (Inside the candidates, `q` is the queue row; the claim's own `q`, the outbox row, is hidden there.)
+  // Inside the candidates `q` is the queue row, hiding the claim's own `q` (the outbox row).
   const claimed = deliveryLeases.claimStatement({
     ...a,
     candidates: frag`
@@ -81,9 +63,7 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
       limit ${limit}
       for update of x skip locked`,
   });
-  // Every row of a claim gets the same lease, so it is not read back (the record compares it as sent), and
-  // the webhook's columns come once per webhook (the first of its rows): each column read back costs the
-  // worker about a microsecond per row, and claims are usually many rows of a few webhooks (bench/deliver.ts).
+  // The lease and repeated webhook columns are not read back: each column costs about 1 µs a row (bench/deliver.ts).
   const rows = (await run(sql, frag`
     with d as (${claimed}), c as (
       select d.*, w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan,
@@ -103,10 +83,16 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
        where s.id = c.shipment_id) as shipment
     from c
-  `)) as unknown as (Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null })[];
+  `)) as unknown as ClaimRow[];
+  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
+  return toClaimed(rows, lease);
+}
+
+type ClaimRow = Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null };
+
+function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
   for (const r of rows) if (r.webhook) webhooks.set(`${r.webhook_id}|${r.account_id}`, r.webhook);
-  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
   return rows.map((r) => {
     const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
     return {
@@ -118,14 +104,9 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
   });
 }
 
-/** The claim's columns that are the webhook's and its account's (read once per webhook). */
 type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
 
-/**
- * Hands claimed rows back without an attempt (a stopping worker's rows that never got a slot): clears
- * each lease that is still ours, so the next claim by any worker takes the row at once instead of after
- * the lease runs out. Writes `lease_until` only (HOT, like the claim). Returns the rows released.
- */
+/** Clears the leases still ours on rows never attempted, so the next claim takes them at once; returns the count. */
 export async function releaseLeases(sql: postgres.Sql, rows: Pick<ClaimedDelivery, "id" | "lease_until">[]): Promise<number> {
   const byLease = new Map<string, string[]>();
   for (const r of rows) byLease.set(r.lease_until, [...(byLease.get(r.lease_until) ?? []), r.id]);

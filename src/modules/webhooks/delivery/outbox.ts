@@ -1,9 +1,4 @@
-/**
- * The delivery outbox (spec: Events; spec-map Decisions: Outbox): fan-out of an event into one
- * `deliveries` row per subscribed, active, live webhook, and the outcome statement the worker runs (the claim and
- * the release are in claim.ts). Claim → commit → send → record: no transaction or row lock is ever held across a
- * network call, so a slow receiver never holds a lock.
- */
+/** The delivery outbox (spec: Events; spec-map Decisions: Outbox): the fan-out of events and the outcome statement. */
 import { sql as dsql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { DbOrTx } from "../../../db/client.ts";
@@ -18,20 +13,11 @@ import type { PayloadData } from "./payload.ts";
 import { deactivationCte } from "../../alerts/record.ts";
 import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
-// The worker, tests and benches reach the claim through the outbox, as before it had its own file.
 export { claimDue, releaseLeases, deliveryLeases, DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
 const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 
-/**
- * Writes one outbox row per webhook that must receive `ev`: live, active,
- * subscribed to `ev.type`, of an account that follows the shipment and whose
- * plan still includes live webhooks. Call it inside the transaction that
- * stores the new shipment record: the rows commit with it, and the
- * `pg_notify` (delivered by PostgreSQL at commit, never before) wakes the
- * workers. `ev.enqueuedAt` is the event's fixed `enqueued_at` and the first
- * attempt's due time. Returns the number of rows inserted.
- */
+/** Writes the event's outbox rows in the caller's transaction (NOTIFY at commit); returns how many. */
 export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date }): Promise<number> {
   const targets = (await tx.execute(dsql`
     select w.id, w.account_id
@@ -47,7 +33,7 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
   const at = ev.enqueuedAt.toISOString();
   const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : 1)); // counters locked in one order: fan-outs queue, never deadlock
   const rows = JSON.stringify(sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })));
-  // One round trip: next sequences (counter rows locked until commit: no gaps), outbox rows (queued by trigger, 0005), wake-up.
+  // One round trip: sequences (locked until commit: no gaps), outbox rows (queued by trigger), wake-up.
   await tx.execute(dsql`
     with v as (
       select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, webhook_id text, account_id text, ord int)
@@ -67,10 +53,7 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
   return targets.length;
 }
 
-/**
- * The webhooks module's event sink (`AppDeps.onEvents`): every event the following module writes is fanned out
- * into the outbox by {@link fanOutEvent}, in the transaction that writes the event. Returns the outbox rows written.
- */
+/** The webhooks module's event sink (`AppDeps.onEvents`): {@link fanOutEvent} per event; returns the rows written. */
 export const outboxEventSink: EventSink = (tx, events) =>
   inSpan("outbox enqueue", { "db.system.name": "postgresql" }, async () => {
     let rows = 0;
@@ -98,30 +81,20 @@ export interface OutcomeItem {
   outcome: Outcome;
 }
 
+function outcomeParams(items: OutcomeItem[]) {
+  const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
+    id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
+    effect: failureEffect(d.mode, o.state),
+  }));
+  const hops = items.flatMap(({ delivery: d, outcome: o }) =>
+    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
+  );
+  return { rows, hops };
+}
+
 /**
- * Records a batch of attempt outcomes in one statement, so one autocommit (the worker batches whatever
- * finished while the previous batch was being written):
- *
- * 1. the delivery rows — only where our lease still holds (a worker that
- *    outlived its lease must not overwrite the new owner's result) — their
- *    queue entries (a final outcome leaves the queue, a retry is due again at
- *    its next attempt) and every hop in the attempt log.
- *    The outbox update writes no indexed column: HOT, no index entry;
- * 2. the live webhooks' consecutive-failure counts, applying the policy of src/domain/delivery.ts: each
- *    row's `failureEffect` (fail or reset) and the `deactivateAt` threshold come in as parameters; folded per webhook
- *    over the recorded rows in completion order (`ord`): a success resets,
- *    so the count grows by the failures after the webhook's last success in
- *    the batch. Only active webhooks count: an attempt that was in flight
- *    when its webhook was deactivated changes nothing there (the count stays
- *    where deactivation left it; reactivating resets it) and is not reported
- *    as deactivating it again.
- *
- * Batching matters: every attempt-log row takes a FOR KEY SHARE lock on its
- * webhook (foreign key); one transaction per delivery turns that into a
- * multixact storm on a busy webhook, and each commit is a WAL flush. One
- * statement instead of BEGIN, two statements and COMMIT saves three round
- * trips a batch. Returns the ids recorded and the webhooks this batch deactivated (the statement sends
- * back only the ids it did not record, usually none).
+ * Records a batch of outcomes in one statement (docs/webhooks.md, "The worker": Record statement; policy from
+ * src/domain/delivery.ts). Returns the ids recorded and the webhooks deactivated. @throws on DB errors.
  */
 export async function recordOutcomes(
   sql: postgres.Sql,
@@ -131,13 +104,7 @@ export async function recordOutcomes(
 ): Promise<{ recorded: Set<string>; deactivated: string[] }> {
   if (items.length === 0) return { recorded: new Set(), deactivated: [] };
   const nowD = new Date(now).toISOString();
-  const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
-    id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
-    effect: failureEffect(d.mode, o.state),
-  }));
-  const hops = items.flatMap(({ delivery: d, outcome: o }) =>
-    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
-  );
+  const { rows, hops } = outcomeParams(items);
   const out = (await sql`
     with v as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)

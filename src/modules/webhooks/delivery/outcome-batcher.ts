@@ -1,37 +1,25 @@
-/**
- * The delivery worker's outcome batcher: outcomes finishing while a batch is
- * being written wait for the next one, so under load one transaction records
- * many deliveries (one WAL flush for the lot, see `recordOutcomes`), and up to
- * `flushes` record transactions overlap instead of queueing.
- */
+/** The delivery worker's outcome batcher: outcomes finishing while a batch is written wait for the next (group commit). */
 import type postgres from "postgres";
 import type { Clock } from "../../../lib/clock.ts";
 import { recordOutcomes, type ClaimedDelivery, type Outcome, type OutcomeItem } from "./outbox.ts";
 
-/** What recording one outcome did. */
 export interface RecordResult {
   /** False when the lease was lost before recording (the new owner records). */
   recorded: boolean;
-  /** True when this outcome deactivated the row's webhook (too many consecutive failures); one outcome per deactivation. */
+  /** True on the one outcome that deactivated the row's webhook. */
   deactivated: boolean;
 }
 
 export interface OutcomeBatcher {
-  /**
-   * Queues one outcome and resolves once the transaction holding it committed.
-   * @throws whatever the database throws for that transaction (the row keeps its lease).
-   */
+  /** Queues one outcome; resolves once its statement committed. @throws what the database throws (the row keeps its lease). */
   record(row: ClaimedDelivery, outcome: Outcome): Promise<RecordResult>;
-  /** Outcomes queued or being written now. */
   readonly outstanding: number;
   /** Resolves once every outcome queued so far is written or failed (never rejects). */
   settled(): Promise<void>;
 }
 
 export interface OutcomeBatcherOptions {
-  /** Outcomes per record transaction at most. */
   batch: number;
-  /** Record transactions in flight at once. */
   flushes: number;
 }
 
@@ -41,7 +29,6 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-/** Creates a batcher writing through `sql`; `clock` stamps each record transaction. */
 export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: OutcomeBatcherOptions): OutcomeBatcher {
   const queue: Waiting[] = [];
   let flushing = 0;
@@ -62,7 +49,7 @@ export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: Outc
         const batch = queue.splice(0, opts.batch);
         try {
           const r = await recordOutcomes(sql, batch.map((b) => b.item), clock.now());
-          // A webhook deactivated by this batch is reported on its first outcome only: one log line, one count.
+          // A deactivation is reported on its webhook's first outcome only.
           const unreported = new Set(r.deactivated);
           for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: unreported.delete(b.item.delivery.webhook_id) });
         } catch (e) {

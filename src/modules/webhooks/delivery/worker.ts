@@ -1,19 +1,6 @@
 /**
- * The delivery worker: claims due outbox rows, sends after the claim
- * committed, records each outcome in a second statement. Its parts: the
- * claimer (pump.ts), the attempt and its outcome ({@link outcomeOf}), and the
- * outcome batcher (outcome-batcher.ts); this file wires them together.
- *
- * Wake-ups: LISTEN `deliveries` (the NOTIFY that `fanOutEvent` issues inside
- * the event's transaction arrives at commit, so a first attempt leaves well
- * under a second later), plus {@link DeliveryWorker.poll}, which the
- * scheduler (src/scheduler/) calls every WEBHOOK_POLL_SECONDS (default 1) as
- * the backstop for retries coming due, missed notifications and reconnects.
- * The worker owns no timer. Any number of processes can run one: the claim
- * uses SKIP LOCKED.
- *
- * Log lines (docs/logging.md, Delivery lines): one `warn` per failed attempt, one `error` per delivery
- * given up (abandoned or dropped) and per webhook deactivated.
+ * The delivery worker: claims (pump.ts), attempts ({@link outcomeOf}), records in batches (outcome-batcher.ts). Woken
+ * by LISTEN and the scheduler's poll, it owns no timer (docs/webhooks.md, "The worker"; logs: docs/logging.md).
  */
 import type postgres from "postgres";
 import type { AppDeps } from "../../../deps.ts";
@@ -38,67 +25,42 @@ import { listenForWork } from "../../../db/queue.ts";
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */
   sql?: postgres.Sql;
-  /** Host resolver for the address check; default the system resolver. */
   resolver?: Resolver;
   /** Deliveries in flight at once per process (default 64). */
   concurrency?: number;
-  /**
-   * Claimed rows waiting for a slot at most, on top of `concurrency` (default {@link PREFETCH_FACTOR} ×
-   * `concurrency`); fewer wait while attempts finish slowly (pump.ts), never fewer than `minPrefetch`.
-   */
+  /** Claimed rows waiting for a slot at most (default {@link PREFETCH_FACTOR} × `concurrency`). */
   prefetch?: number;
-  /** Claimed rows that may wait for a slot however slowly attempts finish (default {@link MIN_PREFETCH_FACTOR} × `concurrency`, at most `prefetch`). */
+  /** Claimed rows that may wait however slowly attempts finish (default {@link MIN_PREFETCH_FACTOR} × `concurrency`). */
   minPrefetch?: number;
-  /** Rows that must fit below the high-water mark before a claim is made, at least (default {@link REFILL_FRACTION} of `concurrency`). */
+  /** Rows that must fit below the high-water mark before a claim (default {@link REFILL_FRACTION} of `concurrency`). */
   refillAt?: number;
-  /** Outcomes per record transaction at most (default {@link RECORD_BATCH}). */
   recordBatch?: number;
-  /** Record transactions in flight at once (default {@link RECORD_FLUSHES}). */
   recordFlushes?: number;
-  /** Outcomes waiting to be recorded past which a finished attempt keeps its slot (default `recordBatch × recordFlushes`). */
+  /** Outcomes waiting past which a finished attempt keeps its slot (default `recordBatch × recordFlushes`). */
   maxUnrecorded?: number;
 }
 
-/**
- * Pipeline tuning, measured with `bun run bench:deliver` (docs/webhooks.md, Benchmark; 10,000 deliveries,
- * concurrency 64): claimed rows wait for a slot up to {@link PREFETCH_FACTOR} × concurrency while receivers
- * answer fast (50 ms of the finishing rate, pump.ts), and a claim is made once half of that fits below the
- * mark, so claims are few and large (a few hundred rows at ~8,000 deliveries/s) and one is in flight before
- * the waiting rows run out. Against the previous fixed 2 × concurrency and two record statements in flight
- * (claims of ~55 rows, records of ~30), PostgreSQL spent 56–70 µs per delivery instead of 87–97.
- */
+/** Pipeline tuning, measured with `bun run bench:deliver` (docs/webhooks.md, "The worker": Refill). */
 export const PREFETCH_FACTOR = 8;
-/** Claimed rows that may wait however slowly attempts finish, as a multiple of `concurrency`. */
 export const MIN_PREFETCH_FACTOR = 2;
-/** Rows that must fit below the high-water mark before a claim, at least, as a fraction of `concurrency`. */
 export const REFILL_FRACTION = 1;
-/** Outcomes written per record statement at most (one WAL flush for the lot). */
+/** Outcomes per record statement at most (one WAL flush for the lot). */
 export const RECORD_BATCH = 500;
-/**
- * Record statements in flight at once. One (group commit): the outcomes that finish while it commits go
- * in the next; two made batches half as large and cost PostgreSQL more CPU per delivery (fewer rows per
- * statement and per commit).
- */
+/** Record statements in flight: one (group commit); two cost PostgreSQL more CPU per delivery. */
 export const RECORD_FLUSHES = 1;
 
 export interface DeliveryWorker {
   /** Subscribes to NOTIFY and claims what is due. Resolves once listening. */
   start(): Promise<void>;
-  /**
-   * The backstop tick (the scheduler's delivery job): claims what is due now, as a NOTIFY would.
-   * Does nothing before `start()` or after `stop()`. Never throws (a failed claim backs off).
-   */
+  /** The scheduler's backstop tick: claims what is due now, as a NOTIFY would. Never throws. */
   poll(): Promise<void>;
   /** Stops claiming, then waits up to `timeout` ms (default 10,000) for in-flight attempts to be recorded. */
   stop(opts?: { timeout?: number }): Promise<void>;
-  /** Processes every delivery due now (by `deps.clock`) and waits for the outcomes; returns how many were processed. */
+  /** Processes every delivery due now and waits for the outcomes; returns how many (tests). */
   runOnce(): Promise<number>;
 }
 
-/**
- * What a worker needs (the whole `AppDeps` is accepted). `deps.clock` decides what is due and when
- * retries come due (`WEBHOOK_RETRY_SCHEDULE` seconds after attempts 1..5).
- */
+/** What a worker needs; `deps.clock` decides what is due and when retries come due. */
 export type WorkerDeps = Pick<AppDeps, "config" | "db" | "clock" | "log" | "secretsKey"> & WorkerOptions;
 
 /** Why a claimed row is recorded as skipped without an attempt, or null to send it. */
@@ -114,11 +76,7 @@ function skipReason(row: ClaimedDelivery): string | null {
   return null;
 }
 
-/**
- * Decides the row's fate: skipped (see {@link skipReason}) or one attempt sent, its result judged by the
- * delivery policy (`afterAttempt`, src/domain/delivery.ts) with the configured retry schedule. Times come from
- * `deps.clock`.
- */
+/** Skips the row ({@link skipReason}) or sends one attempt, judged by `afterAttempt` (src/domain/delivery.ts). */
 export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "secretsKey">, sender: WebhookSender, row: ClaimedDelivery): Promise<Outcome> {
   const skip = skipReason(row);
   if (skip) return { state: "skipped", attempts: row.attempts, nextAttemptAt: null, statusCode: null, error: skip, hops: [] };
@@ -131,7 +89,7 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     mode: row.mode,
     attempt,
     enqueuedAt: new Date(row.enqueued_at),
-    // A test fire stored before payloads carried the follow data (or `stalled`) gets its empty values.
+    // A test fire stored before payloads carried the follow data gets its empty values.
     data: (enq) => {
       const synthetic = row.synthetic_data;
       return synthetic ? { ...synthetic, reference: synthetic.reference ?? null, metadata: synthetic.metadata ?? {}, stalled: synthetic.stalled ?? false } : dataFromShipment(shipment!, enq);
@@ -148,23 +106,13 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
   return { attempts: attempt, statusCode: sent.statusCode, error: sent.error, hops: sent.hops, ...verdict };
 }
 
-/** Outcomes of an attempt that failed (the receiver did not answer 2xx, or the address check refused it). */
 const FAILED: ReadonlySet<Outcome["state"]> = new Set(["pending", "abandoned", "dropped"]);
 
-/**
- * The receiver's host and port, never its path or query (either may carry the customer's own tokens);
- * undefined when the stored URL does not parse.
- */
 function hostOf(url: string): string | undefined {
   return URL.canParse(url) ? new URL(url).host : undefined;
 }
 
-/**
- * Log fields of one attempt (docs/logging.md, Delivery lines): ids, attempt number, the receiver's HTTP
- * status or the error class (`timeout`, `connect`, `tls`, `dns`, `address_blocked`…), the next attempt's
- * time (null when none) and the receiver's host. Never the URL's path or query, the secret, the payload or
- * the response body.
- */
+/** Log fields of one attempt (docs/logging.md, Delivery lines): never the URL's path, the secret or a body. */
 export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "mode" | "event_type" | "url">, outcome: Outcome): Record<string, unknown> {
   return {
     webhook_id: row.webhook_id,
@@ -180,11 +128,7 @@ export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "
   };
 }
 
-/**
- * Reports one recorded outcome: a delivery given up (abandoned after the last attempt, or dropped by the
- * address check) and a webhook deactivated are `error` lines; a lost lease is logged and dropped (the new
- * owner records).
- */
+/** Reports one recorded outcome: a delivery given up and a webhook deactivated are `error` lines. */
 function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: ClaimedDelivery, outcome: Outcome, res: RecordResult): void {
   if (res.recorded) {
     observeDelivery(row, outcome, res, deps.clock.now());
@@ -195,10 +139,36 @@ function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: Claim
     log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
 }
 
-/**
- * Creates a worker (accepts the whole `AppDeps`) from its parts: the claimer, the attempt and the
- * outcome batcher. `deps.clock` decides what is due and when retries come due.
- */
+function pumpTuning(deps: WorkerOptions, concurrency: number) {
+  const prefetch = Math.max(0, deps.prefetch ?? concurrency * PREFETCH_FACTOR);
+  return {
+    refillAt: Math.max(1, deps.refillAt ?? Math.floor(concurrency * REFILL_FRACTION)),
+    prefetch,
+    minPrefetch: Math.min(prefetch, deps.minPrefetch ?? concurrency * MIN_PREFETCH_FACTOR),
+  };
+}
+
+/** One attempt: its slot frees once made, the outcome waits for the batcher (the slot too, past `maxUnrecorded`). */
+function createDeliver(deps: WorkerDeps, log: Logger, sender: WebhookSender, batcher: ReturnType<typeof createOutcomeBatcher>, maxUnrecorded: number) {
+  // The row keeps its lease and is retried when it runs out (at-least-once).
+  const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
+  return async (row: ClaimedDelivery): Promise<void> => {
+    let outcome: Outcome;
+    try {
+      outcome = await outcomeOf(deps, sender, row);
+    } catch (e) {
+      return failed(row, e);
+    }
+    if (FAILED.has(outcome.state) && log.enabled("warn")) log.warn("webhook delivery attempt failed", attemptFields(row, outcome));
+    const recording = batcher.record(row, outcome).then(
+      (res) => reportRecorded(deps, log, row, outcome, res),
+      (e) => failed(row, e),
+    );
+    if (batcher.outstanding > maxUnrecorded) await recording;
+  };
+}
+
+/** Creates a worker (accepts the whole `AppDeps`) from its parts: the claimer, the attempt and the outcome batcher. */
 export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const sql = deps.sql ?? deps.db.$client;
   const log = deps.log.child({ component: "webhook-worker" });
@@ -207,34 +177,13 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   // A lease must outlive the slowest attempt: every hop may use the whole timeout; LEASE_SLACK_SECONDS on top.
   const leaseMs = (MAX_REDIRECTS + 1) * deps.config.webhookTimeoutMs + deps.config.leaseSlackSeconds * 1000;
   const batcher = createOutcomeBatcher(sql, deps.clock, { batch: deps.recordBatch ?? RECORD_BATCH, flushes: deps.recordFlushes ?? RECORD_FLUSHES });
-
   const maxUnrecorded = deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
-  const recorded = (row: ClaimedDelivery, outcome: Outcome, res: RecordResult) => reportRecorded(deps, log, row, outcome, res);
-  // The row keeps its lease and is retried when it runs out (at-least-once).
-  const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
-  /**
-   * One attempt; its slot is free once the attempt is made, while the outcome waits for the batcher
-   * (the lease still covers the row). Past `maxUnrecorded` outcomes waiting, the slot waits too.
-   */
-  const deliver = async (row: ClaimedDelivery): Promise<void> => {
-    let outcome: Outcome;
-    try {
-      outcome = await outcomeOf(deps, sender, row);
-    } catch (e) {
-      return failed(row, e);
-    }
-    if (FAILED.has(outcome.state) && log.enabled("warn")) log.warn("webhook delivery attempt failed", attemptFields(row, outcome));
-    const recording = batcher.record(row, outcome).then((res) => recorded(row, outcome, res), (e) => failed(row, e));
-    if (batcher.outstanding > maxUnrecorded) await recording;
-  };
-  const refillAt = Math.max(1, deps.refillAt ?? Math.floor(concurrency * REFILL_FRACTION));
-  const prefetch = Math.max(0, deps.prefetch ?? concurrency * PREFETCH_FACTOR);
-  const minPrefetch = Math.min(prefetch, deps.minPrefetch ?? concurrency * MIN_PREFETCH_FACTOR);
+  const deliver = createDeliver(deps, log, sender, batcher, maxUnrecorded);
   const release = (rows: ClaimedDelivery[]) =>
     releaseLeases(sql, rows).catch((e) => log.warn("claimed deliveries not released; they are claimed again when the lease runs out", { error: e as Error }));
   // A row may wait for a slot half the lease's slack: its attempt and record still fit in the lease.
   const maxWaitMs = (deps.config.leaseSlackSeconds * 1000) / 2;
-  const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, prefetch, minPrefetch, refillAt, leaseMs, maxWaitMs, release, deliver });
+  const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, ...pumpTuning(deps, concurrency), leaseMs, maxWaitMs, release, deliver });
   let started = false;
   let unlisten: (() => Promise<void>) | undefined;
 
@@ -254,9 +203,7 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       pump.setRunning(false);
       await unlisten?.().catch(() => {});
       unlisten = undefined;
-      // Rows claimed but never started go back at once rather than when their lease runs out.
       await release(await pump.unstarted());
-      // Attempts first, then the outcomes they left with the batcher.
       await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
       await sender.close();
     },
