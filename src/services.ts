@@ -6,9 +6,11 @@
 import type { Db } from "./db/client.ts";
 import type { Clock, Timers } from "./lib/clock.ts";
 import { RecentCache } from "./lib/recent-cache.ts";
+import { AuthCache } from "./modules/accounts/auth-cache.ts";
 import { KeyUse } from "./modules/accounts/key-use.ts";
 import { QuotaLeases } from "./modules/accounts/quota-lease.ts";
 import { RateCounter } from "./modules/accounts/rate-counter.ts";
+import { loadKeys } from "./modules/accounts/service.ts";
 import { CourierBudgets } from "./modules/couriers/budget.ts";
 import { TransitStatsCache } from "./modules/predictions/stats.ts";
 import { createFetchRead, type FetchRead } from "./db/fetch-read.ts";
@@ -23,6 +25,8 @@ export interface Services {
   rateCounter: RateCounter;
   /** API key last-use stamps, written in batches (accounts/key-use.ts). */
   keyUse: KeyUse;
+  /** API key → account, invalidated by NOTIFY (accounts/auth-cache.ts). */
+  authCache: AuthCache;
   /** Slices of the shared courier call budgets (couriers/budget.ts). */
   courierBudgets: CourierBudgets;
   /** Terminal records fetched moments ago (tracking/recent.ts). */
@@ -42,6 +46,7 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
     quotaLeases: new QuotaLeases(db),
     rateCounter: new RateCounter(db),
     keyUse: new KeyUse(db),
+    authCache: new AuthCache(db, loadKeys),
     courierBudgets: new CourierBudgets(db, clock, timers),
     recentFetches: new RecentCache(RECENT_FETCHES_MAX),
     transitStats: new TransitStatsCache(db, () => clock.now()),
@@ -59,6 +64,7 @@ export async function stopServices(s: Services, onError: (step: string, err: unk
     ["quota blocks", () => s.quotaLeases.returnAll()],
     ["rate windows", () => s.rateCounter.stop()],
     ["key use", () => s.keyUse.stop()],
+    ["key cache", () => s.authCache.stop()],
     ["courier budgets", () => s.courierBudgets.stop()],
     ["recent fetches", () => s.recentFetches.stop()],
     ["transit statistics", () => s.transitStats.stop()],

@@ -2,10 +2,10 @@
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
 import { AppError } from "../errors.ts";
-import { countRequest, findApiKey, type AuthContext } from "../modules/accounts/service.ts";
+import { countRequest, type AuthContext } from "../modules/accounts/service.ts";
 import type { KeyUse } from "../modules/accounts/key-use.ts";
 import type { RateCounter } from "../modules/accounts/rate-counter.ts";
-import { peekCached } from "../modules/accounts/auth-cache.ts";
+import type { AuthCache } from "../modules/accounts/auth-cache.ts";
 import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
 import { planOf } from "../domain/plans.ts";
@@ -15,7 +15,7 @@ import { addRequestChecks } from "./validation.ts";
 
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
 
-type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & { services: { keyUse: KeyUse; rateCounter: RateCounter } };
+type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & { services: { keyUse: KeyUse; rateCounter: RateCounter; authCache: AuthCache } };
 
 /** A key lookup that failed (the database is down …): the gate rethrows it, and the error handler answers. */
 class LookupFailed {
@@ -45,14 +45,14 @@ function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
   const key = keyOf(request);
   if (!looksLikeApiKey(key)) return undefined;
   const hash = hashApiKey(key);
-  const cached = peekCached(deps.db, hash);
+  const cached = deps.services.authCache.peek(hash) as AuthContext | null | undefined;
   if (cached !== undefined) {
     (request as Noted)[LOOKED_UP] = cached;
     return undefined;
   }
-  return findApiKey(deps.db, hash).then(
+  return deps.services.authCache.authenticate(hash).then(
     (auth) => {
-      (request as Noted)[LOOKED_UP] = auth ?? null;
+      (request as Noted)[LOOKED_UP] = (auth as AuthContext | undefined) ?? null;
     },
     (error) => {
       (request as Noted)[LOOKED_UP] = new LookupFailed(error);

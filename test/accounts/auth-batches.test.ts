@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { authenticateCached, peekCached, REFRESH_BATCH_MS, AUTH_CACHE_TTL_MS, type CachedAuth } from "../../src/modules/accounts/auth-cache.ts";
+import { AuthCache, REFRESH_BATCH_MS, AUTH_CACHE_TTL_MS, type CachedAuth } from "../../src/modules/accounts/auth-cache.ts";
 import { keyUseFor } from "../helpers/services.ts";
 import { listApiKeys } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -13,19 +13,23 @@ import { eventually } from "../helpers/eventually.ts";
 
 let ctx: TestContext;
 const pools: ReturnType<typeof connect>[] = [];
+const caches: AuthCache[] = [];
 beforeAll(async () => {
   ctx = await testContext();
 });
 afterAll(async () => {
+  for (const c of caches) c.stop();
   await Promise.all(pools.map((p) => p.sql.end()));
   await ctx.close();
 });
 
-/** A pool of its own for each test: a pool keeps the first loader it is given, and each test gives its own. */
-function newPool() {
+/** A pool and key cache of its own for each test, built with the test's loader. */
+function newCache(load: ConstructorParameters<typeof AuthCache>[1]) {
   const p = connect(ctx.tdb.url, { max: 2 });
   pools.push(p);
-  return p;
+  const cache = new AuthCache(p.db, load);
+  caches.push(cache);
+  return cache;
 }
 
 const auth = (n: number): CachedAuth => ({ keyId: `key_${n}`, account: { id: `acc_${n}`, email: `${n}@example.com`, plan: "free", status: "active" } });
@@ -44,9 +48,9 @@ describe("key cache batches", () => {
   test("lookups started in one turn share one statement; a key asked for many times at once is looked up once", async () => {
     const live = new Map<string, CachedAuth>(Array.from({ length: 10 }, (_, i) => [`batch-hash-${i}`, auth(i)]));
     const { calls, load } = loader(live);
-    const pool = newPool();
+    const cache = newCache(load);
     const hashes = Array.from({ length: 50 }, (_, i) => `batch-hash-${i % 12}`); // 10 live, 2 unknown, each asked 4–5 times
-    const answers = await Promise.all(hashes.map((h) => authenticateCached(pool.db, h, load)));
+    const answers = await Promise.all(hashes.map((h) => cache.authenticate(h)));
     expect(calls.length).toBe(1);
     expect(calls[0]!.sort()).toEqual([...new Set(hashes)].sort());
     answers.forEach((a, i) => {
@@ -60,23 +64,36 @@ describe("key cache batches", () => {
       ["reload-b", auth(101)],
     ]);
     const { calls, load } = loader(live);
-    const pool = newPool();
+    const cache = newCache(load);
     // Cached once this pool's LISTEN is up (entries are stored only then).
     expect(await eventually(async () => {
-      await Promise.all([...live.keys()].map((h) => authenticateCached(pool.db, h, load)));
-      return peekCached(pool.db, "reload-a") !== undefined && peekCached(pool.db, "reload-b") !== undefined;
+      await Promise.all([...live.keys()].map((h) => cache.authenticate(h)));
+      return cache.peek("reload-a") !== undefined && cache.peek("reload-b") !== undefined;
     })).toBe(true);
     const before = calls.length;
     live.delete("reload-b"); // revoked behind the cache's back (no notification)
     const later = Date.now() + AUTH_CACHE_TTL_MS / 2 + 100;
-    expect(peekCached(pool.db, "reload-a", later)?.keyId).toBe("key_100");
-    expect(peekCached(pool.db, "reload-b", later)?.keyId).toBe("key_101"); // still served while it reloads
+    expect(cache.peek("reload-a", later)?.keyId).toBe("key_100");
+    expect(cache.peek("reload-b", later)?.keyId).toBe("key_101"); // still served while it reloads
     expect(calls.length).toBe(before); // nothing waits for the reload
     expect(await eventually(() => calls.length > before, 10 * REFRESH_BATCH_MS)).toBe(true);
     expect(calls.length).toBe(before + 1);
     expect(calls.at(-1)!.sort()).toEqual(["reload-a", "reload-b"]);
-    expect(await eventually(() => peekCached(pool.db, "reload-b") === null)).toBe(true);
-    expect(peekCached(pool.db, "reload-a")?.keyId).toBe("key_100");
+    expect(await eventually(() => cache.peek("reload-b") === null)).toBe(true);
+    expect(cache.peek("reload-a")?.keyId).toBe("key_100");
+  });
+
+  test("a stopped cache drops its entries and answers from the database alone", async () => {
+    const live = new Map([["stop-a", auth(200)]]);
+    const { calls, load } = loader(live);
+    const cache = newCache(load);
+    expect(await eventually(async () => (await cache.authenticate("stop-a")) !== undefined && cache.peek("stop-a") !== undefined)).toBe(true);
+    cache.stop();
+    expect(cache.peek("stop-a")).toBeUndefined();
+    const before = calls.length;
+    expect((await cache.authenticate("stop-a"))?.keyId).toBe("key_200");
+    expect(calls.length).toBe(before + 1);
+    expect(cache.peek("stop-a")).toBeUndefined();
   });
 });
 

@@ -2,7 +2,6 @@
  * API key → account cache: a revoked key is refused (spec: Authentication) within one NOTIFY, never later than
  * {@link AUTH_CACHE_TTL_MS}; lookups and reloads are batched (docs/performance.md, "API key → account").
  */
-import type postgres from "postgres";
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 
@@ -31,62 +30,13 @@ interface Entry {
   refreshAt: number;
 }
 
-const entries = new Map<string, Entry>();
-const keysOfAccount = new Map<string, Set<string>>();
-/** Bumped by every invalidation: a lookup that started before one must not store its answer. */
-let epoch = 0;
-/** Pools whose LISTEN connection is up (only their lookups use the cache). */
-const listening = new WeakMap<postgres.Sql, "starting" | "up">();
-
-function clearAll(): void {
-  entries.clear();
-  keysOfAccount.clear();
-  epoch++;
-}
-
-/** Drops this process's entries for `accountId` (no database work). */
-export function forgetAccount(accountId: string): void {
-  epoch++;
-  const hashes = keysOfAccount.get(accountId);
-  if (!hashes) return;
-  for (const h of hashes) entries.delete(h);
-  keysOfAccount.delete(accountId);
-}
+/** This process's running caches: a change made here reaches them at once, before the NOTIFY comes back. */
+const running = new Set<AuthCache>();
 
 /** Tells every replica (NOTIFY at commit) that `accountId`'s keys, plan or status changed: every such change must call it. */
 export async function notifyAccountChanged(db: DbOrTx, accountId: string): Promise<void> {
-  forgetAccount(accountId);
+  for (const cache of running) cache.forget(accountId);
   await db.execute(sql`select pg_notify(${ACCOUNT_CHANNEL}, ${accountId})`);
-}
-
-/** Starts this pool's LISTEN once; entries are served only after it is up. */
-function ensureListening(client: postgres.Sql): boolean {
-  const state = listening.get(client);
-  if (state === "up") return true;
-  if (state === undefined) {
-    listening.set(client, "starting");
-    client
-      .listen(ACCOUNT_CHANNEL, (accountId) => forgetAccount(accountId), () => {
-        // (Re)connected: what was sent while down is lost, so start empty.
-        clearAll();
-        listening.set(client, "up");
-      })
-      .catch(() => listening.delete(client));
-  }
-  return false;
-}
-
-function store(keyHash: string, auth: CachedAuth | null, nowMs: number): void {
-  if (entries.size >= MAX_ENTRIES) clearAll();
-  entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS, refreshAt: nowMs + REFRESH_AFTER_MS });
-  if (auth) {
-    let set = keysOfAccount.get(auth.account.id);
-    if (!set) {
-      set = new Set();
-      keysOfAccount.set(auth.account.id, set);
-    }
-    set.add(keyHash);
-  }
 }
 
 interface Waiter {
@@ -101,8 +51,16 @@ function waiter(): Waiter {
   return w;
 }
 
-/** The database side of one pool's cache: batched lookups and batched background reloads. */
-class KeyBatches {
+/**
+ * The key cache of one pool (a service, src/services.ts): batched lookups and background reloads through `load`;
+ * entries are served only while this pool's LISTEN is up, and dropped by {@link stop}.
+ */
+export class AuthCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly keysOfAccount = new Map<string, Set<string>>();
+  /** Bumped by every invalidation: a lookup that started before one must not store its answer. */
+  private epoch = 0;
+  private listening: "no" | "starting" | "up" | "stopped" = "no";
   private readonly waiting = new Map<string, Waiter>();
   private readonly reloads = new Set<string>();
   private lookupsQueued = false;
@@ -111,9 +69,29 @@ class KeyBatches {
   constructor(
     private readonly db: Db,
     private readonly load: KeyLoader,
-  ) {}
+  ) {
+    running.add(this);
+  }
 
-  lookUp(keyHash: string): Promise<CachedAuth | undefined> {
+  /**
+   * The cached answer for `keyHash` without waiting: the (frozen) account, `null` for a key cached as unknown,
+   * `undefined` when the cache cannot answer. `nowMs`: wall-clock ms (entries expire by real time).
+   */
+  peek(keyHash: string, nowMs = Date.now()): CachedAuth | null | undefined {
+    if (!this.ensureListening()) return undefined;
+    const hit = this.entries.get(keyHash);
+    if (hit === undefined || hit.expiresAt <= nowMs) return undefined;
+    if (hit.refreshAt <= nowMs) {
+      hit.refreshAt = hit.expiresAt;
+      this.reload(keyHash);
+    }
+    return hit.auth;
+  }
+
+  /** The account for `keyHash`; misses of one event-loop turn share one `load`. @throws whatever `load` throws. */
+  authenticate(keyHash: string, nowMs = Date.now()): Promise<CachedAuth | undefined> {
+    const cached = this.peek(keyHash, nowMs);
+    if (cached !== undefined) return Promise.resolve(cached ?? undefined);
     let w = this.waiting.get(keyHash);
     if (w) return w.promise;
     w = waiter();
@@ -125,7 +103,63 @@ class KeyBatches {
     return w.promise;
   }
 
-  reload(keyHash: string): void {
+  /** Drops this cache's entries for `accountId` (no database work). */
+  forget(accountId: string): void {
+    this.epoch++;
+    const hashes = this.keysOfAccount.get(accountId);
+    if (!hashes) return;
+    for (const h of hashes) this.entries.delete(h);
+    this.keysOfAccount.delete(accountId);
+  }
+
+  /** Drops every entry and serves none again; the LISTEN connection closes with the pool. */
+  stop(): void {
+    this.listening = "stopped";
+    running.delete(this);
+    clearTimeout(this.reloadTimer);
+    this.reloadTimer = undefined;
+    this.reloads.clear();
+    this.clearAll();
+  }
+
+  private clearAll(): void {
+    this.entries.clear();
+    this.keysOfAccount.clear();
+    this.epoch++;
+  }
+
+  /** Starts this pool's LISTEN once; entries are served only after it is up. */
+  private ensureListening(): boolean {
+    if (this.listening === "up") return true;
+    if (this.listening === "no") {
+      this.listening = "starting";
+      this.db.$client
+        .listen(ACCOUNT_CHANNEL, (accountId) => this.forget(accountId), () => {
+          // (Re)connected: what was sent while down is lost, so start empty.
+          this.clearAll();
+          if (this.listening !== "stopped") this.listening = "up";
+        })
+        .catch(() => {
+          if (this.listening === "starting") this.listening = "no";
+        });
+    }
+    return false;
+  }
+
+  private store(keyHash: string, auth: CachedAuth | null, nowMs: number): void {
+    if (this.entries.size >= MAX_ENTRIES) this.clearAll();
+    this.entries.set(keyHash, { auth, expiresAt: nowMs + AUTH_CACHE_TTL_MS, refreshAt: nowMs + REFRESH_AFTER_MS });
+    if (auth) {
+      let set = this.keysOfAccount.get(auth.account.id);
+      if (!set) {
+        set = new Set();
+        this.keysOfAccount.set(auth.account.id, set);
+      }
+      set.add(keyHash);
+    }
+  }
+
+  private reload(keyHash: string): void {
     if (this.reloads.has(keyHash)) return;
     this.reloads.add(keyHash);
     if (this.reloadTimer) return;
@@ -155,50 +189,18 @@ class KeyBatches {
 
   /** Loads `hashes` in one statement and caches the answers, unless an invalidation raced the statement. */
   private async loadAndStore(hashes: string[]): Promise<Map<string, CachedAuth>> {
-    const usable = listening.get(this.db.$client) === "up";
-    const started = epoch;
+    const usable = this.listening === "up";
+    const started = this.epoch;
     const loaded = await this.load(this.db, hashes);
     const found = new Map<string, CachedAuth>();
     const nowMs = Date.now();
-    const keep = usable && started === epoch;
+    const keep = usable && started === this.epoch && this.listening === "up";
     for (const h of hashes) {
       const l = loaded.get(h);
       const auth = l ? Object.freeze({ keyId: l.keyId, account: Object.freeze({ ...l.account }) }) : null;
       if (auth) found.set(h, auth);
-      if (keep) store(h, auth, nowMs);
+      if (keep) this.store(h, auth, nowMs);
     }
     return found;
   }
-}
-
-const batchesOf = new WeakMap<Db, KeyBatches>();
-
-/**
- * The cached answer for `keyHash` without waiting: the (frozen) account, `null` for a key cached as unknown,
- * `undefined` when the cache cannot answer. `nowMs`: wall-clock ms (entries expire by real time).
- */
-export function peekCached(db: Db, keyHash: string, nowMs = Date.now()): CachedAuth | null | undefined {
-  if (!ensureListening(db.$client)) return undefined;
-  const hit = entries.get(keyHash);
-  if (hit === undefined || hit.expiresAt <= nowMs) return undefined;
-  if (hit.refreshAt <= nowMs) {
-    hit.refreshAt = hit.expiresAt;
-    batchesOf.get(db)?.reload(keyHash);
-  }
-  return hit.auth;
-}
-
-/**
- * The account for `keyHash` through the cache; misses of one event-loop turn share one `load` (a pool keeps the
- * first `load` it is given). @throws whatever `load` throws.
- */
-export async function authenticateCached(db: Db, keyHash: string, load: KeyLoader, nowMs = Date.now()): Promise<CachedAuth | undefined> {
-  const cached = peekCached(db, keyHash, nowMs);
-  if (cached !== undefined) return cached ?? undefined;
-  let batches = batchesOf.get(db);
-  if (!batches) {
-    batches = new KeyBatches(db, load);
-    batchesOf.set(db, batches);
-  }
-  return batches.lookUp(keyHash);
 }

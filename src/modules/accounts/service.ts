@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
 import { type PlanId } from "../../domain/plans.ts";
-import { authenticateCached, notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
+import { notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix } from "./keys.ts";
 import { periodOf } from "./quota.ts";
 import { dayOf } from "./quota-days.ts";
@@ -90,16 +90,8 @@ export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
     .orderBy(desc(apiKeys.createdAt));
 }
 
-/**
- * The key and account for a key hash through the in-process cache (auth-cache.ts); a miss shares one prepared
- * statement with the other misses of the same tick. @returns undefined for an unknown or revoked key
- */
-export function findApiKey(db: Db, hash: string): Promise<AuthContext | undefined> {
-  return authenticateCached(db, hash, loadKeys) as Promise<AuthContext | undefined>;
-}
-
 /** The live keys among `hashes` with their accounts, in one statement (a tagged template: prepared once per connection). */
-async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAuth>> {
+export async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAuth>> {
   const rows = await db.$client<{ key_hash: string; key_id: string; id: string; email: string; plan: string; status: string }[]>`
     select k.key_hash, k.id as key_id, a.id, a.email, a.plan, a.status
     from api_keys k join accounts a on a.id = k.account_id
