@@ -29,8 +29,8 @@ export function weekStart(ms: number): number {
 export async function rangePartitions(sql: postgres.Sql, parent: string): Promise<RangePartition[]> {
   const rows = await sql<{ name: string; from_ms: number | null; to_ms: number }[]>`
     select name,
-           (extract(epoch from substring(b from 'FROM \(''([^'']+)''\)')::timestamptz) * 1000)::float8 as from_ms,
-           (extract(epoch from substring(b from 'TO \(''([^'']+)''\)')::timestamptz) * 1000)::float8 as to_ms
+           (extract(epoch from substring(b from 'FROM [(]''([^'']+)''[)]')::timestamptz) * 1000)::float8 as from_ms,
+           (extract(epoch from substring(b from 'TO [(]''([^'']+)''[)]')::timestamptz) * 1000)::float8 as to_ms
     from (select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as b
           from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ${parent}::regclass) p
     where b <> 'DEFAULT'
