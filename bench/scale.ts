@@ -10,9 +10,9 @@
  * 4. Sustained re-checks per second through the sandbox at 0 ms latency with 1 and 2 worker processes (each its
  *    own Bun process, pool, simulator and runner; `--seconds`, default 20), and WAL per million re-checks
  *    (pg_current_wal_lsn before and after).
- * 5. Prune cost: one day's events and outbox rows past retention deleted by housekeeping's batched DELETEs.
- *    Dropping a partition: n/a until the history tables are partitioned.
- * The API's P1/P2 while workers run is not measured here (bench/index.ts measures them without workers).
+ *    The API's P1/P2 (bench/scale-api.ts) are measured while the 2 workers run.
+ * 5. Prune cost: the oldest weekly partition's rows by housekeeping's batched DELETEs (at most `--prune-batches`
+ *    statements of 5,000 rows each), then dropping the two oldest weeks whole; time and WAL of each.
  *
  * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL) and the simulator on loopback.
  */
@@ -24,12 +24,14 @@ import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";
 import { createRecheckRunner } from "../src/modules/following/recheck.ts";
-import { pruneEvents } from "../src/modules/following/prune.ts";
-import { pruneDeliveries } from "../src/modules/webhooks/prune.ts";
+import { createPartitions, rangePartitions } from "../src/db/partitions.ts";
+import { eventPartitions, pruneEvents } from "../src/modules/following/prune.ts";
+import { deliveryPartitions, pruneDeliveries } from "../src/modules/webhooks/prune.ts";
 import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
 import { createTestDatabase } from "../test/helpers/db.ts";
 import { claimCost } from "./recheck.ts";
+import { startApi, type ApiFigures } from "./scale-api.ts";
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -145,7 +147,7 @@ async function worker(url: string, seconds: number): Promise<void> {
   await sql.end({ timeout: 5 });
 }
 
-async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], workers: number, seconds: number) {
+async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], workers: number, seconds: number, during?: () => Promise<ApiFigures>) {
   // Everything active due now, so the runners never run dry.
   await sql`update recheck_queue set due_at = now() - interval '1 minute', lease_until = null, lease_owner = null`;
   await sql`checkpoint`;
@@ -153,28 +155,59 @@ async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], wo
   const [w0] = await sql`select pg_current_wal_lsn() as lsn`;
   const t = performance.now();
   const procs = Array.from({ length: workers }, () => Bun.spawn(["bun", import.meta.path, "--worker", url, "--seconds", String(seconds)], { stdout: "pipe", stderr: "inherit" }));
+  // The API is measured once the workers are past their start-up.
+  const api = during ? Bun.sleep(3_000).then(during) : undefined;
   const outs = await Promise.all(procs.map(async (p) => JSON.parse((await new Response(p.stdout).text()).trim().split("\n").at(-1)!) as { done: number; failed: number }));
   const secs = (performance.now() - t) / 1000;
   const [w1] = await sql`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${w0!.lsn}::pg_lsn)::float8 as bytes`;
   const done = outs.reduce((a, o) => a + o.done, 0);
-  return { done, perS: done / seconds, wallS: secs, walPerMillionGiB: (Number(w1!.bytes) / Math.max(1, done)) * 1e6 / 2 ** 30, failed: outs.reduce((a, o) => a + o.failed, 0) };
+  return { done, perS: done / seconds, wallS: secs, walPerMillionGiB: (Number(w1!.bytes) / Math.max(1, done)) * 1e6 / 2 ** 30, failed: outs.reduce((a, o) => a + o.failed, 0), api: await api };
 }
 
 async function sizes(sql: ReturnType<typeof connect>["sql"], n: number) {
+  // A partitioned table or index counts the sum of its partitions; a plain one, itself.
   const rows = await sql<{ name: string; kind: string; rows: number; bytes: number }[]>`
-    select c.relname as name, case c.relkind when 'i' then 'index' else 'table' end as kind,
-           greatest(c.reltuples, 0)::float8 as rows,
-           (case c.relkind when 'i' then pg_relation_size(c.oid) else pg_total_relation_size(c.oid) end)::float8 as bytes
-    from pg_class c join pg_namespace ns on ns.oid = c.relnamespace
-    where ns.nspname = 'public' and c.relkind in ('r', 'i')
-      and (c.relname in ('shipments','follows','recheck_queue','events','deliveries','delivery_queue','delivery_attempts')
-           or exists (select 1 from pg_index x join pg_class t on t.oid = x.indrelid where x.indexrelid = c.oid
-                      and t.relname in ('shipments','follows','recheck_queue','events','deliveries')))
-    order by c.relkind desc, bytes desc`;
+    with t(name) as (values ('shipments'), ('follows'), ('recheck_queue'), ('events'), ('deliveries'), ('delivery_queue'), ('delivery_attempts')),
+    rels as (select name::regclass as oid, 'table' as kind from t
+             union all select x.indexrelid::regclass, 'index' from pg_index x join t on x.indrelid = t.name::regclass)
+    select r.oid::text as name, r.kind,
+           (select coalesce(sum(greatest(c.reltuples, 0)), 0) from (select relid from pg_partition_tree(r.oid) where isleaf union all select r.oid where not exists (select 1 from pg_partition_tree(r.oid))) p join pg_class c on c.oid = p.relid)::float8 as rows,
+           (select coalesce(sum(case r.kind when 'index' then pg_relation_size(p.relid) else pg_total_relation_size(p.relid) end), 0)
+              from (select relid from pg_partition_tree(r.oid) where isleaf union all select r.oid where not exists (select 1 from pg_partition_tree(r.oid))) p)::float8 as bytes
+    from rels r order by r.kind desc, bytes desc`;
   const per = 1e6 / n;
   for (const r of rows) console.log(`  ${r.kind.padEnd(5)} ${r.name.padEnd(36)} ${fmt(Number(r.rows) * per, 0).padStart(12)} rows/M ${fmt((Number(r.bytes) * per) / 2 ** 20, 0).padStart(8)} MiB/M`);
   const [db] = await sql`select pg_database_size(current_database())::float8 as b`;
   console.log(`  database total ${fmt(Number(db!.b) / 2 ** 30, 2)} GiB at ${fmt(n, 0)} shipments = ${fmt((Number(db!.b) * per) / 2 ** 30, 2)} GiB per million`);
+}
+
+/**
+ * Prune cost, row by row against whole partitions: the oldest week's final outbox rows and events by housekeeping's
+ * batched DELETEs (the week after it holds the cutoff, so it waits), at most `maxBatches` statements per table,
+ * then the two oldest weeks dropped whole. Time and WAL of each, per million rows.
+ */
+async function pruneCost(tdb: Awaited<ReturnType<typeof createTestDatabase>>, maxBatches: number) {
+  const sql = tdb.sql;
+  const counts = async (t: string) => {
+    const out: { name: string; toMs: number; rows: number }[] = [];
+    for (const p of await rangePartitions(sql, t)) out.push({ ...p, rows: Number((await sql.unsafe(`select count(*)::float8 as n from "${p.name}"`))[0]!.n) });
+    return out.filter((p) => p.rows > 0);
+  };
+  const wal = async () => Number((await sql`select pg_current_wal_lsn() - '0/0'::pg_lsn as b`)[0]!.b);
+  const [d, e] = [await counts("deliveries"), await counts("events")];
+  const oldest = Math.min(d[0]!.toMs, e[0]!.toMs);
+  let [w0, t0] = [await wal(), performance.now()];
+  const pd = await pruneDeliveries(tdb.db, oldest, { batchSize: 5_000, maxBatches });
+  const pe = await pruneEvents(tdb.db, oldest, { batchSize: 5_000, maxBatches });
+  const rows = pd.deliveries + pe;
+  const [delS, delWal] = [(performance.now() - t0) / 1000, (await wal()) - w0];
+  console.log(`prune by batched DELETE (5,000 a statement): ${fmt(pd.deliveries, 0)} outbox rows + ${fmt(pe, 0)} events in ${fmt(delS, 2)} s = ${fmt((delS / rows) * 1e6, 1)} s and ${fmt(delWal / rows * 1e6 / 2 ** 20, 0)} MiB WAL per million rows`);
+  const second = Math.max(d[1]?.toMs ?? 0, e[1]?.toMs ?? 0);
+  const left = [...d, ...e].filter((p) => p.toMs <= second).reduce((a, p) => a + p.rows, 0) - rows;
+  [w0, t0] = [await wal(), performance.now()];
+  const dropped = [...(await deliveryPartitions(tdb.db, Date.now(), second)).dropped, ...(await eventPartitions(tdb.db, Date.now(), second)).dropped];
+  const [dropS, dropWal] = [(performance.now() - t0) / 1000, (await wal()) - w0];
+  console.log(`prune by dropping partitions: ${dropped.length} partitions (${dropped.join(", ")}) holding ${fmt(left, 0)} rows in ${fmt(dropS * 1000, 0)} ms, ${fmt(dropWal / 1024, 0)} KiB WAL`);
 }
 
 async function main(): Promise<void> {
@@ -188,6 +221,8 @@ async function main(): Promise<void> {
   try {
     await sql`insert into accounts (id, email, plan) select 'acc_scale' || i, 'scale' || i || '@example.com', 'business' from generate_series(0, ${ACCOUNTS - 1}) i`;
     await sql`insert into webhooks (id, account_id, url, events, mode) select 'wh_scale' || i, 'acc_scale' || i, 'https://hooks.example.com/scale', array['tracking.updated'], 'live' from generate_series(0, ${ACCOUNTS - 1}) i`;
+    // Weekly partitions for the generated history (20 days back), as housekeeping would have created them.
+    for (const [t, k] of [["events", "created_at"], ["deliveries", "created_at"], ["delivery_attempts", "started_at"]] as const) await createPartitions(sql, t, k, nowMs, nowMs - 21 * 86_400_000);
     const first = Math.min(n, 10_000);
     await generate(sql, 0, first, nowMs);
     const c10k = await claimCost(tdb, 5);
@@ -199,24 +234,20 @@ async function main(): Promise<void> {
     console.log(`claim 1,000 due at ${fmt(n, 0)}: median ${cN.median_ms} ms (${cN.index}; ${cN.plan.buffers_read} buffers read); ratio ${fmt(cN.median_ms / c10k.median_ms, 2)}`);
     console.log(`rows and bytes per million shipments:`);
     await sizes(sql, n);
-    for (const w of [1, 2]) {
-      const s = await sustained(tdb.url, sql, w, seconds);
-      console.log(`sustained re-checks, ${w} worker process(es), sandbox 0 ms, ${seconds} s: ${fmt(s.done, 0)} = ${fmt(s.perS)} /s (failed ${s.failed}); WAL ${fmt(s.walPerMillionGiB, 2)} GiB per million re-checks`);
+    const api = await startApi(tdb.url, sql);
+    try {
+      for (const w of [1, 2]) {
+        const s = await sustained(tdb.url, sql, w, seconds, w === 2 ? () => api.measure(Math.max(6, seconds - 8)) : undefined);
+        console.log(`sustained re-checks, ${w} worker process(es), sandbox 0 ms, ${seconds} s: ${fmt(s.done, 0)} = ${fmt(s.perS)} /s (failed ${s.failed}); WAL ${fmt(s.walPerMillionGiB, 2)} GiB per million re-checks`);
+        if (s.api) {
+          const a = s.api;
+          console.log(`API while ${w} workers run: bare Elysia hello ${fmt(a.hello, 0)} req/s, /v1/couriers ${fmt(a.couriers, 0)}, /v1/track (delivered) ${fmt(a.track, 0)}; P1 ${fmt(a.p1, 3)}, P2 ${fmt(a.p2, 3)}`);
+        }
+      }
+    } finally {
+      await api.stop();
     }
-    // About a day's history past retention: the events and outbox rows older than 17 days moved back 30 days.
-    await sql`update events set created_at = created_at - interval '30 days' where created_at < now() - interval '17 days'`;
-    await sql`update deliveries set created_at = created_at - interval '30 days', updated_at = updated_at - interval '30 days' where created_at < now() - interval '17 days'`;
-    await sql`vacuum analyze events`;
-    await sql`vacuum analyze deliveries`;
-    const cutoff = Date.now() - 30 * 86_400_000;
-    const p = performance.now();
-    const d = await pruneDeliveries(tdb.db, cutoff, { batchSize: 5_000, maxBatches: 1_000_000 });
-    const pd = performance.now() - p;
-    const e0 = performance.now();
-    const e = await pruneEvents(tdb.db, cutoff, { batchSize: 5_000, maxBatches: 1_000_000 });
-    const pe = performance.now() - e0;
-    console.log(`prune one day (batched DELETE, 5,000 a statement): ${fmt(d.deliveries, 0)} outbox rows in ${fmt(pd / 1000, 2)} s, ${fmt(e, 0)} events in ${fmt(pe / 1000, 2)} s; drop partition: n/a until partitioned`);
-    console.log(`API P1/P2 while workers run: not measured by this bench`);
+    await pruneCost(tdb, arg("prune-batches", 100));
   } finally {
     await tdb.drop();
   }
