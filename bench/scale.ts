@@ -14,7 +14,7 @@
  * 5. Prune cost: the oldest weekly partition's rows by housekeeping's batched DELETEs (at most `--prune-batches`
  *    statements of 5,000 rows each), then dropping the two oldest weeks whole; time and WAL of each.
  *
- * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL) and the simulator on loopback.
+ * Uses a throw-away database from test/helpers/db.ts (TEST_PG_URL; `--keep` leaves it) and the simulator on loopback.
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -225,13 +225,18 @@ async function main(): Promise<void> {
     for (const [t, k] of [["events", "created_at"], ["deliveries", "created_at"], ["delivery_attempts", "started_at"]] as const) await createPartitions(sql, t, k, nowMs, nowMs - 21 * 86_400_000);
     const first = Math.min(n, 10_000);
     await generate(sql, 0, first, nowMs);
-    const c10k = await claimCost(tdb, 5);
+    const c10k = await claimCost(tdb, 9);
     console.log(`claim 1,000 due at 10,000: median ${c10k.median_ms} ms (${c10k.index}; ${c10k.plan.buffers_read} buffers read)`);
     const t = performance.now();
     if (n > first) await generate(sql, first, n, nowMs);
     console.log(`generated ${fmt(n, 0)} shipments in ${fmt((performance.now() - t) / 1000)} s`);
-    const cN = await claimCost(tdb, 5);
-    console.log(`claim 1,000 due at ${fmt(n, 0)}: median ${cN.median_ms} ms (${cN.index}; ${cN.plan.buffers_read} buffers read); ratio ${fmt(cN.median_ms / c10k.median_ms, 2)}`);
+    const cold = await claimCost(tdb, 9);
+    console.log(`claim 1,000 due at ${fmt(n, 0)}, right after the load: median ${cold.median_ms} ms (${cold.index}; ${cold.plan.buffers_read} buffers read); ratio ${fmt(cold.median_ms / c10k.median_ms, 2)}`);
+    // Steady state: claims run every few hundred ms, so the schedule's pages stay in memory (the OS cache).
+    await sql`create extension if not exists pg_prewarm`;
+    await sql`select pg_prewarm(c.oid, 'read') from pg_class c where c.relname like 'recheck_queue%'`;
+    const cN = await claimCost(tdb, 9);
+    console.log(`claim 1,000 due at ${fmt(n, 0)}, schedule in memory: median ${cN.median_ms} ms (${cN.index}; ${cN.plan.buffers_read} buffers read); ratio ${fmt(cN.median_ms / c10k.median_ms, 2)}`);
     console.log(`rows and bytes per million shipments:`);
     await sizes(sql, n);
     const api = await startApi(tdb.url, sql);
@@ -249,7 +254,8 @@ async function main(): Promise<void> {
     }
     await pruneCost(tdb, arg("prune-batches", 100));
   } finally {
-    await tdb.drop();
+    if (process.argv.includes("--keep")) console.log(`kept database ${tdb.name}`);
+    else await tdb.drop();
   }
 }
 
