@@ -13,6 +13,14 @@ export const WEEKS_AHEAD = 3;
 /** Serialises partition DDL across replicas (advisory-lock key). */
 const PARTITION_LOCK = 727_003;
 
+/** Runs `ddl`; a lock not granted within its `lock_timeout` (55P03) is `false`: the next run tries again. */
+async function orSkip(ddl: () => Promise<boolean>): Promise<boolean> {
+  return ddl().catch((e: { code?: string }) => {
+    if (e.code === "55P03") return false;
+    throw e;
+  });
+}
+
 /** One range partition: [fromMs, toMs), ms since the epoch; `fromMs` null for MINVALUE (a migrated old table). */
 export interface RangePartition {
   name: string;
@@ -42,7 +50,8 @@ export async function rangePartitions(sql: postgres.Sql, parent: string): Promis
  * Creates the weekly partitions of `parent` from the week of `fromMs` through {@link WEEKS_AHEAD} weeks after the
  * week of `nowMs`, skipping weeks that a partition covers and weeks in which `<parent>_default` holds rows (those
  * rows stay there and are pruned row by row). `key`: the partition column. Returns the partitions created.
- * @throws whatever the database throws (a lock not granted within 2 s: the next run tries again).
+ * A week whose locks are not granted within 2 s is left for the next run.
+ * @throws whatever else the database throws.
  */
 export async function createPartitions(sql: postgres.Sql, parent: string, key: string, nowMs: number, fromMs = nowMs): Promise<string[]> {
   const have = await rangePartitions(sql, parent);
@@ -51,14 +60,14 @@ export async function createPartitions(sql: postgres.Sql, parent: string, key: s
     const hi = lo + PARTITION_MS;
     if (have.some((p) => (p.fromMs ?? -Infinity) < hi && p.toMs > lo)) continue;
     const [from, to] = [new Date(lo).toISOString(), new Date(hi).toISOString()];
-    const made = await sql.begin(async (tx) => {
+    const made = await orSkip(() => sql.begin(async (tx) => {
       await tx`set local lock_timeout = '2s'`;
       await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
       const [busy] = await tx.unsafe(`select 1 from "${parent}_default" where "${key}" >= $1 and "${key}" < $2 limit 1`, [from, to]);
       if (busy) return false;
       await tx`select history_partition_create(${parent}, ${from}::timestamptz, ${to}::timestamptz)`;
       return true;
-    });
+    }));
     if (made) created.push(`${parent}_p${from.slice(0, 10).replaceAll("-", "")}`);
   }
   return created;
@@ -67,21 +76,22 @@ export async function createPartitions(sql: postgres.Sql, parent: string, key: s
 /**
  * Drops the partitions of `parent` that end at or before `cutoffMs` (everything in them is past retention), oldest
  * first, except one holding a row that `mustStay` (an SQL condition on its rows, `$1` = the cutoff) matches:
- * that one stays for the row-by-row prune. Returns the partitions dropped.
- * @throws whatever the database throws (a lock not granted within 2 s: the next run tries again).
+ * that one stays for the row-by-row prune; so does one whose locks are not granted within 2 s (a long query on it
+ * must not stall every writer queued behind the drop). Returns the partitions dropped.
+ * @throws whatever else the database throws.
  */
 export async function dropPartitionsBefore(sql: postgres.Sql, parent: string, cutoffMs: number, mustStay?: string): Promise<string[]> {
   const cutoff = new Date(cutoffMs).toISOString();
   const dropped: string[] = [];
   for (const p of await rangePartitions(sql, parent)) {
     if (p.toMs > cutoffMs) break;
-    const ok = await sql.begin(async (tx) => {
+    const ok = await orSkip(() => sql.begin(async (tx) => {
       await tx`set local lock_timeout = '2s'`;
       await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
       if (mustStay && (await tx.unsafe(`select 1 from "${p.name}" where ${mustStay} limit 1`, [cutoff])).length > 0) return false;
       await tx.unsafe(`drop table if exists "${p.name}"`);
       return true;
-    });
+    }));
     if (ok) dropped.push(p.name);
   }
   return dropped;
