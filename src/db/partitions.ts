@@ -6,11 +6,10 @@
 import type postgres from "postgres";
 
 const DAY_MS = 86_400_000;
-/** Partition width: one week, Monday 00:00 UTC to the next (date_trunc('week', …, 'UTC')). */
+/** Partition width: Monday 00:00 UTC to the next (date_trunc('week', …, 'UTC')). */
 export const PARTITION_MS = 7 * DAY_MS;
-/** Weeks created ahead of the current one, so that a missed housekeeping week never sends rows to DEFAULT. */
+/** Weeks created ahead of the current one. */
 export const WEEKS_AHEAD = 3;
-/** Serialises partition DDL across replicas (advisory-lock key). */
 const PARTITION_LOCK = 727_003;
 
 /** Runs `ddl`; a lock not granted within its `lock_timeout` (55P03) is `false`: the next run tries again. */
@@ -47,10 +46,9 @@ export async function rangePartitions(sql: postgres.Sql, parent: string): Promis
 }
 
 /**
- * Creates the weekly partitions of `parent` from the week of `fromMs` through {@link WEEKS_AHEAD} weeks after the
- * week of `nowMs`, skipping weeks that a partition covers and weeks in which `<parent>_default` holds rows (those
- * rows stay there and are pruned row by row). `key`: the partition column. Returns the partitions created.
- * A week whose locks are not granted within 2 s is left for the next run.
+ * Creates the weekly partitions of `parent` (partition column `key`) from the week of `fromMs` through
+ * {@link WEEKS_AHEAD} weeks after that of `nowMs`, except weeks already covered, weeks in which `<parent>_default`
+ * holds rows, and weeks whose locks wait over 2 s. Returns the partitions created.
  * @throws whatever else the database throws.
  */
 export async function createPartitions(sql: postgres.Sql, parent: string, key: string, nowMs: number, fromMs = nowMs): Promise<string[]> {
@@ -74,10 +72,9 @@ export async function createPartitions(sql: postgres.Sql, parent: string, key: s
 }
 
 /**
- * Drops the partitions of `parent` that end at or before `cutoffMs` (everything in them is past retention), oldest
- * first, except one holding a row that `mustStay` (an SQL condition on its rows, `$1` = the cutoff) matches:
- * that one stays for the row-by-row prune; so does one whose locks are not granted within 2 s (a long query on it
- * must not stall every writer queued behind the drop). Returns the partitions dropped.
+ * Drops the partitions of `parent` that end at or before `cutoffMs`, except one holding a row that `mustStay` (an
+ * SQL condition, `$1` = the cutoff) matches and one whose locks wait over 2 s (no writer queues behind a long query).
+ * Returns the partitions dropped.
  * @throws whatever else the database throws.
  */
 export async function dropPartitionsBefore(sql: postgres.Sql, parent: string, cutoffMs: number, mustStay?: string): Promise<string[]> {
@@ -98,9 +95,8 @@ export async function dropPartitionsBefore(sql: postgres.Sql, parent: string, cu
 }
 
 /**
- * Upper bound (ms) for row-by-row retention deletes on `parent`: rows older than the cutoff in DEFAULT, or in a
- * past partition that could not be dropped, go row by row; rows of the partition holding the cutoff wait for the
- * whole partition to be dropped. A migrated old table (MINVALUE partition) is still pruned row by row.
+ * Upper bound (ms) for row-by-row retention deletes on `parent`: the start of the partition holding `cutoffMs`
+ * (its rows wait for the drop), or the cutoff when none does or that one is a migrated old table (MINVALUE).
  */
 export async function rowPruneBound(sql: postgres.Sql, parent: string, cutoffMs: number): Promise<number> {
   const holding = (await rangePartitions(sql, parent)).find((p) => (p.fromMs ?? -Infinity) <= cutoffMs && cutoffMs < p.toMs);
