@@ -24,7 +24,7 @@ export async function startApi(url: string, sql: postgres.Sql): Promise<{ measur
   writeFileSync(join(work, "cert.pem"), cert);
   writeFileSync(join(work, "key.pem"), key);
   const keys = Array.from({ length: 200 }, () => generateApiKey());
-  const accounts = keys.map((_, i) => ({ id: newId("acc"), email: `scale-api${i}@example.com`, plan: "business" }));
+  const accounts = keys.map(() => newId("acc")).map((id) => ({ id, email: `${id}@example.com`, plan: "business" }));
   await sql`insert into accounts ${sql(accounts)}`;
   await sql`insert into api_keys ${sql(keys.map((k, i) => ({ id: newId("key"), account_id: accounts[i]!.id, key_hash: hashApiKey(k), prefix: keyDisplayPrefix(k), name: "scale" })))}`;
   const [apiPort, barePort] = [freePort(), freePort()];

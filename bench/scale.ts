@@ -147,7 +147,7 @@ async function worker(url: string, seconds: number): Promise<void> {
   await sql.end({ timeout: 5 });
 }
 
-async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], workers: number, seconds: number, during?: () => Promise<ApiFigures>) {
+export async function sustained(url: string, sql: ReturnType<typeof connect>["sql"], workers: number, seconds: number, during?: () => Promise<ApiFigures>) {
   // Everything active due now, so the runners never run dry.
   await sql`update recheck_queue set due_at = now() - interval '1 minute', lease_until = null, lease_owner = null`;
   await sql`checkpoint`;
