@@ -210,6 +210,31 @@ async function pruneCost(tdb: Awaited<ReturnType<typeof createTestDatabase>>, ma
   console.log(`prune by dropping partitions: ${dropped.length} partitions (${dropped.join(", ")}) holding ${fmt(left, 0)} rows in ${fmt(dropS * 1000, 0)} ms, ${fmt(dropWal / 1024, 0)} KiB WAL`);
 }
 
+async function accountsAndWebhooks(sql: ReturnType<typeof connect>["sql"]) {
+  await sql`insert into accounts (id, email, plan) select 'acc_scale' || i, 'scale' || i || '@example.com', 'business' from generate_series(0, ${ACCOUNTS - 1}) i`;
+  await sql`insert into webhooks (id, account_id, url, events, mode) select 'wh_scale' || i, 'acc_scale' || i, 'https://hooks.example.com/scale', array['tracking.updated'], 'live' from generate_series(0, ${ACCOUNTS - 1}) i`;
+}
+
+/** The claim on a separate 10k database and at N, interleaved (3 rounds of 2 claims each), so load changes weigh on both alike. */
+async function interleavedClaims(tdb: Awaited<ReturnType<typeof createTestDatabase>>, n: number) {
+  const ten = await createTestDatabase({ max: 10 });
+  try {
+    await accountsAndWebhooks(ten.sql);
+    await generate(ten.sql, 0, 10_000, Date.now());
+    const [a, b] = [[] as number[], [] as number[]];
+    for (let r = 0; r < 3; r++) {
+      const c10k = await claimCost(ten, 2);
+      const cN = await claimCost(tdb, 2);
+      a.push(c10k.min_ms, c10k.max_ms);
+      b.push(cN.min_ms, cN.max_ms);
+    }
+    const med = (x: number[]) => x.sort((p, q) => p - q)[x.length >> 1]!;
+    console.log(`claim 1,000 due, interleaved with a 10k database: median ${med(a)} ms at 10,000, ${med(b)} ms at ${fmt(n, 0)}; ratio ${fmt(med(b) / med(a), 2)}`);
+  } finally {
+    await ten.drop();
+  }
+}
+
 async function main(): Promise<void> {
   const n = arg("n", 1_000_000);
   const seconds = arg("seconds", 20);
@@ -219,8 +244,7 @@ async function main(): Promise<void> {
   const [v] = await sql`show server_version`;
   console.log(`bench:scale — N ${fmt(n, 0)}, PostgreSQL ${v!.server_version}, ${navigator.hardwareConcurrency} cores, ${fmt(require("node:os").totalmem() / 2 ** 30, 0)} GiB`);
   try {
-    await sql`insert into accounts (id, email, plan) select 'acc_scale' || i, 'scale' || i || '@example.com', 'business' from generate_series(0, ${ACCOUNTS - 1}) i`;
-    await sql`insert into webhooks (id, account_id, url, events, mode) select 'wh_scale' || i, 'acc_scale' || i, 'https://hooks.example.com/scale', array['tracking.updated'], 'live' from generate_series(0, ${ACCOUNTS - 1}) i`;
+    await accountsAndWebhooks(sql);
     // Weekly partitions for the generated history (20 days back), as housekeeping would have created them.
     for (const [t, k] of [["events", "created_at"], ["deliveries", "created_at"], ["delivery_attempts", "started_at"]] as const) await createPartitions(sql, t, k, nowMs, nowMs - 21 * 86_400_000);
     const first = Math.min(n, 10_000);
@@ -237,6 +261,7 @@ async function main(): Promise<void> {
     await sql`select pg_prewarm(c.oid, 'read') from pg_class c where c.relname like 'recheck_queue%'`;
     const cN = await claimCost(tdb, 9);
     console.log(`claim 1,000 due at ${fmt(n, 0)}, schedule in memory: median ${cN.median_ms} ms (${cN.index}; ${cN.plan.buffers_read} buffers read); ratio ${fmt(cN.median_ms / c10k.median_ms, 2)}`);
+    await interleavedClaims(tdb, n);
     console.log(`rows and bytes per million shipments:`);
     await sizes(sql, n);
     const api = await startApi(tdb.url, sql);
