@@ -2,7 +2,7 @@
  * Housekeeping (spec-map Decisions: Re-checks; docs/rechecks.md; owners in
  * docs/spec-map.md, "Table owners"): releases expired re-check leases and
  * prunes what is past retention (`RETENTION_DAYS`, default 30) so the hot
- * tables stay small: final outbox rows (delivered, abandoned, dropped,
+ * tables stay small: whole weekly history partitions (created ahead here too), final outbox rows (delivered, abandoned, dropped,
  * skipped), attempt logs, events no outbox row refers to any more, rate-limit
  * windows and demo hits, owner alerts no longer pending; expired dashboard
  * sessions and idempotency keys past their 24 h.
@@ -20,8 +20,8 @@ import { pruneRateCounters } from "../modules/accounts/prune.ts";
 import { pruneAlerts } from "../modules/alerts/prune.ts";
 import { pruneSessions } from "../modules/dashboard/session.ts";
 import { releaseExpiredLeases } from "../modules/following/claims.ts";
-import { pruneEvents } from "../modules/following/prune.ts";
-import { pruneDeliveries } from "../modules/webhooks/prune.ts";
+import { eventPartitions, pruneEvents } from "../modules/following/prune.ts";
+import { deliveryPartitions, pruneDeliveries } from "../modules/webhooks/prune.ts";
 
 export { releaseExpiredLeases } from "../modules/following/claims.ts";
 
@@ -48,6 +48,9 @@ export interface HousekeepingResult {
   idempotencyKeys: number;
   /** Owner alerts sent, skipped or failed (modules/alerts/prune.ts). */
   alerts: number;
+  /** Weekly history partitions created ahead / dropped whole past retention (src/db/partitions.ts). */
+  partitionsCreated: string[];
+  partitionsDropped: string[];
   ms: number;
 }
 
@@ -64,16 +67,19 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
 
   const leasesReleased = await releaseExpiredLeases(deps.db, nowMs);
   // Outbox rows first: an event goes only once no outbox row refers to it.
+  const dp = await deliveryPartitions(deps.db, nowMs, cutoffMs);
   const { deliveries, attempts } = await pruneDeliveries(deps.db, cutoffMs, batches);
+  const ep = await eventPartitions(deps.db, nowMs, cutoffMs);
   const events = await pruneEvents(deps.db, cutoffMs, batches);
+  const [partitionsCreated, partitionsDropped] = [[...dp.created, ...ep.created], [...dp.dropped, ...ep.dropped]];
   const { rateWindows, demoHits } = await pruneRateCounters(deps.db, cutoffMs, batches);
   const sessions = await pruneSessions(deps.db, nowMs, batches);
   // Idempotency keys answer retries for 24 h (docs/idempotency.md), whatever RETENTION_DAYS says.
   const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batches.batchSize);
   const alerts = await pruneAlerts(deps.db, cutoffMs, nowMs, batches);
 
-  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, alerts, ms: Math.round(performance.now() - started) };
-  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys + alerts;
+  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, alerts, partitionsCreated, partitionsDropped, ms: Math.round(performance.now() - started) };
+  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys + alerts + partitionsCreated.length + partitionsDropped.length;
   if (leasesReleased > 0) deps.log.warn("expired re-check leases released (a process died mid re-check)", { component: "housekeeping", leases: leasesReleased });
   deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", { component: "housekeeping", retention_days: deps.config.retentionDays, ...result });
   return result;

@@ -140,11 +140,14 @@ export const follows = pgTable(
   ],
 );
 
-/** One event per detected change of one shipment (spec: Events). */
+/**
+ * One event per detected change of one shipment (spec: Events). Partitioned by week of `created_at` (migration
+ * 0022, docs/capacity.md "Partitioned history"): the key is (id, created_at) and no foreign key points here.
+ */
 export const events = pgTable(
   "events",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     shipmentId: text("shipment_id").notNull().references(() => shipments.id, { onDelete: "cascade" }),
     /** `tracking.updated` | `tracking.in_transit` | … */
     type: text("type").notNull(),
@@ -159,5 +162,5 @@ export const events = pgTable(
     /** W3C `traceparent` of the span that wrote the event, when traces are on: its deliveries join that trace. */
     traceParent: text("trace_parent"),
   },
-  (t) => [index("events_shipment_idx").on(t.shipmentId), index("events_created_idx").on(t.createdAt)],
+  (t) => [primaryKey({ name: "events_pkey", columns: [t.id, t.createdAt] }), index("events_shipment_idx").on(t.shipmentId), index("events_created_idx").on(t.createdAt)],
 );

@@ -2,9 +2,9 @@
  * Webhooks, the delivery outbox and the attempt log (spec: Webhook, the two
  * lifecycle tables, Delivery rules; docs/webhooks.md).
  */
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.ts";
-import { events, shipments } from "./shipments.ts";
+import { shipments } from "./shipments.ts";
 
 export const webhooks = pgTable(
   "webhooks",
@@ -44,15 +44,17 @@ export const webhooks = pgTable(
  * (migration 0005): a claim takes consecutive rows, so every row of a page
  * gets a new version at once; with 80 only about half the updates found room
  * on their page (bench:deliver), with 50 about four in five.
+ * Partitioned by week of `created_at` like `events` (migration 0022): key (id, created_at), no foreign key
+ * to `events` or from `delivery_queue` (docs/capacity.md, "Partitioned history").
  */
 export const deliveries = pgTable(
   "deliveries",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
     accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
     /** Null for test fires. */
-    eventId: text("event_id").references(() => events.id, { onDelete: "cascade" }),
+    eventId: text("event_id"),
     shipmentId: text("shipment_id").references(() => shipments.id, { onDelete: "cascade" }),
     eventType: text("event_type").notNull(),
     /** `live` | `test` (header X-Webhook-Mode). */
@@ -74,6 +76,7 @@ export const deliveries = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: "deliveries_pkey", columns: [t.id, t.createdAt] }),
     index("deliveries_webhook_idx").on(t.webhookId, t.createdAt),
     // Deleting an old event cascades here: without this index each deleted event scans the outbox.
     index("deliveries_event_idx").on(t.eventId),
@@ -106,9 +109,8 @@ export const webhookSequences = pgTable("webhook_sequences", {
 export const deliveryQueue = pgTable(
   "delivery_queue",
   {
-    deliveryId: text("delivery_id")
-      .primaryKey()
-      .references(() => deliveries.id, { onDelete: "cascade" }),
+    // Removed with its outbox row by the `deliveries_drop_attempts` trigger (migration 0022), not a foreign key.
+    deliveryId: text("delivery_id").primaryKey(),
     dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
   },
   (t) => [index("delivery_queue_due_idx").on(t.dueAt)],
@@ -118,8 +120,8 @@ export const deliveryQueue = pgTable(
 export const deliveryAttempts = pgTable(
   "delivery_attempts",
   {
-    id: text("id").primaryKey(),
-    // No foreign keys. The writers (the outcome record, and a test fire in the transaction that creates its
+    id: text("id").notNull(),
+    // Partitioned by week of `started_at` (migration 0022). No foreign keys. The writers (the outcome record, and a test fire in the transaction that creates its
     // outbox row) insert attempt rows only for outbox rows they have just written, so a per-row key check (a
     // lookup and a FOR KEY SHARE lock of the delivery: about 15-20 µs of server CPU per attempt row, a fifth of
     // the record statement's) proves nothing. Removal follows the outbox row instead: the
@@ -141,5 +143,9 @@ export const deliveryAttempts = pgTable(
   // Every delivery writes one row here and an entry into each index: two indexes only. Attempts are read and
   // deleted by delivery id; retention deletes by start time, for which a BRIN index suffices (rows arrive in
   // start-time order; an insert rarely changes its page range's summary).
-  (t) => [index("delivery_attempts_delivery_idx").on(t.deliveryId), index("delivery_attempts_started_idx").using("brin", t.startedAt)],
+  (t) => [
+    primaryKey({ name: "delivery_attempts_pkey", columns: [t.id, t.startedAt] }),
+    index("delivery_attempts_delivery_idx").on(t.deliveryId),
+    index("delivery_attempts_started_idx").using("brin", t.startedAt),
+  ],
 );
