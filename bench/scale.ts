@@ -58,7 +58,10 @@ const ACCOUNTS = 100;
 
 function stateOf(i: number) {
   let x = ((i * 2654435761) % 1000) / 1000;
-  for (const m of MIX) if ((x -= m.share) < 0) return m;
+  for (const m of MIX) {
+    x -= m.share;
+    if (x < 0) return m;
+  }
   return MIX[1]!;
 }
 

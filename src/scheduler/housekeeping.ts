@@ -1,18 +1,7 @@
 /**
- * Housekeeping (spec-map Decisions: Re-checks; docs/rechecks.md; owners in
- * docs/spec-map.md, "Table owners"): releases expired re-check leases and
- * prunes what is past retention (`RETENTION_DAYS`, default 30) so the hot
- * tables stay small: whole weekly history partitions (created ahead here too), final outbox rows (delivered, abandoned, dropped,
- * skipped), attempt logs, events no outbox row refers to any more, rate-limit
- * windows and demo hits, owner alerts no longer pending; expired dashboard
- * sessions and idempotency keys past their 24 h.
- *
- * Each table is pruned by the module that writes it (its `prune…`
- * function); this only calls them in order, so that events whose outbox
- * rows went in this run go in it too. Deletes run in bounded batches
- * (`batchSize` rows per statement, at most `maxBatches` statements per table
- * per run). Safe to run from every replica at once: two deletes of the same
- * row just find it gone.
+ * Housekeeping: releases expired re-check leases and prunes what is past RETENTION_DAYS (default 30), each table
+ * through the module that writes it, in bounded batches; safe on every replica at once. What and why:
+ * docs/rechecks.md#housekeeping.
  */
 import type { AppDeps } from "../deps.ts";
 import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../http/idempotency.ts";

@@ -28,15 +28,9 @@ export const shipments = pgTable(
     additionalInfo: text("additional_info"),
     /** The courier's estimated delivery date (EDD) from its latest answer, a calendar date in its zone; null: none given. */
     estimatedDelivery: date("estimated_delivery", { mode: "string" }),
-    /**
-     * The shipment's failed-attempt (NDR) reason: that of its newest checkpoint carrying one, a member of
-     * `REASON_CODES` (src/domain/ndr.ts), or null when none does. Written with every stored record (docs/ndr.md).
-     */
+    /** Failed-attempt (NDR) reason of the newest checkpoint carrying one (`REASON_CODES`, docs/ndr.md), or null. */
     reasonCode: text("reason_code"),
-    /**
-     * When the shipment was found stalled (no new checkpoint for longer than its stall threshold, docs/predictions.md),
-     * or null; a stored record with new checkpoints clears it.
-     */
+    /** When found stalled (docs/predictions.md), or null; a new checkpoint clears it. */
     stalledAt: timestamp("stalled_at", { withTimezone: true }),
     /** Our predicted delivery when the record was last stored (docs/predictions.md), or null: what payloads and the list show. */
     predictedDelivery: jsonb("predicted_delivery").$type<PredictedDelivery>(),
@@ -46,10 +40,7 @@ export const shipments = pgTable(
     /** Number of accounts following; 0 = nobody, never re-checked. */
     followers: integer("followers").notNull().default(0),
     lastCheckedAt: timestamp("last_checked_at", { withTimezone: true }),
-    // The re-check schedule before it moved to `recheck_queue` (migration 0010 copied it there). This version
-    // never reads or writes these four columns or their two indexes; they stay so that processes of the previous
-    // version keep working on a migrated database during a rolling upgrade (docs/deployment.md, "Migrations on deploy"),
-    // and a later migration drops them.
+    // The schedule before `recheck_queue` (0010): unused, kept for rolling upgrades (docs/deployment.md, "Migrations on deploy").
     /** @deprecated the re-check schedule is `recheck_queue.due_at`. */
     nextCheckAt: timestamp("next_check_at", { withTimezone: true }),
     /** @deprecated `recheck_queue.lease_until`. */
@@ -74,15 +65,8 @@ export const shipments = pgTable(
 );
 
 /**
- * The re-check schedule: one row per shipment that is re-checked on a schedule (followed, not terminal,
- * courier followed on a schedule; spec "What the service does"; docs/rechecks.md). A shipment leaves the
- * schedule by losing its row. Kept apart from the wide `shipments` rows (about 12 to a page) so that a
- * claim stamps its lease on narrow rows stored together, and its cost does not grow with the number of
- * shipments stored (docs/performance.md, P4). `courier` and `tracking_number` are copies (they never
- * change for a shipment), so a claim answers without reading `shipments`.
- *
- * No index covers `lease_until` or `lease_owner`, and the table is created with fillfactor 70
- * (migration 0010): the claim's lease stamp is a HOT update (modules/following/claims.ts).
+ * The re-check schedule: one narrow row per shipment re-checked on a schedule (spec "What the service does").
+ * Why apart from `shipments`, fillfactor 70, no index on the lease: docs/rechecks.md, "The schedule is its own table".
  */
 export const recheckQueue = pgTable(
   "recheck_queue",

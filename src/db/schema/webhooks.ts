@@ -34,18 +34,9 @@ export const webhooks = pgTable(
 );
 
 /**
- * The outbox: one row per event per subscribed, active webhook (spec: Events rule 2),
- * plus one row per test fire. The delivery worker finds due rows through
- * `delivery_queue` and claims them with `for update skip locked` and a lease.
- *
- * No index covers a column the claim or the outcome writes (lease_until,
- * state, attempts, next_attempt_at, last_*, updated_at): both updates are HOT
- * (no index entry written). The table is created with fillfactor 50
- * (migration 0005): a claim takes consecutive rows, so every row of a page
- * gets a new version at once; with 80 only about half the updates found room
- * on their page (bench:deliver), with 50 about four in five.
- * Partitioned by week of `created_at` like `events` (migration 0022): key (id, created_at), no foreign key
- * to `events` or from `delivery_queue` (docs/capacity.md, "Partitioned history").
+ * The outbox: one row per event per subscribed, active webhook (spec: Events rule 2), plus one per test fire.
+ * No index covers a column the claim or outcome writes (HOT updates, fillfactor 50); partitioned by week of
+ * `created_at` (migration 0022). Why: docs/webhooks.md, "The worker"; docs/capacity.md#partitioned-history.
  */
 export const deliveries = pgTable(
   "deliveries",
@@ -98,14 +89,7 @@ export const webhookSequences = pgTable("webhook_sequences", {
   lastSequence: bigint("last_sequence", { mode: "number" }).notNull(),
 });
 
-/**
- * The due set of the outbox: one row per pending delivery, `due_at` = its
- * next attempt. Every insert of a pending outbox row (fan-out, redeliver,
- * recover) is queued by the `deliveries_enqueue` statement trigger
- * (migration 0005), so no writer can forget it. A final outcome deletes the
- * row, a retry moves `due_at`: the outbox row itself is updated without
- * touching an index (see `deliveries`).
- */
+/** The outbox's due set: one row per pending delivery, `due_at` = its next attempt; filled by the `deliveries_enqueue` trigger (migration 0005). */
 export const deliveryQueue = pgTable(
   "delivery_queue",
   {
@@ -121,13 +105,8 @@ export const deliveryAttempts = pgTable(
   "delivery_attempts",
   {
     id: text("id").notNull(),
-    // Partitioned by week of `started_at` (migration 0022). No foreign keys. The writers (the outcome record, and a test fire in the transaction that creates its
-    // outbox row) insert attempt rows only for outbox rows they have just written, so a per-row key check (a
-    // lookup and a FOR KEY SHARE lock of the delivery: about 15-20 µs of server CPU per attempt row, a fifth of
-    // the record statement's) proves nothing. Removal follows the outbox row instead: the
-    // `deliveries_drop_attempts` statement trigger (migration 0011) deletes the attempt rows of every deleted
-    // outbox row, pruned or removed with its webhook, account, event or shipment, in one set-based statement.
-    // The webhook id is a copy for the reader, never checked either.
+    // Partitioned by week of `started_at` (0022); no foreign keys: removal follows the outbox row through the
+    // `deliveries_drop_attempts` trigger (0011). Why: docs/webhooks.md, "The worker".
     deliveryId: text("delivery_id").notNull(),
     webhookId: text("webhook_id").notNull(),
     attempt: integer("attempt").notNull(),
