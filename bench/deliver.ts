@@ -64,7 +64,9 @@ export interface DeliverBenchOptions {
  * disturbs far less than deliveries per second.
  */
 async function pgCpuMs(sql: postgres.Sql): Promise<Map<number, number>> {
-  const pids = (await sql`select pid from pg_stat_activity where datname = current_database()`).map((r) => r.pid as number);
+  const pids = (await sql`select pid from pg_stat_activity where datname = current_database()`).map(
+    (r) => r.pid as number,
+  );
   const out = new Map<number, number>();
   for (const pid of pids) {
     try {
@@ -96,7 +98,8 @@ const schedSince = (a: { runMs: number; waitMs: number }) => {
   const b = mainThreadSched();
   return { runMs: b.runMs - a.runMs, waitMs: b.waitMs - a.waitMs };
 };
-const cpuDelta = (a: Map<number, number>, b: Map<number, number>) => [...b].reduce((t, [pid, ms]) => t + ms - (a.get(pid) ?? 0), 0);
+const cpuDelta = (a: Map<number, number>, b: Map<number, number>) =>
+  [...b].reduce((t, [pid, ms]) => t + ms - (a.get(pid) ?? 0), 0);
 
 /** Starts the inspector's CPU profiler; the returned function stops it and gives the profile. */
 async function startProfile(): Promise<() => Promise<unknown>> {
@@ -147,13 +150,26 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
   const ROUNDS = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 3);
   const WARMUP = opts.warmup ?? Number(process.env.BENCH_WARMUP ?? 1);
   const RUNS = WARMUP + ROUNDS;
-  const tuning = opts.worker ?? { prefetch: envNum("BENCH_PREFETCH"), refillAt: envNum("BENCH_REFILL"), recordBatch: envNum("BENCH_RECORD_BATCH"), recordFlushes: envNum("BENCH_RECORD_FLUSHES") };
+  const tuning = opts.worker ?? {
+    prefetch: envNum("BENCH_PREFETCH"),
+    refillAt: envNum("BENCH_REFILL"),
+    recordBatch: envNum("BENCH_RECORD_BATCH"),
+    recordFlushes: envNum("BENCH_RECORD_FLUSHES"),
+  };
   const log = opts.log ?? console.log;
 
   const pems = await selfsigned.generate([{ name: "commonName", value: "localhost" }], {
     keyType: "ec",
     curve: "P-256",
-    extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] }],
+    extensions: [
+      {
+        name: "subjectAltName",
+        altNames: [
+          { type: 2, value: "localhost" },
+          { type: 7, ip: "127.0.0.1" },
+        ],
+      },
+    ],
   } as never);
   const caFile = join(mkdtempSync(join(tmpdir(), "bench-ca-")), "ca.pem");
   writeFileSync(caFile, pems.cert);
@@ -198,12 +214,25 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const config = loadConfig({ COURIER_MODE: "sandbox", WEBHOOK_CA_FILE: caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8" });
+    const config = loadConfig({
+      COURIER_MODE: "sandbox",
+      WEBHOOK_CA_FILE: caFile,
+      WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8",
+    });
     // The worker logs as the service does by default (LOG_LEVEL unset: info, buffered), into a file: the
     // bench's own output stays readable, and the logging costs what it costs in production.
     const logFile = join(caFile, "..", "worker.log");
-    const workerLog = createLogger(config.logLevel, { service: "courier-tracking-api" }, undefined, { buffered: true, file: logFile });
-    const deps: WorkerDeps = { config, db: tdb.db, clock: systemClock, log: workerLog, secretsKey: crypto.getRandomValues(new Uint8Array(32)) };
+    const workerLog = createLogger(config.logLevel, { service: "courier-tracking-api" }, undefined, {
+      buffered: true,
+      file: logFile,
+    });
+    const deps: WorkerDeps = {
+      config,
+      db: tdb.db,
+      clock: systemClock,
+      log: workerLog,
+      secretsKey: crypto.getRandomValues(new Uint8Array(32)),
+    };
     const acc = await createAccount(tdb.db, { email: `bench-${Date.now()}@example.com`, plan: "business" });
     await createWebhook(deps, acc, { url, events: ["tracking.updated"], mode: "live" });
 
@@ -218,8 +247,30 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
         state: "in_transit",
         mostRecentStatus: "In transit",
         checkpoints: [
-          { state: "in_transit" as const, subStatus: null, activity: "Picked up", location: "Mumbai", localDate: "2026-11-03", localTime: "09:15", at: "2026-11-03T03:45:00Z", rawCode: null, rawStatus: null, remark: null },
-          { state: "in_transit" as const, subStatus: null, activity: "Reached hub", location: "Mumbai to Pune", localDate: "2026-11-04", localTime: "18:40", at: "2026-11-04T13:10:00Z", rawCode: null, rawStatus: null, remark: null },
+          {
+            state: "in_transit" as const,
+            subStatus: null,
+            activity: "Picked up",
+            location: "Mumbai",
+            localDate: "2026-11-03",
+            localTime: "09:15",
+            at: "2026-11-03T03:45:00Z",
+            rawCode: null,
+            rawStatus: null,
+            remark: null,
+          },
+          {
+            state: "in_transit" as const,
+            subStatus: null,
+            activity: "Reached hub",
+            location: "Mumbai to Pune",
+            localDate: "2026-11-04",
+            localTime: "18:40",
+            at: "2026-11-04T13:10:00Z",
+            rawCode: null,
+            rawStatus: null,
+            remark: null,
+          },
         ],
         checkpointCount: 2,
         originCity: "Mumbai",
@@ -235,9 +286,22 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     const emitBatch = (from: number, to: number) =>
       tdb.db.transaction(async (tx) => {
         const evs = [];
-        for (let i = from; i < to; i++) evs.push({ id: newId("evt"), shipmentId: shipmentIds[i]!, type: "tracking.updated", status: "in_transit", enqueuedAt: new Date() });
+        for (let i = from; i < to; i++)
+          evs.push({
+            id: newId("evt"),
+            shipmentId: shipmentIds[i]!,
+            type: "tracking.updated",
+            status: "in_transit",
+            enqueuedAt: new Date(),
+          });
         await tx.insert(events).values(evs);
-        for (const e of evs) await fanOutEvent(tx, { eventId: e.id, shipmentId: e.shipmentId, type: "tracking.updated", enqueuedAt: e.enqueuedAt });
+        for (const e of evs)
+          await fanOutEvent(tx, {
+            eventId: e.id,
+            shipmentId: e.shipmentId,
+            type: "tracking.updated",
+            enqueuedAt: e.enqueuedAt,
+          });
       });
     const waitReceived = (n: number) =>
       new Promise<void>((resolve) => {
@@ -306,7 +370,12 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
       // Every header the worker sent (signatures, ids, user agent), bar those undici sets itself.
       const replay = bodies.map((b) => ({
         body: b.body,
-        headers: { ...Object.fromEntries([...b.headers].filter(([k]) => !["host", "content-length", "connection", "transfer-encoding"].includes(k))), "x-bench": "ceiling" },
+        headers: {
+          ...Object.fromEntries(
+            [...b.headers].filter(([k]) => !["host", "content-length", "connection", "transfer-encoding"].includes(k)),
+          ),
+          "x-bench": "ceiling",
+        },
       }));
       await tdb.sql`checkpoint`;
       received = 0;
@@ -318,7 +387,12 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < replay.length) {
             const b = replay[next++]!;
-            const res = await undici.request(url, { method: "POST", body: b.body, headers: b.headers, dispatcher: agent });
+            const res = await undici.request(url, {
+              method: "POST",
+              body: b.body,
+              headers: b.headers,
+              dispatcher: agent,
+            });
             await res.body.dump();
           }
         }),
@@ -353,7 +427,8 @@ export async function measure(opts: DeliverBenchOptions = {}): Promise<Record<st
     }
     await agent.close();
     await Bun.sleep(1_500); // statistics reach pg_stat_user_tables at most once a second per backend
-    const [hot] = await tdb.sql`select n_tup_upd::int as upd, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = 'deliveries'`;
+    const [hot] =
+      await tdb.sql`select n_tup_upd::int as upd, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = 'deliveries'`;
     // The round with the median ratio stands for the run.
     const mid = [...perRound].sort((a, b) => a.ratio - b.ratio)[Math.floor(ROUNDS / 2)]!;
     const { workerRate, ceilingRate, ratio, workerSecs, drainP50, drainP99 } = mid;

@@ -56,7 +56,12 @@ async function fuzz(): Promise<void> {
     if (done) throw new Error("the fuzz service exited before it started");
     line += new TextDecoder().decode(value);
   }
-  const svc = JSON.parse(line.slice(0, line.indexOf("\n"))) as { port: number; pid: number; keys: string[]; webhookIds: string[] };
+  const svc = JSON.parse(line.slice(0, line.indexOf("\n"))) as {
+    port: number;
+    pid: number;
+    keys: string[];
+    webhookIds: string[];
+  };
   const base = `http://127.0.0.1:${svc.port}`;
   const rssMiB = () => {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${svc.pid}/status`, "utf8"));
@@ -71,13 +76,22 @@ async function fuzz(): Promise<void> {
   const t0 = performance.now();
   async function one(): Promise<void> {
     const req = gen.next();
-    const res = await fetch(base + req.path, { method: req.method, headers: req.headers, body: req.body as BodyInit | undefined, redirect: "manual" }).catch(
-      (e: Error) => ({ status: 0, headers: new Headers(), text: async () => `transport: ${e.message}` }) as unknown as Response,
+    const res = await fetch(base + req.path, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body as BodyInit | undefined,
+      redirect: "manual",
+    }).catch(
+      (e: Error) =>
+        ({ status: 0, headers: new Headers(), text: async () => `transport: ${e.message}` }) as unknown as Response,
     );
     const text = await res.text();
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const problem = res.status === 0 ? text : answerProblem(v, req, res.status, res.headers, text);
-    if (problem) problems.push(`${req.method} ${req.path.slice(0, 160)} key=${req.headers["x-api-key"] ? "yes" : "no"} → ${res.status}: ${problem}; ${text.slice(0, 200)}`);
+    if (problem)
+      problems.push(
+        `${req.method} ${req.path.slice(0, 160)} key=${req.headers["x-api-key"] ? "yes" : "no"} → ${res.status}: ${problem}; ${text.slice(0, 200)}`,
+      );
   }
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -91,13 +105,22 @@ async function fuzz(): Promise<void> {
   const seconds = (performance.now() - t0) / 1000;
   if (rss.at(-1)![0] !== total) rss.push([total, rssMiB()]);
   const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
-  console.log(`fuzz: ${total} requests (seed ${seed}, concurrency ${concurrency}) in ${seconds.toFixed(0)} s, Bun ${Bun.version}`);
-  console.log(`statuses: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")}`);
+  console.log(
+    `fuzz: ${total} requests (seed ${seed}, concurrency ${concurrency}) in ${seconds.toFixed(0)} s, Bun ${Bun.version}`,
+  );
+  console.log(
+    `statuses: ${[...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ")}`,
+  );
   console.log(`5xx: ${fivexx}; answers outside the documented shapes: ${problems.length}`);
   for (const p of problems.slice(0, 20)) console.log(`  ${p}`);
   console.log(`service RSS (MiB) by requests sent: ${rss.map(([n, m]) => `${n}: ${m.toFixed(1)}`).join(", ")}`);
   const warm = rss.find(([n]) => n === 2000)?.[1] ?? rss[0]![1];
-  console.log(`RSS after warm-up ${warm.toFixed(1)} MiB → end ${rss.at(-1)![1].toFixed(1)} MiB (${(rss.at(-1)![1] - warm >= 0 ? "+" : "")}${(rss.at(-1)![1] - warm).toFixed(1)})`);
+  console.log(
+    `RSS after warm-up ${warm.toFixed(1)} MiB → end ${rss.at(-1)![1].toFixed(1)} MiB (${rss.at(-1)![1] - warm >= 0 ? "+" : ""}${(rss.at(-1)![1] - warm).toFixed(1)})`,
+  );
   child.kill("SIGTERM");
   await child.exited;
   if (problems.length > 0) process.exitCode = 1;
@@ -109,7 +132,16 @@ const DEPTH = 32_000;
 const tdb = await createTestDatabase({ max: 10 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: createServices(tdb.db, systemClock), onEvents: outboxEventSink }).listen({
+const app = buildApp({
+  config,
+  db: tdb.db,
+  clock: systemClock,
+  log: silentLogger,
+  secretsKey: new Uint8Array(32),
+  backends,
+  services: createServices(tdb.db, systemClock),
+  onEvents: outboxEventSink,
+}).listen({
   port: 0,
   hostname: "127.0.0.1",
   development: false,
@@ -139,7 +171,10 @@ self.onmessage = async (e) => {
 };`;
 const worker = new Worker(URL.createObjectURL(new Blob([clientSource], { type: "application/javascript" })));
 
-function send(headers: Record<string, string>, payload = body): Promise<{ status: number; text: string; ms: number; healthMs: number; peakRss: number }> {
+function send(
+  headers: Record<string, string>,
+  payload = body,
+): Promise<{ status: number; text: string; ms: number; healthMs: number; peakRss: number }> {
   return new Promise((resolve) => {
     worker.onmessage = (e) => resolve(e.data);
     worker.postMessage({ url: `${base}/v1/webhooks`, health: `${base}/healthz`, headers, body: payload });
@@ -177,7 +212,9 @@ async function run(name: string, headers: Record<string, string>) {
   );
 }
 
-console.log(`POST /v1/webhooks with ${body.length} bytes of ${DEPTH} nested arrays, ${ROUNDS} rounds per case, Bun ${Bun.version}, NODE_ENV=${process.env.NODE_ENV ?? "(unset)"}`);
+console.log(
+  `POST /v1/webhooks with ${body.length} bytes of ${DEPTH} nested arrays, ${ROUNDS} rounds per case, Bun ${Bun.version}, NODE_ENV=${process.env.NODE_ENV ?? "(unset)"}`,
+);
 await send({ "content-type": "application/json" }, "[]"); // warm-up: JIT, connections
 await run("no key", { "content-type": "application/json" });
 // Well-formed but unknown: costs the hash and the lookup a real key costs.

@@ -76,12 +76,19 @@ const SLICES = Math.max(1, Number(args.slices));
 /** wrk takes whole seconds. */
 const SLICE_S = Math.max(1, Math.round(DURATION_S / SLICES));
 const CONNECTIONS = Number(args.connections);
-const SKIP = new Set(args.skip!.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean));
+const SKIP = new Set(
+  args
+    .skip!.split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean),
+);
 const P6_N = Number(args["p6-n"]);
 const ROOT = join(import.meta.dir, "..");
 
 if (!Bun.which("wrk")) {
-  console.error("bench: the load generator `wrk` is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk");
+  console.error(
+    "bench: the load generator `wrk` is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk",
+  );
   process.exit(1);
 }
 
@@ -118,14 +125,21 @@ process.on("exit", () => {
  * MB of access lines makes the kernel find page-cache pages for the writer, which a memory-tight guest may charge
  * to the service's CPU (docs/performance.md, "The default configuration").
  */
-async function spawnReady(cmd: string[], env: Record<string, string | undefined>, ready: () => Promise<boolean>, logFile?: string, timeoutMs = 30_000): Promise<Bun.Subprocess> {
+async function spawnReady(
+  cmd: string[],
+  env: Record<string, string | undefined>,
+  ready: () => Promise<boolean>,
+  logFile?: string,
+  timeoutMs = 30_000,
+): Promise<Bun.Subprocess> {
   const full: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) full[k] = v;
   const proc = Bun.spawn(cmd, { cwd: ROOT, env: full, stdout: logFile ? Bun.file(logFile) : "ignore", stderr: "pipe" });
   children.push(proc);
   let err = "";
   void (async () => {
-    for await (const c of proc.stderr as ReadableStream<Uint8Array>) err = (err + new TextDecoder().decode(c)).slice(-4000);
+    for await (const c of proc.stderr as ReadableStream<Uint8Array>)
+      err = (err + new TextDecoder().decode(c)).slice(-4000);
   })();
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -133,12 +147,19 @@ async function spawnReady(cmd: string[], env: Record<string, string | undefined>
     if (await ready().catch(() => false)) return proc;
     await Bun.sleep(100);
   }
-  const out = logFile ? await Bun.file(logFile).text().catch(() => "") : "";
+  const out = logFile
+    ? await Bun.file(logFile)
+        .text()
+        .catch(() => "")
+    : "";
   const hint = logFile ? "" : " (its stdout went to /dev/null: run with --service-logs to keep it)";
-  throw new Error(`${cmd.join(" ")} did not start (exit ${proc.exitCode})${hint}: ${out.slice(-2000)}${err.slice(-2000)}`);
+  throw new Error(
+    `${cmd.join(" ")} did not start (exit ${proc.exitCode})${hint}: ${out.slice(-2000)}${err.slice(-2000)}`,
+  );
 }
 
-const httpsOk = (url: string) => fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then((r) => r.status < 500);
+const httpsOk = (url: string) =>
+  fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then((r) => r.status < 500);
 
 // ---- the service ---------------------------------------------------------------------------------
 const secretsKey = randomBytes(32).toString("base64url");
@@ -149,7 +170,11 @@ const secretsKey = randomBytes(32).toString("base64url");
 function startService(name: string, env: Record<string, string>, profile = false) {
   const port = freePort();
   const base = `https://127.0.0.1:${port}`;
-  const inherited = Object.fromEntries(Object.keys(process.env).filter((k) => SERVICE_VARS.has(k)).map((k) => [k, undefined]));
+  const inherited = Object.fromEntries(
+    Object.keys(process.env)
+      .filter((k) => SERVICE_VARS.has(k))
+      .map((k) => [k, undefined]),
+  );
   const proc = spawnReady(
     ["bun", ...(profile ? ["--cpu-prof", "--cpu-prof-dir", args.profile!] : []), "src/main.ts"],
     {
@@ -171,7 +196,16 @@ function startService(name: string, env: Record<string, string>, profile = false
   return proc.then((p) => ({ proc: p, base }));
 }
 /** Variables the service reads that a developer's shell may have set: unset for the bench's services. */
-const SERVICE_VARS = new Set(["LOG_LEVEL", "ROLE", "ADMIN_PORT", "TRUST_PROXY", "COURIER_TIMEOUT_MS", "COURIER_CONCURRENCY", "COURIER_QUEUE_LIMIT", "TERMINAL_REUSE_SECONDS"]);
+const SERVICE_VARS = new Set([
+  "LOG_LEVEL",
+  "ROLE",
+  "ADMIN_PORT",
+  "TRUST_PROXY",
+  "COURIER_TIMEOUT_MS",
+  "COURIER_CONCURRENCY",
+  "COURIER_QUEUE_LIMIT",
+  "TERMINAL_REUSE_SECONDS",
+]);
 
 const { proc: service, base: svcBase } = await startService("default", {}, Boolean(args.profile));
 const rssIdle = procRss(service.pid);
@@ -190,7 +224,13 @@ for (let i = 0; i < 2000; i++) {
   const k = generateApiKey();
   keys.push(k);
   accountRows.push({ id, email: `bench${i}@example.com`, plan: "business" });
-  keyRows.push({ id: newId("key"), account_id: id, key_hash: hashApiKey(k), prefix: keyDisplayPrefix(k), name: "bench" });
+  keyRows.push({
+    id: newId("key"),
+    account_id: id,
+    key_hash: hashApiKey(k),
+    prefix: keyDisplayPrefix(k),
+    name: "bench",
+  });
 }
 await tdb.sql`insert into accounts ${tdb.sql(accountRows)}`;
 await tdb.sql`insert into api_keys ${tdb.sql(keyRows)}`;
@@ -199,25 +239,52 @@ writeFileSync(keysFile, keys.join("\n"));
 
 // ---- the ceilings ----------------------------------------------------------------------------------
 const elysiaPort = freePort();
-const elysia = await spawnReady(["bun", "bench/bare.ts", "elysia", String(elysiaPort), certFile, keyFile], {}, () => httpsOk(`https://127.0.0.1:${elysiaPort}/`));
+const elysia = await spawnReady(["bun", "bench/bare.ts", "elysia", String(elysiaPort), certFile, keyFile], {}, () =>
+  httpsOk(`https://127.0.0.1:${elysiaPort}/`),
+);
 const bunPort = freePort();
-const bare = await spawnReady(["bun", "bench/bare.ts", "bun", String(bunPort), certFile, keyFile], {}, () => httpsOk(`https://127.0.0.1:${bunPort}/`));
+const bare = await spawnReady(["bun", "bench/bare.ts", "bun", String(bunPort), certFile, keyFile], {}, () =>
+  httpsOk(`https://127.0.0.1:${bunPort}/`),
+);
 
 // ---- the extra rows: the same service without access lines, and with the API role only ------------------
 const quiet = SKIP.has("warn") ? undefined : await startService("warn", { LOG_LEVEL: "warn" });
 const apiOnly = SKIP.has("api") ? undefined : await startService("api", { ROLE: "api" });
 
 // 200 delivered Delhivery numbers (last digit 0): after the warm-up pass they are stored, terminal and unchanged.
-const trackPaths = Array.from({ length: 200 }, (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`);
+const trackPaths = Array.from(
+  { length: 200 },
+  (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`,
+);
 type Target = "bun" | "elysia" | "couriers" | "track" | "warn" | "api";
 const targets: Partial<Record<Target, { name: string; base: string; paths: string[]; keys: string[]; pid: number }>> = {
   bun: { name: "bare Bun.serve hello", base: `https://127.0.0.1:${bunPort}`, paths: ["/"], keys: [], pid: bare.pid },
-  elysia: { name: "bare Elysia hello", base: `https://127.0.0.1:${elysiaPort}`, paths: ["/"], keys: [], pid: elysia.pid },
+  elysia: {
+    name: "bare Elysia hello",
+    base: `https://127.0.0.1:${elysiaPort}`,
+    paths: ["/"],
+    keys: [],
+    pid: elysia.pid,
+  },
   couriers: { name: "GET /v1/couriers", base: svcBase, paths: ["/v1/couriers"], keys, pid: service.pid },
   track: { name: "GET /v1/track (delivered)", base: trackSvc.base, paths: trackPaths, keys, pid: trackSvc.proc.pid },
 };
-if (quiet) targets.warn = { name: "  the same, LOG_LEVEL=warn", base: quiet.base, paths: ["/v1/couriers"], keys, pid: quiet.proc.pid };
-if (apiOnly) targets.api = { name: "  the same, ROLE=api", base: apiOnly.base, paths: ["/v1/couriers"], keys, pid: apiOnly.proc.pid };
+if (quiet)
+  targets.warn = {
+    name: "  the same, LOG_LEVEL=warn",
+    base: quiet.base,
+    paths: ["/v1/couriers"],
+    keys,
+    pid: quiet.proc.pid,
+  };
+if (apiOnly)
+  targets.api = {
+    name: "  the same, ROLE=api",
+    base: apiOnly.base,
+    paths: ["/v1/couriers"],
+    keys,
+    pid: apiOnly.proc.pid,
+  };
 /** The targets of this run, in the order they take turns. */
 const active = Object.keys(targets) as Target[];
 
@@ -225,7 +292,8 @@ type Measured = WrkResult & { rssPeak: number; cpuUs: number; dbCpuUs: number };
 
 /** CPU time (ms) of every PostgreSQL backend connected to the bench database now, by pid. */
 async function dbBackendsCpu(): Promise<Map<number, number>> {
-  const rows = await tdb.sql`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const rows =
+    await tdb.sql`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
   return new Map(rows.map((r) => [r.pid as number, procCpuMs(r.pid as number)]));
 }
 
@@ -239,7 +307,14 @@ async function measure(t: Target, seconds: number): Promise<Measured> {
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, procRss(tg.pid))), 250);
   const cpu0 = procCpuMs(tg.pid);
   const db0 = await dbBackendsCpu();
-  const r = await runWrk({ base: tg.base, paths: tg.paths, keys: tg.keys, seconds, connections: CONNECTIONS, dir: work });
+  const r = await runWrk({
+    base: tg.base,
+    paths: tg.paths,
+    keys: tg.keys,
+    seconds,
+    connections: CONNECTIONS,
+    dir: work,
+  });
   const per = (ms: number) => (ms * 1000) / Math.max(1, r.requests);
   const cpuUs = per(procCpuMs(tg.pid) - cpu0);
   let dbMs = 0;
@@ -255,7 +330,8 @@ async function measure(t: Target, seconds: number): Promise<Measured> {
 function combine(parts: Measured[]): Measured {
   const requests = parts.reduce((a, p) => a + p.requests, 0);
   const seconds = parts.reduce((a, p) => a + p.requests / Math.max(p.rps, 1e-9), 0);
-  const weighted = (f: (p: Measured) => number) => parts.reduce((a, p) => a + f(p) * p.requests, 0) / Math.max(1, requests);
+  const weighted = (f: (p: Measured) => number) =>
+    parts.reduce((a, p) => a + f(p) * p.requests, 0) / Math.max(1, requests);
   return {
     rps: requests / Math.max(seconds, 1e-9),
     p50Ms: median(parts.map((p) => p.p50Ms)),
@@ -269,11 +345,20 @@ function combine(parts: Measured[]): Measured {
   };
 }
 
-console.log(`bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${SLICES * SLICE_S} s per target in ${SLICES} interleaved slice(s), ${ROUNDS} round(s); TLS on every target`);
+console.log(
+  `bench: Bun ${Bun.version}, wrk ${CONNECTIONS} connections × 2 threads, ${SLICES * SLICE_S} s per target in ${SLICES} interleaved slice(s), ${ROUNDS} round(s); TLS on every target`,
+);
 console.log(`service idle RSS ${rssIdle.toFixed(0)} MiB; warming up…`);
 for (const t of active) await measure(t, 3);
 
-const perTarget = (): Record<Target, Measured[]> => ({ bun: [], elysia: [], couriers: [], track: [], warn: [], api: [] });
+const perTarget = (): Record<Target, Measured[]> => ({
+  bun: [],
+  elysia: [],
+  couriers: [],
+  track: [],
+  warn: [],
+  api: [],
+});
 const rounds = perTarget();
 const p1: number[] = [];
 const p2: number[] = [];
@@ -294,7 +379,16 @@ for (let r = 0; r < ROUNDS; r++) {
     accessRatio.push(rounds.warn[i]!.rps / rounds.couriers[i]!.rps);
     accessCpuUs.push(rounds.couriers[i]!.cpuUs - rounds.warn[i]!.cpuUs);
   }
-  console.log(`round ${r + 1}: ` + active.map((t) => `${t} ${rounds[t][i]!.rps.toFixed(0)}/s (${rounds[t][i]!.cpuUs.toFixed(0)} + ${rounds[t][i]!.dbCpuUs.toFixed(0)} µs CPU)`).join(", ") + `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`);
+  console.log(
+    `round ${r + 1}: ` +
+      active
+        .map(
+          (t) =>
+            `${t} ${rounds[t][i]!.rps.toFixed(0)}/s (${rounds[t][i]!.cpuUs.toFixed(0)} + ${rounds[t][i]!.dbCpuUs.toFixed(0)} µs CPU)`,
+        )
+        .join(", ") +
+      `; P1 ${p1[r]!.toFixed(3)}, P2 ${p2[r]!.toFixed(3)}`,
+  );
 }
 const rssLoad = Math.max(...rounds.track.map((x) => x.rssPeak));
 const rssIdleAfter = procRss(trackSvc.proc.pid);
@@ -304,7 +398,11 @@ let p6: { statuses: Record<string, number>; retry_after: string[]; seconds: numb
 if (!SKIP.has("p6")) {
   console.log(`P6: ${P6_N} concurrent asynchronous lookups (sandbox digit 9, answered after ${args["p6-async-s"]} s)…`);
   const prefix = String(100000 + Math.floor(Math.random() * 800000));
-  const proc = Bun.spawn(["bun", "bench/p6-client.ts", svcBase, String(P6_N), keysFile, prefix], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn(["bun", "bench/p6-client.ts", svcBase, String(P6_N), keysFile, prefix], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
@@ -317,13 +415,22 @@ if (!SKIP.has("p6")) {
 // These belong to bench/deliver.ts and bench/recheck.ts. Each is run as its own process and its JSON
 // output is parsed; if either script grows an exported `measure(): Promise<{…}>` guarded by
 // `import.meta.main`, import it here instead.
-const p3 = SKIP.has("p3") ? undefined : await childJson("bench/deliver.ts", {}, (j) => (typeof j.ratio === "number" ? j : undefined));
-const p4 = SKIP.has("p4") ? undefined : await childJson("bench/recheck.ts", { BENCH_SECONDS: "5" }, (j) => (j.bench === "recheck" ? j : undefined));
+const p3 = SKIP.has("p3")
+  ? undefined
+  : await childJson("bench/deliver.ts", {}, (j) => (typeof j.ratio === "number" ? j : undefined));
+const p4 = SKIP.has("p4")
+  ? undefined
+  : await childJson("bench/recheck.ts", { BENCH_SECONDS: "5" }, (j) => (j.bench === "recheck" ? j : undefined));
 
 /** Runs a bench script and returns the first JSON object in its output that `pick` accepts. */
 async function childJson(script: string, env: Record<string, string>, pick: (j: any) => any): Promise<any> {
   console.log(`running ${script}…`);
-  const proc = Bun.spawn(["bun", script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn(["bun", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   children.push(proc);
   const out = await new Response(proc.stdout).text();
   await proc.exited;
@@ -354,8 +461,22 @@ const rows: Row[] = active.map((t) => ({
 }));
 const claim = (size: string) => p4?.[`claim_1000_at_${size}`]?.median_ms as number | undefined;
 printTable(rows, [
-  { id: "P1", what: "GET /v1/couriers ÷ bare Elysia hello", value: median(p1).toFixed(3), goal: "≥ 0.6", ok: median(p1) >= 0.6, note: `default configuration (access log on); rounds ${p1.map((x) => x.toFixed(3)).join(" ")}` },
-  { id: "P2", what: "GET /v1/track (delivered, 0 ms) ÷ P1", value: median(p2).toFixed(3), goal: "≥ 0.7", ok: median(p2) >= 0.7, note: `rounds ${p2.map((x) => x.toFixed(3)).join(" ")}` },
+  {
+    id: "P1",
+    what: "GET /v1/couriers ÷ bare Elysia hello",
+    value: median(p1).toFixed(3),
+    goal: "≥ 0.6",
+    ok: median(p1) >= 0.6,
+    note: `default configuration (access log on); rounds ${p1.map((x) => x.toFixed(3)).join(" ")}`,
+  },
+  {
+    id: "P2",
+    what: "GET /v1/track (delivered, 0 ms) ÷ P1",
+    value: median(p2).toFixed(3),
+    goal: "≥ 0.7",
+    ok: median(p2) >= 0.7,
+    note: `rounds ${p2.map((x) => x.toFixed(3)).join(" ")}`,
+  },
   quiet
     ? {
         id: "AL",
@@ -366,12 +487,33 @@ printTable(rows, [
       }
     : { id: "AL", what: "access log: P1 req/s without it ÷ with it", value: "skipped", goal: "(reported)" },
   p3
-    ? { id: "P3", what: "webhook deliveries/s ÷ plain undici loop", value: String(p3.ratio), goal: "≥ 0.7", ok: p3.ratio >= 0.7, note: `${p3.worker_deliveries_per_s} vs ${p3.ceiling_undici_per_s}/s; rounds ${(p3.rounds ?? []).join(" ")}` }
+    ? {
+        id: "P3",
+        what: "webhook deliveries/s ÷ plain undici loop",
+        value: String(p3.ratio),
+        goal: "≥ 0.7",
+        ok: p3.ratio >= 0.7,
+        note: `${p3.worker_deliveries_per_s} vs ${p3.ceiling_undici_per_s}/s; rounds ${(p3.rounds ?? []).join(" ")}`,
+      }
     : { id: "P3", what: "webhook deliveries/s ÷ plain undici loop", value: "skipped", goal: "≥ 0.7" },
   claim("1000000") && claim("10000")
-    ? { id: "P4", what: "claim 1,000 re-checks at 1M ÷ at 10k rows", value: `×${(claim("1000000")! / claim("10000")!).toFixed(2)}`, goal: "≤ 1.5", ok: claim("1000000")! / claim("10000")! <= 1.5, note: `${claim("10000")} → ${claim("1000000")} ms` }
+    ? {
+        id: "P4",
+        what: "claim 1,000 re-checks at 1M ÷ at 10k rows",
+        value: `×${(claim("1000000")! / claim("10000")!).toFixed(2)}`,
+        goal: "≤ 1.5",
+        ok: claim("1000000")! / claim("10000")! <= 1.5,
+        note: `${claim("10000")} → ${claim("1000000")} ms`,
+      }
     : { id: "P4", what: "claim 1,000 re-checks at 1M ÷ at 10k rows", value: "skipped", goal: "≤ 1.5" },
-  { id: "P5", what: "service RSS idle / under P2 load (MiB)", value: `${rssIdle.toFixed(0)} / ${rssLoad.toFixed(0)}`, goal: "< 80 / < 150", ok: rssIdle < 80 && rssLoad < 150, note: `idle again after the runs: ${rssIdleAfter.toFixed(0)}` },
+  {
+    id: "P5",
+    what: "service RSS idle / under P2 load (MiB)",
+    value: `${rssIdle.toFixed(0)} / ${rssLoad.toFixed(0)}`,
+    goal: "< 80 / < 150",
+    ok: rssIdle < 80 && rssLoad < 150,
+    note: `idle again after the runs: ${rssIdleAfter.toFixed(0)}`,
+  },
   p6
     ? {
         id: "P6",

@@ -12,7 +12,10 @@ interface Job {
 }
 
 /** The worker's global scope (typed by hand: the project's lib is the DOM's, not a worker's). */
-const scope = globalThis as unknown as { onmessage: ((e: MessageEvent<Job>) => void) | null; postMessage(message: unknown): void };
+const scope = globalThis as unknown as {
+  onmessage: ((e: MessageEvent<Job>) => void) | null;
+  postMessage(message: unknown): void;
+};
 
 scope.onmessage = async (e: MessageEvent<Job>) => {
   const { base, paths, keys, concurrency, durationMs } = e.data;

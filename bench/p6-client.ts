@@ -29,12 +29,16 @@ function one(i: number): Promise<void> {
       resolve();
     };
     // agent: false → one connection per request, as N independent clients would have.
-    const req = request(url, { agent: false, rejectUnauthorized: false, headers: { "x-api-key": keys[i % keys.length]! } }, (res) => {
-      if (res.headers["retry-after"]) retryAfter.add(String(res.headers["retry-after"]));
-      res.resume();
-      res.on("end", () => done(String(res.statusCode)));
-      res.on("error", () => done("reset"));
-    });
+    const req = request(
+      url,
+      { agent: false, rejectUnauthorized: false, headers: { "x-api-key": keys[i % keys.length]! } },
+      (res) => {
+        if (res.headers["retry-after"]) retryAfter.add(String(res.headers["retry-after"]));
+        res.resume();
+        res.on("end", () => done(String(res.statusCode)));
+        res.on("error", () => done("reset"));
+      },
+    );
     req.on("error", () => done("reset"));
     req.end();
   });
@@ -42,5 +46,12 @@ function one(i: number): Promise<void> {
 
 await Promise.all(Array.from({ length: n }, (_, i) => one(i)));
 slowest.sort((a, b) => a - b);
-console.log(JSON.stringify({ statuses, retry_after: [...retryAfter], seconds: +((performance.now() - started) / 1000).toFixed(1), slowest_s: +((slowest.at(-1) ?? 0) / 1000).toFixed(1) }));
+console.log(
+  JSON.stringify({
+    statuses,
+    retry_after: [...retryAfter],
+    seconds: +((performance.now() - started) / 1000).toFixed(1),
+    slowest_s: +((slowest.at(-1) ?? 0) / 1000).toFixed(1),
+  }),
+);
 process.exit(0);

@@ -98,9 +98,13 @@ function explaining(tx: postgres.TransactionSql, out: string[]): Db {
   const client = (strings: TemplateStringsArray | unknown, ...values: unknown[]) => {
     if (!Array.isArray(strings) || !/^\s*update\b/.test(String(strings[0]))) return call(strings, ...values);
     const s = [`explain (analyze, buffers, wal) ${strings[0]}`, ...strings.slice(1)];
-    return call(Object.assign(s, { raw: s }), ...values).then((rows) => (out.push(...rows.map((r) => String(r["QUERY PLAN"]))), []));
+    return call(Object.assign(s, { raw: s }), ...values).then(
+      (rows) => (out.push(...rows.map((r) => String(r["QUERY PLAN"]))), []),
+    );
   };
-  return { $client: new Proxy(client, { get: (_t, p) => (tx as unknown as Record<PropertyKey, unknown>)[p] }) } as unknown as Db;
+  return {
+    $client: new Proxy(client, { get: (_t, p) => (tx as unknown as Record<PropertyKey, unknown>)[p] }),
+  } as unknown as Db;
 }
 
 export interface ClaimCost {
@@ -121,7 +125,12 @@ export async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost
     const rows = await claimDueShipments(tdb.db, now, 1000, 60_000, "bench-claim");
     times.push(performance.now() - t);
     if (rows.length !== 1000) throw new Error(`claimed ${rows.length}`);
-    await releaseClaims(tdb.db, rows.map((r) => r.id), "bench-claim", now + 3_600_000);
+    await releaseClaims(
+      tdb.db,
+      rows.map((r) => r.id),
+      "bench-claim",
+      now + 3_600_000,
+    );
   }
   times.sort((a, b) => a - b);
   const plan: string[] = [];
@@ -134,14 +143,20 @@ export async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost
   const text = plan.join("\n");
   const top = plan.slice(0, 3).join(" ");
   const num = (re: RegExp) => Number(re.exec(top)?.[1] ?? 0);
-  const index = [...new Set([...text.matchAll(/Index Scan using (recheck_queue_due\w*)/g)].map((m) => m[1]!))].join("+") || "none";
+  const index =
+    [...new Set([...text.matchAll(/Index Scan using (recheck_queue_due\w*)/g)].map((m) => m[1]!))].join("+") || "none";
   return {
     median_ms: +times[times.length >> 1]!.toFixed(2),
     min_ms: +times[0]!.toFixed(2),
     max_ms: +times.at(-1)!.toFixed(2),
     due_rows: await countDue(tdb.db, Date.now()),
     index,
-    plan: { pages_dirtied: num(/dirtied=(\d+)/), buffers_read: num(/read=(\d+)/), wal_fpi: num(/fpi=(\d+)/), wal_mb: +(num(/WAL: .*bytes=(\d+)/) / 1048576).toFixed(1) },
+    plan: {
+      pages_dirtied: num(/dirtied=(\d+)/),
+      buffers_read: num(/read=(\d+)/),
+      wal_fpi: num(/fpi=(\d+)/),
+      wal_mb: +(num(/WAL: .*bytes=(\d+)/) / 1048576).toFixed(1),
+    },
   };
 }
 
@@ -157,7 +172,12 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
   const tdb = await createTestDatabase({ max: 20 });
   const sql = tdb.sql;
   const config = loadConfig({ COURIER_MODE: "sandbox" });
-  const sim = startSimulator({ clock: systemClock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, latencyMs: LATENCY_MS });
+  const sim = startSimulator({
+    clock: systemClock,
+    stepSeconds: config.sandboxStepSeconds,
+    asyncSeconds: config.sandboxAsyncSeconds,
+    latencyMs: LATENCY_MS,
+  });
   const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
   const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, backends, onEvents: outboxEventSink };
   const figures: Record<string, unknown> = {};
@@ -168,10 +188,18 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
       id: newId("wh"),
       accountId: acc.id,
       url: "https://hooks.example.com/bench",
-      events: ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"],
+      events: [
+        "tracking.updated",
+        "tracking.in_transit",
+        "tracking.out_for_delivery",
+        "tracking.delivered",
+        "tracking.exception",
+      ],
       mode: "live",
     });
-    log(`bench:recheck — simulator latency ${LATENCY_MS} ms, COURIER_CONCURRENCY ${config.courierConcurrency}, run ${runSeconds} s`);
+    log(
+      `bench:recheck — simulator latency ${LATENCY_MS} ms, COURIER_CONCURRENCY ${config.courierConcurrency}, run ${runSeconds} s`,
+    );
 
     const claimAt = async (size: number, key: string) => {
       const c = await claimCost(tdb, claims);
@@ -231,10 +259,27 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
     // ---- 3. event emission without couriers ------------------------------------------------------
     if (opts.emission ?? true) {
       const EMIT_N = 5_000;
-      const pending = (await sql`select s.courier, s.tracking_number from shipments s join recheck_queue q on q.shipment_id = s.id where s.state = 'pending' limit ${EMIT_N}`) as unknown as { courier: string; tracking_number: string }[];
+      const pending =
+        (await sql`select s.courier, s.tracking_number from shipments s join recheck_queue q on q.shipment_id = s.id where s.state = 'pending' limit ${EMIT_N}`) as unknown as {
+          courier: string;
+          tracking_number: string;
+        }[];
       const at = new Date(Date.now() - 60_000).toISOString();
       const snap: TrackingSnapshot = {
-        checkpoints: [{ state: "in_transit", subStatus: "picked_up", activity: "Picked up", location: "Mumbai", localDate: at.slice(0, 10), localTime: at.slice(11, 16), at, rawCode: "UD", rawStatus: "Picked Up", remark: null }],
+        checkpoints: [
+          {
+            state: "in_transit",
+            subStatus: "picked_up",
+            activity: "Picked up",
+            location: "Mumbai",
+            localDate: at.slice(0, 10),
+            localTime: at.slice(11, 16),
+            at,
+            rawCode: "UD",
+            rawStatus: "Picked Up",
+            remark: null,
+          },
+        ],
         originCity: "Mumbai",
         destinationCity: "Pune",
         podUrl: null,
@@ -247,15 +292,27 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
         Array.from({ length: 20 }, async () => {
           while (next < pending.length) {
             const p = pending[next++]!;
-            const r = await recordFetch(tdb.db, courierBySlug(p.courier)!, p.tracking_number, snap, { nowMs: Date.now(), recheckIntervalSeconds: config.recheckIntervalSeconds, onEvents: outboxEventSink });
+            const r = await recordFetch(tdb.db, courierBySlug(p.courier)!, p.tracking_number, snap, {
+              nowMs: Date.now(),
+              recheckIntervalSeconds: config.recheckIntervalSeconds,
+              onEvents: outboxEventSink,
+            });
             if (r.event) emitted++;
           }
         }),
       );
       const s3 = (performance.now() - t3) / 1000;
-      figures.emission = { shipments: pending.length, events: emitted, seconds: +s3.toFixed(2), events_per_s: +(emitted / s3).toFixed(1), concurrency: 20 };
+      figures.emission = {
+        shipments: pending.length,
+        events: emitted,
+        seconds: +s3.toFixed(2),
+        events_per_s: +(emitted / s3).toFixed(1),
+        concurrency: 20,
+      };
       out.eventsPerSec = +(emitted / s3).toFixed(1);
-      log(`event emission (recordFetch, no courier): ${fmt(emitted, 0)} events + outbox rows in ${s3.toFixed(2)} s = ${fmt(emitted / s3)} /s at 20 concurrent transactions`);
+      log(
+        `event emission (recordFetch, no courier): ${fmt(emitted, 0)} events + outbox rows in ${s3.toFixed(2)} s = ${fmt(emitted / s3)} /s at 20 concurrent transactions`,
+      );
     }
 
     // ---- 1b. claim cost at 1M --------------------------------------------------------------------
@@ -275,5 +332,7 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
 
 if (import.meta.main) {
   const r = await measure();
-  console.log(`claim 1,000 due re-checks: ${r.claimMs10k} ms at 10k, ${r.claimMs100k} ms at 100k${r.claimMs1M ? `, ${r.claimMs1M} ms at 1M` : ""}; ratio ${r.ratio}`);
+  console.log(
+    `claim 1,000 due re-checks: ${r.claimMs10k} ms at 10k, ${r.claimMs100k} ms at 100k${r.claimMs1M ? `, ${r.claimMs1M} ms at 1M` : ""}; ratio ${r.ratio}`,
+  );
 }

@@ -68,13 +68,21 @@ export function printTable(rows: Row[], ratios: Ratio[]): void {
   const pad = (s: string, n: number) => s.padEnd(n);
   const lpad = (s: string, n: number) => s.padStart(n);
   console.log("");
-  console.log(`| ${pad("target (median of rounds)", 28)} | ${lpad("req/s", 8)} | ${lpad("p50 ms", 7)} | ${lpad("p99 ms", 7)} | ${lpad("RSS MiB", 7)} | ${lpad("CPU µs/req", 10)} | ${lpad("DB µs/req", 9)} | ${lpad("errors", 6)} |`);
-  console.log(`|${"-".repeat(30)}|${"-".repeat(10)}|${"-".repeat(9)}|${"-".repeat(9)}|${"-".repeat(9)}|${"-".repeat(12)}|${"-".repeat(11)}|${"-".repeat(8)}|`);
+  console.log(
+    `| ${pad("target (median of rounds)", 28)} | ${lpad("req/s", 8)} | ${lpad("p50 ms", 7)} | ${lpad("p99 ms", 7)} | ${lpad("RSS MiB", 7)} | ${lpad("CPU µs/req", 10)} | ${lpad("DB µs/req", 9)} | ${lpad("errors", 6)} |`,
+  );
+  console.log(
+    `|${"-".repeat(30)}|${"-".repeat(10)}|${"-".repeat(9)}|${"-".repeat(9)}|${"-".repeat(9)}|${"-".repeat(12)}|${"-".repeat(11)}|${"-".repeat(8)}|`,
+  );
   for (const r of rows)
-    console.log(`| ${pad(r.name, 28)} | ${lpad(r.rps.toFixed(0), 8)} | ${lpad(r.p50.toFixed(2), 7)} | ${lpad(r.p99.toFixed(2), 7)} | ${lpad(r.rss.toFixed(0), 7)} | ${lpad(r.cpuUs.toFixed(1), 10)} | ${lpad(r.dbCpuUs.toFixed(1), 9)} | ${lpad(String(r.non2xx), 6)} |`);
+    console.log(
+      `| ${pad(r.name, 28)} | ${lpad(r.rps.toFixed(0), 8)} | ${lpad(r.p50.toFixed(2), 7)} | ${lpad(r.p99.toFixed(2), 7)} | ${lpad(r.rss.toFixed(0), 7)} | ${lpad(r.cpuUs.toFixed(1), 10)} | ${lpad(r.dbCpuUs.toFixed(1), 9)} | ${lpad(String(r.non2xx), 6)} |`,
+    );
   console.log("");
   console.log(`| id | ${pad("measure", 46)} | ${pad("result", 14)} | ${pad("goal", 13)} | ok | note`);
   console.log(`|----|${"-".repeat(48)}|${"-".repeat(16)}|${"-".repeat(15)}|----|-----`);
   for (const x of ratios)
-    console.log(`| ${x.id} | ${pad(x.what, 46)} | ${pad(x.value, 14)} | ${pad(x.goal, 13)} | ${x.ok === undefined ? "  " : x.ok ? "✓ " : "✗ "} | ${x.note ?? ""}`);
+    console.log(
+      `| ${x.id} | ${pad(x.what, 46)} | ${pad(x.value, 14)} | ${pad(x.goal, 13)} | ${x.ok === undefined ? "  " : x.ok ? "✓ " : "✗ "} | ${x.note ?? ""}`,
+    );
 }

@@ -15,10 +15,17 @@ import { freePort } from "./report.ts";
 import { runWrk } from "./wrk.ts";
 
 const ROOT = join(import.meta.dir, "..");
-const ok = (url: string) => fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then((r) => r.status < 500, () => false);
+const ok = (url: string) =>
+  fetch(url, { tls: { rejectUnauthorized: false } } as RequestInit).then(
+    (r) => r.status < 500,
+    () => false,
+  );
 
 /** An API process and a bare Elysia hello on `url`'s database; `stop()` ends both and removes the files. */
-export async function startApi(url: string, sql: postgres.Sql): Promise<{ measure(seconds: number): Promise<ApiFigures>; stop(): Promise<void> }> {
+export async function startApi(
+  url: string,
+  sql: postgres.Sql,
+): Promise<{ measure(seconds: number): Promise<ApiFigures>; stop(): Promise<void> }> {
   const work = mkdtempSync(join(tmpdir(), "ct-scale-"));
   const { cert, key } = await selfSignedCertificate();
   writeFileSync(join(work, "cert.pem"), cert);
@@ -28,10 +35,25 @@ export async function startApi(url: string, sql: postgres.Sql): Promise<{ measur
   await sql`insert into accounts ${sql(accounts)}`;
   await sql`insert into api_keys ${sql(keys.map((k, i) => ({ id: newId("key"), account_id: accounts[i]!.id, key_hash: hashApiKey(k), prefix: keyDisplayPrefix(k), name: "scale" })))}`;
   const [apiPort, barePort] = [freePort(), freePort()];
-  const env = { ...process.env, DATABASE_URL: url, ROLE: "api", PORT: String(apiPort), HOST: "127.0.0.1", COURIER_MODE: "sandbox", DATA_DIR: join(work, "data"), TLS_CERT_FILE: join(work, "cert.pem"), TLS_KEY_FILE: join(work, "key.pem"), SECRETS_KEY: randomBytes(32).toString("base64url") };
+  const env = {
+    ...process.env,
+    DATABASE_URL: url,
+    ROLE: "api",
+    PORT: String(apiPort),
+    HOST: "127.0.0.1",
+    COURIER_MODE: "sandbox",
+    DATA_DIR: join(work, "data"),
+    TLS_CERT_FILE: join(work, "cert.pem"),
+    TLS_KEY_FILE: join(work, "key.pem"),
+    SECRETS_KEY: randomBytes(32).toString("base64url"),
+  };
   const procs = [
     Bun.spawn(["bun", "src/main.ts"], { cwd: ROOT, env, stdout: "ignore", stderr: "ignore" }),
-    Bun.spawn(["bun", "bench/bare.ts", "elysia", String(barePort), join(work, "cert.pem"), join(work, "key.pem")], { cwd: ROOT, stdout: "ignore", stderr: "ignore" }),
+    Bun.spawn(["bun", "bench/bare.ts", "elysia", String(barePort), join(work, "cert.pem"), join(work, "key.pem")], {
+      cwd: ROOT,
+      stdout: "ignore",
+      stderr: "ignore",
+    }),
   ];
   const [api, bare] = [`https://127.0.0.1:${apiPort}`, `https://127.0.0.1:${barePort}`];
   for (let i = 0; !((await ok(`${api}/healthz`)) && (await ok(bare))); i++) {
@@ -39,8 +61,12 @@ export async function startApi(url: string, sql: postgres.Sql): Promise<{ measur
     await Bun.sleep(100);
   }
   // Delivered sandbox numbers (last digit 0): stored and unchanged after this warm-up, as in bench/index.ts.
-  const trackPaths = Array.from({ length: 200 }, (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`);
-  for (const [n, p] of trackPaths.entries()) await fetch(api + p, { headers: { "x-api-key": keys[n]! }, tls: { rejectUnauthorized: false } } as RequestInit);
+  const trackPaths = Array.from(
+    { length: 200 },
+    (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`,
+  );
+  for (const [n, p] of trackPaths.entries())
+    await fetch(api + p, { headers: { "x-api-key": keys[n]! }, tls: { rejectUnauthorized: false } } as RequestInit);
   return {
     async measure(seconds) {
       const targets = [

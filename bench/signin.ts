@@ -37,12 +37,19 @@ function serve(gate: VerifyGateOptions) {
       }
     },
   };
-  const app = new Elysia().use(corePlugin({ log: ctx.deps.log, trustProxy: ctx.config.trustProxy })).use(dashboardModule(ctx.deps, { work }));
+  const app = new Elysia()
+    .use(corePlugin({ log: ctx.deps.log, trustProxy: ctx.config.trustProxy }))
+    .use(dashboardModule(ctx.deps, { work }));
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => app.fetch(r) });
   const signIn = async (ip: string, email: string, password: string) => {
     const res = await fetch(`http://127.0.0.1:${server.port}/dashboard/sign-in`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie: `ct_csrf=${CSRF}`, "x-forwarded-proto": "https", "x-forwarded-for": ip },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: `ct_csrf=${CSRF}`,
+        "x-forwarded-proto": "https",
+        "x-forwarded-for": ip,
+      },
       body: new URLSearchParams({ _csrf: CSRF, email, password }).toString(),
     });
     await res.arrayBuffer();
@@ -52,7 +59,13 @@ function serve(gate: VerifyGateOptions) {
 }
 
 /** Runs `jobs` with `inFlight` at a time; reports statuses, time and peak RSS growth. */
-async function burst(label: string, gate: VerifyGateOptions, jobs: number, inFlight: number, job: (s: ReturnType<typeof serve>, i: number) => Promise<number>) {
+async function burst(
+  label: string,
+  gate: VerifyGateOptions,
+  jobs: number,
+  inFlight: number,
+  job: (s: ReturnType<typeof serve>, i: number) => Promise<number>,
+) {
   Bun.gc(true);
   const s = serve(gate);
   const rss0 = process.memoryUsage.rss();
@@ -81,11 +94,23 @@ const email = `bench-signin-${Date.now()}@example.com`;
 await createAccount(ctx.tdb.db, { email, password: "correct horse battery" });
 const wide: VerifyGateOptions = { global: 1000, perAccount: 1000, maxWaiting: 1000, maxWaitMs: 60_000 };
 
-await burst("1. 40 concurrent wrong passwords, one account, one address (default gate)", DEFAULT_VERIFY_GATE, 40, 40, (s, i) => s.signIn("203.0.113.1", email, `wrong ${i}`));
-const run = Date.now();
-await burst("2a. 200 sign-ins, 200 emails and addresses, 64 in flight (default gate: 4 at once, 2 per account)", DEFAULT_VERIFY_GATE, 200, 64, (s, i) =>
-  s.signIn(`198.18.${i >> 8}.${i & 255}`, `a${i}-${run}@example.com`, "not the password"),
+await burst(
+  "1. 40 concurrent wrong passwords, one account, one address (default gate)",
+  DEFAULT_VERIFY_GATE,
+  40,
+  40,
+  (s, i) => s.signIn("203.0.113.1", email, `wrong ${i}`),
 );
-await burst("2b. the same with the gate opened wide (reservation only)", wide, 200, 64, (s, i) => s.signIn(`198.19.${i >> 8}.${i & 255}`, `b${i}-${run}@example.com`, "not the password"));
+const run = Date.now();
+await burst(
+  "2a. 200 sign-ins, 200 emails and addresses, 64 in flight (default gate: 4 at once, 2 per account)",
+  DEFAULT_VERIFY_GATE,
+  200,
+  64,
+  (s, i) => s.signIn(`198.18.${i >> 8}.${i & 255}`, `a${i}-${run}@example.com`, "not the password"),
+);
+await burst("2b. the same with the gate opened wide (reservation only)", wide, 200, 64, (s, i) =>
+  s.signIn(`198.19.${i >> 8}.${i & 255}`, `b${i}-${run}@example.com`, "not the password"),
+);
 
 await ctx.close();

@@ -32,7 +32,16 @@ const tdb = await createTestDatabase({ max: 20 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
-const app = buildApp({ config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: createServices(tdb.db, systemClock), onEvents: outboxEventSink }).listen({ port: 0, hostname: "127.0.0.1" });
+const app = buildApp({
+  config,
+  db: tdb.db,
+  clock: systemClock,
+  log: silentLogger,
+  secretsKey: new Uint8Array(32),
+  backends,
+  services: createServices(tdb.db, systemClock),
+  onEvents: outboxEventSink,
+}).listen({ port: 0, hostname: "127.0.0.1" });
 const base = `http://127.0.0.1:${app.server!.port}`;
 
 const keys: string[] = [];
@@ -48,10 +57,12 @@ function percentile(sorted: number[], p: number): number {
 /** Runs the load generator in a Worker thread (its own core) against `paths`, round-robin over the keys. */
 async function run(name: string, paths: string[]) {
   const worker = new Worker(new URL("./load-client.ts", import.meta.url));
-  const result = await new Promise<{ latencies: number[]; statuses: Record<string, number>; seconds: number }>((resolve) => {
-    worker.onmessage = (e) => resolve(e.data);
-    worker.postMessage({ base, paths, keys, concurrency: CONCURRENCY, durationMs: DURATION_MS });
-  });
+  const result = await new Promise<{ latencies: number[]; statuses: Record<string, number>; seconds: number }>(
+    (resolve) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.postMessage({ base, paths, keys, concurrency: CONCURRENCY, durationMs: DURATION_MS });
+    },
+  );
   worker.terminate();
   const latencies = result.latencies.sort((a, b) => a - b);
   const rps = latencies.length / result.seconds;
@@ -62,12 +73,20 @@ async function run(name: string, paths: string[]) {
   return rps;
 }
 
-console.log(`concurrency ${CONCURRENCY}, ${DURATION_MS / 1000} s per endpoint, simulator latency 0 ms, Bun ${Bun.version}`);
+console.log(
+  `concurrency ${CONCURRENCY}, ${DURATION_MS / 1000} s per endpoint, simulator latency 0 ms, Bun ${Bun.version}`,
+);
 // Warm-up: JIT, connection pools, first inserts.
 await run("warm-up", ["/v1/couriers"]);
 const couriers = await run("/v1/couriers", ["/v1/couriers"]);
 // 5,000 distinct Delhivery numbers ending in 0 (delivered) or 1 (in transit, followed).
-const track = await run("/v1/track", Array.from({ length: 5000 }, (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}${n % 2}`));
+const track = await run(
+  "/v1/track",
+  Array.from(
+    { length: 5000 },
+    (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}${n % 2}`,
+  ),
+);
 console.log(`ratio /v1/track : /v1/couriers throughput = 1 : ${(couriers / track).toFixed(2)}`);
 
 await app.stop(true);

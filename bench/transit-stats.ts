@@ -35,8 +35,12 @@ for (let from = 0; from < N; from += CHUNK) {
       lateral (select c.d - (24 + 100 * abs(hashint4(i + 7)::float8 / 2147483648.0)) * interval '1 hour' as p) q`);
 }
 await tdb.sql`vacuum analyze shipments`;
-const [{ size }] = (await tdb.sql`select pg_size_pretty(pg_total_relation_size('shipments')) as size`) as unknown as [{ size: string }];
-console.log(`built ${N.toLocaleString("en")} delivered shipments in ${((performance.now() - built) / 1000).toFixed(1)} s (shipments: ${size})`);
+const [{ size }] = (await tdb.sql`select pg_size_pretty(pg_total_relation_size('shipments')) as size`) as unknown as [
+  { size: string },
+];
+console.log(
+  `built ${N.toLocaleString("en")} delivered shipments in ${((performance.now() - built) / 1000).toFixed(1)} s (shipments: ${size})`,
+);
 
 /** Latencies (ms) of the lookup's read of one shipment, every 20 ms until `until` settles. */
 async function probe(until: Promise<unknown>): Promise<number[]> {
@@ -51,7 +55,8 @@ async function probe(until: Promise<unknown>): Promise<number[]> {
   }
   return out;
 }
-const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(1);
+const pct = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(1);
 
 const before = await probe(Bun.sleep(5_000));
 Bun.gc(true);
@@ -68,5 +73,7 @@ console.log(
   `rebuild: ${(r.ms / 1000).toFixed(1)} s, ${r.batches} batches (${(r.ms / r.batches).toFixed(0)} ms each on average), ${r.deliveries.toLocaleString("en")} deliveries -> ${r.rows} rows; ` +
     `RSS ${Math.round(rss0 / 1048576)} -> peak ${Math.round(peakRss / 1048576)} MB, heap +${Math.round((heap1 - heap0) / 1048576)} MB`,
 );
-console.log(`probe (lookup read) before: p50 ${pct(before, 0.5)} ms, p99 ${pct(before, 0.99)} ms; during: p50 ${pct(during, 0.5)} ms, p99 ${pct(during, 0.99)} ms, max ${pct(during, 1)} ms (${during.length} reads)`);
+console.log(
+  `probe (lookup read) before: p50 ${pct(before, 0.5)} ms, p99 ${pct(before, 0.99)} ms; during: p50 ${pct(during, 0.5)} ms, p99 ${pct(during, 0.99)} ms, max ${pct(during, 1)} ms (${during.length} reads)`,
+);
 await tdb.drop();

@@ -41,14 +41,41 @@ end
 let n = 0;
 
 /** One wrk run of `seconds` against `base` with `connections` connections. */
-export async function runWrk(o: { base: string; paths: string[]; keys: string[]; seconds: number; connections: number; dir: string }): Promise<WrkResult> {
+export async function runWrk(o: {
+  base: string;
+  paths: string[];
+  keys: string[];
+  seconds: number;
+  connections: number;
+  dir: string;
+}): Promise<WrkResult> {
   const file = join(o.dir, `wrk-${n++}.lua`);
   writeFileSync(file, script(o.paths, o.keys));
-  const proc = Bun.spawn(["wrk", "-t2", `-c${o.connections}`, `-d${o.seconds}s`, "--timeout", "30s", "-s", file, o.base + o.paths[0]], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["wrk", "-t2", `-c${o.connections}`, `-d${o.seconds}s`, "--timeout", "30s", "-s", file, o.base + o.paths[0]],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
-  if (!line) throw new Error(`wrk printed no figures (exit ${proc.exitCode}): ${out.slice(-1000)} ${await new Response(proc.stderr).text()}`);
-  const j = JSON.parse(line.slice(8)) as { requests: number; duration_us: number; status: number; socket: number; p50_us: number; p99_us: number };
-  return { rps: j.requests / (j.duration_us / 1e6), p50Ms: j.p50_us / 1000, p99Ms: j.p99_us / 1000, requests: j.requests, non2xx: j.status, socketErrors: j.socket };
+  if (!line)
+    throw new Error(
+      `wrk printed no figures (exit ${proc.exitCode}): ${out.slice(-1000)} ${await new Response(proc.stderr).text()}`,
+    );
+  const j = JSON.parse(line.slice(8)) as {
+    requests: number;
+    duration_us: number;
+    status: number;
+    socket: number;
+    p50_us: number;
+    p99_us: number;
+  };
+  return {
+    rps: j.requests / (j.duration_us / 1e6),
+    p50Ms: j.p50_us / 1000,
+    p99Ms: j.p99_us / 1000,
+    requests: j.requests,
+    non2xx: j.status,
+    socketErrors: j.socket,
+  };
 }

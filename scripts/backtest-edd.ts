@@ -24,7 +24,9 @@ const days = (x: number | null) => (x === null ? "-" : String(x));
 
 function print(figures: BacktestFigures[], what: string): void {
   console.log(what);
-  console.log("courier       deliveries  predicted  inside p10-p90  median |err| d  lane: n / inside / |err|   courier EDD: n / exact / |err|");
+  console.log(
+    "courier       deliveries  predicted  inside p10-p90  median |err| d  lane: n / inside / |err|   courier EDD: n / exact / |err|",
+  );
   for (const f of figures)
     console.log(
       `${f.courier.padEnd(13)} ${String(f.deliveries).padStart(10)} ${String(f.predicted).padStart(10)} ${pct(f.insideShare).padStart(15)} ${days(f.medianAbsErrorDays).padStart(15)}` +
@@ -43,19 +45,35 @@ if (values.generated !== undefined) {
     await insertDeliveries(tdb.sql, generateDeliveries(lanes, n, now - 3_600_000, 11));
     const r = await rebuildTransitStats(tdb.db, now);
     const cases: BacktestCase[] = generateDeliveries(lanes, 10_000, now, 99).map((d) => ({
-      courier: d.lane.courier, originCity: d.lane.origin, destinationCity: d.lane.destination, checkpoints: d.checkpoints, deliveredOn: d.deliveredOn, courierEdd: d.courierEdd,
+      courier: d.lane.courier,
+      originCity: d.lane.origin,
+      destinationCity: d.lane.destination,
+      checkpoints: d.checkpoints,
+      deliveredOn: d.deliveredOn,
+      courierEdd: d.courierEdd,
     }));
-    print(await backtest(await loadStatsIndex(tdb.db), cases), `generated: ${n} deliveries over ${lanes.length} lanes (rebuild ${r.ms} ms); 10,000 fresh deliveries replayed`);
+    print(
+      await backtest(await loadStatsIndex(tdb.db), cases),
+      `generated: ${n} deliveries over ${lanes.length} lanes (rebuild ${r.ms} ms); 10,000 fresh deliveries replayed`,
+    );
   } finally {
     await tdb.drop();
   }
 } else {
   const config = configFromProcess();
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: createLogger("silent"), max: 2 });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log: createLogger("silent"),
+    max: 2,
+  });
   try {
     await migrateDatabase(database.url);
     if (values.rebuild) await rebuildTransitStats(database.db, Date.now());
-    print(await backtest(await loadStatsIndex(database.db), storedCases(database.db, Date.now())), "stored delivered shipments of the last 90 days (in-sample)");
+    print(
+      await backtest(await loadStatsIndex(database.db), storedCases(database.db, Date.now())),
+      "stored delivered shipments of the last 90 days (in-sample)",
+    );
   } finally {
     await database.close();
   }

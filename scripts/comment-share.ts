@@ -28,9 +28,14 @@ type Comment = { start: number; end: number };
 
 /** Comment lines, non-blank lines and header comment lines of one TypeScript source text. */
 export function countText(text: string): Omit<FileCount, "file"> {
-  const ast = parse(text, { sourceType: "module", plugins: ["typescript"], errorRecovery: true }) as unknown as { comments: Comment[]; program: { body: { start: number }[] } };
+  const ast = parse(text, { sourceType: "module", plugins: ["typescript"], errorRecovery: true }) as unknown as {
+    comments: Comment[];
+    program: { body: { start: number }[] };
+  };
   let stripped = text;
-  for (const c of ast.comments) stripped = stripped.slice(0, c.start) + stripped.slice(c.start, c.end).replace(/[^\n]/g, " ") + stripped.slice(c.end);
+  for (const c of ast.comments)
+    stripped =
+      stripped.slice(0, c.start) + stripped.slice(c.start, c.end).replace(/[^\n]/g, " ") + stripped.slice(c.end);
   const lines = text.split("\n");
   const strippedLines = stripped.split("\n");
   const isComment = lines.map((line, i) => line.trim() !== "" && strippedLines[i]!.trim() === "");
@@ -39,8 +44,13 @@ export function countText(text: string): Omit<FileCount, "file"> {
   const headerStart = isComment.indexOf(true);
   let header = 0;
   // The header is the first run of comment lines, when it opens the file (blank lines and a shebang aside).
-  if (headerStart >= 0 && headerStart <= headerEnd && lines.slice(0, headerStart).every((l) => l.trim() === "" || l.startsWith("#!")))
-    for (let i = headerStart; i < lines.length && i <= headerEnd && (isComment[i] || lines[i]!.trim() === ""); i++) if (isComment[i]) header++;
+  if (
+    headerStart >= 0 &&
+    headerStart <= headerEnd &&
+    lines.slice(0, headerStart).every((l) => l.trim() === "" || l.startsWith("#!"))
+  )
+    for (let i = headerStart; i < lines.length && i <= headerEnd && (isComment[i] || lines[i]!.trim() === ""); i++)
+      if (isComment[i]) header++;
   return { comments: isComment.filter(Boolean).length, code: lines.filter((l) => l.trim() !== "").length, header };
 }
 
@@ -63,9 +73,12 @@ export function main(args: readonly string[], base = process.cwd(), print = cons
   const dir = args.find((a, i) => !a.startsWith("--") && (maxAt < 0 || i !== maxAt + 1)) ?? "src";
   const counts = countFiles(join(base, dir), base);
   const share = sharePercent(counts);
-  print(`comment lines: ${counts.reduce((n, c) => n + c.comments, 0)} of ${counts.reduce((n, c) => n + c.code, 0)} non-blank lines in ${counts.length} files = ${share.toFixed(1)} % (max ${max} %)`);
+  print(
+    `comment lines: ${counts.reduce((n, c) => n + c.comments, 0)} of ${counts.reduce((n, c) => n + c.code, 0)} non-blank lines in ${counts.length} files = ${share.toFixed(1)} % (max ${max} %)`,
+  );
   print("top files by comment lines:");
-  for (const c of [...counts].sort((a, b) => b.comments - a.comments).slice(0, 30)) print(`  ${String(c.comments).padStart(4)} ${c.file}`);
+  for (const c of [...counts].sort((a, b) => b.comments - a.comments).slice(0, 30))
+    print(`  ${String(c.comments).padStart(4)} ${c.file}`);
   const headers = counts.filter((c) => c.header > MAX_HEADER_LINES);
   for (const c of headers) print(`header over ${MAX_HEADER_LINES} lines: ${c.file} (${c.header})`);
   return share > max || headers.length ? 1 : 0;

@@ -15,7 +15,10 @@ import { isTestFile } from "./sizes.ts";
 const require = createRequire(import.meta.url);
 
 type Resolver = (request: string, parent: unknown, ...rest: unknown[]) => string;
-type Madge = (path: string, config: Record<string, unknown>) => Promise<{ circular(): string[][]; obj(): Record<string, string[]> }>;
+type Madge = (
+  path: string,
+  config: Record<string, unknown>,
+) => Promise<{ circular(): string[][]; obj(): Record<string, string[]> }>;
 
 /**
  * The cycles madge finds under `dir` (each a list of paths relative to `dir`), and how many files it read (a

@@ -29,7 +29,8 @@ function listSources(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...listSources(path));
-    else if (EXTENSIONS.some((ext) => name.endsWith(ext)) && !name.endsWith(".d.ts") && !isTestFile(name)) out.push(path);
+    else if (EXTENSIONS.some((ext) => name.endsWith(ext)) && !name.endsWith(".d.ts") && !isTestFile(name))
+      out.push(path);
   }
   return out;
 }
@@ -38,7 +39,11 @@ function listSources(dir: string): string[] {
 function resolveSpecifier(fromFile: string, spec: string): string | null {
   if (!spec.startsWith(".")) return null;
   const base = resolve(dirname(fromFile), spec);
-  const candidates = [base, ...EXTENSIONS.map((ext) => base + ext), ...EXTENSIONS.map((ext) => join(base, "index" + ext))];
+  const candidates = [
+    base,
+    ...EXTENSIONS.map((ext) => base + ext),
+    ...EXTENSIONS.map((ext) => join(base, "index" + ext)),
+  ];
   for (const candidate of candidates) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   }
@@ -185,8 +190,10 @@ export function folderLoopProblems(folders: FolderGraph, allow: readonly Allowed
   const problems: string[] = [];
   for (const { edge } of allow) {
     const [a, b] = edge.split(" -> ") as [string, string];
-    if (!folders.edges.get(a)?.has(b)) problems.push(`allowlisted edge ${edge} no longer exists: remove it from the allowlist`);
-    else if (!reaches(folders.edges, b, a)) problems.push(`allowlisted edge ${edge} no longer closes a loop: remove it from the allowlist`);
+    if (!folders.edges.get(a)?.has(b))
+      problems.push(`allowlisted edge ${edge} no longer exists: remove it from the allowlist`);
+    else if (!reaches(folders.edges, b, a))
+      problems.push(`allowlisted edge ${edge} no longer closes a loop: remove it from the allowlist`);
   }
   const rest = new Map([...folders.edges].map(([k, v]) => [k, new Set(v)]));
   for (const { edge } of allow) {
@@ -195,8 +202,12 @@ export function folderLoopProblems(folders: FolderGraph, allow: readonly Allowed
   }
   for (const knot of findKnots(rest)) {
     const inside = new Set(knot);
-    const edges = loopEdges(new Map(knot.map((f) => [f, new Set([...(rest.get(f) ?? [])].filter((t) => inside.has(t)))])));
-    problems.push(`folder loop ${knot.join(" <-> ")}:\n${edges.map((e) => `  ${e}: ${folders.via.get(e)!.join(", ")}`).join("\n")}`);
+    const edges = loopEdges(
+      new Map(knot.map((f) => [f, new Set([...(rest.get(f) ?? [])].filter((t) => inside.has(t)))])),
+    );
+    problems.push(
+      `folder loop ${knot.join(" <-> ")}:\n${edges.map((e) => `  ${e}: ${folders.via.get(e)!.join(", ")}`).join("\n")}`,
+    );
   }
   return problems;
 }
@@ -204,7 +215,8 @@ export function folderLoopProblems(folders: FolderGraph, allow: readonly Allowed
 /** Files a layering rule names: a string is a prefix of repo-relative paths, a RegExp is tested on the whole path. */
 export type PathPattern = string | RegExp;
 
-const matches = (path: string, p: PathPattern | undefined): boolean => p !== undefined && (typeof p === "string" ? path.startsWith(p) : p.test(path));
+const matches = (path: string, p: PathPattern | undefined): boolean =>
+  p !== undefined && (typeof p === "string" ? path.startsWith(p) : p.test(path));
 
 /** A layering rule: files under `from` may not import files under `to`. */
 export interface LayerRule {
@@ -223,7 +235,8 @@ export function layerViolations(graph: Graph, rules: readonly LayerRule[]): stri
   for (const [from, targets] of graph) {
     for (const rule of rules) {
       if (!matches(from, rule.from) || matches(from, rule.allowFrom)) continue;
-      for (const to of targets) if (matches(to, rule.to) && !matches(to, rule.allowTo)) out.push(`${from} -> ${to} (${rule.why})`);
+      for (const to of targets)
+        if (matches(to, rule.to) && !matches(to, rule.allowTo)) out.push(`${from} -> ${to} (${rule.why})`);
     }
   }
   return out.sort();
@@ -238,6 +251,8 @@ if (import.meta.main) {
   console.log(`folder edges on a loop: ${edges.length}`);
   for (const edge of edges) console.log(`  ${edge}\n      ${folders.via.get(edge)!.join("\n      ")}`);
   const fileKnots = findKnots(graph);
-  console.log(`file-level strongly connected groups: ${fileKnots.length} (${fileKnots.reduce((n, k) => n + k.length, 0)} files)`);
+  console.log(
+    `file-level strongly connected groups: ${fileKnots.length} (${fileKnots.reduce((n, k) => n + k.length, 0)} files)`,
+  );
   for (const knot of fileKnots) console.log("  " + knot.join(", "));
 }

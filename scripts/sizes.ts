@@ -43,12 +43,20 @@ export function* tsFiles(dir: string): Generator<string> {
 
 type Node = { type: string; loc?: { start: { line: number }; end: { line: number } }; [key: string]: unknown };
 
-const FUNCTION_TYPES = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression", "ObjectMethod", "ClassMethod", "ClassPrivateMethod"]);
+const FUNCTION_TYPES = new Set([
+  "FunctionDeclaration",
+  "FunctionExpression",
+  "ArrowFunctionExpression",
+  "ObjectMethod",
+  "ClassMethod",
+  "ClassPrivateMethod",
+]);
 
 function keyName(key: unknown): string | undefined {
   const k = key as Node | undefined;
   if (!k) return undefined;
-  if (k.type === "Identifier" || k.type === "PrivateName") return String((k as { name?: unknown }).name ?? ((k as { id?: Node }).id as { name?: string } | undefined)?.name);
+  if (k.type === "Identifier" || k.type === "PrivateName")
+    return String((k as { name?: unknown }).name ?? ((k as { id?: Node }).id as { name?: string } | undefined)?.name);
   if (k.type === "StringLiteral") return String(k.value);
   return undefined;
 }
@@ -57,7 +65,8 @@ function nameOf(node: Node, parent: Node | undefined): string {
   const own = keyName(node.id) ?? keyName(node.key);
   if (own) return own;
   if (parent?.type === "VariableDeclarator") return keyName(parent.id) ?? "<anonymous>";
-  if (parent?.type === "ObjectProperty" || parent?.type === "ClassProperty") return keyName(parent.key) ?? "<anonymous>";
+  if (parent?.type === "ObjectProperty" || parent?.type === "ClassProperty")
+    return keyName(parent.key) ?? "<anonymous>";
   if (parent?.type === "CallExpression") return "callback";
   return "<anonymous>";
 }
@@ -67,8 +76,11 @@ function walk(node: Node, parent: Node | undefined, onFunction: (fn: Node, paren
   for (const [key, value] of Object.entries(node)) {
     if (key === "loc" || key === "leadingComments" || key === "trailingComments" || key === "innerComments") continue;
     if (Array.isArray(value)) {
-      for (const child of value) if (child && typeof child === "object" && typeof (child as Node).type === "string") walk(child as Node, node, onFunction);
-    } else if (value && typeof value === "object" && typeof (value as Node).type === "string") walk(value as Node, node, onFunction);
+      for (const child of value)
+        if (child && typeof child === "object" && typeof (child as Node).type === "string")
+          walk(child as Node, node, onFunction);
+    } else if (value && typeof value === "object" && typeof (value as Node).type === "string")
+      walk(value as Node, node, onFunction);
   }
 }
 
@@ -83,7 +95,13 @@ export function findBreaches(root: string, base = root): Breach[] {
     const ast = parse(text, { sourceType: "module", plugins: ["typescript"] }) as unknown as { program: Node };
     walk(ast.program, undefined, (fn, parent) => {
       const lines = fn.loc!.end.line - fn.loc!.start.line + 1;
-      if (lines > MAX_FUNCTION_LINES) breaches.push({ file, what: `${nameOf(fn, parent)} (line ${fn.loc!.start.line})`, lines, limit: MAX_FUNCTION_LINES });
+      if (lines > MAX_FUNCTION_LINES)
+        breaches.push({
+          file,
+          what: `${nameOf(fn, parent)} (line ${fn.loc!.start.line})`,
+          lines,
+          limit: MAX_FUNCTION_LINES,
+        });
     });
   }
   return breaches;

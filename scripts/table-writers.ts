@@ -40,7 +40,9 @@ export function readSchemaTables(root: string): Map<string, string> {
   for (const text of texts) {
     for (const m of text.matchAll(/export\s+const\s+(\w+)\s*=\s*pgTable\(\s*["'`](\w+)["'`]/g)) out.set(m[1]!, m[2]!);
   }
-  const renames = texts.flatMap((text) => [...text.matchAll(/export\s*(?:type\s*)?\{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/(\w+)\s+as\s+(\w+)/g)]));
+  const renames = texts.flatMap((text) =>
+    [...text.matchAll(/export\s*(?:type\s*)?\{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/(\w+)\s+as\s+(\w+)/g)]),
+  );
   for (let grew = true; grew; ) {
     grew = false;
     for (const [, from, to] of renames) {
@@ -51,7 +53,8 @@ export function readSchemaTables(root: string): Map<string, string> {
 }
 
 /** SQL write statements; the look-behinds leave out row locks (`for update`, `for no key update`) and upserts (`do update`). */
-const RAW_WRITE = /(?<!\bfor\s+)(?<!\bkey\s+)(?<!\bdo\s+)\b(insert\s+into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)"?/gi;
+const RAW_WRITE =
+  /(?<!\bfor\s+)(?<!\bkey\s+)(?<!\bdo\s+)\b(insert\s+into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)"?/gi;
 
 /** Tables a piece of SQL text writes (only names in `tables`). */
 export function rawSqlWrites(text: string, tables: ReadonlySet<string>): string[] {
@@ -68,7 +71,8 @@ function children(node: Node): Node[] {
   for (const [key, value] of Object.entries(node)) {
     if (key === "loc" || key.endsWith("Comments")) continue;
     if (Array.isArray(value)) {
-      for (const c of value) if (c && typeof c === "object" && typeof (c as Node).type === "string") out.push(c as Node);
+      for (const c of value)
+        if (c && typeof c === "object" && typeof (c as Node).type === "string") out.push(c as Node);
     } else if (value && typeof value === "object" && typeof (value as Node).type === "string") out.push(value as Node);
   }
   return out;
@@ -98,7 +102,13 @@ function schemaImports(program: Node, byExport: Map<string, string>): Map<string
 
 /** The expression inside type assertions and parentheses (`x as T`, `x!`, `(x)`, `x satisfies T`). */
 function unwrap(node: Node): Node {
-  const wrappers = ["TSAsExpression", "TSNonNullExpression", "TSSatisfiesExpression", "TSTypeAssertion", "ParenthesizedExpression"];
+  const wrappers = [
+    "TSAsExpression",
+    "TSNonNullExpression",
+    "TSSatisfiesExpression",
+    "TSTypeAssertion",
+    "ParenthesizedExpression",
+  ];
   return wrappers.includes(node.type) ? unwrap(node.expression as Node) : node;
 }
 
@@ -139,7 +149,9 @@ function addAliases(program: Node, refs: Map<string, SchemaRef>, byExport: Map<s
       for (const p of id.properties as Node[]) {
         if (p.type !== "ObjectProperty") continue;
         const key = p.key as Node;
-        const value = unwrap((p.value as Node).type === "AssignmentPattern" ? ((p.value as Node).left as Node) : (p.value as Node));
+        const value = unwrap(
+          (p.value as Node).type === "AssignmentPattern" ? ((p.value as Node).left as Node) : (p.value as Node),
+        );
         const table = byExport.get(String(key.type === "StringLiteral" ? key.value : key.name));
         if (table && value.type === "Identifier") add(String(value.name), { table });
       }
@@ -150,13 +162,15 @@ function addAliases(program: Node, refs: Map<string, SchemaRef>, byExport: Map<s
 /** The text of a string literal or of an untagged template's fixed parts ("" for anything else). */
 function literalText(node: Node): string {
   if (node.type === "StringLiteral") return String(node.value);
-  if (node.type === "TemplateLiteral") return (node.quasis as Node[]).map((q) => String((q.value as { raw: string }).raw)).join(" ? ");
+  if (node.type === "TemplateLiteral")
+    return (node.quasis as Node[]).map((q) => String((q.value as { raw: string }).raw)).join(" ? ");
   return "";
 }
 
 /** The tables one file writes, with the line of each write. */
 export function fileWrites(text: string, byExport: Map<string, string>): { table: string; line: number }[] {
-  const program = (parse(text, { sourceType: "module", plugins: ["typescript"] }) as unknown as { program: Node }).program;
+  const program = (parse(text, { sourceType: "module", plugins: ["typescript"] }) as unknown as { program: Node })
+    .program;
   const refs = schemaImports(program, byExport);
   addAliases(program, refs, byExport);
   const tables = new Set(byExport.values());
@@ -166,14 +180,24 @@ export function fileWrites(text: string, byExport: Map<string, string>): { table
     if (node.type === "CallExpression" && (node.callee as Node).type === "MemberExpression") {
       const method = ((node.callee as Node).property as Node).name;
       const arg = (node.arguments as Node[])[0];
-      const ref = arg && (method === "insert" || method === "update" || method === "delete") ? refOf(arg, refs, byExport) : undefined;
+      const ref =
+        arg && (method === "insert" || method === "update" || method === "delete")
+          ? refOf(arg, refs, byExport)
+          : undefined;
       if (ref && "table" in ref) out.push({ table: ref.table, line });
-      if ((method === "unsafe" || method === "raw") && arg) for (const t of rawSqlWrites(literalText(arg), tables)) out.push({ table: t, line });
+      if ((method === "unsafe" || method === "raw") && arg)
+        for (const t of rawSqlWrites(literalText(arg), tables)) out.push({ table: t, line });
     }
     // The claim engine's statements write the table its owner names: `defineQueue("recheck_queue", …)` (src/db/queue.ts).
     const callee = node.type === "CallExpression" ? (node.callee as Node) : undefined;
     const first = (node.arguments as Node[] | undefined)?.[0];
-    if (callee?.type === "Identifier" && callee.name === "defineQueue" && first?.type === "StringLiteral" && tables.has(String(first.value))) out.push({ table: String(first.value), line });
+    if (
+      callee?.type === "Identifier" &&
+      callee.name === "defineQueue" &&
+      first?.type === "StringLiteral" &&
+      tables.has(String(first.value))
+    )
+      out.push({ table: String(first.value), line });
     if (node.type === "TaggedTemplateExpression") {
       const quasi = node.quasi as Node;
       const text = (quasi.quasis as Node[]).map((q) => String((q.value as { raw: string }).raw)).join(" ? ");
@@ -206,16 +230,24 @@ export function findTableWriters(root: string): Writers {
  * declared table that no folder writes, and a table written or declared without being in the schema (or in
  * `owners`). An empty list means every table has exactly its owner as writer.
  */
-export function ownerProblems(writers: Writers, owners: Readonly<Record<string, string>>, schemaTables: ReadonlySet<string>): string[] {
+export function ownerProblems(
+  writers: Writers,
+  owners: Readonly<Record<string, string>>,
+  schemaTables: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
-  for (const table of [...schemaTables].sort()) if (!(table in owners)) problems.push(`${table}: in the schema but has no declared owner`);
+  for (const table of [...schemaTables].sort())
+    if (!(table in owners)) problems.push(`${table}: in the schema but has no declared owner`);
   for (const [table, owner] of Object.entries(owners)) {
     if (!schemaTables.has(table)) problems.push(`${table}: declared owner ${owner}, but no such table in the schema`);
     else if (!writers.get(table)?.has(owner)) problems.push(`${table}: declared owner ${owner} writes it nowhere`);
   }
   for (const [table, byFolder] of [...writers].sort(([a], [b]) => a.localeCompare(b))) {
     for (const [folder, places] of byFolder) {
-      if (owners[table] !== folder) problems.push(`${table}: written by ${folder} (${places.join(", ")}), owner is ${owners[table] ?? "undeclared"}`);
+      if (owners[table] !== folder)
+        problems.push(
+          `${table}: written by ${folder} (${places.join(", ")}), owner is ${owners[table] ?? "undeclared"}`,
+        );
     }
   }
   return problems;

@@ -50,7 +50,9 @@ export function buildApp(deps: AppDeps): ApiServer {
   // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
   // Tracing on: a span per request around it all (lib/tracing.ts); off, the same `fetch` unwrapped.
-  const fetch = traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) => answeredRoute(req, status, routeOf));
+  const fetch = traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) =>
+    answeredRoute(req, status, routeOf),
+  );
   return new ApiServer(router, fetch, peer);
 }
 

@@ -8,7 +8,11 @@ import { Type as T, type TLiteral, type TUnion } from "@sinclair/typebox";
 export type Doc = { description: string; default?: unknown; "x-default"?: string };
 export const Int = (o: Doc & { minimum?: number; maximum?: number }) => T.Integer(o);
 export const Text = (o: Doc & { pattern?: string; minLength?: number; "x-expected"?: string }) => T.String(o);
-export const OneOf = <const V extends string[]>(values: V, o: Doc) => T.Union(values.map((v) => T.Literal(v)), o) as TUnion<TLiteral<V[number]>[]>;
+export const OneOf = <const V extends string[]>(values: V, o: Doc) =>
+  T.Union(
+    values.map((v) => T.Literal(v)),
+    o,
+  ) as TUnion<TLiteral<V[number]>[]>;
 export const File = (description: string) => T.Optional(Text({ minLength: 1, description }));
 export const Port = (o: Doc) => Int({ maximum: 65_535, ...o });
 export const SecretsKey = (o: Doc) => {

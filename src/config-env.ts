@@ -16,7 +16,14 @@ export { DEFAULT_BODY_TIMEOUT_MS } from "./config-env-server.ts";
 export { RETRY_SCHEDULE_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env-webhooks.ts";
 
 /** Every variable of the service (courier variables excepted: config.ts's `COURIER_VAR`), in the docs' order. */
-export const ENV = T.Object({ ...SERVER_ENV, ...COURIER_ENV, ...WEBHOOK_ENV, ...OPERATIONS_ENV, ...ACCOUNT_ENV, ...TIMEOUT_ENV });
+export const ENV = T.Object({
+  ...SERVER_ENV,
+  ...COURIER_ENV,
+  ...WEBHOOK_ENV,
+  ...OPERATIONS_ENV,
+  ...ACCOUNT_ENV,
+  ...TIMEOUT_ENV,
+});
 
 export type EnvName = keyof typeof ENV.properties;
 export const ENV_NAMES = Object.keys(ENV.properties) as readonly EnvName[];
@@ -26,17 +33,24 @@ export const ENV_VARIABLES: readonly string[] = ENV_NAMES;
 export type Env = Partial<Record<EnvName, string>>;
 /** What a variable's text must look like: whole numbers as digits, booleans as true/false/1/0, lists comma-separated. */
 function asText(s: TSchema): TSchema {
-  if (KindGuard.IsInteger(s)) return T.String({ pattern: "^[0-9]+$", "x-expected": "a whole number (digits 0-9 only)" });
+  if (KindGuard.IsInteger(s))
+    return T.String({ pattern: "^[0-9]+$", "x-expected": "a whole number (digits 0-9 only)" });
   if (KindGuard.IsBoolean(s)) return T.Union(["true", "false", "1", "0"].map((v) => T.Literal(v)));
-  if (KindGuard.IsArray(s)) return T.String(s["x-pattern"] ? { pattern: s["x-pattern"], "x-expected": s["x-expected"] } : {});
+  if (KindGuard.IsArray(s))
+    return T.String(s["x-pattern"] ? { pattern: s["x-pattern"], "x-expected": s["x-expected"] } : {});
   return s;
 }
 /** {@link ENV} as the text operators set: what config-problems.ts checks before the text is read as values. */
-export const EnvSchema = T.Object(Object.fromEntries(ENV_NAMES.map((name) => [name, T.Optional(asText(ENV.properties[name]))])));
+export const EnvSchema = T.Object(
+  Object.fromEntries(ENV_NAMES.map((name) => [name, T.Optional(asText(ENV.properties[name]))])),
+);
 
 /** `SANDBOX_STEP_SECONDS` → `sandboxStepSeconds`: a variable's field in the settings. */
-type Camel<S extends string> = S extends `${infer Head}_${infer Rest}` ? `${Lowercase<Head>}${Capitalize<Camel<Rest>>}` : Lowercase<S>;
-export const camel = (name: string): string => name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+type Camel<S extends string> = S extends `${infer Head}_${infer Rest}`
+  ? `${Lowercase<Head>}${Capitalize<Camel<Rest>>}`
+  : Lowercase<S>;
+export const camel = (name: string): string =>
+  name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 /** Every variable's value, by field name (defaults applied; optional ones without a default may be undefined). */
 export type Settings = { [K in keyof Values as Camel<K & string>]: Values[K] };
 type Values = Static<typeof ENV>;
@@ -55,6 +69,9 @@ export const ENV_DOCS = Object.fromEntries(
     const value = Array.isArray(s.default) ? s.default.join(",") : s.default;
     const shown = s["x-default"] ?? (value === undefined ? "unset" : value === "" ? "empty" : `\`${value}\``);
     const bounds = boundsOf(s);
-    return [name, { default: String(shown), description: bounds ? `${s.description} Bounds: ${bounds}.` : s.description }];
+    return [
+      name,
+      { default: String(shown), description: bounds ? `${s.description} Bounds: ${bounds}.` : s.description },
+    ];
   }),
 ) as Record<EnvName, { default: string; description: string }>;

@@ -24,7 +24,8 @@ export function textProblems(raw: Env): ConfigProblem[] {
     const value = raw[variable as EnvName] ?? "";
     let why: string;
     if (choices?.every((c) => typeof c === "string")) why = `must be one of ${choices.join(", ")}`;
-    else if (schema?.minLength !== undefined && [...value].length < schema.minLength) why = `must be at least ${schema.minLength} characters long`;
+    else if (schema?.minLength !== undefined && [...value].length < schema.minLength)
+      why = `must be at least ${schema.minLength} characters long`;
     else if (schema?.["x-expected"]) why = `must be ${schema["x-expected"]}`;
     else why = "has an unexpected value";
     if (value.trim() !== value) why += " (the value has white space at its start or end)";
@@ -38,7 +39,8 @@ export function readSettings(raw: Env, problems: ConfigProblem[]): Settings {
   const values: Record<string, unknown> = {};
   for (const name of ENV_NAMES) {
     const text = raw[name];
-    if (text !== undefined && !problems.some((p) => p.variable === name)) values[name] = fromText(ENV.properties[name], text);
+    if (text !== undefined && !problems.some((p) => p.variable === name))
+      values[name] = fromText(ENV.properties[name], text);
   }
   const settled = Value.Default(ENV, values) as Record<string, unknown>;
   const seen = new Set<string>();
@@ -46,7 +48,8 @@ export function readSettings(raw: Env, problems: ConfigProblem[]): Settings {
     if (seen.has(err.path)) continue;
     seen.add(err.path);
     const [, variable = "environment", item] = err.path.split("/");
-    if (item !== undefined) problems.push({ variable, detail: `item ${Number(item) + 1} is not ${err.schema["x-expected"]}` });
+    if (item !== undefined)
+      problems.push({ variable, detail: `item ${Number(item) + 1} is not ${err.schema["x-expected"]}` });
     else if (err.type === ValueErrorType.Integer) problems.push({ variable, detail: "is not a whole number" });
     else problems.push({ variable, detail: `must be ${boundsOf(err.schema) ?? "of another kind"}` });
   }
@@ -57,12 +60,21 @@ export function readSettings(raw: Env, problems: ConfigProblem[]): Settings {
 function fromText(s: TSchema, text: string): unknown {
   if (KindGuard.IsInteger(s)) return Number.isSafeInteger(Number(text)) ? Number(text) : Number.NaN;
   if (KindGuard.IsBoolean(s)) return text === "true" || text === "1";
-  if (KindGuard.IsArray(s)) return text.split(",").map((item) => item.trim()).filter(Boolean).map((item) => fromText(s.items, item));
+  if (KindGuard.IsArray(s))
+    return text
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .map((item) => fromText(s.items, item));
   return text;
 }
 
 /** URLs that match their pattern but do not parse or lack a host, named by variable without the text. */
-export function urlProblems(e: Env, courierEnv: Readonly<Record<string, string>>, reported: ConfigProblem[]): ConfigProblem[] {
+export function urlProblems(
+  e: Env,
+  courierEnv: Readonly<Record<string, string>>,
+  reported: ConfigProblem[],
+): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   const check = (variable: string, value: string | undefined, hint = "") => {
     if (value === undefined || reported.some((p) => p.variable === variable)) return;
@@ -74,11 +86,19 @@ export function urlProblems(e: Env, courierEnv: Readonly<Record<string, string>>
     }
     if (!u.hostname) out.push({ variable, detail: "has no host name" });
   };
-  check("DATABASE_URL", e.DATABASE_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
+  check(
+    "DATABASE_URL",
+    e.DATABASE_URL,
+    " (percent-encode special characters such as @ : / # ? % in the user name and password)",
+  );
   check("PUBLIC_BASE_URL", e.PUBLIC_BASE_URL);
   check("STRIPE_API_BASE", e.STRIPE_API_BASE);
   check("OTEL_EXPORTER_OTLP_ENDPOINT", e.OTEL_EXPORTER_OTLP_ENDPOINT);
-  check("SMTP_URL", e.SMTP_URL, " (percent-encode special characters such as @ : / # ? % in the user name and password)");
+  check(
+    "SMTP_URL",
+    e.SMTP_URL,
+    " (percent-encode special characters such as @ : / # ? % in the user name and password)",
+  );
   for (const [k, v] of Object.entries(courierEnv)) {
     if (!k.endsWith("_BASE_URL")) continue;
     if (!/^https?:\/\//i.test(v)) out.push({ variable: k, detail: "must be an http:// or https:// URL" });

@@ -3,13 +3,25 @@ import { ENV_NAMES, type Env, type Settings } from "./config-env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
 
 export { ENV_DOCS, ENV_VARIABLES } from "./config-env.ts";
-export { DEFAULT_BODY_TIMEOUT_MS, RETRY_SCHEDULE_SECONDS, SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env.ts";
+export {
+  DEFAULT_BODY_TIMEOUT_MS,
+  RETRY_SCHEDULE_SECONDS,
+  SPEC_ASYNC_BUDGET_MS,
+  SPEC_RECHECK_INTERVAL_SECONDS,
+  SPEC_WEBHOOK_TIMEOUT_MS,
+} from "./config-env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
 export type CourierEnv = Readonly<Record<string, string>>;
 
 /** Variables read into a composite field of {@link Config} (`tls`, `billing`, …) rather than one of their own. */
-type Composed = "tlsCertFile" | "tlsKeyFile" | "webhookRetrySchedule" | "secretsKeyGenerate" | "billingProvider" | `stripe${string}`;
+type Composed =
+  | "tlsCertFile"
+  | "tlsKeyFile"
+  | "webhookRetrySchedule"
+  | "secretsKeyGenerate"
+  | "billingProvider"
+  | `stripe${string}`;
 /** Variables whose default depends on others: optional in the schema, always set in a {@link Config}. */
 type Computed = "host" | "publicBaseUrl" | "courierMode" | "courierQueueLimit";
 
@@ -59,13 +71,25 @@ export class ConfigError extends Error {
   }
 }
 
-
 /** Variables that belong to courier adapters (read by the adapters through `config.courierEnv`). */
-export const COURIER_VAR = /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
-export const COURIER_CREDENTIAL = /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
+export const COURIER_VAR =
+  /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
+export const COURIER_CREDENTIAL =
+  /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
 
 /** The courier backends (the folders under src/modules/couriers/carriers/; budget.ts checks it against `AdapterId`). */
-export const COURIER_BACKENDS = ["delhivery", "bluedart", "dhl", "fedex", "ups", "dtdc", "aramex", "ecomexpress", "xpressbees", "track17"] as const;
+export const COURIER_BACKENDS = [
+  "delhivery",
+  "bluedart",
+  "dhl",
+  "fedex",
+  "ups",
+  "dtdc",
+  "aramex",
+  "ecomexpress",
+  "xpressbees",
+  "track17",
+] as const;
 
 /** One backend's budget: calls per second (> 0) and per UTC day (0: no daily limit). */
 export interface RateLimit {
@@ -76,7 +100,9 @@ export interface RateLimit {
 }
 
 /** Parses COURIER_RATE_LIMITS (`backend:perSecond:perDay`). @throws Error for an unknown backend or rate 0 */
-export function parseRateLimits(entries: readonly string[]): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
+export function parseRateLimits(
+  entries: readonly string[],
+): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
   const out: Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> = {};
   for (const e of entries) {
     const [id, perSecond, perDay] = e.split(":") as [string, string, string];
@@ -100,7 +126,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const hasCredentials = Object.keys(courierEnv).some((k) => COURIER_CREDENTIAL.test(k));
 
   if (Boolean(tlsCertFile) !== Boolean(tlsKeyFile))
-    problems.push({ variable: tlsCertFile ? "TLS_KEY_FILE" : "TLS_CERT_FILE", detail: "must be set together with its pair" });
+    problems.push({
+      variable: tlsCertFile ? "TLS_KEY_FILE" : "TLS_CERT_FILE",
+      detail: "must be set together with its pair",
+    });
   const portsValid = !problems.some((p) => p.variable === "PORT" || p.variable === "ADMIN_PORT");
   if (portsValid && s.adminPort === s.port) problems.push({ variable: "ADMIN_PORT", detail: "must differ from PORT" });
   // With DATABASE_URL (a deployment) the simulator needs COURIER_MODE=sandbox explicitly.
@@ -114,7 +143,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   ConfigError.throwIfAny(problems);
 
-  const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("stripe"))) as Omit<typeof rest, `stripe${string}`>;
+  const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("stripe"))) as Omit<
+    typeof rest,
+    `stripe${string}`
+  >;
   return {
     ...own,
     host: s.host ?? (s.databaseUrl ? "0.0.0.0" : "127.0.0.1"),
@@ -132,18 +164,32 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 /** The billing provider: `sandbox` only for the self-contained start, else `manual` (sandbox+live refused). */
 function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: ConfigProblem[]): BillingConfig {
   const provider = s.billingProvider ?? (courierMode === "sandbox" && !s.databaseUrl ? "sandbox" : "manual");
-  const refuse = (variable: string, detail: string): BillingConfig => (problems.push({ variable, detail }), { provider: "manual" });
+  const refuse = (variable: string, detail: string): BillingConfig => (
+    problems.push({ variable, detail }), { provider: "manual" }
+  );
   if (provider === "sandbox" && courierMode !== "sandbox")
-    return refuse("BILLING_PROVIDER", "is sandbox, which approves every plan change free of charge; it is allowed only with COURIER_MODE=sandbox");
+    return refuse(
+      "BILLING_PROVIDER",
+      "is sandbox, which approves every plan change free of charge; it is allowed only with COURIER_MODE=sandbox",
+    );
   if (provider !== "stripe") return { provider };
   if (!s.stripeSecretKey) return refuse("STRIPE_SECRET_KEY", "is required with BILLING_PROVIDER=stripe");
   if (!s.stripeWebhookSecret) return refuse("STRIPE_WEBHOOK_SECRET", "is required with BILLING_PROVIDER=stripe");
-  const prices = { starter: s.stripePriceStarter, pro: s.stripePricePro, growth: s.stripePriceGrowth, business: s.stripePriceBusiness };
-  const priced = Object.fromEntries(Object.entries(prices).filter(([, v]) => v)) as Partial<Record<keyof typeof prices, string>>;
-  if (Object.keys(priced).length === 0) return refuse("STRIPE_PRICE_STARTER", "or another STRIPE_PRICE_<PLAN> is required with BILLING_PROVIDER=stripe");
+  const prices = {
+    starter: s.stripePriceStarter,
+    pro: s.stripePricePro,
+    growth: s.stripePriceGrowth,
+    business: s.stripePriceBusiness,
+  };
+  const priced = Object.fromEntries(Object.entries(prices).filter(([, v]) => v)) as Partial<
+    Record<keyof typeof prices, string>
+  >;
+  if (Object.keys(priced).length === 0)
+    return refuse("STRIPE_PRICE_STARTER", "or another STRIPE_PRICE_<PLAN> is required with BILLING_PROVIDER=stripe");
   if (new Set(Object.values(priced)).size !== Object.keys(priced).length)
     return refuse("STRIPE_PRICE_STARTER", "and the other STRIPE_PRICE_<PLAN> must name different prices");
-  if (s.stripeApiCaFile && !s.stripeApiBase) return refuse("STRIPE_API_CA_FILE", "is only used together with STRIPE_API_BASE");
+  if (s.stripeApiCaFile && !s.stripeApiBase)
+    return refuse("STRIPE_API_CA_FILE", "is only used together with STRIPE_API_BASE");
   return {
     provider,
     secretKey: s.stripeSecretKey,

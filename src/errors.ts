@@ -91,10 +91,14 @@ export const ErrorSchema = T.Object(
   {
     success: T.Literal(false),
     error: T.Object({
-      code: literalUnion(ERROR_CODES, { description: "Machine-readable error code; each operation's responses name the ones it can give." }),
+      code: literalUnion(ERROR_CODES, {
+        description: "Machine-readable error code; each operation's responses name the ones it can give.",
+      }),
       message: T.String(),
       did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
-      candidates: T.Optional(T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." })),
+      candidates: T.Optional(
+        T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." }),
+      ),
     }),
   },
   { title: "Error" },

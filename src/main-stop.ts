@@ -47,7 +47,13 @@ export async function stopAll(running: Running, log: Logger, graceMs: number): P
   await step("simulator", () => running.sim?.stop());
   await step("internal port", () => running.admin?.stop());
   // After the last request and job, before the pool closes: quota units go back, pending counts are written.
-  await step("services", () => (running.services ? stopServices(running.services, (name, error) => log.error("error during shutdown", { step: name, error: error as Error })) : undefined));
+  await step("services", () =>
+    running.services
+      ? stopServices(running.services, (name, error) =>
+          log.error("error during shutdown", { step: name, error: error as Error }),
+        )
+      : undefined,
+  );
   // Bounded: a collector may hang.
   await step("traces", () => settleWithin(stopTracing(), Math.min(5_000, left())));
   // Last: the pool, then the embedded PostgreSQL (its own exit hook is off, db/client.ts).

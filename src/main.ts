@@ -48,16 +48,35 @@ const log = createLogger(config.logLevel, SERVICE, undefined, { buffered: true }
 setPasswordHashMemory(config.passwordHashMemoryKib);
 setBodyTimeout(config.bodyTimeoutMs);
 // Before anything is built: the app wraps `fetch` in spans only when tracing is on.
-if (startTracing({ endpoint: config.otelExporterOtlpEndpoint, serviceName: config.otelServiceName, onError: (err) => log.warn("trace export failed", { error: secretFree(err) }) }))
-  log.info("traces on", { collector: new URL(config.otelExporterOtlpEndpoint!).host, service_name: config.otelServiceName });
+if (
+  startTracing({
+    endpoint: config.otelExporterOtlpEndpoint,
+    serviceName: config.otelServiceName,
+    onError: (err) => log.warn("trace export failed", { error: secretFree(err) }),
+  })
+)
+  log.info("traces on", {
+    collector: new URL(config.otelExporterOtlpEndpoint!).host,
+    service_name: config.otelServiceName,
+  });
 
 /** Opens the database, migrates it and checks the secrets key against it. */
 async function openChecked(secretsKey: SecretsKey, generated: boolean): Promise<Database> {
-  running.database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, connectTimeoutSeconds: config.dbConnectTimeoutSeconds, deadlineSeconds: config.dbDeadlineSeconds });
+  running.database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log,
+    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+    deadlineSeconds: config.dbDeadlineSeconds,
+  });
   const database = running.database;
   await migrateDatabase(database.url);
   const keyCheck = await verifySecretsKey(database.db, secretsKey);
-  log.info("secrets key checked", { source: generated ? "DATA_DIR/secrets.key" : "SECRETS_KEY", check: keyCheck, previous_key: Boolean(secretsKey.previous) });
+  log.info("secrets key checked", {
+    source: generated ? "DATA_DIR/secrets.key" : "SECRETS_KEY",
+    check: keyCheck,
+    previous_key: Boolean(secretsKey.previous),
+  });
   return database;
 }
 
@@ -65,19 +84,42 @@ async function openChecked(secretsKey: SecretsKey, generated: boolean): Promise<
 function startCouriers(database: Database, clock: Clock): { services: Services; backends: CourierBackends } {
   running.sim =
     config.courierMode === "sandbox"
-      ? startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds, port: config.sandboxPort })
+      ? startSimulator({
+          clock,
+          stepSeconds: config.sandboxStepSeconds,
+          asyncSeconds: config.sandboxAsyncSeconds,
+          port: config.sandboxPort,
+        })
       : undefined;
   const sim = running.sim;
   running.services = createServices(database.db, clock);
   const services = running.services;
-  running.backends = createCourierBackends({ config, clock, log, simulator: sim, adapters: instrumentAdapters(ADAPTERS), db: database.db, budgets: services.courierBudgets });
+  running.backends = createCourierBackends({
+    config,
+    clock,
+    log,
+    simulator: sim,
+    adapters: instrumentAdapters(ADAPTERS),
+    db: database.db,
+    budgets: services.courierBudgets,
+  });
   const backends = running.backends;
-  if (sim) log.info(`sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`);
-  if (sim && config.databaseUrl) log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
+  if (sim)
+    log.info(
+      `sandbox couriers: every adapter without credentials talks to the built-in simulator at ${sim.url} (scenario = last digit of the tracking number)`,
+    );
+  if (sim && config.databaseUrl)
+    log.warn("COURIER_MODE=sandbox with DATABASE_URL: couriers without credentials answer with simulated data");
   const availability = backends.describe();
   const by = (a: string) => Object.keys(availability).filter((k) => availability[k] === a);
-  if (!config.smtpUrl) log.info("SMTP_URL is unset: owner alerts are shown in the dashboard only, not emailed (docs/alerts.md)");
-  log.info("couriers", { mode: config.courierMode, live: by("live"), sandbox: by("sandbox"), unavailable: by("unavailable") });
+  if (!config.smtpUrl)
+    log.info("SMTP_URL is unset: owner alerts are shown in the dashboard only, not emailed (docs/alerts.md)");
+  log.info("couriers", {
+    mode: config.courierMode,
+    live: by("live"),
+    sandbox: by("sandbox"),
+    unavailable: by("unavailable"),
+  });
   return { services, backends };
 }
 
@@ -86,21 +128,37 @@ async function start(): Promise<void> {
   const { key: secretsKey, generated } = loadSecretsKey(config);
   const database = await openChecked(secretsKey, generated);
   const { services, backends } = startCouriers(database, clock);
-  const deps = { config, db: database.db, clock, log, secretsKey, backends, services, lifecycle, onEvents: outboxEventSink };
+  const deps = {
+    config,
+    db: database.db,
+    clock,
+    log,
+    secretsKey,
+    backends,
+    services,
+    lifecycle,
+    onEvents: outboxEventSink,
+  };
 
   // Only a process that serves the public port creates the development account: its link points at that port.
   if (config.courierMode === "sandbox" && config.role !== "worker") {
     const dev = await ensureDevAccount(database.db);
     if (dev) log.info(`development account created on plan growth: ${dev.email}; API key (shown once): ${dev.key}`);
-    if (dev) log.info(`dashboard sign-in for ${dev.email} (one-time link, 24 h, sets a password): ${config.publicBaseUrl}${await devPasswordLink(database.db, dev.email, clock.now())}`);
+    if (dev)
+      log.info(
+        `dashboard sign-in for ${dev.email} (one-time link, 24 h, sets a password): ${config.publicBaseUrl}${await devPasswordLink(database.db, dev.email, clock.now())}`,
+      );
   }
 
   if (config.adminPort !== undefined) {
     running.admin = listenOrExplain({ port: config.adminPort, host: config.adminHost, variable: "ADMIN_PORT" }, () =>
       startAdminServer(deps, { host: config.adminHost, port: config.adminPort!, lifecycle }),
     );
-    log.info(`internal port on http://${config.adminHost}:${running.admin.port}`, { serves: ["/healthz", "/readyz", "/metrics"] });
-  } else if (config.role === "worker") log.warn("ROLE=worker without ADMIN_PORT: this process serves no health checks or metrics");
+    log.info(`internal port on http://${config.adminHost}:${running.admin.port}`, {
+      serves: ["/healthz", "/readyz", "/metrics"],
+    });
+  } else if (config.role === "worker")
+    log.warn("ROLE=worker without ADMIN_PORT: this process serves no health checks or metrics");
 
   if (config.role !== "api") {
     running.scheduler = createScheduler(deps);
@@ -109,7 +167,8 @@ async function start(): Promise<void> {
 
   if (config.role !== "worker") {
     const app = buildApp(deps);
-    const tls = config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
+    const tls =
+      config.trustProxy === undefined ? await loadTls({ tls: config.tls, dataDir: config.dataDir }) : undefined;
     listenOrExplain(config, () => app.listen(publicListenOptions(config, tls)));
     running.server = app;
     lifecycle.starting = false;
@@ -170,11 +229,10 @@ function stopAndFail(): Promise<void> {
       log.flush();
       process.exit(1);
     }, FAILURE_STOP_MS + 5_000).unref();
-    failing = stopAll(running, createLogger("silent"), FAILURE_STOP_MS)
-      .finally(() => {
-        log.flush();
-        process.exit(1);
-      });
+    failing = stopAll(running, createLogger("silent"), FAILURE_STOP_MS).finally(() => {
+      log.flush();
+      process.exit(1);
+    });
   }
   return failing;
 }
@@ -198,7 +256,11 @@ try {
 } catch (err) {
   // A driver's or library's message may quote configuration (a connection string).
   if (err instanceof ConfigError) log.error(err.message, { problems: err.problems });
-  else if (err instanceof DatabaseUnreachableError || err instanceof SecretsKeyMismatchError || err instanceof PortInUseError)
+  else if (
+    err instanceof DatabaseUnreachableError ||
+    err instanceof SecretsKeyMismatchError ||
+    err instanceof PortInUseError
+  )
     log.error(withoutSecrets(err.message, config));
   else log.error("start failed", { error: secretFree(err) });
   await stopAndFail();

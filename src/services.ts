@@ -59,7 +59,10 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
  * accounts, pending request counts and key-use stamps are written, caches are dropped. Each step runs even when
  * an earlier one fails; `onError` hears about each failure (a stopping process logs and goes on).
  */
-export async function stopServices(s: Services, onError: (step: string, err: unknown) => void = () => undefined): Promise<void> {
+export async function stopServices(
+  s: Services,
+  onError: (step: string, err: unknown) => void = () => undefined,
+): Promise<void> {
   const steps: [string, () => unknown][] = [
     ["quota blocks", () => s.quotaLeases.returnAll()],
     ["rate windows", () => s.rateCounter.stop()],

@@ -29,7 +29,11 @@ export interface ClientOptions {
 
 /** A typed client; every call sends `X-API-Key`. Pass `Idempotency-Key` per POST in `params.header`. */
 export function createTrackingClient(opts: ClientOptions): TrackingClient {
-  return createClient<paths>({ baseUrl: opts.baseUrl.replace(/\/+$/, ""), headers: { "X-API-Key": opts.apiKey }, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  return createClient<paths>({
+    baseUrl: opts.baseUrl.replace(/\/+$/, ""),
+    headers: { "X-API-Key": opts.apiKey },
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
 }
 
 const equal = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -39,7 +43,11 @@ const equal = (a: string, b: string) => a.length === b.length && timingSafeEqual
  * body>`, keyed with the whole secret string. Pass the raw bytes as received.
  * During a rotation, call it with the old and the new secret.
  */
-export function verifyServiceSignature(secret: string, rawBody: string | Uint8Array, header: string | null | undefined): boolean {
+export function verifyServiceSignature(
+  secret: string,
+  rawBody: string | Uint8Array,
+  header: string | null | undefined,
+): boolean {
   if (!header) return false;
   return equal(`sha256=${createHmac("sha256", secret).update(rawBody).digest("hex")}`, header);
 }
@@ -51,7 +59,11 @@ export function verifyServiceSignature(secret: string, rawBody: string | Uint8Ar
  * replayed later. Pass the raw body as received and the headers in any case. During a secret rotation, call it
  * with the old and the new secret. For the parsed payload or the reason of a failure, use {@link Webhook} directly.
  */
-export function verifyStandardWebhook(secret: string, rawBody: string | Uint8Array, headers: Record<string, string | string[] | undefined> | Headers): boolean {
+export function verifyStandardWebhook(
+  secret: string,
+  rawBody: string | Uint8Array,
+  headers: Record<string, string | string[] | undefined> | Headers,
+): boolean {
   const picked: Record<string, string> = {};
   if (headers instanceof Headers)
     headers.forEach((v, k) => {

@@ -72,7 +72,12 @@ if (import.meta.main) {
     else {
       const config = configFromProcess();
       setPasswordHashMemory(config.passwordHashMemoryKib);
-      database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: createLogger("silent"), max: 2 });
+      database = await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        log: createLogger("silent"),
+        max: 2,
+      });
       await migrateDatabase(database.url);
       console.log(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), config.publicBaseUrl)));
     }

@@ -20,7 +20,15 @@ import {
 import { issuePasswordLink } from "../modules/accounts/password-links.ts";
 import { isPlanId, PLAN_IDS, type PlanId } from "../domain/plans.ts";
 import { rebuildTransitStats } from "../modules/predictions/rebuild.ts";
-import { approveRequest, listRequests, rejectRequest, RequestNotPending, requestStateOf, settleRequestsFor, type UpgradeRequest } from "../modules/billing/requests.ts";
+import {
+  approveRequest,
+  listRequests,
+  rejectRequest,
+  RequestNotPending,
+  requestStateOf,
+  settleRequestsFor,
+  type UpgradeRequest,
+} from "../modules/billing/requests.ts";
 
 export class UsageError extends Error {}
 
@@ -139,14 +147,29 @@ const COMMANDS: Record<string, Command> = {
   },
   async "show-account"(db, a, nowMs) {
     const acc = await accountOf(db, a);
-    const [used, keys, st] = await Promise.all([usedThisMonth(db, acc.id, nowMs), listApiKeys(db, acc.id), requestStateOf(db, acc.id)]);
-    const pending = st.pendingRequest ? { request_id: st.pendingRequest.id, to_plan: st.pendingRequest.toPlan, created_at: st.pendingRequest.createdAt.toISOString() } : null;
+    const [used, keys, st] = await Promise.all([
+      usedThisMonth(db, acc.id, nowMs),
+      listApiKeys(db, acc.id),
+      requestStateOf(db, acc.id),
+    ]);
+    const pending = st.pendingRequest
+      ? {
+          request_id: st.pendingRequest.id,
+          to_plan: st.pendingRequest.toPlan,
+          created_at: st.pendingRequest.createdAt.toISOString(),
+        }
+      : null;
     return { ...accountView(acc), used, keys: keys.map(keyView), pending_request: pending };
   },
   async "password-link"(db, a, nowMs, publicBaseUrl) {
     const acc = await accountOf(db, a);
     const link = await issuePasswordLink(db, acc.id, "reset", nowMs);
-    return { account_id: acc.id, email: acc.email, url: `${publicBaseUrl}${link.path}`, expires_at: link.expiresAt.toISOString() };
+    return {
+      account_id: acc.id,
+      email: acc.email,
+      url: `${publicBaseUrl}${link.path}`,
+      expires_at: link.expiresAt.toISOString(),
+    };
   },
   async "rebuild-transit-stats"(db, _a, nowMs) {
     return { ...(await rebuildTransitStats(db, nowMs)) };
@@ -176,8 +199,17 @@ function rethrowNotPending(err: unknown): never {
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
 /** Runs one command; returns the JSON object to print. @throws UsageError for any operator mistake */
-export async function runAdmin(db: Db, command: string, args: Args, nowMs = Date.now(), publicBaseUrl = ""): Promise<Record<string, unknown>> {
+export async function runAdmin(
+  db: Db,
+  command: string,
+  args: Args,
+  nowMs = Date.now(),
+  publicBaseUrl = "",
+): Promise<Record<string, unknown>> {
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}; one of ${COMMAND_NAMES.join(", ")} (see: bun run admin help)`);
+  if (!run)
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command)}; one of ${COMMAND_NAMES.join(", ")} (see: bun run admin help)`,
+    );
   return run(db, args, nowMs, publicBaseUrl);
 }

@@ -8,11 +8,15 @@ const boot = createLogger("info", { service: "courier-tracking-api", component: 
 try {
   const config = configFromProcess();
   const log = createLogger(config.logLevel, { service: "courier-tracking-api", component: "migrate" });
-  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL", "is required to run migrations (the embedded database migrates at start)");
+  if (!config.databaseUrl)
+    throw new ConfigError("DATABASE_URL", "is required to run migrations (the embedded database migrates at start)");
   await waitForDatabase(config.databaseUrl, { timeoutSeconds: config.dbConnectTimeoutSeconds, log });
   const started = performance.now();
   await migrateDatabase(config.databaseUrl);
-  log.info("migrations applied", { database: describeDatabaseUrl(config.databaseUrl), ms: Math.round(performance.now() - started) });
+  log.info("migrations applied", {
+    database: describeDatabaseUrl(config.databaseUrl),
+    ms: Math.round(performance.now() - started),
+  });
   process.exit(0);
 } catch (err) {
   if (err instanceof ConfigError) boot.error("invalid configuration", { problems: err.problems });

@@ -13,15 +13,29 @@ try {
   const config = configFromProcess();
   const log = createLogger(config.logLevel, { service: "courier-tracking-api", component: "rotate-secrets" });
   const { key } = loadSecretsKey(config);
-  if (!key.previous) throw new ConfigError("SECRETS_KEY_PREVIOUS", "is required: set SECRETS_KEY to the new key and SECRETS_KEY_PREVIOUS to the old one");
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, max: 2, connectTimeoutSeconds: config.dbConnectTimeoutSeconds });
+  if (!key.previous)
+    throw new ConfigError(
+      "SECRETS_KEY_PREVIOUS",
+      "is required: set SECRETS_KEY to the new key and SECRETS_KEY_PREVIOUS to the old one",
+    );
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    log,
+    max: 2,
+    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+  });
   try {
     await migrateDatabase(database.url);
     const headers = await reencryptHeaders(database.db, key);
     const secrets = await reencryptSecrets(database.db, key, { storeCheck: headers.failed === 0 });
     const report = { ...secrets, failed: secrets.failed + headers.failed, headersReEncrypted: headers.reEncrypted };
-    if (report.failed) log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
-    else log.info("every webhook secret is under the new SECRETS_KEY; SECRETS_KEY_PREVIOUS may now be removed", { ...report });
+    if (report.failed)
+      log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
+    else
+      log.info("every webhook secret is under the new SECRETS_KEY; SECRETS_KEY_PREVIOUS may now be removed", {
+        ...report,
+      });
     code = report.failed ? 1 : 0;
   } finally {
     await database.close();

@@ -7,7 +7,10 @@ export interface PruneBatches {
 }
 
 /** Runs `stmt` (one delete of at most `batchSize` rows) until it deletes fewer or ran `maxBatches` times; returns the total. */
-export async function deleteInBatches({ batchSize, maxBatches }: PruneBatches, stmt: () => Promise<number>): Promise<number> {
+export async function deleteInBatches(
+  { batchSize, maxBatches }: PruneBatches,
+  stmt: () => Promise<number>,
+): Promise<number> {
   let total = 0;
   for (let i = 0; i < maxBatches; i++) {
     const n = await stmt();

@@ -77,17 +77,22 @@ function preparing(client: postgres.Sql): postgres.Sql {
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop === "unsafe")
-        return (query: string, params?: unknown[], opts?: { prepare?: boolean }) => target.unsafe(query, params as never, { ...opts, prepare: true });
+        return (query: string, params?: unknown[], opts?: { prepare?: boolean }) =>
+          target.unsafe(query, params as never, { ...opts, prepare: true });
       // Transactions and savepoints hand Drizzle a new client: prepare there too.
       if (prop === "begin")
         return (...args: unknown[]) => {
           const cb = args.pop() as (tx: postgres.Sql) => unknown;
-          return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) => cb(preparing(tx as unknown as postgres.Sql)));
+          return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
+            cb(preparing(tx as unknown as postgres.Sql)),
+          );
         };
       if (prop === "savepoint")
         return (...args: unknown[]) => {
           const cb = args.pop() as (tx: postgres.Sql) => unknown;
-          return (Reflect.get(target, prop, receiver) as (...a: unknown[]) => unknown)(...args, (tx: postgres.Sql) => cb(preparing(tx)));
+          return (Reflect.get(target, prop, receiver) as (...a: unknown[]) => unknown)(...args, (tx: postgres.Sql) =>
+            cb(preparing(tx)),
+          );
         };
       return Reflect.get(target, prop, receiver);
     },
@@ -112,7 +117,11 @@ export async function openDatabase(opts: {
 }): Promise<Database> {
   if (opts.databaseUrl) {
     await waitForDatabase(opts.databaseUrl, { timeoutSeconds: opts.connectTimeoutSeconds ?? 60, log: opts.log });
-    const { db, sql } = connect(opts.databaseUrl, { max: opts.max, deadlines: true, deadlineSeconds: opts.deadlineSeconds });
+    const { db, sql } = connect(opts.databaseUrl, {
+      max: opts.max,
+      deadlines: true,
+      deadlineSeconds: opts.deadlineSeconds,
+    });
     return { db, sql, url: opts.databaseUrl, close: () => sql.end({ timeout: 5 }) };
   }
   const embedded = await startEmbedded(opts.dataDir, opts.log);
@@ -202,6 +211,10 @@ export async function startEmbedded(dataDir: string, log: Logger): Promise<{ url
   const started = performance.now();
   if (!existsSync(join(dbDir, "PG_VERSION"))) await pg.initialise();
   await pg.start();
-  log.info("embedded PostgreSQL started", { port: state.port, dir: dbDir, ms: Math.round(performance.now() - started) });
+  log.info("embedded PostgreSQL started", {
+    port: state.port,
+    dir: dbDir,
+    ms: Math.round(performance.now() - started),
+  });
   return { url, stop: () => pg.stop() };
 }

@@ -12,15 +12,21 @@ const MIGRATION_LOCK = 727_001; // arbitrary, constant advisory-lock key for mig
 
 /** The newest migration's `when`, as drizzle records it in `created_at`. */
 export const MIGRATIONS_HEAD: number = Math.max(
-  ...(JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when),
+  ...(
+    JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as {
+      entries: { when: number }[];
+    }
+  ).entries.map((e) => e.when),
 );
 
 /** True when the database carries every migration this build needs. @throws when it does not answer */
 export async function migrationsAtHead(sql: postgres.Sql): Promise<boolean> {
-  const rows = await sql`select max(created_at)::text as head from drizzle.__drizzle_migrations`.catch((e: { code?: string }) => {
-    if (e.code === "42P01" || e.code === "3F000") return [{ head: null }]; // never migrated
-    throw e;
-  });
+  const rows = await sql`select max(created_at)::text as head from drizzle.__drizzle_migrations`.catch(
+    (e: { code?: string }) => {
+      if (e.code === "42P01" || e.code === "3F000") return [{ head: null }]; // never migrated
+      throw e;
+    },
+  );
   const head = rows[0]?.head;
   return head != null && Number(head) >= MIGRATIONS_HEAD;
 }

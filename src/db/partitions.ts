@@ -42,7 +42,11 @@ export async function rangePartitions(sql: postgres.Sql, parent: string): Promis
           from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = ${parent}::regclass) p
     where b <> 'DEFAULT'
     order by to_ms`;
-  return rows.map((r) => ({ name: r.name, fromMs: r.from_ms == null ? null : Number(r.from_ms), toMs: Number(r.to_ms) }));
+  return rows.map((r) => ({
+    name: r.name,
+    fromMs: r.from_ms == null ? null : Number(r.from_ms),
+    toMs: Number(r.to_ms),
+  }));
 }
 
 /**
@@ -51,21 +55,32 @@ export async function rangePartitions(sql: postgres.Sql, parent: string): Promis
  * holds rows, and weeks whose locks wait over 2 s. Returns the partitions created.
  * @throws whatever else the database throws.
  */
-export async function createPartitions(sql: postgres.Sql, parent: string, key: string, nowMs: number, fromMs = nowMs): Promise<string[]> {
+export async function createPartitions(
+  sql: postgres.Sql,
+  parent: string,
+  key: string,
+  nowMs: number,
+  fromMs = nowMs,
+): Promise<string[]> {
   const have = await rangePartitions(sql, parent);
   const created: string[] = [];
   for (let lo = weekStart(fromMs); lo <= weekStart(nowMs) + WEEKS_AHEAD * PARTITION_MS; lo += PARTITION_MS) {
     const hi = lo + PARTITION_MS;
     if (have.some((p) => (p.fromMs ?? -Infinity) < hi && p.toMs > lo)) continue;
     const [from, to] = [new Date(lo).toISOString(), new Date(hi).toISOString()];
-    const made = await orSkip(() => sql.begin(async (tx) => {
-      await tx`set local lock_timeout = '2s'`;
-      await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
-      const [busy] = await tx.unsafe(`select 1 from "${parent}_default" where "${key}" >= $1 and "${key}" < $2 limit 1`, [from, to]);
-      if (busy) return false;
-      await tx`select history_partition_create(${parent}, ${from}::timestamptz, ${to}::timestamptz)`;
-      return true;
-    }));
+    const made = await orSkip(() =>
+      sql.begin(async (tx) => {
+        await tx`set local lock_timeout = '2s'`;
+        await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
+        const [busy] = await tx.unsafe(
+          `select 1 from "${parent}_default" where "${key}" >= $1 and "${key}" < $2 limit 1`,
+          [from, to],
+        );
+        if (busy) return false;
+        await tx`select history_partition_create(${parent}, ${from}::timestamptz, ${to}::timestamptz)`;
+        return true;
+      }),
+    );
     if (made) created.push(`${parent}_p${from.slice(0, 10).replaceAll("-", "")}`);
   }
   return created;
@@ -77,18 +92,26 @@ export async function createPartitions(sql: postgres.Sql, parent: string, key: s
  * Returns the partitions dropped.
  * @throws whatever else the database throws.
  */
-export async function dropPartitionsBefore(sql: postgres.Sql, parent: string, cutoffMs: number, mustStay?: string): Promise<string[]> {
+export async function dropPartitionsBefore(
+  sql: postgres.Sql,
+  parent: string,
+  cutoffMs: number,
+  mustStay?: string,
+): Promise<string[]> {
   const cutoff = new Date(cutoffMs).toISOString();
   const dropped: string[] = [];
   for (const p of await rangePartitions(sql, parent)) {
     if (p.toMs > cutoffMs) break;
-    const ok = await orSkip(() => sql.begin(async (tx) => {
-      await tx`set local lock_timeout = '2s'`;
-      await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
-      if (mustStay && (await tx.unsafe(`select 1 from "${p.name}" where ${mustStay} limit 1`, [cutoff])).length > 0) return false;
-      await tx.unsafe(`drop table if exists "${p.name}"`);
-      return true;
-    }));
+    const ok = await orSkip(() =>
+      sql.begin(async (tx) => {
+        await tx`set local lock_timeout = '2s'`;
+        await tx`select pg_advisory_xact_lock(${PARTITION_LOCK})`;
+        if (mustStay && (await tx.unsafe(`select 1 from "${p.name}" where ${mustStay} limit 1`, [cutoff])).length > 0)
+          return false;
+        await tx.unsafe(`drop table if exists "${p.name}"`);
+        return true;
+      }),
+    );
     if (ok) dropped.push(p.name);
   }
   return dropped;
@@ -99,6 +122,8 @@ export async function dropPartitionsBefore(sql: postgres.Sql, parent: string, cu
  * (its rows wait for the drop), or the cutoff when none does or that one is a migrated old table (MINVALUE).
  */
 export async function rowPruneBound(sql: postgres.Sql, parent: string, cutoffMs: number): Promise<number> {
-  const holding = (await rangePartitions(sql, parent)).find((p) => (p.fromMs ?? -Infinity) <= cutoffMs && cutoffMs < p.toMs);
+  const holding = (await rangePartitions(sql, parent)).find(
+    (p) => (p.fromMs ?? -Infinity) <= cutoffMs && cutoffMs < p.toMs,
+  );
   return holding?.fromMs ?? cutoffMs;
 }

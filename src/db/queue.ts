@@ -57,7 +57,8 @@ export interface Fragment {
   readonly values: readonly unknown[];
 }
 
-const isFragment = (v: unknown): v is Fragment => typeof v === "object" && v !== null && "strings" in v && "values" in v && !Array.isArray(v);
+const isFragment = (v: unknown): v is Fragment =>
+  typeof v === "object" && v !== null && "strings" in v && "values" in v && !Array.isArray(v);
 
 /** A fragment from a template; a value that is itself a {@link Fragment} is spliced in, any other is a parameter. */
 export function frag(strings: TemplateStringsArray | readonly string[], ...values: unknown[]): Fragment {
@@ -84,9 +85,14 @@ export function frag(strings: TemplateStringsArray | readonly string[], ...value
 export const raw = (text: string): Fragment => ({ strings: [text], values: [] });
 
 /** Runs `f` as one statement on `sql`. */
-export function run<T extends readonly object[] = postgres.Row[]>(sql: postgres.Sql, f: Fragment): postgres.PendingQuery<T & postgres.Row[]> {
+export function run<T extends readonly object[] = postgres.Row[]>(
+  sql: postgres.Sql,
+  f: Fragment,
+): postgres.PendingQuery<T & postgres.Row[]> {
   const strings = Object.assign([...f.strings], { raw: [...f.strings] }) as unknown as TemplateStringsArray;
-  return sql(strings, ...(f.values as postgres.ParameterOrFragment<never>[])) as unknown as postgres.PendingQuery<T & postgres.Row[]>;
+  return sql(strings, ...(f.values as postgres.ParameterOrFragment<never>[])) as unknown as postgres.PendingQuery<
+    T & postgres.Row[]
+  >;
 }
 
 // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.
@@ -101,10 +107,14 @@ function queueParts(table: string, spec: QueueSpec) {
     t: raw(table),
     k: raw(spec.key),
     // The guard of every statement after the claim: the lease is still the caller's (and the row still live).
-    held: (token: string) => frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
+    held: (token: string) =>
+      frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
     free: raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null"),
     dueCol: () => {
-      if (!due) throw new TypeError(`queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`);
+      if (!due)
+        throw new TypeError(
+          `queue ${table} keeps its due time elsewhere: bring the claim's candidates, record outcomes yourself`,
+        );
       return raw(due);
     },
   };
@@ -142,36 +152,48 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
     },
     async fail(sql, id, token, nextAtMs) {
       const count = raw(spec.failures ? `${spec.failures} = ${spec.failures} + 1,` : "");
-      const rows = await run(sql, frag`
+      const rows = await run(
+        sql,
+        frag`
         update ${t} set ${count} ${dueCol()} = ${iso(nextAtMs)}, ${free}
         where ${k} = ${id} and ${held(token)}
         returning ${k}
-      `);
+      `,
+      );
       return rows.length > 0;
     },
     async release(sql, ids, token, nowMs) {
       if (ids.length === 0) return 0;
       const dueNow = due ? frag`${raw(due)} = ${iso(nowMs)},` : raw("");
-      const rows = await run(sql, frag`
+      const rows = await run(
+        sql,
+        frag`
         update ${t} set ${dueNow} ${free}
         where ${k} = any(${ids}::text[]) and ${held(token)}
         returning ${k}
-      `);
+      `,
+      );
       return rows.length;
     },
     async renew(sql, ids, token, untilMs) {
       if (ids.length === 0) return [];
-      const rows = await run<{ id: string }[]>(sql, frag`
+      const rows = await run<{ id: string }[]>(
+        sql,
+        frag`
         update ${t} set lease_until = ${iso(untilMs)}
         where ${k} = any(${ids}::text[]) and ${held(token)}
         returning ${k} as id
-      `);
+      `,
+      );
       return rows.map((r) => r.id);
     },
     async expireLeases(sql, nowMs) {
       const now = iso(nowMs);
       // The predicate on the due time keeps the scan on the due index.
-      const rows = await run(sql, frag`update ${t} set ${free} where ${dueCol()} <= ${now} and lease_until <= ${now} returning ${k}`);
+      const rows = await run(
+        sql,
+        frag`update ${t} set ${free} where ${dueCol()} <= ${now} and lease_until <= ${now} returning ${k}`,
+      );
       return rows.length;
     },
     listen(sql, wake) {
@@ -183,8 +205,16 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
 }
 
 /** LISTENs on `channel`: `wake` on every NOTIFY and (re)connect; resolves with the stop function. @throws on DB errors. */
-export async function listenForWork(sql: postgres.Sql, channel: string, wake: () => void): Promise<() => Promise<void>> {
-  const sub = await sql.listen(channel, () => wake(), () => wake());
+export async function listenForWork(
+  sql: postgres.Sql,
+  channel: string,
+  wake: () => void,
+): Promise<() => Promise<void>> {
+  const sub = await sql.listen(
+    channel,
+    () => wake(),
+    () => wake(),
+  );
   return sub.unlisten;
 }
 
@@ -202,17 +232,38 @@ export interface LeaseKeeper {
 }
 
 /** The heartbeat of a live claimer: its rows stay leased while held; a dead claimer's come free within one lease. */
-export function createLeaseKeeper<Row>(o: { queue: Queue<Row>; sql: postgres.Sql; clock: Clock; owner: string; leaseMs: number; held: () => HeldLease[]; log: Logger }): LeaseKeeper {
+export function createLeaseKeeper<Row>(o: {
+  queue: Queue<Row>;
+  sql: postgres.Sql;
+  clock: Clock;
+  owner: string;
+  leaseMs: number;
+  held: () => HeldLease[];
+  log: Logger;
+}): LeaseKeeper {
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   async function renew(): Promise<void> {
     const held = o.held();
     if (held.length === 0) return;
     const until = o.clock.now() + o.leaseMs;
-    const renewed = new Set(await o.queue.renew(o.sql, held.map((r) => r.id), o.owner, until));
+    const renewed = new Set(
+      await o.queue.renew(
+        o.sql,
+        held.map((r) => r.id),
+        o.owner,
+        until,
+      ),
+    );
     for (const r of held) if (renewed.has(r.id)) r.leaseUntilMs = Math.max(r.leaseUntilMs, until);
   }
   const beat = () =>
-    void renew().catch((e) => o.log.warn("leases not renewed; they run out unless the next renewal succeeds", { queue: o.queue.table, owner: o.owner, error: e as Error }));
+    void renew().catch((e) =>
+      o.log.warn("leases not renewed; they run out unless the next renewal succeeds", {
+        queue: o.queue.table,
+        owner: o.owner,
+        error: e as Error,
+      }),
+    );
   return {
     renew,
     start() {

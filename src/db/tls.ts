@@ -8,7 +8,17 @@ export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", 
 export type SslMode = (typeof SSL_MODES)[number];
 
 /** libpq client-certificate and tuning parameters we do not implement: refused with one line rather than ignored. */
-const UNSUPPORTED = ["sslcert", "sslkey", "sslpassword", "sslcrl", "sslcrldir", "sslcertmode", "sslsni", "ssl_min_protocol_version", "ssl_max_protocol_version"];
+const UNSUPPORTED = [
+  "sslcert",
+  "sslkey",
+  "sslpassword",
+  "sslcrl",
+  "sslcrldir",
+  "sslcertmode",
+  "sslsni",
+  "ssl_min_protocol_version",
+  "ssl_max_protocol_version",
+];
 
 /** A DATABASE_URL's TLS settings are unusable (unknown mode, unreadable CA file); the message is the one line to log. */
 export class DatabaseTlsError extends Error {}
@@ -36,7 +46,10 @@ export function databaseTls(url: string, env: Record<string, string | undefined>
   }
   const params = u.searchParams;
   for (const name of UNSUPPORTED)
-    if (params.has(name)) throw new DatabaseTlsError(`DATABASE_URL: the parameter ${name} is not supported (docs/deployment.md, "Database TLS")`);
+    if (params.has(name))
+      throw new DatabaseTlsError(
+        `DATABASE_URL: the parameter ${name} is not supported (docs/deployment.md, "Database TLS")`,
+      );
   const rootCert = params.get("sslrootcert") ?? (env.PGSSLROOTCERT || undefined);
   const given = params.get("sslmode") ?? (env.PGSSLMODE || undefined);
   params.delete("sslmode");
@@ -53,11 +66,20 @@ export function databaseTls(url: string, env: Record<string, string | undefined>
   const ca = rootCert && rootCert !== "system" ? readRootCert(rootCert) : undefined;
   if (mode === "require" && !rootCert) return { url: stripped, mode, rootCert, ssl: { rejectUnauthorized: false } };
   if ((mode === "verify-ca" || mode === "verify-full") && !rootCert)
-    throw new DatabaseTlsError(`DATABASE_URL: sslmode=${mode} needs the CA bundle: sslrootcert=/path/to/ca.pem in the URL or PGSSLROOTCERT`);
+    throw new DatabaseTlsError(
+      `DATABASE_URL: sslmode=${mode} needs the CA bundle: sslrootcert=/path/to/ca.pem in the URL or PGSSLROOTCERT`,
+    );
   const host = u.hostname.replace(/^\[(.*)\]$/, "$1");
   const checkServerIdentity =
-    mode === "verify-full" ? (_name: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(host, cert) : () => undefined;
-  return { url: stripped, mode, rootCert, ssl: { rejectUnauthorized: true, ...(ca ? { ca } : {}), checkServerIdentity } };
+    mode === "verify-full"
+      ? (_name: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(host, cert)
+      : () => undefined;
+  return {
+    url: stripped,
+    mode,
+    rootCert,
+    ssl: { rejectUnauthorized: true, ...(ca ? { ca } : {}), checkServerIdentity },
+  };
 }
 
 function readRootCert(path: string): string {
@@ -65,10 +87,14 @@ function readRootCert(path: string): string {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new DatabaseTlsError(`DATABASE_URL: the root certificate file sslrootcert=${path} cannot be read (${(err as { code?: string }).code ?? "error"})`);
+    throw new DatabaseTlsError(
+      `DATABASE_URL: the root certificate file sslrootcert=${path} cannot be read (${(err as { code?: string }).code ?? "error"})`,
+    );
   }
   if (!text.includes("-----BEGIN CERTIFICATE-----"))
-    throw new DatabaseTlsError(`DATABASE_URL: sslrootcert=${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    throw new DatabaseTlsError(
+      `DATABASE_URL: sslrootcert=${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
   return text;
 }
 
@@ -79,7 +105,12 @@ export type TlsProbe = { ok: true } | { ok: false; retryable: boolean; code: str
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);
 
 /** Asks `host:port` for TLS (SSLRequest) and handshakes, naming what postgres-js calls a reset; never rejects. */
-export function probeTls(host: string, port: number, options: tls.ConnectionOptions, timeoutMs: number): Promise<TlsProbe> {
+export function probeTls(
+  host: string,
+  port: number,
+  options: tls.ConnectionOptions,
+  timeoutMs: number,
+): Promise<TlsProbe> {
   return new Promise((resolve) => {
     const socket = new Socket();
     let secure: tls.TLSSocket | undefined;
@@ -92,12 +123,25 @@ export function probeTls(host: string, port: number, options: tls.ConnectionOpti
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => finish({ ok: false, retryable: true, code: "CONNECT_TIMEOUT", reason: `no TLS answer within ${timeoutMs} ms` }), timeoutMs);
-    socket.once("error", (e: Error & { code?: string }) => finish({ ok: false, retryable: true, code: e.code ?? "ECONNERROR", reason: e.message }));
-    socket.once("close", () => finish({ ok: false, retryable: true, code: "CONNECTION_CLOSED", reason: "the server closed the connection" }));
+    const timer = setTimeout(
+      () =>
+        finish({ ok: false, retryable: true, code: "CONNECT_TIMEOUT", reason: `no TLS answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
+    socket.once("error", (e: Error & { code?: string }) =>
+      finish({ ok: false, retryable: true, code: e.code ?? "ECONNERROR", reason: e.message }),
+    );
+    socket.once("close", () =>
+      finish({ ok: false, retryable: true, code: "CONNECTION_CLOSED", reason: "the server closed the connection" }),
+    );
     socket.once("data", (answer) => {
       if (answer[0] !== 0x53) {
-        finish({ ok: false, retryable: false, code: "TLS_NOT_OFFERED", reason: "the server does not accept TLS (it answered the SSLRequest with N)" });
+        finish({
+          ok: false,
+          retryable: false,
+          code: "TLS_NOT_OFFERED",
+          reason: "the server does not accept TLS (it answered the SSLRequest with N)",
+        });
         return;
       }
       socket.removeAllListeners("close");
@@ -105,8 +149,17 @@ export function probeTls(host: string, port: number, options: tls.ConnectionOpti
       // No SNI for an address (RFC 6066 §3); the name check itself is options.checkServerIdentity's.
       secure = tls.connect({ ...options, socket, servername: /^[\d.]+$|:/.test(host) ? undefined : host });
       secure.once("secureConnect", () => finish({ ok: true }));
-      secure.once("error", (e: Error & { code?: string }) => finish({ ok: false, retryable: false, code: e.code ?? "TLS_ERROR", reason: e.message }));
-      secure.once("close", () => finish({ ok: false, retryable: true, code: "CONNECTION_CLOSED", reason: "the server closed the TLS handshake" }));
+      secure.once("error", (e: Error & { code?: string }) =>
+        finish({ ok: false, retryable: false, code: e.code ?? "TLS_ERROR", reason: e.message }),
+      );
+      secure.once("close", () =>
+        finish({
+          ok: false,
+          retryable: true,
+          code: "CONNECTION_CLOSED",
+          reason: "the server closed the TLS handshake",
+        }),
+      );
     });
     socket.connect(port, host, () => socket.write(SSL_REQUEST));
   });

@@ -7,7 +7,8 @@ import type { Logger } from "../lib/log.ts";
 export class DatabaseUnreachableError extends Error {}
 
 /** Driver and network codes worth retrying at start: the server is down, starting, restarting or full. */
-const RETRYABLE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND|EPIPE|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|57P0[123]|08\d{3}|53300)$/;
+const RETRYABLE =
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND|EPIPE|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|57P0[123]|08\d{3}|53300)$/;
 
 /** Host and port of a single-host URL (a multi-host one is left to postgres-js). */
 function hostAndPort(url: string): { host: string; port: number } | undefined {
@@ -55,7 +56,9 @@ export async function waitForDatabase(url: string, opts: { timeoutSeconds: numbe
     if (typeof tls.ssl === "object" && target) {
       const checked = await probeTls(target.host, target.port, tls.ssl, connectSeconds * 1000);
       if (!checked.ok && !checked.retryable)
-        throw new DatabaseUnreachableError(`DATABASE_URL: TLS to ${where} failed with ${tlsSettings}: ${checked.code}: ${checked.reason}; not retrying`);
+        throw new DatabaseUnreachableError(
+          `DATABASE_URL: TLS to ${where} failed with ${tlsSettings}: ${checked.code}: ${checked.reason}; not retrying`,
+        );
     }
     const probe = postgres(tls.url, { ssl: tls.ssl, max: 1, connect_timeout: connectSeconds, onnotice: () => {} });
     try {
@@ -64,16 +67,28 @@ export async function waitForDatabase(url: string, opts: { timeoutSeconds: numbe
       return;
     } catch (err) {
       const e = err as { code?: unknown; message?: unknown };
-      failure = { code: typeof e.code === "string" ? e.code : "UNKNOWN", message: String(e.message ?? err).slice(0, 200) };
+      failure = {
+        code: typeof e.code === "string" ? e.code : "UNKNOWN",
+        message: String(e.message ?? err).slice(0, 200),
+      };
     } finally {
       await probe.end({ timeout: 1 }).catch(() => {});
     }
     const elapsed = Math.round((Date.now() - started) / 1000);
     if (!RETRYABLE.test(failure.code))
-      throw new DatabaseUnreachableError(`database ${where} refused the connection (${failure.code}: ${failure.message}); not retrying`);
+      throw new DatabaseUnreachableError(
+        `database ${where} refused the connection (${failure.code}: ${failure.message}); not retrying`,
+      );
     if (Date.now() + delay > deadline)
-      throw new DatabaseUnreachableError(`database ${where} not reachable after ${attempt} tries in ${elapsed} s (${failure.code}); giving up (DB_CONNECT_TIMEOUT_SECONDS=${opts.timeoutSeconds})`);
-    opts.log.warn("database not reachable; retrying", { database: where, attempt, code: failure.code, retry_in_ms: delay });
+      throw new DatabaseUnreachableError(
+        `database ${where} not reachable after ${attempt} tries in ${elapsed} s (${failure.code}); giving up (DB_CONNECT_TIMEOUT_SECONDS=${opts.timeoutSeconds})`,
+      );
+    opts.log.warn("database not reachable; retrying", {
+      database: where,
+      attempt,
+      code: failure.code,
+      retry_in_ms: delay,
+    });
     await Bun.sleep(delay);
     delay = Math.min(5_000, delay * 2);
   }

@@ -23,7 +23,13 @@ export type StoredCheckpoint = RawCheckpoint;
 export interface TrackingSnapshot {
   checkpoints: RawCheckpoint[];
   /** The courier's shipment-level state, used without checkpoints or when newer than all of them. */
-  summary?: { state: ShipmentState; subStatus: SubStatus | null; rawCode?: string | null; rawStatus?: string | null; at?: string | null };
+  summary?: {
+    state: ShipmentState;
+    subStatus: SubStatus | null;
+    rawCode?: string | null;
+    rawStatus?: string | null;
+    at?: string | null;
+  };
   originCity: string | null;
   destinationCity: string | null;
   podUrl: string | null;

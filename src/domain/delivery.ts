@@ -23,7 +23,11 @@ export function shouldAbandon(attempt: number, maxAttempts: number = MAX_ATTEMPT
 }
 
 /** When the next attempt is due after attempt `attempt` failed at `nowMs` (epoch ms), or null when abandoned. */
-export function nextAttemptAt(nowMs: number, attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): Date | null {
+export function nextAttemptAt(
+  nowMs: number,
+  attempt: number,
+  schedule: readonly number[] = RETRY_SCHEDULE_SECONDS,
+): Date | null {
   return shouldAbandon(attempt) ? null : new Date(nowMs + backoffAfter(attempt, schedule) * 1000);
 }
 
@@ -35,7 +39,12 @@ export interface AttemptVerdict {
 }
 
 /** The delivery's fate after attempt `attempt` ended with `result` (spec: Delivery rules 1–3). */
-export function afterAttempt(result: AttemptResult, attempt: number, nowMs: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): AttemptVerdict {
+export function afterAttempt(
+  result: AttemptResult,
+  attempt: number,
+  nowMs: number,
+  schedule: readonly number[] = RETRY_SCHEDULE_SECONDS,
+): AttemptVerdict {
   if (result !== "failed") return { state: result, nextAttemptAt: null };
   const next = nextAttemptAt(nowMs, attempt, schedule);
   return next ? { state: "pending", nextAttemptAt: next } : { state: "abandoned", nextAttemptAt: null };

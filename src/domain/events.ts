@@ -22,7 +22,9 @@ export interface StoredEvent {
 }
 
 /** Event for a change to `state` (spec: Events table), null when none; exception, returned, cancelled share one. */
-export function eventForState(state: ShipmentState): Exclude<EventType, "tracking.updated" | "tracking.eta_changed" | "tracking.stalled"> | null {
+export function eventForState(
+  state: ShipmentState,
+): Exclude<EventType, "tracking.updated" | "tracking.eta_changed" | "tracking.stalled"> | null {
   switch (state) {
     case "in_transit":
       return "tracking.in_transit";

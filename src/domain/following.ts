@@ -13,7 +13,11 @@ export const RECHECK_JITTER = 0.1;
 export const RECHECK_BACKOFF_BASE_MS = 300_000;
 
 /** The next re-check after a look-up at `nowMs`: + `intervalSeconds` ± 10 % (spec-map Decisions: Re-checks). */
-export function nextRecheckAt(nowMs: number, intervalSeconds: number = RECHECK_INTERVAL_SECONDS, random: () => number = Math.random): Date {
+export function nextRecheckAt(
+  nowMs: number,
+  intervalSeconds: number = RECHECK_INTERVAL_SECONDS,
+  random: () => number = Math.random,
+): Date {
   const jitter = (random() * 2 * RECHECK_JITTER - RECHECK_JITTER) * intervalSeconds;
   return new Date(nowMs + Math.round((intervalSeconds + jitter) * 1000));
 }
@@ -25,7 +29,13 @@ export function backoffMs(failures: number, baseMs: number, capMs: number, rando
 }
 
 /** Wait after a failed check, ms (docs/rechecks.md#courier-failures--decision). */
-export function recheckAfterFailureMs(retryable: boolean, failures: number, baseMs: number, intervalMs: number, random: () => number): number {
+export function recheckAfterFailureMs(
+  retryable: boolean,
+  failures: number,
+  baseMs: number,
+  intervalMs: number,
+  random: () => number,
+): number {
   const capMs = Math.max(baseMs, intervalMs);
   return retryable ? backoffMs(failures, baseMs, capMs, random) : backoffMs(1, capMs, capMs, random);
 }

@@ -17,9 +17,21 @@ export interface DemoDecision {
 }
 
 /** Whether one more demo request is admitted, given the window's `hits` and the oldest at `oldestMs` (ms). */
-export function demoDecision(hits: number, oldestMs: number | null, nowMs: number, limit: number = DEMO_LIMIT_PER_HOUR): DemoDecision {
+export function demoDecision(
+  hits: number,
+  oldestMs: number | null,
+  nowMs: number,
+  limit: number = DEMO_LIMIT_PER_HOUR,
+): DemoDecision {
   const untilOldestLeaves = Math.max(1, Math.ceil(((oldestMs ?? nowMs) + DEMO_WINDOW_MS - nowMs) / 1000));
-  if (hits >= limit) return { allowed: false, limit, remaining: 0, resetSeconds: untilOldestLeaves, retryAfterSeconds: untilOldestLeaves };
+  if (hits >= limit)
+    return {
+      allowed: false,
+      limit,
+      remaining: 0,
+      resetSeconds: untilOldestLeaves,
+      retryAfterSeconds: untilOldestLeaves,
+    };
   return { allowed: true, limit, remaining: limit - hits - 1, resetSeconds: untilOldestLeaves, retryAfterSeconds: 0 };
 }
 

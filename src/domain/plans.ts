@@ -14,12 +14,47 @@ export interface Plan {
 }
 
 export const PLANS: readonly Plan[] = [
-  { id: "free", name: "Free", monthly_quota: 100, rate_limit_per_minute: 10, live_webhooks: false, price_inr_per_month: 0 },
-  { id: "starter", name: "Starter", monthly_quota: 5_000, rate_limit_per_minute: 60, live_webhooks: false, price_inr_per_month: 999 },
-  { id: "pro", name: "Pro", monthly_quota: 50_000, rate_limit_per_minute: 300, live_webhooks: false, price_inr_per_month: 4_999 },
+  {
+    id: "free",
+    name: "Free",
+    monthly_quota: 100,
+    rate_limit_per_minute: 10,
+    live_webhooks: false,
+    price_inr_per_month: 0,
+  },
+  {
+    id: "starter",
+    name: "Starter",
+    monthly_quota: 5_000,
+    rate_limit_per_minute: 60,
+    live_webhooks: false,
+    price_inr_per_month: 999,
+  },
+  {
+    id: "pro",
+    name: "Pro",
+    monthly_quota: 50_000,
+    rate_limit_per_minute: 300,
+    live_webhooks: false,
+    price_inr_per_month: 4_999,
+  },
   // Growth and Business: the service's decision (docs/spec-map.md, "Decisions").
-  { id: "growth", name: "Growth", monthly_quota: 150_000, rate_limit_per_minute: 600, live_webhooks: true, price_inr_per_month: 12_999 },
-  { id: "business", name: "Business", monthly_quota: 500_000, rate_limit_per_minute: 1_200, live_webhooks: true, price_inr_per_month: 34_999 },
+  {
+    id: "growth",
+    name: "Growth",
+    monthly_quota: 150_000,
+    rate_limit_per_minute: 600,
+    live_webhooks: true,
+    price_inr_per_month: 12_999,
+  },
+  {
+    id: "business",
+    name: "Business",
+    monthly_quota: 500_000,
+    rate_limit_per_minute: 1_200,
+    live_webhooks: true,
+    price_inr_per_month: 34_999,
+  },
 ];
 
 export const PLAN_IDS = PLANS.map((p) => p.id) as PlanId[];

@@ -81,7 +81,10 @@ export function histogramQuantile(hist: ReadonlyMap<number, number>, q: number, 
 }
 
 /** The first statistics in `candidates` (most specific first) with at least {@link MIN_SAMPLES} of `what`. */
-export function pickStat(candidates: readonly (TransitStat | undefined)[], what: "transit" | "gap"): TransitStat | undefined {
+export function pickStat(
+  candidates: readonly (TransitStat | undefined)[],
+  what: "transit" | "gap",
+): TransitStat | undefined {
   return candidates.find((s) => s !== undefined && (what === "transit" ? s.transitCount : s.gapCount) >= MIN_SAMPLES);
 }
 
@@ -107,7 +110,9 @@ export const localDay = (ms: number, offsetMin: number) => new Date(ms + offsetM
 export function normalCdf(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  const erf =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
   return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
 }
 
@@ -116,7 +121,15 @@ const PROBITS = [-1.6449, -1.2816, -0.6745, 0, 0.6745, 1.2816, 1.6449];
 
 /** Share delivered within `s` s of pickup: log time linear in normal score between stored quantiles (log-normal model). */
 export function transitCdf(stat: TransitStat, s: number): number {
-  const ts = [stat.transitP05, stat.transitP10, stat.transitP25, stat.transitP50, stat.transitP75, stat.transitP90, stat.transitP95].map((t) => Math.log(Math.max(t, 1)));
+  const ts = [
+    stat.transitP05,
+    stat.transitP10,
+    stat.transitP25,
+    stat.transitP50,
+    stat.transitP75,
+    stat.transitP90,
+    stat.transitP95,
+  ].map((t) => Math.log(Math.max(t, 1)));
   const x = Math.log(Math.max(s, 1));
   let i = 1;
   while (i < ts.length - 1 && x > ts[i]!) i++;
@@ -138,13 +151,23 @@ function nearestMidnight(stat: TransitStat, pickupMs: number, ms: number, offset
  * Predicted delivery from pickup `pickupMs`: p50 day as `date`, p10–p90 as `earliest`–`latest`, calendar days at
  * `offsetMin`; undefined under {@link MIN_SAMPLES}.
  */
-export function predictDelivery(stat: TransitStat | undefined, pickupMs: number, offsetMin: number): PredictedDelivery | undefined {
+export function predictDelivery(
+  stat: TransitStat | undefined,
+  pickupMs: number,
+  offsetMin: number,
+): PredictedDelivery | undefined {
   if (!stat || stat.transitCount < MIN_SAMPLES) return undefined;
   const at = (s: number) => pickupMs + s * 1000;
   const date = localDay(at(stat.transitP50), offsetMin);
   const earliest = localDay(nearestMidnight(stat, pickupMs, at(stat.transitP10), offsetMin, 0.1), offsetMin);
   const latest = localDay(nearestMidnight(stat, pickupMs, at(stat.transitP90), offsetMin, 0.9) - DAY_MS, offsetMin);
-  return { date, earliest: earliest < date ? earliest : date, latest: latest > date ? latest : date, basis: stat.basis, sample_size: stat.transitCount };
+  return {
+    date,
+    earliest: earliest < date ? earliest : date,
+    latest: latest > date ? latest : date,
+    basis: stat.basis,
+    sample_size: stat.transitCount,
+  };
 }
 
 /** Seconds without a new checkpoint after which a shipment is stalled: the p95 scan gap, floor 24 h, default 72 h. */
@@ -154,10 +177,12 @@ export function stallThresholdS(stat: TransitStat | undefined): number {
 }
 
 /** Whole calendar days from `a` to `b` (`YYYY-MM-DD`). */
-export const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+export const daysBetween = (a: string, b: string) =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 
 /** The expected delivery day: the courier's EDD, else our predicted date; null when neither. */
-export const effectiveEta = (courierEdd: string | null, predicted: string | null | undefined) => courierEdd ?? predicted ?? null;
+export const effectiveEta = (courierEdd: string | null, predicted: string | null | undefined) =>
+  courierEdd ?? predicted ?? null;
 
 /** Whether an estimate moved by at least one calendar day; appearing or vanishing is not a move. */
 export function etaChanged(previous: string | null, next: string | null): boolean {

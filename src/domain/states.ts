@@ -1,5 +1,13 @@
 /** The one enum of shipment states and its two public spellings (spec: States and transitions). */
-export const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"] as const;
+export const STATES = [
+  "pending",
+  "in_transit",
+  "out_for_delivery",
+  "delivered",
+  "exception",
+  "returned",
+  "cancelled",
+] as const;
 export type ShipmentState = (typeof STATES)[number];
 
 /** `ShipmentState` / `CheckpointState` in `GET /v1/track` (spec sample spells `intransit`). */

@@ -23,12 +23,20 @@ export function accessLogPlugin() {
 }
 
 /** Route label of an answered request: its template; for a 401/429 refused before routing, the one `routeOf` gives; else `unmatched`. */
-export function answeredRoute(req: Request, status: number, routeOf: (req: Request) => string | undefined = () => undefined): string {
-  return (req as Noted)[ROUTE] ?? ((status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched");
+export function answeredRoute(
+  req: Request,
+  status: number,
+  routeOf: (req: Request) => string | undefined = () => undefined,
+): string {
+  return (req as Noted)[ROUTE] ?? (status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched";
 }
 
 /** Wraps the app's `fetch`: request id, log scope, then the access line and the histogram. */
-export function withAccessLog(fetch: (req: Request) => Response | Promise<Response>, log: Logger, routeOf: (req: Request) => string | undefined = () => undefined) {
+export function withAccessLog(
+  fetch: (req: Request) => Response | Promise<Response>,
+  log: Logger,
+  routeOf: (req: Request) => string | undefined = () => undefined,
+) {
   const accessLog = log.access();
   const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
     scope.open = false;
@@ -38,7 +46,15 @@ export function withAccessLog(fetch: (req: Request) => Response | Promise<Respon
     const level = QUIET.has(route) ? "debug" : "info";
     // Built only when written; the id comes from `requestIdFor` (reading `res.headers` would make Bun build a Headers).
     if (accessLog.enabled(level))
-      accessLog[level]("request", { method: req.method, route, status: res.status, duration_ms: Math.round(ms * 10) / 10, request_id: scope.id, account_id: authOf(req)?.account.id, trace_id: currentTraceId() });
+      accessLog[level]("request", {
+        method: req.method,
+        route,
+        status: res.status,
+        duration_ms: Math.round(ms * 10) / 10,
+        request_id: scope.id,
+        account_id: authOf(req)?.account.id,
+        trace_id: currentTraceId(),
+      });
     return res;
   };
   return (req: Request): Response | Promise<Response> => {

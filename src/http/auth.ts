@@ -15,7 +15,9 @@ import { addRequestChecks } from "./validation.ts";
 
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
 
-type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & { services: { keyUse: KeyUse; rateCounter: RateCounter; authCache: AuthCache } };
+type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & {
+  services: { keyUse: KeyUse; rateCounter: RateCounter; authCache: AuthCache };
+};
 
 /** A key lookup that failed (the database is down …): the gate rethrows it, and the error handler answers. */
 class LookupFailed {
@@ -78,20 +80,39 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
   if (found instanceof LookupFailed) throw found.error;
   if (!found) {
     const key = keyOf(request);
-    if (found === undefined && looksLikeApiKey(key)) throw new Error("API key not looked up: wrap the app's fetch with withKeyLookup");
-    throw new AppError("INVALID_API_KEY", key ? "The API key is invalid or has been revoked." : "Send your API key in the X-API-Key header.");
+    if (found === undefined && looksLikeApiKey(key))
+      throw new Error("API key not looked up: wrap the app's fetch with withKeyLookup");
+    throw new AppError(
+      "INVALID_API_KEY",
+      key ? "The API key is invalid or has been revoked." : "Send your API key in the X-API-Key header.",
+    );
   }
   const now = deps.clock.now();
   const limit = planOf(found.account.plan).rate_limit_per_minute;
-  const decision = decide(countRequest(deps.services.rateCounter, found.account.id, windowStart(now, RATE_LIMIT_WINDOW_MS)), limit, RATE_LIMIT_WINDOW_MS, now);
+  const decision = decide(
+    countRequest(deps.services.rateCounter, found.account.id, windowStart(now, RATE_LIMIT_WINDOW_MS)),
+    limit,
+    RATE_LIMIT_WINDOW_MS,
+    now,
+  );
   const remaining = String(decision.remaining);
   const reset = String(decision.resetSeconds);
   headers["ratelimit-limit"] = String(limit);
   headers["ratelimit-remaining"] = remaining;
   headers["ratelimit-reset"] = reset;
   if (!decision.allowed) {
-    const rl = { "ratelimit-limit": String(limit), "ratelimit-remaining": remaining, "ratelimit-reset": reset, "retry-after": reset };
-    throw new AppError("RATE_LIMITED", `Rate limit of ${limit} requests per minute exceeded for this account; retry after ${decision.resetSeconds} s.`, {}, rl);
+    const rl = {
+      "ratelimit-limit": String(limit),
+      "ratelimit-remaining": remaining,
+      "ratelimit-reset": reset,
+      "retry-after": reset,
+    };
+    throw new AppError(
+      "RATE_LIMITED",
+      `Rate limit of ${limit} requests per minute exceeded for this account; retry after ${decision.resetSeconds} s.`,
+      {},
+      rl,
+    );
   }
   // Written in batches, off the request's critical path (at most once a minute per key).
   deps.services.keyUse.note(found.keyId, now);

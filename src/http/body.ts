@@ -17,7 +17,8 @@ export class JsonInvalid extends Error {
   }
 }
 
-export const payloadTooLarge = () => new AppError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+export const payloadTooLarge = () =>
+  new AppError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
 
 let bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS;
 /** Sets the process's body deadline, ms (`BODY_TIMEOUT_MS`; main.ts, once at start). */
@@ -25,13 +26,18 @@ export function setBodyTimeout(ms: number): void {
   bodyTimeoutMs = ms;
 }
 
-const requestTimeout = (ms: number) => new AppError("REQUEST_TIMEOUT", `The request body did not arrive within ${ms / 1000} s; send it at once.`);
+const requestTimeout = (ms: number) =>
+  new AppError("REQUEST_TIMEOUT", `The request body did not arrive within ${ms / 1000} s; send it at once.`);
 
 /**
  * Reads the body as a stream, at most `maxBytes`, within `timeoutMs` (default `BODY_TIMEOUT_MS`).
  * @throws AppError PAYLOAD_TOO_LARGE past `maxBytes` (the rest never read), REQUEST_TIMEOUT past `timeoutMs`
  */
-export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES, timeoutMs = bodyTimeoutMs): Promise<Uint8Array> {
+export async function readBodyCapped(
+  request: Request,
+  maxBytes = MAX_BODY_BYTES,
+  timeoutMs = bodyTimeoutMs,
+): Promise<Uint8Array> {
   const stream = request.body;
   if (!stream) return new Uint8Array(0);
   const reader = stream.getReader();
@@ -68,7 +74,12 @@ export async function readBodyCapped(request: Request, maxBytes = MAX_BODY_BYTES
   return out;
 }
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  OPEN_ARRAY = 0x5b,
+  OPEN_OBJECT = 0x7b,
+  CLOSE_ARRAY = 0x5d,
+  CLOSE_OBJECT = 0x7d;
 
 /**
  * True when the JSON in `bytes` nests deeper than `maxDepth`: one pass, no allocation, brackets inside strings

@@ -23,11 +23,18 @@ export function addressLimitKey(ip: string): string {
 }
 
 /** The client's address, normalised; `"unknown"` without a socket address, the shortened text when not an address. */
-export function clientIp(socketIp: string | undefined, forwardedFor: string | null, trustProxy: number | undefined): string {
+export function clientIp(
+  socketIp: string | undefined,
+  forwardedFor: string | null,
+  trustProxy: number | undefined,
+): string {
   const socket = socketIp ?? "unknown";
   let chosen = socket;
   if (trustProxy && forwardedFor) {
-    const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
+    const hops = forwardedFor
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const chain = [...hops, socket];
     // chain[-1] is our direct peer (proxy 1); each trusted proxy appended the address it saw.
     const idx = chain.length - 1 - trustProxy;

@@ -13,9 +13,27 @@ export { MAX_BODY_BYTES } from "./body.ts";
 
 /** Codes meaning the database is unreachable or late (ANSWER/QUEUE_TIMEOUT: our postgres-js patch). */
 const DB_DOWN = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED", "ANSWER_TIMEOUT", "QUEUE_TIMEOUT", "57014", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08004",
-  "08006", "53300",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "ANSWER_TIMEOUT",
+  "QUEUE_TIMEOUT",
+  "57014",
+  "57P01",
+  "57P02",
+  "57P03",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "53300",
 ]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
@@ -66,7 +84,8 @@ const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("
 
 const json = jsonResponse;
 
-const internalError = (rid: string): ErrorBody => errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${rid} to support.`);
+const internalError = (rid: string): ErrorBody =>
+  errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${rid} to support.`);
 
 export interface CoreOptions {
   log: Logger;
@@ -103,11 +122,19 @@ export function corePlugin(opts: CoreOptions) {
 function refusedAtTheDoor(request: Request, rid: string, trustProxy: number | undefined): Response | undefined {
   // Bun hands over a bare path or an unparseable URL when the Host header is not a host.
   if (!URL.canParse(request.url))
-    return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), { ...SECURITY_HEADERS, "x-request-id": rid, connection: "close" });
+    return json(400, errorBody("BAD_REQUEST", "The Host header or the request URL is malformed."), {
+      ...SECURITY_HEADERS,
+      "x-request-id": rid,
+      connection: "close",
+    });
   if (trustProxy !== undefined && !isProbeRequest(request.url)) {
     const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
     if (proto !== "https")
-      return json(400, errorBody("HTTPS_REQUIRED", "This API is served over HTTPS only; repeat the request with https://."), { "x-request-id": rid });
+      return json(
+        400,
+        errorBody("HTTPS_REQUIRED", "This API is served over HTTPS only; repeat the request with https://."),
+        { "x-request-id": rid },
+      );
   }
   // The dashboard reads its own form bodies and answers an oversize form with its own HTML page.
   const len = request.headers.get("content-length");
@@ -119,7 +146,14 @@ function refusedAtTheDoor(request: Request, rid: string, trustProxy: number | un
 }
 
 /** The documented response for a failure (spec: Errors; 422 body: spec "Validation error"). */
-function renderError(code: unknown, thrown: unknown, rid: string, setHeaders: Record<string, unknown>, request: Request, log: Logger): Response {
+function renderError(
+  code: unknown,
+  thrown: unknown,
+  rid: string,
+  setHeaders: Record<string, unknown>,
+  request: Request,
+  log: Logger,
+): Response {
   // Elysia wraps whatever a parser throws in a ParseError; unwrap ours.
   const cause = (thrown as { cause?: unknown })?.cause;
   const error = code === "PARSE" && (cause instanceof AppError || cause instanceof JsonInvalid) ? cause : thrown;
@@ -131,24 +165,40 @@ function renderError(code: unknown, thrown: unknown, rid: string, setHeaders: Re
     return json(error.status, errorBody(error.code, error.message, error.extra), { ...headers, ...error.headers });
   }
   if (error instanceof RequestValidationError) return json(422, { detail: error.items }, headers);
-  if (error instanceof JsonInvalid) return json(422, { detail: [{ loc: ["body"], msg: error.msg, type: "json_invalid" }] }, headers);
-  if (code === "PARSE") return json(422, { detail: [{ loc: ["body"], msg: "Invalid JSON", type: "json_invalid" }] }, headers);
+  if (error instanceof JsonInvalid)
+    return json(422, { detail: [{ loc: ["body"], msg: error.msg, type: "json_invalid" }] }, headers);
+  if (code === "PARSE")
+    return json(422, { detail: [{ loc: ["body"], msg: "Invalid JSON", type: "json_invalid" }] }, headers);
   if (code === "VALIDATION") {
     const v = error as { type: string; all: Parameters<typeof toValidationItems>[1] };
     if (v.type === "response") {
-      log.error("response failed its own schema", { request_id: rid, path: safePathname(request.url), detail: v.all.slice(0, 3).map((e) => e.path) });
+      log.error("response failed its own schema", {
+        request_id: rid,
+        path: safePathname(request.url),
+        detail: v.all.slice(0, 3).map((e) => e.path),
+      });
       return json(500, internalError(rid), headers);
     }
     return json(422, { detail: toValidationItems(v.type, v.all) }, headers);
   }
-  if (code === "NOT_FOUND") return json(404, errorBody("NOT_FOUND", "No such endpoint. The API reference is at /docs."), headers);
+  if (code === "NOT_FOUND")
+    return json(404, errorBody("NOT_FOUND", "No such endpoint. The API reference is at /docs."), headers);
   if (isDatabaseUnavailable(error)) {
     log.warn("database unavailable", { request_id: rid, code: (error as { code?: string }).code });
-    return json(503, errorBody("SERVICE_UNAVAILABLE", "The service is temporarily unavailable; retry shortly."), { ...headers, "retry-after": "5" });
+    return json(503, errorBody("SERVICE_UNAVAILABLE", "The service is temporarily unavailable; retry shortly."), {
+      ...headers,
+      "retry-after": "5",
+    });
   }
   // Drizzle's own message quotes the SQL and its parameters; log the driver's cause instead.
   const e = error as Error & { cause?: Error };
-  const detail = (e?.name === "DrizzleQueryError" || String(e?.message).startsWith("Failed query")) && e.cause ? e.cause : e;
-  log.error("unhandled error", { request_id: rid, path: safePathname(request.url), error: detail?.name, message: String(detail?.message).slice(0, 300) });
+  const detail =
+    (e?.name === "DrizzleQueryError" || String(e?.message).startsWith("Failed query")) && e.cause ? e.cause : e;
+  log.error("unhandled error", {
+    request_id: rid,
+    path: safePathname(request.url),
+    error: detail?.name,
+    message: String(detail?.message).slice(0, 300),
+  });
   return json(500, internalError(rid), headers);
 }

@@ -44,8 +44,10 @@ interface IdempotentContext {
 export function idempotencyKeyProblem(key: string): ValidationItem | undefined {
   const loc = ["header", "Idempotency-Key"];
   if (key.length === 0) return { loc, msg: "String should have at least 1 character", type: "string_too_short" };
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { loc, msg: `String should have at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, type: "string_too_long" };
-  if (!KEY_RE.test(key)) return { loc, msg: `String should match pattern '${IDEMPOTENCY_KEY_PATTERN}'`, type: "string_pattern_mismatch" };
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    return { loc, msg: `String should have at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, type: "string_too_long" };
+  if (!KEY_RE.test(key))
+    return { loc, msg: `String should match pattern '${IDEMPOTENCY_KEY_PATTERN}'`, type: "string_pattern_mismatch" };
   return undefined;
 }
 
@@ -58,7 +60,9 @@ function keyOf(request: Request): string | undefined {
 }
 
 const requestHash = (request: Request, body: unknown) =>
-  createHash("sha256").update(`${request.method} ${new URL(request.url).pathname}\n${JSON.stringify(body ?? null)}`).digest("hex");
+  createHash("sha256")
+    .update(`${request.method} ${new URL(request.url).pathname}\n${JSON.stringify(body ?? null)}`)
+    .digest("hex");
 
 interface StoredRow {
   request_hash: string;
@@ -71,7 +75,13 @@ interface StoredRow {
  * Claims `key` for this request: "owner" when this request runs, else the row another request holds. One upsert
  * also takes over an expired key (24 h) or a dead first attempt (lease passed).
  */
-async function claim(db: Db, accountId: string, key: string, hash: string, nowMs: number): Promise<"owner" | StoredRow> {
+async function claim(
+  db: Db,
+  accountId: string,
+  key: string,
+  hash: string,
+  nowMs: number,
+): Promise<"owner" | StoredRow> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
   const expired = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
@@ -87,13 +97,18 @@ async function claim(db: Db, accountId: string, key: string, hash: string, nowMs
     returning 1
   `;
   if (won.length) return "owner";
-  const [row] = (await sql`select request_hash, state, status, body_enc from idempotency_keys where account_id = ${accountId} and key = ${key}`) as unknown as StoredRow[];
+  const [row] =
+    (await sql`select request_hash, state, status, body_enc from idempotency_keys where account_id = ${accountId} and key = ${key}`) as unknown as StoredRow[];
   // Deleted in between (the first request failed with a 5xx): run as the owner of a fresh claim.
   return row ?? claim(db, accountId, key, hash, nowMs);
 }
 
 /** Decrypts a stored body with SECRETS_KEY or SECRETS_KEY_PREVIOUS; undefined when neither opens it. */
-function openStored(key: Deps["secretsKey"] & { previous?: Uint8Array }, accountId: string, enc: string): string | undefined {
+function openStored(
+  key: Deps["secretsKey"] & { previous?: Uint8Array },
+  accountId: string,
+  enc: string,
+): string | undefined {
   for (const k of [key, key.previous]) {
     if (!k) continue;
     try {
@@ -105,7 +120,8 @@ function openStored(key: Deps["secretsKey"] & { previous?: Uint8Array }, account
 
 async function store(deps: Deps, accountId: string, key: string, status: number, body: unknown): Promise<void> {
   const enc = encryptSecret(deps.secretsKey, `idem:${accountId}`, JSON.stringify(body ?? null));
-  await deps.db.$client`update idempotency_keys set state = 'done', status = ${status}, body_enc = ${enc}, locked_until = null where account_id = ${accountId} and key = ${key}`;
+  await deps.db
+    .$client`update idempotency_keys set state = 'done', status = ${status}, body_enc = ${enc}, locked_until = null where account_id = ${accountId} and key = ${key}`;
 }
 
 /**
@@ -123,10 +139,19 @@ export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () =>
   if (held !== "owner") {
     if (held.request_hash !== hash)
       throw new RequestValidationError([
-        { loc: ["header", "Idempotency-Key"], msg: "This key was already used with a different request (method, path or body); use a new key.", type: KEY_REUSED_TYPE },
+        {
+          loc: ["header", "Idempotency-Key"],
+          msg: "This key was already used with a different request (method, path or body); use a new key.",
+          type: KEY_REUSED_TYPE,
+        },
       ]);
     if (held.state !== "done" || held.status === null || held.body_enc === null)
-      throw new AppError("IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly.", {}, { "retry-after": "1" });
+      throw new AppError(
+        "IDEMPOTENCY_IN_PROGRESS",
+        "A request with this Idempotency-Key is still being processed; retry shortly.",
+        {},
+        { "retry-after": "1" },
+      );
     const body = openStored(deps.secretsKey, accountId, held.body_enc);
     if (body === undefined) {
       // Written under a SECRETS_KEY that is gone (rotation finished): the stored answer is lost; run afresh.
@@ -142,10 +167,14 @@ export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () =>
     await store(deps, accountId, key, typeof c.set.status === "number" ? c.set.status : 200, out);
     return out;
   } catch (e) {
-    if (e instanceof AppError && e.status < 500) await store(deps, accountId, key, e.status, errorBody(e.code, e.message, e.extra));
+    if (e instanceof AppError && e.status < 500)
+      await store(deps, accountId, key, e.status, errorBody(e.code, e.message, e.extra));
     else if (e instanceof RequestValidationError) await store(deps, accountId, key, 422, { detail: e.items });
     // Anything else (a 5xx) frees the key: the retry runs again.
-    else await deps.db.$client`delete from idempotency_keys where account_id = ${accountId} and key = ${key}`.catch(() => {});
+    else
+      await deps.db.$client`delete from idempotency_keys where account_id = ${accountId} and key = ${key}`.catch(
+        () => {},
+      );
     throw e;
   }
 }

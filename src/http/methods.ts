@@ -37,7 +37,12 @@ function buildTable(routes: readonly RouteLike[]): Table {
   }
   const patterns = [...byPattern].map(([path, methods]) => ({
     path,
-    re: new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escapeRegExp(seg))).join("/")}$`),
+    re: new RegExp(
+      `^${path
+        .split("/")
+        .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : escapeRegExp(seg)))
+        .join("/")}$`,
+    ),
     methods,
   }));
   return { statics, templates, patterns };
@@ -62,11 +67,19 @@ function refusal(table: Table, request: Request, set: { headers: Record<string, 
   const v1 = path === "/v1" || path.startsWith("/v1/");
   if (allowed.has(method) || (method === "HEAD" && !v1 && allowed.has("GET"))) return undefined;
   const allow = ORDER.filter((m) => allowed.has(m)).join(", ");
-  return jsonResponse(405, errorBody("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; it accepts ${allow}.`), {
-    allow,
-    "x-request-id": String(set.headers["x-request-id"] ?? ""),
-    ...Object.fromEntries(Object.entries(set.headers).filter(([k]) => k.startsWith("ratelimit-") || k === "strict-transport-security" || k === "x-content-type-options")),
-  } as Record<string, string>);
+  return jsonResponse(
+    405,
+    errorBody("METHOD_NOT_ALLOWED", `${method} is not allowed on this path; it accepts ${allow}.`),
+    {
+      allow,
+      "x-request-id": String(set.headers["x-request-id"] ?? ""),
+      ...Object.fromEntries(
+        Object.entries(set.headers).filter(
+          ([k]) => k.startsWith("ratelimit-") || k === "strict-transport-security" || k === "x-content-type-options",
+        ),
+      ),
+    } as Record<string, string>,
+  );
 }
 
 /** The app's routes, read once on the first request (the app is complete by then). */

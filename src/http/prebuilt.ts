@@ -9,7 +9,10 @@ export interface SetHeaders {
  * A route handler answering `200` with `body` (already serialised) and `contentType`, carrying the headers the hooks
  * put in `set.headers` (which is left empty). No `return f(` in it, so Elysia reads it as synchronous.
  */
-export function prebuiltHandler(body: string | (() => string), contentType: string): (c: { set: SetHeaders }) => Response {
+export function prebuiltHandler(
+  body: string | (() => string),
+  contentType: string,
+): (c: { set: SetHeaders }) => Response {
   return function prebuilt({ set }) {
     const text = typeof body === "string" ? body : body();
     const headers = set.headers as Record<string, string>;

@@ -31,7 +31,8 @@ export function isDateTime(s: string): boolean {
   if (!m) return false;
   const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
   const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
-  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 59 || oh! > 23 || om! > 59) return false;
+  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 59 || oh! > 23 || om! > 59)
+    return false;
   return Number.isFinite(Date.parse(s));
 }
 
@@ -55,14 +56,25 @@ export function charCount(s: string): number {
 export function textProblem(schema: TextOptions, value: unknown): TextProblem | undefined {
   if (typeof value !== "string") return "type";
   const { minLength, maxLength } = schema;
-  if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && charCount(value) < minLength))) return "minLength";
-  if (maxLength !== undefined && value.length > maxLength && (value.length > 2 * maxLength || charCount(value) > maxLength)) return "maxLength";
+  if (
+    minLength !== undefined &&
+    (value.length < minLength || (value.length < 2 * minLength && charCount(value) < minLength))
+  )
+    return "minLength";
+  if (
+    maxLength !== undefined &&
+    value.length > maxLength &&
+    (value.length > 2 * maxLength || charCount(value) > maxLength)
+  )
+    return "maxLength";
   if (schema.pattern !== undefined && !regexOf(schema.pattern).test(value)) return "pattern";
-  if (schema.format !== undefined && !(FORMATS[schema.format] ?? FormatRegistry.Get(schema.format))?.(value)) return "format";
+  if (schema.format !== undefined && !(FORMATS[schema.format] ?? FormatRegistry.Get(schema.format))?.(value))
+    return "format";
   return undefined;
 }
 
-if (!TypeRegistry.Has(TEXT_KIND)) TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textProblem(schema, value) === undefined);
+if (!TypeRegistry.Has(TEXT_KIND))
+  TypeRegistry.Set<TextOptions>(TEXT_KIND, (schema, value) => textProblem(schema, value) === undefined);
 
 /**
  * A string schema with lengths in characters; use it for every request string with a length limit.
@@ -74,4 +86,5 @@ export function Text(options: TextOptions = {}): TUnsafe<string> {
 }
 
 /** True for a schema made by {@link Text}. */
-export const isText = (schema: unknown): schema is TextOptions => (schema as { [Kind]?: unknown } | undefined)?.[Kind] === TEXT_KIND;
+export const isText = (schema: unknown): schema is TextOptions =>
+  (schema as { [Kind]?: unknown } | undefined)?.[Kind] === TEXT_KIND;

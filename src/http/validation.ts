@@ -16,7 +16,14 @@ export const FREE_TEXT_PATTERN = "^[^\\u0000]*$";
 /** URL tokens: no control characters, `%` (non-UTF-8 encoding) or U+FFFD (invalid UTF-8). */
 export const URL_TOKEN_PATTERN = "^[^\\u0000-\\u001F\\u007F%\\uFFFD]*$";
 
-const LOCATION: Record<string, string> = { query: "query", params: "path", body: "body", headers: "header", header: "header", cookie: "cookie" };
+const LOCATION: Record<string, string> = {
+  query: "query",
+  params: "path",
+  body: "body",
+  headers: "header",
+  header: "header",
+  cookie: "cookie",
+};
 
 interface RawError {
   path: string;
@@ -24,7 +31,19 @@ interface RawError {
   message: string;
   value?: unknown;
   errors?: { First(): RawError | undefined }[];
-  schema?: { type?: string; format?: string; anyOf?: { const?: unknown; type?: string; format?: string }[]; const?: unknown; minLength?: number; maxLength?: number; minimum?: number; maximum?: number; minItems?: number; maxItems?: number; pattern?: string };
+  schema?: {
+    type?: string;
+    format?: string;
+    anyOf?: { const?: unknown; type?: string; format?: string }[];
+    const?: unknown;
+    minLength?: number;
+    maxLength?: number;
+    minimum?: number;
+    maximum?: number;
+    minItems?: number;
+    maxItems?: number;
+    pattern?: string;
+  };
 }
 
 function locOf(where: string, path: string): (string | number)[] {
@@ -47,7 +66,8 @@ const TEXT_ERROR = {
 
 function describe(e: RawError): { type: string; msg: string } {
   const s = e.schema ?? {};
-  if (e.type === ValueErrorType.ObjectRequiredProperty || e.value === undefined) return { type: "missing", msg: "Field required" };
+  if (e.type === ValueErrorType.ObjectRequiredProperty || e.value === undefined)
+    return { type: "missing", msg: "Field required" };
   if (e.type === ValueErrorType.Kind && isText(e.schema)) {
     const problem = textProblem(e.schema, e.value);
     if (problem) return describe({ ...e, type: TEXT_ERROR[problem] });
@@ -56,7 +76,10 @@ function describe(e: RawError): { type: string; msg: string } {
     case ValueErrorType.String:
       return { type: "string_type", msg: "Input should be a valid string" };
     case ValueErrorType.StringMinLength:
-      return { type: "string_too_short", msg: `String should have at least ${s.minLength ?? 1} character${s.minLength === 1 ? "" : "s"}` };
+      return {
+        type: "string_too_short",
+        msg: `String should have at least ${s.minLength ?? 1} character${s.minLength === 1 ? "" : "s"}`,
+      };
     case ValueErrorType.StringMaxLength:
       return { type: "string_too_long", msg: `String should have at most ${s.maxLength} characters` };
     case ValueErrorType.StringPattern:
@@ -70,7 +93,13 @@ function describe(e: RawError): { type: string; msg: string } {
     case ValueErrorType.Union: {
       const options = s.anyOf ?? [];
       if (options.length > 0 && options.every((o) => o.const !== undefined))
-        return { type: "enum", msg: `Input should be ${options.map((o) => `'${String(o.const)}'`).join(", ").replace(/, ([^,]*)$/, " or $1")}` };
+        return {
+          type: "enum",
+          msg: `Input should be ${options
+            .map((o) => `'${String(o.const)}'`)
+            .join(", ")
+            .replace(/, ([^,]*)$/, " or $1")}`,
+        };
       if (options.some((o) => o.format === "numeric" || o.type === "number" || o.type === "integer"))
         return { type: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer" };
       return { type: "value_error", msg: "Input does not match any allowed form" };
@@ -78,7 +107,10 @@ function describe(e: RawError): { type: string; msg: string } {
     case ValueErrorType.Array:
       return { type: "list_type", msg: "Input should be a valid list" };
     case ValueErrorType.ArrayMinItems:
-      return { type: "too_short", msg: `List should have at least ${s.minItems ?? 1} item${s.minItems === 1 ? "" : "s"}` };
+      return {
+        type: "too_short",
+        msg: `List should have at least ${s.minItems ?? 1} item${s.minItems === 1 ? "" : "s"}`,
+      };
     case ValueErrorType.ArrayMaxItems:
       return { type: "too_long", msg: `List should have at most ${s.maxItems} items` };
     case ValueErrorType.ArrayUniqueItems:
@@ -103,7 +135,10 @@ function describe(e: RawError): { type: string; msg: string } {
   }
 }
 
-const UNDECODABLE = { type: "string_unicode", msg: "Input should be a valid string, unable to parse raw data as a unicode string" };
+const UNDECODABLE = {
+  type: "string_unicode",
+  msg: "Input should be a valid string, unable to parse raw data as a unicode string",
+};
 
 /** A nullable field given something else: the problem is the inner type's, not "no variant matched". */
 function unwrapNullable(e: RawError): RawError {
@@ -132,7 +167,8 @@ export function toValidationItems(where: string, errors: readonly RawError[]): V
 
 /** Items the path and query hooks found, reported by the last hook together with the header's and the body's. */
 const found = new WeakMap<Request, ValidationItem[]>();
-const note = (request: Request, items: ValidationItem[]) => found.set(request, [...(found.get(request) ?? []), ...items]);
+const note = (request: Request, items: ValidationItem[]) =>
+  found.set(request, [...(found.get(request) ?? []), ...items]);
 
 /** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
 const ruleItems = new WeakMap<Request, ValidationItem[]>();
@@ -191,7 +227,8 @@ function errorsOf(compiled: Compiled, value: unknown, room: number): RawError[] 
  */
 export function addRequestChecks(route: RouteOptions): void {
   const bodySchema = (typeof route.body === "string" ? modelSchema(route.body) : route.body) as TSchema | undefined;
-  if (typeof route.body === "string" && !bodySchema) throw new Error(`body model ${route.body} is not registered with schemaModels (src/http/models.ts)`);
+  if (typeof route.body === "string" && !bodySchema)
+    throw new Error(`body model ${route.body} is not registered with schemaModels (src/http/models.ts)`);
   const body = bodySchema && typeof bodySchema === "object" ? TypeCompiler.Compile(bodySchema) : undefined;
   const optional = !!bodySchema && (bodySchema as unknown as Record<PropertyKey, unknown>)[OptionalKind] === "Optional";
   const params = parameterCheck(route.params);
@@ -200,12 +237,14 @@ export function addRequestChecks(route: RouteOptions): void {
   const hooks: ((c: never) => void)[] = [];
   if (params)
     hooks.push(({ params: values, request }: { params: Record<string, unknown>; request: Request }) => {
-      if (!params.compiled.Check(values)) note(request, toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
+      if (!params.compiled.Check(values))
+        note(request, toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
     });
   if (query)
     hooks.push(({ query: values, request }: { query: Record<string, unknown>; request: Request }) => {
       convertNumbers(values, query.numeric);
-      if (!query.compiled.Check(values)) note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
+      if (!query.compiled.Check(values))
+        note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
     });
   // The last hook reports everything found; a POST without any part has its key checked in idempotency.ts.
   const report = (request: Request, bodyItems?: (room: number, ruled: Set<string>) => ValidationItem[]) => {
@@ -214,14 +253,17 @@ export function addRequestChecks(route: RouteOptions): void {
     const keyProblem = key === null ? undefined : idempotencyKeyProblem(key);
     if (keyProblem) items.push(keyProblem);
     const extra = ruleItems.get(request) ?? [];
-    if (bodyItems) items.push(...bodyItems(MAX_VALIDATION_ITEMS - items.length, new Set(extra.map((i) => i.loc.join("\u0000")))));
+    if (bodyItems)
+      items.push(...bodyItems(MAX_VALIDATION_ITEMS - items.length, new Set(extra.map((i) => i.loc.join("\u0000")))));
     items.push(...extra);
     if (items.length > 0) throw new RequestValidationError(items.slice(0, MAX_VALIDATION_ITEMS));
   };
   if (body)
     hooks.push(({ body: value, request }: { body: unknown; request: Request }) => {
       const bodyItems = (room: number, ruled: Set<string>) =>
-        (optional && value === undefined) || body.Check(value) ? [] : toValidationItems("body", errorsOf(body, value, room)).filter((i) => !ruled.has(i.loc.join("\u0000")));
+        (optional && value === undefined) || body.Check(value)
+          ? []
+          : toValidationItems("body", errorsOf(body, value, room)).filter((i) => !ruled.has(i.loc.join("\u0000")));
       report(request, bodyItems);
     });
   else if (hooks.length > 0) hooks.push(({ request }: { request: Request }) => report(request));

@@ -8,5 +8,9 @@ export function newId(prefix: IdPrefix): string {
 
 /** True when `id` has the given prefix and the id body shape (used to 404 early on garbage ids). */
 export function isId(prefix: IdPrefix, id: string): boolean {
-  return id.length === prefix.length + 33 && id.startsWith(`${prefix}_`) && /^[0-9a-f]{32}$/.test(id.slice(prefix.length + 1));
+  return (
+    id.length === prefix.length + 33 &&
+    id.startsWith(`${prefix}_`) &&
+    /^[0-9a-f]{32}$/.test(id.slice(prefix.length + 1))
+  );
 }

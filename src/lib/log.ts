@@ -45,14 +45,26 @@ const SECRET_KEYS = [
 export const REDACT_PATHS: readonly string[] = [
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
-  ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [`${h}.authorization`, `${h}.cookie`, `${h}["set-cookie"]`, `${h}["x-api-key"]`, `${h}["17token"]`, `${h}["dhl-api-key"]`]),
+  ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [
+    `${h}.authorization`,
+    `${h}.cookie`,
+    `${h}["set-cookie"]`,
+    `${h}["x-api-key"]`,
+    `${h}["17token"]`,
+    `${h}["dhl-api-key"]`,
+  ]),
 ];
 
 /** An error as log fields, never the stack; Drizzle's SQL-quoting message is replaced by its driver cause. */
 export function errorFields(e: Error): Fields {
-  const src = (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
+  const src =
+    (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
-  return { name: src.name, message: src.message.startsWith("Failed query") ? "query failed" : src.message.slice(0, 300), ...(code ? { code } : {}) };
+  return {
+    name: src.name,
+    message: src.message.startsWith("Failed query") ? "query failed" : src.message.slice(0, 300),
+    ...(code ? { code } : {}),
+  };
 }
 
 function serializeErrors(obj: Fields): Fields {
@@ -134,7 +146,8 @@ function output(write: ((line: string) => void) | undefined, buffered: boolean, 
 }
 
 function wrap(p: pino.Logger, out: Output, access: () => Logger): Logger {
-  const at = (lvl: "debug" | "info" | "warn" | "error") => (msg: string, fields?: Fields) => (fields ? p[lvl](fields, msg) : p[lvl](msg));
+  const at = (lvl: "debug" | "info" | "warn" | "error") => (msg: string, fields?: Fields) =>
+    fields ? p[lvl](fields, msg) : p[lvl](msg);
   return {
     debug: at("debug"),
     info: at("info"),
@@ -154,9 +167,20 @@ export interface LoggerOptions {
 }
 
 /** A logger at `level` whose lines carry `base`; `write` receives each line (tests), default stdout (see `opts`). */
-export function createLogger(level: LogLevel = "info", base: Fields = {}, write?: (line: string) => void, opts: LoggerOptions = {}): Logger {
+export function createLogger(
+  level: LogLevel = "info",
+  base: Fields = {},
+  write?: (line: string) => void,
+  opts: LoggerOptions = {},
+): Logger {
   const out = output(write, opts.buffered ?? false, opts.file);
-  const common = { level, base, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const common = {
+    level,
+    base,
+    messageKey: "msg",
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
   let accessLogger: Logger | undefined;
   const access = (): Logger => (accessLogger ??= wrap(pino(common, out.stream), out, access));
   return wrap(

@@ -3,7 +3,17 @@
  * runs its function bare. The active span travels in this module's own AsyncLocalStorage (nothing global).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 import { setGlobalErrorHandler, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -16,8 +26,14 @@ let tracer: Tracer | undefined;
 let reportError: (err: unknown) => void = () => undefined;
 const active = new AsyncLocalStorage<Context>();
 const propagator = new W3CTraceContextPropagator();
-const fromRecord = { get: (c: Record<string, string>, k: string) => c[k], keys: (c: Record<string, string>) => Object.keys(c) };
-const fromHeaders = { get: (h: Headers, k: string) => h.get(k) ?? undefined, keys: () => ["traceparent", "tracestate"] };
+const fromRecord = {
+  get: (c: Record<string, string>, k: string) => c[k],
+  keys: (c: Record<string, string>) => Object.keys(c),
+};
+const fromHeaders = {
+  get: (h: Headers, k: string) => h.get(k) ?? undefined,
+  keys: () => ["traceparent", "tracestate"],
+};
 
 export interface TracingOptions {
   /** OTEL_EXPORTER_OTLP_ENDPOINT; unset = tracing off. */
@@ -93,7 +109,12 @@ export interface SpanOptions {
 }
 
 /** Runs `fn` in a new span, ended when `fn` settles (failed when it throws); tracing off: `fn(undefined)`. */
-export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>, opts: SpanOptions = {}): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span | undefined) => Promise<T>,
+  opts: SpanOptions = {},
+): Promise<T> {
   if (!tracer) return fn(undefined);
   const parent = opts.parent === undefined ? current() : contextOf(opts.parent);
   const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes }, parent);
@@ -110,7 +131,12 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span 
 }
 
 /** Records a span from `startMs` (epoch ms) to now, in its own trace linked to up to 32 stored `traceparent`s. */
-export function pastSpan(name: string, startMs: number, attributes: Attributes, links: readonly (string | null)[]): void {
+export function pastSpan(
+  name: string,
+  startMs: number,
+  attributes: Attributes,
+  links: readonly (string | null)[],
+): void {
   if (!tracer) return;
   const ls: Link[] = [];
   for (const tp of links) {
@@ -128,7 +154,11 @@ export function traceRequests(fetch: Fetch, routeOf: (request: Request, status: 
   if (!t) return fetch;
   return (req) => {
     const parent = propagator.extract(ROOT_CONTEXT, req.headers, fromHeaders);
-    const span = t.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
+    const span = t.startSpan(
+      req.method,
+      { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } },
+      parent,
+    );
     const answered = (res: Response): Response => {
       const route = routeOf(req, res.status);
       span.updateName(`${req.method} ${route}`);

@@ -15,7 +15,13 @@ import { addIdempotency, REPLAYED_HEADER_DOC } from "./features.ts";
 import { finishOperation, hoistInside, type Json } from "./operations.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
-const ASSETS = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"]);
+const ASSETS = new Set([
+  "swagger-ui.css",
+  "swagger-ui-bundle.js",
+  "swagger-ui-standalone-preset.js",
+  "favicon-32x32.png",
+  "favicon-16x16.png",
+]);
 
 const DESCRIPTION = `Tracking for Indian and international couriers: normalised shipment state and checkpoints,
 signed webhooks when a followed shipment changes.
@@ -33,9 +39,19 @@ libraries, \`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`. Every P
 const TAGS = [
   { name: "Tracking", description: "Shipment status and checkpoints. Counts against the monthly quota." },
   { name: "Couriers", description: "The courier catalogue. Does not count against the quota." },
-  { name: "Shipments", description: "Follow shipments in bulk, list them, read their stored records (no quota), stop following." },
-  { name: "Webhooks", description: "Manage the https endpoints that receive signed event deliveries for followed shipments; redeliver and recover events." },
-  { name: "Events", description: "The account's events of the last 30 days, with stable ids and the payload a delivery carries." },
+  {
+    name: "Shipments",
+    description: "Follow shipments in bulk, list them, read their stored records (no quota), stop following.",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Manage the https endpoints that receive signed event deliveries for followed shipments; redeliver and recover events.",
+  },
+  {
+    name: "Events",
+    description: "The account's events of the last 30 days, with stable ids and the payload a delivery carries.",
+  },
   { name: "Demo", description: "Public demo tracking: 5 requests per hour per IP, no key." },
   { name: "Billing", description: "Public plan listing." },
 ];
@@ -66,15 +82,27 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   if (hit && hit.count === routes.length) return hit.doc;
   // Without the modules' JSON parser (`jsonBodies`) the plugin emits the body schemas; only application/json is kept below.
   const bare = routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: undefined } }));
-  const view = { getGlobalRoutes: () => bare, getGlobalDefinitions: () => global.getGlobalDefinitions?.() } as unknown as AnyElysia;
-  const generated = toOpenAPISchema(view, { paths: [/^\/docs/, "/healthz", "/readyz", "/metrics", /^\/dashboard/, "/postman", "/openapi.json"] }, undefined, undefined, "3.1.0") as Json;
-  const byKey = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`, r as { hooks?: Json }]));
+  const view = {
+    getGlobalRoutes: () => bare,
+    getGlobalDefinitions: () => global.getGlobalDefinitions?.(),
+  } as unknown as AnyElysia;
+  const generated = toOpenAPISchema(
+    view,
+    { paths: [/^\/docs/, "/healthz", "/readyz", "/metrics", /^\/dashboard/, "/postman", "/openapi.json"] },
+    undefined,
+    undefined,
+    "3.1.0",
+  ) as Json;
+  const byKey = new Map(
+    routes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`, r as { hooks?: Json }]),
+  );
   const schemas: Json = {
     Error: errorComponent(),
     ValidationError: JSON.parse(JSON.stringify(ValidationErrorSchema)),
   };
   // Models become components; schemas nested by title are hoisted; Elysia's `$id` stamp is dropped.
-  const stamp = (k: string, v: unknown) => (k === "$id" && typeof v === "string" && v.startsWith("#/components/schemas/") ? undefined : v);
+  const stamp = (k: string, v: unknown) =>
+    k === "$id" && typeof v === "string" && v.startsWith("#/components/schemas/") ? undefined : v;
   const modelComponents = JSON.parse(JSON.stringify(generated.components?.schemas ?? {}, stamp)) as Json;
   Object.assign(schemas, modelComponents);
   for (const [name, schema] of Object.entries(modelComponents)) schemas[name] = hoistInside(schema, schemas);
@@ -91,13 +119,26 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
   }
   const doc: Json = {
     openapi: "3.1.0",
-    info: { title: "Courier Tracking API", version: "1.0.0", description: DESCRIPTION, contact: { name: "Support", url: `${opts.publicBaseUrl}/dashboard` }, license: LICENSE },
+    info: {
+      title: "Courier Tracking API",
+      version: "1.0.0",
+      description: DESCRIPTION,
+      contact: { name: "Support", url: `${opts.publicBaseUrl}/dashboard` },
+      license: LICENSE,
+    },
     servers: [{ url: opts.publicBaseUrl }],
     tags: TAGS,
     paths,
     webhooks: webhookEvents(),
     components: {
-      securitySchemes: { ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "Your API key (`ctk_…`), from the dashboard." } },
+      securitySchemes: {
+        ApiKeyAuth: {
+          type: "apiKey",
+          in: "header",
+          name: "X-API-Key",
+          description: "Your API key (`ctk_…`), from the dashboard.",
+        },
+      },
       headers: HEADERS,
       schemas,
     },
@@ -146,13 +187,24 @@ export function openapiPlugin(opts: OpenApiOptions) {
   const self = new Elysia({ name: "openapi" });
   return self
     .get("/openapi.json", () => openApiDocument(self, opts), { detail: { hide: true } })
-    .get("/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
-    .get("/docs/init.js", () => new Response(INIT, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300" } }), { detail: { hide: true } })
+    .get("/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), {
+      detail: { hide: true },
+    })
+    .get(
+      "/docs/init.js",
+      () =>
+        new Response(INIT, {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300" },
+        }),
+      { detail: { hide: true } },
+    )
     .get(
       "/docs/assets/:file",
       ({ params }) => {
         if (!ASSETS.has(params.file)) throw new AppError("NOT_FOUND", "No such asset.");
-        return new Response(Bun.file(join(SWAGGER_DIR, params.file)), { headers: { "cache-control": "public, max-age=86400" } });
+        return new Response(Bun.file(join(SWAGGER_DIR, params.file)), {
+          headers: { "cache-control": "public, max-age=86400" },
+        });
       },
       { detail: { hide: true } },
     );

@@ -25,8 +25,14 @@ export function codesIn(schema: Json | undefined): ErrorCode[] {
  */
 export function errorSchema(codes: readonly ErrorCode[]): Json {
   const others = Object.keys(ErrorSchema.properties.error.properties).filter((k) => k !== "code");
-  const error = { type: "object", required: ["code"], properties: { code: { type: "string", enum: [...codes] }, ...Object.fromEntries(others.map((k) => [k, true])) } };
-  return { allOf: [{ $ref: "#/components/schemas/Error" }, { type: "object", required: ["error"], properties: { error } }] };
+  const error = {
+    type: "object",
+    required: ["code"],
+    properties: { code: { type: "string", enum: [...codes] }, ...Object.fromEntries(others.map((k) => [k, true])) },
+  };
+  return {
+    allOf: [{ $ref: "#/components/schemas/Error" }, { type: "object", required: ["error"], properties: { error } }],
+  };
 }
 
 /** One example body per code, named by the code; `messages` holds the documented wording of each. */
@@ -46,6 +52,7 @@ export function errorComponent(): Json {
   const out = JSON.parse(JSON.stringify(ErrorSchema)) as Json;
   const code = out.properties.error.properties.code;
   out.properties.error.properties.code = { type: "string", enum: literals(code), description: code.description };
-  out.description = "The error envelope. `code` is one of the documented codes; each response narrows it to the codes it can carry.";
+  out.description =
+    "The error envelope. `code` is one of the documented codes; each response narrows it to the codes it can carry.";
   return out;
 }

@@ -21,15 +21,39 @@ const WEBHOOK = {
   updated_at: "2026-11-05T10:00:00.000Z",
 };
 const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
-const view = (slug: string) => ({ slug, name: courier(slug).name, available: true, sandbox: false, rate_budget: slug === "delhivery" ? { per_second: 2, per_day: null, covers_followed: true } : { per_second: 5, per_day: null, covers_followed: true } });
+const view = (slug: string) => ({
+  slug,
+  name: courier(slug).name,
+  available: true,
+  sandbox: false,
+  rate_budget:
+    slug === "delhivery"
+      ? { per_second: 2, per_day: null, covers_followed: true }
+      : { per_second: 5, per_day: null, covers_followed: true },
+});
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
-export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }> = {
-  trackShipment: { params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example }, ok: TRACK_EXAMPLE },
-  advanceSandboxShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
-  demoTrack: { params: { courier: "dhl", tracking_number: "1234567890" }, ok: { success: true, data: TRACK_EXAMPLE.data } },
+export const OPERATION_EXAMPLES: Record<
+  string,
+  { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }
+> = {
+  trackShipment: {
+    params: { courier: "delhivery", tracking_number: courier("delhivery").awb.example },
+    ok: TRACK_EXAMPLE,
+  },
+  advanceSandboxShipment: {
+    params: { courier: "delhivery", tracking_number: "1234567890121" },
+    ok: { success: true, data: TRACK_EXAMPLE.data },
+  },
+  demoTrack: {
+    params: { courier: "dhl", tracking_number: "1234567890" },
+    ok: { success: true, data: TRACK_EXAMPLE.data },
+  },
   listCouriers: { ok: { success: true, data: { couriers: ["delhivery", "bluedart", "dhl"].map(view), count: 3 } } },
-  detectCourier: { params: { tracking_number: courier("delhivery").awb.example }, ok: { success: true, data: { couriers: [view("delhivery")], count: 1 } } },
+  detectCourier: {
+    params: { tracking_number: courier("delhivery").awb.example },
+    ok: { success: true, data: { couriers: [view("delhivery")], count: 1 } },
+  },
   getCourier: { params: { slug: "delhivery" }, ok: { success: true, data: view("delhivery") } },
   listPlans: { ok: { success: true, data: { plans: PLANS, count: PLANS.length } } },
   createWebhook: {
@@ -39,9 +63,17 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
   listWebhooks: { ok: { success: true, data: { webhooks: [WEBHOOK], count: 1 } } },
   rotateWebhookSecret: { ok: { success: true, data: { secret: "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8" } } },
   getWebhook: { params: { webhook_id: WH_ID }, ok: { success: true, data: WEBHOOK } },
-  updateWebhook: { params: { webhook_id: WH_ID }, body: { description: "Order updates (all events)", events: [...EVENT_TYPES] }, ok: { success: true, data: { ...WEBHOOK, events: [...EVENT_TYPES] } } },
+  updateWebhook: {
+    params: { webhook_id: WH_ID },
+    body: { description: "Order updates (all events)", events: [...EVENT_TYPES] },
+    ok: { success: true, data: { ...WEBHOOK, events: [...EVENT_TYPES] } },
+  },
   deleteWebhook: { params: { webhook_id: WH_ID } },
-  testWebhook: { params: { webhook_id: WH_ID }, body: { event: "tracking.delivered" }, ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } } },
+  testWebhook: {
+    params: { webhook_id: WH_ID },
+    body: { event: "tracking.delivered" },
+    ok: { success: true, data: { delivered: true, status_code: 200, attempt_ms: 84 } },
+  },
   auditWebhookReceiver: {
     params: { webhook_id: WH_ID },
     ok: {
@@ -59,7 +91,16 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
     },
   },
   listWebhookDeliveries: {
-    params: { webhook_id: WH_ID, limit: 20, cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a", status: "delivered", event_type: "tracking.delivered", since: "2026-11-01T00:00:00Z", until: "2026-12-01T00:00:00Z", after_sequence: 41 },
+    params: {
+      webhook_id: WH_ID,
+      limit: 20,
+      cursor: "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a",
+      status: "delivered",
+      event_type: "tracking.delivered",
+      since: "2026-11-01T00:00:00Z",
+      until: "2026-12-01T00:00:00Z",
+      after_sequence: 41,
+    },
     ok: {
       success: true,
       data: {
@@ -78,7 +119,17 @@ export const OPERATION_EXAMPLES: Record<string, { params?: Record<string, string
             last_status_code: 200,
             last_error: null,
             created_at: "2026-11-05T10:01:00.000Z",
-            attempt_log: [{ attempt: 1, url: WEBHOOK.url, started_at: "2026-11-05T10:01:00.120Z", duration_ms: 84, status_code: 200, error: null, response_snippet: "ok" }],
+            attempt_log: [
+              {
+                attempt: 1,
+                url: WEBHOOK.url,
+                started_at: "2026-11-05T10:01:00.120Z",
+                duration_ms: 84,
+                status_code: 200,
+                error: null,
+                response_snippet: "ok",
+              },
+            ],
           },
         ],
         count: 1,
@@ -97,12 +148,14 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     QUOTA_EXCEEDED: `Monthly quota of ${free.monthly_quota} tracking requests used up on the ${free.name} plan. Upgrade at ${publicBaseUrl}/dashboard/billing`,
     ACCOUNT_NEEDS_ATTENTION: "This account needs attention; contact support to restore tracking.",
     PLAN_UPGRADE_REQUIRED: `Live webhooks need a plan that includes them (Growth or Business); the ${free.name} plan has test webhooks only.`,
-    COURIER_NOT_FOUND: 'Unknown courier "delhivry". Did you mean "delhivery"? GET /v1/couriers lists the supported slugs.',
+    COURIER_NOT_FOUND:
+      'Unknown courier "delhivry". Did you mean "delhivery"? GET /v1/couriers lists the supported slugs.',
     TRACKING_NOT_FOUND: `${delhivery.name} has no record of this tracking number.`,
     WEBHOOK_NOT_FOUND: `No webhook with id "${WH_ID}" on this account.`,
     SHIPMENT_NOT_FOLLOWED: `This account does not follow delhivery ${delhivery.awb.example}; follow it with POST /v1/shipments or GET /v1/track.`,
     DELIVERY_NOT_FOUND: `No delivery with id "${DLV_ID}" on this webhook.`,
-    COURIER_AMBIGUOUS: "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
+    COURIER_AMBIGUOUS:
+      "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
     IDEMPOTENCY_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry shortly.",
     NOT_FOUND: "No such endpoint. The API reference is at /docs.",
     COURIER_NOT_SUPPORTED: `Tracking for ${delhivery.name} is not available through the API right now.`,
@@ -129,4 +182,6 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
 /** The messages with links relative to the deployment (for examples built without `PUBLIC_BASE_URL`). */
 export const ERROR_MESSAGES = errorMessages("");
 
-export const VALIDATION_EXAMPLE = { detail: [{ loc: ["query", "tracking_number"], msg: "Field required", type: "missing" }] };
+export const VALIDATION_EXAMPLE = {
+  detail: [{ loc: ["query", "tracking_number"], msg: "Field required", type: "missing" }],
+};

@@ -8,7 +8,10 @@ import { sampleData } from "../modules/webhooks/delivery/payload.ts";
 type Json = Record<string, any>;
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({ summary: code, value: { success: false, error: { code, message: ERROR_MESSAGES[code] } } });
+const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({
+  summary: code,
+  value: { success: false, error: { code, message: ERROR_MESSAGES[code] } },
+});
 
 export const IDEMPOTENCY_PARAMETER: Json = {
   name: "Idempotency-Key",
@@ -19,16 +22,27 @@ export const IDEMPOTENCY_PARAMETER: Json = {
   example: "5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21",
 };
 
-export const REPLAYED_HEADER_DOC: Json = { description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } };
+export const REPLAYED_HEADER_DOC: Json = {
+  description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.",
+  schema: { type: "string", enum: ["true"] },
+};
 
 const KEY_REUSED_EXAMPLE = {
-  detail: [{ loc: ["header", "Idempotency-Key"], msg: "This key was already used with a different request (method, path or body); use a new key.", type: KEY_REUSED_TYPE }],
+  detail: [
+    {
+      loc: ["header", "Idempotency-Key"],
+      msg: "This key was already used with a different request (method, path or body); use a new key.",
+      type: KEY_REUSED_TYPE,
+    },
+  ],
 };
 
 /** Adds the Idempotency-Key parameter, the replay header and the 409/422 codes to one finished POST operation. */
 export function addIdempotency(op: Json): void {
   op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_PARAMETER];
-  for (const [status, r] of Object.entries(op.responses as Json)) if (status.startsWith("2")) r.headers = { ...r.headers, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") };
+  for (const [status, r] of Object.entries(op.responses as Json))
+    if (status.startsWith("2"))
+      r.headers = { ...r.headers, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") };
   const r409 = op.responses["409"];
   if (r409) {
     const json = r409.content["application/json"];
@@ -40,13 +54,21 @@ export function addIdempotency(op: Json): void {
     op.responses["409"] = {
       description: "A request with this Idempotency-Key is still running.",
       headers: { "X-Request-Id": ref("headers", "X-Request-Id"), "Retry-After": ref("headers", "Retry-After") },
-      content: { "application/json": { schema: errorSchema(["IDEMPOTENCY_IN_PROGRESS"]), examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") } } },
+      content: {
+        "application/json": {
+          schema: errorSchema(["IDEMPOTENCY_IN_PROGRESS"]),
+          examples: { IDEMPOTENCY_IN_PROGRESS: errorExample("IDEMPOTENCY_IN_PROGRESS") },
+        },
+      },
     };
   const r422 = op.responses["422"];
   r422.description = `Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (\`type: "${KEY_REUSED_TYPE}"\`).`;
   r422.content["application/json"] = {
     schema: ref("schemas", "ValidationError"),
-    examples: { validation: { summary: "Validation error", value: VALIDATION_EXAMPLE }, [KEY_REUSED_TYPE]: { summary: "Idempotency-Key reused", value: KEY_REUSED_EXAMPLE } },
+    examples: {
+      validation: { summary: "Validation error", value: VALIDATION_EXAMPLE },
+      [KEY_REUSED_TYPE]: { summary: "Idempotency-Key reused", value: KEY_REUSED_EXAMPLE },
+    },
   };
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
 }
@@ -55,7 +77,12 @@ const FOLLOW_DATA = { reference: "ORD-10042", metadata: { channel: "web", wareho
 const samplePayload = {
   event: "tracking.delivered",
   enqueued_at: "2026-11-05T13:30:00Z",
-  data: { ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"), courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA },
+  data: {
+    ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"),
+    courier: "delhivery",
+    tracking_number: "1234567890121",
+    ...FOLLOW_DATA,
+  },
 };
 const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
 const EVT_ID = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
@@ -70,14 +97,28 @@ const SUMMARY = {
   next_check_at: "2026-11-05T16:00:00.000Z",
   reason_code: "customer_unavailable",
   stalled: true,
-  predicted_delivery: { date: "2026-11-06", earliest: "2026-11-05", latest: "2026-11-08", basis: "lane", sample_size: 412 },
+  predicted_delivery: {
+    date: "2026-11-06",
+    earliest: "2026-11-05",
+    latest: "2026-11-08",
+    basis: "lane",
+    sample_size: 412,
+  },
   ...FOLLOW_DATA,
 };
 
 /** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
-export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }> = {
+export const FEATURE_EXAMPLES: Record<
+  string,
+  { params?: Record<string, string | number | boolean>; body?: unknown; ok?: unknown }
+> = {
   followShipments: {
-    body: { shipments: [{ courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA }, { courier: "auto", tracking_number: "1Z999AA10123456784" }] },
+    body: {
+      shipments: [
+        { courier: "delhivery", tracking_number: "1234567890121", ...FOLLOW_DATA },
+        { courier: "auto", tracking_number: "1Z999AA10123456784" },
+      ],
+    },
     ok: {
       success: true,
       data: {
@@ -91,25 +132,62 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
     },
   },
   listShipments: {
-    params: { state: "in_transit", courier: "delhivery", updated_since: "2026-11-01T00:00:00Z", reference: "ORD-10042", reason_code: "customer_unavailable", stalled: "true", limit: 20, cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE" },
+    params: {
+      state: "in_transit",
+      courier: "delhivery",
+      updated_since: "2026-11-01T00:00:00Z",
+      reference: "ORD-10042",
+      reason_code: "customer_unavailable",
+      stalled: "true",
+      limit: 20,
+      cursor: "MTc5NTQwMDUwMDAwMDAwMC5zaHBfMDE5MzdjMmE5ZTRiN2QxZjhjNmE1YjRlM2QyYzFiMGE",
+    },
     ok: { success: true, data: { shipments: [SUMMARY], count: 1, next_cursor: null } },
   },
   getShipment: {
     params: { courier: "delhivery", tracking_number: "1234567890121" },
-    ok: { success: true, data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" }, follow: FOLLOW_DATA },
+    ok: {
+      success: true,
+      data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" },
+      follow: FOLLOW_DATA,
+    },
   },
   updateShipment: {
     params: { courier: "delhivery", tracking_number: "1234567890121" },
     body: { reference: "ORD-10042-R", metadata: { warehouse: null, priority: "high" } },
-    ok: { success: true, data: { courier: "delhivery", tracking_number: "1234567890121", reference: "ORD-10042-R", metadata: { channel: "web", priority: "high" } } },
-  },
-  unfollowShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" } },
-  listEvents: {
-    params: { type: "tracking.delivered", courier: "delhivery", tracking_number: "1234567890121", since: "2026-11-01T00:00:00Z", limit: 20, cursor: EVT_ID },
     ok: {
       success: true,
       data: {
-        events: [{ id: EVT_ID, type: "tracking.delivered", created_at: "2026-11-05T13:30:00Z", courier: "delhivery", tracking_number: "1234567890121", payload: samplePayload }],
+        courier: "delhivery",
+        tracking_number: "1234567890121",
+        reference: "ORD-10042-R",
+        metadata: { channel: "web", priority: "high" },
+      },
+    },
+  },
+  unfollowShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" } },
+  listEvents: {
+    params: {
+      type: "tracking.delivered",
+      courier: "delhivery",
+      tracking_number: "1234567890121",
+      since: "2026-11-01T00:00:00Z",
+      limit: 20,
+      cursor: EVT_ID,
+    },
+    ok: {
+      success: true,
+      data: {
+        events: [
+          {
+            id: EVT_ID,
+            type: "tracking.delivered",
+            created_at: "2026-11-05T13:30:00Z",
+            courier: "delhivery",
+            tracking_number: "1234567890121",
+            payload: samplePayload,
+          },
+        ],
         count: 1,
         next_cursor: null,
       },
@@ -117,7 +195,10 @@ export const FEATURE_EXAMPLES: Record<string, { params?: Record<string, string |
   },
   redeliverWebhookDelivery: {
     params: { webhook_id: WH_ID, delivery_id: DLV_ID },
-    ok: { success: true, data: { delivery_id: "dlv_01937c2b0c1d7e2f8a9b0c1d2e3f4a5b", enqueued_at: "2026-11-05T10:01:00.000Z" } },
+    ok: {
+      success: true,
+      data: { delivery_id: "dlv_01937c2b0c1d7e2f8a9b0c1d2e3f4a5b", enqueued_at: "2026-11-05T10:01:00.000Z" },
+    },
   },
   recoverWebhookDeliveries: {
     params: { webhook_id: WH_ID },

@@ -7,16 +7,19 @@ type Json = Record<string, any>;
 
 const EVT_EXAMPLE = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
 
-
 const EVENT_WHEN: Record<EventType, string> = {
-  "tracking.updated": "A re-check found more checkpoints than before, with no change to a state that has its own event.",
+  "tracking.updated":
+    "A re-check found more checkpoints than before, with no change to a state that has its own event.",
   "tracking.in_transit": "The shipment's status changed to in_transit.",
   "tracking.out_for_delivery": "The shipment's status changed to out_for_delivery.",
-  "tracking.delivered": "The shipment's status changed to delivered. Terminal: the service stops following the shipment.",
-  "tracking.exception": "The status changed to exception, returned or cancelled; `data.status` tells them apart (returned and cancelled are terminal).",
+  "tracking.delivered":
+    "The shipment's status changed to delivered. Terminal: the service stops following the shipment.",
+  "tracking.exception":
+    "The status changed to exception, returned or cancelled; `data.status` tells them apart (returned and cancelled are terminal).",
   "tracking.eta_changed":
     "The expected delivery day moved by at least one calendar day: the courier's own estimate, or our predicted date when the courier gives none; `data.eta_change` holds both days. Sent only to webhooks that list it.",
-  "tracking.stalled": "The unfinished shipment has had no new checkpoint for longer than its lane's usual longest gap between scans (`data.stalled`); once per stall, a new checkpoint ends it. Sent only to webhooks that list it.",
+  "tracking.stalled":
+    "The unfinished shipment has had no new checkpoint for longer than its lane's usual longest gap between scans (`data.stalled`); once per stall, a new checkpoint ends it. Sent only to webhooks that list it.",
 };
 
 const DELIVERY_HEADERS = (event: EventType): Json[] => [
@@ -29,30 +32,52 @@ const DELIVERY_HEADERS = (event: EventType): Json[] => [
     schema: { type: "string", pattern: "^sha256=[0-9a-f]{64}$" },
     example: "sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a",
   },
-  { name: "X-Webhook-Event", in: "header", required: true, description: "The event type; equals the body's `event`.", schema: { type: "string", enum: [event] } },
+  {
+    name: "X-Webhook-Event",
+    in: "header",
+    required: true,
+    description: "The event type; equals the body's `event`.",
+    schema: { type: "string", enum: [event] },
+  },
   {
     name: "X-Webhook-Delivery",
     in: "header",
     required: true,
-    description: "`<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.",
+    description:
+      "`<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.",
     schema: { type: "string" },
     example: `${WH_ID}-1`,
   },
-  { name: "X-Webhook-Mode", in: "header", required: true, description: "`test` for a test fire to a test webhook, otherwise `live`.", schema: { type: "string", enum: ["test", "live"] } },
+  {
+    name: "X-Webhook-Mode",
+    in: "header",
+    required: true,
+    description: "`test` for a test fire to a test webhook, otherwise `live`.",
+    schema: { type: "string", enum: ["test", "live"] },
+  },
   {
     name: "X-Webhook-Event-Id",
     in: "header",
     required: true,
-    description: "The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.",
+    description:
+      "The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.",
     schema: { type: "string", pattern: "^evt_[0-9a-f]{32}$" },
     example: EVT_EXAMPLE,
   },
-  { name: "webhook-id", in: "header", required: true, description: "Standard Webhooks message id: the event id, as X-Webhook-Event-Id.", schema: { type: "string" }, example: EVT_EXAMPLE },
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "Standard Webhooks message id: the event id, as X-Webhook-Event-Id.",
+    schema: { type: "string" },
+    example: EVT_EXAMPLE,
+  },
   {
     name: "webhook-timestamp",
     in: "header",
     required: true,
-    description: "Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).",
+    description:
+      "Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).",
     schema: { type: "string", pattern: "^[0-9]+$" },
     example: "1793971800",
   },
@@ -70,7 +95,11 @@ const DELIVERY_HEADERS = (event: EventType): Json[] => [
 export function webhookEvents(): Json {
   const out: Json = {};
   for (const event of EVENT_TYPES) {
-    const sample = { event, enqueued_at: "2026-11-05T13:30:00Z", data: { ...sampleData(event, "2026-11-05T13:30:00Z"), courier: "delhivery" } };
+    const sample = {
+      event,
+      enqueued_at: "2026-11-05T13:30:00Z",
+      data: { ...sampleData(event, "2026-11-05T13:30:00Z"), courier: "delhivery" },
+    };
     out[event] = {
       post: {
         operationId: `on${event.replace("tracking.", "Tracking_").replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`,
@@ -80,10 +109,20 @@ export function webhookEvents(): Json {
         parameters: DELIVERY_HEADERS(event),
         requestBody: {
           required: true,
-          content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/WebhookPayload" }, { properties: { event: { const: event } } }] }, example: sample } },
+          content: {
+            "application/json": {
+              schema: {
+                allOf: [{ $ref: "#/components/schemas/WebhookPayload" }, { properties: { event: { const: event } } }],
+              },
+              example: sample,
+            },
+          },
         },
         responses: {
-          "2XX": { description: "Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body." },
+          "2XX": {
+            description:
+              "Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body.",
+          },
           default: { description: "Anything else (or no answer within 5 s) is retried per the schedule." },
         },
       },

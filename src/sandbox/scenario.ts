@@ -33,7 +33,20 @@ export type Scenario =
   | { kind: "timeout" }
   | { kind: "server_error" };
 
-const CITIES = ["Mumbai", "Delhi", "Bengaluru", "Chennai", "Kolkata", "Hyderabad", "Pune", "Ahmedabad", "Jaipur", "Lucknow", "Kochi", "Indore"];
+const CITIES = [
+  "Mumbai",
+  "Delhi",
+  "Bengaluru",
+  "Chennai",
+  "Kolkata",
+  "Hyderabad",
+  "Pune",
+  "Ahmedabad",
+  "Jaipur",
+  "Lucknow",
+  "Kochi",
+  "Indore",
+];
 const HOUR = 3_600_000;
 
 /** The last decimal digit in the number (S10 numbers end in letters: EE123456780IN → 0). */
@@ -52,7 +65,13 @@ function hash(s: string): number {
 }
 
 /** The scenario for `trackingNumber` as of `nowMs`; digit 9 is digit 1's timeline (the aggregator adds the delay). */
-export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled?: ReadonlyMap<number, number>): Scenario {
+export function scenarioFor(
+  trackingNumber: string,
+  firstSeenMs: number,
+  nowMs: number,
+  stepSeconds: number,
+  pulled?: ReadonlyMap<number, number>,
+): Scenario {
   const digit = scenarioDigit(trackingNumber);
   if (digit === 4) return { kind: "not_found" };
   if (digit === 5) return { kind: "timeout" };
@@ -61,19 +80,33 @@ export function scenarioFor(trackingNumber: string, firstSeenMs: number, nowMs: 
   const origin = CITIES[h % CITIES.length]!;
   let destination = CITIES[(h >>> 8) % CITIES.length]!;
   if (destination === origin) destination = CITIES[(CITIES.indexOf(origin) + 5) % CITIES.length]!;
-  const hub = CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length] === destination ? CITIES[(CITIES.indexOf(origin) + 4) % CITIES.length]! : CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length]!;
+  const hub =
+    CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length] === destination
+      ? CITIES[(CITIES.indexOf(origin) + 4) % CITIES.length]!
+      : CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length]!;
   // History before first sight sits on whole minutes, so every courier format (HH:MM) round-trips
   // exactly; steps count from the real first sight, so a short step (tests) is never seen early.
   const F = Math.floor(firstSeenMs / 60_000) * 60_000;
   const S = stepSeconds * 1000;
   // A step pulled forward by the advance endpoint happens when it was pulled (see {@link nextStep}).
   const step = (k: number) => pulled?.get(k) ?? firstSeenMs + k * S;
-  const { events, podUrl, noScans } = timelineOf(digit, trackingNumber, nowMs, { F, step }, { origin, hub, destination });
+  const { events, podUrl, noScans } = timelineOf(
+    digit,
+    trackingNumber,
+    nowMs,
+    { F, step },
+    { origin, hub, destination },
+  );
   const visible = events.filter((e) => e.at <= nowMs);
   return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
 }
 
-const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({ kind, at, location, remark });
+const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({
+  kind,
+  at,
+  location,
+  remark,
+});
 
 /** Digit `digit`'s whole timeline, future steps included: `F` is first sight on a whole minute, `step(k)` step k's time. */
 function timelineOf(
@@ -83,22 +116,43 @@ function timelineOf(
   { F, step }: { F: number; step: (k: number) => number },
   { origin, hub, destination }: { origin: string; hub: string; destination: string },
 ): { events: SimEvent[]; podUrl: string | null; noScans: boolean } {
-  const early = [ev("manifested", F - 72 * HOUR, origin), ev("picked_up", F - 70 * HOUR, origin), ev("in_transit", F - 60 * HOUR, origin)];
+  const early = [
+    ev("manifested", F - 72 * HOUR, origin),
+    ev("picked_up", F - 70 * HOUR, origin),
+    ev("in_transit", F - 60 * HOUR, origin),
+  ];
   let events: SimEvent[];
   let podUrl: string | null = null;
   let noScans = false;
   switch (digit) {
     case 0:
-      events = [...early, ev("in_transit", F - 40 * HOUR, hub), ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - 5 * HOUR, destination), ev("delivered", F - 2 * HOUR, destination)];
+      events = [
+        ...early,
+        ev("in_transit", F - 40 * HOUR, hub),
+        ev("reached_destination", F - 20 * HOUR, destination),
+        ev("out_for_delivery", F - 5 * HOUR, destination),
+        ev("delivered", F - 2 * HOUR, destination),
+      ];
       podUrl = `https://pod.sandbox.example/${trackingNumber}.jpg`;
       break;
     case 1:
     case 9:
-      events = [...early, ev("in_transit", step(1), hub), ev("reached_destination", step(2), destination), ev("out_for_delivery", step(3), destination), ev("delivered", step(4), destination)];
+      events = [
+        ...early,
+        ev("in_transit", step(1), hub),
+        ev("reached_destination", step(2), destination),
+        ev("out_for_delivery", step(3), destination),
+        ev("delivered", step(4), destination),
+      ];
       podUrl = nowMs >= step(4) ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
       break;
     case 2:
-      events = [...early, ev("reached_destination", F - 20 * HOUR, destination), ev("out_for_delivery", F - HOUR, destination), ev("delivered", step(1), destination)];
+      events = [
+        ...early,
+        ev("reached_destination", F - 20 * HOUR, destination),
+        ev("out_for_delivery", F - HOUR, destination),
+        ev("delivered", step(1), destination),
+      ];
       podUrl = nowMs >= step(1) ? `https://pod.sandbox.example/${trackingNumber}.jpg` : null;
       break;
     case 3:
@@ -125,7 +179,13 @@ function timelineOf(
 }
 
 /** The next hidden step with an event (1-based), which the advance endpoint pulls forward; or undefined. */
-export function nextStep(trackingNumber: string, firstSeenMs: number, nowMs: number, stepSeconds: number, pulled: ReadonlyMap<number, number>): number | undefined {
+export function nextStep(
+  trackingNumber: string,
+  firstSeenMs: number,
+  nowMs: number,
+  stepSeconds: number,
+  pulled: ReadonlyMap<number, number>,
+): number | undefined {
   const all = scenarioFor(trackingNumber, firstSeenMs, Number.MAX_SAFE_INTEGER, stepSeconds, pulled);
   if (all.kind !== "found") return undefined;
   for (let k = 1; k <= 8; k++) {
@@ -177,7 +237,12 @@ const p2 = (n: number) => (n < 10 ? "0" + n : String(n));
 /** Wall time of `ms` at a fixed UTC offset, as parts (used by twins to render local times). */
 export function wallTime(ms: number, offsetMin: number) {
   const d = new Date(ms + offsetMin * 60_000);
-  const y = d.getUTCFullYear(), mo = d.getUTCMonth() + 1, day = d.getUTCDate(), h = d.getUTCHours(), mi = d.getUTCMinutes(), s = d.getUTCSeconds();
+  const y = d.getUTCFullYear(),
+    mo = d.getUTCMonth() + 1,
+    day = d.getUTCDate(),
+    h = d.getUTCHours(),
+    mi = d.getUTCMinutes(),
+    s = d.getUTCSeconds();
   const date = `${y}-${p2(mo)}-${p2(day)}`;
   const time = `${p2(h)}:${p2(mi)}:${p2(s)}`;
   const abs = Math.abs(offsetMin);

@@ -49,7 +49,12 @@ function firstSeenAt(firstSeen: Map<string, number>, n: string, now: number): nu
 }
 
 /** Pulls number `n`'s next scripted step forward to now (the sandbox advance endpoint); false when none is left. */
-function advance(n: string, opts: SimulatorOptions, firstSeen: Map<string, number>, pulled: Map<string, Map<number, number>>): boolean {
+function advance(
+  n: string,
+  opts: SimulatorOptions,
+  firstSeen: Map<string, number>,
+  pulled: Map<string, Map<number, number>>,
+): boolean {
   const now = opts.clock.now();
   const seen = firstSeenAt(firstSeen, n, now);
   const mine = pulled.get(n) ?? new Map<number, number>();
@@ -75,7 +80,11 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     },
     async gate(n) {
       const digit = scenarioDigit(n);
-      if (digit === 6) return new Response("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>", { status: 503, headers: { "content-type": "text/html" } });
+      if (digit === 6)
+        return new Response("<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>", {
+          status: 503,
+          headers: { "content-type": "text/html" },
+        });
       if (digit === 5) {
         // Never answer in time: hold the request (bounded, so a forgotten client cannot pin it forever).
         await new Promise<void>((resolve) => {

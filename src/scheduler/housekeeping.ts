@@ -48,7 +48,10 @@ export interface HousekeepingResult {
  * now − RETENTION_DAYS goes, nothing newer.
  * @throws whatever the database throws (the scheduler logs and tries again next run).
  */
-export async function runHousekeeping(deps: HousekeepingDeps, opts: HousekeepingOptions = {}): Promise<HousekeepingResult> {
+export async function runHousekeeping(
+  deps: HousekeepingDeps,
+  opts: HousekeepingOptions = {},
+): Promise<HousekeepingResult> {
   const started = performance.now();
   const batches = { batchSize: opts.batchSize ?? 5_000, maxBatches: opts.maxBatches ?? 100 };
   const nowMs = deps.clock.now();
@@ -60,16 +63,51 @@ export async function runHousekeeping(deps: HousekeepingDeps, opts: Housekeeping
   const { deliveries, attempts } = await pruneDeliveries(deps.db, cutoffMs, batches);
   const ep = await eventPartitions(deps.db, nowMs, cutoffMs);
   const events = await pruneEvents(deps.db, cutoffMs, batches);
-  const [partitionsCreated, partitionsDropped] = [[...dp.created, ...ep.created], [...dp.dropped, ...ep.dropped]];
+  const [partitionsCreated, partitionsDropped] = [
+    [...dp.created, ...ep.created],
+    [...dp.dropped, ...ep.dropped],
+  ];
   const { rateWindows, demoHits } = await pruneRateCounters(deps.db, cutoffMs, batches);
   const sessions = await pruneSessions(deps.db, nowMs, batches);
   // Idempotency keys answer retries for 24 h (docs/idempotency.md), whatever RETENTION_DAYS says.
   const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batches.batchSize);
   const alerts = await pruneAlerts(deps.db, cutoffMs, nowMs, batches);
 
-  const result = { leasesReleased, deliveries, attempts, events, rateWindows, demoHits, sessions, idempotencyKeys, alerts, partitionsCreated, partitionsDropped, ms: Math.round(performance.now() - started) };
-  const touched = leasesReleased + deliveries + attempts + events + rateWindows + demoHits + sessions + idempotencyKeys + alerts + partitionsCreated.length + partitionsDropped.length;
-  if (leasesReleased > 0) deps.log.warn("expired re-check leases released (a process died mid re-check)", { component: "housekeeping", leases: leasesReleased });
-  deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", { component: "housekeeping", retention_days: deps.config.retentionDays, ...result });
+  const result = {
+    leasesReleased,
+    deliveries,
+    attempts,
+    events,
+    rateWindows,
+    demoHits,
+    sessions,
+    idempotencyKeys,
+    alerts,
+    partitionsCreated,
+    partitionsDropped,
+    ms: Math.round(performance.now() - started),
+  };
+  const touched =
+    leasesReleased +
+    deliveries +
+    attempts +
+    events +
+    rateWindows +
+    demoHits +
+    sessions +
+    idempotencyKeys +
+    alerts +
+    partitionsCreated.length +
+    partitionsDropped.length;
+  if (leasesReleased > 0)
+    deps.log.warn("expired re-check leases released (a process died mid re-check)", {
+      component: "housekeeping",
+      leases: leasesReleased,
+    });
+  deps.log[touched > 0 ? "info" : "debug"]("housekeeping run", {
+    component: "housekeeping",
+    retention_days: deps.config.retentionDays,
+    ...result,
+  });
   return result;
 }

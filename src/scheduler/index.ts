@@ -5,7 +5,12 @@
 import { Cron } from "croner";
 import type { AppDeps } from "../deps.ts";
 import { runHousekeeping, type HousekeepingOptions } from "./housekeeping.ts";
-import { createRecheckRunner, type RecheckOptions, type RecheckRunner, type RecheckStats } from "../modules/following/recheck.ts";
+import {
+  createRecheckRunner,
+  type RecheckOptions,
+  type RecheckRunner,
+  type RecheckStats,
+} from "../modules/following/recheck.ts";
 import { createDeliveryWorker, type DeliveryWorker, type WorkerOptions } from "../modules/webhooks/delivery/worker.ts";
 import { settleWithin } from "../lib/settle.ts";
 import { createAlertSender, type AlertSender, type AlertSenderOptions } from "../modules/alerts/sender.ts";
@@ -61,7 +66,9 @@ function guarded(name: string, deps: AppDeps, body: () => Promise<void>): () => 
 
 /** An overrun-protected Croner job: on `pattern` when given, else every `seconds`. */
 function every(pattern: string | undefined, seconds: number, body: () => Promise<void>): Cron {
-  return pattern ? new Cron(pattern, { protect: true }, body) : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
+  return pattern
+    ? new Cron(pattern, { protect: true }, body)
+    : new Cron("* * * * * *", { protect: true, interval: seconds }, body);
 }
 
 interface Running {
@@ -92,7 +99,11 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
       const w = createDeliveryWorker({ ...deps, ...opts.delivery });
       r.worker = w;
       await w.start();
-      return every(opts.deliveryPattern, deps.config.webhookPollSeconds, guarded("delivery", deps, () => w.poll()));
+      return every(
+        opts.deliveryPattern,
+        deps.config.webhookPollSeconds,
+        guarded("delivery", deps, () => w.poll()),
+      );
     },
   ],
   [
@@ -110,7 +121,15 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
   [
     "housekeeping",
     (deps, opts, r) =>
-      new Cron(opts.housekeepingPattern ?? "0 */10 * * * *", { protect: true }, guarded("housekeeping", deps, async () => void (await tracked(r, "housekeeping", runHousekeeping(deps, opts.housekeeping))))),
+      new Cron(
+        opts.housekeepingPattern ?? "0 */10 * * * *",
+        { protect: true },
+        guarded(
+          "housekeeping",
+          deps,
+          async () => void (await tracked(r, "housekeeping", runHousekeeping(deps, opts.housekeeping))),
+        ),
+      ),
   ],
   [
     "alerts",
@@ -118,20 +137,37 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
       if (!deps.config.smtpUrl && !opts.alerts?.transport) return undefined;
       const a = createAlertSender(deps, opts.alerts);
       r.alerts = a;
-      return every(opts.alertsPattern, 5, guarded("alerts", deps, async () => void (await a.poll())));
+      return every(
+        opts.alertsPattern,
+        5,
+        guarded("alerts", deps, async () => void (await a.poll())),
+      );
     },
   ],
   [
     "predictions",
     (deps, opts, r) =>
-      new Cron(opts.predictionsPattern ?? "0 30 3 * * *", { protect: true, timezone: "UTC" }, guarded("predictions", deps, async () => void (await tracked(r, "predictions", rebuildIfDue({ ...deps, stats: deps.services.transitStats }))))),
+      new Cron(
+        opts.predictionsPattern ?? "0 30 3 * * *",
+        { protect: true, timezone: "UTC" },
+        guarded(
+          "predictions",
+          deps,
+          async () =>
+            void (await tracked(r, "predictions", rebuildIfDue({ ...deps, stats: deps.services.transitStats }))),
+        ),
+      ),
   ],
   [
     "stalls",
     (deps, opts, r) => {
       const body = guarded("stalls", deps, async () => {
         const index = await deps.services.transitStats.get();
-        const res = await tracked(r, "stalls", markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now()));
+        const res = await tracked(
+          r,
+          "stalls",
+          markStalled(deps, (c, o, d) => index.stallThresholdS(c, o, d), deps.clock.now()),
+        );
         if (res.stalled > 0) deps.log.info("stalled shipments marked", { component: "predictions", ...res });
       });
       return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
@@ -154,7 +190,14 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
         const cron = jobs.has(name) ? await build(deps, opts, r) : undefined;
         if (cron) crons.push(cron);
       }
-      deps.log.info("scheduler started", { component: "scheduler", jobs: [...jobs], owner: r.runner?.owner, lease_ms: r.runner?.leaseMs, recheck_interval_s: deps.config.recheckIntervalSeconds, retention_days: deps.config.retentionDays });
+      deps.log.info("scheduler started", {
+        component: "scheduler",
+        jobs: [...jobs],
+        owner: r.runner?.owner,
+        lease_ms: r.runner?.leaseMs,
+        recheck_interval_s: deps.config.recheckIntervalSeconds,
+        retention_days: deps.config.retentionDays,
+      });
     },
     async stop(o = {}) {
       const timeout = o.timeout ?? 10_000;
@@ -165,7 +208,11 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       await Promise.all([r.runner?.stop({ timeout }), r.worker?.stop({ timeout }), r.alerts?.stop({ timeout })]);
       Object.assign(r, { runner: undefined, worker: undefined, alerts: undefined });
       if (r.housekeeping) await settleWithin(r.housekeeping, deadline - Date.now());
-      if (r.predictions || r.stalls) await settleWithin([r.predictions, r.stalls].filter((p) => p !== undefined), deadline - Date.now());
+      if (r.predictions || r.stalls)
+        await settleWithin(
+          [r.predictions, r.stalls].filter((p) => p !== undefined),
+          deadline - Date.now(),
+        );
     },
   };
 }

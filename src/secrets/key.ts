@@ -29,7 +29,10 @@ function decode(value: string, variable: string): Uint8Array {
  * @throws ConfigError for a malformed key, or `DATABASE_URL` without `SECRETS_KEY` or `SECRETS_KEY_GENERATE=single-node`
  */
 export function loadSecretsKey(
-  config: Pick<Config, "secretsKey" | "secretsKeyPrevious" | "dataDir" | "databaseUrl" | "secretsKeyGenerateSingleNode">,
+  config: Pick<
+    Config,
+    "secretsKey" | "secretsKeyPrevious" | "dataDir" | "databaseUrl" | "secretsKeyGenerateSingleNode"
+  >,
 ): { key: SecretsKey; generated: boolean } {
   const previous = config.secretsKeyPrevious ? decode(config.secretsKeyPrevious, "SECRETS_KEY_PREVIOUS") : undefined;
   const withPrevious = (k: Uint8Array): SecretsKey => (previous ? Object.assign(k, { previous }) : k);
@@ -41,7 +44,8 @@ export function loadSecretsKey(
     );
   const dir = resolve(config.dataDir);
   const file = join(dir, "secrets.key");
-  if (existsSync(file)) return { key: withPrevious(decode(readFileSync(file, "utf8").trim(), "DATA_DIR/secrets.key")), generated: true };
+  if (existsSync(file))
+    return { key: withPrevious(decode(readFileSync(file, "utf8").trim(), "DATA_DIR/secrets.key")), generated: true };
   mkdirSync(dir, { recursive: true });
   const key = randomBytes(32);
   writeFileSync(file, key.toString("base64url"), { mode: 0o600 });
@@ -62,7 +66,9 @@ export async function verifySecretsKey(db: Db, key: SecretsKey): Promise<"stored
   const mine = keyCheckValue(key);
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${KEY_CHECK_LOCK})`);
-    const [row] = (await tx.execute(sql`select value from service_settings where name = ${KEY_CHECK_SETTING}`)) as unknown as { value: string }[];
+    const [row] = (await tx.execute(
+      sql`select value from service_settings where name = ${KEY_CHECK_SETTING}`,
+    )) as unknown as { value: string }[];
     if (row) {
       if (row.value === mine) return "current";
       if (key.previous && row.value === keyCheckValue(key.previous)) return "previous";

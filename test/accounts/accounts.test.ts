@@ -88,7 +88,9 @@ describe("quota reservation", () => {
     // A second, independent pool stands in for a second replica.
     const other = connect(ctx.tdb.url, { max: 10 });
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => quotaLeasesFor(i % 2 ? ctx.tdb.db : other.db).reserve(a.id, 100, now)));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => quotaLeasesFor(i % 2 ? ctx.tdb.db : other.db).reserve(a.id, 100, now)),
+      );
       expect(results.filter((r) => r.ok)).toHaveLength(5);
       expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(100);
     } finally {

@@ -5,7 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { AuthCache, REFRESH_BATCH_MS, AUTH_CACHE_TTL_MS, type CachedAuth } from "../../src/modules/accounts/auth-cache.ts";
+import {
+  AuthCache,
+  REFRESH_BATCH_MS,
+  AUTH_CACHE_TTL_MS,
+  type CachedAuth,
+} from "../../src/modules/accounts/auth-cache.ts";
 import { keyUseFor } from "../helpers/services.ts";
 import { listApiKeys } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -32,7 +37,10 @@ function newCache(load: ConstructorParameters<typeof AuthCache>[1]) {
   return cache;
 }
 
-const auth = (n: number): CachedAuth => ({ keyId: `key_${n}`, account: { id: `acc_${n}`, email: `${n}@example.com`, plan: "free", status: "active" } });
+const auth = (n: number): CachedAuth => ({
+  keyId: `key_${n}`,
+  account: { id: `acc_${n}`, email: `${n}@example.com`, plan: "free", status: "active" },
+});
 
 /** A loader answering from `live` (hash → account), recording each call's hashes. */
 function loader(live: Map<string, CachedAuth>) {
@@ -66,10 +74,12 @@ describe("key cache batches", () => {
     const { calls, load } = loader(live);
     const cache = newCache(load);
     // Cached once this pool's LISTEN is up (entries are stored only then).
-    expect(await eventually(async () => {
-      await Promise.all([...live.keys()].map((h) => cache.authenticate(h)));
-      return cache.peek("reload-a") !== undefined && cache.peek("reload-b") !== undefined;
-    })).toBe(true);
+    expect(
+      await eventually(async () => {
+        await Promise.all([...live.keys()].map((h) => cache.authenticate(h)));
+        return cache.peek("reload-a") !== undefined && cache.peek("reload-b") !== undefined;
+      }),
+    ).toBe(true);
     const before = calls.length;
     live.delete("reload-b"); // revoked behind the cache's back (no notification)
     const later = Date.now() + AUTH_CACHE_TTL_MS / 2 + 100;
@@ -87,7 +97,11 @@ describe("key cache batches", () => {
     const live = new Map([["stop-a", auth(200)]]);
     const { calls, load } = loader(live);
     const cache = newCache(load);
-    expect(await eventually(async () => (await cache.authenticate("stop-a")) !== undefined && cache.peek("stop-a") !== undefined)).toBe(true);
+    expect(
+      await eventually(
+        async () => (await cache.authenticate("stop-a")) !== undefined && cache.peek("stop-a") !== undefined,
+      ),
+    ).toBe(true);
     cache.stop();
     expect(cache.peek("stop-a")).toBeUndefined();
     const before = calls.length;

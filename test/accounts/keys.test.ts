@@ -11,7 +11,9 @@ describe("API key hashing", () => {
       expect(hashApiKey(key)).toBe(createHash("sha256").update(key).digest("hex"));
     }
     // A fixed vector, so a change of algorithm or encoding cannot pass by agreeing with itself.
-    expect(hashApiKey("ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).toBe(createHash("sha256").update("ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").digest("hex"));
+    expect(hashApiKey("ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).toBe(
+      createHash("sha256").update("ctk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").digest("hex"),
+    );
     expect(hashApiKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   });
 });

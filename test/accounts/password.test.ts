@@ -70,10 +70,22 @@ describe("the operator CLI", () => {
   afterAll(() => tdb.drop());
 
   test("create-account --password hashes with PASSWORD_HASH_MEMORY_KIB from its environment", async () => {
-    const p = Bun.spawnSync(["bun", "run", "src/cli/admin.ts", "create-account", "--email", "kib@example.com", "--password", "sharma-is-my-surname"], {
-      cwd: join(import.meta.dir, "../.."),
-      env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: "silent", PASSWORD_HASH_MEMORY_KIB: "22528" },
-    });
+    const p = Bun.spawnSync(
+      [
+        "bun",
+        "run",
+        "src/cli/admin.ts",
+        "create-account",
+        "--email",
+        "kib@example.com",
+        "--password",
+        "sharma-is-my-surname",
+      ],
+      {
+        cwd: join(import.meta.dir, "../.."),
+        env: { ...process.env, DATABASE_URL: tdb.url, LOG_LEVEL: "silent", PASSWORD_HASH_MEMORY_KIB: "22528" },
+      },
+    );
     expect(p.exitCode).toBe(0);
     const [row] = await tdb.sql`select password_hash from accounts where email = 'kib@example.com'`;
     expect(memoryOf(row!.password_hash)).toBe(22_528);

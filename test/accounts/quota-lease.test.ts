@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { dayOf, usageByDay } from "../../src/modules/accounts/quota-days.ts";
-import { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, LEASE_MAX } from "../../src/modules/accounts/quota-lease.ts";
+import {
+  idlePeriodMs,
+  LEASE_IDLE_GAPS,
+  LEASE_IDLE_MAX_MS,
+  LEASE_IDLE_MS,
+  LEASE_MAX,
+} from "../../src/modules/accounts/quota-lease.ts";
 import { quotaLeasesFor } from "../helpers/services.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -31,7 +37,9 @@ async function withReplicas<T>(fn: (pools: ReturnType<typeof connect>["db"][]) =
 
 /** The account's `usage_daily` rows of the month of `ms`, summed. */
 async function daysSum(accountId: string, ms: number): Promise<number> {
-  const [r] = await ctx.tdb.sql<{ n: number }[]>`select coalesce(sum(used), 0)::int as n from usage_daily where account_id = ${accountId} and to_char(day, 'YYYY-MM') = ${periodOf(ms)}`;
+  const [r] = await ctx.tdb.sql<
+    { n: number }[]
+  >`select coalesce(sum(used), 0)::int as n from usage_daily where account_id = ${accountId} and to_char(day, 'YYYY-MM') = ${periodOf(ms)}`;
   return r!.n;
 }
 
@@ -97,7 +105,9 @@ describe("quota blocks", () => {
     const a = await ctx.account("pro");
     const now = ctx.clock.now();
     await setUsage(ctx.tdb.db, a.id, 50_000 - 300, now);
-    const results = await withReplicas((pools) => Promise.all(Array.from({ length: 600 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 50_000, now))));
+    const results = await withReplicas((pools) =>
+      Promise.all(Array.from({ length: 600 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 50_000, now))),
+    );
     const ok = results.filter((r) => r.ok);
     expect(ok).toHaveLength(300);
     expect(new Set(ok.map((r) => r.used)).size).toBe(300);
@@ -130,7 +140,12 @@ describe("quota blocks", () => {
     const a = await ctx.account("free");
     const now = ctx.clock.now();
     await setUsage(ctx.tdb.db, a.id, 100, now);
-    expect(await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, now)).toEqual({ ok: false, used: 100, period: "2026-11", day: new Date(now).toISOString().slice(0, 10) });
+    expect(await quotaLeasesFor(ctx.tdb.db).reserve(a.id, 100, now)).toEqual({
+      ok: false,
+      used: 100,
+      period: "2026-11",
+      day: new Date(now).toISOString().slice(0, 10),
+    });
   });
 
   test("blocks across replicas never overlap and never pass the quota; what they did not use goes back", async () => {
@@ -138,7 +153,9 @@ describe("quota blocks", () => {
     const now = ctx.clock.now();
     await setUsage(ctx.tdb.db, a.id, 500_000 - 3_000, now);
     const results = await withReplicas(async (pools) => {
-      const all = await Promise.all(Array.from({ length: 4_500 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 500_000, now)));
+      const all = await Promise.all(
+        Array.from({ length: 4_500 }, (_, i) => quotaLeasesFor(pools[i % 3]!).reserve(a.id, 500_000, now)),
+      );
       await Promise.all(pools.map((p) => quotaLeasesFor(p).returnAll()));
       return all;
     });
@@ -338,7 +355,11 @@ describe("usage by day", () => {
     });
     const byDay = (await usageByDay(ctx.tdb.db, a.id, day4)).filter((d) => d.used !== 0);
     // Nov 3: 5 from A, 1 from B, 1 late unit of A's block, 1 given back. Nov 4: 1. Nov 6: the 3 follows.
-    expect(byDay).toEqual([{ day: "2026-11-03", used: 6 }, { day: "2026-11-04", used: 1 }, { day: "2026-11-06", used: 3 }]);
+    expect(byDay).toEqual([
+      { day: "2026-11-03", used: 6 },
+      { day: "2026-11-04", used: 1 },
+      { day: "2026-11-06", used: 3 },
+    ]);
     expect(await usedThisMonth(ctx.tdb.db, a.id, day4)).toBe(10);
     expect(await daysSum(a.id, day4)).toBe(10);
     // A correction (operator CLI) lands on today's row: the days still sum to the month.

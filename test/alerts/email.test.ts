@@ -49,7 +49,11 @@ const rowsOf = (accountId: string) => ctx.tdb.db.select().from(alerts).where(eq(
 describe("alert emails", () => {
   test("a webhook deactivated after 20 failed deliveries: exactly one email, with its last errors and the reactivation link", async () => {
     const acc = await ctx.account("business");
-    const [res, body] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: "https://intranet.test/hook", events: ["tracking.updated"], mode: "live" }) });
+    const [res, body] = await ctx.call("/v1/webhooks", {
+      key: acc.key,
+      method: "POST",
+      body: JSON.stringify({ url: "https://intranet.test/hook", events: ["tracking.updated"], mode: "live" }),
+    });
     expect(res.status).toBe(201);
     const id = body.data.id as string;
     const shp = await shipment(ctx.tdb.db, [acc.id]);
@@ -67,7 +71,9 @@ describe("alert emails", () => {
     expect(mails[0]!.subject).toBe(`Webhook ${id} was deactivated`);
     expect(mails[0]!.text).toContain("address_blocked");
     expect(mails[0]!.text).toContain(`${ctx.config.publicBaseUrl}/dashboard/webhooks/${id}`);
-    expect((await rowsOf(acc.id)).map((r) => [r.kind, r.state, r.recipient])).toEqual([["webhook_deactivated", "sent", acc.email]]);
+    expect((await rowsOf(acc.id)).map((r) => [r.kind, r.state, r.recipient])).toEqual([
+      ["webhook_deactivated", "sent", acc.email],
+    ]);
   });
 
   test("the 80 % and 100 % quota marks: one email each, even when units go back and are counted again", async () => {
@@ -98,15 +104,24 @@ describe("alert emails", () => {
 
   test("a bulk follow that crosses 80 % queues the alert in its own transaction", async () => {
     const acc = await ctx.account("free");
-    const items = Array.from({ length: 85 }, (_, i) => ({ courier: "delhivery", tracking_number: String(4_200_000_000_000 + i) }));
-    const [res] = await ctx.call("/v1/shipments", { key: acc.key, method: "POST", body: JSON.stringify({ shipments: items }) });
+    const items = Array.from({ length: 85 }, (_, i) => ({
+      courier: "delhivery",
+      tracking_number: String(4_200_000_000_000 + i),
+    }));
+    const [res] = await ctx.call("/v1/shipments", {
+      key: acc.key,
+      method: "POST",
+      body: JSON.stringify({ shipments: items }),
+    });
     expect(res.status).toBe(202);
     expect((await rowsOf(acc.id)).map((r) => r.kind)).toEqual(["quota_80"]);
   });
 
   test("a kind turned off is not emailed (recorded as skipped); the others go to the chosen address", async () => {
     const acc = await ctx.account("free");
-    await ctx.tdb.db.insert(alertSettings).values({ accountId: acc.id, email: "ops@example.com", disabledKinds: ["api_key_created"] });
+    await ctx.tdb.db
+      .insert(alertSettings)
+      .values({ accountId: acc.id, email: "ops@example.com", disabledKinds: ["api_key_created"] });
     await createApiKey(ctx.tdb.db, acc.id, "ci");
     const [res] = await ctx.call("/v1/webhooks/rotate-secret", { key: acc.key, method: "POST" });
     expect(res.status).toBe(200);
@@ -114,12 +129,20 @@ describe("alert emails", () => {
     expect(mailsTo(acc.email)).toHaveLength(0);
     expect(mailsTo("ops@example.com").map((m) => m.subject)).toEqual(["Webhook signing secret rotated"]);
     const rows = await rowsOf(acc.id);
-    expect(rows.map((r) => [r.kind, r.state]).sort()).toEqual([["api_key_created", "skipped"], ["secret_rotated", "sent"]]);
+    expect(rows.map((r) => [r.kind, r.state]).sort()).toEqual([
+      ["api_key_created", "skipped"],
+      ["secret_rotated", "sent"],
+    ]);
   });
 
   test("at least once, never twice: a dead worker's claim is sent by the next one; a cause queued again is no new alert", async () => {
     const acc = await ctx.account("free");
-    const alert = { accountId: acc.id, kind: "api_key_created" as const, dedupeKey: "key_dead", details: { name: "x", prefix: "ctk_x" } };
+    const alert = {
+      accountId: acc.id,
+      kind: "api_key_created" as const,
+      dedupeKey: "key_dead",
+      details: { name: "x", prefix: "ctk_x" },
+    };
     await recordAlert(ctx.tdb.db, alert);
     await recordAlert(ctx.tdb.db, alert);
     // A worker claims it and dies before sending: the claim hides it until its lease ends.
@@ -159,7 +182,10 @@ describe("alert emails", () => {
 
   test("the worker's scheduler sends over smtps with a private CA (SMTP_CA_FILE); the password never reaches a row", async () => {
     const tls = await startSmtp({ secure: true });
-    const env = await webhookEnv({ SMTP_URL: tls.url, SMTP_CA_FILE: (await import("../webhooks/receiver.ts").then((m) => m.testCert())).caFile });
+    const env = await webhookEnv({
+      SMTP_URL: tls.url,
+      SMTP_CA_FILE: (await import("../webhooks/receiver.ts").then((m) => m.testCert())).caFile,
+    });
     const other = await testContext(env);
     const scheduler = createScheduler(other.deps, { jobs: ["alerts"], alertsPattern: "* * * * * *" });
     try {
@@ -183,22 +209,42 @@ describe("alert emails", () => {
     const now = Date.now();
     const day = 86_400_000;
     const seed = async (kind: string, key: string, state: string, ageDays: number) =>
-      ctx.tdb.sql`insert into alerts (account_id, kind, dedupe_key, state, created_at) values (${acc.id}, ${kind}, ${key}, ${state}, ${new Date(now - ageDays * day).toISOString()})`;
+      ctx.tdb
+        .sql`insert into alerts (account_id, kind, dedupe_key, state, created_at) values (${acc.id}, ${kind}, ${key}, ${state}, ${new Date(now - ageDays * day).toISOString()})`;
     await seed("api_key_created", "old-sent", "sent", 31);
     await seed("api_key_created", "old-pending", "pending", 31);
     await seed("api_key_created", "young-sent", "sent", 29);
     await seed("quota_80", "old-month", "sent", 40);
     await seed("quota_100", "older-month", "sent", 63);
-    expect(await pruneAlerts(ctx.tdb.db, now - 30 * day, now, { batchSize: 1, maxBatches: 100 })).toBeGreaterThanOrEqual(2);
+    expect(
+      await pruneAlerts(ctx.tdb.db, now - 30 * day, now, { batchSize: 1, maxBatches: 100 }),
+    ).toBeGreaterThanOrEqual(2);
     expect((await rowsOf(acc.id)).map((r) => r.dedupeKey).sort()).toEqual(["old-month", "old-pending", "young-sent"]);
   });
 });
 
 describe("alert text", () => {
   test("an owner's text with line breaks never makes a header line; the webhook email names only the host", () => {
-    const m = composeAlert({ id: 1, kind: "api_key_created", details: { name: "ci\r\nBcc: victim@example.com", prefix: "ctk_x" }, createdAt: new Date() }, "https://api.example.com");
+    const m = composeAlert(
+      {
+        id: 1,
+        kind: "api_key_created",
+        details: { name: "ci\r\nBcc: victim@example.com", prefix: "ctk_x" },
+        createdAt: new Date(),
+      },
+      "https://api.example.com",
+    );
     expect(m.subject).toBe("API key created: ci Bcc: victim@example.com");
-    const w = composeAlert({ id: 2, kind: "webhook_deactivated", details: { webhook_id: "wh_1", url: "https://hooks.example.com/p?token=abc" }, createdAt: new Date(), lastErrors: [] }, "https://api.example.com");
+    const w = composeAlert(
+      {
+        id: 2,
+        kind: "webhook_deactivated",
+        details: { webhook_id: "wh_1", url: "https://hooks.example.com/p?token=abc" },
+        createdAt: new Date(),
+        lastErrors: [],
+      },
+      "https://api.example.com",
+    );
     expect(w.text).toContain("(hooks.example.com)");
     expect(w.text).not.toContain("token=abc");
   });

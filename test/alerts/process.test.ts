@@ -36,12 +36,22 @@ test("a worker with SMTP_URL emails a queued alert; a refused login is retried a
   const wrong = `wrong-pass-${randomBytes(6).toString("hex")}`;
   try {
     // A URL without a host: a configuration error that names SMTP_URL and not the password.
-    const bad = services.spawn({ DATABASE_URL: services.db().url, SECRETS_KEY, ROLE: "worker", SMTP_URL: `smtp://alerts:${wrong}@` });
+    const bad = services.spawn({
+      DATABASE_URL: services.db().url,
+      SECRETS_KEY,
+      ROLE: "worker",
+      SMTP_URL: `smtp://alerts:${wrong}@`,
+    });
     expect(await bad.exited).toBe(1);
     expect(bad.stdout() + bad.stderr()).toContain("SMTP_URL");
 
     await queueAlert(`owner-${randomBytes(4).toString("hex")}@example.com`);
-    const refused = services.spawn({ DATABASE_URL: services.db().url, SECRETS_KEY, ROLE: "worker", SMTP_URL: smtp.url.replace("right-pass-7c1e", wrong) });
+    const refused = services.spawn({
+      DATABASE_URL: services.db().url,
+      SECRETS_KEY,
+      ROLE: "worker",
+      SMTP_URL: smtp.url.replace("right-pass-7c1e", wrong),
+    });
     const line = await refused.waitForLine((l) => l.msg === "alert email not sent", 30_000);
     expect(line.error).toContain("Invalid");
     refused.kill("SIGTERM");

@@ -11,10 +11,16 @@ const ROOT = join(import.meta.dir, "..", "..");
 const SELF = relative(ROOT, import.meta.path);
 
 /** What an outside citation looks like. */
-export const OUTSIDE_CITATION = /CONTRACT(\.md| ?§| sections?| \d)|\bissues? \d+|\bSTYLE( habit| \d|\)|\.md)|\.{2}\/shared\//i;
+export const OUTSIDE_CITATION =
+  /CONTRACT(\.md| ?§| sections?| \d)|\bissues? \d+|\bSTYLE( habit| \d|\)|\.md)|\.{2}\/shared\//i;
 
 test("no file cites an issue, CONTRACT, STYLE or a sibling shared folder", () => {
-  const files = ["README.md", ...["src", "test", "bench", "scripts", "docs"].flatMap((dir) => [...new Bun.Glob(`${dir}/**/*.{ts,md,sh}`).scanSync({ cwd: ROOT })])];
+  const files = [
+    "README.md",
+    ...["src", "test", "bench", "scripts", "docs"].flatMap((dir) => [
+      ...new Bun.Glob(`${dir}/**/*.{ts,md,sh}`).scanSync({ cwd: ROOT }),
+    ]),
+  ];
   expect(files.length).toBeGreaterThan(100);
   const leaks = files
     .filter((f) => f !== SELF)
@@ -28,7 +34,16 @@ test("no file cites an issue, CONTRACT, STYLE or a sibling shared folder", () =>
 });
 
 test("the pattern catches each kind of outside citation and passes the spec's own sections", () => {
-  for (const line of ["(CONTRACT 6)", "see CONTRACT.md", "Issue 4 item 2", "issues 11", "(STYLE habit 7)", "shape (STYLE)", `${".."}/shared/spec/x.txt`])
+  for (const line of [
+    "(CONTRACT 6)",
+    "see CONTRACT.md",
+    "Issue 4 item 2",
+    "issues 11",
+    "(STYLE habit 7)",
+    "shape (STYLE)",
+    `${".."}/shared/spec/x.txt`,
+  ])
     expect(OUTSIDE_CITATION.test(line), line).toBe(true);
-  for (const line of ["(spec: Events)", "spec-map Decisions: Re-checks", "a style of its own", "tissue 4"]) expect(OUTSIDE_CITATION.test(line), line).toBe(false);
+  for (const line of ["(spec: Events)", "spec-map Decisions: Re-checks", "a style of its own", "tissue 4"])
+    expect(OUTSIDE_CITATION.test(line), line).toBe(false);
 });

@@ -41,7 +41,8 @@ describe("comment budget", () => {
   });
 
   test("comment markers in strings, templates and regexes are code; a trailing comment leaves its line code", () => {
-    const text = 'const a = "// no";\nconst b = `/* no */`;\nconst c = /\\/\\/ no/;\nconst d = 1; // trailing\n/* one\n   two */\n';
+    const text =
+      'const a = "// no";\nconst b = `/* no */`;\nconst c = /\\/\\/ no/;\nconst d = 1; // trailing\n/* one\n   two */\n';
     expect(countText(text)).toEqual({ comments: 2, code: 6, header: 0 });
     expect(countText("#!/usr/bin/env bun\n// head\n// more\n\nimport x from 'y';\n// not header\n").header).toBe(2);
   });

@@ -5,7 +5,17 @@
  */
 import { describe, expect, test } from "bun:test";
 import { fileCycles } from "../../scripts/file-cycles.ts";
-import { findKnots, folderLoopProblems, folderOf, layerViolations, readImportGraph, toFolderGraph, type AllowedEdge, type Graph, type LayerRule } from "../../scripts/import-graph.ts";
+import {
+  findKnots,
+  folderLoopProblems,
+  folderOf,
+  layerViolations,
+  readImportGraph,
+  toFolderGraph,
+  type AllowedEdge,
+  type Graph,
+  type LayerRule,
+} from "../../scripts/import-graph.ts";
 
 /**
  * Folder edges that still close a loop because the files that make them are being changed by other work. Each names
@@ -19,8 +29,18 @@ const TWIN_FILE = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin\.ts$/;
 
 /** Who may import whom, beyond "no loops". */
 const RULES: readonly LayerRule[] = [
-  { from: "src/domain/", to: "src/", allowTo: "src/domain/", why: "the domain vocabulary imports nothing of the modules" },
-  { from: "src/lib/", to: "src/", allowTo: "src/lib/", why: "lib holds generic helpers that import nothing of the app" },
+  {
+    from: "src/domain/",
+    to: "src/",
+    allowTo: "src/domain/",
+    why: "the domain vocabulary imports nothing of the modules",
+  },
+  {
+    from: "src/lib/",
+    to: "src/",
+    allowTo: "src/lib/",
+    why: "lib holds generic helpers that import nothing of the app",
+  },
   { from: "src/db/", to: "src/modules/", why: "the schema uses domain types, never a module's" },
   {
     from: "src/modules/",
@@ -28,12 +48,30 @@ const RULES: readonly LayerRule[] = [
     allowFrom: TWIN_FILE,
     why: "modules know nothing of the simulator; it registers itself through CourierSimulator",
   },
-  { from: "src/", to: TWIN_FILE, allowFrom: "src/sandbox/", why: "a courier's twin is simulator code: only the simulator loads it (src/sandbox/twins.ts)" },
+  {
+    from: "src/",
+    to: TWIN_FILE,
+    allowFrom: "src/sandbox/",
+    why: "a courier's twin is simulator code: only the simulator loads it (src/sandbox/twins.ts)",
+  },
   { from: "src/domain/", to: "src/sandbox/", why: "the domain knows nothing of the simulator" },
-  { from: "src/", to: "src/app.ts", allowFrom: "src/main.ts", why: "only main.ts composes the app; dependency types live in src/deps.ts and src/core-deps.ts" },
+  {
+    from: "src/",
+    to: "src/app.ts",
+    allowFrom: "src/main.ts",
+    why: "only main.ts composes the app; dependency types live in src/deps.ts and src/core-deps.ts",
+  },
   { from: "src/", to: "src/main.ts", why: "main.ts is the entry point, imported by nobody" },
-  { from: "src/modules/", to: "src/openapi/", why: "the OpenAPI document reads every module's schemas; a module that needs it (postman) is handed it by the composition" },
-  { from: "src/http/", to: "src/openapi/", why: "src/http holds the plugins the modules use; the document is assembled above them" },
+  {
+    from: "src/modules/",
+    to: "src/openapi/",
+    why: "the OpenAPI document reads every module's schemas; a module that needs it (postman) is handed it by the composition",
+  },
+  {
+    from: "src/http/",
+    to: "src/openapi/",
+    why: "src/http holds the plugins the modules use; the document is assembled above them",
+  },
 ];
 
 const graph = readImportGraph("src");
@@ -50,12 +88,16 @@ describe("the import graph of src/", () => {
   test("a courier folder imports no other courier's folder, and every courier folder has its adapter, wire schema and twin", () => {
     const carrierOf = (file: string) => /^src\/modules\/couriers\/carriers\/([a-z0-9]+)\//.exec(file)?.[1];
     const crossings = [...graph].flatMap(([from, targets]) =>
-      [...targets].filter((to) => carrierOf(from) && carrierOf(to) && carrierOf(from) !== carrierOf(to)).map((to) => `${from} -> ${to}`),
+      [...targets]
+        .filter((to) => carrierOf(from) && carrierOf(to) && carrierOf(from) !== carrierOf(to))
+        .map((to) => `${from} -> ${to}`),
     );
     expect(crossings).toEqual([]);
     const carriers = new Set([...graph.keys()].map(carrierOf).filter((c) => c !== undefined));
     expect(carriers.size).toBeGreaterThanOrEqual(10);
-    for (const c of carriers) for (const f of ["adapter.ts", "wire.ts", "twin.ts"]) expect(graph.has(`src/modules/couriers/carriers/${c}/${f}`)).toBe(true);
+    for (const c of carriers)
+      for (const f of ["adapter.ts", "wire.ts", "twin.ts"])
+        expect(graph.has(`src/modules/couriers/carriers/${c}/${f}`)).toBe(true);
   });
 
   test("no loop between files (the graph reader, and madge independently)", async () => {
@@ -97,7 +139,9 @@ describe("the checks fail on a loop", () => {
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain("folder loop src/modules/a <-> src/modules/b");
     expect(problems[0]).toContain("src/modules/b/y.ts -> src/modules/a/z.ts");
-    expect(folderLoopProblems(toFolderGraph(synthetic), [{ edge: "src/modules/b -> src/modules/a", why: "test" }])).toEqual([]);
+    expect(
+      folderLoopProblems(toFolderGraph(synthetic), [{ edge: "src/modules/b -> src/modules/a", why: "test" }]),
+    ).toEqual([]);
   });
 
   test("a loop through three folders, and a second loop beside an allowlisted one, are both caught", () => {
@@ -113,7 +157,9 @@ describe("the checks fail on a loop", () => {
       ["src/modules/b/y.ts", "src/modules/c/w.ts"],
       ["src/modules/c/w.ts", "src/modules/b/v.ts"],
     ]);
-    const problems = folderLoopProblems(toFolderGraph(beside), [{ edge: "src/modules/a -> src/modules/b", why: "test" }]);
+    const problems = folderLoopProblems(toFolderGraph(beside), [
+      { edge: "src/modules/a -> src/modules/b", why: "test" },
+    ]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain("folder loop src/modules/b <-> src/modules/c");
   });
@@ -132,9 +178,15 @@ describe("the checks fail on a loop", () => {
     const injected: Graph = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
     injected.get("src/modules/couriers/registry.ts")!.add("src/sandbox/server.ts");
     const problems = folderLoopProblems(toFolderGraph(injected), ALLOWLIST);
-    const loop = (p: string) => p.includes("src/modules/couriers <-> src/sandbox/server.ts") || p.includes("src/sandbox/server.ts <-> src/modules/couriers");
-    expect(problems.some((p) => loop(p) && p.includes("src/modules/couriers/registry.ts -> src/sandbox/server.ts"))).toBe(true);
-    expect(layerViolations(injected, RULES)).toEqual([`src/modules/couriers/registry.ts -> src/sandbox/server.ts (${RULES[3]!.why})`]);
+    const loop = (p: string) =>
+      p.includes("src/modules/couriers <-> src/sandbox/server.ts") ||
+      p.includes("src/sandbox/server.ts <-> src/modules/couriers");
+    expect(
+      problems.some((p) => loop(p) && p.includes("src/modules/couriers/registry.ts -> src/sandbox/server.ts")),
+    ).toBe(true);
+    expect(layerViolations(injected, RULES)).toEqual([
+      `src/modules/couriers/registry.ts -> src/sandbox/server.ts (${RULES[3]!.why})`,
+    ]);
   });
 
   test("a courier's twin may use the simulator's contract; its adapter may not, and nothing but the simulator loads a twin", () => {

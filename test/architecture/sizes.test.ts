@@ -27,8 +27,14 @@ describe("sizes of src/", () => {
     const dir = mkdtempSync(join(tmpdir(), "ct-sizes-"));
     try {
       const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i};`).join("\n");
-      writeFileSync(join(dir, "long.ts"), `export const f = () => {\n${body(MAX_FUNCTION_LINES)}\n};\n` + "\n".repeat(MAX_FILE_LINES));
-      writeFileSync(join(dir, "method.ts"), `export class C {\n  m(): void {\n${body(MAX_FUNCTION_LINES - 1)}\n  }\n}\n`);
+      writeFileSync(
+        join(dir, "long.ts"),
+        `export const f = () => {\n${body(MAX_FUNCTION_LINES)}\n};\n` + "\n".repeat(MAX_FILE_LINES),
+      );
+      writeFileSync(
+        join(dir, "method.ts"),
+        `export class C {\n  m(): void {\n${body(MAX_FUNCTION_LINES - 1)}\n  }\n}\n`,
+      );
       writeFileSync(join(dir, "short.ts"), `export function g() {\n${body(MAX_FUNCTION_LINES - 2)}\n}\n`);
       expect(findBreaches(dir).map(keyOf).sort()).toEqual(["long.ts: f", "long.ts: file", "method.ts: m"]);
     } finally {

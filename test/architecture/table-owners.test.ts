@@ -48,7 +48,7 @@ describe("table owners", () => {
     expect(ownerProblems(findTableWriters(root), OWNERS, tables)).toEqual([]);
   });
 
-  test("docs/spec-map.md lists the same owners (section \"Table owners\")", () => {
+  test('docs/spec-map.md lists the same owners (section "Table owners")', () => {
     const doc = readFileSync(join(root, "docs", "spec-map.md"), "utf8");
     const section = doc.slice(doc.indexOf("## Table owners"));
     const end = section.indexOf("\n## ", 3);
@@ -65,19 +65,37 @@ describe("the check fails on a second writer", () => {
     expect(tables).toEqual(new Set(["parcels", "parcel_notes"]));
     const writers = findTableWriters(fixture);
     expect([...writers].map(([t, by]) => [t, Object.fromEntries(by)])).toEqual([
-      ["parcels", { "src/modules/owner": ["src/modules/owner/write.ts:8"], "src/modules/intruder": ["src/modules/intruder/write.ts:5"] }],
+      [
+        "parcels",
+        {
+          "src/modules/owner": ["src/modules/owner/write.ts:8"],
+          "src/modules/intruder": ["src/modules/intruder/write.ts:5"],
+        },
+      ],
       ["parcel_notes", { "src/modules/owner": ["src/modules/owner/write.ts:9", "src/modules/owner/write.ts:13"] }],
     ]);
   });
 
   test("a second writer is reported with where it writes", () => {
-    expect(ownerProblems(findTableWriters(fixture), { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" }, tables)).toEqual([
+    expect(
+      ownerProblems(
+        findTableWriters(fixture),
+        { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" },
+        tables,
+      ),
+    ).toEqual([
       "parcels: written by src/modules/intruder (src/modules/intruder/write.ts:5), owner is src/modules/owner",
     ]);
   });
 
   test("a table without an owner, an owner that writes nothing and an unknown table are reported", () => {
-    expect(ownerProblems(findTableWriters(fixture), { parcels: "src/modules/intruder", ghosts: "src/modules/owner" }, tables)).toEqual([
+    expect(
+      ownerProblems(
+        findTableWriters(fixture),
+        { parcels: "src/modules/intruder", ghosts: "src/modules/owner" },
+        tables,
+      ),
+    ).toEqual([
       "parcel_notes: in the schema but has no declared owner",
       "ghosts: declared owner src/modules/owner, but no such table in the schema",
       "parcel_notes: written by src/modules/owner (src/modules/owner/write.ts:9, src/modules/owner/write.ts:13), owner is undeclared",
@@ -101,20 +119,30 @@ describe("the check sees writes through a namespace import and through aliases",
   /** table → folder → places, sorted, for a comparison that does not depend on the order files are read in. */
   const byKey = <V>(m: Map<string, V>) => [...m].sort(([a], [b]) => a.localeCompare(b));
   const sorted = (w: ReturnType<typeof findTableWriters>) =>
-    Object.fromEntries(byKey(w).map(([t, by]) => [t, Object.fromEntries(byKey(by).map(([f, at]) => [f, [...at].sort()]))]));
+    Object.fromEntries(
+      byKey(w).map(([t, by]) => [t, Object.fromEntries(byKey(by).map(([f, at]) => [f, [...at].sort()]))]),
+    );
 
   test("a renamed re-export in the schema names the same table", () => {
-    expect(Object.fromEntries(readSchemaTables(fixture))).toEqual({ parcels: "parcels", parcelNotes: "parcel_notes", boxes: "parcels" });
+    expect(Object.fromEntries(readSchemaTables(fixture))).toEqual({
+      parcels: "parcels",
+      parcelNotes: "parcel_notes",
+      boxes: "parcels",
+    });
   });
 
-  test("schema.t, schema[\"t\"], renamed imports and re-exports, local and destructured aliases are writes; reads through them are not", () => {
+  test('schema.t, schema["t"], renamed imports and re-exports, local and destructured aliases are writes; reads through them are not', () => {
     expect(sorted(findTableWriters(fixture))).toEqual({
       parcel_notes: {
-        "src/modules/intruder": ["aliased.ts:15", "aliased.ts:9", "namespace.ts:8"].map((f) => `src/modules/intruder/${f}`),
+        "src/modules/intruder": ["aliased.ts:15", "aliased.ts:9", "namespace.ts:8"].map(
+          (f) => `src/modules/intruder/${f}`,
+        ),
         "src/modules/owner": ["src/modules/owner/write.ts:8"],
       },
       parcels: {
-        "src/modules/intruder": ["aliased.ts:10", "aliased.ts:13", "namespace.ts:7", "namespace.ts:9"].map((f) => `src/modules/intruder/${f}`),
+        "src/modules/intruder": ["aliased.ts:10", "aliased.ts:13", "namespace.ts:7", "namespace.ts:9"].map(
+          (f) => `src/modules/intruder/${f}`,
+        ),
         "src/modules/owner": ["src/modules/owner/write.ts:7"],
       },
     });
@@ -124,20 +152,29 @@ describe("the check sees writes through a namespace import and through aliases",
     const tables = new Set(readSchemaTables(fixture).values());
     const owners = { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" };
     const problems = ownerProblems(findTableWriters(fixture), owners, tables).map((p) => p.slice(0, p.indexOf(" (")));
-    expect(problems).toEqual(["parcel_notes: written by src/modules/intruder", "parcels: written by src/modules/intruder"]);
+    expect(problems).toEqual([
+      "parcel_notes: written by src/modules/intruder",
+      "parcels: written by src/modules/intruder",
+    ]);
   });
 });
 
 describe("the check sees queue tables declared for the claim engine", () => {
   const fixture = join(import.meta.dir, "fixtures", "writers-queue");
 
-  test("defineQueue(\"table\", …) is a write by the calling folder; a string that only mentions it is not", () => {
+  test('defineQueue("table", …) is a write by the calling folder; a string that only mentions it is not', () => {
     const writers = findTableWriters(fixture);
     expect(Object.fromEntries([...writers].map(([t, by]) => [t, Object.fromEntries(by)]))).toEqual({
       parcels: { "src/modules/owner": ["src/modules/owner/queue.ts:4"] },
       parcel_notes: { "src/modules/intruder": ["src/modules/intruder/queue.ts:4"] },
     });
-    expect(ownerProblems(writers, { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" }, new Set(readSchemaTables(fixture).values()))).toEqual([
+    expect(
+      ownerProblems(
+        writers,
+        { parcels: "src/modules/owner", parcel_notes: "src/modules/owner" },
+        new Set(readSchemaTables(fixture).values()),
+      ),
+    ).toEqual([
       "parcel_notes: declared owner src/modules/owner writes it nowhere",
       "parcel_notes: written by src/modules/intruder (src/modules/intruder/queue.ts:4), owner is src/modules/owner",
     ]);

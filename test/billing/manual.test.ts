@@ -12,7 +12,12 @@ import { testContext, type TestContext } from "../helpers/app.ts";
 import { planOf, signedInAccount, trackQuota } from "./support.ts";
 
 describe("BILLING_PROVIDER", () => {
-  const stripe = { BILLING_PROVIDER: "stripe", STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x", STRIPE_PRICE_GROWTH: "price_g" };
+  const stripe = {
+    BILLING_PROVIDER: "stripe",
+    STRIPE_SECRET_KEY: "sk_test_x",
+    STRIPE_WEBHOOK_SECRET: "whsec_x",
+    STRIPE_PRICE_GROWTH: "price_g",
+  };
   test("default: sandbox only with sandbox couriers and the embedded database; manual otherwise", () => {
     expect(loadConfig({}).billing.provider).toBe("sandbox");
     expect(loadConfig({ DATABASE_URL: "postgres://db.example/x" }).billing.provider).toBe("manual");
@@ -23,11 +28,20 @@ describe("BILLING_PROVIDER", () => {
     expect(() => loadConfig({ COURIER_MODE: "live", BILLING_PROVIDER: "sandbox" })).toThrow(ConfigError);
     expect(() => loadConfig({ COURIER_MODE: "live", BILLING_PROVIDER: "sandbox" })).toThrow(/BILLING_PROVIDER/);
     // With DATABASE_URL couriers are live unless COURIER_MODE=sandbox says otherwise (docs/deployment.md).
-    expect(() => loadConfig({ DATABASE_URL: "postgres://db.example/x", BILLING_PROVIDER: "sandbox" })).toThrow(/BILLING_PROVIDER/);
-    expect(loadConfig({ DATABASE_URL: "postgres://db.example/x", COURIER_MODE: "sandbox", BILLING_PROVIDER: "sandbox" }).billing.provider).toBe("sandbox");
+    expect(() => loadConfig({ DATABASE_URL: "postgres://db.example/x", BILLING_PROVIDER: "sandbox" })).toThrow(
+      /BILLING_PROVIDER/,
+    );
+    expect(
+      loadConfig({ DATABASE_URL: "postgres://db.example/x", COURIER_MODE: "sandbox", BILLING_PROVIDER: "sandbox" })
+        .billing.provider,
+    ).toBe("sandbox");
   });
   test("stripe needs its secret key, webhook secret and at least one price", () => {
-    expect(loadConfig(stripe).billing).toMatchObject({ provider: "stripe", prices: { growth: "price_g" }, apiBase: undefined });
+    expect(loadConfig(stripe).billing).toMatchObject({
+      provider: "stripe",
+      prices: { growth: "price_g" },
+      apiBase: undefined,
+    });
     for (const missing of ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_GROWTH"]) {
       const env: Record<string, string> = { ...stripe };
       delete env[missing];

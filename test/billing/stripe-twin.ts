@@ -20,7 +20,11 @@ import type { Clock } from "../../src/lib/clock.ts";
 
 export const TWIN_SECRET_KEY = "sk_test_twin0000000000000000";
 export const TWIN_WEBHOOK_SECRET = "whsec_twinSigningSecret000000000000";
-export const TWIN_PRICES = { starter: "price_twin_starter", growth: "price_twin_growth", business: "price_twin_business" } as const;
+export const TWIN_PRICES = {
+  starter: "price_twin_starter",
+  growth: "price_twin_growth",
+  business: "price_twin_business",
+} as const;
 const API_VERSION = "2026-10-28.endive";
 const PERIOD_S = 30 * 86_400;
 
@@ -49,7 +53,10 @@ export function stripeSignature(payload: string, secret: string, t: number): str
 
 const rid = (prefix: string) => `${prefix}_${Bun.randomUUIDv7().replaceAll("-", "").slice(0, 24)}`;
 const stripeError = (status: number, type: string, message: string, code?: string, param?: string) =>
-  Response.json({ error: { type, message, ...(code ? { code } : {}), ...(param ? { param } : {}) } }, { status, headers: { "request-id": rid("req") } });
+  Response.json(
+    { error: { type, message, ...(code ? { code } : {}), ...(param ? { param } : {}) } },
+    { status, headers: { "request-id": rid("req") } },
+  );
 
 export interface TwinEvent {
   id: string;
@@ -66,25 +73,78 @@ export async function startStripeTwin(opts: { clock: Clock; cert: string; key: s
   const queue: TwinEvent[] = [];
   const sent = new Map<string, TwinEvent>();
   let endpoint = "";
-  const priceObj = (id: string) => ({ id, object: "price", active: true, currency: "inr", recurring: { interval: "month", interval_count: 1 }, type: "recurring", livemode: false });
+  const priceObj = (id: string) => ({
+    id,
+    object: "price",
+    active: true,
+    currency: "inr",
+    recurring: { interval: "month", interval_count: 1 },
+    type: "recurring",
+    livemode: false,
+  });
   const knownPrice = (id: unknown) => Object.values(TWIN_PRICES).includes(id as never);
 
   function emit(type: string, object: Obj, previous?: Obj) {
-    const ev = { id: rid("evt"), object: "event", api_version: API_VERSION, created: now(), data: { object: structuredClone(object), ...(previous ? { previous_attributes: previous } : {}) }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type };
+    const ev = {
+      id: rid("evt"),
+      object: "event",
+      api_version: API_VERSION,
+      created: now(),
+      data: { object: structuredClone(object), ...(previous ? { previous_attributes: previous } : {}) },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type,
+    };
     queue.push({ id: ev.id, type, payload: JSON.stringify(ev, null, 2) });
   }
 
   function createSession(form: Obj): Response {
     const price = form.line_items?.[0]?.price;
-    if (form.mode !== "subscription") return stripeError(400, "invalid_request_error", "mode must be subscription in this twin", "parameter_invalid_empty", "mode");
-    if (!knownPrice(price)) return stripeError(400, "invalid_request_error", `No such price: '${price}'`, "resource_missing", "line_items[0][price]");
-    if (!form.success_url) return stripeError(400, "invalid_request_error", "Missing required param: success_url.", "parameter_missing", "success_url");
+    if (form.mode !== "subscription")
+      return stripeError(
+        400,
+        "invalid_request_error",
+        "mode must be subscription in this twin",
+        "parameter_invalid_empty",
+        "mode",
+      );
+    if (!knownPrice(price))
+      return stripeError(
+        400,
+        "invalid_request_error",
+        `No such price: '${price}'`,
+        "resource_missing",
+        "line_items[0][price]",
+      );
+    if (!form.success_url)
+      return stripeError(
+        400,
+        "invalid_request_error",
+        "Missing required param: success_url.",
+        "parameter_missing",
+        "success_url",
+      );
     const id = `cs_test_${Bun.randomUUIDv7().replaceAll("-", "")}`;
     const s = {
-      id, object: "checkout.session", mode: "subscription", status: "open", payment_status: "unpaid", livemode: false, created: now(), expires_at: now() + 86_400,
-      url: `${server.url.origin}/c/pay/${id}`, client_reference_id: form.client_reference_id ?? null, customer: form.customer ?? null,
-      customer_email: form.customer_email ?? null, metadata: form.metadata ?? {}, subscription: null, success_url: form.success_url, cancel_url: form.cancel_url ?? null,
-      line_items_price: price, subscription_metadata: form.subscription_data?.metadata ?? {},
+      id,
+      object: "checkout.session",
+      mode: "subscription",
+      status: "open",
+      payment_status: "unpaid",
+      livemode: false,
+      created: now(),
+      expires_at: now() + 86_400,
+      url: `${server.url.origin}/c/pay/${id}`,
+      client_reference_id: form.client_reference_id ?? null,
+      customer: form.customer ?? null,
+      customer_email: form.customer_email ?? null,
+      metadata: form.metadata ?? {},
+      subscription: null,
+      success_url: form.success_url,
+      cancel_url: form.cancel_url ?? null,
+      line_items_price: price,
+      subscription_metadata: form.subscription_data?.metadata ?? {},
     };
     sessions.set(id, s);
     const { line_items_price: _p, subscription_metadata: _m, ...wire } = s;
@@ -101,8 +161,22 @@ export async function startStripeTwin(opts: { clock: Clock; cert: string; key: s
     }
     const item = form.items?.[0];
     if (item) {
-      if (item.id !== sub.items.data[0].id) return stripeError(400, "invalid_request_error", `No such subscription item: '${item.id}'`, "resource_missing", "items[0][id]");
-      if (!knownPrice(item.price)) return stripeError(400, "invalid_request_error", `No such price: '${item.price}'`, "resource_missing", "items[0][price]");
+      if (item.id !== sub.items.data[0].id)
+        return stripeError(
+          400,
+          "invalid_request_error",
+          `No such subscription item: '${item.id}'`,
+          "resource_missing",
+          "items[0][id]",
+        );
+      if (!knownPrice(item.price))
+        return stripeError(
+          400,
+          "invalid_request_error",
+          `No such price: '${item.price}'`,
+          "resource_missing",
+          "items[0][price]",
+        );
       previous.items = structuredClone(sub.items);
       sub.items.data[0].price = priceObj(item.price);
     }
@@ -123,7 +197,8 @@ export async function startStripeTwin(opts: { clock: Clock; cert: string; key: s
       if (req.method === "POST" && url.pathname === "/v1/checkout/sessions") return createSession(form);
       const m = /^\/v1\/subscriptions\/([A-Za-z0-9_]+)$/.exec(url.pathname);
       const sub = m ? subscriptions.get(m[1]!) : undefined;
-      if (m && !sub) return stripeError(404, "invalid_request_error", `No such subscription: '${m[1]}'`, "resource_missing", "id");
+      if (m && !sub)
+        return stripeError(404, "invalid_request_error", `No such subscription: '${m[1]}'`, "resource_missing", "id");
       if (sub && req.method === "GET") return Response.json(sub);
       if (sub && req.method === "POST") return updateSubscription(sub, form);
       return stripeError(404, "invalid_request_error", `Unrecognized request URL (${req.method}: ${url.pathname}).`);
@@ -147,9 +222,33 @@ export async function startStripeTwin(opts: { clock: Clock; cert: string; key: s
       const customer = s.customer ?? rid("cus");
       const start = now();
       const sub = {
-        id: rid("sub"), object: "subscription", customer, status: "active", livemode: false, created: start, start_date: start,
-        cancel_at_period_end: false, cancel_at: null, canceled_at: null, ended_at: null, metadata: s.subscription_metadata,
-        items: { object: "list", has_more: false, url: "/v1/subscription_items", data: [{ id: rid("si"), object: "subscription_item", quantity: 1, price: priceObj(s.line_items_price), current_period_start: start, current_period_end: start + PERIOD_S }] },
+        id: rid("sub"),
+        object: "subscription",
+        customer,
+        status: "active",
+        livemode: false,
+        created: start,
+        start_date: start,
+        cancel_at_period_end: false,
+        cancel_at: null,
+        canceled_at: null,
+        ended_at: null,
+        metadata: s.subscription_metadata,
+        items: {
+          object: "list",
+          has_more: false,
+          url: "/v1/subscription_items",
+          data: [
+            {
+              id: rid("si"),
+              object: "subscription_item",
+              quantity: 1,
+              price: priceObj(s.line_items_price),
+              current_period_start: start,
+              current_period_end: start + PERIOD_S,
+            },
+          ],
+        },
       };
       subscriptions.set(sub.id, sub);
       Object.assign(s, { status: "complete", payment_status: "paid", customer, subscription: sub.id });
@@ -190,7 +289,11 @@ export async function startStripeTwin(opts: { clock: Clock; cert: string; key: s
       const res = await fetch(endpoint, {
         method: "POST",
         body: payload,
-        headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": signature, "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)" },
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          "stripe-signature": signature,
+          "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+        },
         tls: { ca: opts.cert },
       });
       await res.arrayBuffer();

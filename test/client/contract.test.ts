@@ -35,7 +35,11 @@ afterAll(async () => {
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 const operations = () =>
-  Object.entries(v.doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => Object.entries(ops).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })));
+  Object.entries(v.doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ path, method, op })),
+  );
 
 /** Calls the app and validates the answer against the document. Returns `[res, body]`. */
 async function call(path: string, init: RequestInit & { key?: string } = {}): Promise<[Response, any]> {
@@ -47,10 +51,15 @@ async function call(path: string, init: RequestInit & { key?: string } = {}): Pr
   const { template, op } = found!;
   const status = String(res.status);
   const response = op.responses[status];
-  expect(response, `${op.operationId}: status ${status} is documented (body ${JSON.stringify(body).slice(0, 200)})`).toBeDefined();
+  expect(
+    response,
+    `${op.operationId}: status ${status} is documented (body ${JSON.stringify(body).slice(0, 200)})`,
+  ).toBeDefined();
   expect(res.headers.get("x-request-id")).toBeTruthy();
   if (res.status !== 204) {
-    expect(v.errors(body, "paths", template, method, "responses", status, "content", "application/json", "schema")).toEqual([]);
+    expect(
+      v.errors(body, "paths", template, method, "responses", status, "content", "application/json", "schema"),
+    ).toEqual([]);
     if (res.status >= 400 && res.status !== 422) {
       const codes = Object.keys(response.content["application/json"].examples ?? {});
       expect(codes, `${op.operationId} ${status}`).toContain(body.error.code);
@@ -62,7 +71,10 @@ async function call(path: string, init: RequestInit & { key?: string } = {}): Pr
 
 describe("the document", () => {
   test("passes @apidevtools/swagger-parser validation (OpenAPI 3.1 schema, $refs resolve)", async () => {
-    const api = (await SwaggerParser.validate(structuredClone(v.doc) as never)) as { openapi: string; info: { version: string } };
+    const api = (await SwaggerParser.validate(structuredClone(v.doc) as never)) as {
+      openapi: string;
+      info: { version: string };
+    };
     expect(api.openapi).toBe("3.1.0");
     expect(api.info.version).toBe("1.0.0");
   });
@@ -86,7 +98,10 @@ describe("the document", () => {
       if (op.requestBody) {
         const media = op.requestBody.content["application/json"];
         expect(media.example, `${where} body example`).toBeDefined();
-        expect(v.errors(media.example, "paths", path, method, "requestBody", "content", "application/json", "schema"), where).toEqual([]);
+        expect(
+          v.errors(media.example, "paths", path, method, "requestBody", "content", "application/json", "schema"),
+          where,
+        ).toEqual([]);
       }
       const statuses = Object.keys(op.responses);
       expect(statuses.filter((s) => s.startsWith("2")).length, where).toBe(1);
@@ -97,9 +112,15 @@ describe("the document", () => {
         expect(r.headers?.["X-Request-Id"], `${where} ${status}`).toBeDefined();
         if (status === "204") continue;
         const media = r.content["application/json"];
-        const examples = media.examples ? Object.values(media.examples as Record<string, { value: unknown }>).map((e) => e.value) : [media.example];
+        const examples = media.examples
+          ? Object.values(media.examples as Record<string, { value: unknown }>).map((e) => e.value)
+          : [media.example];
         expect(examples.length && examples[0] !== undefined, `${where} ${status} has examples`).toBe(true);
-        for (const ex of examples) expect(v.errors(ex, "paths", path, method, "responses", status, "content", "application/json", "schema"), `${where} ${status}`).toEqual([]);
+        for (const ex of examples)
+          expect(
+            v.errors(ex, "paths", path, method, "responses", status, "content", "application/json", "schema"),
+            `${where} ${status}`,
+          ).toEqual([]);
       }
     }
   }, 30_000);
@@ -109,7 +130,20 @@ describe("the document", () => {
       for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
         if (Number(status) < 400 || status === "422") continue;
         const documented = Object.keys(r.content["application/json"].examples ?? {}).sort();
-        const admitted = ERROR_CODES.filter((code) => v.errors({ success: false, error: { code, message: "m" } }, "paths", path, method, "responses", status, "content", "application/json", "schema").length === 0);
+        const admitted = ERROR_CODES.filter(
+          (code) =>
+            v.errors(
+              { success: false, error: { code, message: "m" } },
+              "paths",
+              path,
+              method,
+              "responses",
+              status,
+              "content",
+              "application/json",
+              "schema",
+            ).length === 0,
+        );
         expect(([...admitted] as string[]).sort(), `${method} ${path} ${status}`).toEqual(documented);
       }
   });
@@ -118,12 +152,36 @@ describe("the document", () => {
     expect(Object.keys(v.doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     for (const event of EVENT_TYPES) {
       const op = v.doc.webhooks[event].post;
-      const headers = Object.fromEntries((op.parameters as { name: string; in: string; required: boolean }[]).map((p) => [p.name, p]));
-      expect(Object.keys(headers).sort()).toEqual(["X-Service-Signature", "X-Webhook-Delivery", "X-Webhook-Event", "X-Webhook-Event-Id", "X-Webhook-Mode", "webhook-id", "webhook-signature", "webhook-timestamp"]);
+      const headers = Object.fromEntries(
+        (op.parameters as { name: string; in: string; required: boolean }[]).map((p) => [p.name, p]),
+      );
+      expect(Object.keys(headers).sort()).toEqual([
+        "X-Service-Signature",
+        "X-Webhook-Delivery",
+        "X-Webhook-Event",
+        "X-Webhook-Event-Id",
+        "X-Webhook-Mode",
+        "webhook-id",
+        "webhook-signature",
+        "webhook-timestamp",
+      ]);
       for (const h of Object.values(headers)) expect(h.in === "header" && h.required).toBe(true);
       const media = op.requestBody.content["application/json"];
-      expect(v.errors(media.example, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);
-      expect(v.errors({ ...media.example, event: event === "tracking.updated" ? "tracking.delivered" : "tracking.updated" }, "webhooks", event, "post", "requestBody", "content", "application/json", "schema").length).toBeGreaterThan(0);
+      expect(
+        v.errors(media.example, "webhooks", event, "post", "requestBody", "content", "application/json", "schema"),
+      ).toEqual([]);
+      expect(
+        v.errors(
+          { ...media.example, event: event === "tracking.updated" ? "tracking.delivered" : "tracking.updated" },
+          "webhooks",
+          event,
+          "post",
+          "requestBody",
+          "content",
+          "application/json",
+          "schema",
+        ).length,
+      ).toBeGreaterThan(0);
     }
   });
 });
@@ -144,7 +202,8 @@ describe("live responses validate against the document", () => {
 
   test("tracking: 200 and every error the sandbox can provoke (400, 401, 402 both codes, 404 both codes, 422, 502, 504)", async () => {
     const a = await ctx.account("free");
-    const track = (courier: string, n: string, key = a.key) => call(`/v1/track?courier=${courier}&tracking_number=${n}`, { key });
+    const track = (courier: string, n: string, key = a.key) =>
+      call(`/v1/track?courier=${courier}&tracking_number=${n}`, { key });
     const [, ok] = await track("delhivery", "1234567890120");
     expect(ok.data.ShipmentState).toBe("delivered");
     await track("delhivery", "1234567890127");
@@ -181,8 +240,20 @@ describe("live responses validate against the document", () => {
 
   test("webhooks: every operation's success, 403, 404, 409 (live test fire, limit), 413, 422; the test delivery matches the webhooks section", async () => {
     const a = await ctx.account("growth");
-    const json = (method: string, body: unknown) => ({ method, key: a.key, body: typeof body === "string" ? body : JSON.stringify(body) });
-    const [, created] = await call("/v1/webhooks", json("POST", { url: receiver.url("/contract"), events: ["tracking.delivered"], mode: "test", description: "contract" }));
+    const json = (method: string, body: unknown) => ({
+      method,
+      key: a.key,
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const [, created] = await call(
+      "/v1/webhooks",
+      json("POST", {
+        url: receiver.url("/contract"),
+        events: ["tracking.delivered"],
+        mode: "test",
+        description: "contract",
+      }),
+    );
     const id = created.data.id as string;
     await call("/v1/webhooks", { key: a.key });
     await call(`/v1/webhooks/${id}`, { key: a.key });
@@ -200,17 +271,39 @@ describe("live responses validate against the document", () => {
     await call("/v1/webhooks/rotate-secret", { method: "POST", key: a.key });
     await call("/v1/webhooks", json("POST", { url: "http://example.com/x", events: [], mode: "sometimes" }));
     await call("/v1/webhooks", json("POST", "{not json"));
-    await call("/v1/webhooks", json("POST", { url: receiver.url("/contract"), events: ["tracking.delivered"], mode: "test", description: "x".repeat(70_000) }));
+    await call(
+      "/v1/webhooks",
+      json("POST", {
+        url: receiver.url("/contract"),
+        events: ["tracking.delivered"],
+        mode: "test",
+        description: "x".repeat(70_000),
+      }),
+    );
     await call("/v1/webhooks/wh_nope", { key: a.key });
-    const [, live] = await call("/v1/webhooks", json("POST", { url: receiver.url("/live"), events: ["tracking.delivered"], mode: "live" }));
+    const [, live] = await call(
+      "/v1/webhooks",
+      json("POST", { url: receiver.url("/live"), events: ["tracking.delivered"], mode: "live" }),
+    );
     await call(`/v1/webhooks/${live.data.id}/test`, json("POST", {}));
-    for (let i = 0; i < 8; i++) await call("/v1/webhooks", json("POST", { url: receiver.url(`/n${i}`), events: ["tracking.delivered"], mode: "test" }));
-    const [limit] = await call("/v1/webhooks", json("POST", { url: receiver.url("/over"), events: ["tracking.delivered"], mode: "test" }));
+    for (let i = 0; i < 8; i++)
+      await call(
+        "/v1/webhooks",
+        json("POST", { url: receiver.url(`/n${i}`), events: ["tracking.delivered"], mode: "test" }),
+      );
+    const [limit] = await call(
+      "/v1/webhooks",
+      json("POST", { url: receiver.url("/over"), events: ["tracking.delivered"], mode: "test" }),
+    );
     expect(limit.status).toBe(409);
     await call(`/v1/webhooks/${id}`, { method: "DELETE", key: a.key });
     await call(`/v1/webhooks/${id}`, { method: "DELETE", key: a.key });
     const free = await ctx.account("free");
-    await call("/v1/webhooks", { method: "POST", key: free.key, body: JSON.stringify({ url: receiver.url("/x"), events: ["tracking.delivered"], mode: "live" }) });
+    await call("/v1/webhooks", {
+      method: "POST",
+      key: free.key,
+      body: JSON.stringify({ url: receiver.url("/x"), events: ["tracking.delivered"], mode: "live" }),
+    });
 
     // The deliveries the test fires made validate against the webhooks section, headers included.
     const got = receiver.on("/contract");
@@ -218,28 +311,52 @@ describe("live responses validate against the document", () => {
     for (const d of got.filter((d) => d.headers["x-webhook-audit"] === undefined)) {
       const event = d.json.event as string;
       const op = v.doc.webhooks[event].post;
-      expect(v.errors(d.json, "webhooks", event, "post", "requestBody", "content", "application/json", "schema")).toEqual([]);
+      expect(
+        v.errors(d.json, "webhooks", event, "post", "requestBody", "content", "application/json", "schema"),
+      ).toEqual([]);
       op.parameters.forEach((p: { name: string }, i: number) => {
-        expect(v.errors(d.headers[p.name.toLowerCase()], "webhooks", event, "post", "parameters", String(i), "schema"), p.name).toEqual([]);
+        expect(
+          v.errors(d.headers[p.name.toLowerCase()], "webhooks", event, "post", "parameters", String(i), "schema"),
+          p.name,
+        ).toEqual([]);
       });
     }
   }, 30_000);
 
   test("shipments, events, redeliver/recover, courier=auto and Idempotency-Key: successes and their errors", async () => {
     const a = await ctx.account("growth");
-    const json = (method: string, body?: unknown, headers: Record<string, string> = {}) => ({ method, key: a.key, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const [, followed] = await call("/v1/shipments", json("POST", { shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }, { courier: "auto", tracking_number: "1234567890" }] }));
+    const json = (method: string, body?: unknown, headers: Record<string, string> = {}) => ({
+      method,
+      key: a.key,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const [, followed] = await call(
+      "/v1/shipments",
+      json("POST", {
+        shipments: [
+          { courier: "delhivery", tracking_number: "1234567890121" },
+          { courier: "auto", tracking_number: "1234567890" },
+        ],
+      }),
+    );
     expect(followed.data.shipments.map((s: { result: string }) => s.result)).toEqual(["accepted", "invalid"]);
     await call("/v1/shipments", json("POST", { shipments: [] }));
     await call("/v1/shipments?state=pending&limit=5", { key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { key: a.key });
     await call("/v1/shipments/delhivery/1234567890999", { key: a.key });
-    const [, changed] = await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { reference: "ORD-1", metadata: { channel: "web" } }));
+    const [, changed] = await call(
+      "/v1/shipments/delhivery/1234567890121",
+      json("PATCH", { reference: "ORD-1", metadata: { channel: "web" } }),
+    );
     expect(changed.data).toMatchObject({ reference: "ORD-1", metadata: { channel: "web" } });
     await call("/v1/shipments/delhivery/1234567890999", json("PATCH", { reference: null }));
     await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { metadata: { "bad key": "v" } }));
     await call("/v1/shipments?reference=ORD-1", { key: a.key });
-    const [advanced] = await call("/v1/sandbox/shipments/delhivery/1234567890121/advance", { method: "POST", key: a.key });
+    const [advanced] = await call("/v1/sandbox/shipments/delhivery/1234567890121/advance", {
+      method: "POST",
+      key: a.key,
+    });
     expect(advanced.status).toBe(200);
     await call("/v1/sandbox/shipments/nosuch/1234567890121/advance", { method: "POST", key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
@@ -250,16 +367,42 @@ describe("live responses validate against the document", () => {
     expect(auto.detected_courier).toBe("ups");
     await call("/v1/events?type=tracking.delivered", { key: a.key });
 
-    const [, wh] = await call("/v1/webhooks", json("POST", { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
-    const [replayed] = await call("/v1/webhooks", json("POST", { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
+    const [, wh] = await call(
+      "/v1/webhooks",
+      json(
+        "POST",
+        { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" },
+        { "idempotency-key": "contract-create" },
+      ),
+    );
+    const [replayed] = await call(
+      "/v1/webhooks",
+      json(
+        "POST",
+        { url: receiver.url("/replay"), events: ["tracking.delivered"], mode: "test" },
+        { "idempotency-key": "contract-create" },
+      ),
+    );
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
-    const [, reused] = await call("/v1/webhooks", json("POST", { url: receiver.url("/other"), events: ["tracking.delivered"], mode: "test" }, { "idempotency-key": "contract-create" }));
-    expect(reused.detail).toEqual([expect.objectContaining({ loc: ["header", "Idempotency-Key"], type: "idempotency_key_reused" })]);
+    const [, reused] = await call(
+      "/v1/webhooks",
+      json(
+        "POST",
+        { url: receiver.url("/other"), events: ["tracking.delivered"], mode: "test" },
+        { "idempotency-key": "contract-create" },
+      ),
+    );
+    expect(reused.detail).toEqual([
+      expect.objectContaining({ loc: ["header", "Idempotency-Key"], type: "idempotency_key_reused" }),
+    ]);
     await call(`/v1/webhooks/${wh.data.id}/test`, json("POST", {}));
     const [, dl] = await call(`/v1/webhooks/${wh.data.id}/deliveries`, { key: a.key });
     await call(`/v1/webhooks/${wh.data.id}/deliveries/${dl.data.deliveries[0].id}/redeliver`, json("POST"));
     await call(`/v1/webhooks/${wh.data.id}/deliveries/dlv_nope/redeliver`, json("POST"));
-    await call(`/v1/webhooks/${wh.data.id}/recover`, json("POST", { since: new Date(ctx.clock.now() - 3600_000).toISOString() }));
+    await call(
+      `/v1/webhooks/${wh.data.id}/recover`,
+      json("POST", { since: new Date(ctx.clock.now() - 3600_000).toISOString() }),
+    );
     await call(`/v1/webhooks/${wh.data.id}/recover`, json("POST", { since: "2001-01-01T00:00:00Z" }));
     await call("/v1/webhooks/wh_nope/recover", json("POST", { since: new Date(ctx.clock.now()).toISOString() }));
   }, 30_000);
@@ -271,6 +414,10 @@ describe("live responses validate against the document", () => {
     }
     const errors = [...seen].filter((s) => !/ 2\d\d$/.test(s));
     // 401, 402, 403, 404, 409, 413, 422, 429, 502, 504 were provoked; 500 and 503 need a broken database.
-    for (const status of ["400", "401", "402", "403", "404", "409", "413", "422", "429", "502", "504"]) expect(errors.some((s) => s.endsWith(` ${status}`)), status).toBe(true);
+    for (const status of ["400", "401", "402", "403", "404", "409", "413", "422", "429", "502", "504"])
+      expect(
+        errors.some((s) => s.endsWith(` ${status}`)),
+        status,
+      ).toBe(true);
   });
 });

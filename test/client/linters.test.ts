@@ -29,7 +29,11 @@ let docText: string;
 
 beforeAll(async () => {
   tdb = await createTestDatabase({ max: 1 });
-  svc = await startService({ PUBLIC_BASE_URL: PUBLIC, COURIER_TIMEOUT_MS: "3000", COURIER_ASYNC_BUDGET_MS: "4000" }, 20_000, { tdb, expectKey: true });
+  svc = await startService(
+    { PUBLIC_BASE_URL: PUBLIC, COURIER_TIMEOUT_MS: "3000", COURIER_ASYNC_BUDGET_MS: "4000" },
+    20_000,
+    { tdb, expectKey: true },
+  );
   dir = mkdtempSync(join(tmpdir(), "ct-lint-"));
   docText = await (await svc.fetch("/openapi.json")).text();
   await Bun.write(join(dir, "openapi.json"), docText);
@@ -49,15 +53,36 @@ async function run(bin: string, args: string[]): Promise<string> {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (!out.trim()) throw new Error(`${bin} printed nothing; stderr:\n${err}`);
   return out;
 }
 
-const spectral = (file: string) => run("spectral", ["lint", "--ruleset", join(LINT, "spectral.yaml"), "--format", "json", "--fail-severity", "hint", "--quiet", file]);
-const redocly = (file: string) => run("redocly", ["lint", "--config", join(LINT, "redocly.yaml"), "--format", "json", file]);
-const findings = (out: string) => JSON.parse(out.slice(out.indexOf("["))) as { code: string; path: string[]; message: string }[];
-const summary = (out: string) => JSON.parse(out) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; location: { pointer: string }[] }[] };
+const spectral = (file: string) =>
+  run("spectral", [
+    "lint",
+    "--ruleset",
+    join(LINT, "spectral.yaml"),
+    "--format",
+    "json",
+    "--fail-severity",
+    "hint",
+    "--quiet",
+    file,
+  ]);
+const redocly = (file: string) =>
+  run("redocly", ["lint", "--config", join(LINT, "redocly.yaml"), "--format", "json", file]);
+const findings = (out: string) =>
+  JSON.parse(out.slice(out.indexOf("["))) as { code: string; path: string[]; message: string }[];
+const summary = (out: string) =>
+  JSON.parse(out) as {
+    totals: { errors: number; warnings: number };
+    problems: { ruleId: string; location: { pointer: string }[] }[];
+  };
 
 test("Spectral (spectral:oas) and Redocly (recommended) find nothing in the served document", async () => {
   const [s, r] = await Promise.all([spectral("openapi.json"), redocly("openapi.json")]);
@@ -72,21 +97,33 @@ test("with the default localhost server URL, Redocly's only finding is that URL"
   doc.servers = [{ url: "https://localhost:8443" }];
   await Bun.write(join(dir, "localhost.json"), JSON.stringify(doc));
   const red = summary(await redocly("localhost.json"));
-  expect(red.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`)).toEqual(["no-server-example.com #/servers/0/url"]);
+  expect(red.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}`)).toEqual([
+    "no-server-example.com #/servers/0/url",
+  ]);
 }, 60_000);
 
 test("the document names a licence, has no empty tag, and its query numbers and headers say what is enforced", () => {
   const doc = JSON.parse(docText);
   expect(doc.info.license.name).toBeTruthy();
-  const used = new Set(Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags ?? [])));
+  const used = new Set(
+    Object.values(doc.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((ops) =>
+      Object.values(ops).flatMap((op) => op.tags ?? []),
+    ),
+  );
   expect(doc.tags.map((t: { name: string }) => t.name).filter((name: string) => !used.has(name))).toEqual([]);
-  const limit = doc.paths["/v1/webhooks/{webhook_id}/deliveries"].get.parameters.find((p: { name: string }) => p.name === "limit");
+  const limit = doc.paths["/v1/webhooks/{webhook_id}/deliveries"].get.parameters.find(
+    (p: { name: string }) => p.name === "limit",
+  );
   expect(limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 20 });
   expect(limit.schema.anyOf).toBeUndefined();
   // What the service enforces, stated: the Idempotency-Key's characters, the webhook URL's https and length.
   const key = doc.paths["/v1/webhooks"].post.parameters.find((p: { name: string }) => p.name === "Idempotency-Key");
   expect(key.schema).toMatchObject({ type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]+$" });
-  expect(doc.components.schemas.WebhookCreate.properties.url).toMatchObject({ type: "string", maxLength: 2048, pattern: expect.stringMatching(/^\^\[Hh\]\[Tt\]/) });
+  expect(doc.components.schemas.WebhookCreate.properties.url).toMatchObject({
+    type: "string",
+    maxLength: 2048,
+    pattern: expect.stringMatching(/^\^\[Hh\]\[Tt\]/),
+  });
   expect(docText).not.toContain("localhost:8443");
 });
 
@@ -108,10 +145,13 @@ test("each error the real server gives here carries the documented example's wor
   const get = async (path: string, k: string | undefined = key, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     if (k) headers.set("x-api-key", k);
-    const body = (await (await svc.fetch(path, { ...init, headers })).json()) as { error: { code: string; message: string } };
+    const body = (await (await svc.fetch(path, { ...init, headers })).json()) as {
+      error: { code: string; message: string };
+    };
     return body.error;
   };
-  const track = (courier: string, awb: string, k?: string) => get(`/v1/track?courier=${courier}&tracking_number=${awb}`, k);
+  const track = (courier: string, awb: string, k?: string) =>
+    get(`/v1/track?courier=${courier}&tracking_number=${awb}`, k);
   const live = [
     await get("/v1/couriers", "ctk_not-a-real-key"),
     await track("delhivry", "1234567890120"),
@@ -120,7 +160,11 @@ test("each error the real server gives here carries the documented example's wor
     await track("delhivery", "12345678906"),
     await track("delhivery", "12345678905"),
     await get("/v1/webhooks/wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f"),
-    await get("/v1/webhooks", key, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ description: "x".repeat(70_000) }) }),
+    await get("/v1/webhooks", key, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ description: "x".repeat(70_000) }),
+    }),
   ];
   // The demo's sixth request within the hour from this address.
   for (let i = 0; i < 5; i++) await svc.fetch("/demo/track?courier=dhl&tracking_number=1234567890");
@@ -147,5 +191,7 @@ test("each error the real server gives here carries the documented example's wor
     "ACCOUNT_NEEDS_ATTENTION",
   ]);
   for (const e of live) expect(documented(e.code), e.code).toBe(e.message);
-  expect(documented("QUOTA_EXCEEDED")).toStartWith(`Monthly quota of 100 tracking requests used up on the Free plan. Upgrade at ${PUBLIC}/`);
+  expect(documented("QUOTA_EXCEEDED")).toStartWith(
+    `Monthly quota of 100 tracking requests used up on the Free plan. Upgrade at ${PUBLIC}/`,
+  );
 }, 60_000);

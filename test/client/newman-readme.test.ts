@@ -53,22 +53,38 @@ function postmanCommands(): string {
   return block;
 }
 
-const api = (path: string, init: RequestInit = {}) => insecureFetch(`${base}${path}`, { ...init, headers: { "x-api-key": key, ...init.headers } });
+const api = (path: string, init: RequestInit = {}) =>
+  insecureFetch(`${base}${path}`, { ...init, headers: { "x-api-key": key, ...init.headers } });
 
 test("the README's newman command passes on the embedded default: every request sent, 0 failed assertions", async () => {
   const commands = postmanCommands();
   expect(commands).toContain("npx newman run c.json --insecure --env-var api_key=$KEY\n");
   expect(commands).not.toContain("webhook_url");
   // A shipment of the user's own (the README's follow example), followed before the run.
-  const follow = await api("/v1/shipments", { method: "POST", body: JSON.stringify({ shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }] }) });
+  const follow = await api("/v1/shipments", {
+    method: "POST",
+    body: JSON.stringify({ shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }] }),
+  });
   expect(follow.status).toBe(202);
-  const followed = async () => ((await (await api("/v1/shipments")).json()) as { data: { shipments: { tracking_number: string }[] } }).data.shipments.map((s) => s.tracking_number);
+  const followed = async () =>
+    (
+      (await (await api("/v1/shipments")).json()) as { data: { shipments: { tracking_number: string }[] } }
+    ).data.shipments.map((s) => s.tracking_number);
   expect(await followed()).toEqual(["1234567890121"]);
 
   const script = commands.replaceAll("https://localhost:8443", base);
   expect(script).not.toBe(commands);
-  const proc = Bun.spawn(["bash", "-euo", "pipefail", "-c", script], { cwd: workDir, env: { ...process.env, KEY: key, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["bash", "-euo", "pipefail", "-c", script], {
+    cwd: workDir,
+    env: { ...process.env, KEY: key, NO_COLOR: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) console.error(out, err);
   expect(code).toBe(0);
 
@@ -78,7 +94,9 @@ test("the README's newman command passes on the embedded default: every request 
     expect(m, `newman summary row ${name}`).not.toBeNull();
     return { executed: Number(m![1]), failed: Number(m![2]) };
   };
-  const doc = (await (await insecureFetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const doc = (await (await insecureFetch(`${base}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
   expect(row("requests")).toEqual({ executed: operations, failed: 0 });
   expect(row("assertions").failed).toBe(0);

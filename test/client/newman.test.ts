@@ -42,16 +42,32 @@ interface NewmanRun {
 async function newman(vars: Record<string, string>): Promise<NewmanRun> {
   const res = await svc.fetch("/postman");
   expect(res.status).toBe(200);
-  expect(res.headers.get("content-disposition")).toBe('attachment; filename="courier-tracking-api.postman_collection.json"');
+  expect(res.headers.get("content-disposition")).toBe(
+    'attachment; filename="courier-tracking-api.postman_collection.json"',
+  );
   const dir = mkdtempSync(join(tmpdir(), "newman-"));
   const file = join(dir, "c.json");
   const report = join(dir, "report.json");
   writeFileSync(file, JSON.stringify(await res.json()));
   const env = Object.entries(vars).flatMap(([k, v]) => ["--env-var", `${k}=${v}`]);
-  const proc = Bun.spawn(["node", join(import.meta.dir, "../../node_modules/newman/bin/newman.js"), "run", file, "--insecure", ...env, "--reporters", "cli,json", "--reporter-json-export", report], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [
+      "node",
+      join(import.meta.dir, "../../node_modules/newman/bin/newman.js"),
+      "run",
+      file,
+      "--insecure",
+      ...env,
+      "--reporters",
+      "cli,json",
+      "--reporter-json-export",
+      report,
+    ],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   const [code, stdout] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
   return { code, stdout, run: JSON.parse(readFileSync(report, "utf8")).run };
 }
@@ -71,7 +87,11 @@ test("the collection carries the API key once, as collection-level auth, and pub
     ],
   });
   const requests = (collection.item as any[]).flatMap((f) => f.item ?? [f]);
-  for (const r of requests) expect(r.request.header.some((h: { key: string }) => h.key.toLowerCase() === "x-api-key"), r.name).toBe(false);
+  for (const r of requests)
+    expect(
+      r.request.header.some((h: { key: string }) => h.key.toLowerCase() === "x-api-key"),
+      r.name,
+    ).toBe(false);
   const publicOnes = requests.filter((r) => r.request.auth?.type === "noauth").map((r) => r.request.url.path.join("/"));
   expect(publicOnes.sort()).toEqual(["billing/plans", "demo/track"]);
 }, 60_000);
@@ -87,7 +107,11 @@ test("every request of the /postman collection answers its documented success st
   for (const ex of run.executions) {
     // The request's path with the id filled in; map it back to the template to find the documented status.
     const path = pathOf(ex);
-    const template = Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path) && doc.paths[p]![ex.request.method.toLowerCase()]);
+    const template = Object.keys(doc.paths).find(
+      (p) =>
+        new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path) &&
+        doc.paths[p]![ex.request.method.toLowerCase()],
+    );
     expect(template, `${ex.request.method} ${path}`).toBeDefined();
     const statuses = Object.keys(doc.paths[template!]![ex.request.method.toLowerCase()]!.responses);
     const documented = Number(statuses.find((s) => /^2\d\d$/.test(s)));
@@ -117,10 +141,14 @@ test("without webhook_url the run is green, the Webhooks folder is skipped with 
   expect(stdout).toContain("set webhook_url");
   const sent = run.executions.filter((ex) => ex.response).map(pathOf);
   expect(sent.filter((p) => p.startsWith("/v1/webhooks"))).toEqual([]);
-  const others = Object.entries(doc.paths).filter(([p]) => !p.startsWith("/v1/webhooks")).reduce((n, [, ops]) => n + Object.keys(ops).length, 0);
+  const others = Object.entries(doc.paths)
+    .filter(([p]) => !p.startsWith("/v1/webhooks"))
+    .reduce((n, [, ops]) => n + Object.keys(ops).length, 0);
   expect(sent.length).toBe(others);
   // Nothing was created (and so nothing was left behind).
-  const list = (await (await svc.fetch("/v1/webhooks", { headers: { "x-api-key": svc.key } })).json()) as { data: { count: number } };
+  const list = (await (await svc.fetch("/v1/webhooks", { headers: { "x-api-key": svc.key } })).json()) as {
+    data: { count: number };
+  };
   expect(list.data.count).toBe(0);
 }, 60_000);
 
@@ -130,8 +158,19 @@ test("when the webhook cannot be created, the requests that need its id fail say
   expect(code).not.toBe(0);
   const sent = run.executions.filter((ex) => ex.response).map((ex) => `${ex.request.method} ${pathOf(ex)}`);
   expect(sent.filter((p) => /\/v1\/webhooks\/$/.test(p) || p.includes("{{"))).toEqual([]);
-  for (const needsId of ["getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries", "redeliverWebhookDelivery", "recoverWebhookDeliveries", "deleteWebhook"])
-    expect(run.failures.map((f) => f.error.test ?? f.error.message), needsId).toContainEqual(`${needsId}: webhook_id is set (Create a webhook must run first and succeed)`);
+  for (const needsId of [
+    "getWebhook",
+    "updateWebhook",
+    "testWebhook",
+    "listWebhookDeliveries",
+    "redeliverWebhookDelivery",
+    "recoverWebhookDeliveries",
+    "deleteWebhook",
+  ])
+    expect(
+      run.failures.map((f) => f.error.test ?? f.error.message),
+      needsId,
+    ).toContainEqual(`${needsId}: webhook_id is set (Create a webhook must run first and succeed)`);
   // Only the create (refused) and the list and rotate-secret, which need no id, reach /v1/webhooks.
   expect(sent.filter((p) => / \/v1\/webhooks\//.test(p) && !p.endsWith("/rotate-secret"))).toEqual([]);
 }, 60_000);

@@ -33,11 +33,15 @@ export function docValidator(doc: Json): DocValidator {
         v = ajv.compile({ $ref: ref });
         compiled.set(ref, v);
       }
-      return v(value) ? [] : (v.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
+      return v(value)
+        ? []
+        : (v.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message} ${JSON.stringify(e.params)}`);
     },
     operation(method, path) {
       // Literal paths first: `/v1/couriers/detect` is not the slug `detect`.
-      const entries = Object.entries(doc.paths as Json).sort(([a], [b]) => Number(a.includes("{")) - Number(b.includes("{")));
+      const entries = Object.entries(doc.paths as Json).sort(
+        ([a], [b]) => Number(a.includes("{")) - Number(b.includes("{")),
+      );
       for (const [template, ops] of entries) {
         const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`);
         const op = (ops as Json)[method.toLowerCase()];

@@ -95,15 +95,40 @@ test("built, packed, installed offline into an empty folder: ESM JavaScript, dec
   run("npm", ["pack", "--ignore-scripts", "--pack-destination", work], PKG_DIR);
   const tarball = readdirSync(work).find((f) => f.endsWith(".tgz"))!;
   expect(tarball).toBe(`courier-tracking-client-${pkg.version}.tgz`);
-  const listed = run("tar", ["-tzf", join(work, tarball)], work).trim().split("\n").sort();
-  expect(listed).toEqual(["package/README.md", "package/dist/index.d.ts", "package/dist/index.js", "package/dist/schema.d.ts", "package/package.json"]);
+  const listed = run("tar", ["-tzf", join(work, tarball)], work)
+    .trim()
+    .split("\n")
+    .sort();
+  expect(listed).toEqual([
+    "package/README.md",
+    "package/dist/index.d.ts",
+    "package/dist/index.js",
+    "package/dist/schema.d.ts",
+    "package/package.json",
+  ]);
   const closure = dependencyClosure().map((dep) => join(ROOT, "node_modules", dep));
   run("npm", ["pack", "--ignore-scripts", "--pack-destination", join(work, "deps"), ...closure], work);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
   const deps = readdirSync(join(work, "deps")).map((f) => join(work, "deps", f));
   // A cache of its own: nothing comes from this machine's npm cache or the network.
-  run("npm", ["install", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--cache", join(work, "npm-cache"), join(work, tarball), ...deps], app);
-  const installed = JSON.parse(readFileSync(join(app, "node_modules", "@courier-tracking", "client", "package.json"), "utf8"));
+  run(
+    "npm",
+    [
+      "install",
+      "--offline",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--cache",
+      join(work, "npm-cache"),
+      join(work, tarball),
+      ...deps,
+    ],
+    app,
+  );
+  const installed = JSON.parse(
+    readFileSync(join(app, "node_modules", "@courier-tracking", "client", "package.json"), "utf8"),
+  );
   expect([installed.name, installed.version]).toEqual(["@courier-tracking/client", "1.0.0"]);
 }, 120_000);
 
@@ -127,16 +152,28 @@ for (const runtime of ["node", "bun"] as const)
 
 test("a TypeScript consumer gets the types through exports (nodenext), and the README's examples type-check", () => {
   writeFileSync(join(app, "consumer.ts"), CONSUMER_TS);
-  const examples = [...readFileSync(join(PKG_DIR, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const examples = [...readFileSync(join(PKG_DIR, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map(
+    (m) => m[1]!,
+  );
   expect(examples).toHaveLength(3);
   examples.forEach((code, i) => {
     writeFileSync(join(app, `readme-${i}.ts`), `${code}export {};\n`);
   });
   const compilerOptions = {
-    ...{ module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2023", "dom"], strict: true, noEmit: true },
+    ...{
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      target: "es2022",
+      lib: ["es2023", "dom"],
+      strict: true,
+      noEmit: true,
+    },
     ...{ typeRoots: [join(ROOT, "node_modules", "@types")], types: ["node"] }, // the webhook example is a node:http server
   };
-  writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts", ...examples.map((_, i) => `readme-${i}.ts`)] }));
+  writeFileSync(
+    join(app, "tsconfig.json"),
+    JSON.stringify({ compilerOptions, files: ["consumer.ts", ...examples.map((_, i) => `readme-${i}.ts`)] }),
+  );
   const tsc = createRequire(import.meta.url).resolve("typescript5/bin/tsc");
   run(process.execPath, [tsc, "-p", "tsconfig.json"], app);
 }, 120_000);

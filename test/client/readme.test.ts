@@ -31,7 +31,10 @@ function walkthroughCurls(): string[] {
 
 test("the README shows the start command and the key line the first start prints", () => {
   expect(README).toContain("bun start");
-  const line = svc.stdout().split("\n").find((l) => l.includes("API key (shown once)"));
+  const line = svc
+    .stdout()
+    .split("\n")
+    .find((l) => l.includes("API key (shown once)"));
   expect(line).toBeDefined();
   const printed = JSON.parse(line!) as { level: string; msg: string };
   const shown = /"level":"(\w+)","msg":"([^"]*API key \(shown once\): )ctk_/.exec(README);
@@ -45,8 +48,16 @@ test("every curl command of the README walkthrough answers 200 with a success en
   for (const line of curls) {
     const cmd = line.replaceAll("https://localhost:8443", svc.baseUrl);
     expect(cmd, "the README uses https://localhost:8443").not.toBe(line);
-    const proc = Bun.spawn(["bash", "-c", `${cmd} -sS -w '\\n%{http_code}'`], { env: { ...process.env, KEY: svc.key }, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(["bash", "-c", `${cmd} -sS -w '\\n%{http_code}'`], {
+      env: { ...process.env, KEY: svc.key },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     expect(`${line} → exit ${code} ${err}`).toBe(`${line} → exit 0 `);
     const status = out.slice(out.lastIndexOf("\n") + 1);
     const body = JSON.parse(out.slice(0, out.lastIndexOf("\n")));

@@ -66,7 +66,11 @@ afterAll(async () => {
 });
 
 async function webhook(key: string, url: string): Promise<string> {
-  const [res, body] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url, events: ["tracking.delivered"], mode: "test" }) });
+  const [res, body] = await ctx.call("/v1/webhooks", {
+    method: "POST",
+    key,
+    body: JSON.stringify({ url, events: ["tracking.delivered"], mode: "test" }),
+  });
   expect(res.status).toBe(201);
   if (body.data.secret.startsWith("whsec_")) secrets.current = body.data.secret;
   return body.data.id;
@@ -91,7 +95,8 @@ test("the document's TypeScript receiver passes every case; the four requests ar
   });
   const got = seen.filter((s) => s.receiver === "strict");
   expect(got).toHaveLength(4);
-  for (const s of got) expect([s.headers.get("x-webhook-mode"), s.headers.get("x-webhook-audit")]).toEqual(["test", "true"]);
+  for (const s of got)
+    expect([s.headers.get("x-webhook-mode"), s.headers.get("x-webhook-audit")]).toEqual(["test", "true"]);
   expect([got[3]!.headers.get("x-service-signature"), got[3]!.headers.get("webhook-signature")]).toEqual([null, null]);
   const ages = got.map((s) => Math.round((Date.now() / 1000 - Number(s.headers.get("webhook-timestamp"))) / 60));
   expect(ages).toEqual([0, 0, 10, 0]);
@@ -110,7 +115,9 @@ test("a receiver that skips the timestamp check: verdict failed, naming stale_ti
   const id = await webhook(a.key, laxUrl);
   const [, body] = await audit(a.key, id);
   expect(body.data.verdict).toBe("failed");
-  expect(body.data.cases.filter((c: any) => c.verdict === "fail")).toEqual([{ case: "stale_timestamp", status: 200, verdict: "fail", error: null }]);
+  expect(body.data.cases.filter((c: any) => c.verdict === "fail")).toEqual([
+    { case: "stale_timestamp", status: 200, verdict: "fail", error: null },
+  ]);
 });
 
 test("an address the guard refuses: every case fails with address_blocked and nothing is sent", async () => {

@@ -54,7 +54,11 @@ beforeAll(async () => {
     async fetch(req) {
       const raw = new Uint8Array(await req.arrayBuffer());
       const url = new URL(req.url);
-      const res = await fetch(`http://127.0.0.1:${target}${url.pathname}`, { method: req.method, headers: req.headers, body: raw });
+      const res = await fetch(`http://127.0.0.1:${target}${url.pathname}`, {
+        method: req.method,
+        headers: req.headers,
+        body: raw,
+      });
       const text = await res.text();
       const signing = [...req.headers].filter(([k]) => k.startsWith("x-") || k.startsWith("webhook-"));
       forwarded.push({ raw, headers: Object.fromEntries(signing), status: res.status, text });
@@ -87,18 +91,31 @@ async function prepare(lang: Lang): Promise<(port: number) => string[]> {
  * taken by another test file's process between `freePort()` and the receiver's bind (six files run at
  * once): then it is started again on another port, up to three times.
  */
-async function start(cmd: (port: number) => string[], env: Record<string, string>): Promise<{ port: number; stop(): Promise<void> }> {
+async function start(
+  cmd: (port: number) => string[],
+  env: Record<string, string>,
+): Promise<{ port: number; stop(): Promise<void> }> {
   for (let attempt = 1; ; attempt++) {
     const port = freePort();
     const store = mkdtempSync(join(dir, "store-"));
-    const proc = Bun.spawn(cmd(port), { env: { ...process.env, PORT: String(port), WEBHOOK_STORE_DIR: store, ...env }, stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn(cmd(port), {
+      env: { ...process.env, PORT: String(port), WEBHOOK_STORE_DIR: store, ...env },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
     const stop = async () => {
       proc.kill();
       await proc.exited;
     };
     for (let i = 0; i < 200; i++) {
       if (proc.exitCode !== null) break;
-      if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) return { port, stop };
+      if (
+        await fetch(`http://127.0.0.1:${port}/`).then(
+          () => true,
+          () => false,
+        )
+      )
+        return { port, stop };
       await Bun.sleep(50);
     }
     await stop();
@@ -126,8 +143,16 @@ function signed(raw: Uint8Array | string, secret: string, offsetS = 0): Signed {
 }
 
 /** POSTs `raw` with `headers` straight to the receiver: `[status, body]`. */
-async function post(port: number, raw: Uint8Array | string, headers: Record<string, string>): Promise<[number, string]> {
-  const res = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: typeof raw === "string" ? raw : new Blob([raw.slice()]) });
+async function post(
+  port: number,
+  raw: Uint8Array | string,
+  headers: Record<string, string>,
+): Promise<[number, string]> {
+  const res = await fetch(`http://127.0.0.1:${port}/hooks`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: typeof raw === "string" ? raw : new Blob([raw.slice()]),
+  });
   return [res.status, await res.text()];
 }
 
@@ -135,7 +160,13 @@ async function post(port: number, raw: Uint8Array | string, headers: Record<stri
  * Sends `raw` with `headers`, the header `name` replaced by UTF-8 bytes (é, ✓), over a raw socket so no client
  * library normalises it. Returns the status, 0 when the receiver dropped the connection without answering.
  */
-async function postNonAscii(port: number, raw: string, headers: Record<string, string>, name: string, value: string): Promise<number> {
+async function postNonAscii(
+  port: number,
+  raw: string,
+  headers: Record<string, string>,
+  name: string,
+  value: string,
+): Promise<number> {
   const lines = Object.entries({ ...headers, [name]: value }).map(([k, v]) => `${k}: ${v}\r\n`);
   const head = `POST /hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(raw)}\r\nConnection: close\r\n${lines.join("")}\r\n`;
   return (await rawRequest(port, Buffer.concat([Buffer.from(head, "utf8"), Buffer.from(raw)]))).status;
@@ -158,7 +189,12 @@ async function firstSecret(rx: { port: number }, call: Call, id: string, secret:
   const [, audited] = await call(`/v1/webhooks/${id}/audit`);
   expect([audited.data.verdict, audited.data.cases.map((c: any) => [c.case, c.status])]).toEqual([
     "ok",
-    [["valid", 200], ["wrong_signature", 401], ["stale_timestamp", 401], ["no_signature", 401]],
+    [
+      ["valid", 200],
+      ["wrong_signature", 401],
+      ["stale_timestamp", 401],
+      ["no_signature", 401],
+    ],
   ]);
 
   const payload = JSON.parse(new TextDecoder().decode(real.raw));
@@ -176,8 +212,13 @@ async function firstSecret(rx: { port: number }, call: Call, id: string, secret:
 async function exercise(lang: Lang): Promise<void> {
   const cmd = await prepare(lang);
   const a = await ctx.account("growth");
-  const call: Call = (path, body) => ctx.call(path, { method: "POST", key: a.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const [, created] = await call("/v1/webhooks", { url: `https://127.0.0.1:${proxy.port}/hooks`, events: ["tracking.delivered"], mode: "test" });
+  const call: Call = (path, body) =>
+    ctx.call(path, { method: "POST", key: a.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const [, created] = await call("/v1/webhooks", {
+    url: `https://127.0.0.1:${proxy.port}/hooks`,
+    events: ["tracking.delivered"],
+    mode: "test",
+  });
   const first = created.data.secret as string;
   const id = created.data.id as string;
 
@@ -191,7 +232,11 @@ async function exercise(lang: Lang): Promise<void> {
   const [, rotated] = await call("/v1/webhooks/rotate-secret");
   const second = rotated.data.secret as string;
   const now = Math.floor(Date.now() / 1000);
-  rx = await start(cmd, { WEBHOOK_SECRET: second, WEBHOOK_PREVIOUS_SECRET: first, WEBHOOK_PREVIOUS_UNTIL: String(now + 15 * 60) });
+  rx = await start(cmd, {
+    WEBHOOK_SECRET: second,
+    WEBHOOK_PREVIOUS_SECRET: first,
+    WEBHOOK_PREVIOUS_UNTIL: String(now + 15 * 60),
+  });
   target = rx.port;
   expect((await call(`/v1/webhooks/${id}/test`))[1].data).toMatchObject({ delivered: true, status_code: 200 });
   const last = forwarded.at(-1)!;
@@ -200,7 +245,11 @@ async function exercise(lang: Lang): Promise<void> {
   const early = JSON.stringify({ ...payload, enqueued_at: "2026-11-05T13:30:01Z" });
   expect(await post(rx.port, early, signed(early, first))).toEqual([200, "ok"]);
   await rx.stop();
-  rx = await start(cmd, { WEBHOOK_SECRET: second, WEBHOOK_PREVIOUS_SECRET: first, WEBHOOK_PREVIOUS_UNTIL: String(now - 1) });
+  rx = await start(cmd, {
+    WEBHOOK_SECRET: second,
+    WEBHOOK_PREVIOUS_SECRET: first,
+    WEBHOOK_PREVIOUS_UNTIL: String(now - 1),
+  });
   const late = JSON.stringify({ ...payload, enqueued_at: "2026-11-05T13:30:02Z" });
   expect((await post(rx.port, late, signed(late, first)))[0]).toBe(401);
   expect(await post(rx.port, late, signed(late, second))).toEqual([200, "ok"]);
@@ -209,8 +258,12 @@ async function exercise(lang: Lang): Promise<void> {
 
 for (const lang of ["python", "go", "php"] as const) {
   const missing = !Bun.which(TOOL[lang]);
-  test.skipIf(missing && !Bun.env.CI)(`the ${lang} receiver from the doc passes the audit and handles real deliveries, bad signatures and timestamps, non-ASCII headers, replays and rotation`, async () => {
-    expect(missing ? `${TOOL[lang]} is not installed (.ci/run installs it)` : "").toBe("");
-    await exercise(lang);
-  }, 90_000);
+  test.skipIf(missing && !Bun.env.CI)(
+    `the ${lang} receiver from the doc passes the audit and handles real deliveries, bad signatures and timestamps, non-ASCII headers, replays and rotation`,
+    async () => {
+      expect(missing ? `${TOOL[lang]} is not installed (.ci/run installs it)` : "").toBe("");
+      await exercise(lang);
+    },
+    90_000,
+  );
 }

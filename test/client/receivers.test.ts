@@ -21,8 +21,16 @@ const block = (lang: string) => {
 };
 
 interface Snippet {
-  handleWebhook(req: Request, secrets: { current: string; previous?: string; previousUntil?: number }): Promise<Response>;
-  verifySignature(raw: Uint8Array, header: string | null, secrets: { current: string; previous?: string; previousUntil?: number }, now?: number): boolean;
+  handleWebhook(
+    req: Request,
+    secrets: { current: string; previous?: string; previousUntil?: number },
+  ): Promise<Response>;
+  verifySignature(
+    raw: Uint8Array,
+    header: string | null,
+    secrets: { current: string; previous?: string; previousUntil?: number },
+    now?: number,
+  ): boolean;
   processed: Map<string, unknown>;
 }
 
@@ -57,8 +65,13 @@ afterAll(async () => {
 
 test("the TypeScript receiver verifies real deliveries, refuses a wrong secret, accepts the previous secret for 15 minutes after a rotation, and deduplicates", async () => {
   const a = await ctx.account("growth");
-  const post = (path: string, body?: unknown) => ctx.call(path, { method: "POST", key: a.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const [, created] = await post("/v1/webhooks", { url: `https://127.0.0.1:${server.port}/hooks`, events: ["tracking.delivered"], mode: "test" });
+  const post = (path: string, body?: unknown) =>
+    ctx.call(path, { method: "POST", key: a.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const [, created] = await post("/v1/webhooks", {
+    url: `https://127.0.0.1:${server.port}/hooks`,
+    events: ["tracking.delivered"],
+    mode: "test",
+  });
   const first = created.data.secret as string;
   expect(first).toMatch(/^whsec_/);
   const id = created.data.id as string;
@@ -92,6 +105,13 @@ test("the TypeScript receiver verifies real deliveries, refuses a wrong secret, 
 
   // Redelivery of the same event (same tuple) is recognised as a duplicate and still answered 2xx.
   secrets = { current: first };
-  const replay = await snippet.handleWebhook(new Request("https://x/hooks", { method: "POST", body: new Blob([signedWithFirst.raw.slice()]), headers: signedWithFirst.headers }), secrets);
+  const replay = await snippet.handleWebhook(
+    new Request("https://x/hooks", {
+      method: "POST",
+      body: new Blob([signedWithFirst.raw.slice()]),
+      headers: signedWithFirst.headers,
+    }),
+    secrets,
+  );
   expect([replay.status, await replay.text()]).toEqual([200, "duplicate"]);
 });

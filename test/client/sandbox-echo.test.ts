@@ -25,10 +25,18 @@ describe("sandbox mode", () => {
   afterAll(async () => ctx?.close());
 
   test("the echo answers 200 to a delivery, echoing a well-formed event id; it is not in the OpenAPI document", async () => {
-    const [res, body] = await ctx.call(SANDBOX_ECHO_PATH, { method: "POST", body: "{}", headers: { "x-webhook-event-id": "evt_01abc" } });
+    const [res, body] = await ctx.call(SANDBOX_ECHO_PATH, {
+      method: "POST",
+      body: "{}",
+      headers: { "x-webhook-event-id": "evt_01abc" },
+    });
     expect(res.status).toBe(200);
     expect(body).toEqual({ success: true, data: { received: true, event_id: "evt_01abc" } });
-    const [, hostile] = await ctx.call(SANDBOX_ECHO_PATH, { method: "POST", body: "not json", headers: { "x-webhook-event-id": "<script>" } });
+    const [, hostile] = await ctx.call(SANDBOX_ECHO_PATH, {
+      method: "POST",
+      body: "not json",
+      headers: { "x-webhook-event-id": "<script>" },
+    });
     expect(hostile).toEqual({ success: true, data: { received: true, event_id: null } });
     const [, doc] = await ctx.call("/openapi.json");
     // The echo is never documented (the sandbox advance operation is, in sandbox mode: a customer-facing route).
@@ -41,7 +49,13 @@ describe("sandbox mode", () => {
     const [ok, created] = await ctx.call("/v1/webhooks", { method: "POST", key, body: createBody(ECHO) });
     expect(ok.status).toBe(201);
     expect(created.data.url).toBe(ECHO);
-    for (const url of [`${ECHO}?x=1`, "https://localhost:8443/sandbox/webhook-echo/", "https://localhost:8443/v1/couriers", "https://127.0.0.1:8443/sandbox/webhook-echo", "https://localhost:9090/sandbox/webhook-echo"]) {
+    for (const url of [
+      `${ECHO}?x=1`,
+      "https://localhost:8443/sandbox/webhook-echo/",
+      "https://localhost:8443/v1/couriers",
+      "https://127.0.0.1:8443/sandbox/webhook-echo",
+      "https://localhost:9090/sandbox/webhook-echo",
+    ]) {
       const [res] = await ctx.call("/v1/webhooks", { method: "POST", key, body: createBody(url) });
       expect(`${url} → ${res.status}`).toBe(`${url} → 422`);
     }
@@ -81,7 +95,10 @@ describe("the sender", () => {
       allowCidrs: [],
       timeoutMs: 5_000,
       clock: systemClock,
-      resolver: async (host) => (resolve[host] ? [{ address: resolve[host]!, family: 4 }] : Promise.reject(Object.assign(new Error("no"), { code: "ENOTFOUND" }))),
+      resolver: async (host) =>
+        resolve[host]
+          ? [{ address: resolve[host]!, family: 4 }]
+          : Promise.reject(Object.assign(new Error("no"), { code: "ENOTFOUND" })),
       ...(echoUrl ? { sandboxEcho: { url: echoUrl, caFile } } : {}),
     });
 
@@ -99,7 +116,10 @@ describe("the sender", () => {
 
   test("without a sandbox echo (live mode) the same URL is dropped", async () => {
     const s = sender(undefined);
-    expect(await s.send(req(receiver.url(SANDBOX_ECHO_PATH)))).toMatchObject({ kind: "dropped", error: "address_blocked" });
+    expect(await s.send(req(receiver.url(SANDBOX_ECHO_PATH)))).toMatchObject({
+      kind: "dropped",
+      error: "address_blocked",
+    });
     expect(receiver.on(SANDBOX_ECHO_PATH)).toHaveLength(1);
     await s.close();
   });
@@ -114,6 +134,10 @@ describe("the sender", () => {
 
 test("live configuration: no echo, whatever the base URL; sandbox with an http base URL: no echo URL either", () => {
   expect(sandboxEcho(loadConfig({ COURIER_MODE: "live", PUBLIC_BASE_URL: "https://localhost:8443" }))).toBeUndefined();
-  expect(sandboxEcho(loadConfig({ COURIER_MODE: "sandbox", PUBLIC_BASE_URL: "http://localhost:8080" }))).toBeUndefined();
-  expect(sandboxEcho(loadConfig({ COURIER_MODE: "sandbox", PUBLIC_BASE_URL: "https://api.example.com/" }))).toMatchObject({ url: "https://api.example.com/sandbox/webhook-echo" });
+  expect(
+    sandboxEcho(loadConfig({ COURIER_MODE: "sandbox", PUBLIC_BASE_URL: "http://localhost:8080" })),
+  ).toBeUndefined();
+  expect(
+    sandboxEcho(loadConfig({ COURIER_MODE: "sandbox", PUBLIC_BASE_URL: "https://api.example.com/" })),
+  ).toMatchObject({ url: "https://api.example.com/sandbox/webhook-echo" });
 });

@@ -47,7 +47,11 @@ export interface StartOptions {
   expectKey?: boolean;
 }
 
-export async function startService(env: Record<string, string> = {}, timeoutMs = 20_000, opts: StartOptions = {}): Promise<RunningService> {
+export async function startService(
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  opts: StartOptions = {},
+): Promise<RunningService> {
   const own = !opts.tdb;
   const tdb: TestDatabase = opts.tdb ?? (await createTestDatabase({ max: 1 }));
   const expectKey = opts.expectKey ?? own;
@@ -56,7 +60,18 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
   const baseUrl = `https://localhost:${port}`;
   const proc = Bun.spawn(["bun", "run", "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: tdb.url, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", COURIER_MODE: "sandbox", SANDBOX_ASYNC_SECONDS: "1", LOG_LEVEL: "info", SECRETS_KEY_GENERATE: "single-node", ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: tdb.url,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      COURIER_MODE: "sandbox",
+      SANDBOX_ASYNC_SECONDS: "1",
+      LOG_LEVEL: "info",
+      SECRETS_KEY_GENERATE: "single-node",
+      ...env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -68,7 +83,8 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
   void (async () => {
     for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);
   })();
-  const call = (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${baseUrl}${path}`, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
   const stop = async () => {
     proc.kill("SIGTERM");
     const code = await proc.exited;
@@ -81,8 +97,12 @@ export async function startService(env: Record<string, string> = {}, timeoutMs =
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) break;
     key ??= /API key \(shown once\): (ctk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
-    const healthy = await call("/healthz").then((r) => r.ok, () => false);
-    if (healthy && (key || !expectKey)) return { port, baseUrl, key: key ?? "", dataDir, stdout: () => out, fetch: call, stop, pid: proc.pid };
+    const healthy = await call("/healthz").then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (healthy && (key || !expectKey))
+      return { port, baseUrl, key: key ?? "", dataDir, stdout: () => out, fetch: call, stop, pid: proc.pid };
     await Bun.sleep(100);
   }
   await stop().catch(() => {});

@@ -37,44 +37,65 @@ async function tryItOut(page: Page, tag: string, operationId: string): Promise<s
   return (await status.innerText()).trim();
 }
 
-test("/docs works offline, shows every tag, authorises with a key and runs Try it out with 200s", async () => {
-  const context = await newBrowserContext(browser, { ignoreHTTPSErrors: true, viewport: { width: 1280, height: 2000 } });
-  const page = await context.newPage();
-  const refused: string[] = [];
-  await context.route("**/*", (route) => {
-    if (route.request().url().startsWith(`${svc.baseUrl}/`)) return route.continue();
-    refused.push(route.request().url());
-    return route.abort("internetdisconnected");
-  });
-  const pageErrors: string[] = [];
-  page.on("pageerror", (e) => pageErrors.push(String(e)));
+test(
+  "/docs works offline, shows every tag, authorises with a key and runs Try it out with 200s",
+  async () => {
+    const context = await newBrowserContext(browser, {
+      ignoreHTTPSErrors: true,
+      viewport: { width: 1280, height: 2000 },
+    });
+    const page = await context.newPage();
+    const refused: string[] = [];
+    await context.route("**/*", (route) => {
+      if (route.request().url().startsWith(`${svc.baseUrl}/`)) return route.continue();
+      refused.push(route.request().url());
+      return route.abort("internetdisconnected");
+    });
+    const pageErrors: string[] = [];
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
 
-  await page.goto(`${svc.baseUrl}/docs`);
-  await page.locator("body[data-docs-ready=true]").waitFor();
-  expect(await page.locator(".info .title").innerText()).toContain("Courier Tracking API");
+    await page.goto(`${svc.baseUrl}/docs`);
+    await page.locator("body[data-docs-ready=true]").waitFor();
+    expect(await page.locator(".info .title").innerText()).toContain("Courier Tracking API");
 
-  const doc = (await (await svc.fetch("/openapi.json")).json()) as { tags: { name: string }[] };
-  const shown = await page.locator(".opblock-tag").allInnerTexts();
-  for (const { name } of doc.tags) expect(shown.some((t) => t.startsWith(name)), `tag ${name} in ${JSON.stringify(shown)}`).toBe(true);
-  // The five events sit in Swagger UI's own Webhooks section, under no extra (empty) tag heading of their own.
-  expect(shown.filter((t) => !doc.tags.some(({ name }) => t.startsWith(name)))).toEqual([]);
-  expect(shown.filter((t) => t.startsWith("Webhook events"))).toEqual([]);
-  const webhooks = await page.locator(".webhooks").innerText();
-  for (const event of ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"]) expect(webhooks).toContain(event);
+    const doc = (await (await svc.fetch("/openapi.json")).json()) as { tags: { name: string }[] };
+    const shown = await page.locator(".opblock-tag").allInnerTexts();
+    for (const { name } of doc.tags)
+      expect(
+        shown.some((t) => t.startsWith(name)),
+        `tag ${name} in ${JSON.stringify(shown)}`,
+      ).toBe(true);
+    // The five events sit in Swagger UI's own Webhooks section, under no extra (empty) tag heading of their own.
+    expect(shown.filter((t) => !doc.tags.some(({ name }) => t.startsWith(name)))).toEqual([]);
+    expect(shown.filter((t) => t.startsWith("Webhook events"))).toEqual([]);
+    const webhooks = await page.locator(".webhooks").innerText();
+    for (const event of [
+      "tracking.updated",
+      "tracking.in_transit",
+      "tracking.out_for_delivery",
+      "tracking.delivered",
+      "tracking.exception",
+    ])
+      expect(webhooks).toContain(event);
 
-  await page.locator("button.authorize").first().click();
-  await page.locator(".auth-container input").first().fill(svc.key);
-  await page.locator(".auth-btn-wrapper button.authorize").click();
-  await page.locator(".auth-btn-wrapper button.btn-done").click();
+    await page.locator("button.authorize").first().click();
+    await page.locator(".auth-container input").first().fill(svc.key);
+    await page.locator(".auth-btn-wrapper button.authorize").click();
+    await page.locator(".auth-btn-wrapper button.btn-done").click();
 
-  expect(await tryItOut(page, "Couriers", "listCouriers")).toBe("200");
-  expect(await tryItOut(page, "Tracking", "trackShipment")).toBe("200");
-  const body = await page.locator("#operations-Tracking-trackShipment .live-responses-table .response-col_description pre").first().innerText();
-  expect(JSON.parse(body).data.ShipmentState).toBe("delivered");
+    expect(await tryItOut(page, "Couriers", "listCouriers")).toBe("200");
+    expect(await tryItOut(page, "Tracking", "trackShipment")).toBe("200");
+    const body = await page
+      .locator("#operations-Tracking-trackShipment .live-responses-table .response-col_description pre")
+      .first()
+      .innerText();
+    expect(JSON.parse(body).data.ShipmentState).toBe("delivered");
 
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, "swagger-ui.png"), fullPage: true });
-  expect(refused).toEqual([]);
-  expect(pageErrors).toEqual([]);
-  await context.close();
-}, 4 * BROWSER_STEP_MS);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "swagger-ui.png"), fullPage: true });
+    expect(refused).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  },
+  4 * BROWSER_STEP_MS,
+);

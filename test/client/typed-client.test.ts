@@ -9,7 +9,12 @@ import { afterAll, beforeAll, expect, setSystemTime, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
 import { fetchDocument, generateTypes, SCHEMA_FILE } from "../../clients/typescript/generate.ts";
-import { createTrackingClient, verifyServiceSignature, verifyStandardWebhook, type TrackingClient } from "../../clients/typescript/index.ts";
+import {
+  createTrackingClient,
+  verifyServiceSignature,
+  verifyStandardWebhook,
+  type TrackingClient,
+} from "../../clients/typescript/index.ts";
 import { startReceiver, testCert, type Receiver } from "../webhooks/receiver.ts";
 import { startService, type RunningService } from "./service.ts";
 
@@ -18,9 +23,13 @@ let rx: Receiver;
 let api: TrackingClient;
 beforeAll(async () => {
   rx = await startReceiver();
-  svc = await startService({ WEBHOOK_CA_FILE: (await testCert()).caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8,::1/128" });
+  svc = await startService({
+    WEBHOOK_CA_FILE: (await testCert()).caFile,
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8,::1/128",
+  });
   // The service's certificate is self-signed: this fetch accepts it, for this loopback service only.
-  const insecure = ((input: Request) => fetch(input, { tls: { rejectUnauthorized: false } } as RequestInit)) as typeof fetch;
+  const insecure = ((input: Request) =>
+    fetch(input, { tls: { rejectUnauthorized: false } } as RequestInit)) as typeof fetch;
   api = createTrackingClient({ baseUrl: svc.baseUrl, apiKey: svc.key, fetch: insecure });
 }, 30_000);
 afterAll(async () => {
@@ -34,17 +43,23 @@ test("the committed types are what the generator makes of the live document (bun
 }, 30_000);
 
 test("track, shipments, webhooks with an idempotent retry, a verified test fire, events", async () => {
-  const tracked = await api.GET("/v1/track", { params: { query: { courier: "auto", tracking_number: "1Z12345E0205277680" } } });
+  const tracked = await api.GET("/v1/track", {
+    params: { query: { courier: "auto", tracking_number: "1Z12345E0205277680" } },
+  });
   expect(tracked.response.status).toBe(200);
   expect(tracked.data?.detected_courier).toBe("ups");
   expect(tracked.data?.data.ShipmentState).toBe("delivered");
 
-  const followed = await api.POST("/v1/shipments", { body: { shipments: [{ courier: "delhivery", tracking_number: "5555555555121" }] } });
+  const followed = await api.POST("/v1/shipments", {
+    body: { shipments: [{ courier: "delhivery", tracking_number: "5555555555121" }] },
+  });
   expect(followed.response.status).toBe(202);
   expect(followed.data?.data.shipments[0]?.result).toBe("accepted");
   const listed = await api.GET("/v1/shipments", { params: { query: { courier: "delhivery" } } });
   expect(listed.data?.data.shipments.map((s) => s.tracking_number)).toEqual(["5555555555121"]);
-  const stored = await api.GET("/v1/shipments/{courier}/{tracking_number}", { params: { path: { courier: "delhivery", tracking_number: "5555555555121" } } });
+  const stored = await api.GET("/v1/shipments/{courier}/{tracking_number}", {
+    params: { path: { courier: "delhivery", tracking_number: "5555555555121" } },
+  });
   expect(stored.response.status).toBe(200);
   expect(typeof stored.data?.data.ShipmentState).toBe("string");
 
@@ -61,7 +76,10 @@ test("track, shipments, webhooks with an idempotent retry, a verified test fire,
   // A fresh secret, then a test fire verified with both helpers and the standardwebhooks package.
   const rotated = await api.POST("/v1/webhooks/rotate-secret");
   const secret = rotated.data!.data.secret;
-  const fired = await api.POST("/v1/webhooks/{webhook_id}/test", { params: { path: { webhook_id: first.data!.data.id } }, body: { event: "tracking.delivered" } });
+  const fired = await api.POST("/v1/webhooks/{webhook_id}/test", {
+    params: { path: { webhook_id: first.data!.data.id } },
+    body: { event: "tracking.delivered" },
+  });
   expect(fired.data?.data.delivered).toBe(true);
   const [hit] = rx.on("/typed");
   expect(verifyServiceSignature(secret, hit!.raw, hit!.headers["x-service-signature"])).toBe(true);

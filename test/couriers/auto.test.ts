@@ -6,7 +6,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
-import { autoCandidates, fedexCheckDigitOk, resolveCourierParam, s10CheckDigitOk, upsCheckDigitOk } from "../../src/modules/couriers/auto.ts";
+import {
+  autoCandidates,
+  fedexCheckDigitOk,
+  resolveCourierParam,
+  s10CheckDigitOk,
+  upsCheckDigitOk,
+} from "../../src/modules/couriers/auto.ts";
 import { TrackResponse } from "../../src/modules/tracking/model.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
@@ -63,8 +69,12 @@ describe("candidates", () => {
   test("resolveCourierParam: a slug passes through; auto resolves or throws the documented codes", () => {
     expect(resolveCourierParam("delhivery", "x")).toBe("delhivery");
     expect(resolveCourierParam("AUTO", "1Z999AA10123456784")).toBe("ups");
-    expect(() => resolveCourierParam("auto", "1234567890")).toThrow(expect.objectContaining({ code: "COURIER_AMBIGUOUS" }));
-    expect(() => resolveCourierParam("auto", "hello")).toThrow(expect.objectContaining({ code: "INVALID_TRACKING_NUMBER" }));
+    expect(() => resolveCourierParam("auto", "1234567890")).toThrow(
+      expect.objectContaining({ code: "COURIER_AMBIGUOUS" }),
+    );
+    expect(() => resolveCourierParam("auto", "hello")).toThrow(
+      expect.objectContaining({ code: "INVALID_TRACKING_NUMBER" }),
+    );
   });
 });
 

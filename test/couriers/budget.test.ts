@@ -139,7 +139,10 @@ describe("configuration and coverage", () => {
   test("COURIER_RATE_LIMITS: entries parse, unknown backends and zero rates are configuration errors", () => {
     expect(Object.keys(DEFAULT_RATE_LIMITS).sort()).toEqual([...COURIER_BACKENDS].sort());
     expect(Object.keys(ADAPTERS).sort()).toEqual([...COURIER_BACKENDS].sort());
-    expect(parseRateLimits(["dhl:0.5:100", "track17:2:0"])).toEqual({ dhl: { perSecond: 0.5, perDay: 100 }, track17: { perSecond: 2, perDay: 0 } });
+    expect(parseRateLimits(["dhl:0.5:100", "track17:2:0"])).toEqual({
+      dhl: { perSecond: 0.5, perDay: 100 },
+      track17: { perSecond: 2, perDay: 0 },
+    });
     expect(loadConfig({ COURIER_RATE_LIMITS: "dhl:0.5:100" }).courierRateLimits).toEqual(["dhl:0.5:100"]);
     expect(() => loadConfig({ COURIER_RATE_LIMITS: "nope:1:0" })).toThrow(/COURIER_RATE_LIMITS/);
     expect(() => loadConfig({ COURIER_RATE_LIMITS: "dhl:0:10" })).toThrow(/COURIER_RATE_LIMITS/);
@@ -163,7 +166,11 @@ describe("configuration and coverage", () => {
     expect(recheckCallsPerDay(b)).toBe(24_000);
     expect(BudgetCoverage.viewOf(b, 8_000, config).covers_followed).toBe(true);
     expect(BudgetCoverage.viewOf(b, 8_001, config).covers_followed).toBe(false);
-    expect(BudgetCoverage.viewOf(b, undefined, config)).toEqual({ per_second: 10, per_day: 30_000, covers_followed: null });
+    expect(BudgetCoverage.viewOf(b, undefined, config)).toEqual({
+      per_second: 10,
+      per_day: 30_000,
+      covers_followed: null,
+    });
     const clock = new FakeClock();
     const cov = new BudgetCoverage(t.db, config, [b], silentLogger, clock);
     await cov.refresh();
@@ -174,12 +181,29 @@ describe("configuration and coverage", () => {
 describe("through the registry: two replicas, real lookups to the loopback courier simulator", () => {
   test("COURIER_RATE_LIMITS=delhivery:10:0 holds for both replicas together", async () => {
     const windowS = Number(process.env.BUDGET_WINDOW_SECONDS ?? 3);
-    const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_RATE_LIMITS: "delhivery:10:0", COURIER_TIMEOUT_MS: "2000" });
+    const config = loadConfig({
+      COURIER_MODE: "sandbox",
+      COURIER_RATE_LIMITS: "delhivery:10:0",
+      COURIER_TIMEOUT_MS: "2000",
+    });
     const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
     const callsAt: number[] = [];
-    const counted = (a: CourierAdapter): CourierAdapter => ({ ...a, track: (n, ctx) => (callsAt.push(performance.now()), a.track(n, ctx)) });
+    const counted = (a: CourierAdapter): CourierAdapter => ({
+      ...a,
+      track: (n, ctx) => (callsAt.push(performance.now()), a.track(n, ctx)),
+    });
     const adapters = { ...ADAPTERS, delhivery: counted(ADAPTERS.delhivery) } as Record<AdapterId, CourierAdapter>;
-    const replicas = [t.db, second.db].map((db) => createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim, adapters, db, budgets: new CourierBudgets(db, systemClock) }));
+    const replicas = [t.db, second.db].map((db) =>
+      createCourierBackends({
+        config,
+        clock: systemClock,
+        log: silentLogger,
+        simulator: sim,
+        adapters,
+        db,
+        budgets: new CourierBudgets(db, systemClock),
+      }),
+    );
     const delhivery = courierBySlug("delhivery")!;
     try {
       expect(replicas[0]!.budget(delhivery)).toMatchObject({ per_second: 10, per_day: null });
@@ -200,7 +224,9 @@ describe("through the registry: two replicas, real lookups to the loopback couri
       await Promise.all(Array.from({ length: 16 }, (_, i) => looker(i)));
       const spanS = (Math.max(...callsAt) - started) / 1000;
       const bound = 10 + 10 * (spanS + SLICE_TTL_MS / 1000);
-      console.log(`budget: ${callsAt.length} calls in ${spanS.toFixed(2)} s from 2 replicas at 10/s (bound ${bound.toFixed(1)}), ${refused} refused`);
+      console.log(
+        `budget: ${callsAt.length} calls in ${spanS.toFixed(2)} s from 2 replicas at 10/s (bound ${bound.toFixed(1)}), ${refused} refused`,
+      );
       expect(callsAt.length).toBeLessThanOrEqual(Math.floor(bound));
       expect(callsAt.length).toBeGreaterThan(0);
     } finally {

@@ -46,7 +46,13 @@ describe("GET /v1/couriers/{slug}", () => {
     const [res, body] = await ctx.call("/v1/couriers/bluedart", { key });
     expect(res.status).toBe(200);
     expect(Value.Check(CourierResponse, body)).toBe(true);
-    expect(body.data).toEqual({ slug: "bluedart", name: "Blue Dart", available: true, sandbox: true, rate_budget: null });
+    expect(body.data).toEqual({
+      slug: "bluedart",
+      name: "Blue Dart",
+      available: true,
+      sandbox: true,
+      rate_budget: null,
+    });
   });
 
   test.each([

@@ -53,9 +53,12 @@ describe("detectCouriers", () => {
     expect(slugs("1z12345e0205271680")[0]).toBe("ups");
   });
 
-  test.each(["", "   ", "hello world!", "<script>", "x".repeat(65), "٣٤٥٦٧٨٩٠١٢", "1".repeat(500)])("no match for %p", (n) => {
-    expect(detectCouriers(n)).toEqual([]);
-  });
+  test.each(["", "   ", "hello world!", "<script>", "x".repeat(65), "٣٤٥٦٧٨٩٠١٢", "1".repeat(500)])(
+    "no match for %p",
+    (n) => {
+      expect(detectCouriers(n)).toEqual([]);
+    },
+  );
 
   test("deterministic order", () => {
     expect(slugs("1234567890")).toEqual(slugs("1234567890"));
@@ -75,13 +78,22 @@ describe("GET /v1/couriers/detect", () => {
     const [res, body] = await ctx.call("/v1/couriers/detect?tracking_number=EE123456780IN", { key });
     expect(res.status).toBe(200);
     expect(Value.Check(CourierDetectResponse, body)).toBe(true);
-    expect(body.data.couriers[0]).toEqual({ slug: "indiapost", name: "India Post", available: true, sandbox: true, rate_budget: null });
+    expect(body.data.couriers[0]).toEqual({
+      slug: "indiapost",
+      name: "India Post",
+      available: true,
+      sandbox: true,
+      rate_budget: null,
+    });
     expect(body.data.count).toBe(body.data.couriers.length);
     expect(res.headers.get("ratelimit-limit")).toBe("10");
   });
 
   test("URL-encoded spaces and lower case are normalised", async () => {
-    const [res, body] = await ctx.call(`/v1/couriers/detect?tracking_number=${encodeURIComponent("1z 12345e0205271680")}`, { key });
+    const [res, body] = await ctx.call(
+      `/v1/couriers/detect?tracking_number=${encodeURIComponent("1z 12345e0205271680")}`,
+      { key },
+    );
     expect(res.status).toBe(200);
     expect(body.data.couriers[0].slug).toBe("ups");
   });

@@ -14,11 +14,16 @@ beforeAll(async () => {
     idleTimeout: 0,
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      if (path === "/redirect") return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
-      if (path === "/html") return new Response("<html>502</html>", { status: 502, headers: { "content-type": "text/html" } });
+      if (path === "/redirect")
+        return new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } });
+      if (path === "/html")
+        return new Response("<html>502</html>", { status: 502, headers: { "content-type": "text/html" } });
       if (path === "/huge") return new Response(new Uint8Array(MAX_COURIER_BODY + 10));
       // A few KiB on the wire (its Content-Length), past the cap once inflated.
-      if (path === "/gzip-bomb") return new Response(Bun.gzipSync(new Uint8Array(MAX_COURIER_BODY + 10)), { headers: { "content-encoding": "gzip" } });
+      if (path === "/gzip-bomb")
+        return new Response(Bun.gzipSync(new Uint8Array(MAX_COURIER_BODY + 10)), {
+          headers: { "content-encoding": "gzip" },
+        });
       if (path === "/drip")
         return new Response(
           new ReadableStream({

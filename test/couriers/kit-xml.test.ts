@@ -6,7 +6,9 @@ import { expect, test } from "bun:test";
 import { parseXml } from "../../src/modules/couriers/adapters/kit.ts";
 
 test("the five predefined entities and numeric character references are decoded, in text and attributes", () => {
-  const doc = parseXml(`<Scan City="M&amp;S &#x26; Co"><Remark>Left at &quot;gate&quot; &lt;B&gt; &apos;2&apos; &#38; &#x20B9;5</Remark></Scan>`) as {
+  const doc = parseXml(
+    `<Scan City="M&amp;S &#x26; Co"><Remark>Left at &quot;gate&quot; &lt;B&gt; &apos;2&apos; &#38; &#x20B9;5</Remark></Scan>`,
+  ) as {
     Scan: { "@City": string; Remark: string };
   };
   expect(doc.Scan["@City"]).toBe("M&S & Co");

@@ -7,7 +7,11 @@ describe("the simulator's per-number memory is bounded", () => {
     const m = new Map<string, number>();
     for (const k of ["a", "b", "c"]) rememberBounded(m, k, 1, 3);
     rememberBounded(m, "a", 2, 3); // existing: no eviction, value updated
-    expect([...m.entries()]).toEqual([["a", 2], ["b", 1], ["c", 1]]);
+    expect([...m.entries()]).toEqual([
+      ["a", 2],
+      ["b", 1],
+      ["c", 1],
+    ]);
     rememberBounded(m, "d", 1, 3);
     expect([...m.keys()]).toEqual(["b", "c", "d"]);
     expect(m.size).toBe(3);
@@ -22,7 +26,9 @@ describe("the simulator's per-number memory is bounded", () => {
     try {
       const token = sim.credential("DELHIVERY_TOKEN");
       const call = (awb: string) =>
-        fetch(`${sim.baseUrlFor("delhivery")}/api/v1/packages/json/?waybill=${awb}`, { headers: { authorization: `Token ${token}` } }).then((r) => r.text());
+        fetch(`${sim.baseUrlFor("delhivery")}/api/v1/packages/json/?waybill=${awb}`, {
+          headers: { authorization: `Token ${token}` },
+        }).then((r) => r.text());
       await call("123456789010");
       expect(sim.calls("delhivery", "123456789010")).toBe(1);
     } finally {

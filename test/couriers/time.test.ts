@@ -14,15 +14,24 @@ describe("courier time formats", () => {
   });
 
   test("UPS YYYYMMDD + HHMMSS at a given offset", () => {
-    expect(parseNaive("20220126", "143015", 0)).toEqual({ localDate: "2022-01-26", localTime: "14:30", at: "2022-01-26T14:30:15.000Z" });
+    expect(parseNaive("20220126", "143015", 0)).toEqual({
+      localDate: "2022-01-26",
+      localTime: "14:30",
+      at: "2022-01-26T14:30:15.000Z",
+    });
   });
 
   test("ISO with an offset keeps the wall time written", () => {
-    expect(parseIsoLocal("2026-11-05T10:20:30-05:00")).toEqual({ localDate: "2026-11-05", localTime: "10:20", at: "2026-11-05T15:20:30.000Z" });
+    expect(parseIsoLocal("2026-11-05T10:20:30-05:00")).toEqual({
+      localDate: "2026-11-05",
+      localTime: "10:20",
+      at: "2026-11-05T15:20:30.000Z",
+    });
   });
 
   test("garbage is undefined, never a bogus date", () => {
-    for (const s of ["", "yesterday", "2026-13-01T00:00", "99999999", "32-Jan-2026"]) expect(parseNaive(s)).toBeUndefined();
+    for (const s of ["", "yesterday", "2026-13-01T00:00", "99999999", "32-Jan-2026"])
+      expect(parseNaive(s)).toBeUndefined();
   });
 
   test.each([
@@ -44,7 +53,11 @@ describe("courier time formats", () => {
   });
 
   test("29-Feb of a leap year is a real date", () => {
-    expect(parseNaive("29-Feb-2028", "10:00")).toEqual({ localDate: "2028-02-29", localTime: "10:00", at: "2028-02-29T04:30:00.000Z" });
+    expect(parseNaive("29-Feb-2028", "10:00")).toEqual({
+      localDate: "2028-02-29",
+      localTime: "10:00",
+      at: "2028-02-29T04:30:00.000Z",
+    });
   });
 
   test("naive times can be read in a named zone: 2 a.m. in New York before and after the DST change", () => {

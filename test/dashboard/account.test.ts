@@ -18,7 +18,8 @@ let aliceKey: string;
 let bobKey: string;
 const aliceEmail = `alice-${Bun.randomUUIDv7().slice(-6)}@example.com`;
 
-const accountId = async (email: string) => (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.id;
+const accountId = async (email: string) =>
+  (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.id;
 
 beforeAll(async () => {
   ctx = await testContext();
@@ -57,12 +58,17 @@ describe("API keys", () => {
     const id = await accountId(aliceEmail);
     const before = (await ctx.tdb.db.select().from(apiKeys).where(eq(apiKeys.accountId, id))).length;
     expect((await alice.post("/dashboard/keys", { name: "x" }))[0].status).toBe(403);
-    expect((await alice.post("/dashboard/keys", { name: "x", _csrf: await bob.csrf("/dashboard/keys") }))[0].status).toBe(403);
+    expect(
+      (await alice.post("/dashboard/keys", { name: "x", _csrf: await bob.csrf("/dashboard/keys") }))[0].status,
+    ).toBe(403);
     expect((await ctx.tdb.db.select().from(apiKeys).where(eq(apiKeys.accountId, id))).length).toBe(before);
   });
 
   test("revoke: another account cannot revoke the key; its owner can, and the key then fails with 401", async () => {
-    const [row] = await ctx.tdb.db.select().from(apiKeys).where(eq(apiKeys.prefix, aliceKey.slice(0, 10)));
+    const [row] = await ctx.tdb.db
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.prefix, aliceKey.slice(0, 10)));
     const [res] = await bob.post(`/dashboard/keys/${row!.id}/revoke`, { _csrf: await bob.csrf("/dashboard/keys") });
     expect(res.status).toBe(404);
     expect((await ctx.call("/v1/couriers", { key: aliceKey }))[0].status).toBe(200);
@@ -83,7 +89,9 @@ describe("usage and billing", () => {
     for (const p of ["/dashboard", "/dashboard/billing"]) {
       const [res, html] = await alice.get(p);
       expect(res.status).toBe(200);
-      expect(html).toContain('<strong data-testid="usage-used">37</strong> of <span data-testid="usage-quota">100</span>');
+      expect(html).toContain(
+        '<strong data-testid="usage-used">37</strong> of <span data-testid="usage-quota">100</span>',
+      );
       expect(html).toContain('<progress max="100" value="37"');
       expect(html).toContain("2026-12-01 00:00 UTC"); // FakeClock: 2026-11-05
       expect(html).toContain("10 requests per minute");
@@ -113,16 +121,25 @@ describe("usage and billing", () => {
     expect(r200.headers.get("ratelimit-limit")).toBe("600");
 
     // Downgrade, invalid plan, CSRF.
-    expect((await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "starter" }))[0].status).toBe(303);
+    expect(
+      (await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "starter" }))[0].status,
+    ).toBe(303);
     expect((await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.plan).toBe("starter");
-    expect((await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "platinum" }))[0].status).toBe(422);
+    expect(
+      (await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "platinum" }))[0].status,
+    ).toBe(422);
     expect((await c.post("/dashboard/billing", { plan: "business" }))[0].status).toBe(403);
     expect((await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.plan).toBe("starter");
   });
 
   test("a provider that declines leaves the plan as it was", async () => {
-    const declining: BillingProvider = { label: "Declining test provider", requestPlanChange: async () => ({ status: "declined", reason: "card refused" }) };
-    const app = new Elysia().use(corePlugin({ log: ctx.deps.log, trustProxy: undefined })).use(dashboardModule(ctx.deps, { billing: declining }));
+    const declining: BillingProvider = {
+      label: "Declining test provider",
+      requestPlanChange: async () => ({ status: "declined", reason: "card refused" }),
+    };
+    const app = new Elysia()
+      .use(corePlugin({ log: ctx.deps.log, trustProxy: undefined }))
+      .use(dashboardModule(ctx.deps, { billing: declining }));
     const c = new Client(app);
     const email = `declined-${Bun.randomUUIDv7().slice(-6)}@example.com`;
     await c.signUp(email);
@@ -138,11 +155,23 @@ describe("tracked shipments", () => {
     const id = newId("shp");
     const awb = `<svg/onload=alert(1)>${Date.now()}`;
     await ctx.tdb.db.insert(shipments).values({
-      id, courier: "delhivery", trackingNumber: awb, state: "in_transit", mostRecentStatus: "In transit", followers: 1,
+      id,
+      courier: "delhivery",
+      trackingNumber: awb,
+      state: "in_transit",
+      mostRecentStatus: "In transit",
+      followers: 1,
       lastCheckedAt: new Date(Date.UTC(2026, 10, 5, 8, 0)),
-      checkpoints: [{ at: "2026-11-05T08:00:00.000Z", state: "in_transit", status: "In transit", location: "Delhi" }] as never,
+      checkpoints: [
+        { at: "2026-11-05T08:00:00.000Z", state: "in_transit", status: "In transit", location: "Delhi" },
+      ] as never,
     });
-    await ctx.tdb.db.insert(recheckQueue).values({ shipmentId: id, courier: "delhivery", trackingNumber: awb, dueAt: new Date(Date.UTC(2026, 10, 5, 16, 0)) });
+    await ctx.tdb.db.insert(recheckQueue).values({
+      shipmentId: id,
+      courier: "delhivery",
+      trackingNumber: awb,
+      dueAt: new Date(Date.UTC(2026, 10, 5, 16, 0)),
+    });
     await ctx.tdb.db.insert(follows).values({ accountId: await accountId(aliceEmail), shipmentId: id });
     const [, html] = await alice.get("/dashboard/shipments");
     expect(html).toContain("&lt;svg/onload=alert(1)&gt;");
@@ -160,7 +189,9 @@ describe("tracked shipments", () => {
     const alice_ = await accountId(aliceEmail);
     const add = async (n: string, reference: string | null) => {
       const id = newId("shp");
-      await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: n, state: "pending", followers: 1 });
+      await ctx.tdb.db
+        .insert(shipments)
+        .values({ id, courier: "delhivery", trackingNumber: n, state: "pending", followers: 1 });
       await ctx.tdb.db.insert(follows).values({ accountId: alice_, shipmentId: id, reference });
     };
     await add("7700000000011", "ORD-<b>77</b>");

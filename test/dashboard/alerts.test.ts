@@ -42,11 +42,19 @@ describe("dashboard alerts page", () => {
     expect(html).toContain(`use your account email, ${email}`);
     expect(html).not.toContain('data-testid="email-off"');
     expect(html).toContain("No alerts yet.");
-    [res, html] = await c.post("/dashboard/alerts", { _csrf: csrfOf(html), email: "not an address", kinds: ["quota_80"] });
+    [res, html] = await c.post("/dashboard/alerts", {
+      _csrf: csrfOf(html),
+      email: "not an address",
+      kinds: ["quota_80"],
+    });
     expect(res.status).toBe(422);
     expect(html).toContain('id="email-error"');
     expect(await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id))).toEqual([]);
-    [res] = await c.post("/dashboard/alerts", { _csrf: csrfOf(html), email: "Ops@Example.com", kinds: ["quota_80", "quota_100", "webhook_deactivated"] });
+    [res] = await c.post("/dashboard/alerts", {
+      _csrf: csrfOf(html),
+      email: "Ops@Example.com",
+      kinds: ["quota_80", "quota_100", "webhook_deactivated"],
+    });
     expect(res.status).toBe(303);
     const [row] = await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id));
     expect(row).toMatchObject({ email: "ops@example.com", disabledKinds: ["secret_rotated", "api_key_created"] });
@@ -62,7 +70,11 @@ describe("dashboard alerts page", () => {
     const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ");
     for (const bad of ["ab%00cd%40example.com", "%FF%FEab"]) {
       const res = await ctx.app.handle(
-        new Request("http://localhost/dashboard/alerts", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", cookie }, body: `_csrf=${csrfOf(page)}&email=${bad}&kinds=quota_80` }),
+        new Request("http://localhost/dashboard/alerts", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+          body: `_csrf=${csrfOf(page)}&email=${bad}&kinds=quota_80`,
+        }),
       );
       expect(res.status).toBe(422);
       const html = await res.text();
@@ -91,7 +103,9 @@ describe("dashboard alerts page", () => {
     await sender.poll();
     const mails = smtp.messages.filter((m) => m.to.includes("team@example.com"));
     expect(mails.map((m) => m.subject)).toEqual(["Test email from Courier Tracking"]);
-    expect((await ctx.tdb.db.select().from(alerts).where(eq(alerts.accountId, id))).map((a) => a.state)).toEqual(["sent"]);
+    expect((await ctx.tdb.db.select().from(alerts).where(eq(alerts.accountId, id))).map((a) => a.state)).toEqual([
+      "sent",
+    ]);
     [, html] = await c.get("/dashboard/alerts");
     expect(html).toContain('data-testid="recent-alerts"');
     expect(html).toContain("emailed");

@@ -24,11 +24,22 @@ describe("sign-up", () => {
     const pre = page.headers.getSetCookie().find((x) => x.startsWith("ct_csrf="))!;
     expect(pre).toContain("HttpOnly");
     const e = email();
-    const csrf = csrfOf(await (await ctx.app.handle(new Request("http://localhost/dashboard/sign-up", { headers: { cookie: `ct_csrf=${c.jar.get("ct_csrf")}` } }))).text());
-    const [res, html] = await c.post("/dashboard/sign-up", { _csrf: csrf, email: e.toUpperCase(), password: "correct horse battery" });
+    const csrf = csrfOf(
+      await (
+        await ctx.app.handle(
+          new Request("http://localhost/dashboard/sign-up", { headers: { cookie: `ct_csrf=${c.jar.get("ct_csrf")}` } }),
+        )
+      ).text(),
+    );
+    const [res, html] = await c.post("/dashboard/sign-up", {
+      _csrf: csrf,
+      email: e.toUpperCase(),
+      password: "correct horse battery",
+    });
     expect(res.status).toBe(201);
     const cookie = res.headers.getSetCookie().find((x) => x.startsWith("ct_session="))!;
-    for (const attr of ["HttpOnly", "Secure", "SameSite=Lax", "Path=/dashboard", "Max-Age="]) expect(cookie).toContain(attr);
+    for (const attr of ["HttpOnly", "Secure", "SameSite=Lax", "Path=/dashboard", "Max-Age="])
+      expect(cookie).toContain(attr);
     const key = /value="(ctk_[A-Za-z0-9_-]{43})"/.exec(html)![1]!;
     expect(html).toContain("shown only once");
     expect(html).toContain('data-copy="new-key"');
@@ -60,7 +71,16 @@ describe("sign-up", () => {
       const c = new Client(ctx.app);
       const token = await c.csrf("/dashboard/sign-up");
       const e = email();
-      const [res, html] = await c.post("/dashboard/sign-up", { email: e, password: "correct horse battery", ...fields, ...(fields._csrf === "CSRF" ? { _csrf: token } : {}) }, headers);
+      const [res, html] = await c.post(
+        "/dashboard/sign-up",
+        {
+          email: e,
+          password: "correct horse battery",
+          ...fields,
+          ...(fields._csrf === "CSRF" ? { _csrf: token } : {}),
+        },
+        headers,
+      );
       expect(res.status).toBe(403);
       expect(html).toContain("Form expired");
       expect(await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, e))).toHaveLength(0);
@@ -122,7 +142,12 @@ describe("sign-in and sessions", () => {
     const before = c.jar.get("ct_session")!;
     expect((await c.get("/dashboard/sign-in"))[0].status).toBe(302); // already signed in
     const csrf = c.jar.get("ct_csrf")!; // double submit: the form token is the cookie's value
-    const [res] = await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery", next: "/dashboard/webhooks" });
+    const [res] = await c.post("/dashboard/sign-in", {
+      _csrf: csrf,
+      email: e,
+      password: "correct horse battery",
+      next: "/dashboard/webhooks",
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/dashboard/webhooks");
     expect(c.jar.get("ct_session")).not.toBe(before);
@@ -168,7 +193,13 @@ describe("sign-in and sessions", () => {
 
   test("unauthenticated pages redirect to sign-in; a POST without a session changes nothing", async () => {
     const c = new Client(ctx.app);
-    for (const p of ["/dashboard", "/dashboard/keys", "/dashboard/billing", "/dashboard/webhooks", "/dashboard/shipments"]) {
+    for (const p of [
+      "/dashboard",
+      "/dashboard/keys",
+      "/dashboard/billing",
+      "/dashboard/webhooks",
+      "/dashboard/shipments",
+    ]) {
       const [res] = await c.get(p);
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toStartWith("/dashboard/sign-in");
@@ -183,14 +214,23 @@ describe("throttling", () => {
     await new Client(ctx.app).signUp(e);
     const c = new Client(ctx.app);
     const csrf = await c.csrf("/dashboard/sign-in");
-    for (let i = 0; i < SIGNIN_MAX_FAILURES; i++) expect((await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: `wrong-${i}-password` }))[0].status).toBe(401);
-    const [res, html] = await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery" });
+    for (let i = 0; i < SIGNIN_MAX_FAILURES; i++)
+      expect(
+        (await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: `wrong-${i}-password` }))[0].status,
+      ).toBe(401);
+    const [res, html] = await c.post("/dashboard/sign-in", {
+      _csrf: csrf,
+      email: e,
+      password: "correct horse battery",
+    });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(html).toContain("Too many attempts");
     // An unknown email is throttled the same way (the throttle reveals nothing).
     ctx.clock.advance(15 * 60_000);
-    expect((await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery" }))[0].status).toBe(303);
+    expect(
+      (await c.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery" }))[0].status,
+    ).toBe(303);
   }, 60_000);
 
   test(`per IP: ${SIGNIN_MAX_FAILURES_PER_IP} failures from one address block it, another address still signs in`, async () => {
@@ -203,8 +243,15 @@ describe("throttling", () => {
       const bad = new Client(proxied.app);
       bad.headers = { "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.9" };
       const csrf = await bad.csrf("/dashboard/sign-in");
-      for (let i = 0; i < SIGNIN_MAX_FAILURES_PER_IP; i++) await bad.post("/dashboard/sign-in", { _csrf: csrf, email: `nobody${i}@example.com`, password: "wrong password!" });
-      expect((await bad.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery" }))[0].status).toBe(429);
+      for (let i = 0; i < SIGNIN_MAX_FAILURES_PER_IP; i++)
+        await bad.post("/dashboard/sign-in", {
+          _csrf: csrf,
+          email: `nobody${i}@example.com`,
+          password: "wrong password!",
+        });
+      expect(
+        (await bad.post("/dashboard/sign-in", { _csrf: csrf, email: e, password: "correct horse battery" }))[0].status,
+      ).toBe(429);
       const good = new Client(proxied.app);
       good.headers = { "x-forwarded-proto": "https", "x-forwarded-for": "198.51.100.8" };
       expect((await good.signIn(e)).status).toBe(303);
@@ -218,7 +265,13 @@ describe("headers and assets", () => {
   test("every dashboard response carries the security headers; CSP forbids inline scripts and framing", async () => {
     const c = new Client(ctx.app);
     await c.signUp(email());
-    for (const p of ["/dashboard", "/dashboard/sign-in", "/dashboard/nope", "/dashboard/assets/dashboard.js", "/dashboard/keys"]) {
+    for (const p of [
+      "/dashboard",
+      "/dashboard/sign-in",
+      "/dashboard/nope",
+      "/dashboard/assets/dashboard.js",
+      "/dashboard/keys",
+    ]) {
       const [res, html] = await c.get(p);
       const csp = res.headers.get("content-security-policy")!;
       expect(csp).toContain("script-src 'self'");

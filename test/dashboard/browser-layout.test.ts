@@ -45,7 +45,10 @@ beforeAll(async () => {
   await new Client(ctx.app).signUp(EMAIL, PASSWORD);
   const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, EMAIL));
   seeded = await seedRealistic(ctx, acc!.id);
-  browser = await launchBrowser(["--ignore-certificate-errors", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]);
+  browser = await launchBrowser([
+    "--ignore-certificate-errors",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+  ]);
   console.log(`dashboard layout screenshots: ${SHOTS}`);
 }, 2 * BROWSER_STEP_MS);
 
@@ -63,8 +66,14 @@ const pages = (): [string, string][] => [
   ["webhook-new", "/dashboard/webhooks/new"],
   ["webhook-detail", `/dashboard/webhooks/${seeded.busy}`],
   ["webhook-deactivated", `/dashboard/webhooks/${seeded.hooks[1]!}`],
-  ["webhook-filtered", `/dashboard/webhooks/${seeded.busy}?status=abandoned&event_type=tracking.in_transit&since=2026-11-01&until=2026-11-30`],
-  ["webhook-audit", `/dashboard/webhooks/${seeded.busy}?audit=${encodeURIComponent("200~p,401~p,200~f,address_blocked~f")}`],
+  [
+    "webhook-filtered",
+    `/dashboard/webhooks/${seeded.busy}?status=abandoned&event_type=tracking.in_transit&since=2026-11-01&until=2026-11-30`,
+  ],
+  [
+    "webhook-audit",
+    `/dashboard/webhooks/${seeded.busy}?audit=${encodeURIComponent("200~p,401~p,200~f,address_blocked~f")}`,
+  ],
   ["webhook-edit", `/dashboard/webhooks/${seeded.busy}/edit`],
   ["webhook-delete", `/dashboard/webhooks/${seeded.busy}/delete`],
   ["rotate-secret", "/dashboard/webhooks/rotate-secret"],
@@ -79,20 +88,24 @@ const pages = (): [string, string][] => [
 function layoutProblems(): string[] {
   const width = document.documentElement.clientWidth;
   const out: string[] = [];
-  const name = (e: Element) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ""}${e.className && typeof e.className === "string" ? `.${e.className.trim().split(/\s+/).join(".")}` : ""} "${(e.textContent ?? "").trim().slice(0, 40)}"`;
+  const name = (e: Element) =>
+    `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ""}${e.className && typeof e.className === "string" ? `.${e.className.trim().split(/\s+/).join(".")}` : ""} "${(e.textContent ?? "").trim().slice(0, 40)}"`;
   // Visually hidden content (inside a box of at most 1 px that clips it: .sr-only, a table's header row on a phone)
   // and the skip link (on screen when focused) are off screen on purpose.
   const hiddenOnPurpose = (e: Element) => {
     if (e.closest(".skip")) return true;
-    for (let a: Element | null = e; a; a = a.parentElement) if (a.getBoundingClientRect().width <= 1 && getComputedStyle(a).overflow === "hidden") return true;
+    for (let a: Element | null = e; a; a = a.parentElement)
+      if (a.getBoundingClientRect().width <= 1 && getComputedStyle(a).overflow === "hidden") return true;
     return false;
   };
-  if (document.documentElement.scrollWidth > width) out.push(`page is ${document.documentElement.scrollWidth} px wide in ${width}`);
+  if (document.documentElement.scrollWidth > width)
+    out.push(`page is ${document.documentElement.scrollWidth} px wide in ${width}`);
   for (const e of document.querySelectorAll("body *")) {
     if (hiddenOnPurpose(e)) continue;
     const r = e.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
-    if (r.left < -0.5 || r.right > width + 0.5) out.push(`outside the viewport (${Math.round(r.left)}–${Math.round(r.right)}): ${name(e)}`);
+    if (r.left < -0.5 || r.right > width + 0.5)
+      out.push(`outside the viewport (${Math.round(r.left)}–${Math.round(r.right)}): ${name(e)}`);
   }
   for (const c of document.querySelectorAll("a, button, input:not([type=hidden]), select, summary")) {
     if (c.classList.contains("skip")) continue;
@@ -104,7 +117,8 @@ function layoutProblems(): string[] {
     for (let a = c.parentElement; a && a !== document.body; a = a.parentElement) {
       if (getComputedStyle(a).overflowX === "visible") continue;
       const b = a.getBoundingClientRect();
-      if (r.left < b.left - 0.5 || r.right > b.right + 0.5) out.push(`control clipped by ${name(a).slice(0, 30)}: ${name(c)}`);
+      if (r.left < b.left - 0.5 || r.right > b.right + 0.5)
+        out.push(`control clipped by ${name(a).slice(0, 30)}: ${name(c)}`);
     }
   }
   return out;
@@ -118,53 +132,86 @@ async function check(p: Page, label: string, path: string, width: number): Promi
 
 /** The layout and axe checks and a screenshot of the page `p` shows now. */
 async function audit(p: Page, label: string, path: string, width: number): Promise<void> {
-  await p.evaluate(() => document.querySelectorAll("details").forEach((d) => {
-        d.setAttribute("open", "");
-      }));
+  await p.evaluate(() =>
+    document.querySelectorAll("details").forEach((d) => {
+      d.setAttribute("open", "");
+    }),
+  );
   expect(await p.evaluate(layoutProblems), `${path} at ${width} px`).toEqual([]);
   await p.addScriptTag({ content: AXE });
   const found = await p.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    const r = await (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe.run();
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   });
   expect(found, `axe on ${path} at ${width} px`).toEqual([]);
   await p.screenshot({ path: join(SHOTS, `${label}-${width}.png`) });
 }
 
 describe("every dashboard page fits the screen and passes axe", () => {
-  for (const [width, height] of [[390, 844], [1280, 800]] as const) {
-    test(`at ${width}×${height}`, async () => {
-      // The axe script is injected as an inline script: the test's context lifts the page's CSP for it.
-      const c = await newBrowserContext(browser, { ignoreHTTPSErrors: true, bypassCSP: true, viewport: { width, height }, ...(width < 500 ? { isMobile: true, hasTouch: true } : {}) });
-      const p = await c.newPage();
-      p.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-      for (const [label, path] of [["sign-in", "/dashboard/sign-in"], ["sign-up", "/dashboard/sign-up"]] as const) await check(p, label, path, width);
-      await p.goto(`${base}/dashboard/sign-in`);
-      await p.getByLabel("Email").fill(EMAIL);
-      await p.getByLabel("Password").fill(PASSWORD);
-      await p.getByRole("button", { name: "Sign in" }).click();
-      await p.waitForURL(`${base}/dashboard`);
-      for (const [label, path] of pages()) await check(p, label, path, width);
-      // Following from a pasted list as a merchant does: the per-item results above the list.
-      await p.goto(`${base}/dashboard/shipments`);
-      await p.getByLabel("Paste a list").fill(["delhivery,1234567890120,ORDER-2026-11-55501", "bluedart,12AB", "ekart,FMPC1234567890", "delhivery,1234567890120"].join("\n"));
-      await p.getByRole("button", { name: "Follow" }).click();
-      await p.getByTestId("follow-summary").waitFor();
-      expect(await p.getByTestId("follow-summary").textContent()).toBe("2 accepted, 2 invalid, 0 over the quota.");
-      await audit(p, "shipments-follow-results", "/dashboard/shipments/follow", width);
-      // The whole overview (usage by day, needs action, deliveries, states) for docs/screenshots.
-      await p.goto(`${base}/dashboard`);
-      await p.screenshot({ path: join(SHOTS, `overview-full-${width}.png`), fullPage: true });
-      // The attempt log of the first delivery, opened as a user opens it.
-      await p.goto(`${base}/dashboard/webhooks/${seeded.busy}`);
-      await p.locator("table.deliveries tbody tr").first().getByText("Attempts").click();
-      const log = p.locator("table.deliveries ol.attempts").first();
-      await log.scrollIntoViewIfNeeded();
-      await p.screenshot({ path: join(SHOTS, `webhook-attempts-${width}.png`) });
-      // The log takes the card's width (about 1 100 px at 1280), not one column of the table.
-      expect((await log.boundingBox())!.width).toBeGreaterThan(width >= 1280 ? 900 : 300);
-      await c.close();
-      expect(problems).toEqual([]);
-    }, 40 * BROWSER_STEP_MS);
+  for (const [width, height] of [
+    [390, 844],
+    [1280, 800],
+  ] as const) {
+    test(
+      `at ${width}×${height}`,
+      async () => {
+        // The axe script is injected as an inline script: the test's context lifts the page's CSP for it.
+        const c = await newBrowserContext(browser, {
+          ignoreHTTPSErrors: true,
+          bypassCSP: true,
+          viewport: { width, height },
+          ...(width < 500 ? { isMobile: true, hasTouch: true } : {}),
+        });
+        const p = await c.newPage();
+        p.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+        for (const [label, path] of [
+          ["sign-in", "/dashboard/sign-in"],
+          ["sign-up", "/dashboard/sign-up"],
+        ] as const)
+          await check(p, label, path, width);
+        await p.goto(`${base}/dashboard/sign-in`);
+        await p.getByLabel("Email").fill(EMAIL);
+        await p.getByLabel("Password").fill(PASSWORD);
+        await p.getByRole("button", { name: "Sign in" }).click();
+        await p.waitForURL(`${base}/dashboard`);
+        for (const [label, path] of pages()) await check(p, label, path, width);
+        // Following from a pasted list as a merchant does: the per-item results above the list.
+        await p.goto(`${base}/dashboard/shipments`);
+        await p
+          .getByLabel("Paste a list")
+          .fill(
+            [
+              "delhivery,1234567890120,ORDER-2026-11-55501",
+              "bluedart,12AB",
+              "ekart,FMPC1234567890",
+              "delhivery,1234567890120",
+            ].join("\n"),
+          );
+        await p.getByRole("button", { name: "Follow" }).click();
+        await p.getByTestId("follow-summary").waitFor();
+        expect(await p.getByTestId("follow-summary").textContent()).toBe("2 accepted, 2 invalid, 0 over the quota.");
+        await audit(p, "shipments-follow-results", "/dashboard/shipments/follow", width);
+        // The whole overview (usage by day, needs action, deliveries, states) for docs/screenshots.
+        await p.goto(`${base}/dashboard`);
+        await p.screenshot({ path: join(SHOTS, `overview-full-${width}.png`), fullPage: true });
+        // The attempt log of the first delivery, opened as a user opens it.
+        await p.goto(`${base}/dashboard/webhooks/${seeded.busy}`);
+        await p.locator("table.deliveries tbody tr").first().getByText("Attempts").click();
+        const log = p.locator("table.deliveries ol.attempts").first();
+        await log.scrollIntoViewIfNeeded();
+        await p.screenshot({ path: join(SHOTS, `webhook-attempts-${width}.png`) });
+        // The log takes the card's width (about 1 100 px at 1280), not one column of the table.
+        expect((await log.boundingBox())!.width).toBeGreaterThan(width >= 1280 ? 900 : 300);
+        await c.close();
+        expect(problems).toEqual([]);
+      },
+      40 * BROWSER_STEP_MS,
+    );
   }
 });

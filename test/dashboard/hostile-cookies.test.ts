@@ -56,7 +56,11 @@ describe("the cookies the dashboard sets", () => {
     expect(csrfOf(await form.text())).toBe(token);
 
     const email = `set-${Bun.randomUUIDv7().slice(-6)}@example.com`;
-    const signUp = await send("/dashboard/sign-up", `ct_csrf=${token}`, `_csrf=${token}&email=${encodeURIComponent(email)}&password=correct+horse+battery`);
+    const signUp = await send(
+      "/dashboard/sign-up",
+      `ct_csrf=${token}`,
+      `_csrf=${token}&email=${encodeURIComponent(email)}&password=correct+horse+battery`,
+    );
     expect(signUp.status).toBe(201);
     // The welcome page keeps the form token: only the session cookie is set.
     const sessionCookies = signUp.headers.getSetCookie();
@@ -133,11 +137,19 @@ describe("hostile Cookie headers", () => {
 
   test("the double submit needs a token the dashboard issued: an empty or made-up ct_csrf echoed in _csrf is refused", async () => {
     for (const value of ["", "abc", "%7B%7D"]) {
-      const res = await send("/dashboard/sign-in", `ct_csrf=${value}`, `_csrf=${value}&email=a%40example.com&password=zzzzzzzzzzzz`);
+      const res = await send(
+        "/dashboard/sign-in",
+        `ct_csrf=${value}`,
+        `_csrf=${value}&email=a%40example.com&password=zzzzzzzzzzzz`,
+      );
       expect(res.status).toBe(403);
     }
     // A JSON-looking cookie is an object once parsed: it never equals the form's text.
-    const res = await send("/dashboard/sign-up", `ct_csrf={"a":1}`, `_csrf=${encodeURIComponent('{"a":1}')}&email=json%40example.com&password=correct+horse+battery`);
+    const res = await send(
+      "/dashboard/sign-up",
+      `ct_csrf={"a":1}`,
+      `_csrf=${encodeURIComponent('{"a":1}')}&email=json%40example.com&password=correct+horse+battery`,
+    );
     expect(res.status).toBe(403);
   });
 
@@ -155,7 +167,9 @@ describe("over a real socket", () => {
     ctx.app.listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 1024 * 1024, development: false });
     const base = `http://127.0.0.1:${ctx.app.server!.port}`;
     try {
-      const near = await fetch(`${base}/dashboard/sign-in`, { headers: { cookie: `ct_session=${"x".repeat(15_000)}` } });
+      const near = await fetch(`${base}/dashboard/sign-in`, {
+        headers: { cookie: `ct_session=${"x".repeat(15_000)}` },
+      });
       expect(near.status).toBe(200);
       expect(near.headers.get("content-type")).toStartWith("text/html");
       await near.text();

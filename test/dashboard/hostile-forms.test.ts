@@ -36,15 +36,27 @@ const BAD: [string, string][] = [
 ];
 
 /** POSTs a raw urlencoded body (bytes as given) with the client's cookies. */
-async function rawPost(c: Client, path: string, body: BodyInit, headers: Record<string, string> = {}): Promise<[Response, string]> {
+async function rawPost(
+  c: Client,
+  path: string,
+  body: BodyInit,
+  headers: Record<string, string> = {},
+): Promise<[Response, string]> {
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ");
   const res = await ctx.app.handle(
-    new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", cookie, ...headers }, body }),
+    new Request(`http://localhost${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, ...headers },
+      body,
+    }),
   );
   return [res, await res.text()];
 }
 
-const form = (fields: Record<string, string>) => Object.entries(fields).map(([k, v]) => `${k}=${v}`).join("&");
+const form = (fields: Record<string, string>) =>
+  Object.entries(fields)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
 const enc = encodeURIComponent;
 
 function expectFormError(res: Response, html: string, field: string) {
@@ -73,17 +85,30 @@ describe("unreadable text in form fields", () => {
   test.each(BAD)("sign-in email with %s: inline error, not a database error", async (_, bad) => {
     const c = new Client(ctx.app);
     const csrf = await c.csrf("/dashboard/sign-in");
-    const [res, html] = await rawPost(c, "/dashboard/sign-in", form({ _csrf: csrf, email: `${bad}${enc(aliceEmail)}`, password: "whatever-it-is" }));
+    const [res, html] = await rawPost(
+      c,
+      "/dashboard/sign-in",
+      form({ _csrf: csrf, email: `${bad}${enc(aliceEmail)}`, password: "whatever-it-is" }),
+    );
     expectFormError(res, html, "email");
   });
 
   test("raw (not percent-encoded) invalid bytes and a NUL in a field name are refused too", async () => {
     const c = new Client(ctx.app);
     const csrf = await c.csrf("/dashboard/sign-in");
-    const bytes = new Uint8Array([...new TextEncoder().encode(`_csrf=${csrf}&password=abcdefghijk&email=`), 0xff, 0x40, 0x61]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode(`_csrf=${csrf}&password=abcdefghijk&email=`),
+      0xff,
+      0x40,
+      0x61,
+    ]);
     const [res, html] = await rawPost(c, "/dashboard/sign-in", bytes);
     expectFormError(res, html, "email");
-    const [res2, html2] = await rawPost(c, "/dashboard/sign-up", form({ _csrf: csrf, email: enc("ok@example.com"), password: enc("a slow green tractor"), "x%00y": "1" }));
+    const [res2, html2] = await rawPost(
+      c,
+      "/dashboard/sign-up",
+      form({ _csrf: csrf, email: enc("ok@example.com"), password: enc("a slow green tractor"), "x%00y": "1" }),
+    );
     expectFormError(res2, html2, "form");
   });
 
@@ -96,37 +121,65 @@ describe("unreadable text in form fields", () => {
     expect((await ctx.tdb.db.select().from(apiKeys).where(eq(apiKeys.accountId, aliceId))).length).toBe(before);
   });
 
-  test.each(BAD)("webhook description or URL with %s, on create and on edit: inline error, nothing stored", async (_, bad) => {
-    const csrf = await alice.csrf("/dashboard/webhooks/new");
-    const base = { _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test" };
-    for (const [field, fields] of [
-      ["description", { ...base, description: `note ${bad}` }],
-      ["url", { ...base, url: `${enc(HOOK_URL)}${bad}` }],
-    ] as const) {
-      const [res, html] = await rawPost(alice, "/dashboard/webhooks", form(fields));
-      expectFormError(res, html, field);
-    }
-    expect(await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.accountId, aliceId))).toHaveLength(0);
-  });
+  test.each(BAD)(
+    "webhook description or URL with %s, on create and on edit: inline error, nothing stored",
+    async (_, bad) => {
+      const csrf = await alice.csrf("/dashboard/webhooks/new");
+      const base = { _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test" };
+      for (const [field, fields] of [
+        ["description", { ...base, description: `note ${bad}` }],
+        ["url", { ...base, url: `${enc(HOOK_URL)}${bad}` }],
+      ] as const) {
+        const [res, html] = await rawPost(alice, "/dashboard/webhooks", form(fields));
+        expectFormError(res, html, field);
+      }
+      expect(await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.accountId, aliceId))).toHaveLength(0);
+    },
+  );
 
   test("editing a webhook's description with a NUL: inline error, the stored description unchanged", async () => {
     const c = new Client(ctx.app);
     await c.signUp(`hostile-edit-${Bun.randomUUIDv7().slice(-6)}@example.com`);
-    const [created] = await c.post("/dashboard/webhooks", { _csrf: await c.csrf("/dashboard/webhooks/new"), url: HOOK_URL, events: "tracking.delivered", mode: "test", description: "before" });
+    const [created] = await c.post("/dashboard/webhooks", {
+      _csrf: await c.csrf("/dashboard/webhooks/new"),
+      url: HOOK_URL,
+      events: "tracking.delivered",
+      mode: "test",
+      description: "before",
+    });
     expect([201, 303]).toContain(created.status);
     const [row] = await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.description, "before"));
     const csrf = await c.csrf(`/dashboard/webhooks/${row!.id}/edit`);
-    const [res, html] = await rawPost(c, `/dashboard/webhooks/${row!.id}`, form({ _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test", description: "after%00" }));
+    const [res, html] = await rawPost(
+      c,
+      `/dashboard/webhooks/${row!.id}`,
+      form({ _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test", description: "after%00" }),
+    );
     expectFormError(res, html, "description");
     expect((await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, row!.id)))[0]!.description).toBe("before");
   }, 30_000);
 });
 
 describe("malformed ids in dashboard paths", () => {
-  const GARBAGE = ["%00", "key_%00", "wh_%00", "%FF", "%E0%A4%A", "%C0%80", "%", "a%0Ab", `${"x".repeat(2000)}`, "wh_'%22%3Cscript%3E"];
+  const GARBAGE = [
+    "%00",
+    "key_%00",
+    "wh_%00",
+    "%FF",
+    "%E0%A4%A",
+    "%C0%80",
+    "%",
+    "a%0Ab",
+    `${"x".repeat(2000)}`,
+    "wh_'%22%3Cscript%3E",
+  ];
 
   test.each(GARBAGE)("GET webhook pages with id %p: the 404 page", async (id) => {
-    for (const p of [`/dashboard/webhooks/${id}`, `/dashboard/webhooks/${id}/edit`, `/dashboard/webhooks/${id}/delete`]) {
+    for (const p of [
+      `/dashboard/webhooks/${id}`,
+      `/dashboard/webhooks/${id}/edit`,
+      `/dashboard/webhooks/${id}/delete`,
+    ]) {
       const [res, html] = await alice.get(p);
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toStartWith("text/html");
@@ -137,8 +190,18 @@ describe("malformed ids in dashboard paths", () => {
 
   test.each(GARBAGE)("POST key revoke and webhook actions with id %p: the 404 page", async (id) => {
     const csrf = csrfOf((await alice.get("/dashboard/keys"))[1]);
-    for (const p of [`/dashboard/keys/${id}/revoke`, `/dashboard/webhooks/${id}`, `/dashboard/webhooks/${id}/delete`, `/dashboard/webhooks/${id}/test`, `/dashboard/webhooks/${id}/reactivate`]) {
-      const [res, html] = await rawPost(alice, p, form({ _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test" }));
+    for (const p of [
+      `/dashboard/keys/${id}/revoke`,
+      `/dashboard/webhooks/${id}`,
+      `/dashboard/webhooks/${id}/delete`,
+      `/dashboard/webhooks/${id}/test`,
+      `/dashboard/webhooks/${id}/reactivate`,
+    ]) {
+      const [res, html] = await rawPost(
+        alice,
+        p,
+        form({ _csrf: csrf, url: enc(HOOK_URL), events: "tracking.delivered", mode: "test" }),
+      );
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toStartWith("text/html");
       expect(html).not.toMatch(/postgres|22021|stack/i);
@@ -173,7 +236,9 @@ describe("oversize forms", () => {
   // core check only has to leave /dashboard paths to it.
   test("a form declaring a Content-Length over 64 KiB is an HTML 413 too", async () => {
     const body = "a=" + "x".repeat(MAX_FORM_BYTES);
-    const [res, html] = await rawPost(new Client(ctx.app), "/dashboard/sign-in", body, { "content-length": String(body.length) });
+    const [res, html] = await rawPost(new Client(ctx.app), "/dashboard/sign-in", body, {
+      "content-length": String(body.length),
+    });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toStartWith("text/html");
     expect(html).toContain("Form too large");

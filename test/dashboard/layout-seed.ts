@@ -12,7 +12,8 @@ import type { TestContext } from "../helpers/app.ts";
 import { recordAlert } from "../../src/modules/alerts/record.ts";
 import { saveAlertSettings } from "../../src/modules/alerts/settings.ts";
 
-export const LONG_URL = "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
+export const LONG_URL =
+  "https://hooks.merchant-logistics-integration.example.com:8443/api/v2/courier-tracking/webhooks/receive?tenant=acme-retail-india&channel=primary";
 const STATES = ["pending", "in_transit", "out_for_delivery", "delivered", "exception", "returned", "cancelled"];
 const REASONS = ["customer_unavailable", "address_issue", "customer_refused"];
 const COURIERS = ["delhivery", "bluedart", "ekart", "xpressbees", "dtdc"];
@@ -41,27 +42,56 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
       status: i === 1 ? "deactivated" : "active",
       failureCount: i === 1 ? 20 : 3,
       // Masked only (the pages never show a raw value): long names and values as a gateway would have them.
-      headersMasked: (i === 0 ? { Authorization: "Bear…••••", "X-Merchant-Integration-Tenant-Identifier": "acme…••••" } : {}) as Record<string, string>,
+      headersMasked: (i === 0
+        ? { Authorization: "Bear…••••", "X-Merchant-Integration-Tenant-Identifier": "acme…••••" }
+        : {}) as Record<string, string>,
     })),
   );
   const ships = Array.from({ length: 50 }, (_, i) => ({
     id: newId("shp"),
     courier: COURIERS[i % COURIERS.length]!,
     trackingNumber: `${String(5011234567000 + i * 7919)}${i % 3 === 0 ? "-RTO-REVERSE-PICKUP" : ""}`,
-    checkpoints: [{ at: new Date(now - i * 3_600_000).toISOString(), state: STATES[i % STATES.length]!, status: "Shipment in transit", location: "Bhiwandi Hub, Maharashtra" }] as never,
+    checkpoints: [
+      {
+        at: new Date(now - i * 3_600_000).toISOString(),
+        state: STATES[i % STATES.length]!,
+        status: "Shipment in transit",
+        location: "Bhiwandi Hub, Maharashtra",
+      },
+    ] as never,
     state: STATES[i % STATES.length]!,
     reasonCode: STATES[i % STATES.length] === "exception" ? REASONS[i % REASONS.length]! : null,
     stalledAt: STATES[i % STATES.length] === "in_transit" && i > 20 ? new Date(now - 3_600_000) : null,
-    mostRecentStatus: i % 4 === 0 ? "Consignee not available at the delivery address, customer asked to reattempt tomorrow" : "Shipment in transit",
+    mostRecentStatus:
+      i % 4 === 0
+        ? "Consignee not available at the delivery address, customer asked to reattempt tomorrow"
+        : "Shipment in transit",
     lastCheckedAt: new Date(now - i * 60_000),
     nextCheckAt: new Date(now + 8 * 3_600_000),
   }));
   await db.insert(shipments).values(ships);
-  await db.insert(follows).values(ships.map((s, i) => ({ accountId, shipmentId: s.id, reference: i % 2 ? `ORDER-2026-11-${String(10_000 + i)}` : null })));
+  await db.insert(follows).values(
+    ships.map((s, i) => ({
+      accountId,
+      shipmentId: s.id,
+      reference: i % 2 ? `ORDER-2026-11-${String(10_000 + i)}` : null,
+    })),
+  );
   const busy = hooks[0]!;
   const ids = Array.from({ length: 5 }, () => newId("dlv"));
   await db.insert(deliveries).values(
-    ids.map((id, i) => ({ id, webhookId: busy, accountId, shipmentId: ships[i]!.id, eventType: "tracking.in_transit", mode: "live", state: "abandoned", attempts: 6, enqueuedAt: new Date(now - i * 3_600_000), lastStatusCode: 503 })),
+    ids.map((id, i) => ({
+      id,
+      webhookId: busy,
+      accountId,
+      shipmentId: ships[i]!.id,
+      eventType: "tracking.in_transit",
+      mode: "live",
+      state: "abandoned",
+      attempts: 6,
+      enqueuedAt: new Date(now - i * 3_600_000),
+      lastStatusCode: 503,
+    })),
   );
   await db.insert(deliveryAttempts).values(
     ids.flatMap((deliveryId, i) =>
@@ -75,13 +105,34 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
         durationMs: 1200 + attempt,
         statusCode: attempt % 2 ? 503 : null,
         error: attempt % 2 ? null : "timeout",
-        responseSnippet: attempt % 2 ? '{"error":"upstream_unavailable","message":"The order service is in maintenance until 02:00 IST; retry later"}' : null,
+        responseSnippet:
+          attempt % 2
+            ? '{"error":"upstream_unavailable","message":"The order service is in maintenance until 02:00 IST; retry later"}'
+            : null,
       })),
     ),
   );
-  await saveAlertSettings(db, accountId, { email: "logistics-operations-alerts.primary-contact@merchant-logistics-integration.example.com", disabled: ["api_key_created"] });
-  await recordAlert(db, { accountId, kind: "webhook_deactivated", dedupeKey: "seed", details: { webhook_id: hooks[1], url: `${LONG_URL}&n=1` } });
-  await recordAlert(db, { accountId, kind: "quota_80", dedupeKey: "2026-11", details: { period: "2026-11", quota: 150_000, mark: 80 } });
-  await recordAlert(db, { accountId, kind: "api_key_created", dedupeKey: "seed", details: { name: "Warehouse management system integration (production, Bhiwandi)", prefix: "ctk_AbCd" } });
+  await saveAlertSettings(db, accountId, {
+    email: "logistics-operations-alerts.primary-contact@merchant-logistics-integration.example.com",
+    disabled: ["api_key_created"],
+  });
+  await recordAlert(db, {
+    accountId,
+    kind: "webhook_deactivated",
+    dedupeKey: "seed",
+    details: { webhook_id: hooks[1], url: `${LONG_URL}&n=1` },
+  });
+  await recordAlert(db, {
+    accountId,
+    kind: "quota_80",
+    dedupeKey: "2026-11",
+    details: { period: "2026-11", quota: 150_000, mark: 80 },
+  });
+  await recordAlert(db, {
+    accountId,
+    kind: "api_key_created",
+    dedupeKey: "seed",
+    details: { name: "Warehouse management system integration (production, Bhiwandi)", prefix: "ctk_AbCd" },
+  });
   return { hooks, busy };
 }

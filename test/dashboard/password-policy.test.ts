@@ -31,10 +31,13 @@ describe("passwordProblem", () => {
     expect(await passwordProblem(password, EMAIL)).toBe(problem);
   });
 
-  test.each(["correct horse battery", "Tr0ub4dor&3xx", "🐘🦒🦓🐅🐆🦏🦛🐪🐫🦙", "zebrafish77", "sharma-is-my-surname"])("%p is accepted", async (password) => {
-    // The local part is "priya.sharma": "sharma" alone is not the email.
-    expect(await passwordProblem(password, EMAIL)).toBeUndefined();
-  });
+  test.each(["correct horse battery", "Tr0ub4dor&3xx", "🐘🦒🦓🐅🐆🦏🦛🐪🐫🦙", "zebrafish77", "sharma-is-my-surname"])(
+    "%p is accepted",
+    async (password) => {
+      // The local part is "priya.sharma": "sharma" alone is not the email.
+      expect(await passwordProblem(password, EMAIL)).toBeUndefined();
+    },
+  );
 
   test("a local part shorter than 3 characters is not checked; the whole email still is", async () => {
     expect(await passwordProblem("jo-jo-jo-bananas", "jo@example.com")).toBeUndefined();
@@ -43,16 +46,48 @@ describe("passwordProblem", () => {
 
   // A listed password with something predictable added at an end, in any case.
   test.each([
-    "Password123!", "iloveyou123", "welcome12345", "Password1!", "password2024", "2024password", "!!password!!", "Qwerty2024!!",
-    "qwerty!!!!!!!!", "Dragon1987!", "MONKEY12345", "letmein2023!", "Football#1234", "sunshine2020", "Princess123", "Baseball99!!",
-    "Superman007", "Trustno1!!!", "Summer2024!", "Shadow12345", "master1234!", "passwordddd1", "P@ssw0rd2024", "123456dragon",
-    "Iloveyou!!!!", "football1234567890", "WELCOME2025!", "michael1985", "Jennifer123", "Starwars77!!",
+    "Password123!",
+    "iloveyou123",
+    "welcome12345",
+    "Password1!",
+    "password2024",
+    "2024password",
+    "!!password!!",
+    "Qwerty2024!!",
+    "qwerty!!!!!!!!",
+    "Dragon1987!",
+    "MONKEY12345",
+    "letmein2023!",
+    "Football#1234",
+    "sunshine2020",
+    "Princess123",
+    "Baseball99!!",
+    "Superman007",
+    "Trustno1!!!",
+    "Summer2024!",
+    "Shadow12345",
+    "master1234!",
+    "passwordddd1",
+    "P@ssw0rd2024",
+    "123456dragon",
+    "Iloveyou!!!!",
+    "football1234567890",
+    "WELCOME2025!",
+    "michael1985",
+    "Jennifer123",
+    "Starwars77!!",
   ])("%p → common (a listed password with an affix)", async (password) => {
     expect(await isCommonPassword(password)).toBe(false); // not a whole-string match: the affix check is what refuses it
     expect(await passwordProblem(password, EMAIL)).toBe("common");
   });
 
-  test.each(["dragon-8472-91827364", "violet kettle 1987 orbit", "Xk9#mQ2vL7pW", "7491-tangerine-blimp", "zebrafish77"])(
+  test.each([
+    "dragon-8472-91827364",
+    "violet kettle 1987 orbit",
+    "Xk9#mQ2vL7pW",
+    "7491-tangerine-blimp",
+    "zebrafish77",
+  ])(
     "%p is accepted: an affix too long and too random to take off, or no listed password under it",
     async (password) => {
       expect(await passwordProblem(password, EMAIL)).toBeUndefined();
@@ -82,7 +117,11 @@ describe("on the sign-up form", () => {
     const email = `policy${++n}-${Bun.randomUUIDv7().slice(-6)}@example.com`;
     const c = new Client(ctx.app);
     const csrf = await c.csrf("/dashboard/sign-up");
-    const [res, html] = await c.post("/dashboard/sign-up", { _csrf: csrf, email, password: password === "<email>" ? email : password });
+    const [res, html] = await c.post("/dashboard/sign-up", {
+      _csrf: csrf,
+      email,
+      password: password === "<email>" ? email : password,
+    });
     expect(res.status).toBe(422);
     expect(res.headers.get("content-type")).toStartWith("text/html");
     const escaped = message.replaceAll("'", "&#39;");

@@ -39,7 +39,12 @@ afterAll(async () => {
 test("Recover queues the abandoned deliveries again and Redeliver one delivery; both reach the receiver", async () => {
   const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email));
   await ctx.tdb.db.update(accounts).set({ plan: "growth" }).where(eq(accounts.id, acc!.id));
-  const [created] = await alice.post("/dashboard/webhooks", { _csrf: await alice.csrf("/dashboard/webhooks/new"), url: rx.url(), events: ["tracking.in_transit"], mode: "live" });
+  const [created] = await alice.post("/dashboard/webhooks", {
+    _csrf: await alice.csrf("/dashboard/webhooks/new"),
+    url: rx.url(),
+    events: ["tracking.in_transit"],
+    mode: "live",
+  });
   expect(created.status).toBe(201);
   const shp = await shipment(ctx.tdb.db, [acc!.id]);
   await emit(ctx.tdb.db, shp, "tracking.in_transit", new Date(ctx.clock.now()));
@@ -75,7 +80,9 @@ test("Recover queues the abandoned deliveries again and Redeliver one delivery; 
   expect(b!.headers["x-webhook-event-id"]).toBe(a!.headers["x-webhook-event-id"]!);
 
   // Bob cannot touch Alice's webhook or delivery; no CSRF, no action.
-  const [bobRes] = await bob.post(`/dashboard/webhooks/${wh}/deliveries/${row!.id}/redeliver`, { _csrf: await bob.csrf() });
+  const [bobRes] = await bob.post(`/dashboard/webhooks/${wh}/deliveries/${row!.id}/redeliver`, {
+    _csrf: await bob.csrf(),
+  });
   expect(bobRes.status).toBe(404);
   const [noCsrf] = await alice.post(`/dashboard/webhooks/${wh}/recover`, { hours: "24" });
   expect(noCsrf.status).toBe(403);

@@ -35,7 +35,14 @@ const COURIER_AWB: [string, (i: number) => string][] = [
   ["dtdc", (i) => `D${String(i).padStart(8, "0")}`],
 ];
 /** References a spreadsheet would run as formulas, and CSV's own specials (comma, quote; a semicolon, another list separator). */
-const TRICKY = ["=HYPERLINK(\"http://x.example\",\"x\")", "+91 98765 43210", "-42", "@SUM(A1)", 'ORDER "7", big', "Andheri; Mumbai West"];
+const TRICKY = [
+  '=HYPERLINK("http://x.example","x")',
+  "+91 98765 43210",
+  "-42",
+  "@SUM(A1)",
+  'ORDER "7", big',
+  "Andheri; Mumbai West",
+];
 
 const hundred = Array.from({ length: 100 }, (_, i) => {
   const [courier, awb] = COURIER_AWB[i % COURIER_AWB.length]!;
@@ -49,38 +56,68 @@ const exportRows = async (c: Client, query = "") => {
   expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
   return parse(body, { columns: true }) as Record<string, string>[];
 };
-const key = (r: { courier: string; tracking_number: string; reference: string }) => `${r.courier} ${r.tracking_number} ${r.reference}`;
+const key = (r: { courier: string; tracking_number: string; reference: string }) =>
+  `${r.courier} ${r.tracking_number} ${r.reference}`;
 const summary = (html: string) => /data-testid="follow-summary">([^<]*)</.exec(html)?.[1];
 
 describe("CSV import and export", () => {
   test("100 shipments from a CSV file, exported again: the same couriers, AWBs and references; formula cells guarded; re-import counts nothing", async () => {
     const { c, id } = await merchant();
-    const csv = ["courier,tracking_number,reference", ...hundred.map((h) => [h.courier, h.tracking_number, h.reference].map(csvCell).join(","))].join("\r\n");
-    const [res, html] = await c.postMultipart("/dashboard/shipments/follow", { _csrf: await c.csrf("/dashboard/shipments"), file: new File([csv], "orders.csv", { type: "text/csv" }) });
+    const csv = [
+      "courier,tracking_number,reference",
+      ...hundred.map((h) => [h.courier, h.tracking_number, h.reference].map(csvCell).join(",")),
+    ].join("\r\n");
+    const [res, html] = await c.postMultipart("/dashboard/shipments/follow", {
+      _csrf: await c.csrf("/dashboard/shipments"),
+      file: new File([csv], "orders.csv", { type: "text/csv" }),
+    });
     expect(res.status).toBe(200);
     expect(summary(html)).toBe("100 accepted, 0 invalid, 0 over the quota.");
     expect(await usedThisMonth(ctx.tdb.db, id, ctx.clock.now())).toBe(100);
 
     const rows = await exportRows(c);
     expect(rows).toHaveLength(100);
-    expect(Object.keys(rows[0]!)).toEqual(["courier", "tracking_number", "reference", "state", "most_recent_status", "reason_code", "last_checkpoint_at", "estimated_delivery_date", "followed_since"]);
+    expect(Object.keys(rows[0]!)).toEqual([
+      "courier",
+      "tracking_number",
+      "reference",
+      "state",
+      "most_recent_status",
+      "reason_code",
+      "last_checkpoint_at",
+      "estimated_delivery_date",
+      "followed_since",
+    ]);
     // Cells starting with = + - @ carry a leading ' (OWASP CSV injection); nothing else changed.
     const guarded = rows.filter((r) => r.reference!.startsWith("'")).map((r) => r.reference);
-    expect(guarded.sort()).toEqual(TRICKY.slice(0, 4).map((t) => `'${t}`).sort());
+    expect(guarded.sort()).toEqual(
+      TRICKY.slice(0, 4)
+        .map((t) => `'${t}`)
+        .sort(),
+    );
     const unguard = (v: string) => (/^'[=+\-@]/.test(v) ? v.slice(1) : v);
-    expect(rows.map((r) => key({ courier: r.courier!, tracking_number: r.tracking_number!, reference: unguard(r.reference!) })).sort()).toEqual(hundred.map(key).sort());
+    expect(
+      rows
+        .map((r) => key({ courier: r.courier!, tracking_number: r.tracking_number!, reference: unguard(r.reference!) }))
+        .sort(),
+    ).toEqual(hundred.map(key).sort());
 
     // The page lists 50 at a time; "Next" continues where the first page stopped.
     const [, page1] = await c.get("/dashboard/shipments");
     const next = /<a href="([^"]+)" rel="next">/.exec(page1)![1]!.replace(/&amp;/g, "&");
     const [, page2] = await c.get(next);
     const onPage = (h: string) => [...h.matchAll(/<tr data-awb="([^"]+)">/g)].map((x) => x[1]);
-    expect([onPage(page1).length, onPage(page2).length, new Set([...onPage(page1), ...onPage(page2)]).size]).toEqual([50, 50, 100]);
+    expect([onPage(page1).length, onPage(page2).length, new Set([...onPage(page1), ...onPage(page2)]).size]).toEqual([
+      50, 50, 100,
+    ]);
     expect(page2).not.toContain('rel="next"');
 
     // The export imports as it is: every shipment already followed, nothing counted again.
     const [, raw] = await c.get("/dashboard/shipments/export.csv");
-    const [again, againHtml] = await c.postMultipart("/dashboard/shipments/follow", { _csrf: await c.csrf("/dashboard/shipments"), file: new File([raw], "export.csv") });
+    const [again, againHtml] = await c.postMultipart("/dashboard/shipments/follow", {
+      _csrf: await c.csrf("/dashboard/shipments"),
+      file: new File([raw], "export.csv"),
+    });
     expect(again.status).toBe(200);
     expect(summary(againHtml)).toBe("100 accepted, 0 invalid, 0 over the quota.");
     expect(againHtml.match(/>already followed</g)).toHaveLength(100);
@@ -102,7 +139,10 @@ describe("CSV import and export", () => {
     const viaApi = await ctx.account("free");
     await setUsage(ctx.tdb.db, viaDashboard.id, 97, ctx.clock.now());
     await setUsage(ctx.tdb.db, viaApi.id, 97, ctx.clock.now());
-    const [res, html] = await viaDashboard.c.post("/dashboard/shipments/follow", { _csrf: await viaDashboard.c.csrf("/dashboard/shipments"), list: list.map((l) => l.join(",")).join("\n") });
+    const [res, html] = await viaDashboard.c.post("/dashboard/shipments/follow", {
+      _csrf: await viaDashboard.c.csrf("/dashboard/shipments"),
+      list: list.map((l) => l.join(",")).join("\n"),
+    });
     expect(res.status).toBe(200);
     const apiRes = await ctx.app.handle(
       new Request("http://localhost/v1/shipments", {
@@ -111,17 +151,37 @@ describe("CSV import and export", () => {
         body: JSON.stringify({ shipments: list.map(([courier, tracking_number]) => ({ courier, tracking_number })) }),
       }),
     );
-    const api = ((await apiRes.json()) as { data: { shipments: { result: string; already_followed?: boolean; error?: { code: string } }[] } }).data.shipments;
-    const shown = [...html.matchAll(/<span class="badge (?:ok|bad)">([a-z ]+)<\/span><\/td><td data-label="Why">([A-Z_]*)/g)].map((m) => [m[1], m[2]]);
-    const expected = api.map((r) => [r.result === "accepted" ? (r.already_followed ? "already followed" : "followed") : r.result.replace(/_/g, " "), r.error?.code ?? ""]);
+    const api = (
+      (await apiRes.json()) as {
+        data: { shipments: { result: string; already_followed?: boolean; error?: { code: string } }[] };
+      }
+    ).data.shipments;
+    const shown = [
+      ...html.matchAll(/<span class="badge (?:ok|bad)">([a-z ]+)<\/span><\/td><td data-label="Why">([A-Z_]*)/g),
+    ].map((m) => [m[1], m[2]]);
+    const expected = api.map((r) => [
+      r.result === "accepted" ? (r.already_followed ? "already followed" : "followed") : r.result.replace(/_/g, " "),
+      r.error?.code ?? "",
+    ]);
     expect(shown).toEqual(expected);
-    expect(shown.map(([r]) => r)).toEqual(["followed", "invalid", "invalid", "followed", "invalid", "followed", "already followed"]);
+    expect(shown.map(([r]) => r)).toEqual([
+      "followed",
+      "invalid",
+      "invalid",
+      "followed",
+      "invalid",
+      "followed",
+      "already followed",
+    ]);
     expect(await usedThisMonth(ctx.tdb.db, viaDashboard.id, ctx.clock.now())).toBe(100);
   });
 
   test("an item the API's schema refuses is invalid on its own line; the rest still follow", async () => {
     const { c } = await merchant();
-    const [, html] = await c.post("/dashboard/shipments/follow", { _csrf: await c.csrf("/dashboard/shipments"), list: `courier,AWB\ndelhivery,${"9".repeat(70)}\ndelhivery,1234567890120` });
+    const [, html] = await c.post("/dashboard/shipments/follow", {
+      _csrf: await c.csrf("/dashboard/shipments"),
+      list: `courier,AWB\ndelhivery,${"9".repeat(70)}\ndelhivery,1234567890120`,
+    });
     expect(summary(html)).toBe("1 accepted, 1 invalid, 0 over the quota.");
     expect(html).toContain("tracking_number: ");
   });
@@ -139,7 +199,8 @@ describe("search and filters", () => {
   test("the first page lists 50 with every control; filters by courier, state and reason combine; the form echoes them", async () => {
     const [, all] = await m.c.get("/dashboard/shipments");
     expect(awbs(all)).toHaveLength(50);
-    for (const id of ["ship-q", "ship-state", "ship-courier", "ship-reason", "follow-list", "follow-file"]) expect(all).toContain(`id="${id}"`);
+    for (const id of ["ship-q", "ship-state", "ship-courier", "ship-reason", "follow-list", "follow-file"])
+      expect(all).toContain(`id="${id}"`);
     const [, dtdc] = await m.c.get("/dashboard/shipments?courier=dtdc");
     expect(awbs(dtdc)).toHaveLength(10);
     expect([...dtdc.matchAll(/<td data-label="Courier">([a-z]+)<\/td>/g)].every((x) => x[1] === "dtdc")).toBe(true);
@@ -149,7 +210,10 @@ describe("search and filters", () => {
     const [, both] = await m.c.get("/dashboard/shipments?state=pending&courier=delhivery");
     // pending: i % 7 == 0; delhivery: i % 5 == 0 → i = 0, 35.
     expect(states(both)).toEqual(["pending", "pending"]);
-    expect((await exportRows(m.c, "?state=pending&courier=delhivery")).map((r) => r.state)).toEqual(["pending", "pending"]);
+    expect((await exportRows(m.c, "?state=pending&courier=delhivery")).map((r) => r.state)).toEqual([
+      "pending",
+      "pending",
+    ]);
   });
 
   test("search finds one shipment by its AWB (spaces, hyphens, lower case ignored) or by its reference", async () => {
@@ -163,7 +227,14 @@ describe("search and filters", () => {
   });
 
   test("values no shipment can have list nothing, without an error; another account sees none of these", async () => {
-    for (const q of ["state=lost", "courier=nope", "reason=because", `q=${"x".repeat(500)}`, `q=${encodeURIComponent("x\u0000")}`, "cursor=bm90LWEtY3Vyc29y"]) {
+    for (const q of [
+      "state=lost",
+      "courier=nope",
+      "reason=because",
+      `q=${"x".repeat(500)}`,
+      `q=${encodeURIComponent("x\u0000")}`,
+      "cursor=bm90LWEtY3Vyc29y",
+    ]) {
       const [res, html] = await m.c.get(`/dashboard/shipments?${q}`);
       expect([res.status, awbs(html)]).toEqual([200, []]);
     }
@@ -179,13 +250,30 @@ describe("hostile requests", () => {
     const { c, id } = await merchant();
     const csrf = await c.csrf("/dashboard/shipments");
     expect((await c.post("/dashboard/shipments/follow", { list: "1234567890120" }))[0].status).toBe(403);
-    expect((await c.post("/dashboard/shipments/follow", { _csrf: csrf, list: "1234567890120" }, { "sec-fetch-site": "cross-site" }))[0].status).toBe(403);
-    const [big] = await c.postMultipart("/dashboard/shipments/follow", { _csrf: csrf, file: new File(["x".repeat(70_000)], "big.csv") });
+    expect(
+      (
+        await c.post(
+          "/dashboard/shipments/follow",
+          { _csrf: csrf, list: "1234567890120" },
+          { "sec-fetch-site": "cross-site" },
+        )
+      )[0].status,
+    ).toBe(403);
+    const [big] = await c.postMultipart("/dashboard/shipments/follow", {
+      _csrf: csrf,
+      file: new File(["x".repeat(70_000)], "big.csv"),
+    });
     expect(big.status).toBe(413);
-    const [many, manyHtml] = await c.post("/dashboard/shipments/follow", { _csrf: csrf, list: Array.from({ length: 101 }, (_, i) => `delhivery,50112${String(i).padStart(8, "0")}`).join("\n") });
+    const [many, manyHtml] = await c.post("/dashboard/shipments/follow", {
+      _csrf: csrf,
+      list: Array.from({ length: 101 }, (_, i) => `delhivery,50112${String(i).padStart(8, "0")}`).join("\n"),
+    });
     expect(many.status).toBe(422);
     expect(manyHtml).toContain("at most 100 at a time");
-    const [bad, badHtml] = await c.postMultipart("/dashboard/shipments/follow", { _csrf: csrf, file: new File([new Uint8Array([0x31, 0xff, 0xfe, 0x0a])], "bad.csv") });
+    const [bad, badHtml] = await c.postMultipart("/dashboard/shipments/follow", {
+      _csrf: csrf,
+      file: new File([new Uint8Array([0x31, 0xff, 0xfe, 0x0a])], "bad.csv"),
+    });
     expect(bad.status).toBe(422);
     expect(badHtml).toContain("not UTF-8 text");
     const [empty] = await c.post("/dashboard/shipments/follow", { _csrf: csrf, list: "  " });
@@ -193,6 +281,9 @@ describe("hostile requests", () => {
     expect(await usedThisMonth(ctx.tdb.db, id, ctx.clock.now())).toBe(0);
     const anon = new Client(ctx.app);
     const [out] = await anon.get("/dashboard/shipments/export.csv");
-    expect([out.status, out.headers.get("location")]).toEqual([303, "/dashboard/sign-in?next=%2Fdashboard%2Fshipments%2Fexport.csv"]);
+    expect([out.status, out.headers.get("location")]).toEqual([
+      303,
+      "/dashboard/sign-in?next=%2Fdashboard%2Fshipments%2Fexport.csv",
+    ]);
   });
 });

@@ -11,7 +11,11 @@ import { corePlugin } from "../../src/http/core.ts";
 import { createAccount } from "../../src/modules/accounts/service.ts";
 import { dashboardModule } from "../../src/modules/dashboard/index.ts";
 import type { PasswordWork } from "../../src/modules/dashboard/service.ts";
-import { SIGNIN_MAX_FAILURES, SIGNIN_SLOW_AFTER, SIGNIN_SLOW_INTERVAL_MS } from "../../src/modules/accounts/signin-throttle.ts";
+import {
+  SIGNIN_MAX_FAILURES,
+  SIGNIN_SLOW_AFTER,
+  SIGNIN_SLOW_INTERVAL_MS,
+} from "../../src/modules/accounts/signin-throttle.ts";
 import { DEFAULT_VERIFY_GATE, VerifyGate, type VerifyGateOptions } from "../../src/modules/dashboard/verify-gate.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
@@ -41,13 +45,20 @@ function countingApp(gate: Partial<VerifyGateOptions> = {}) {
       }
     },
   };
-  const app = new Elysia().use(corePlugin({ log: ctx.deps.log, trustProxy: ctx.config.trustProxy })).use(dashboardModule(ctx.deps, { work }));
+  const app = new Elysia()
+    .use(corePlugin({ log: ctx.deps.log, trustProxy: ctx.config.trustProxy }))
+    .use(dashboardModule(ctx.deps, { work }));
   /** POSTs the sign-in form from client address `ip`; returns the status and the page. */
   const signIn = async (ip: string, who: string, password: string): Promise<[number, string, Response]> => {
     const res = await app.handle(
       new Request("http://localhost/dashboard/sign-in", {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", cookie: `ct_csrf=${CSRF}`, "x-forwarded-proto": "https", "x-forwarded-for": ip },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          cookie: `ct_csrf=${CSRF}`,
+          "x-forwarded-proto": "https",
+          "x-forwarded-for": ip,
+        },
         body: new URLSearchParams({ _csrf: CSRF, email: who, password }).toString(),
       }),
     );
@@ -67,7 +78,9 @@ describe("reservation before verification", () => {
     // A gate wide enough never to refuse: only the database reservation limits here.
     const { stats, signIn } = countingApp({ global: 64, perAccount: 64, maxWaiting: 64 });
     const e = await owner();
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn("203.0.113.10", e, `wrong password ${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => signIn("203.0.113.10", e, `wrong password ${i}`)),
+    );
     const statuses = answers.map(([s]) => s);
     expect(stats.calls).toBe(SIGNIN_MAX_FAILURES);
     expect(statuses.filter((s) => s === 401)).toHaveLength(SIGNIN_MAX_FAILURES);
@@ -87,7 +100,9 @@ describe("reservation before verification", () => {
   test("the default gate: 40 concurrent wrong passwords cause at most 10 verifications and at most 2 at a time", async () => {
     const { stats, signIn } = countingApp();
     const e = await owner();
-    const statuses = (await Promise.all(Array.from({ length: 40 }, (_, i) => signIn("203.0.113.11", e, `wrong password ${i}`)))).map(([s]) => s);
+    const statuses = (
+      await Promise.all(Array.from({ length: 40 }, (_, i) => signIn("203.0.113.11", e, `wrong password ${i}`)))
+    ).map(([s]) => s);
     expect(stats.calls).toBeLessThanOrEqual(SIGNIN_MAX_FAILURES);
     expect(stats.calls).toBeGreaterThan(0);
     expect(stats.maxInFlight).toBeLessThanOrEqual(DEFAULT_VERIFY_GATE.perAccount);
@@ -98,10 +113,12 @@ describe("reservation before verification", () => {
   test("a successful sign-in clears that address's failures on the account", async () => {
     const { signIn } = countingApp();
     const e = await owner();
-    for (let i = 0; i < SIGNIN_MAX_FAILURES - 1; i++) expect((await signIn("203.0.113.12", e, `typo ${i} in it`))[0]).toBe(401);
+    for (let i = 0; i < SIGNIN_MAX_FAILURES - 1; i++)
+      expect((await signIn("203.0.113.12", e, `typo ${i} in it`))[0]).toBe(401);
     expect((await signIn("203.0.113.12", e, PASSWORD))[0]).toBe(303);
     // A fresh allowance: another full run of failures is answered 401, not 429.
-    for (let i = 0; i < SIGNIN_MAX_FAILURES; i++) expect((await signIn("203.0.113.12", e, `typo ${i} again`))[0]).toBe(401);
+    for (let i = 0; i < SIGNIN_MAX_FAILURES; i++)
+      expect((await signIn("203.0.113.12", e, `typo ${i} again`))[0]).toBe(401);
     expect((await signIn("203.0.113.12", e, PASSWORD))[0]).toBe(429);
   }, 60_000);
 });
@@ -114,7 +131,9 @@ describe("account-wide ceiling", () => {
     // Failures spread over addresses, each below its own limit (a distributed guessing run).
     const perIp = SIGNIN_MAX_FAILURES;
     for (let a = 0; a < SIGNIN_SLOW_AFTER / perIp; a++) {
-      const statuses = await Promise.all(Array.from({ length: perIp }, (_, i) => signIn(`192.0.2.${a + 1}`, e, `guess ${a}-${i}`)));
+      const statuses = await Promise.all(
+        Array.from({ length: perIp }, (_, i) => signIn(`192.0.2.${a + 1}`, e, `guess ${a}-${i}`)),
+      );
       expect(statuses.map(([s]) => s)).toEqual(Array(perIp).fill(401));
     }
     // Over the ceiling: one attempt per interval for the account (the service clock does not move here).
@@ -136,7 +155,10 @@ describe("global cap on argon2 work", () => {
     // 64 workers, each sending its share: 64 requests in flight until the 200 are done.
     await Promise.all(
       Array.from({ length: 64 }, async () => {
-        for (let i = next++; i < 200; i = next++) statuses.push((await signIn(`198.18.${i >> 8}.${i & 255}`, `nobody${i}-${n}@example.com`, "not the password"))[0]);
+        for (let i = next++; i < 200; i = next++)
+          statuses.push(
+            (await signIn(`198.18.${i >> 8}.${i & 255}`, `nobody${i}-${n}@example.com`, "not the password"))[0],
+          );
       }),
     );
     expect(statuses).toHaveLength(200);

@@ -33,7 +33,9 @@ export class Client {
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<[Response, string]> {
-    const res = await this.app.handle(new Request(`http://localhost${path}`, { headers: { ...this.headers, ...this.cookieHeader(), ...headers } }));
+    const res = await this.app.handle(
+      new Request(`http://localhost${path}`, { headers: { ...this.headers, ...this.cookieHeader(), ...headers } }),
+    );
     this.store(res);
     return [res, await res.text()];
   }
@@ -45,7 +47,12 @@ export class Client {
     const res = await this.app.handle(
       new Request(`http://localhost${path}`, {
         method: "POST",
-        headers: { ...this.headers, ...this.cookieHeader(), "content-type": "application/x-www-form-urlencoded", ...headers },
+        headers: {
+          ...this.headers,
+          ...this.cookieHeader(),
+          "content-type": "application/x-www-form-urlencoded",
+          ...headers,
+        },
         body: body.toString(),
       }),
     );
@@ -57,7 +64,13 @@ export class Client {
   async postMultipart(path: string, fields: Record<string, string | File>): Promise<[Response, string]> {
     const body = new FormData();
     for (const [k, v] of Object.entries(fields)) body.append(k, v);
-    const res = await this.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...this.headers, ...this.cookieHeader() }, body }));
+    const res = await this.app.handle(
+      new Request(`http://localhost${path}`, {
+        method: "POST",
+        headers: { ...this.headers, ...this.cookieHeader() },
+        body,
+      }),
+    );
     this.store(res);
     return [res, await res.text()];
   }
@@ -116,7 +129,13 @@ export function testCert(): Promise<Cert> {
       notAfterDate: new Date(Date.now() + 30 * 86_400_000),
       extensions: [
         { name: "basicConstraints", cA: false },
-        { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] },
+        {
+          name: "subjectAltName",
+          altNames: [
+            { type: 2, value: "localhost" },
+            { type: 7, ip: "127.0.0.1" },
+          ],
+        },
       ],
     } as never);
     const dir = mkdtempSync(join(tmpdir(), "dash-ca-"));
@@ -129,7 +148,11 @@ export function testCert(): Promise<Cert> {
 
 /** Environment that lets test fires reach a loopback receiver with the test certificate. */
 export async function webhookEnv(): Promise<Record<string, string>> {
-  return { WEBHOOK_CA_FILE: (await testCert()).caFile, WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8", WEBHOOK_TIMEOUT_MS: "3000" };
+  return {
+    WEBHOOK_CA_FILE: (await testCert()).caFile,
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8",
+    WEBHOOK_TIMEOUT_MS: "3000",
+  };
 }
 
 /** An HTTPS receiver on 127.0.0.1 answering `respond()` (default 200 "ok"). */

@@ -31,17 +31,35 @@ afterAll(async () => {
 
 const row = async (id: string) => (await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, id)))[0]!;
 const save = async (fields: Record<string, string | string[]>) =>
-  alice.post(`/dashboard/webhooks/${hook}`, { _csrf: await alice.csrf(`/dashboard/webhooks/${hook}/edit`), url: rx.url("/tools"), events: "tracking.delivered", mode: "test", ...fields });
+  alice.post(`/dashboard/webhooks/${hook}`, {
+    _csrf: await alice.csrf(`/dashboard/webhooks/${hook}/edit`),
+    url: rx.url("/tools"),
+    events: "tracking.delivered",
+    mode: "test",
+    ...fields,
+  });
 
 describe("custom headers editor", () => {
   test("create with headers: stored encrypted, shown masked, never echoed raw; sent on a test fire", async () => {
     const [res] = await alice.post("/dashboard/webhooks", {
-      _csrf: await alice.csrf("/dashboard/webhooks/new"), url: rx.url("/tools"), events: "tracking.delivered", mode: "test",
-      header_name: ["Authorization", "X-Tenant", "", "", ""], header_value: [TOKEN, "acme", "", "", ""],
+      _csrf: await alice.csrf("/dashboard/webhooks/new"),
+      url: rx.url("/tools"),
+      events: "tracking.delivered",
+      mode: "test",
+      header_name: ["Authorization", "X-Tenant", "", "", ""],
+      header_value: [TOKEN, "acme", "", "", ""],
     });
     expect(res.status).toBe(201);
-    hook = (await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.url, rx.url("/tools"))))[0]!.id;
-    expect(openHeaders(ctx.deps.secretsKey, hook, (await row(hook)).headersEnc)).toEqual({ Authorization: TOKEN, "X-Tenant": "acme" });
+    hook = (
+      await ctx.tdb.db
+        .select()
+        .from(webhooks)
+        .where(eq(webhooks.url, rx.url("/tools")))
+    )[0]!.id;
+    expect(openHeaders(ctx.deps.secretsKey, hook, (await row(hook)).headersEnc)).toEqual({
+      Authorization: TOKEN,
+      "X-Tenant": "acme",
+    });
     for (const p of [`/dashboard/webhooks/${hook}`, `/dashboard/webhooks/${hook}/edit`]) {
       const [r, page] = await alice.get(p);
       expect(r.status).toBe(200);
@@ -57,9 +75,15 @@ describe("custom headers editor", () => {
   });
 
   test("edit: an empty value keeps the stored one, a cleared name removes the header, a new one is added", async () => {
-    const [res] = await save({ header_name: ["Authorization", "", "X-Region", "", ""], header_value: ["", "", "south", "", ""] });
+    const [res] = await save({
+      header_name: ["Authorization", "", "X-Region", "", ""],
+      header_value: ["", "", "south", "", ""],
+    });
     expect(res.status).toBe(303);
-    expect(openHeaders(ctx.deps.secretsKey, hook, (await row(hook)).headersEnc)).toEqual({ Authorization: TOKEN, "X-Region": "south" });
+    expect(openHeaders(ctx.deps.secretsKey, hook, (await row(hook)).headersEnc)).toEqual({
+      Authorization: TOKEN,
+      "X-Region": "south",
+    });
   });
 
   test("a reserved name, a value without a name, a new name without a value, a name twice: 422 with the reason, nothing saved", async () => {
@@ -91,7 +115,17 @@ describe("deliveries filter and sequence column", () => {
       { seq: 3, type: "tracking.delivered", state: "delivered", day: 5 },
     ];
     for (const r of rows)
-      await ctx.tdb.db.insert(deliveries).values({ id: newId("dlv"), webhookId: hook, accountId: acc, sequence: r.seq, eventType: r.type, mode: "live", state: r.state, attempts: 1, enqueuedAt: at(r.day) });
+      await ctx.tdb.db.insert(deliveries).values({
+        id: newId("dlv"),
+        webhookId: hook,
+        accountId: acc,
+        sequence: r.seq,
+        eventType: r.type,
+        mode: "live",
+        state: r.state,
+        attempts: 1,
+        enqueuedAt: at(r.day),
+      });
     const seqs = async (q: string) => {
       const [res, html] = await alice.get(`/dashboard/webhooks/${hook}${q}`);
       expect(res.status).toBe(200);
@@ -113,7 +147,9 @@ describe("deliveries filter and sequence column", () => {
 describe("receiver audit", () => {
   test("the button runs the audit and the page shows the report; a receiver that accepts everything fails three cases", async () => {
     const before = rx.hits.length;
-    const [res] = await alice.post(`/dashboard/webhooks/${hook}/audit`, { _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`) });
+    const [res] = await alice.post(`/dashboard/webhooks/${hook}/audit`, {
+      _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`),
+    });
     expect(res.status).toBe(303);
     const audits = rx.hits.slice(before);
     expect(audits.map((h) => h.headers["x-webhook-audit"])).toEqual(["true", "true", "true", "true"]);
@@ -121,7 +157,12 @@ describe("receiver audit", () => {
     expect(page.status).toBe(200);
     expect(html).toContain('data-testid="audit-report"');
     expect(html).toContain("Failed: wrong_signature, stale_timestamp, no_signature.");
-    expect([...html.matchAll(/<tr data-audit-case="(\w+)">/g)].map((m) => m[1])).toEqual(["valid", "wrong_signature", "stale_timestamp", "no_signature"]);
+    expect([...html.matchAll(/<tr data-audit-case="(\w+)">/g)].map((m) => m[1])).toEqual([
+      "valid",
+      "wrong_signature",
+      "stale_timestamp",
+      "no_signature",
+    ]);
     // A hand-made query that is not a report shows none.
     const [, forged] = await alice.get(`/dashboard/webhooks/${hook}?audit=${encodeURIComponent("<b>~p")}`);
     expect(forged).not.toContain('data-testid="audit-report"');
@@ -129,8 +170,17 @@ describe("receiver audit", () => {
   });
 
   test(`after ${AUDITS_PER_HOUR} audits in the hour the page says so with 429`, async () => {
-    for (let i = 1; i < AUDITS_PER_HOUR; i++) expect((await alice.post(`/dashboard/webhooks/${hook}/audit`, { _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`) }))[0].status).toBe(303);
-    const [res, html] = await alice.post(`/dashboard/webhooks/${hook}/audit`, { _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`) });
+    for (let i = 1; i < AUDITS_PER_HOUR; i++)
+      expect(
+        (
+          await alice.post(`/dashboard/webhooks/${hook}/audit`, {
+            _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`),
+          })
+        )[0].status,
+      ).toBe(303);
+    const [res, html] = await alice.post(`/dashboard/webhooks/${hook}/audit`, {
+      _csrf: await alice.csrf(`/dashboard/webhooks/${hook}`),
+    });
     expect(res.status).toBe(429);
     expect(html).toContain(`At most ${AUDITS_PER_HOUR} receiver audits an hour per account`);
   });

@@ -13,7 +13,8 @@ let bob: Client;
 const aliceEmail = `wh-alice-${Bun.randomUUIDv7().slice(-6)}@example.com`;
 const XSS = `<script>alert("x")</script>`;
 
-const accountId = async (email: string) => (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.id;
+const accountId = async (email: string) =>
+  (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email)))[0]!.id;
 const whId = (location: string | null) => /\/dashboard\/webhooks\/(wh_[0-9a-f]{32})/.exec(location ?? "")![1]!;
 
 beforeAll(async () => {
@@ -37,7 +38,12 @@ let testHook: string;
 
 describe("create, list, edit, delete", () => {
   test("the first create reveals the signing secret once; later creates do not; the description is escaped everywhere", async () => {
-    const [res, html] = await create(alice, { url: rx.url(), events: ["tracking.delivered", "tracking.exception"], mode: "test", description: XSS });
+    const [res, html] = await create(alice, {
+      url: rx.url(),
+      events: ["tracking.delivered", "tracking.exception"],
+      mode: "test",
+      description: XSS,
+    });
     expect(res.status).toBe(201);
     expect(html).toMatch(/value="whsec_[A-Za-z0-9+/]{43}="/);
     expect(html).toContain('data-copy="secret"');
@@ -50,7 +56,11 @@ describe("create, list, edit, delete", () => {
     expect(detail).not.toContain("whsec_");
     expect(detail).toContain("Webhook created.");
 
-    for (const p of ["/dashboard/webhooks", `/dashboard/webhooks/${testHook}`, `/dashboard/webhooks/${testHook}/edit`]) {
+    for (const p of [
+      "/dashboard/webhooks",
+      `/dashboard/webhooks/${testHook}`,
+      `/dashboard/webhooks/${testHook}/edit`,
+    ]) {
       const [r, page] = await alice.get(p);
       expect(r.status).toBe(200);
       expect(page).not.toContain(XSS);
@@ -77,7 +87,11 @@ describe("create, list, edit, delete", () => {
   });
 
   test("a live webhook on Free is refused with the upgrade hint", async () => {
-    const [res, html] = await create(alice, { url: "https://example.com/live", events: "tracking.delivered", mode: "live" });
+    const [res, html] = await create(alice, {
+      url: "https://example.com/live",
+      events: "tracking.delivered",
+      mode: "live",
+    });
     expect(res.status).toBe(422);
     expect(html).toContain("Live webhooks need a plan that includes them");
   });
@@ -85,7 +99,13 @@ describe("create, list, edit, delete", () => {
   test("edit saves through the service; delete needs the confirmation form", async () => {
     const [made] = await create(alice, { url: rx.url("/edit-me"), events: "tracking.updated", mode: "test" });
     const id = whId(made.headers.get("location"));
-    const [saved] = await alice.post(`/dashboard/webhooks/${id}`, { _csrf: await alice.csrf(`/dashboard/webhooks/${id}/edit`), url: rx.url("/edited"), events: ["tracking.updated", "tracking.delivered"], mode: "test", description: "edited" });
+    const [saved] = await alice.post(`/dashboard/webhooks/${id}`, {
+      _csrf: await alice.csrf(`/dashboard/webhooks/${id}/edit`),
+      url: rx.url("/edited"),
+      events: ["tracking.updated", "tracking.delivered"],
+      mode: "test",
+      description: "edited",
+    });
     expect(saved.status).toBe(303);
     const [row] = await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, id));
     expect(row!.url).toBe(rx.url("/edited"));
@@ -96,7 +116,9 @@ describe("create, list, edit, delete", () => {
     expect(confirm.status).toBe(200);
     expect(page).toContain("Delete this webhook?");
     expect((await alice.post(`/dashboard/webhooks/${id}/delete`, {}))[0].status).toBe(403);
-    const [del] = await alice.post(`/dashboard/webhooks/${id}/delete`, { _csrf: await alice.csrf(`/dashboard/webhooks/${id}/delete`) });
+    const [del] = await alice.post(`/dashboard/webhooks/${id}/delete`, {
+      _csrf: await alice.csrf(`/dashboard/webhooks/${id}/delete`),
+    });
     expect(del.headers.get("location")).toBe("/dashboard/webhooks?done=deleted");
     expect(await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, id))).toHaveLength(0);
   });
@@ -105,9 +127,12 @@ describe("create, list, edit, delete", () => {
     const [confirm, page] = await alice.get("/dashboard/webhooks/rotate-secret");
     expect(confirm.status).toBe(200);
     expect(page).toContain("Rotate the signing secret?");
-    const before = (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, aliceEmail)))[0]!.webhookSecretEnc;
+    const before = (await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, aliceEmail)))[0]!
+      .webhookSecretEnc;
     expect((await alice.post("/dashboard/webhooks/rotate-secret", { _csrf: "nope" }))[0].status).toBe(403);
-    const [res, html] = await alice.post("/dashboard/webhooks/rotate-secret", { _csrf: await alice.csrf("/dashboard/webhooks/rotate-secret") });
+    const [res, html] = await alice.post("/dashboard/webhooks/rotate-secret", {
+      _csrf: await alice.csrf("/dashboard/webhooks/rotate-secret"),
+    });
     expect(res.status).toBe(200);
     expect(html).toMatch(/value="whsec_[A-Za-z0-9+/]{43}="/);
     expect(html).toContain("accept both secrets for at least 15 minutes");
@@ -118,9 +143,13 @@ describe("create, list, edit, delete", () => {
 
 describe("test fire, deliveries and chart", () => {
   test("test fire reaches the receiver; the delivery, its attempt and the chart show it; the response snippet is escaped", async () => {
-    const [res] = await alice.post(`/dashboard/webhooks/${testHook}/test`, { _csrf: await alice.csrf(`/dashboard/webhooks/${testHook}`) });
+    const [res] = await alice.post(`/dashboard/webhooks/${testHook}/test`, {
+      _csrf: await alice.csrf(`/dashboard/webhooks/${testHook}`),
+    });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toMatch(new RegExp(`^/dashboard/webhooks/${testHook}\\?fired=ok&code=200&ms=\\d+$`));
+    expect(res.headers.get("location")).toMatch(
+      new RegExp(`^/dashboard/webhooks/${testHook}\\?fired=ok&code=200&ms=\\d+$`),
+    );
     expect(rx.hits.filter((h) => h.path === "/hook")).toHaveLength(1);
     expect(rx.hits[0]!.headers["x-webhook-mode"]).toBe("test");
 
@@ -133,24 +162,39 @@ describe("test fire, deliveries and chart", () => {
     expect(html).toContain("&lt;b&gt;thanks&lt;/b&gt;&lt;script&gt;");
     expect(html).not.toContain(XSS);
     expect(html).toContain("Deliveries per day, last 14 days: 1 delivered, 0 failed");
-    expect(html).toContain("<tr><th scope=\"row\">2026-11-05</th><td>1</td><td>0</td></tr>");
+    expect(html).toContain('<tr><th scope="row">2026-11-05</th><td>1</td><td>0</td></tr>');
   });
 
   test("shows at most the last 50 deliveries; the chart counts failures per UTC day", async () => {
     const acc = await accountId(aliceEmail);
     const day = (d: number) => new Date(Date.UTC(2026, 10, d, 12));
     const rows = Array.from({ length: 60 }, (_, i) => ({
-      id: newId("dlv"), webhookId: testHook, accountId: acc, eventType: "tracking.updated", mode: "test",
-      state: i % 3 === 0 ? "abandoned" : "delivered", attempts: i % 3 === 0 ? 6 : 1, enqueuedAt: day(1 + (i % 4)), lastStatusCode: i % 3 === 0 ? 500 : 204,
+      id: newId("dlv"),
+      webhookId: testHook,
+      accountId: acc,
+      eventType: "tracking.updated",
+      mode: "test",
+      state: i % 3 === 0 ? "abandoned" : "delivered",
+      attempts: i % 3 === 0 ? 6 : 1,
+      enqueuedAt: day(1 + (i % 4)),
+      lastStatusCode: i % 3 === 0 ? 500 : 204,
     }));
     await ctx.tdb.db.insert(deliveries).values(rows);
     // A delivery older than 14 days is not in the chart.
-    await ctx.tdb.db.insert(deliveries).values({ id: newId("dlv"), webhookId: testHook, accountId: acc, eventType: "tracking.updated", mode: "test", state: "delivered", enqueuedAt: new Date(Date.UTC(2026, 9, 1)) });
+    await ctx.tdb.db.insert(deliveries).values({
+      id: newId("dlv"),
+      webhookId: testHook,
+      accountId: acc,
+      eventType: "tracking.updated",
+      mode: "test",
+      state: "delivered",
+      enqueuedAt: new Date(Date.UTC(2026, 9, 1)),
+    });
     const [, html] = await alice.get(`/dashboard/webhooks/${testHook}`);
     expect([...html.matchAll(/<tr data-delivery-id=/g)]).toHaveLength(50);
     expect(html).toContain("The last 50 deliveries, newest first.");
     expect(html).toContain("Deliveries per day, last 14 days: 41 delivered, 20 failed");
-    expect(html).toContain("<tr><th scope=\"row\">2026-11-01</th><td>10</td><td>5</td></tr>");
+    expect(html).toContain('<tr><th scope="row">2026-11-01</th><td>10</td><td>5</td></tr>');
     expect(html).toContain('class="bar-bad"');
   });
 
@@ -158,7 +202,9 @@ describe("test fire, deliveries and chart", () => {
     const c = new Client(ctx.app);
     const email = `live-${Bun.randomUUIDv7().slice(-6)}@example.com`;
     await c.signUp(email);
-    expect((await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "growth" }))[0].status).toBe(303);
+    expect(
+      (await c.post("/dashboard/billing", { _csrf: await c.csrf("/dashboard/billing"), plan: "growth" }))[0].status,
+    ).toBe(303);
     const [made, reveal] = await create(c, { url: rx.url("/live"), events: "tracking.delivered", mode: "live" });
     expect(made.status).toBe(201);
     const id = /href="\/dashboard\/webhooks\/(wh_[0-9a-f]{32})"/.exec(reveal)![1]!;
@@ -193,7 +239,11 @@ describe("isolation between accounts", () => {
     await ctx.tdb.db.update(webhooks).set({ status: "deactivated", failureCount: 20 }).where(eq(webhooks.id, testHook));
     const [, list] = await bob.get("/dashboard/webhooks");
     expect(list).not.toContain(testHook);
-    for (const p of [`/dashboard/webhooks/${testHook}`, `/dashboard/webhooks/${testHook}/edit`, `/dashboard/webhooks/${testHook}/delete`]) {
+    for (const p of [
+      `/dashboard/webhooks/${testHook}`,
+      `/dashboard/webhooks/${testHook}/edit`,
+      `/dashboard/webhooks/${testHook}/delete`,
+    ]) {
       const [res, html] = await bob.get(p);
       expect(res.status).toBe(404);
       expect(html).not.toContain(rx.url());

@@ -11,7 +11,12 @@ import { eventually } from "../helpers/eventually.ts";
 
 let tdb: TestDatabase;
 const T0 = Date.UTC(2026, 10, 5, 12);
-const jobs = defineQueue<{ id: string; attempts: number }>("engine_jobs", { key: "id", failures: "attempts", returning: "q.id, q.attempts", channel: "engine_jobs" });
+const jobs = defineQueue<{ id: string; attempts: number }>("engine_jobs", {
+  key: "id",
+  failures: "attempts",
+  returning: "q.id, q.attempts",
+  channel: "engine_jobs",
+});
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -22,11 +27,15 @@ afterAll(() => tdb.drop());
 /** Rows a..(a+n-1), due one second apart from `fromMs`. */
 async function seed(prefix: string, n: number, fromMs: number): Promise<void> {
   await tdb.sql`delete from engine_jobs`;
-  const rows = Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, due_at: new Date(fromMs + i * 1000).toISOString() }));
+  const rows = Array.from({ length: n }, (_, i) => ({
+    id: `${prefix}${i}`,
+    due_at: new Date(fromMs + i * 1000).toISOString(),
+  }));
   await tdb.sql`insert into engine_jobs ${tdb.sql(rows)}`;
 }
 
-const state = async (id: string) => (await tdb.sql`select to_json(due_at)#>>'{}' as due, lease_owner, attempts from engine_jobs where id = ${id}`)[0];
+const state = async (id: string) =>
+  (await tdb.sql`select to_json(due_at)#>>'{}' as due, lease_owner, attempts from engine_jobs where id = ${id}`)[0];
 
 describe("defineQueue statements", () => {
   test("claim takes due rows oldest first with a lease; concurrent claimers take disjoint rows; a leased row is skipped until its lease runs out", async () => {
@@ -62,7 +71,9 @@ describe("defineQueue statements", () => {
   test("release gives held rows back due now; renew moves only the caller's leases; expireLeases tidies lapsed ones", async () => {
     await seed("r", 3, T0 - 5_000);
     await jobs.claim(tdb.sql, { nowMs: T0, limit: 2, leaseMs: 5_000, owner: "A" });
-    expect(await jobs.renew(tdb.sql, ["r0", "r1", "r2"], "A", T0 + 20_000)).toEqual(expect.arrayContaining(["r0", "r1"]));
+    expect(await jobs.renew(tdb.sql, ["r0", "r1", "r2"], "A", T0 + 20_000)).toEqual(
+      expect.arrayContaining(["r0", "r1"]),
+    );
     expect(await jobs.renew(tdb.sql, ["r0"], "B", T0 + 20_000)).toEqual([]);
     expect(await jobs.release(tdb.sql, ["r0"], "A", T0 + 1_000)).toBe(1);
     expect(await state("r0")).toEqual({ due: "2026-11-05T12:00:01+00:00", lease_owner: null, attempts: 0 });
@@ -85,13 +96,26 @@ describe("defineQueue statements", () => {
   test("the lease keeper renews every held row to now + lease, and only while it is the owner", async () => {
     await seed("k", 2, T0 - 1_000);
     const clock = new FakeClock(T0);
-    const held = (await jobs.claim(tdb.sql, { nowMs: T0, limit: 2, leaseMs: 6_000, owner: "A" })).map((r) => ({ id: r.id, leaseUntilMs: T0 + 6_000 }));
+    const held = (await jobs.claim(tdb.sql, { nowMs: T0, limit: 2, leaseMs: 6_000, owner: "A" })).map((r) => ({
+      id: r.id,
+      leaseUntilMs: T0 + 6_000,
+    }));
     await tdb.sql`update engine_jobs set lease_owner = 'B' where id = 'k1'`;
-    const keeper = createLeaseKeeper({ queue: jobs, sql: tdb.sql, clock, owner: "A", leaseMs: 6_000, held: () => held, log: silentLogger });
+    const keeper = createLeaseKeeper({
+      queue: jobs,
+      sql: tdb.sql,
+      clock,
+      owner: "A",
+      leaseMs: 6_000,
+      held: () => held,
+      log: silentLogger,
+    });
     clock.advance(4_000);
     await keeper.renew();
     expect(held.find((h) => h.id === "k0")!.leaseUntilMs).toBe(T0 + 10_000);
     expect(held.find((h) => h.id === "k1")!.leaseUntilMs).toBe(T0 + 6_000);
-    expect((await tdb.sql`select to_json(lease_until)#>>'{}' as l from engine_jobs where id = 'k0'`)[0]!.l).toBe("2026-11-05T12:00:10+00:00");
+    expect((await tdb.sql`select to_json(lease_until)#>>'{}' as l from engine_jobs where id = 'k0'`)[0]!.l).toBe(
+      "2026-11-05T12:00:10+00:00",
+    );
   });
 });

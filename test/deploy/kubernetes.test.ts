@@ -36,20 +36,44 @@ describe("rendered manifests", () => {
     expect(kustomized).toBe(HAS_KUBECTL);
     expect(workloads.map((w) => `${w.kind}/${w.metadata.name}`).sort()).toEqual(
       kustomized
-        ? ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "Job/courier-tracking-migrate-1.0.0"]
-        : ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "Job/courier-tracking-migrate-release"],
+        ? [
+            "Deployment/courier-tracking-api",
+            "Deployment/courier-tracking-worker",
+            "Job/courier-tracking-migrate-1.0.0",
+          ]
+        : [
+            "Deployment/courier-tracking-api",
+            "Deployment/courier-tracking-worker",
+            "Job/courier-tracking-migrate-release",
+          ],
     );
   });
 
   test("every object validates against its schema (the CRDs' too)", async () => {
     const all = [...objects, ...monitoring];
     expect(all.map((o) => o.kind).sort()).toEqual(
-      ["ConfigMap", "Deployment", "Deployment", "HorizontalPodAutoscaler", "Ingress", "Job", "NetworkPolicy", "PodDisruptionBudget",
-        "PrometheusRule", "Service", "Service", "ServiceMonitor"].sort(),
+      [
+        "ConfigMap",
+        "Deployment",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "Ingress",
+        "Job",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "PrometheusRule",
+        "Service",
+        "Service",
+        "ServiceMonitor",
+      ].sort(),
     );
     for (const o of all) {
       const Model = await modelOf(o);
-      expect([o.kind, o.metadata?.name, (() => (new Model(o).validate(), "valid"))()]).toEqual([o.kind, o.metadata?.name, "valid"]);
+      expect([o.kind, o.metadata?.name, (() => (new Model(o).validate(), "valid"))()]).toEqual([
+        o.kind,
+        o.metadata?.name,
+        "valid",
+      ]);
     }
   });
 
@@ -78,13 +102,22 @@ describe('Pod Security "restricted"', () => {
     expect(Number(uid)).toBeGreaterThan(0);
     for (const w of workloads) {
       const spec = podOf(w)!.spec;
-      expect([w.metadata.name, spec.securityContext?.runAsUser, spec.securityContext?.runAsGroup]).toEqual([w.metadata.name, Number(uid), Number(gid)]);
+      expect([w.metadata.name, spec.securityContext?.runAsUser, spec.securityContext?.runAsGroup]).toEqual([
+        w.metadata.name,
+        Number(uid),
+        Number(gid),
+      ]);
       const volumes = Object.fromEntries((spec.volumes ?? []).map((v: any) => [v.name, v]));
       for (const c of spec.containers!) {
         expect([w.metadata.name, c.securityContext?.readOnlyRootFilesystem]).toEqual([w.metadata.name, true]);
         const mounts = Object.fromEntries(((c as any).volumeMounts ?? []).map((m: any) => [m.mountPath, m.name]));
         // /tmp, and DATA_DIR (the image sets DATA_DIR=/data).
-        for (const path of ["/tmp", "/data"]) expect([w.metadata.name, path, Boolean(volumes[mounts[path]]?.emptyDir)]).toEqual([w.metadata.name, path, true]);
+        for (const path of ["/tmp", "/data"])
+          expect([w.metadata.name, path, Boolean(volumes[mounts[path]]?.emptyDir)]).toEqual([
+            w.metadata.name,
+            path,
+            true,
+          ]);
       }
     }
   });
@@ -95,7 +128,10 @@ describe('Pod Security "restricted"', () => {
     kind: "Pod",
     metadata: { name: "fixture", annotations: {} as Record<string, string> },
     spec: {
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } } as Record<string, any>,
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } } as Record<
+        string,
+        any
+      >,
       volumes: [{ name: "tmp", emptyDir: {} }] as Record<string, any>[],
       containers: [
         {
@@ -115,12 +151,20 @@ describe('Pod Security "restricted"', () => {
     ["Capabilities (baseline)", "baseline", (p) => (c0(p).capabilities.add = ["SYS_ADMIN"])],
     ["HostPath Volumes", "baseline", (p) => p.spec.volumes.push({ name: "host", hostPath: { path: "/var/run" } })],
     ["Host Ports", "baseline", (p) => (p.spec.containers[0].ports[0]!.hostPort = 8443)],
-    ["AppArmor", "baseline", (p) => (p.metadata.annotations["container.apparmor.security.beta.kubernetes.io/app"] = "unconfined")],
+    [
+      "AppArmor",
+      "baseline",
+      (p) => (p.metadata.annotations["container.apparmor.security.beta.kubernetes.io/app"] = "unconfined"),
+    ],
     ["SELinux", "baseline", (p) => (c0(p).seLinuxOptions = { type: "spc_t" })],
     ["/proc Mount Type", "baseline", (p) => (c0(p).procMount = "Unmasked")],
     ["Seccomp (baseline)", "baseline", (p) => (c0(p).seccompProfile = { type: "Unconfined" })],
     ["Sysctls", "baseline", (p) => (p.spec.securityContext.sysctls = [{ name: "kernel.msgmax", value: "65536" }])],
-    ["Volume Types", "restricted", (p) => p.spec.volumes.push({ name: "nfs", nfs: { server: "nfs.example", path: "/" } })],
+    [
+      "Volume Types",
+      "restricted",
+      (p) => p.spec.volumes.push({ name: "nfs", nfs: { server: "nfs.example", path: "/" } }),
+    ],
     ["Privilege Escalation", "restricted", (p) => delete c0(p).allowPrivilegeEscalation],
     ["Running as Non-root", "restricted", (p) => delete p.spec.securityContext.runAsNonRoot],
     ["Running as Non-root user", "restricted", (p) => (c0(p).runAsUser = 0)],
@@ -141,13 +185,21 @@ describe('Pod Security "restricted"', () => {
       expect(restricted.some((v) => v.startsWith(`${rule}: `))).toBe(true);
       // A baseline break may also break the stricter restricted rule on the same field (hostPath is not an allowed
       // volume type, an added SYS_ADMIN is not NET_BIND_SERVICE), never an unrelated one.
-      const related = new Set([rule, rule.replace("(baseline)", "(restricted)"), ...(rule === "HostPath Volumes" ? ["Volume Types"] : [])]);
+      const related = new Set([
+        rule,
+        rule.replace("(baseline)", "(restricted)"),
+        ...(rule === "HostPath Volumes" ? ["Volume Types"] : []),
+      ]);
       expect(restricted.filter((v) => !related.has(v.slice(0, v.indexOf(": "))))).toEqual([]);
       const baseline = podSecurityViolations(pod, "baseline");
       expect(baseline.length > 0).toBe(level === "baseline");
       expect(baseline.every((v) => v.startsWith(`${rule}: `))).toBe(true);
       // The same break inside a Deployment's pod template is found too.
-      const deployment = { apiVersion: "apps/v1", kind: "Deployment", spec: { template: { metadata: pod.metadata, spec: pod.spec } } };
+      const deployment = {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        spec: { template: { metadata: pod.metadata, spec: pod.spec } },
+      };
       expect(podSecurityViolations(deployment, "restricted")).toEqual(restricted);
     });
   }
@@ -155,28 +207,37 @@ describe('Pod Security "restricted"', () => {
   test("an init container is checked like the others", () => {
     const pod = good();
     pod.spec.initContainers = [{ name: "init", securityContext: {} }];
-    expect(podSecurityViolations(pod, "restricted")).toEqual(["Privilege Escalation: initContainers[init]", "Capabilities (restricted): initContainers[init] does not drop ALL"]);
+    expect(podSecurityViolations(pod, "restricted")).toEqual([
+      "Privilege Escalation: initContainers[init]",
+      "Capabilities (restricted): initContainers[init] does not drop ALL",
+    ]);
   });
 });
 
 describe("the migration Job runs once per release", () => {
-  test.skipIf(!HAS_KUBECTL)("its name carries the image tag: a new tag renders a new Job, the same tag the same one", () => {
-    const dir = mkdtempSync(join(tmpdir(), "k8s-release-"));
-    try {
-      cpSync(BASE, dir, { recursive: true });
-      const k = join(dir, "kustomization.yaml");
-      writeFileSync(k, readFileSync(k, "utf8").replace(/newTag: \S+/, "newTag: 1.4.2-rc.1"));
-      const next = renderKustomization(dir).objects;
-      const job = next.find((o) => o.kind === "Job");
-      expect(job.metadata.name).toBe("courier-tracking-migrate-1.4.2-rc.1");
-      // A Job name becomes a label value (job-name): at most 63 characters.
-      expect(job.metadata.name.length).toBeLessThanOrEqual(63);
-      for (const w of next.filter((o) => podOf(o))) expect(podOf(w)!.spec.containers!.map((c: any) => c.image)).toEqual(["ghcr.io/example/courier-tracking:1.4.2-rc.1"]);
-      expect(byKind("Job")[0].metadata.name).toBe("courier-tracking-migrate-1.0.0");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test.skipIf(!HAS_KUBECTL)(
+    "its name carries the image tag: a new tag renders a new Job, the same tag the same one",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "k8s-release-"));
+      try {
+        cpSync(BASE, dir, { recursive: true });
+        const k = join(dir, "kustomization.yaml");
+        writeFileSync(k, readFileSync(k, "utf8").replace(/newTag: \S+/, "newTag: 1.4.2-rc.1"));
+        const next = renderKustomization(dir).objects;
+        const job = next.find((o) => o.kind === "Job");
+        expect(job.metadata.name).toBe("courier-tracking-migrate-1.4.2-rc.1");
+        // A Job name becomes a label value (job-name): at most 63 characters.
+        expect(job.metadata.name.length).toBeLessThanOrEqual(63);
+        for (const w of next.filter((o) => podOf(o)))
+          expect(podOf(w)!.spec.containers!.map((c: any) => c.image)).toEqual([
+            "ghcr.io/example/courier-tracking:1.4.2-rc.1",
+          ]);
+        expect(byKind("Job")[0].metadata.name).toBe("courier-tracking-migrate-1.0.0");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test("it runs the migration CLI, which serialises with the processes' own start-up migration (advisory lock)", () => {
     const job = byKind("Job")[0];
@@ -210,7 +271,8 @@ describe("port 9090 stays internal; Prometheus scrapes it", () => {
   });
 
   test("the ServiceMonitor scrapes the internal port's /metrics through the metrics Service, which selects API and worker pods", () => {
-    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) expect(metricsService.metadata.labels[k]).toBe(v);
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels))
+      expect(metricsService.metadata.labels[k]).toBe(v);
     expect(monitor.spec.endpoints).toHaveLength(1);
     const ep = monitor.spec.endpoints[0];
     expect([ep.port, ep.path, ep.scheme]).toEqual(["admin", "/metrics", "http"]);
@@ -221,7 +283,9 @@ describe("port 9090 stays internal; Prometheus scrapes it", () => {
     for (const w of byKind("Deployment")) {
       const labels = w.spec.template.metadata.labels;
       for (const [k, v] of Object.entries(metricsService.spec.selector)) expect(labels[k]).toBe(v);
-      expect(w.spec.template.spec.containers[0].ports.find((p: any) => p.name === port.targetPort).containerPort).toBe(9090);
+      expect(w.spec.template.spec.containers[0].ports.find((p: any) => p.name === port.targetPort).containerPort).toBe(
+        9090,
+      );
     }
     // No token on the internal port (src/modules/health/admin-server.ts), so the ServiceMonitor carries none.
     expect(ep.authorization ?? ep.bearerTokenSecret).toBeUndefined();

@@ -27,7 +27,12 @@ import { startPgRelay } from "../helpers/pg-relay.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 const RULE = Bun.YAML.parse(read("deploy/kubernetes/monitoring/prometheusrule.yaml")) as any;
-const ALERTS = RULE.spec.groups.flatMap((g: any) => g.rules) as { alert: string; expr: string; labels: Record<string, string>; annotations: Record<string, string> }[];
+const ALERTS = RULE.spec.groups.flatMap((g: any) => g.rules) as {
+  alert: string;
+  expr: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}[];
 const DASHBOARD = JSON.parse(read("deploy/grafana/courier-tracking.json")) as any;
 const OPERATIONS = read("docs/operations.md");
 const HAS_PROMTOOL = spawnSync("promtool", ["--version"], { stdio: "ignore" }).status === 0;
@@ -47,7 +52,10 @@ const families = new Map<string, Family>();
 
 beforeAll(async () => {
   ctx = await testContext();
-  admin = startAdminServer({ db: ctx.deps.db, clock: ctx.deps.clock, log: silentLogger }, { host: "127.0.0.1", port: 0, lifecycle: createLifecycle() });
+  admin = startAdminServer(
+    { db: ctx.deps.db, clock: ctx.deps.clock, log: silentLogger },
+    { host: "127.0.0.1", port: 0, lifecycle: createLifecycle() },
+  );
   // A lookup through the real app: request, courier call and event series get samples.
   const acc = await ctx.account("growth");
   const [track] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890120", { key: acc.key });
@@ -57,7 +65,8 @@ beforeAll(async () => {
   exposition = await res.text();
   for (const m of exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     // Labels declared by the family (samples of a labelled family appear only after its first observation).
-    const declared = ((serviceRegistry.getSingleMetric(m[1]!) as unknown as { labelNames?: string[] })?.labelNames ?? []) as string[];
+    const declared = ((serviceRegistry.getSingleMetric(m[1]!) as unknown as { labelNames?: string[] })?.labelNames ??
+      []) as string[];
     families.set(m[1]!, { type: m[2]!, labels: new Set(declared) });
   }
   for (const m of exposition.matchAll(/^([a-zA-Z_:][\w:]*)\{([^}]*)\}/gm)) {
@@ -80,7 +89,10 @@ function familyOf(series: string): string | undefined {
 /** Problems with one PromQL expression against the scrape: unknown series, unknown labels, parse errors. */
 function checkPromQL(expr: string): { problems: string[]; series: string[] } {
   // Grafana's variables, as Grafana substitutes them before sending.
-  const q = expr.replaceAll("$__rate_interval", "5m").replaceAll("$__interval", "1m").replace(/\$(\w+)/g, "$1");
+  const q = expr
+    .replaceAll("$__rate_interval", "5m")
+    .replaceAll("$__interval", "1m")
+    .replace(/\$(\w+)/g, "$1");
   const tree = parser.parse(q);
   const problems: string[] = [];
   const series: string[] = [];
@@ -99,11 +111,15 @@ function checkPromQL(expr: string): { problems: string[]; series: string[] } {
         const matchers = n.node.getChild("LabelMatchers");
         for (const l of matchers?.getChildren("UnquotedLabelMatcher") ?? []) {
           const label = q.slice(l.getChild("LabelName")!.from, l.getChild("LabelName")!.to);
-          const ok = TARGET_LABELS.has(label) || (label === "le" && name.endsWith("_bucket")) || (family && families.get(family)!.labels.has(label));
+          const ok =
+            TARGET_LABELS.has(label) ||
+            (label === "le" && name.endsWith("_bucket")) ||
+            (family && families.get(family)!.labels.has(label));
           if (!ok) problems.push(`${name} has no label ${label}`);
         }
       }
-      if (n.name === "GroupingLabels") for (const l of n.node.getChildren("LabelName")) grouping.push(q.slice(l.from, l.to));
+      if (n.name === "GroupingLabels")
+        for (const l of n.node.getChildren("LabelName")) grouping.push(q.slice(l.from, l.to));
     },
   });
   for (const label of grouping) {
@@ -116,18 +132,31 @@ function checkPromQL(expr: string): { problems: string[]; series: string[] } {
 
 describe("the scrape", () => {
   test("carries the service's families and the default process ones", () => {
-    for (const f of ["courier_tracking_http_request_duration_seconds", "courier_tracking_database_up", "courier_tracking_quota_lease_failures_total", "process_cpu_seconds_total"])
+    for (const f of [
+      "courier_tracking_http_request_duration_seconds",
+      "courier_tracking_database_up",
+      "courier_tracking_quota_lease_failures_total",
+      "process_cpu_seconds_total",
+    ])
       expect([f, families.has(f)]).toEqual([f, true]);
     expect(exposition).toMatch(/^courier_tracking_database_up 1$/m);
     expect(exposition).toMatch(/^courier_tracking_quota_lease_failures_total\{operation="return"\} \d+$/m);
   });
 
   test("the expression check finds unknown series and labels (it can fail)", () => {
-    expect(checkPromQL("sum(rate(courier_tracking_nope_total[5m]))").problems).toEqual(["no series courier_tracking_nope_total in the scrape"]);
-    expect(checkPromQL('rate(courier_tracking_rechecks_total{account="x"}[5m])').problems).toEqual(["courier_tracking_rechecks_total has no label account"]);
-    expect(checkPromQL("sum by (tenant) (rate(courier_tracking_rechecks_total[5m]))").problems).toEqual(["no series of the expression has the label tenant it groups by"]);
+    expect(checkPromQL("sum(rate(courier_tracking_nope_total[5m]))").problems).toEqual([
+      "no series courier_tracking_nope_total in the scrape",
+    ]);
+    expect(checkPromQL('rate(courier_tracking_rechecks_total{account="x"}[5m])').problems).toEqual([
+      "courier_tracking_rechecks_total has no label account",
+    ]);
+    expect(checkPromQL("sum by (tenant) (rate(courier_tracking_rechecks_total[5m]))").problems).toEqual([
+      "no series of the expression has the label tenant it groups by",
+    ]);
     expect(checkPromQL("sum(rate(courier_tracking_rechecks_total[5m])").problems.length).toBeGreaterThan(0);
-    expect(checkPromQL("courier_tracking_outbox_due_bucket").problems).toEqual(["no series courier_tracking_outbox_due_bucket in the scrape"]);
+    expect(checkPromQL("courier_tracking_outbox_due_bucket").problems).toEqual([
+      "no series courier_tracking_outbox_due_bucket in the scrape",
+    ]);
   });
 });
 
@@ -157,20 +186,31 @@ describe("PrometheusRule", () => {
       expect(anchor).toBe(a.alert.replace(/Critical$/, "").toLowerCase());
       for (const l of a.annotations.summary!.matchAll(/\$labels\.(\w+)/g)) {
         const groups = checkPromQL(a.expr);
-        expect([l[1], TARGET_LABELS.has(l[1]!) || groups.series.some((s) => families.get(familyOf(s)!)?.labels.has(l[1]!))]).toEqual([l[1], true]);
+        expect([
+          l[1],
+          TARGET_LABELS.has(l[1]!) || groups.series.some((s) => families.get(familyOf(s)!)?.labels.has(l[1]!)),
+        ]).toEqual([l[1], true]);
       }
     });
 });
 
 describe("Grafana dashboard", () => {
-  const targets = DASHBOARD.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => ({ panel: p.title, expr: t.expr as string })));
-  const variableQueries = DASHBOARD.templating.list.filter((v: any) => v.type === "query").map((v: any) => v.definition as string);
+  const targets = DASHBOARD.panels.flatMap((p: any) =>
+    (p.targets ?? []).map((t: any) => ({ panel: p.title, expr: t.expr as string })),
+  );
+  const variableQueries = DASHBOARD.templating.list
+    .filter((v: any) => v.type === "query")
+    .map((v: any) => v.definition as string);
 
   test("has requests, latency, couriers, re-checks, outbox, deliveries and process panels", () => {
     const rows = DASHBOARD.panels.filter((p: any) => p.type === "row").map((p: any) => p.title);
     expect(rows).toEqual(["Requests", "Couriers", "Re-checks", "Outbox and deliveries", "Process"]);
-    expect(targets.some((t: any) => t.expr.includes("histogram_quantile") && t.expr.includes("http_request_duration"))).toBe(true);
-    expect(new Set(targets.flatMap((t: any) => checkPromQL(t.expr).series.map(familyOf))).size).toBeGreaterThanOrEqual(16);
+    expect(
+      targets.some((t: any) => t.expr.includes("histogram_quantile") && t.expr.includes("http_request_duration")),
+    ).toBe(true);
+    expect(new Set(targets.flatMap((t: any) => checkPromQL(t.expr).series.map(familyOf))).size).toBeGreaterThanOrEqual(
+      16,
+    );
   });
 
   test("every query uses series and labels of the scrape", () => {
@@ -185,7 +225,11 @@ describe("Grafana dashboard", () => {
 });
 
 describe("docs/operations.md, Metrics", () => {
-  const rows = [...OPERATIONS.matchAll(/^\| `([a-z0-9_:]+)` \| (\w+) \| ([^|]*) \|/gm)].map((m) => ({ name: m[1]!, type: m[2]!, labels: m[3]!.trim() }));
+  const rows = [...OPERATIONS.matchAll(/^\| `([a-z0-9_:]+)` \| (\w+) \| ([^|]*) \|/gm)].map((m) => ({
+    name: m[1]!,
+    type: m[2]!,
+    labels: m[3]!.trim(),
+  }));
 
   test("every family of the scrape has a row with its type and labels, and every row is a family", () => {
     expect(rows.length).toBeGreaterThan(10);
@@ -201,7 +245,8 @@ describe("docs/operations.md, Metrics", () => {
 });
 
 describe("database and quota failure metrics", () => {
-  const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1]);
+  const value = (text: string, series: string) =>
+    Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1]);
 
   test("database_up turns 0 while the database is cut and back to 1; failed quota grants and returns are counted", async () => {
     const acc = await ctx.account("growth");
@@ -219,8 +264,12 @@ describe("database and quota failure metrics", () => {
       await expect(Promise.resolve(leases.reserve(other.id, 500_000, ctx.deps.clock.now()))).rejects.toThrow();
       const during = await (await renderMetrics(deps)).text();
       expect(value(during, "courier_tracking_database_up")).toBe(0);
-      expect(value(during, 'courier_tracking_quota_lease_failures_total{operation="grant"}')).toBe(value(before, 'courier_tracking_quota_lease_failures_total{operation="grant"}') + 1);
-      expect(value(during, 'courier_tracking_quota_lease_failures_total{operation="return"}')).toBeGreaterThan(value(before, 'courier_tracking_quota_lease_failures_total{operation="return"}'));
+      expect(value(during, 'courier_tracking_quota_lease_failures_total{operation="grant"}')).toBe(
+        value(before, 'courier_tracking_quota_lease_failures_total{operation="grant"}') + 1,
+      );
+      expect(value(during, 'courier_tracking_quota_lease_failures_total{operation="return"}')).toBeGreaterThan(
+        value(before, 'courier_tracking_quota_lease_failures_total{operation="return"}'),
+      );
       relay.start();
       await leases.returnAll();
       expect(value(await (await renderMetrics(deps)).text(), "courier_tracking_database_up")).toBe(1);
@@ -234,18 +283,51 @@ describe("database and quota failure metrics", () => {
 
 /** For each alert: series shaped like the scrape's (checked below), when it must fire, and a case where it must not. */
 const CASES: { alert: string; series: Record<string, string>; at: string; fires: Record<string, string>[] }[] = [
-  { alert: "CourierTrackingOutboxBacklog", series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" }, at: "15m", fires: [{}] },
-  { alert: "CourierTrackingOutboxBacklogCritical", series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" }, at: "40m", fires: [{}] },
-  { alert: "CourierTrackingOutboxBacklogCritical", series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" }, at: "15m", fires: [] },
-  { alert: "CourierTrackingOutboxBacklog", series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "100x40" }, at: "20m", fires: [] },
-  { alert: "CourierTrackingRecheckLag", series: { 'courier_tracking_recheck_lag_seconds{namespace="prod",pod="worker-1"}': "4000x30" }, at: "20m", fires: [{}] },
-  { alert: "CourierTrackingRecheckLag", series: { 'courier_tracking_recheck_lag_seconds{namespace="prod",pod="worker-1"}': "100x30" }, at: "20m", fires: [] },
+  {
+    alert: "CourierTrackingOutboxBacklog",
+    series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" },
+    at: "15m",
+    fires: [{}],
+  },
+  {
+    alert: "CourierTrackingOutboxBacklogCritical",
+    series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" },
+    at: "40m",
+    fires: [{}],
+  },
+  {
+    alert: "CourierTrackingOutboxBacklogCritical",
+    series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" },
+    at: "15m",
+    fires: [],
+  },
+  {
+    alert: "CourierTrackingOutboxBacklog",
+    series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "100x40" },
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "CourierTrackingRecheckLag",
+    series: { 'courier_tracking_recheck_lag_seconds{namespace="prod",pod="worker-1"}': "4000x30" },
+    at: "20m",
+    fires: [{}],
+  },
+  {
+    alert: "CourierTrackingRecheckLag",
+    series: { 'courier_tracking_recheck_lag_seconds{namespace="prod",pod="worker-1"}': "100x30" },
+    at: "20m",
+    fires: [],
+  },
   {
     alert: "CourierTrackingWebhookFailureRatio",
     series: {
-      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="live"}': "0+10x40",
-      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="retried",mode="live"}': "0+10x40",
-      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="sandbox"}': "0+10x40",
+      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="live"}':
+        "0+10x40",
+      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="retried",mode="live"}':
+        "0+10x40",
+      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="sandbox"}':
+        "0+10x40",
     },
     at: "35m",
     fires: [{ mode: "live" }],
@@ -253,19 +335,33 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
   {
     alert: "CourierTrackingWebhookFailureRatio",
     series: {
-      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="live"}': "0+10x40",
-      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="retried",mode="live"}': "0+1x40",
+      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="delivered",mode="live"}':
+        "0+10x40",
+      'courier_tracking_webhook_delivery_attempts_total{namespace="prod",pod="worker-1",outcome="retried",mode="live"}':
+        "0+1x40",
     },
     at: "35m",
     fires: [],
   },
-  { alert: "CourierTrackingWebhooksDeactivated", series: { 'courier_tracking_webhooks_deactivated_total{namespace="prod",pod="worker-1"}': "0+1x60" }, at: "30m", fires: [{}] },
-  { alert: "CourierTrackingWebhooksDeactivated", series: { 'courier_tracking_webhooks_deactivated_total{namespace="prod",pod="worker-1"}': "0x60" }, at: "30m", fires: [] },
+  {
+    alert: "CourierTrackingWebhooksDeactivated",
+    series: { 'courier_tracking_webhooks_deactivated_total{namespace="prod",pod="worker-1"}': "0+1x60" },
+    at: "30m",
+    fires: [{}],
+  },
+  {
+    alert: "CourierTrackingWebhooksDeactivated",
+    series: { 'courier_tracking_webhooks_deactivated_total{namespace="prod",pod="worker-1"}': "0x60" },
+    at: "30m",
+    fires: [],
+  },
   {
     alert: "CourierTrackingHttp5xxRatio",
     series: {
-      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="200"}': "0+100x30",
-      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="503"}': "0+10x30",
+      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="200"}':
+        "0+100x30",
+      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="503"}':
+        "0+10x30",
     },
     at: "20m",
     fires: [{}],
@@ -273,8 +369,10 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
   {
     alert: "CourierTrackingHttp5xxRatio",
     series: {
-      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="200"}': "0+100x30",
-      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="503"}': "0+1x30",
+      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="200"}':
+        "0+100x30",
+      'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="503"}':
+        "0+1x30",
     },
     at: "20m",
     fires: [],
@@ -282,15 +380,28 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
   {
     alert: "CourierTrackingCourierErrorRatio",
     series: {
-      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="dhl",outcome="ok"}': "0+10x40",
-      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="dhl",outcome="timeout"}': "0+10x40",
-      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="bluedart",outcome="ok"}': "0+10x40",
+      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="dhl",outcome="ok"}':
+        "0+10x40",
+      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="dhl",outcome="timeout"}':
+        "0+10x40",
+      'courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="bluedart",outcome="ok"}':
+        "0+10x40",
     },
     at: "35m",
     fires: [{ courier: "dhl" }],
   },
-  { alert: "CourierTrackingDatabaseUnreachable", series: { 'courier_tracking_database_up{namespace="prod",pod="api-1"}': "1 1 1 0x20" }, at: "10m", fires: [{ namespace: "prod", pod: "api-1" }] },
-  { alert: "CourierTrackingDatabaseUnreachable", series: { 'courier_tracking_database_up{namespace="prod",pod="api-1"}': "1 1 1 0 1x20" }, at: "10m", fires: [] },
+  {
+    alert: "CourierTrackingDatabaseUnreachable",
+    series: { 'courier_tracking_database_up{namespace="prod",pod="api-1"}': "1 1 1 0x20" },
+    at: "10m",
+    fires: [{ namespace: "prod", pod: "api-1" }],
+  },
+  {
+    alert: "CourierTrackingDatabaseUnreachable",
+    series: { 'courier_tracking_database_up{namespace="prod",pod="api-1"}': "1 1 1 0 1x20" },
+    at: "10m",
+    fires: [],
+  },
   {
     alert: "CourierTrackingQuotaLeaseFailures",
     series: {
@@ -313,7 +424,8 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
 
 describe("alerts fire on series like the scrape's (promtool test rules)", () => {
   test("every alert has a case that fires and the input series exist in the scrape", () => {
-    for (const a of ALERTS) expect([a.alert, CASES.some((c) => c.alert === a.alert && c.fires.length > 0)]).toEqual([a.alert, true]);
+    for (const a of ALERTS)
+      expect([a.alert, CASES.some((c) => c.alert === a.alert && c.fires.length > 0)]).toEqual([a.alert, true]);
     for (const c of CASES) for (const s of Object.keys(c.series)) expect([s, checkPromQL(s).problems]).toEqual([s, []]);
   });
 
@@ -322,17 +434,31 @@ describe("alerts fire on series like the scrape's (promtool test rules)", () => 
     try {
       writeFileSync(join(dir, "rules.yaml"), JSON.stringify(RULE.spec));
       const check = spawnSync("promtool", ["check", "rules", join(dir, "rules.yaml")], { encoding: "utf8" });
-      expect([check.status, check.stdout + check.stderr]).toEqual([0, expect.stringContaining(`SUCCESS: ${ALERTS.length} rules found`)]);
+      expect([check.status, check.stdout + check.stderr]).toEqual([
+        0,
+        expect.stringContaining(`SUCCESS: ${ALERTS.length} rules found`),
+      ]);
       // Annotations are templates checked above; the unit test compares labels only.
-      const bare = { groups: RULE.spec.groups.map((g: any) => ({ ...g, rules: g.rules.map(({ annotations: _, ...r }: any) => r) })) };
+      const bare = {
+        groups: RULE.spec.groups.map((g: any) => ({ ...g, rules: g.rules.map(({ annotations: _, ...r }: any) => r) })),
+      };
       writeFileSync(join(dir, "bare.yaml"), JSON.stringify(bare));
       const severity = Object.fromEntries(ALERTS.map((a) => [a.alert, a.labels.severity]));
       const tests = CASES.map((c) => ({
         interval: "1m",
         input_series: Object.entries(c.series).map(([series, values]) => ({ series, values })),
-        alert_rule_test: [{ eval_time: c.at, alertname: c.alert, exp_alerts: c.fires.map((labels) => ({ exp_labels: { ...labels, severity: severity[c.alert] } })) }],
+        alert_rule_test: [
+          {
+            eval_time: c.at,
+            alertname: c.alert,
+            exp_alerts: c.fires.map((labels) => ({ exp_labels: { ...labels, severity: severity[c.alert] } })),
+          },
+        ],
       }));
-      writeFileSync(join(dir, "test.yaml"), JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }));
+      writeFileSync(
+        join(dir, "test.yaml"),
+        JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }),
+      );
       const run = spawnSync("promtool", ["test", "rules", join(dir, "test.yaml")], { encoding: "utf8" });
       expect([run.status, run.stdout + run.stderr]).toEqual([0, expect.stringContaining("SUCCESS")]);
     } finally {

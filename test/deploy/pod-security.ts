@@ -36,19 +36,46 @@ export interface Rule {
 
 /** Baseline "Capabilities": the only capabilities that may be added. */
 const BASELINE_CAPABILITIES = new Set([
-  "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
-  "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+  "AUDIT_WRITE",
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "FSETID",
+  "KILL",
+  "MKNOD",
+  "NET_BIND_SERVICE",
+  "SETFCAP",
+  "SETGID",
+  "SETPCAP",
+  "SETUID",
+  "SYS_CHROOT",
 ]);
 /** Baseline "Sysctls": the safe set. */
 const SAFE_SYSCTLS = new Set([
-  "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-  "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-  "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes",
+  "kernel.shm_rmid_forced",
+  "net.ipv4.ip_local_port_range",
+  "net.ipv4.ip_unprivileged_port_start",
+  "net.ipv4.tcp_syncookies",
+  "net.ipv4.ping_group_range",
+  "net.ipv4.ip_local_reserved_ports",
+  "net.ipv4.tcp_keepalive_time",
+  "net.ipv4.tcp_fin_timeout",
+  "net.ipv4.tcp_keepalive_intvl",
+  "net.ipv4.tcp_keepalive_probes",
 ]);
 /** Baseline "SELinux": allowed `seLinuxOptions.type` values (unset is allowed too). */
 const SELINUX_TYPES = new Set(["container_t", "container_init_t", "container_kvm_t", "container_engine_t"]);
 /** Restricted "Volume Types": the only volume sources allowed. */
-const RESTRICTED_VOLUMES = new Set(["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"]);
+const RESTRICTED_VOLUMES = new Set([
+  "configMap",
+  "csi",
+  "downwardAPI",
+  "emptyDir",
+  "ephemeral",
+  "persistentVolumeClaim",
+  "projected",
+  "secret",
+]);
 
 function containersOf(spec: PodSpec): { where: string; c: Container }[] {
   return (["containers", "initContainers", "ephemeralContainers"] as const).flatMap((k) =>
@@ -65,7 +92,9 @@ export const RULES: Rule[] = [
     level: "baseline",
     check: ({ spec }) => [
       ...(spec.securityContext?.windowsOptions?.hostProcess ? ["pod"] : []),
-      ...containersOf(spec).filter(({ c }) => sc(c).windowsOptions?.hostProcess).map(({ where }) => where),
+      ...containersOf(spec)
+        .filter(({ c }) => sc(c).windowsOptions?.hostProcess)
+        .map(({ where }) => where),
     ],
   },
   {
@@ -76,14 +105,19 @@ export const RULES: Rule[] = [
   {
     id: "Privileged Containers",
     level: "baseline",
-    check: ({ spec }) => containersOf(spec).filter(({ c }) => sc(c).privileged).map(({ where }) => where),
+    check: ({ spec }) =>
+      containersOf(spec)
+        .filter(({ c }) => sc(c).privileged)
+        .map(({ where }) => where),
   },
   {
     id: "Capabilities (baseline)",
     level: "baseline",
     check: ({ spec }) =>
       containersOf(spec).flatMap(({ where, c }) =>
-        ((sc(c).capabilities?.add ?? []) as string[]).filter((cap) => !BASELINE_CAPABILITIES.has(cap)).map((cap) => `${where} adds ${cap}`),
+        ((sc(c).capabilities?.add ?? []) as string[])
+          .filter((cap) => !BASELINE_CAPABILITIES.has(cap))
+          .map((cap) => `${where} adds ${cap}`),
       ),
   },
   {
@@ -94,7 +128,10 @@ export const RULES: Rule[] = [
   {
     id: "Host Ports",
     level: "baseline",
-    check: ({ spec }) => containersOf(spec).flatMap(({ where, c }) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${where} hostPort ${p.hostPort}`)),
+    check: ({ spec }) =>
+      containersOf(spec).flatMap(({ where, c }) =>
+        (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${where} hostPort ${p.hostPort}`),
+      ),
   },
   {
     id: "AppArmor",
@@ -103,9 +140,16 @@ export const RULES: Rule[] = [
       const ok = (p: any) => p === undefined || p.type === "RuntimeDefault" || p.type === "Localhost";
       return [
         ...(ok(spec.securityContext?.appArmorProfile) ? [] : ["pod"]),
-        ...containersOf(spec).filter(({ c }) => !ok(sc(c).appArmorProfile)).map(({ where }) => where),
+        ...containersOf(spec)
+          .filter(({ c }) => !ok(sc(c).appArmorProfile))
+          .map(({ where }) => where),
         ...Object.entries(annotations)
-          .filter(([k, v]) => k.startsWith("container.apparmor.security.beta.kubernetes.io/") && v !== "runtime/default" && !v.startsWith("localhost/"))
+          .filter(
+            ([k, v]) =>
+              k.startsWith("container.apparmor.security.beta.kubernetes.io/") &&
+              v !== "runtime/default" &&
+              !v.startsWith("localhost/"),
+          )
           .map(([k]) => `annotation ${k}`),
       ];
     },
@@ -114,30 +158,42 @@ export const RULES: Rule[] = [
     id: "SELinux",
     level: "baseline",
     check: ({ spec }) => {
-      const bad = (o: any) => o !== undefined && ((o.type !== undefined && !SELINUX_TYPES.has(o.type)) || o.user !== undefined || o.role !== undefined);
+      const bad = (o: any) =>
+        o !== undefined &&
+        ((o.type !== undefined && !SELINUX_TYPES.has(o.type)) || o.user !== undefined || o.role !== undefined);
       return [
         ...(bad(spec.securityContext?.seLinuxOptions) ? ["pod"] : []),
-        ...containersOf(spec).filter(({ c }) => bad(sc(c).seLinuxOptions)).map(({ where }) => where),
+        ...containersOf(spec)
+          .filter(({ c }) => bad(sc(c).seLinuxOptions))
+          .map(({ where }) => where),
       ];
     },
   },
   {
     id: "/proc Mount Type",
     level: "baseline",
-    check: ({ spec }) => containersOf(spec).filter(({ c }) => sc(c).procMount !== undefined && sc(c).procMount !== "Default").map(({ where }) => where),
+    check: ({ spec }) =>
+      containersOf(spec)
+        .filter(({ c }) => sc(c).procMount !== undefined && sc(c).procMount !== "Default")
+        .map(({ where }) => where),
   },
   {
     id: "Seccomp (baseline)",
     level: "baseline",
     check: ({ spec }) => [
       ...(spec.securityContext?.seccompProfile?.type === "Unconfined" ? ["pod"] : []),
-      ...containersOf(spec).filter(({ c }) => sc(c).seccompProfile?.type === "Unconfined").map(({ where }) => where),
+      ...containersOf(spec)
+        .filter(({ c }) => sc(c).seccompProfile?.type === "Unconfined")
+        .map(({ where }) => where),
     ],
   },
   {
     id: "Sysctls",
     level: "baseline",
-    check: ({ spec }) => ((spec.securityContext?.sysctls ?? []) as { name: string }[]).filter((s) => !SAFE_SYSCTLS.has(s.name)).map((s) => `sysctl ${s.name}`),
+    check: ({ spec }) =>
+      ((spec.securityContext?.sysctls ?? []) as { name: string }[])
+        .filter((s) => !SAFE_SYSCTLS.has(s.name))
+        .map((s) => `sysctl ${s.name}`),
   },
   // ---- restricted ----
   {
@@ -152,7 +208,10 @@ export const RULES: Rule[] = [
   {
     id: "Privilege Escalation",
     level: "restricted",
-    check: ({ spec }) => containersOf(spec).filter(({ c }) => sc(c).allowPrivilegeEscalation !== false).map(({ where }) => where),
+    check: ({ spec }) =>
+      containersOf(spec)
+        .filter(({ c }) => sc(c).allowPrivilegeEscalation !== false)
+        .map(({ where }) => where),
   },
   {
     id: "Running as Non-root",
@@ -169,7 +228,9 @@ export const RULES: Rule[] = [
     level: "restricted",
     check: ({ spec }) => [
       ...(spec.securityContext?.runAsUser === 0 ? ["pod"] : []),
-      ...containersOf(spec).filter(({ c }) => sc(c).runAsUser === 0).map(({ where }) => where),
+      ...containersOf(spec)
+        .filter(({ c }) => sc(c).runAsUser === 0)
+        .map(({ where }) => where),
     ],
   },
   {
@@ -197,7 +258,9 @@ export const RULES: Rule[] = [
         const caps = sc(c).capabilities ?? {};
         return [
           ...(((caps.drop ?? []) as string[]).includes("ALL") ? [] : [`${where} does not drop ALL`]),
-          ...((caps.add ?? []) as string[]).filter((cap) => cap !== "NET_BIND_SERVICE").map((cap) => `${where} adds ${cap}`),
+          ...((caps.add ?? []) as string[])
+            .filter((cap) => cap !== "NET_BIND_SERVICE")
+            .map((cap) => `${where} adds ${cap}`),
         ];
       }),
   },
@@ -215,7 +278,10 @@ export function podOf(obj: any): PodView | undefined {
     case "Job":
       return { spec: obj.spec?.template?.spec ?? {}, annotations: obj.spec?.template?.metadata?.annotations ?? {} };
     case "CronJob":
-      return { spec: obj.spec?.jobTemplate?.spec?.template?.spec ?? {}, annotations: obj.spec?.jobTemplate?.spec?.template?.metadata?.annotations ?? {} };
+      return {
+        spec: obj.spec?.jobTemplate?.spec?.template?.spec ?? {},
+        annotations: obj.spec?.jobTemplate?.spec?.template?.metadata?.annotations ?? {},
+      };
     default:
       return undefined;
   }

@@ -18,7 +18,9 @@ describe("delivery policy (spec: Delivery rules 2 and 4)", () => {
     expect([...RETRY_SCHEDULE_SECONDS]).toEqual([60, 300, 1800, 7200, 86_400]);
     expect(MAX_ATTEMPTS).toBe(6);
     expect([1, 2, 3, 4, 5].map((n) => backoffAfter(n))).toEqual([60, 300, 1800, 7200, 86_400]);
-    expect([1, 2, 3, 4, 5].map((n) => nextAttemptAt(T0, n)!.getTime() - T0)).toEqual([60_000, 300_000, 1_800_000, 7_200_000, 86_400_000]);
+    expect([1, 2, 3, 4, 5].map((n) => nextAttemptAt(T0, n)!.getTime() - T0)).toEqual([
+      60_000, 300_000, 1_800_000, 7_200_000, 86_400_000,
+    ]);
   });
 
   test("the sixth failed attempt abandons; the fifth does not", () => {
@@ -31,7 +33,9 @@ describe("delivery policy (spec: Delivery rules 2 and 4)", () => {
 
   test("a configured schedule overrides the spec's; past its end the last entry repeats", () => {
     const schedule = [1, 2, 3, 4, 5];
-    expect([1, 2, 3, 4, 5].map((n) => afterAttempt("failed", n, T0, schedule).nextAttemptAt!.getTime() - T0)).toEqual([1000, 2000, 3000, 4000, 5000]);
+    expect([1, 2, 3, 4, 5].map((n) => afterAttempt("failed", n, T0, schedule).nextAttemptAt!.getTime() - T0)).toEqual([
+      1000, 2000, 3000, 4000, 5000,
+    ]);
     expect(backoffAfter(9, [10, 20])).toBe(20);
   });
 

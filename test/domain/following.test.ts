@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { backoffMs, nextRecheckAt, RECHECK_INTERVAL_SECONDS, RECHECKS_PER_DAY, recheckAfterFailureMs } from "../../src/domain/following.ts";
+import {
+  backoffMs,
+  nextRecheckAt,
+  RECHECK_INTERVAL_SECONDS,
+  RECHECKS_PER_DAY,
+  recheckAfterFailureMs,
+} from "../../src/domain/following.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 const HOUR = 3_600_000;

@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { ASYNC_LOOKUP_BUDGET_MS, asyncPollDelayMs, DEMO_LIMIT_PER_HOUR, DEMO_WINDOW_MS, demoDecision } from "../../src/domain/limits.ts";
+import {
+  ASYNC_LOOKUP_BUDGET_MS,
+  asyncPollDelayMs,
+  DEMO_LIMIT_PER_HOUR,
+  DEMO_WINDOW_MS,
+  demoDecision,
+} from "../../src/domain/limits.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -7,9 +13,21 @@ describe("demo limit (spec: Limits, 5 requests per hour per IP address)", () => 
   test("five admitted in a rolling hour, the sixth refused until the oldest leaves", () => {
     expect(DEMO_LIMIT_PER_HOUR).toBe(5);
     expect(DEMO_WINDOW_MS).toBe(3_600_000);
-    expect(demoDecision(0, null, T0)).toEqual({ allowed: true, limit: 5, remaining: 4, resetSeconds: 3600, retryAfterSeconds: 0 });
+    expect(demoDecision(0, null, T0)).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 4,
+      resetSeconds: 3600,
+      retryAfterSeconds: 0,
+    });
     expect(demoDecision(4, T0, T0 + 60_000)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(demoDecision(5, T0, T0 + 60_000)).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 3540, retryAfterSeconds: 3540 });
+    expect(demoDecision(5, T0, T0 + 60_000)).toEqual({
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      resetSeconds: 3540,
+      retryAfterSeconds: 3540,
+    });
   });
 
   test("Retry-After is at least one second", () => {

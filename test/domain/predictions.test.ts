@@ -19,13 +19,28 @@ import {
 const H = 3600;
 const stat = (over: Partial<TransitStat> = {}): TransitStat => ({
   basis: "lane",
-  transitP05: 50 * H, transitP10: 60 * H, transitP25: 75 * H, transitP50: 96 * H, transitP75: 115 * H, transitP90: 140 * H, transitP95: 160 * H,
-  transitCount: MIN_SAMPLES, gapP50: 4 * H, gapP90: 20 * H, gapP95: 30 * H, gapCount: MIN_SAMPLES, ...over,
+  transitP05: 50 * H,
+  transitP10: 60 * H,
+  transitP25: 75 * H,
+  transitP50: 96 * H,
+  transitP75: 115 * H,
+  transitP90: 140 * H,
+  transitP95: 160 * H,
+  transitCount: MIN_SAMPLES,
+  gapP50: 4 * H,
+  gapP90: 20 * H,
+  gapP95: 30 * H,
+  gapCount: MIN_SAMPLES,
+  ...over,
 });
 
 describe("statistics keys and choice", () => {
   test("lane, then the destination's region after its last comma, then the courier", () => {
-    expect(statKeys(" Mumbai ", "Fresno, CA")).toEqual([["lane", "mumbai", "fresno, ca"], ["region", "", "ca"], ["courier", "", ""]]);
+    expect(statKeys(" Mumbai ", "Fresno, CA")).toEqual([
+      ["lane", "mumbai", "fresno, ca"],
+      ["region", "", "ca"],
+      ["courier", "", ""],
+    ]);
     expect(statKeys(null, "Pune")).toEqual([["courier", "", ""]]);
     expect(regionOf("pune")).toBeNull();
   });
@@ -41,7 +56,10 @@ describe("statistics keys and choice", () => {
 
 describe("histogram quantiles", () => {
   test("interpolated within a bucket, samples spread evenly across it", () => {
-    const h = new Map([[0, 10], [1, 10]]); // 10 samples in [0, 60), 10 in [60, 120)
+    const h = new Map([
+      [0, 10],
+      [1, 10],
+    ]); // 10 samples in [0, 60), 10 in [60, 120)
     expect(histogramQuantile(h, 0.5, 60)).toBe(60);
     expect(histogramQuantile(h, 0.25, 60)).toBe(30);
     expect(histogramQuantile(h, 0.9, 60)).toBe(108);

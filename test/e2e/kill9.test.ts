@@ -34,12 +34,20 @@ afterAll(async () => {
 
 test("a delivery claimed by a process killed mid-send is delivered by the next process (at least once)", async () => {
   // 1 s per attempt and 1 s of slack keep the delivery lease short: (5 redirects + 1) × 1 s + 1 s.
-  const env = await webhookEnv({ WEBHOOK_TIMEOUT_MS: "1000", LEASE_SLACK_SECONDS: "1", SECRETS_KEY: randomBytes(32).toString("base64url") });
+  const env = await webhookEnv({
+    WEBHOOK_TIMEOUT_MS: "1000",
+    LEASE_SLACK_SECONDS: "1",
+    SECRETS_KEY: randomBytes(32).toString("base64url"),
+  });
   const first = await startService(env, 20_000, { tdb });
   running.push(first);
 
   const headers = { "x-api-key": first.key, "content-type": "application/json" };
-  const created = await first.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: receiver.url("/held"), events: ["tracking.delivered"], mode: "live" }) });
+  const created = await first.fetch("/v1/webhooks", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ url: receiver.url("/held"), events: ["tracking.delivered"], mode: "live" }),
+  });
   expect(created.status).toBe(201);
   const webhook = ((await created.json()) as { data: { id: string; secret: string } }).data;
 
@@ -52,11 +60,17 @@ test("a delivery claimed by a process killed mid-send is delivered by the next p
 
   // An event for a shipment the dev account follows, written the way a re-check writes it (NOTIFY wakes the worker).
   const accountId = (await tdb.sql`select id from accounts where email = 'dev@localhost'`)[0]!.id as string;
-  const shp = await shipment(tdb.db, [accountId], { courier: "delhivery", trackingNumber: "1234567890120", state: "delivered" });
+  const shp = await shipment(tdb.db, [accountId], {
+    courier: "delhivery",
+    trackingNumber: "1234567890120",
+    state: "delivered",
+  });
   await tdb.db.transaction(async (tx) => {
     const eventId = newId("evt");
     const enqueuedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-    await tx.insert(events).values({ id: eventId, shipmentId: shp, type: "tracking.delivered", status: "delivered", enqueuedAt });
+    await tx
+      .insert(events)
+      .values({ id: eventId, shipmentId: shp, type: "tracking.delivered", status: "delivered", enqueuedAt });
     expect(await fanOutEvent(tx, { eventId, shipmentId: shp, type: "tracking.delivered", enqueuedAt })).toBe(1);
   });
 
@@ -64,7 +78,18 @@ test("a delivery claimed by a process killed mid-send is delivered by the next p
   process.kill(first.pid, "SIGKILL");
   // The first process is really gone (so it cannot be the one retrying later).
   const gone = Date.now() + 5_000;
-  while (Date.now() < gone && (() => { try { process.kill(first.pid, 0); return true; } catch { return false; } })()) await Bun.sleep(50);
+  while (
+    Date.now() < gone &&
+    (() => {
+      try {
+        process.kill(first.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    })()
+  )
+    await Bun.sleep(50);
   expect(() => process.kill(first.pid, 0)).toThrow();
   const killed = await tdb.sql`select state, attempts, lease_until from deliveries where webhook_id = ${webhook.id}`;
   expect(killed[0]!.state).toBe("pending");
@@ -76,7 +101,9 @@ test("a delivery claimed by a process killed mid-send is delivered by the next p
   const redelivered = got[1]!;
   expect(redelivered.json.event).toBe("tracking.delivered");
   expect(redelivered.json.data.tracking_number).toBe("1234567890120");
-  expect(redelivered.headers["x-service-signature"]).toBe("sha256=" + createHmac("sha256", webhook.secret).update(redelivered.raw).digest("hex"));
+  expect(redelivered.headers["x-service-signature"]).toBe(
+    "sha256=" + createHmac("sha256", webhook.secret).update(redelivered.raw).digest("hex"),
+  );
 
   // The outcome is recorded by the second process: delivered, once.
   const deadline = Date.now() + 10_000;

@@ -16,7 +16,9 @@ beforeAll(async () => {
   receiver = await startReceiver();
   // Simulator steps every 2 s; followed shipments are due again 1 s after each check and the
   // scheduler drains every second, so every step is seen by a re-check.
-  svc = await startService(await webhookEnv({ SANDBOX_STEP_SECONDS: "2", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" }));
+  svc = await startService(
+    await webhookEnv({ SANDBOX_STEP_SECONDS: "2", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" }),
+  );
 });
 afterAll(async () => {
   await svc?.stop();
@@ -25,7 +27,21 @@ afterAll(async () => {
 
 test("a live webhook receives signed tracking.* events for a followed shipment until tracking.delivered", async () => {
   const headers = { "x-api-key": svc.key, "content-type": "application/json" };
-  const created = await svc.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: receiver.url("/live"), events: ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"], mode: "live" }) });
+  const created = await svc.fetch("/v1/webhooks", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      url: receiver.url("/live"),
+      events: [
+        "tracking.updated",
+        "tracking.in_transit",
+        "tracking.out_for_delivery",
+        "tracking.delivered",
+        "tracking.exception",
+      ],
+      mode: "live",
+    }),
+  });
   expect(created.status).toBe(201);
   const { data: webhook } = (await created.json()) as { data: { id: string; secret: string } };
   expect(webhook.secret).toStartWith("whsec_");
@@ -37,7 +53,8 @@ test("a live webhook receives signed tracking.* events for a followed shipment u
 
   // Wait (bounded) for the delivered event; the service does everything on its own from here.
   const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline && !receiver.on("/live").some((r) => r.json?.event === "tracking.delivered")) await Bun.sleep(250);
+  while (Date.now() < deadline && !receiver.on("/live").some((r) => r.json?.event === "tracking.delivered"))
+    await Bun.sleep(250);
   const got = receiver.on("/live");
   const events = got.map((r) => r.json.event as string);
   expect(events.at(-1)).toBe("tracking.delivered");

@@ -19,7 +19,9 @@ let down = true;
 beforeAll(async () => {
   rx = await startReceiver();
   rx.route("/missed", () => new Response(down ? "down for maintenance" : "ok", { status: down ? 503 : 200 }));
-  svc = await startService(await webhookEnv({ SANDBOX_STEP_SECONDS: "2", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" }));
+  svc = await startService(
+    await webhookEnv({ SANDBOX_STEP_SECONDS: "2", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" }),
+  );
 }, 30_000);
 afterAll(async () => {
   await svc?.stop();
@@ -38,7 +40,11 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_0
 
 test("an abandoned delivery is recovered and verifies with both signature schemes", async () => {
   const headers = { "x-api-key": svc.key, "content-type": "application/json" };
-  const created = await svc.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: rx.url("/missed"), events: ["tracking.delivered"], mode: "live" }) });
+  const created = await svc.fetch("/v1/webhooks", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ url: rx.url("/missed"), events: ["tracking.delivered"], mode: "live" }),
+  });
   expect(created.status).toBe(201);
   const { data: wh } = (await created.json()) as { data: { id: string; secret: string } };
   // Scenario 2: out for delivery now, delivered at the simulator's next step.
@@ -54,11 +60,17 @@ test("an abandoned delivery is recovered and verifies with both signature scheme
   const missed = rx.on("/missed");
   expect(missed.length).toBe(6);
   const eventId = missed[0]!.headers["x-webhook-event-id"]!;
-  expect(missed.every((r) => r.headers["x-webhook-event-id"] === eventId && r.headers["webhook-id"] === eventId)).toBe(true);
+  expect(missed.every((r) => r.headers["x-webhook-event-id"] === eventId && r.headers["webhook-id"] === eventId)).toBe(
+    true,
+  );
 
   down = false;
   const since = new Date(Date.now() - 3600_000).toISOString();
-  const rec = await svc.fetch(`/v1/webhooks/${wh.id}/recover`, { method: "POST", headers, body: JSON.stringify({ since }) });
+  const rec = await svc.fetch(`/v1/webhooks/${wh.id}/recover`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ since }),
+  });
   expect(rec.status).toBe(202);
   expect(((await rec.json()) as { data: { queued: number } }).data.queued).toBe(1);
   const [got] = (await rx.waitFor("/missed", 7, 30_000)).slice(6);

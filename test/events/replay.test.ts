@@ -34,13 +34,20 @@ afterAll(async () => {
   await ctx.close();
 });
 
-const json = (key: string, method: string, body?: unknown) => ({ key, method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+const json = (key: string, method: string, body?: unknown) => ({
+  key,
+  method,
+  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+});
 
 /** A business account, a live webhook at a fresh path, a followed shipment. */
 async function setup() {
   const acc = await ctx.account("business");
   const path = `/r-${acc.id}`;
-  const [res, body] = await ctx.call("/v1/webhooks", json(acc.key, "POST", { url: rx.url(path), events: ["tracking.in_transit", "tracking.delivered"], mode: "live" }));
+  const [res, body] = await ctx.call(
+    "/v1/webhooks",
+    json(acc.key, "POST", { url: rx.url(path), events: ["tracking.in_transit", "tracking.delivered"], mode: "live" }),
+  );
   if (res.status !== 201) throw new Error(JSON.stringify(body));
   const shp = await shipment(ctx.tdb.db, [acc.id]);
   return { acc, path, webhookId: body.data.id as string, secret: body.data.secret as string, shp };
@@ -76,21 +83,31 @@ describe("event identity and signatures", () => {
       // The independent verifier (replay window included) and the spec's own scheme, keyed as documented.
       expect(wh.verify(r.text, r.headers)).toEqual(r.json);
       expect(verifySignature(secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
-      expect(r.headers["x-service-signature"]).toBe(`sha256=${createHmac("sha256", secret).update(r.raw).digest("hex")}`);
+      expect(r.headers["x-service-signature"]).toBe(
+        `sha256=${createHmac("sha256", secret).update(r.raw).digest("hex")}`,
+      );
     }
     // A wrong secret or a tampered body fails.
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString("base64")}`).verify(got[0]!.text, got[0]!.headers)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 7).toString("base64")}`).verify(got[0]!.text, got[0]!.headers),
+    ).toThrow();
     expect(() => wh.verify(got[0]!.text.replace("in_transit", "delivered"), got[0]!.headers)).toThrow();
   });
 
   test("a secret issued before standard base64 (base64url) keeps verifying with the spec scheme; webhook-signature is keyed with its decoded bytes", async () => {
-    const { signBody, standardSignature, secretKeyBytes } = await import("../../src/modules/webhooks/delivery/signing.ts");
+    const { signBody, standardSignature, secretKeyBytes } = await import(
+      "../../src/modules/webhooks/delivery/signing.ts"
+    );
     const old = "whsec_3q2-7wEAAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRo";
     expect(secretKeyBytes(old).length).toBe(32);
     expect(signBody(old, "{}")).toBe(`sha256=${createHmac("sha256", old).update("{}").digest("hex")}`);
     const asStandard = `whsec_${secretKeyBytes(old).toString("base64")}`;
     const ts = Math.floor(Date.now() / 1000);
-    const headers = { "webhook-id": "evt_x", "webhook-timestamp": String(ts), "webhook-signature": standardSignature(old, "evt_x", ts, "{}") };
+    const headers = {
+      "webhook-id": "evt_x",
+      "webhook-timestamp": String(ts),
+      "webhook-signature": standardSignature(old, "evt_x", ts, "{}"),
+    };
     expect(new Webhook(asStandard).verify("{}", headers)).toEqual({});
   });
 });
@@ -105,13 +122,21 @@ describe("GET /v1/events", () => {
     const [res, body] = await ctx.call("/v1/events", { key: s.acc.key });
     expect(res.status).toBe(200);
     expect(Value.Check(EventListResponse, body)).toBe(true);
-    expect(body.data.events.map((e: { type: string }) => e.type)).toEqual(["tracking.delivered", "tracking.in_transit"]);
+    expect(body.data.events.map((e: { type: string }) => e.type)).toEqual([
+      "tracking.delivered",
+      "tracking.in_transit",
+    ]);
     const e = body.data.events[1];
     expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(e.created_at).toBe(new Date(Math.floor(t0 / 1000) * 1000).toISOString().replace(".000Z", "Z"));
     expect(e.payload.event).toBe("tracking.in_transit");
     expect(e.payload.enqueued_at).toBe(e.created_at);
-    expect(e.payload.data).toMatchObject({ courier: "delhivery", tracking_number: e.tracking_number, status: "in_transit", enqueued_at: e.created_at });
+    expect(e.payload.data).toMatchObject({
+      courier: "delhivery",
+      tracking_number: e.tracking_number,
+      status: "in_transit",
+      enqueued_at: e.created_at,
+    });
 
     // The payload is exactly the body the worker delivers for that event.
     await worker.runOnce();
@@ -123,7 +148,9 @@ describe("GET /v1/events", () => {
 
     const [, one] = await ctx.call("/v1/events?type=tracking.delivered", { key: s.acc.key });
     expect(one.data.events.map((x: { type: string }) => x.type)).toEqual(["tracking.delivered"]);
-    const [, byNumber] = await ctx.call(`/v1/events?courier=delhivery&tracking_number=${e.tracking_number}&limit=1`, { key: s.acc.key });
+    const [, byNumber] = await ctx.call(`/v1/events?courier=delhivery&tracking_number=${e.tracking_number}&limit=1`, {
+      key: s.acc.key,
+    });
     expect(byNumber.data.count).toBe(1);
     const [, page2] = await ctx.call(`/v1/events?limit=1&cursor=${byNumber.data.next_cursor}`, { key: s.acc.key });
     expect(page2.data.events[0].id).toBe(e.id);
@@ -149,7 +176,10 @@ describe("redeliver and recover", () => {
     const [first] = rx.on(s.path);
     const [, list] = await ctx.call(`/v1/webhooks/${s.webhookId}/deliveries`, { key: s.acc.key });
     const dlv = list.data.deliveries[0].id as string;
-    const [res, body] = await ctx.call(`/v1/webhooks/${s.webhookId}/deliveries/${dlv}/redeliver`, json(s.acc.key, "POST"));
+    const [res, body] = await ctx.call(
+      `/v1/webhooks/${s.webhookId}/deliveries/${dlv}/redeliver`,
+      json(s.acc.key, "POST"),
+    );
     expect(res.status).toBe(202);
     expect(body.data.delivery_id).toMatch(/^dlv_/);
     expect(body.data.delivery_id).not.toBe(dlv);
@@ -187,7 +217,9 @@ describe("redeliver and recover", () => {
     const [res, body] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since }));
     expect([res.status, body.data]).toEqual([202, { queued: 2 }]);
     // Recovering again while those are pending queues nothing new.
-    expect((await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since })))[1].data.queued).toBe(0);
+    expect(
+      (await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since })))[1].data.queued,
+    ).toBe(0);
     await worker.runOnce();
     const recovered = rx.on(s.path).slice(missed);
     expect(recovered.map((r) => r.json.event).sort()).toEqual(["tracking.delivered", "tracking.in_transit"]);
@@ -196,12 +228,21 @@ describe("redeliver and recover", () => {
       expect(verifySignature(s.secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
       expect(new Webhook(s.secret).verify(r.text, r.headers)).toEqual(r.json);
     }
-    const after = await ctx.tdb.db.select().from(deliveries).where(and(eq(deliveries.webhookId, s.webhookId), eq(deliveries.state, "delivered")));
+    const after = await ctx.tdb.db
+      .select()
+      .from(deliveries)
+      .where(and(eq(deliveries.webhookId, s.webhookId), eq(deliveries.state, "delivered")));
     expect(after.length).toBe(2);
 
-    const [tooOld] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since: new Date(ctx.clock.now() - 31 * 86_400_000).toISOString() }));
+    const [tooOld] = await ctx.call(
+      `/v1/webhooks/${s.webhookId}/recover`,
+      json(s.acc.key, "POST", { since: new Date(ctx.clock.now() - 31 * 86_400_000).toISOString() }),
+    );
     expect(tooOld.status).toBe(422);
-    const [notDate] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since: "yesterday" }));
+    const [notDate] = await ctx.call(
+      `/v1/webhooks/${s.webhookId}/recover`,
+      json(s.acc.key, "POST", { since: "yesterday" }),
+    );
     expect(notDate.status).toBe(422);
     const [nf] = await ctx.call("/v1/webhooks/wh_nope/recover", json(s.acc.key, "POST", { since }));
     expect(nf.status).toBe(404);

@@ -21,7 +21,17 @@ import {
 import { loadConfig } from "../../src/config.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, setDue, shipmentRow, track, unscheduleRows } from "./helpers.ts";
+import {
+  eventsOf,
+  liveWebhook,
+  outboxOf,
+  pastInterval,
+  seedMany,
+  setDue,
+  shipmentRow,
+  track,
+  unscheduleRows,
+} from "./helpers.ts";
 import { servicesFor } from "../helpers/services.ts";
 
 let ctx: TestContext;
@@ -33,8 +43,16 @@ beforeAll(async () => {
   growth = await ctx.account("growth");
   await liveWebhook(ctx, growth.key);
   const pool = connect(ctx.tdb.url, { max: 5 });
-  const backends: CourierBackends = createCourierBackends({ config: ctx.config, clock: ctx.clock, log: silentLogger, simulator: ctx.sim });
-  other = { deps: { ...ctx.deps, db: pool.db, backends, services: servicesFor(pool.db, ctx.clock) }, close: async () => (await backends.close(), await pool.sql.end({ timeout: 5 })) };
+  const backends: CourierBackends = createCourierBackends({
+    config: ctx.config,
+    clock: ctx.clock,
+    log: silentLogger,
+    simulator: ctx.sim,
+  });
+  other = {
+    deps: { ...ctx.deps, db: pool.db, backends, services: servicesFor(pool.db, ctx.clock) },
+    close: async () => (await backends.close(), await pool.sql.end({ timeout: 5 })),
+  };
 });
 afterAll(async () => {
   await other.close();
@@ -44,7 +62,8 @@ afterAll(async () => {
 describe("claims shared through Postgres", () => {
   test("two runners draining concurrently: every due shipment re-checked exactly once per interval", async () => {
     const numbers: [string, string][] = [];
-    for (let i = 0; i < 30; i++) numbers.push(["delhivery", `9${String(i).padStart(11, "0")}1`], ["bluedart", `5${String(i).padStart(8, "0")}1`]);
+    for (let i = 0; i < 30; i++)
+      numbers.push(["delhivery", `9${String(i).padStart(11, "0")}1`], ["bluedart", `5${String(i).padStart(8, "0")}1`]);
     await seedMany(ctx, growth.id, numbers);
     // Small claims and lanes so the two runners interleave many claim statements.
     const opts = { claimLimit: 7, perCourierConcurrency: 3, random: () => 0.5 };
@@ -69,7 +88,11 @@ describe("claims shared through Postgres", () => {
     // Every change was written once: one event per shipment per step (pending → in transit, then two updates).
     for (const [c, n] of numbers) {
       const row = (await shipmentRow(ctx, c, n))!;
-      expect(await eventsOf(ctx, row.id)).toEqual(["tracking.in_transit/in_transit", "tracking.updated/in_transit", "tracking.updated/in_transit"]);
+      expect(await eventsOf(ctx, row.id)).toEqual([
+        "tracking.in_transit/in_transit",
+        "tracking.updated/in_transit",
+        "tracking.updated/in_transit",
+      ]);
     }
     // Out of the way of the next tests.
     await ctx.tdb.sql`delete from recheck_queue where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
@@ -113,7 +136,11 @@ describe("claims shared through Postgres", () => {
 
   test("stop() gives queued claims back at once instead of leaving them to their leases", async () => {
     // Digit 5: the courier never answers in time.
-    await seedMany(ctx, growth.id, Array.from({ length: 10 }, (_, i) => ["delhivery", `8${String(i).padStart(11, "0")}5`] as const));
+    await seedMany(
+      ctx,
+      growth.id,
+      Array.from({ length: 10 }, (_, i) => ["delhivery", `8${String(i).padStart(11, "0")}5`] as const),
+    );
     const r = createRecheckRunner(ctx.deps, { perCourierConcurrency: 1, owner: "stopping" });
     const drained = r.drain();
     await Bun.sleep(200);
@@ -148,14 +175,21 @@ describe("claim order and cost", () => {
     };
     const n = (i: number) => `4${String(i).padStart(11, "0")}1`;
     const names = Object.keys(at) as (keyof typeof at)[];
-    const ids = await seedMany(ctx, growth.id, names.map((_, i) => ["delhivery", n(i)] as const));
+    const ids = await seedMany(
+      ctx,
+      growth.id,
+      names.map((_, i) => ["delhivery", n(i)] as const),
+    );
     for (const [i, name] of names.entries()) await setDue(ctx, [ids[i]!], at[name]);
     const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
 
     // One at a time: the two rows of the oldest bucket (either order: storage order within a bucket),
     // then the previous bucket, then the current bucket by exact due time.
     const order: string[] = [];
-    for (let i = 0; i < 5; i++) order.push(...(await claimDueShipments(ctx.tdb.db, now, 1, 60_000, "order")).map((r) => nameOf(r.tracking_number)));
+    for (let i = 0; i < 5; i++)
+      order.push(
+        ...(await claimDueShipments(ctx.tdb.db, now, 1, 60_000, "order")).map((r) => nameOf(r.tracking_number)),
+      );
     expect(order.slice(0, 2).sort()).toEqual(["old1", "old2"]);
     expect(order.slice(2)).toEqual(["prev", "cur2", "cur1"]);
     // Everything due is leased now: a further claim finds nothing (`later` is not due yet).
@@ -165,7 +199,11 @@ describe("claim order and cost", () => {
     expect(row[0]!.lease_owner).toBe("order");
     expect(new Date(row[0]!.due_at).getTime()).toBe(at.old1);
     // Once the leases run out, every one of them is claimable again (the stale-lease reset).
-    expect((await claimDueShipments(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
+    expect(
+      (await claimDueShipments(ctx.tdb.db, now + 60_001, 10, 60_000, "order-2"))
+        .map((r) => nameOf(r.tracking_number))
+        .sort(),
+    ).toEqual(["cur1", "cur2", "later", "old1", "old2", "prev"]);
     await unscheduleRows(ctx, ids);
   });
 
@@ -180,28 +218,48 @@ describe("claim order and cost", () => {
     const names = Object.keys(at) as (keyof typeof at)[];
     // Stored in the order a, c, b, d (one insert each, due as given): within a bucket, rows come in storage order.
     const ids: string[] = [];
-    for (const [i, name] of names.entries()) ids.push(...(await seedMany(ctx, growth.id, [["delhivery", `5${String(i).padStart(11, "0")}1`]], at[name])));
+    for (const [i, name] of names.entries())
+      ids.push(...(await seedMany(ctx, growth.id, [["delhivery", `5${String(i).padStart(11, "0")}1`]], at[name])));
     const nameOf = (tn: string) => names[Number(tn.slice(1, -1))]!;
     // With the first grid alone the claim would take a, then c (stored before b in the next bucket). A claim's
     // answer is in no particular order.
-    expect((await claimDueShipments(ctx.tdb.db, now, 2, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["a", "b"]);
-    expect((await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort()).toEqual(["c", "d"]);
+    expect(
+      (await claimDueShipments(ctx.tdb.db, now, 2, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort(),
+    ).toEqual(["a", "b"]);
+    expect(
+      (await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "grid")).map((r) => nameOf(r.tracking_number)).sort(),
+    ).toEqual(["c", "d"]);
     await unscheduleRows(ctx, ids);
   });
 
   test("claiming and every outcome of a claim write the schedule only: the shipment rows are not touched", async () => {
     await unscheduleRows(ctx);
-    const ids = await seedMany(ctx, growth.id, Array.from({ length: 6 }, (_, i) => ["delhivery", `6${String(i).padStart(11, "0")}1`] as const));
+    const ids = await seedMany(
+      ctx,
+      growth.id,
+      Array.from({ length: 6 }, (_, i) => ["delhivery", `6${String(i).padStart(11, "0")}1`] as const),
+    );
     // xmin changes with every write of a row and ctid with every new row version: both stay put if nothing writes it.
-    const versions = async () => (await ctx.tdb.sql`select id, xmin::text as x, ctid::text as c from shipments where id in ${ctx.tdb.sql(ids)} order by id`).map((r) => `${r.id} ${r.x} ${r.c}`);
-    const queueVersions = async () => (await ctx.tdb.sql`select xmin::text as x from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`).map((r) => r.x as string);
+    const versions = async () =>
+      (
+        await ctx.tdb
+          .sql`select id, xmin::text as x, ctid::text as c from shipments where id in ${ctx.tdb.sql(ids)} order by id`
+      ).map((r) => `${r.id} ${r.x} ${r.c}`);
+    const queueVersions = async () =>
+      (await ctx.tdb.sql`select xmin::text as x from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`).map(
+        (r) => r.x as string,
+      );
     const before = await versions();
     const queueBefore = await queueVersions();
     const now = ctx.clock.now();
 
     const claimed = await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "only-queue");
     expect(claimed.map((c) => c.id).sort()).toEqual([...ids].sort());
-    expect(claimed.every((c) => c.courier === "delhivery" && /^6\d{11}1$/.test(c.tracking_number) && c.recheck_failures === 0)).toBe(true);
+    expect(
+      claimed.every(
+        (c) => c.courier === "delhivery" && /^6\d{11}1$/.test(c.tracking_number) && c.recheck_failures === 0,
+      ),
+    ).toBe(true);
     // The lease went onto the queue rows.
     expect((await queueVersions()).filter((x) => queueBefore.includes(x))).toEqual([]);
     expect(await recordFailure(ctx.tdb.db, ids[0]!, "only-queue", now + 1_000)).toBe(true);
@@ -209,7 +267,9 @@ describe("claim order and cost", () => {
     await unschedule(ctx.tdb.db, ids[2]!, "only-queue");
     expect(await releaseExpiredLeases(ctx.tdb.db, now + 60_001)).toBe(3);
     expect(await versions()).toEqual(before);
-    expect((await ctx.tdb.sql`select count(*)::int as n from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`)[0]!.n).toBe(5);
+    expect(
+      (await ctx.tdb.sql`select count(*)::int as n from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`)[0]!.n,
+    ).toBe(5);
     await unscheduleRows(ctx, ids);
   });
 
@@ -237,7 +297,10 @@ describe("claim order and cost", () => {
     expect(alive.leaseMs).toBe(slack);
     const drained = alive.drain();
     const leases = async (owner: string) =>
-      (await ctx.tdb.sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_queue where lease_owner = ${owner}`).map((r) => r.until as number);
+      (
+        await ctx.tdb
+          .sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_queue where lease_owner = ${owner}`
+      ).map((r) => r.until as number);
     try {
       await Bun.sleep(300);
       // A claim holds a row for one slack, not for the worst case of a full lane behind a slow courier.

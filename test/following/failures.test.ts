@@ -12,7 +12,17 @@ import { backoffMs, recheckAfterFailureMs as failureBackoffMs } from "../../src/
 import { createFollowingMetrics } from "../../src/modules/following/metrics.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { eventsOf, liveWebhook, outboxOf, pastInterval, seedMany, setDue, shipmentRow, track, unscheduleRows } from "./helpers.ts";
+import {
+  eventsOf,
+  liveWebhook,
+  outboxOf,
+  pastInterval,
+  seedMany,
+  setDue,
+  shipmentRow,
+  track,
+  unscheduleRows,
+} from "./helpers.ts";
 
 let ctx: TestContext;
 let growth: { id: string; key: string };
@@ -73,7 +83,9 @@ describe("courier failures", () => {
 
   test("backoffMs doubles from the base and stops at the cap, ± 10 %", () => {
     const mid = () => 0.5;
-    expect([1, 2, 3, 4, 10, 50].map((f) => backoffMs(f, 300_000, 28_800_000, mid))).toEqual([300_000, 600_000, 1_200_000, 2_400_000, 28_800_000, 28_800_000]);
+    expect([1, 2, 3, 4, 10, 50].map((f) => backoffMs(f, 300_000, 28_800_000, mid))).toEqual([
+      300_000, 600_000, 1_200_000, 2_400_000, 28_800_000, 28_800_000,
+    ]);
     expect(backoffMs(1, 300_000, 28_800_000, () => 0)).toBe(270_000);
     expect(backoffMs(1, 300_000, 28_800_000, () => 0.999999)).toBeCloseTo(330_000, -1);
   });
@@ -140,8 +152,12 @@ describe("courier failures", () => {
 
   test("failureBackoffMs: a retryable failure steps up from the base, one that is not waits the whole interval at once", () => {
     const mid = () => 0.5;
-    expect([1, 2, 3].map((f) => failureBackoffMs(true, f, 300_000, 28_800_000, mid))).toEqual([300_000, 600_000, 1_200_000]);
-    expect([1, 2, 3].map((f) => failureBackoffMs(false, f, 300_000, 28_800_000, mid))).toEqual([28_800_000, 28_800_000, 28_800_000]);
+    expect([1, 2, 3].map((f) => failureBackoffMs(true, f, 300_000, 28_800_000, mid))).toEqual([
+      300_000, 600_000, 1_200_000,
+    ]);
+    expect([1, 2, 3].map((f) => failureBackoffMs(false, f, 300_000, 28_800_000, mid))).toEqual([
+      28_800_000, 28_800_000, 28_800_000,
+    ]);
     expect(failureBackoffMs(false, 1, 300_000, 28_800_000, () => 0)).toBe(25_920_000);
     // An interval shorter than the base: both wait the base (the cap is never below it).
     expect(failureBackoffMs(false, 1, 300_000, 60_000, mid)).toBe(300_000);
@@ -157,8 +173,12 @@ describe("courier failures", () => {
     const live = loadConfig({ COURIER_MODE: "live" });
     const unavailable = createCourierBackends({ config: live, clock: ctx.clock, log: silentLogger });
     // Bluedart has no credentials in live mode (auth); delhivery goes to the simulator as before.
-    const backends: AppDeps["backends"] = { ...ctx.deps.backends, lookup: (c, n) => (c.slug === "bluedart" ? unavailable.lookup(c, n) : ctx.deps.backends.lookup(c, n)) };
-    const nextIn = async (id: string) => (await ctx.tdb.sql`select due_at, failures from recheck_queue where shipment_id = ${id}`)[0]!;
+    const backends: AppDeps["backends"] = {
+      ...ctx.deps.backends,
+      lookup: (c, n) => (c.slug === "bluedart" ? unavailable.lookup(c, n) : ctx.deps.backends.lookup(c, n)),
+    };
+    const nextIn = async (id: string) =>
+      (await ctx.tdb.sql`select due_at, failures from recheck_queue where shipment_id = ${id}`)[0]!;
     try {
       for (let attempt = 1; attempt <= 2; attempt++) {
         const now = ctx.clock.now();
@@ -179,8 +199,12 @@ describe("courier failures", () => {
     }
     const text = await metrics.registry.metrics();
     expect(text).toContain('courier_tracking_courier_errors_total{courier="bluedart",kind="auth",retryable="false"} 2');
-    expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="not_found",retryable="false"} 2');
-    expect(text).toContain('courier_tracking_courier_errors_total{courier="delhivery",kind="backend",retryable="true"} 2');
+    expect(text).toContain(
+      'courier_tracking_courier_errors_total{courier="delhivery",kind="not_found",retryable="false"} 2',
+    );
+    expect(text).toContain(
+      'courier_tracking_courier_errors_total{courier="delhivery",kind="backend",retryable="true"} 2',
+    );
     await unscheduleRows(ctx, [auth!, notFound!, backend!]);
   }, 30_000);
 });

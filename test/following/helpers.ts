@@ -16,7 +16,17 @@ export async function track(ctx: TestContext, key: string, courier: string, n: s
 
 /** A live webhook (growth accounts pass the plan gate) subscribed to every event. */
 export async function liveWebhook(ctx: TestContext, key: string): Promise<string> {
-  const body = { url: "https://hooks.example.com/courier", events: ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"], mode: "live" };
+  const body = {
+    url: "https://hooks.example.com/courier",
+    events: [
+      "tracking.updated",
+      "tracking.in_transit",
+      "tracking.out_for_delivery",
+      "tracking.delivered",
+      "tracking.exception",
+    ],
+    mode: "live",
+  };
   const [res, b] = await ctx.call("/v1/webhooks", { key, method: "POST", body: JSON.stringify(body) });
   if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(b)}`);
   return b.data.id;
@@ -34,7 +44,13 @@ export async function shipmentRow(ctx: TestContext, courier: string, n: string) 
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, shipments.id))
     .where(sql`${shipments.courier} = ${courier} and ${shipments.trackingNumber} = ${n}`);
   if (!r) return undefined;
-  return { ...r.s, nextCheckAt: r.q?.dueAt ?? null, leaseUntil: r.q?.leaseUntil ?? null, leaseOwner: r.q?.leaseOwner ?? null, recheckFailures: r.q?.failures ?? 0 };
+  return {
+    ...r.s,
+    nextCheckAt: r.q?.dueAt ?? null,
+    leaseUntil: r.q?.leaseUntil ?? null,
+    leaseOwner: r.q?.leaseOwner ?? null,
+    recheckFailures: r.q?.failures ?? 0,
+  };
 }
 
 /** Takes the shipments `ids` (all when omitted) off the re-check schedule, out of the way of the next test. */
@@ -45,7 +61,8 @@ export async function unscheduleRows(ctx: TestContext, ids?: readonly string[]):
 
 /** Moves the due time of shipments `ids` on the re-check schedule to `atMs` (ms since the epoch). */
 export async function setDue(ctx: TestContext, ids: readonly string[], atMs: number): Promise<void> {
-  await ctx.tdb.sql`update recheck_queue set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
+  await ctx.tdb
+    .sql`update recheck_queue set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
 }
 
 /** Events of one shipment in the order they were written: `type/status`. */
@@ -56,7 +73,11 @@ export async function eventsOf(ctx: TestContext, shipmentId: string): Promise<st
 
 /** Outbox rows of one shipment, in event order. */
 export async function outboxOf(ctx: TestContext, shipmentId: string) {
-  return ctx.tdb.db.select().from(deliveries).where(eq(deliveries.shipmentId, shipmentId)).orderBy(asc(deliveries.eventId));
+  return ctx.tdb.db
+    .select()
+    .from(deliveries)
+    .where(eq(deliveries.shipmentId, shipmentId))
+    .orderBy(asc(deliveries.eventId));
 }
 
 /**
@@ -64,15 +85,40 @@ export async function outboxOf(ctx: TestContext, shipmentId: string) {
  * checkpoints), on the re-check schedule due now: for numbers `/v1/track` cannot store (digits 5, 6)
  * and for a first record that is still pending.
  */
-export async function seedFollowed(ctx: TestContext, accountId: string, courier: string, n: string, nowMs = ctx.clock.now()): Promise<string> {
+export async function seedFollowed(
+  ctx: TestContext,
+  accountId: string,
+  courier: string,
+  n: string,
+  nowMs = ctx.clock.now(),
+): Promise<string> {
   return (await seedMany(ctx, accountId, [[courier, n]], nowMs))[0]!;
 }
 
 /** {@link seedFollowed} for many `[courier, number]` pairs in three statements. */
-export async function seedMany(ctx: TestContext, accountId: string, pairs: readonly (readonly [string, string])[], nowMs = ctx.clock.now()): Promise<string[]> {
-  const rows = pairs.map(([courier, n]) => ({ id: newId("shp"), courier, trackingNumber: n, state: "pending", followers: 1, lastCheckedAt: new Date(nowMs) }));
+export async function seedMany(
+  ctx: TestContext,
+  accountId: string,
+  pairs: readonly (readonly [string, string])[],
+  nowMs = ctx.clock.now(),
+): Promise<string[]> {
+  const rows = pairs.map(([courier, n]) => ({
+    id: newId("shp"),
+    courier,
+    trackingNumber: n,
+    state: "pending",
+    followers: 1,
+    lastCheckedAt: new Date(nowMs),
+  }));
   await ctx.tdb.db.insert(shipments).values(rows);
   await ctx.tdb.db.insert(follows).values(rows.map((r) => ({ accountId, shipmentId: r.id })));
-  await ctx.tdb.db.insert(recheckQueue).values(rows.map((r) => ({ shipmentId: r.id, courier: r.courier, trackingNumber: r.trackingNumber, dueAt: new Date(nowMs) })));
+  await ctx.tdb.db.insert(recheckQueue).values(
+    rows.map((r) => ({
+      shipmentId: r.id,
+      courier: r.courier,
+      trackingNumber: r.trackingNumber,
+      dueAt: new Date(nowMs),
+    })),
+  );
   return rows.map((r) => r.id);
 }

@@ -43,7 +43,12 @@ describe("scheduled re-checks through the simulator", () => {
       expect(stats.changed).toBe(1);
       expect(ctx.sim.calls("delhivery", n)).toBe(1 + step);
     }
-    expect(await eventsOf(ctx, row.id)).toEqual(["tracking.updated/in_transit", "tracking.updated/in_transit", "tracking.out_for_delivery/out_for_delivery", "tracking.delivered/delivered"]);
+    expect(await eventsOf(ctx, row.id)).toEqual([
+      "tracking.updated/in_transit",
+      "tracking.updated/in_transit",
+      "tracking.out_for_delivery/out_for_delivery",
+      "tracking.delivered/delivered",
+    ]);
     const out = await outboxOf(ctx, row.id);
     expect(out.map((d) => [d.webhookId, d.eventType, d.state, d.mode])).toEqual([
       [webhookId, "tracking.updated", "pending", "live"],
@@ -55,7 +60,13 @@ describe("scheduled re-checks through the simulator", () => {
     for (const d of out) expect(d.enqueuedAt.getTime() % 1000).toBe(0);
 
     const done = (await shipmentRow(ctx, "delhivery", n))!;
-    expect(done).toMatchObject({ state: "delivered", terminal: true, nextCheckAt: null, leaseUntil: null, leaseOwner: null });
+    expect(done).toMatchObject({
+      state: "delivered",
+      terminal: true,
+      nextCheckAt: null,
+      leaseUntil: null,
+      leaseOwner: null,
+    });
     for (let i = 0; i < 3; i++) {
       ctx.clock.advance(pastInterval(ctx));
       expect((await recheck()).claimed).toBe(0);
@@ -85,7 +96,11 @@ describe("scheduled re-checks through the simulator", () => {
     }
     // RTO initiated is still the exception state (more checkpoints → updated); returned is its own tracking.exception.
     expect(await eventsOf(ctx, row.id)).toEqual(["tracking.updated/exception", "tracking.exception/returned"]);
-    expect((await shipmentRow(ctx, "delhivery", n))!).toMatchObject({ state: "returned", terminal: true, nextCheckAt: null });
+    expect((await shipmentRow(ctx, "delhivery", n))!).toMatchObject({
+      state: "returned",
+      terminal: true,
+      nextCheckAt: null,
+    });
     ctx.clock.advance(pastInterval(ctx));
     await recheck();
     expect(ctx.sim.calls("delhivery", n)).toBe(3);
@@ -99,11 +114,18 @@ describe("scheduled re-checks through the simulator", () => {
     await recheck();
     ctx.clock.advance(pastInterval(ctx));
     await recheck();
-    expect(await eventsOf(ctx, id)).toEqual(["tracking.exception/exception", "tracking.updated/exception", "tracking.exception/returned"]);
+    expect(await eventsOf(ctx, id)).toEqual([
+      "tracking.exception/exception",
+      "tracking.updated/exception",
+      "tracking.exception/returned",
+    ]);
   }, 30_000);
 
   test("lookup-only couriers (indiapost through the async aggregator, ekart): never scheduled, events only on lookups", async () => {
-    for (const [courier, n] of [["indiapost", "EE123456781IN"], ["ekart", "FMPC1234567891"]] as const) {
+    for (const [courier, n] of [
+      ["indiapost", "EE123456781IN"],
+      ["ekart", "FMPC1234567891"],
+    ] as const) {
       await track(ctx, growth.key, courier, n);
       const row = (await shipmentRow(ctx, courier, n))!;
       expect(row).toMatchObject({ followMode: "lookup", nextCheckAt: null, followers: 0 });

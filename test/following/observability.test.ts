@@ -12,7 +12,11 @@ import { eventsOf, seedMany, shipmentRow, unscheduleRows } from "./helpers.ts";
 let ctx: TestContext;
 let acc: { id: string; key: string };
 beforeAll(async () => {
-  ctx = await testContext({ SANDBOX_STEP_SECONDS: "60", RECHECK_INTERVAL_SECONDS: "60", METRICS_TOKEN: "metrics-token-0123456789" });
+  ctx = await testContext({
+    SANDBOX_STEP_SECONDS: "60",
+    RECHECK_INTERVAL_SECONDS: "60",
+    METRICS_TOKEN: "metrics-token-0123456789",
+  });
   acc = await ctx.account("growth");
 });
 afterAll(() => ctx.close());
@@ -31,16 +35,28 @@ describe("GET /metrics", () => {
     ]);
     await runRecheckBatch(ctx.deps, { random: () => 0.5 });
     // Three more due now, not re-checked: the backlog.
-    const backlogIds = await seedMany(ctx, acc.id, [["dhl", "1234567891"], ["dhl", "1234567801"], ["ups", "1Z12345E0205271681"]]);
+    const backlogIds = await seedMany(ctx, acc.id, [
+      ["dhl", "1234567891"],
+      ["dhl", "1234567801"],
+      ["ups", "1Z12345E0205271681"],
+    ]);
 
     const [res, text] = await ctx.call("/metrics", { headers: { authorization: "Bearer metrics-token-0123456789" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/plain");
     expect(text).toContain("# TYPE courier_tracking_rechecks_total counter");
-    expect(sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="changed"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="failed"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, "courier_tracking_events_emitted_total", '{type="tracking.in_transit"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, "courier_tracking_courier_errors_total", '{courier="delhivery",kind="backend",retryable="true"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="changed"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "courier_tracking_rechecks_total", '{courier="delhivery",outcome="failed"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "courier_tracking_events_emitted_total", '{type="tracking.in_transit"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "courier_tracking_courier_errors_total", '{courier="delhivery",kind="backend",retryable="true"}'),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(text, "courier_tracking_recheck_due_backlog")).toBe(backlogIds.length);
     expect(text).toContain("courier_tracking_recheck_drain_seconds_bucket");
     // Counts only: no tracking numbers or account ids in the output.
@@ -58,14 +74,21 @@ describe("scheduler", () => {
   test("start() runs re-checks on its own (Croner, overrun-protected); stop() drains and nothing runs after", async () => {
     const [id] = await seedMany(ctx, acc.id, [["delhivery", "5234567890111"]]);
     const drains: RecheckStats[] = [];
-    const scheduler = createScheduler(ctx.deps, { recheckPattern: "* * * * * *", housekeepingPattern: "* * * * * *", recheck: { random: () => 0.5 }, onDrain: (s) => drains.push(s) });
+    const scheduler = createScheduler(ctx.deps, {
+      recheckPattern: "* * * * * *",
+      housekeepingPattern: "* * * * * *",
+      recheck: { random: () => 0.5 },
+      onDrain: (s) => drains.push(s),
+    });
     await scheduler.start();
     const deadline = Date.now() + 15_000;
     while (ctx.sim.calls("delhivery", "5234567890111") === 0 && Date.now() < deadline) await Bun.sleep(50);
     await scheduler.stop({ timeout: 5_000 });
     expect(ctx.sim.calls("delhivery", "5234567890111")).toBe(1);
     expect(await eventsOf(ctx, id!)).toEqual(["tracking.in_transit/in_transit"]);
-    expect((await shipmentRow(ctx, "delhivery", "5234567890111"))!.nextCheckAt!.getTime()).toBe(ctx.clock.now() + 60_000);
+    expect((await shipmentRow(ctx, "delhivery", "5234567890111"))!.nextCheckAt!.getTime()).toBe(
+      ctx.clock.now() + 60_000,
+    );
 
     // Stopped: due again (clock moved), yet nobody re-checks it.
     const seen = drains.length;

@@ -25,7 +25,10 @@ test("re-checks stop during a database outage and resume after it, without a res
   const log = createLogger("debug", {}, (l) => void lines.push(l));
   const relay = startPgRelay(ctx.tdb.url);
   const conn = connect(relay.url, { max: 4 });
-  const scheduler = createScheduler({ ...ctx.deps, db: conn.db, log, services: servicesFor(conn.db, ctx.clock) }, { jobs: ["recheck"], recheckPattern: "* * * * * *" });
+  const scheduler = createScheduler(
+    { ...ctx.deps, db: conn.db, log, services: servicesFor(conn.db, ctx.clock) },
+    { jobs: ["recheck"], recheckPattern: "* * * * * *" },
+  );
   const awb = "1234567890331";
   try {
     relay.stop(); // the database is gone before the first batch
@@ -40,7 +43,11 @@ test("re-checks stop during a database outage and resume after it, without a res
     const resumed = Date.now() + 30_000;
     while (Date.now() < resumed && ctx.sim.calls("delhivery", awb) === 0) await Bun.sleep(100);
     expect(ctx.sim.calls("delhivery", awb)).toBe(1);
-    const read = async () => (await ctx.tdb.sql`select q.due_at, q.lease_owner from shipments s join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${awb}`)[0]!;
+    const read = async () =>
+      (
+        await ctx.tdb
+          .sql`select q.due_at, q.lease_owner from shipments s join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${awb}`
+      )[0]!;
     const deadline = Date.now() + 10_000;
     let r = await read();
     while (Date.now() < deadline && r.lease_owner !== null) {

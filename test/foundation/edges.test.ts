@@ -54,13 +54,21 @@ describe("wrong method: 405 METHOD_NOT_ALLOWED with Allow", () => {
 
 describe("HEAD", () => {
   test("HEAD /v1/track performs no lookup and spends no quota: 405, Allow: GET", async () => {
-    const before = await ctx.tdb.sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${accountId}`;
-    const res = await ctx.app.handle(new Request("http://localhost/v1/track?courier=delhivery&tracking_number=1234567890120", { method: "HEAD", headers: { "x-api-key": key } }));
+    const before = await ctx.tdb
+      .sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${accountId}`;
+    const res = await ctx.app.handle(
+      new Request("http://localhost/v1/track?courier=delhivery&tracking_number=1234567890120", {
+        method: "HEAD",
+        headers: { "x-api-key": key },
+      }),
+    );
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("GET");
-    const after = await ctx.tdb.sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${accountId}`;
+    const after = await ctx.tdb
+      .sql`select coalesce(sum(used), 0)::int as used from usage_counters where account_id = ${accountId}`;
     expect(after[0]!.used).toBe(before[0]!.used);
-    const followed = await ctx.tdb.sql`select count(*)::int as n from shipments where tracking_number = '1234567890120'`;
+    const followed = await ctx.tdb
+      .sql`select count(*)::int as n from shipments where tracking_number = '1234567890120'`;
     expect(followed[0]!.n).toBe(0);
   });
 });
@@ -104,14 +112,29 @@ describe("one content type and RateLimit-* on every answer", () => {
 
 describe("webhook bodies", () => {
   test("every problem is reported at once, one item per field, the URL included", async () => {
-    const [res, body] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url: "ftp://x", events: "tracking.delivered", mode: "prod", description: 5 }) });
+    const [res, body] = await ctx.call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: JSON.stringify({ url: "ftp://x", events: "tracking.delivered", mode: "prod", description: 5 }),
+    });
     expect(res.status).toBe(422);
-    const byField = Object.fromEntries(body.detail.map((d: { loc: string[]; type: string }) => [d.loc.slice(1).join("."), d.type]));
+    const byField = Object.fromEntries(
+      body.detail.map((d: { loc: string[]; type: string }) => [d.loc.slice(1).join("."), d.type]),
+    );
     expect(byField).toEqual({ url: "url_scheme", events: "list_type", mode: "enum", description: "string_type" });
   });
 
   test("a 5,000-character description is string_too_long with its maximum", async () => {
-    const [res, body] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url: "https://hooks.example.com/x", events: ["tracking.delivered"], mode: "test", description: "d".repeat(5000) }) });
+    const [res, body] = await ctx.call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: JSON.stringify({
+        url: "https://hooks.example.com/x",
+        events: ["tracking.delivered"],
+        mode: "test",
+        description: "d".repeat(5000),
+      }),
+    });
     expect(res.status).toBe(422);
     expect(body.detail).toHaveLength(1);
     expect(body.detail[0].type).toBe("string_too_long");
@@ -119,7 +142,11 @@ describe("webhook bodies", () => {
   });
 
   test("port 0 is refused", async () => {
-    const [res, body] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url: "https://example.com:0/", events: ["tracking.delivered"], mode: "test" }) });
+    const [res, body] = await ctx.call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: JSON.stringify({ url: "https://example.com:0/", events: ["tracking.delivered"], mode: "test" }),
+    });
     expect(res.status).toBe(422);
     expect(body.detail[0].loc).toEqual(["body", "url"]);
   });
@@ -128,7 +155,11 @@ describe("webhook bodies", () => {
     const [res, body] = await ctx.call("/v1/webhooks", {
       method: "POST",
       key,
-      body: JSON.stringify({ url: "https://X.Example.com", events: ["tracking.delivered", "tracking.updated", "tracking.delivered"], mode: "test" }),
+      body: JSON.stringify({
+        url: "https://X.Example.com",
+        events: ["tracking.delivered", "tracking.updated", "tracking.delivered"],
+        mode: "test",
+      }),
     });
     expect(res.status).toBe(201);
     expect(body.data.url).toBe("https://x.example.com/");

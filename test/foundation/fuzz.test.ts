@@ -36,34 +36,100 @@ const pick = <T>(a: readonly T[]): T => a[int(a.length)]!;
 // ---- values -------------------------------------------------------------------------------
 
 const SAFE_URLS = [
-  "https://hooks.fuzz.invalid/h", "https://hooks.fuzz.invalid:0/", "http://hooks.fuzz.invalid/", "https://user:pw@hooks.fuzz.invalid/",
-  "https://127.0.0.1/x", "https://10.1.2.3/", "https://[::1]/", "https://169.254.169.254/latest", "ftp://hooks.fuzz.invalid/",
-  "javascript:alert(1)", `https://${"a".repeat(3000)}.invalid/`, "https://hooks.fuzz.invalid/\u0000", "not a url",
+  "https://hooks.fuzz.invalid/h",
+  "https://hooks.fuzz.invalid:0/",
+  "http://hooks.fuzz.invalid/",
+  "https://user:pw@hooks.fuzz.invalid/",
+  "https://127.0.0.1/x",
+  "https://10.1.2.3/",
+  "https://[::1]/",
+  "https://169.254.169.254/latest",
+  "ftp://hooks.fuzz.invalid/",
+  "javascript:alert(1)",
+  `https://${"a".repeat(3000)}.invalid/`,
+  "https://hooks.fuzz.invalid/\u0000",
+  "not a url",
 ];
 const STRINGS = [
-  "", " ", "a", "\u0000", "a\u0000b", "\u0001\u001f\u007f", "\ud800", "\udfff\ud800", "ü", "📦", "١٢٣٤", "\u202e", "\r\n", "\t",
-  "x".repeat(5000), "9".repeat(70), "' or 1=1 --", "'; drop table accounts; --", "../../etc/passwd", "<script>alert(1)</script>",
-  "${jndi:ldap://x.invalid/a}", "%00", "%", "%zz", "%FF", "null", "true", "[]", "{}", "__proto__", "constructor", "1e999", "-1", "0",
-  "1234567890120", "1234567890121", "1234567890127", "JD014600006281470000", "dhl", "delhivery", "bluedart", "wh_" + "0".repeat(32),
-  "tracking.delivered", "test", "live", "active", "business", ...SAFE_URLS,
+  "",
+  " ",
+  "a",
+  "\u0000",
+  "a\u0000b",
+  "\u0001\u001f\u007f",
+  "\ud800",
+  "\udfff\ud800",
+  "ü",
+  "📦",
+  "١٢٣٤",
+  "\u202e",
+  "\r\n",
+  "\t",
+  "x".repeat(5000),
+  "9".repeat(70),
+  "' or 1=1 --",
+  "'; drop table accounts; --",
+  "../../etc/passwd",
+  "<script>alert(1)</script>",
+  "${jndi:ldap://x.invalid/a}",
+  "%00",
+  "%",
+  "%zz",
+  "%FF",
+  "null",
+  "true",
+  "[]",
+  "{}",
+  "__proto__",
+  "constructor",
+  "1e999",
+  "-1",
+  "0",
+  "1234567890120",
+  "1234567890121",
+  "1234567890127",
+  "JD014600006281470000",
+  "dhl",
+  "delhivery",
+  "bluedart",
+  "wh_" + "0".repeat(32),
+  "tracking.delivered",
+  "test",
+  "live",
+  "active",
+  "business",
+  ...SAFE_URLS,
 ];
 const RAW_ESCAPES = ["%FF", "%E0%A4", "%00", "%zz", "%", "%ED%A0%80", "%C0%AF", "%2e%2e%2f"];
 
 function hostileJson(depth = 0): unknown {
   switch (int(depth > 6 ? 4 : 9)) {
-    case 0: return pick(STRINGS);
-    case 1: return pick([0, -1, 1.5, 1e308, 2 ** 53 + 1, -0, 123456789]);
-    case 2: return chance(0.5);
-    case 3: return null;
-    case 4: return Array.from({ length: int(5) }, () => hostileJson(depth + 1));
-    case 5: return Object.fromEntries(Array.from({ length: int(5) }, () => [pick([...STRINGS.slice(0, 30), "url", "events", "mode", "description", "event", "status"]), hostileJson(depth + 1)]));
+    case 0:
+      return pick(STRINGS);
+    case 1:
+      return pick([0, -1, 1.5, 1e308, 2 ** 53 + 1, -0, 123456789]);
+    case 2:
+      return chance(0.5);
+    case 3:
+      return null;
+    case 4:
+      return Array.from({ length: int(5) }, () => hostileJson(depth + 1));
+    case 5:
+      return Object.fromEntries(
+        Array.from({ length: int(5) }, () => [
+          pick([...STRINGS.slice(0, 30), "url", "events", "mode", "description", "event", "status"]),
+          hostileJson(depth + 1),
+        ]),
+      );
     case 6: {
       let nested: unknown = [];
       for (let n = 10 + int(40); n > 0; n--) nested = [nested];
       return nested;
     }
-    case 7: return Array.from({ length: 2000 }, () => 7);
-    default: return validWebhookBody();
+    case 7:
+      return Array.from({ length: 2000 }, () => 7);
+    default:
+      return validWebhookBody();
   }
 }
 
@@ -79,20 +145,28 @@ function validWebhookBody(): Record<string, unknown> {
 /** A request body for a JSON operation: mostly plausible, often broken. */
 function jsonBody(): string | Uint8Array {
   switch (int(12)) {
-    case 0: return "[".repeat(1 + int(40_000)) + "]".repeat(int(3));
-    case 1: return pick(["{", "[1,]", '{"a":}', "\u0000", "nul", '"\\ud800"', "{}".repeat(100)]);
-    case 2: return new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
-    case 3: return JSON.stringify({ ...validWebhookBody(), pad: "x".repeat(70_000) });
-    case 4: return "";
-    case 5: return '{"__proto__":{"polluted":1},"url":"https://hooks.fuzz.invalid/","events":["tracking.delivered"],"mode":"test"}';
+    case 0:
+      return "[".repeat(1 + int(40_000)) + "]".repeat(int(3));
+    case 1:
+      return pick(["{", "[1,]", '{"a":}', "\u0000", "nul", '"\\ud800"', "{}".repeat(100)]);
+    case 2:
+      return new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
+    case 3:
+      return JSON.stringify({ ...validWebhookBody(), pad: "x".repeat(70_000) });
+    case 4:
+      return "";
+    case 5:
+      return '{"__proto__":{"polluted":1},"url":"https://hooks.fuzz.invalid/","events":["tracking.delivered"],"mode":"test"}';
     case 6:
     case 7: {
       const body = validWebhookBody();
       body[pick(["url", "events", "mode", "description", "status", "event", "extra"])] = hostileJson();
       return JSON.stringify(body);
     }
-    case 8: return JSON.stringify({ event: chance(0.5) ? pick(EVENTS) : hostileJson() });
-    default: return JSON.stringify(chance(0.5) ? validWebhookBody() : hostileJson());
+    case 8:
+      return JSON.stringify({ event: chance(0.5) ? pick(EVENTS) : hostileJson() });
+    default:
+      return JSON.stringify(chance(0.5) ? validWebhookBody() : hostileJson());
   }
 }
 
@@ -134,14 +208,25 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) {
     const a = await ctx.account("business");
     keys.push(a.key);
-    const res = await fetch(`${base}/v1/webhooks`, { method: "POST", headers: { "x-api-key": a.key }, body: JSON.stringify({ url: "https://hooks.fuzz.invalid/a", events: ["tracking.delivered"], mode: "test" }) });
+    const res = await fetch(`${base}/v1/webhooks`, {
+      method: "POST",
+      headers: { "x-api-key": a.key },
+      body: JSON.stringify({ url: "https://hooks.fuzz.invalid/a", events: ["tracking.delivered"], mode: "test" }),
+    });
     webhookIds.push(((await res.json()) as { data: { id: string } }).data.id);
   }
   const dash = await ctx.account("growth");
-  const hook = await fetch(`${base}/v1/webhooks`, { method: "POST", headers: { "x-api-key": dash.key }, body: JSON.stringify({ url: "https://hooks.fuzz.invalid/d", events: ["tracking.delivered"], mode: "test" }) });
+  const hook = await fetch(`${base}/v1/webhooks`, {
+    method: "POST",
+    headers: { "x-api-key": dash.key },
+    body: JSON.stringify({ url: "https://hooks.fuzz.invalid/d", events: ["tracking.delivered"], mode: "test" }),
+  });
   webhookForDashboard = ((await hook.json()) as { data: { id: string } }).data.id;
   const s = await createSession(ctx.deps.db, ctx.clock, dash.id);
-  session = { cookie: `ct_session=${s.token}`, csrf: (await resolveSession(ctx.deps.db, ctx.clock, s.token))!.csrfToken };
+  session = {
+    cookie: `ct_session=${s.token}`,
+    csrf: (await resolveSession(ctx.deps.db, ctx.clock, s.token))!.csrfToken,
+  };
 });
 afterAll(async () => {
   await ctx.app.stop(true);
@@ -153,7 +238,8 @@ afterAll(async () => {
 const failures: string[] = [];
 
 function checkApi(what: string, method: string, path: string, status: number, contentType: string, text: string) {
-  const fail = (why: string) => failures.push(`${what} → ${status}: ${why}; body ${text.slice(0, 300).replace(/\s+/g, " ")}`);
+  const fail = (why: string) =>
+    failures.push(`${what} → ${status}: ${why}; body ${text.slice(0, 300).replace(/\s+/g, " ")}`);
   if (status >= 500) return fail("5xx");
   if (LEAKS.test(text)) return fail("leaks internals");
   if (method === "HEAD" || status === 204) return text === "" ? undefined : fail("body on HEAD/204");
@@ -177,26 +263,52 @@ function checkApi(what: string, method: string, path: string, status: number, co
   const found = v.operation(method, new URL(path, base).pathname.replace(/(.)\/$/, "$1"));
   const response = found?.op.responses[String(status)];
   if (!found || !response) return fail("undocumented success");
-  const errs = v.errors(body, "paths", found.template, method.toLowerCase(), "responses", String(status), "content", "application/json", "schema");
+  const errs = v.errors(
+    body,
+    "paths",
+    found.template,
+    method.toLowerCase(),
+    "responses",
+    String(status),
+    "content",
+    "application/json",
+    "schema",
+  );
   if (errs.length) fail(`success shape ${errs}`);
 }
 
 function checkDashboard(what: string, status: number, headers: Headers, text: string) {
-  const fail = (why: string) => failures.push(`${what} → ${status}: ${why}; body ${text.slice(0, 300).replace(/\s+/g, " ")}`);
+  const fail = (why: string) =>
+    failures.push(`${what} → ${status}: ${why}; body ${text.slice(0, 300).replace(/\s+/g, " ")}`);
   if (status >= 500) return fail("5xx");
   if (LEAKS.test(text)) return fail("leaks internals");
-  if (status >= 300 && status < 400) return (headers.get("location") ?? "").startsWith("/dashboard") ? undefined : fail(`redirect to ${headers.get("location")}`);
+  if (status >= 300 && status < 400)
+    return (headers.get("location") ?? "").startsWith("/dashboard")
+      ? undefined
+      : fail(`redirect to ${headers.get("location")}`);
   const type = headers.get("content-type") ?? "";
-  if (!/^(text\/html|text\/css|text\/javascript)/.test(type) && !(/\/export\.csv/.test(what) && type === "text/csv; charset=utf-8")) fail(`content type ${type}`);
+  if (
+    !/^(text\/html|text\/css|text\/javascript)/.test(type) &&
+    !(/\/export\.csv/.test(what) && type === "text/csv; charset=utf-8")
+  )
+    fail(`content type ${type}`);
 }
 
 async function inBatches(n: number, one: (i: number) => Promise<void>) {
-  for (let i = 0; i < n; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, (_, j) => one(i + j)));
+  for (let i = 0; i < n; i += CONCURRENCY)
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n - i) }, (_, j) => one(i + j)));
 }
 
 // ---- generators ---------------------------------------------------------------------------
 
-const CONTENT_TYPES = ["application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin1", ""];
+const CONTENT_TYPES = [
+  "application/json",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/json; charset=latin1",
+  "",
+];
 const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost"];
 
 function apiRequest(ops: { path: string; method: string; op: any }[]): { path: string; init: RequestInit } {
@@ -208,7 +320,14 @@ function apiRequest(ops: { path: string; method: string; op: any }[]): { path: s
   const query: string[] = [];
   for (const p of (op.parameters ?? []).filter((x: any) => x.in === "query")) {
     if (chance(0.15)) continue;
-    const valid = p.name === "courier" ? SLUGS : p.name === "tracking_number" ? ["1234567890120", "1234567890121", "1234567890127", "1234567890128"] : p.name === "limit" ? ["1", "20", "100"] : [];
+    const valid =
+      p.name === "courier"
+        ? SLUGS
+        : p.name === "tracking_number"
+          ? ["1234567890120", "1234567890121", "1234567890127", "1234567890128"]
+          : p.name === "limit"
+            ? ["1", "20", "100"]
+            : [];
     query.push(`${p.name}=${urlValue(valid)}`);
     if (chance(0.05)) query.push(`${p.name}=${urlValue(valid)}`);
   }
@@ -231,18 +350,34 @@ function apiRequest(ops: { path: string; method: string; op: any }[]): { path: s
 }
 
 const DASHBOARD_ROUTES: [string, string, string[]][] = [
-  ["GET", "/dashboard", ["done"]], ["GET", "/dashboard/keys", ["done"]], ["POST", "/dashboard/keys", ["name"]],
-  ["POST", "/dashboard/keys/{id}/revoke", []], ["GET", "/dashboard/billing", ["done"]], ["POST", "/dashboard/billing", ["plan"]],
-  ["GET", "/dashboard/shipments", ["q", "state", "courier", "reason", "cursor"]], ["GET", "/dashboard/shipments/export.csv", ["q", "state", "courier", "reason"]],
-  ["POST", "/dashboard/shipments/follow", ["list", "file"]], ["GET", "/dashboard/sign-up", []], ["GET", "/dashboard/sign-in", ["next", "done", "expired"]],
-  ["POST", "/dashboard/sign-up", ["email", "password"]], ["POST", "/dashboard/sign-in", ["email", "password", "next"]],
-  ["POST", "/dashboard/sign-out", []], ["GET", "/dashboard/webhooks", ["done"]], ["GET", "/dashboard/webhooks/new", []],
-  ["POST", "/dashboard/webhooks", ["url", "events", "mode", "description"]], ["GET", "/dashboard/webhooks/rotate-secret", []],
-  ["POST", "/dashboard/webhooks/rotate-secret", []], ["GET", "/dashboard/webhooks/{id}", ["fired", "done"]],
-  ["GET", "/dashboard/webhooks/{id}/edit", []], ["POST", "/dashboard/webhooks/{id}", ["url", "events", "mode", "description"]],
-  ["GET", "/dashboard/webhooks/{id}/delete", []], ["POST", "/dashboard/webhooks/{id}/delete", []],
-  ["POST", "/dashboard/webhooks/{id}/test", ["event"]], ["POST", "/dashboard/webhooks/{id}/reactivate", []],
-  ["GET", "/dashboard/assets/{id}", []], ["GET", "/dashboard/nowhere", []],
+  ["GET", "/dashboard", ["done"]],
+  ["GET", "/dashboard/keys", ["done"]],
+  ["POST", "/dashboard/keys", ["name"]],
+  ["POST", "/dashboard/keys/{id}/revoke", []],
+  ["GET", "/dashboard/billing", ["done"]],
+  ["POST", "/dashboard/billing", ["plan"]],
+  ["GET", "/dashboard/shipments", ["q", "state", "courier", "reason", "cursor"]],
+  ["GET", "/dashboard/shipments/export.csv", ["q", "state", "courier", "reason"]],
+  ["POST", "/dashboard/shipments/follow", ["list", "file"]],
+  ["GET", "/dashboard/sign-up", []],
+  ["GET", "/dashboard/sign-in", ["next", "done", "expired"]],
+  ["POST", "/dashboard/sign-up", ["email", "password"]],
+  ["POST", "/dashboard/sign-in", ["email", "password", "next"]],
+  ["POST", "/dashboard/sign-out", []],
+  ["GET", "/dashboard/webhooks", ["done"]],
+  ["GET", "/dashboard/webhooks/new", []],
+  ["POST", "/dashboard/webhooks", ["url", "events", "mode", "description"]],
+  ["GET", "/dashboard/webhooks/rotate-secret", []],
+  ["POST", "/dashboard/webhooks/rotate-secret", []],
+  ["GET", "/dashboard/webhooks/{id}", ["fired", "done"]],
+  ["GET", "/dashboard/webhooks/{id}/edit", []],
+  ["POST", "/dashboard/webhooks/{id}", ["url", "events", "mode", "description"]],
+  ["GET", "/dashboard/webhooks/{id}/delete", []],
+  ["POST", "/dashboard/webhooks/{id}/delete", []],
+  ["POST", "/dashboard/webhooks/{id}/test", ["event"]],
+  ["POST", "/dashboard/webhooks/{id}/reactivate", []],
+  ["GET", "/dashboard/assets/{id}", []],
+  ["GET", "/dashboard/nowhere", []],
 ];
 /** Sign-up and sign-in hash or verify a password (argon2id, 64 MiB each): a few of them suffice. */
 let passwordForms = 0;
@@ -250,13 +385,21 @@ let passwordForms = 0;
 function dashboardRequest(): { path: string; init: RequestInit } {
   let [method, template, fields] = pick(DASHBOARD_ROUTES);
   const passwordRoute = template === "/dashboard/sign-up" || template === "/dashboard/sign-in";
-  if (passwordRoute && method === "POST" && ++passwordForms > 24) [method, template, fields] = ["GET", "/dashboard/sign-in", ["next"]];
+  if (passwordRoute && method === "POST" && ++passwordForms > 24)
+    [method, template, fields] = ["GET", "/dashboard/sign-in", ["next"]];
   const path = template.replace("{id}", () => urlValue(chance(0.5) ? [webhookForDashboard, "dashboard.css"] : []));
-  const query = method === "GET" ? fields.filter(() => chance(0.5)).map((f) => `${f}=${urlValue(["signed-out", "ok", "/dashboard/keys", "//evil.invalid"])}`) : [];
+  const query =
+    method === "GET"
+      ? fields
+          .filter(() => chance(0.5))
+          .map((f) => `${f}=${urlValue(["signed-out", "ok", "/dashboard/keys", "//evil.invalid"])}`)
+      : [];
   const headers: Record<string, string> = {};
   const signedIn = chance(0.75) && template !== "/dashboard/sign-out";
   const preCsrf = "p".repeat(43);
-  headers.cookie = signedIn ? session.cookie : pick([`ct_csrf=${preCsrf}`, "ct_session=bogus", "=;;=", `ct_session=${"x".repeat(5000)}`, ""]);
+  headers.cookie = signedIn
+    ? session.cookie
+    : pick([`ct_csrf=${preCsrf}`, "ct_session=bogus", "=;;=", `ct_session=${"x".repeat(5000)}`, ""]);
   if (!headers.cookie) delete headers.cookie;
   if (chance(0.1)) headers["sec-fetch-site"] = pick(["cross-site", "same-origin"]);
   const init: RequestInit = { method: chance(0.95) ? method : pick(METHODS), headers };
@@ -264,12 +407,25 @@ function dashboardRequest(): { path: string; init: RequestInit } {
     const form = new URLSearchParams();
     form.set("_csrf", chance(0.8) ? (signedIn ? session.csrf : preCsrf) : headerValue());
     for (const f of fields) {
-      const valid = f === "email" ? [`fuzz${int(1e6)}@example.com`] : f === "password" ? ["correct horse battery"] : f === "events" ? EVENTS : f === "mode" ? ["test", "live"] : f === "plan" ? ["free", "pro", "business"] : f === "url" ? SAFE_URLS : [];
+      const valid =
+        f === "email"
+          ? [`fuzz${int(1e6)}@example.com`]
+          : f === "password"
+            ? ["correct horse battery"]
+            : f === "events"
+              ? EVENTS
+              : f === "mode"
+                ? ["test", "live"]
+                : f === "plan"
+                  ? ["free", "pro", "business"]
+                  : f === "url"
+                    ? SAFE_URLS
+                    : [];
       if (chance(0.1)) continue;
       form.append(f, chance(0.5) && valid.length ? pick(valid) : pick(STRINGS));
     }
     if (chance(0.05)) form.set("pad", "x".repeat(70_000));
-    init.body = chance(0.05) ? jsonBody() as BodyInit : form.toString();
+    init.body = chance(0.05) ? (jsonBody() as BodyInit) : form.toString();
     headers["content-type"] = chance(0.9) ? "application/x-www-form-urlencoded" : pick(CONTENT_TYPES);
   }
   return { path: query.length ? `${path}?${query.join("&")}` : path, init };
@@ -279,7 +435,9 @@ function dashboardRequest(): { path: string; init: RequestInit } {
 
 test(`fuzz: ${API_REQUESTS} API, ${DASHBOARD_REQUESTS} dashboard and ${BAD_HOST_REQUESTS} bad-Host requests (seed ${SEED}): no 5xx, documented shapes, no leaks, bounded memory`, async () => {
   const ops = Object.entries(v.doc.paths as Record<string, Record<string, any>>).flatMap(([path, o]) =>
-    Object.entries(o).filter(([m]) => ["get", "put", "post", "delete", "patch"].includes(m)).map(([method, op]) => ({ path, method, op })),
+    Object.entries(o)
+      .filter(([m]) => ["get", "put", "post", "delete", "patch"].includes(m))
+      .map(([method, op]) => ({ path, method, op })),
   );
   expect(ops.length).toBeGreaterThanOrEqual(14);
   const statuses = new Map<number, number>();
@@ -305,15 +463,38 @@ test(`fuzz: ${API_REQUESTS} API, ${DASHBOARD_REQUESTS} dashboard and ${BAD_HOST_
     const res = await fetch(base + path, { ...init, redirect: "manual" });
     const text = await res.text();
     count(res.status);
-    checkDashboard(`${init.method} ${path.slice(0, 200)} body=${String(init.body ?? "").slice(0, 120)}`, res.status, res.headers, text);
+    checkDashboard(
+      `${init.method} ${path.slice(0, 200)} body=${String(init.body ?? "").slice(0, 120)}`,
+      res.status,
+      res.headers,
+      text,
+    );
   });
 
   await inBatches(BAD_HOST_REQUESTS, async () => {
     const host = pick(["a b", "", "[", "x:99999", "\u00fc", "[::1", "a/b", "%", "a?b", "h#"]);
-    const target = pick(["/v1/track?courier=dhl&tracking_number=1", "/v1/webhooks", "/dashboard", "/dashboard/sign-in", "/billing/plans", "/docs", "/nowhere"]);
-    const res = await rawRequest(port, Buffer.from(`${pick(["GET", "POST"])} ${target} HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${keys[0]}\r\nContent-Length: 2\r\n\r\n{}`, "utf8"));
+    const target = pick([
+      "/v1/track?courier=dhl&tracking_number=1",
+      "/v1/webhooks",
+      "/dashboard",
+      "/dashboard/sign-in",
+      "/billing/plans",
+      "/docs",
+      "/nowhere",
+    ]);
+    const res = await rawRequest(
+      port,
+      Buffer.from(
+        `${pick(["GET", "POST"])} ${target} HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${keys[0]}\r\nContent-Length: 2\r\n\r\n{}`,
+        "utf8",
+      ),
+    );
     count(res.status);
-    if (res.status !== 400 || !res.headers["x-request-id"] || JSON.parse(res.body || "{}").error?.code !== "BAD_REQUEST")
+    if (
+      res.status !== 400 ||
+      !res.headers["x-request-id"] ||
+      JSON.parse(res.body || "{}").error?.code !== "BAD_REQUEST"
+    )
       failures.push(`Host ${JSON.stringify(host)} ${target} → ${res.status} ${res.body.slice(0, 200)}`);
   });
 

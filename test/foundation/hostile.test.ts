@@ -56,7 +56,11 @@ describe("order of work: the API key before anything else (spec: Authentication 
     Bun.gc(true);
     const before = process.memoryUsage.rss();
     for (let i = 0; i < 3; i++) {
-      const [res, body] = await call("/v1/webhooks", { method: "POST", body: HOSTILE_BODY, headers: { "content-type": "application/json" } });
+      const [res, body] = await call("/v1/webhooks", {
+        method: "POST",
+        body: HOSTILE_BODY,
+        headers: { "content-type": "application/json" },
+      });
       expect(res.status).toBe(401);
       expect(body).toEqual(envelope("INVALID_API_KEY"));
       expectRequestId(res);
@@ -67,7 +71,10 @@ describe("order of work: the API key before anything else (spec: Authentication 
 
   test("an unauthenticated request is answered without its body being read", async () => {
     // Headers announce 60,000 bytes; none is ever sent. A server that read the body first would wait forever.
-    const res = await rawRequest(port, `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n`);
+    const res = await rawRequest(
+      port,
+      `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n`,
+    );
     expect(res.status).toBe(401);
     expect(JSON.parse(res.body)).toEqual(envelope("INVALID_API_KEY"));
   });
@@ -76,9 +83,16 @@ describe("order of work: the API key before anything else (spec: Authentication 
     Bun.gc(true);
     const before = process.memoryUsage.rss();
     for (let i = 0; i < 3; i++) {
-      const [res, body] = await call("/v1/webhooks", { method: "POST", key, body: HOSTILE_BODY, headers: { "content-type": "application/json" } });
+      const [res, body] = await call("/v1/webhooks", {
+        method: "POST",
+        key,
+        body: HOSTILE_BODY,
+        headers: { "content-type": "application/json" },
+      });
       expect(res.status).toBe(422);
-      expect(body).toEqual({ detail: [{ loc: ["body"], msg: "JSON nested deeper than 32 levels", type: "json_invalid" }] });
+      expect(body).toEqual({
+        detail: [{ loc: ["body"], msg: "JSON nested deeper than 32 levels", type: "json_invalid" }],
+      });
       expect(res.headers.get("ratelimit-limit")).toBe("600");
     }
     expect(process.memoryUsage.rss() - before).toBeLessThan(64 * 2 ** 20);
@@ -94,7 +108,10 @@ describe("order of work: the API key before anything else (spec: Authentication 
       ["/v1/couriers/detect", {}],
     ];
     for (const [path, init] of cases)
-      for (const headers of [{}, { "x-api-key": "ctk_garbage" }, { "x-api-key": "x".repeat(5000) }] as Record<string, string>[]) {
+      for (const headers of [{}, { "x-api-key": "ctk_garbage" }, { "x-api-key": "x".repeat(5000) }] as Record<
+        string,
+        string
+      >[]) {
         const [res, body] = await call(path, { ...init, headers });
         expect([path, res.status]).toEqual([path, 401]);
         expect(body).toEqual(envelope("INVALID_API_KEY"));
@@ -136,18 +153,27 @@ describe("bounded parsing", () => {
   test("a chunked body (no Content-Length) is cut at 64 KiB: our 413 envelope, before the body even ends", async () => {
     // 80 KiB of chunks and no terminating chunk: only a reader that stops at the limit can answer.
     const chunks = Array.from({ length: 5 }, () => `4000\r\n${" ".repeat(0x4000)}\r\n`).join("");
-    const res = await rawRequest(port, `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`);
+    const res = await rawRequest(
+      port,
+      `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`,
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toEqual(envelope("PAYLOAD_TOO_LARGE"));
     expectRequestId(res);
     // Under 64 KiB the same chunked body is read and judged as JSON.
-    const small = await rawRequest(port, `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[[[[[\r\n0\r\n\r\n`);
+    const small = await rawRequest(
+      port,
+      `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n[[[[[\r\n0\r\n\r\n`,
+    );
     expect(small.status).toBe(422);
     expect(JSON.parse(small.body).detail[0].type).toBe("json_invalid");
   });
 
   test("a Content-Length over 64 KiB is refused from the header, before any byte of the body", async () => {
-    const res = await rawRequest(port, `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Length: 70000\r\n\r\n`);
+    const res = await rawRequest(
+      port,
+      `POST /v1/webhooks HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Length: 70000\r\n\r\n`,
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toEqual(envelope("PAYLOAD_TOO_LARGE"));
     expectRequestId(res);
@@ -160,7 +186,12 @@ describe("bounded parsing", () => {
     const [r33, b33] = await call("/v1/webhooks", { method: "POST", key, body: nested(33) });
     expect(r33.status).toBe(422);
     expect(b33.detail).toEqual([{ loc: ["body"], msg: "JSON nested deeper than 32 levels", type: "json_invalid" }]);
-    const inString = JSON.stringify({ url: "https://example.com/h", events: ["tracking.delivered"], mode: "test", description: '\\"' + "[{".repeat(200) });
+    const inString = JSON.stringify({
+      url: "https://example.com/h",
+      events: ["tracking.delivered"],
+      mode: "test",
+      description: '\\"' + "[{".repeat(200),
+    });
     const [rs, bs] = await call("/v1/webhooks", { method: "POST", key, body: inString });
     expect([rs.status, bs.data?.description]).toEqual([201, '\\"' + "[{".repeat(200)]);
   });
@@ -177,14 +208,23 @@ describe("bounded parsing", () => {
   });
 
   test("bytes that are not UTF-8 are json_invalid, never replaced", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('{"url":"https://example.com/'), 0xff, 0xfe, ...new TextEncoder().encode('","events":["tracking.delivered"],"mode":"test"}')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"url":"https://example.com/'),
+      0xff,
+      0xfe,
+      ...new TextEncoder().encode('","events":["tracking.delivered"],"mode":"test"}'),
+    ]);
     const [res, body] = await call("/v1/webhooks", { method: "POST", key, body: bytes });
     expect(res.status).toBe(422);
     expect(body.detail).toEqual([{ loc: ["body"], msg: "Invalid JSON: the body is not UTF-8", type: "json_invalid" }]);
   });
 
   test("bodies are checked against the documented schema as sent: one item per problem, undeclared fields refused", async () => {
-    const [res, body] = await call("/v1/webhooks", { method: "POST", key, body: '{"url":"https://example.com/h","events":"tracking.delivered","mode":"test","description":5,"extra":1}' });
+    const [res, body] = await call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: '{"url":"https://example.com/h","events":"tracking.delivered","mode":"test","description":5,"extra":1}',
+    });
     expect(res.status).toBe(422);
     expect(body.detail).toEqual([
       { loc: ["body", "extra"], msg: expect.any(String), type: "extra_forbidden" },
@@ -230,10 +270,21 @@ describe("every answer in a documented shape", () => {
   });
 
   test("NUL bytes and invalid UTF-8 in API input → 422 string_pattern_mismatch, never a database error", async () => {
-    const [, created] = await call("/v1/webhooks", { method: "POST", key, body: '{"url":"https://example.com/nul","events":["tracking.delivered"],"mode":"test"}' });
+    const [, created] = await call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: '{"url":"https://example.com/nul","events":["tracking.delivered"],"mode":"test"}',
+    });
     const id = created.data.id as string;
     const cases: [string, RequestInit, (string | number)[]][] = [
-      ["/v1/webhooks", { method: "POST", body: '{"url":"https://example.com/h","events":["tracking.delivered"],"mode":"test","description":"a\\u0000b"}' }, ["body", "description"]],
+      [
+        "/v1/webhooks",
+        {
+          method: "POST",
+          body: '{"url":"https://example.com/h","events":["tracking.delivered"],"mode":"test","description":"a\\u0000b"}',
+        },
+        ["body", "description"],
+      ],
       [`/v1/webhooks/${id}`, { method: "PUT", body: '{"description":"\\u0000"}' }, ["body", "description"]],
       [`/v1/webhooks/${id}/deliveries?cursor=dlv_%00`, {}, ["query", "cursor"]],
       [`/v1/webhooks/${id}/deliveries?cursor=%FF%FE`, {}, ["query", "cursor"]],
@@ -245,7 +296,11 @@ describe("every answer in a documented shape", () => {
     for (const [path, init, loc] of cases) {
       const [res, body] = await call(path, { ...init, key });
       expect([path, res.status]).toEqual([path, 422]);
-      expect(body.detail).toContainEqual({ loc, msg: expect.stringMatching(/^String should match pattern/), type: "string_pattern_mismatch" });
+      expect(body.detail).toContainEqual({
+        loc,
+        msg: expect.stringMatching(/^String should match pattern/),
+        type: "string_pattern_mismatch",
+      });
     }
     const [, still] = await call(`/v1/webhooks/${id}`, { key });
     expect(still.data.description).toBeNull();
@@ -259,14 +314,21 @@ describe("every answer in a documented shape", () => {
       expect(apiBody.detail[0].type).toBe("string_unicode");
       const [del] = await call(`/v1/webhooks/wh_${bad}`, { method: "DELETE", key });
       expect([bad, del.status]).toEqual([bad, 422]);
-      const page = await fetch(`${base}/dashboard/webhooks/${bad}/edit`, { headers: { cookie: "ct_session=x" }, redirect: "manual" });
+      const page = await fetch(`${base}/dashboard/webhooks/${bad}/edit`, {
+        headers: { cookie: "ct_session=x" },
+        redirect: "manual",
+      });
       expect([bad, page.status]).toEqual([bad, 404]);
       expect(page.headers.get("content-type")).toStartWith("text/html");
     }
   });
 
   test("an oversize dashboard form gets the dashboard's HTML page, not the API's JSON", async () => {
-    const res = await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `email=${"a".repeat(70_000)}` });
+    const res = await fetch(`${base}/dashboard/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `email=${"a".repeat(70_000)}`,
+    });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toStartWith("text/html");
     expectRequestId(res);
@@ -310,16 +372,32 @@ describe("every answer in a documented shape", () => {
     const cases: [string, string, number][] = [
       ["no Host on HTTP/1.1", "GET /billing/plans HTTP/1.1\r\n\r\n", 400],
       ["Content-Length not a number", "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n", 400],
-      ["two Content-Length headers", "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400],
-      ["chunked and Content-Length", "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400],
-      ["a Transfer-Encoding other than chunked", "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\nabc", 400],
+      [
+        "two Content-Length headers",
+        "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+        400,
+      ],
+      [
+        "chunked and Content-Length",
+        "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        400,
+      ],
+      [
+        "a Transfer-Encoding other than chunked",
+        "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+        400,
+      ],
       ["control byte in a header", "GET /billing/plans HTTP/1.1\r\nHost: a\r\nX-A: a\x01b\r\n\r\n", 400],
       ["malformed request line", "HELLO\r\n\r\n", 400],
       ["request target not starting with /", "GET billing HTTP/1.1\r\nHost: a\r\n\r\n", 400],
       ["space in the path", "GET /billing plans HTTP/1.1\r\nHost: a\r\n\r\n", 505],
       ["unknown HTTP version", "GET /billing/plans HTTP/9.9\r\nHost: a\r\n\r\n", 505],
       ["header section too large", `GET /billing/plans HTTP/1.1\r\nHost: a\r\nX-A: ${"a".repeat(20_000)}\r\n\r\n`, 431],
-      ["body over 1 MiB by Content-Length", "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", 413],
+      [
+        "body over 1 MiB by Content-Length",
+        "POST /v1/webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n",
+        413,
+      ],
     ];
     for (const [name, request, status] of cases) {
       const res = await rawRequest(port, request);
@@ -334,14 +412,23 @@ describe("production is the only mode", () => {
     const probe = new URL("../helpers/hostile-probe.ts", import.meta.url).pathname;
     const run = async (env: Record<string, string | undefined>) => {
       const child = Bun.spawn([process.execPath, probe], { env, stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      const [out, err, code] = await Promise.all([
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+        child.exited,
+      ]);
       expect([code, err]).toEqual([0, ""]);
-      return out.trim().split("\n").map((l) => JSON.parse(l) as [string, number, string, string]);
+      return out
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as [string, number, string, string]);
     };
     const { NODE_ENV: _, ...rest } = process.env;
     const [development, production] = await Promise.all([run(rest), run({ ...rest, NODE_ENV: "production" })]);
     expect(development).toEqual(production);
-    expect(development.map(([, status]) => status)).toEqual([401, 422, 422, 422, 422, 422, 422, 422, 422, 404, 404, 400]);
+    expect(development.map(([, status]) => status)).toEqual([
+      401, 422, 422, 422, 422, 422, 422, 422, 422, 404, 404, 400,
+    ]);
     for (const [, , type, body] of development) {
       expect(type).toStartWith("application/json");
       expect(body).not.toMatch(/found|expected|src\/|node_modules/);

@@ -57,7 +57,12 @@ describe("bad input always gets a documented shape", () => {
     const [res, body] = await ctx.call("/v1/webhooks", { method: "POST", key, body: "{not json" });
     expect(res.status).toBe(422);
     expect(body).toEqual({ detail: [{ loc: ["body"], msg: "Invalid JSON", type: "json_invalid" }] });
-    const [res2, body2] = await ctx.call("/v1/webhooks", { method: "POST", key, body: "[]", headers: { "content-type": "text/plain" } });
+    const [res2, body2] = await ctx.call("/v1/webhooks", {
+      method: "POST",
+      key,
+      body: "[]",
+      headers: { "content-type": "text/plain" },
+    });
     expect(res2.status).toBe(422);
     expect(body2.detail[0].loc[0]).toBe("body");
   });
@@ -66,12 +71,16 @@ describe("bad input always gets a documented shape", () => {
 describe("HTTPS only", () => {
   test("TRUST_PROXY mode refuses X-Forwarded-Proto other than https with 400 HTTPS_REQUIRED", async () => {
     const app = buildApp({ ...ctx.deps, config: loadConfig({ TRUST_PROXY: "1", COURIER_MODE: "sandbox" }) });
-    const plain = await app.handle(new Request("http://localhost/billing/plans", { headers: { "x-forwarded-proto": "http" } }));
+    const plain = await app.handle(
+      new Request("http://localhost/billing/plans", { headers: { "x-forwarded-proto": "http" } }),
+    );
     expect(plain.status).toBe(400);
     expect((await plain.json()).error.code).toBe("HTTPS_REQUIRED");
     const none = await app.handle(new Request("http://localhost/billing/plans"));
     expect(none.status).toBe(400);
-    const ok = await app.handle(new Request("http://localhost/billing/plans", { headers: { "x-forwarded-proto": "https" } }));
+    const ok = await app.handle(
+      new Request("http://localhost/billing/plans", { headers: { "x-forwarded-proto": "https" } }),
+    );
     expect(ok.status).toBe(200);
   });
 
@@ -126,7 +135,10 @@ describe("HTTPS only", () => {
       const res = await fetch(`https://localhost:${port}/billing/plans`, { tls: { ca: cert } } as RequestInit);
       expect(res.status).toBe(200);
       expect(res.headers.get("x-request-id")).toMatch(/^req_/);
-      const plain = await fetch(`http://127.0.0.1:${port}/billing/plans`).then((r) => r.status, () => "refused");
+      const plain = await fetch(`http://127.0.0.1:${port}/billing/plans`).then(
+        (r) => r.status,
+        () => "refused",
+      );
       expect(plain).not.toBe(200);
     } finally {
       await app.stop(true);
@@ -156,7 +168,10 @@ describe("database outage", () => {
       relay.stop();
       const down = await app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": a.key } }));
       expect(down.status).toBe(503);
-      expect(await down.json()).toEqual({ success: false, error: { code: "SERVICE_UNAVAILABLE", message: expect.any(String) } });
+      expect(await down.json()).toEqual({
+        success: false,
+        error: { code: "SERVICE_UNAVAILABLE", message: expect.any(String) },
+      });
       expect((await app.handle(new Request("http://localhost/readyz"))).status).toBe(503);
       relay.start();
       const up = await app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": a.key } }));

@@ -26,7 +26,8 @@ afterAll(async () => {
   await ctx.close();
 });
 
-const get = (app: ReturnType<typeof buildApp>, key: string) => app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": key } }));
+const get = (app: ReturnType<typeof buildApp>, key: string) =>
+  app.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": key } }));
 
 describe("key → account cache across replicas", () => {
   test("a key revoked through one replica is refused by the other (LISTEN/NOTIFY), which had it cached", async () => {
@@ -49,7 +50,12 @@ describe("key → account cache across replicas", () => {
     await setPlan(ctx.tdb.db, a.id, "pro");
     expect(await eventually(async () => (await get(app2, a.key)).headers.get("ratelimit-limit") === "300")).toBe(true);
     await setStatus(ctx.tdb.db, a.id, "needs_attention");
-    const track = () => app2.handle(new Request("http://localhost/v1/track?courier=delhivery&tracking_number=12345678900010", { headers: { "x-api-key": a.key } }));
+    const track = () =>
+      app2.handle(
+        new Request("http://localhost/v1/track?courier=delhivery&tracking_number=12345678900010", {
+          headers: { "x-api-key": a.key },
+        }),
+      );
     expect(await eventually(async () => (await track()).status === 402)).toBe(true);
     const body = (await (await track()).json()) as { error: { code: string } };
     expect(body.error.code).toBe("ACCOUNT_NEEDS_ATTENTION");
@@ -63,7 +69,8 @@ describe("per-minute windows across replicas", () => {
     for (let i = 0; i < 6; i++) expect((await get(ctx.app, a.key)).status).toBe(200);
     // The first flush comes from the counter's own timer, within one interval; later ones are forced, so the
     // test does not wait for the timer each time.
-    const rowCount = async () => (await ctx.tdb.sql`select count from rate_windows where key = ${"rl:" + a.id}`).map((r) => r.count);
+    const rowCount = async () =>
+      (await ctx.tdb.sql`select count from rate_windows where key = ${"rl:" + a.id}`).map((r) => r.count);
     expect(await eventually(async () => (await rowCount())[0] === 6, 3 * FLUSH_INTERVAL_MS)).toBe(true);
     const flushBoth = () => Promise.all([rateCounterFor(ctx.tdb.db).flush(), rateCounterFor(other.db).flush()]);
     // The second replica's first request of the window cannot know the first's six yet (the documented

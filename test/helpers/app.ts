@@ -31,14 +31,37 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-export async function testContext(env: Record<string, string> = {}, extra: Partial<AppDeps> = {}): Promise<TestContext> {
+export async function testContext(
+  env: Record<string, string> = {},
+  extra: Partial<AppDeps> = {},
+): Promise<TestContext> {
   const tdb = await createTestDatabase();
   const clock = new FakeClock();
   // Short courier budgets keep the timeout scenarios quick; tests override them through `env`.
-  const config = loadConfig({ COURIER_MODE: "sandbox", COURIER_TIMEOUT_MS: "1500", COURIER_ASYNC_BUDGET_MS: "5000", SANDBOX_ASYNC_SECONDS: "1", ...env });
-  const sim = startSimulator({ clock, stepSeconds: config.sandboxStepSeconds, asyncSeconds: config.sandboxAsyncSeconds });
+  const config = loadConfig({
+    COURIER_MODE: "sandbox",
+    COURIER_TIMEOUT_MS: "1500",
+    COURIER_ASYNC_BUDGET_MS: "5000",
+    SANDBOX_ASYNC_SECONDS: "1",
+    ...env,
+  });
+  const sim = startSimulator({
+    clock,
+    stepSeconds: config.sandboxStepSeconds,
+    asyncSeconds: config.sandboxAsyncSeconds,
+  });
   const backends = createCourierBackends({ config, clock, log: silentLogger, simulator: sim });
-  const deps: AppDeps = { config, db: tdb.db, clock, log: silentLogger, secretsKey: crypto.getRandomValues(new Uint8Array(32)), backends, services: servicesFor(tdb.db, clock), ...extra, onEvents: extra.onEvents ?? outboxEventSink };
+  const deps: AppDeps = {
+    config,
+    db: tdb.db,
+    clock,
+    log: silentLogger,
+    secretsKey: crypto.getRandomValues(new Uint8Array(32)),
+    backends,
+    services: servicesFor(tdb.db, clock),
+    ...extra,
+    onEvents: extra.onEvents ?? outboxEventSink,
+  };
   const app = buildApp(deps);
   let n = 0;
   return {

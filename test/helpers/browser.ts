@@ -26,15 +26,30 @@ export const HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell";
 export const BROWSER_STEP_MS = 60_000;
 
 /** Flags every browser test uses; `extra` adds the file's own (resolver rules, certificate errors). */
-const BASE_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const BASE_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 /**
  * Launches the headless shell with {@link BASE_ARGS} plus `extra`.
  * @throws when the package is not installed (the browser tests must not be skipped).
  */
 export async function launchBrowser(extra: string[] = []): Promise<Browser> {
-  if (!existsSync(HEADLESS_SHELL)) throw new Error(`${HEADLESS_SHELL} not found: install Debian's chromium-headless-shell (.ci/run does); the browser tests must not be skipped`);
-  return chromium.launch({ executablePath: HEADLESS_SHELL, headless: true, args: [...BASE_ARGS, ...extra], timeout: BROWSER_STEP_MS });
+  if (!existsSync(HEADLESS_SHELL))
+    throw new Error(
+      `${HEADLESS_SHELL} not found: install Debian's chromium-headless-shell (.ci/run does); the browser tests must not be skipped`,
+    );
+  return chromium.launch({
+    executablePath: HEADLESS_SHELL,
+    headless: true,
+    args: [...BASE_ARGS, ...extra],
+    timeout: BROWSER_STEP_MS,
+  });
 }
 
 /** A new context of `browser` (options as Playwright's) whose steps wait up to {@link BROWSER_STEP_MS}. */

@@ -11,7 +11,8 @@ import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { createCourierHttp } from "../../src/modules/couriers/http.ts";
 
 /** The newest checkpoint by UTC instant. */
-export const newest = <T extends Pick<RawCheckpoint, "at">>(cps: T[]): T => [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
+export const newest = <T extends Pick<RawCheckpoint, "at">>(cps: T[]): T =>
+  [...cps].sort((a, b) => (a.at < b.at ? 1 : -1))[0]!;
 
 /** `"ok"`, or the CourierError kind `f` throws (anything else is reported as a crash). */
 export function kindOf(f: () => unknown): string {
@@ -47,18 +48,41 @@ export function courierLoopback(slug: string, credentials: Record<string, string
     port: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      const s = { method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: await req.clone().text() };
+      const s = {
+        method: req.method,
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: await req.clone().text(),
+      };
       seen.push(s);
       return reply(s, seen.length - 1, req);
     },
   });
-  const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}${basePath}`, timeoutMs: 2000, connections: 2 });
-  const ctx: AdapterContext = { courier: courierBySlug(slug)!, http, credentials, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
+  const http = createCourierHttp({
+    baseUrl: `http://127.0.0.1:${server.port}${basePath}`,
+    timeoutMs: 2000,
+    connections: 2,
+  });
+  const ctx: AdapterContext = {
+    courier: courierBySlug(slug)!,
+    http,
+    credentials,
+    signal: AbortSignal.timeout(5000),
+    now: () => Date.now(),
+    sleep: (ms) => Bun.sleep(ms),
+  };
   return { seen, ctx, close: async () => (await http.close(), await server.stop(true)) };
 }
 
 /** Runs one lookup against a {@link courierLoopback}: the requests seen, and the snapshot or the error. */
-export async function captureTrack(adapter: CourierAdapter, awb: string, credentials: Record<string, string>, reply: Reply, basePath = ""): Promise<{ seen: Seen[]; result: unknown }> {
+export async function captureTrack(
+  adapter: CourierAdapter,
+  awb: string,
+  credentials: Record<string, string>,
+  reply: Reply,
+  basePath = "",
+): Promise<{ seen: Seen[]; result: unknown }> {
   const lb = courierLoopback(adapter.id, credentials, reply, basePath);
   try {
     const result = await adapter.track(awb, lb.ctx).then(

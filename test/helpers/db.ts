@@ -23,7 +23,10 @@ function urlFor(dbName: string): string {
 
 function migrationsHash(): string {
   const h = createHash("sha256");
-  for (const f of readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
+  for (const f of readdirSync(MIGRATIONS_FOLDER)
+    .filter((f) => f.endsWith(".sql"))
+    .sort())
+    h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
   h.update(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json")));
   return h.digest("hex").slice(0, 12);
 }
@@ -74,7 +77,9 @@ export async function createTestDatabase(opts: { max?: number } = {}): Promise<T
     // FILE_COPY (PostgreSQL 15+) copies the template's files instead of WAL-logging each of its blocks:
     // about a third of the server's CPU per copy (0.10 against 0.34 s; ten copies timed with psql), for one
     // copy per test file.
-    await admin.unsafe(`create database "${name}" template "${TEMPLATE_DB}"${(await fileCopy(admin)) ? " strategy file_copy" : ""}`);
+    await admin.unsafe(
+      `create database "${name}" template "${TEMPLATE_DB}"${(await fileCopy(admin)) ? " strategy file_copy" : ""}`,
+    );
   } finally {
     await admin.end({ timeout: 5 });
   }

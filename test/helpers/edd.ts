@@ -21,7 +21,8 @@ export const EDD_DAY_DIGIT1 = "2026-11-06";
 /** A digit-3 number's last out-for-delivery is 6 h before first sight: 10:00 UTC = 15:30 IST on the 5th. */
 export const EDD_DAY_DIGIT3 = "2026-11-05";
 
-const stateOf = (s: TrackingSnapshot) => s.summary?.state ?? [...s.checkpoints].sort((a, b) => (a.at < b.at ? 1 : -1))[0]?.state ?? "pending";
+const stateOf = (s: TrackingSnapshot) =>
+  s.summary?.state ?? [...s.checkpoints].sort((a, b) => (a.at < b.at ? 1 : -1))[0]?.state ?? "pending";
 
 export interface EddSeen {
   state: string;
@@ -38,8 +39,15 @@ export async function eddJourney(slug: string, numbers: (digit: 1 | 3 | 7 | 8) =
     return { state: stateOf(snapshot), edd: snapshot.estimatedDelivery ?? null };
   };
   try {
-    const [inTransit, failedAttempt, manifested, cancelled] = await Promise.all([1, 3, 7, 8].map((d) => look(numbers(d as 1 | 3 | 7 | 8))));
-    const first = { inTransit: inTransit!, failedAttempt: failedAttempt!, manifested: manifested!, cancelled: cancelled! };
+    const [inTransit, failedAttempt, manifested, cancelled] = await Promise.all(
+      [1, 3, 7, 8].map((d) => look(numbers(d as 1 | 3 | 7 | 8))),
+    );
+    const first = {
+      inTransit: inTransit!,
+      failedAttempt: failedAttempt!,
+      manifested: manifested!,
+      cancelled: cancelled!,
+    };
     clock.advance(4 * 3_600_000);
     return { ...first, delivered: await look(numbers(1)), returned: await look(numbers(3)) };
   } finally {

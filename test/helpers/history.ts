@@ -45,7 +45,15 @@ export function laneModels(seed = 1): LaneModel[] {
   for (const courier of HISTORY_COURIERS)
     for (const origin of HISTORY_CITIES)
       for (const destination of HISTORY_CITIES)
-        if (origin !== destination) out.push({ courier, origin, destination, medianH: 40 + rnd() * 110, sigma: 0.25 + rnd() * 0.25, meanGapH: 4 + rnd() * 8 });
+        if (origin !== destination)
+          out.push({
+            courier,
+            origin,
+            destination,
+            medianH: 40 + rnd() * 110,
+            sigma: 0.25 + rnd() * 0.25,
+            meanGapH: 4 + rnd() * 8,
+          });
   return out;
 }
 
@@ -62,16 +70,38 @@ export interface GeneratedDelivery {
   courierEdd: string | null;
 }
 
-function checkpoint(state: StoredCheckpoint["state"], ms: number, location: string, activity: string): StoredCheckpoint {
+function checkpoint(
+  state: StoredCheckpoint["state"],
+  ms: number,
+  location: string,
+  activity: string,
+): StoredCheckpoint {
   const local = new Date(ms + IST_MIN * 60_000).toISOString();
-  return { state, subStatus: null, activity, location, localDate: local.slice(0, 10), localTime: local.slice(11, 16), at: new Date(ms).toISOString(), rawCode: null, rawStatus: null, remark: null };
+  return {
+    state,
+    subStatus: null,
+    activity,
+    location,
+    localDate: local.slice(0, 10),
+    localTime: local.slice(11, 16),
+    at: new Date(ms).toISOString(),
+    rawCode: null,
+    rawStatus: null,
+    remark: null,
+  };
 }
 
 /**
  * `n` deliveries over `lanes` (chosen uniformly), picked up in the `spanDays` days before `endMs` minus their transit.
  * Checkpoints newest first, as stored.
  */
-export function generateDeliveries(lanes: readonly LaneModel[], n: number, endMs: number, seed = 2, spanDays = 80): GeneratedDelivery[] {
+export function generateDeliveries(
+  lanes: readonly LaneModel[],
+  n: number,
+  endMs: number,
+  seed = 2,
+  spanDays = 80,
+): GeneratedDelivery[] {
   const rnd = seeded(seed);
   const out: GeneratedDelivery[] = [];
   for (let i = 0; i < n; i++) {
@@ -79,8 +109,15 @@ export function generateDeliveries(lanes: readonly LaneModel[], n: number, endMs
     const transitMs = lane.medianH * Math.exp(lane.sigma * normal(rnd)) * HOUR;
     const deliveredMs = endMs - Math.floor(rnd() * spanDays * 24 * HOUR);
     const pickupMs = deliveredMs - transitMs;
-    const cps = [checkpoint("pending", pickupMs - 3 * HOUR, lane.origin, "Manifested"), checkpoint("in_transit", pickupMs, lane.origin, "Picked up")];
-    for (let t = pickupMs + -Math.log(1 - rnd()) * lane.meanGapH * HOUR; t < deliveredMs - 2 * HOUR; t += -Math.log(1 - rnd()) * lane.meanGapH * HOUR)
+    const cps = [
+      checkpoint("pending", pickupMs - 3 * HOUR, lane.origin, "Manifested"),
+      checkpoint("in_transit", pickupMs, lane.origin, "Picked up"),
+    ];
+    for (
+      let t = pickupMs + -Math.log(1 - rnd()) * lane.meanGapH * HOUR;
+      t < deliveredMs - 2 * HOUR;
+      t += -Math.log(1 - rnd()) * lane.meanGapH * HOUR
+    )
       cps.push(checkpoint("in_transit", t, lane.origin, "In transit"));
     cps.push(checkpoint("delivered", deliveredMs, lane.destination, "Delivered"));
     const promised = Math.ceil(lane.medianH / 24) + Math.floor(rnd() * 4) - 1;

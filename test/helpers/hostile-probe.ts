@@ -31,7 +31,16 @@ const noResolution: Resolver = async (host) => {
 const tdb = await createTestDatabase({ max: serve ? 10 : 4 });
 const config = loadConfig({ COURIER_MODE: "sandbox" });
 const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const deps = { config, db: tdb.db, clock: systemClock, log: silentLogger, secretsKey: new Uint8Array(32), backends, services: servicesFor(tdb.db), onEvents: outboxEventSink };
+const deps = {
+  config,
+  db: tdb.db,
+  clock: systemClock,
+  log: silentLogger,
+  secretsKey: new Uint8Array(32),
+  backends,
+  services: servicesFor(tdb.db),
+  onEvents: outboxEventSink,
+};
 const app = buildApp(serve ? ({ ...deps, resolver: noResolution } as typeof deps) : deps);
 app.listen({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 1024 * 1024, development: false });
 const port = app.server!.port!;
@@ -65,10 +74,39 @@ const { key } = await createApiKey(tdb.db, account.id);
 const json = { "content-type": "application/json" };
 const requests: [string, RequestInit][] = [
   ["/v1/webhooks", { method: "POST", headers: json, body: "[".repeat(32_000) + "]".repeat(32_000) }],
-  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "[".repeat(32_000) + "]".repeat(32_000) }],
-  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: '{"url":5,"events":"tracking.delivered","mode":"prod","description":5}' }],
-  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: JSON.stringify({ url: "https://example.com", events: Array(5000).fill(7), mode: "test", description: "x".repeat(600) }) }],
-  ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]" }],
+  [
+    "/v1/webhooks",
+    { method: "POST", headers: { ...json, "x-api-key": key }, body: "[".repeat(32_000) + "]".repeat(32_000) },
+  ],
+  [
+    "/v1/webhooks",
+    {
+      method: "POST",
+      headers: { ...json, "x-api-key": key },
+      body: '{"url":5,"events":"tracking.delivered","mode":"prod","description":5}',
+    },
+  ],
+  [
+    "/v1/webhooks",
+    {
+      method: "POST",
+      headers: { ...json, "x-api-key": key },
+      body: JSON.stringify({
+        url: "https://example.com",
+        events: Array(5000).fill(7),
+        mode: "test",
+        description: "x".repeat(600),
+      }),
+    },
+  ],
+  [
+    "/v1/webhooks",
+    {
+      method: "POST",
+      headers: { ...json, "x-api-key": key },
+      body: "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+    },
+  ],
   ["/v1/webhooks", { method: "POST", headers: { ...json, "x-api-key": key }, body: "{not json" }],
   ["/v1/webhooks/wh_x/deliveries?limit=abc&cursor=%00", { headers: { "x-api-key": key } }],
   ["/v1/track?courier=delhivery", { headers: { "x-api-key": key } }],

@@ -46,7 +46,11 @@ export function operationsOf(doc: Json): OperationEntry[] {
 
 function resolve(doc: Json, schema: Json): Json {
   let s = schema;
-  for (let i = 0; s?.$ref && i < 10; i++) s = s.$ref.split("/").slice(1).reduce((n: Json, k: string) => n[k.replaceAll("~1", "/").replaceAll("~0", "~")], doc);
+  for (let i = 0; s?.$ref && i < 10; i++)
+    s = s.$ref
+      .split("/")
+      .slice(1)
+      .reduce((n: Json, k: string) => n[k.replaceAll("~1", "/").replaceAll("~0", "~")], doc);
   return s ?? {};
 }
 
@@ -63,7 +67,8 @@ function anyValid(doc: Json, raw: Json, known: Known = {}): fc.Arbitrary<unknown
   if ("const" in schema) return fc.constant(schema.const);
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives) return fc.oneof(...alternatives.map((s: Json) => anyValid(doc, s, known)));
-  if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => anyValid(doc, { ...schema, type }, known)));
+  if (Array.isArray(schema.type))
+    return fc.oneof(...schema.type.map((type: string) => anyValid(doc, { ...schema, type }, known)));
   switch (schema.type) {
     case "null":
       return fc.constant(null);
@@ -75,13 +80,19 @@ function anyValid(doc: Json, raw: Json, known: Known = {}): fc.Arbitrary<unknown
       return fc.double({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000, noNaN: true });
     case "array": {
       const min = schema.minItems ?? 0;
-      return fc.array(anyValid(doc, schema.items ?? {}, known), { minLength: min, maxLength: Math.min(schema.maxItems ?? min + 3, min + 3) });
+      return fc.array(anyValid(doc, schema.items ?? {}, known), {
+        minLength: min,
+        maxLength: Math.min(schema.maxItems ?? min + 3, min + 3),
+      });
     }
     case "object": {
       const props = Object.entries((schema.properties ?? {}) as Json);
       const required = new Set<string>(schema.required ?? []);
       const record: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [k, s] of props) record[k] = known[k]?.length ? fc.oneof(fc.constantFrom(...known[k]!), anyValid(doc, s, known)) : anyValid(doc, s, known);
+      for (const [k, s] of props)
+        record[k] = known[k]?.length
+          ? fc.oneof(fc.constantFrom(...known[k]!), anyValid(doc, s, known))
+          : anyValid(doc, s, known);
       return fc.record(record, { requiredKeys: [...required] });
     }
     default:
@@ -96,46 +107,88 @@ function validString(schema: Json): fc.Arbitrary<string> {
     return fc.integer({ min: NOW - 60 * DAY, max: NOW + DAY }).map((ms) => new Date(ms).toISOString());
   const ok = (s: string) => chars(s) >= min && chars(s) <= (schema.maxLength ?? Infinity);
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern, "u"), { maxLength: 2 * max + 8 }).filter(ok);
-  return fc.string({ unit: fc.oneof({ weight: 6, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.string({ unit: "grapheme-composite", minLength: 1, maxLength: 1 }) }), minLength: min, maxLength: max });
+  return fc.string({
+    unit: fc.oneof(
+      { weight: 6, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 }) },
+      { weight: 1, arbitrary: fc.string({ unit: "grapheme-composite", minLength: 1, maxLength: 1 }) },
+    ),
+    minLength: min,
+    maxLength: max,
+  });
 }
 
 /** A value `schema` refuses (the caller filters with Ajv). `text`: the value travels as text (path, query, header). */
 function anyInvalid(doc: Json, raw: Json, text: boolean, known: Known = {}): fc.Arbitrary<unknown> {
   const resolved = resolve(doc, raw);
   // `type: ["object", "null"]`: the mutations of the one type that is not null.
-  const schema = Array.isArray(resolved.type) ? { ...resolved, type: resolved.type.find((t: string) => t !== "null") } : resolved;
+  const schema = Array.isArray(resolved.type)
+    ? { ...resolved, type: resolved.type.find((t: string) => t !== "null") }
+    : resolved;
   const options: fc.Arbitrary<unknown>[] = [];
   if (schema.enum) options.push(fc.constantFrom("nope", "TEST", `${schema.enum[0]} `, ""));
   if (schema.type === "integer" || schema.type === "number") {
     options.push(fc.constantFrom("2.5", "1e1", "0x10", " 5", "abc", "", "-", "1.0", "Infinity"));
     if (schema.minimum !== undefined) options.push(fc.integer({ min: schema.minimum - 1000, max: schema.minimum - 1 }));
-    if (schema.maximum !== undefined) options.push(fc.integer({ min: schema.maximum + 1, max: schema.maximum + 10 ** 12 }));
+    if (schema.maximum !== undefined)
+      options.push(fc.integer({ min: schema.maximum + 1, max: schema.maximum + 10 ** 12 }));
   }
   if (schema.type === "string" && !schema.enum) {
     if (schema.maxLength !== undefined)
-      options.push(fc.tuple(fc.constantFrom("a", "📦", "ü", "9"), fc.integer({ min: 1, max: 5 })).map(([c, extra]) => c.repeat(schema.maxLength + extra)));
+      options.push(
+        fc
+          .tuple(fc.constantFrom("a", "📦", "ü", "9"), fc.integer({ min: 1, max: 5 }))
+          .map(([c, extra]) => c.repeat(schema.maxLength + extra)),
+      );
     if ((schema.minLength ?? 0) > 0 && !text) options.push(fc.constant(""));
-    if (schema.pattern) options.push(fc.tuple(validString({ ...schema, pattern: undefined, maxLength: Math.min(schema.maxLength ?? 20, 20) }), fc.constantFrom("\u0000", "\u0001", "%", "\u007f", "\ufffd", " ", "@", "#", "http://x.invalid/")).map(([s, bad]) => `${bad}${s}`));
-    if (schema.format === "date-time") options.push(fc.constantFrom("yesterday", "2026-13-45T00:00:00Z", "2026-11-05", "2026-11-05T25:00:00Z", "0", "9".repeat(30)));
+    if (schema.pattern)
+      options.push(
+        fc
+          .tuple(
+            validString({ ...schema, pattern: undefined, maxLength: Math.min(schema.maxLength ?? 20, 20) }),
+            fc.constantFrom("\u0000", "\u0001", "%", "\u007f", "\ufffd", " ", "@", "#", "http://x.invalid/"),
+          )
+          .map(([s, bad]) => `${bad}${s}`),
+      );
+    if (schema.format === "date-time")
+      options.push(
+        fc.constantFrom("yesterday", "2026-13-45T00:00:00Z", "2026-11-05", "2026-11-05T25:00:00Z", "0", "9".repeat(30)),
+      );
   }
   if (!text) {
     options.push(fc.constantFrom<unknown>(null, 7, -1.5, true, [], {}, "text", [1, 2]));
     if (schema.type === "array") {
       if ((schema.minItems ?? 0) > 0) options.push(fc.constant([]));
-      if (schema.maxItems !== undefined) options.push(fc.array(anyValid(doc, schema.items ?? {}), { minLength: schema.maxItems + 1, maxLength: schema.maxItems + 2 }));
-      options.push(fc.tuple(anyValid(doc, schema, known), anyInvalid(doc, schema.items ?? {}, false, known)).map(([a, bad]) => [...(a as unknown[]), bad]));
+      if (schema.maxItems !== undefined)
+        options.push(
+          fc.array(anyValid(doc, schema.items ?? {}), {
+            minLength: schema.maxItems + 1,
+            maxLength: schema.maxItems + 2,
+          }),
+        );
+      options.push(
+        fc
+          .tuple(anyValid(doc, schema, known), anyInvalid(doc, schema.items ?? {}, false, known))
+          .map(([a, bad]) => [...(a as unknown[]), bad]),
+      );
     }
     if (schema.type === "object") {
       const valid = anyValid(doc, schema, known) as fc.Arbitrary<Json>;
       const required: string[] = schema.required ?? [];
-      if (required.length) options.push(fc.tuple(valid, fc.constantFrom(...required)).map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([n]) => n !== k))));
+      if (required.length)
+        options.push(
+          fc
+            .tuple(valid, fc.constantFrom(...required))
+            .map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([n]) => n !== k))),
+        );
       if (schema.additionalProperties === false) options.push(valid.map((o) => ({ ...o, undeclared_field: 1 })));
       const props = Object.entries((schema.properties ?? {}) as Json);
       if (props.length)
         options.push(
-          fc.tuple(valid, fc.integer({ min: 0, max: props.length - 1 })).chain(([o, i]) =>
-            anyInvalid(doc, props[i]![1], false, known).map((bad) => ({ ...o, [props[i]![0]]: bad })),
-          ),
+          fc
+            .tuple(valid, fc.integer({ min: 0, max: props.length - 1 }))
+            .chain(([o, i]) =>
+              anyInvalid(doc, props[i]![1], false, known).map((bad) => ({ ...o, [props[i]![0]]: bad })),
+            ),
         );
     }
   }
@@ -156,11 +209,21 @@ function sendable(where: Where, x: unknown): boolean {
 }
 
 /** A value for the schema at `path` in the document: valid, or invalid, as Ajv judges it against the document. */
-function value(v: DocValidator, path: string[], valid: boolean, where: Where, known: Known, name: string, confine = (x: unknown) => x): fc.Arbitrary<unknown> {
+function value(
+  v: DocValidator,
+  path: string[],
+  valid: boolean,
+  where: Where,
+  known: Known,
+  name: string,
+  confine = (x: unknown) => x,
+): fc.Arbitrary<unknown> {
   const schema = path.reduce((n: Json, k) => n[k], v.doc);
   const judged = (x: unknown) => (v.errors(x, ...path).length === 0) === valid;
   const text = where !== "body";
-  const generated = (valid ? anyValid(v.doc, schema, known) : anyInvalid(v.doc, schema, text, known)).map(confine).filter((x) => sendable(where, x) && judged(x));
+  const generated = (valid ? anyValid(v.doc, schema, known) : anyInvalid(v.doc, schema, text, known))
+    .map(confine)
+    .filter((x) => sendable(where, x) && judged(x));
   const mine = known[name] ?? [];
   return valid && where !== "body" && mine.length ? fc.oneof(fc.constantFrom(...mine), generated) : generated;
 }
@@ -195,15 +258,20 @@ export function requestsFor(
     ...(bodyDoc ? [{ where: "body" as Where, name: "body" }] : []),
   ];
   const authed = Array.isArray(entry.op.security) && entry.op.security.length > 0;
-  const keyMode = authed ? fc.constantFrom<GeneratedRequest["key"]>("valid", "valid", "valid", "valid", "bad", "none") : fc.constant<GeneratedRequest["key"]>("none");
-  const invalidTarget = targets.length ? fc.option(fc.constantFrom(...targets), { freq: 2, nil: undefined }) : fc.constant(undefined);
+  const keyMode = authed
+    ? fc.constantFrom<GeneratedRequest["key"]>("valid", "valid", "valid", "valid", "bad", "none")
+    : fc.constant<GeneratedRequest["key"]>("none");
+  const invalidTarget = targets.length
+    ? fc.option(fc.constantFrom(...targets), { freq: 2, nil: undefined })
+    : fc.constant(undefined);
 
   return fc.tuple(invalidTarget, keyMode).chain(([bad, key]) => {
     const parts: Record<string, fc.Arbitrary<unknown>> = {};
     for (const p of params) {
       const isBad = bad?.param === p;
       const arb = value(v, [...opPath, "parameters", String(p.index), "schema"], !isBad, p.in as Where, known, p.name);
-      parts[`${p.in}:${p.name}`] = isBad || p.required || p.in === "path" ? arb : fc.option(arb, { nil: undefined, freq: 3 });
+      parts[`${p.in}:${p.name}`] =
+        isBad || p.required || p.in === "path" ? arb : fc.option(arb, { nil: undefined, freq: 3 });
     }
     if (bodyDoc) {
       const bodyPath = [...opPath, "requestBody", "content", "application/json", "schema"];
@@ -226,7 +294,14 @@ export function requestsFor(
       if (key !== "none") headers["x-api-key"] = key === "valid" ? keys.valid : keys.bad;
       const body = values.body === undefined ? undefined : JSON.stringify(values.body);
       if (body !== undefined) headers["content-type"] = "application/json";
-      return { method: entry.method, url, headers, body, key, invalid: bad ? { where: bad.where, name: bad.name } : undefined };
+      return {
+        method: entry.method,
+        url,
+        headers,
+        body,
+        key,
+        invalid: bad ? { where: bad.where, name: bad.name } : undefined,
+      };
     });
   });
 }

@@ -25,7 +25,9 @@ export function parseRawResponse(raw: string): RawResponse {
     if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
   }
   const len = headers["content-length"] !== undefined ? Number(headers["content-length"]) : raw.length - end - 4;
-  const body = Buffer.from(raw.slice(end + 4), "latin1").subarray(0, len).toString("utf8");
+  const body = Buffer.from(raw.slice(end + 4), "latin1")
+    .subarray(0, len)
+    .toString("utf8");
   return { status: Number(statusLine!.split(" ")[1]), headers, body, raw };
 }
 

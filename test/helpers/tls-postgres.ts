@@ -50,7 +50,9 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
   const dir = mkdtempSync("/tmp/ct-tls-pg-");
   const data = join(dir, "data");
   const run = (cmd: string, args: string[]) => {
-    const r = root ? spawnSync("runuser", ["-u", "postgres", "--", cmd, ...args], { encoding: "utf8" }) : spawnSync(cmd, args, { encoding: "utf8" });
+    const r = root
+      ? spawnSync("runuser", ["-u", "postgres", "--", cmd, ...args], { encoding: "utf8" })
+      : spawnSync(cmd, args, { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
   const ca = await makeCa("Courier Tracking test CA");
@@ -63,10 +65,21 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
       { name: "basicConstraints", cA: false },
       { name: "keyUsage", digitalSignature: true, keyEncipherment: true },
       { name: "extKeyUsage", serverAuth: true },
-      { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] },
+      {
+        name: "subjectAltName",
+        altNames: [
+          { type: 2, value: "localhost" },
+          { type: 7, ip: "127.0.0.1" },
+        ],
+      },
     ],
   });
-  const files = { "ca.pem": ca.cert, "wrong-ca.pem": wrongCa.cert, "server.crt": server.cert, "server.key": server.private };
+  const files = {
+    "ca.pem": ca.cert,
+    "wrong-ca.pem": wrongCa.cert,
+    "server.crt": server.cert,
+    "server.key": server.private,
+  };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
   if (root) {
     const pg = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
@@ -93,7 +106,20 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
     wrongCaFile: join(dir, "wrong-ca.pem"),
     dir,
     restart(ssl) {
-      run(join(bin, "pg_ctl"), ["-D", data, "-o", opts(ssl), "-l", join(dir, "log"), "-m", "fast", "-w", "-t", "20", "restart"]);
+      run(join(bin, "pg_ctl"), [
+        "-D",
+        data,
+        "-o",
+        opts(ssl),
+        "-l",
+        join(dir, "log"),
+        "-m",
+        "fast",
+        "-w",
+        "-t",
+        "20",
+        "restart",
+      ]);
     },
     stop() {
       try {

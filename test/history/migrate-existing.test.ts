@@ -37,7 +37,9 @@ beforeAll(async () => {
   // The migrations up to the one before partitioning.
   const dir = mkdtempSync(join(tmpdir(), "ct-mig-"));
   cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
-  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
   const last = journal.entries.pop()!;
   expect(last.tag).toBe("0022_partitioned_history");
   writeFileSync(join(dir, "meta", "_journal.json"), JSON.stringify(journal));
@@ -73,12 +75,22 @@ afterAll(async () => {
 });
 
 const count = async (t: string) => Number((await sql.unsafe(`select count(*)::int as n from ${t}`))[0]!.n);
-const bound = async (part: string) => (await sql`select pg_get_expr(relpartbound, oid) as b from pg_class where relname = ${part}`)[0]?.b as string | undefined;
+const bound = async (part: string) =>
+  (await sql`select pg_get_expr(relpartbound, oid) as b from pg_class where relname = ${part}`)[0]?.b as
+    | string
+    | undefined;
 
 describe("migrating an existing database to partitioned history", () => {
   test("every row is kept and each old table is the partition from MINVALUE to the next week boundary", async () => {
-    expect([await count("events"), await count("deliveries"), await count("delivery_attempts"), await count("delivery_queue")]).toEqual([20000, 20000, 20000, 10]);
-    const cut = new Date(Math.floor((now - 4 * DAY) / (7 * DAY)) * 7 * DAY + 4 * DAY + 7 * DAY).toISOString().slice(0, 10);
+    expect([
+      await count("events"),
+      await count("deliveries"),
+      await count("delivery_attempts"),
+      await count("delivery_queue"),
+    ]).toEqual([20000, 20000, 20000, 10]);
+    const cut = new Date(Math.floor((now - 4 * DAY) / (7 * DAY)) * 7 * DAY + 4 * DAY + 7 * DAY)
+      .toISOString()
+      .slice(0, 10);
     for (const t of ["events", "deliveries", "delivery_attempts"]) {
       expect((await sql`select relkind from pg_class where relname = ${t}`)[0]!.relkind).toBe("p");
       expect(await bound(`${t}_legacy`)).toStartWith(`FOR VALUES FROM (MINVALUE) TO ('${cut}`);
@@ -92,17 +104,27 @@ describe("migrating an existing database to partitioned history", () => {
     await sql`insert into events (id, shipment_id, type, status, enqueued_at) values ('evt_mig_new', 'shp_mig', 'tracking.updated', 'delivered', now())`;
     const [row] = await sql`select tableoid::regclass::text as p, created_at from events where id = 'evt_mig_new'`;
     expect(row!.p).toBe("events_legacy");
-    await expect(sql`insert into events (id, shipment_id, type, status, enqueued_at, created_at) values ('evt_mig_new', 'shp_mig', 'tracking.updated', 'delivered', now(), ${row!.created_at})`).rejects.toMatchObject({ code: "23505" });
+    await expect(
+      sql`insert into events (id, shipment_id, type, status, enqueued_at, created_at) values ('evt_mig_new', 'shp_mig', 'tracking.updated', 'delivered', now(), ${row!.created_at})`,
+    ).rejects.toMatchObject({ code: "23505" });
     await sql`insert into webhooks (id, account_id, url, events, mode) values ('wh_gone', 'acc_mig', 'https://hooks.example.com/g', array['tracking.updated'], 'live')`;
     await sql`insert into deliveries (id, webhook_id, account_id, event_id, shipment_id, event_type, mode, state, attempts, next_attempt_at, enqueued_at)
       values ('dlv_gone', 'wh_gone', 'acc_mig', 'evt_mig_new', 'shp_mig', 'tracking.updated', 'live', 'pending', 0, now(), now())`;
     expect(await count("delivery_queue where delivery_id = 'dlv_gone'")).toBe(1);
     await sql`delete from webhooks where id = 'wh_gone'`;
-    expect([await count("deliveries where id = 'dlv_gone'"), await count("delivery_queue where delivery_id = 'dlv_gone'")]).toEqual([0, 0]);
+    expect([
+      await count("deliveries where id = 'dlv_gone'"),
+      await count("delivery_queue where delivery_id = 'dlv_gone'"),
+    ]).toEqual([0, 0]);
   });
 
   test("retention prunes the old table row by row while it holds the cutoff, then drops it whole", async () => {
-    const deps = { db: pool.db, clock: new FakeClock(now), config: loadConfig({ RETENTION_DAYS: "30" }), log: silentLogger };
+    const deps = {
+      db: pool.db,
+      clock: new FakeClock(now),
+      config: loadConfig({ RETENTION_DAYS: "30" }),
+      log: silentLogger,
+    };
     const r = await runHousekeeping(deps);
     expect(r.partitionsDropped).toEqual([]);
     // 40 days at one row per 172.8 s: the 10 days past retention go, the 30 days within it stay.

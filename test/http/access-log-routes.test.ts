@@ -14,11 +14,15 @@ let app: ReturnType<typeof buildApp>;
 
 beforeAll(async () => {
   ctx = await testContext();
-  app = buildApp({ ...ctx.deps, log: createLogger("info", { service: "courier-tracking-api" }, (l) => void lines.push(JSON.parse(l))) });
+  app = buildApp({
+    ...ctx.deps,
+    log: createLogger("info", { service: "courier-tracking-api" }, (l) => void lines.push(JSON.parse(l))),
+  });
 });
 afterAll(() => ctx.close());
 
-const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://localhost${path}`, { headers }));
+const get = (path: string, headers: Record<string, string> = {}) =>
+  app.handle(new Request(`http://localhost${path}`, { headers }));
 const access = () => lines.filter((l) => l.msg === "request").map((l) => [l.method, l.route, l.status]);
 
 describe("routes of refused requests", () => {

@@ -8,7 +8,8 @@ import { Elysia } from "elysia";
 import { syncRequestHook } from "../../src/http/elysia-quirks.ts";
 
 const nothing = (_request: Request): Response | undefined => undefined;
-const answer = (request: Request): Response | undefined => (request.url.endsWith("/early") ? new Response("early") : undefined);
+const answer = (request: Request): Response | undefined =>
+  request.url.endsWith("/early") ? new Response("early") : undefined;
 const req = (path: string) => new Request(`http://localhost${path}`);
 
 describe("Elysia reads a hook's source text", () => {
@@ -49,7 +50,10 @@ describe("Elysia reads a hook's source text", () => {
 
   test("a hook through syncRequestHook keeps working inside a plugin the app uses", () => {
     const plugin = new Elysia({ name: "door" }).onRequest(syncRequestHook(({ request }) => answer(request)));
-    const app = new Elysia().use(plugin).get("/", () => "ok").compile();
+    const app = new Elysia()
+      .use(plugin)
+      .get("/", () => "ok")
+      .compile();
     expect(app.fetch(req("/"))).toBeInstanceOf(Response);
     expect(app.fetch(req("/early"))).toBeInstanceOf(Response);
   });

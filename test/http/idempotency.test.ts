@@ -23,7 +23,12 @@ afterAll(async () => {
 });
 
 const post = (path: string, key: string, idem: string | undefined, body?: unknown) =>
-  ctx.call(path, { method: "POST", key, headers: idem === undefined ? {} : { "idempotency-key": idem }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  ctx.call(path, {
+    method: "POST",
+    key,
+    headers: idem === undefined ? {} : { "idempotency-key": idem },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 const hook = (path = "/i") => ({ url: rx.url(path), events: ["tracking.delivered"], mode: "test" });
 
 describe("Idempotency-Key", () => {
@@ -109,12 +114,25 @@ describe("Idempotency-Key", () => {
     const [r4] = await post("/v1/webhooks", a.key, "v", hook());
     expect(r4.status).toBe(201);
     const [r5, b5] = await post("/v1/webhooks", a.key, "x".repeat(256), hook());
-    expect([r5.status, b5.detail]).toEqual([422, [{ loc: ["header", "Idempotency-Key"], msg: "String should have at most 255 characters", type: "string_too_long" }]]);
+    expect([r5.status, b5.detail]).toEqual([
+      422,
+      [
+        {
+          loc: ["header", "Idempotency-Key"],
+          msg: "String should have at most 255 characters",
+          type: "string_too_long",
+        },
+      ],
+    ]);
     // A malformed key and a bad body: both problems in one answer, before anything ran.
     const [r6, b6] = await post("/v1/webhooks", a.key, "a key", { url: "https://hooks.example.invalid/" });
     expect([r6.status, b6.detail.map((i: any) => [i.loc.join("."), i.type])]).toEqual([
       422,
-      [["header.Idempotency-Key", "string_pattern_mismatch"], ["body.events", "missing"], ["body.mode", "missing"]],
+      [
+        ["header.Idempotency-Key", "string_pattern_mismatch"],
+        ["body.events", "missing"],
+        ["body.mode", "missing"],
+      ],
     ]);
   });
 

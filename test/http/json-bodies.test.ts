@@ -16,7 +16,9 @@ describe("jsonBodies()", () => {
     .use(new Elysia({ prefix: "/other" }).post("/echo", echo))
     .post("/outer", echo);
   const post = async (path: string, type: string, body: string) => {
-    const res = await app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body }));
+    const res = await app.handle(
+      new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body }),
+    );
     return [res.status, res.status === 200 ? ((await res.json()) as { body: unknown }).body : null] as const;
   };
 
@@ -27,7 +29,11 @@ describe("jsonBodies()", () => {
 
   test("and refuses what is not acceptable JSON there (form encoding, nesting too deep)", async () => {
     expect((await post("/json/echo", "application/x-www-form-urlencoded", "a=1"))[0]).not.toBe(200);
-    expect((await post("/json/echo", "application/json", "[".repeat(MAX_JSON_DEPTH + 1) + "]".repeat(MAX_JSON_DEPTH + 1)))[0]).not.toBe(200);
+    expect(
+      (
+        await post("/json/echo", "application/json", "[".repeat(MAX_JSON_DEPTH + 1) + "]".repeat(MAX_JSON_DEPTH + 1))
+      )[0],
+    ).not.toBe(200);
   });
 
   test("a sibling module and the app around them parse by Content-Type as Elysia does", async () => {

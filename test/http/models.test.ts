@@ -19,7 +19,9 @@ describe("schemaModels", () => {
     schemaModels("probe.models", { ProbeBody });
     expect(modelSchema("ProbeBody")).toBe(ProbeBody);
     expect(() => schemaModels("probe.models.again", { ProbeBody })).not.toThrow();
-    expect(() => schemaModels("probe.models.other", { ProbeBody: t.Object({ name: t.Number() }) })).toThrow(/ProbeBody is registered twice/);
+    expect(() => schemaModels("probe.models.other", { ProbeBody: t.Object({ name: t.Number() }) })).toThrow(
+      /ProbeBody is registered twice/,
+    );
     expect(modelSchema("ProbeBody")).toBe(ProbeBody);
     expect(modelSchema("NoSuchProbeModel")).toBeUndefined();
   });
@@ -40,7 +42,10 @@ describe("the body check of a named body", () => {
       thrown = e;
     }
     expect(thrown).toBeInstanceOf(RequestValidationError);
-    expect((thrown as RequestValidationError).items.map((i) => i.loc.join(".")).sort()).toEqual(["body.extra", "body.name"]);
+    expect((thrown as RequestValidationError).items.map((i) => i.loc.join(".")).sort()).toEqual([
+      "body.extra",
+      "body.name",
+    ]);
   });
 
   test("a body model nobody registered is refused when the route is defined", () => {
@@ -54,15 +59,26 @@ describe("the OpenAPI document", () => {
 
   test("a success body named as a model is a $ref to the model's component", () => {
     const Probe = T.Object({ success: T.Literal(true) }, { title: "ProbeResponse" });
-    const app = new Elysia().use(schemaModels("probe.response.models", { ProbeResponse: Probe })).get("/probe", () => ({ success: true as const }), { response: { 200: "ProbeResponse" }, detail });
+    const app = new Elysia()
+      .use(schemaModels("probe.response.models", { ProbeResponse: Probe }))
+      .get("/probe", () => ({ success: true as const }), { response: { 200: "ProbeResponse" }, detail });
     const doc = openApiDocument(app, opts);
-    expect(doc.paths["/probe"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ProbeResponse" });
-    expect(doc.components.schemas.ProbeResponse).toMatchObject({ title: "ProbeResponse", type: "object", required: ["success"] });
+    expect(doc.paths["/probe"].get.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ProbeResponse",
+    });
+    expect(doc.components.schemas.ProbeResponse).toMatchObject({
+      title: "ProbeResponse",
+      type: "object",
+      required: ["success"],
+    });
     expect(doc.components.schemas.ProbeResponse.$id).toBeUndefined();
   });
 
   test("a success body written inline in the route is refused", () => {
-    const app = new Elysia().get("/probe", () => ({ success: true as const }), { response: { 200: T.Object({ success: T.Literal(true) }) }, detail });
+    const app = new Elysia().get("/probe", () => ({ success: true as const }), {
+      response: { 200: T.Object({ success: T.Literal(true) }) },
+      detail,
+    });
     expect(() => openApiDocument(app, opts)).toThrow(/probe 200: not a model/);
   });
 });

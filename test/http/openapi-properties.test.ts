@@ -26,7 +26,13 @@ import fc from "fast-check";
 import { isIpLiteral, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { docValidator, type DocValidator } from "../client/openapi.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
-import { operationsOf, requestsFor, type GeneratedRequest, type Known, type OperationEntry } from "../helpers/openapi-arbitraries.ts";
+import {
+  operationsOf,
+  requestsFor,
+  type GeneratedRequest,
+  type Known,
+  type OperationEntry,
+} from "../helpers/openapi-arbitraries.ts";
 
 const SEED = Number(process.env.PBT_SEED ?? 0x0a11_2026);
 const RUNS = Number(process.env.PBT_RUNS ?? 60);
@@ -60,10 +66,18 @@ beforeAll(async () => {
   ctx = await testContext({}, { resolver: noResolution } as never);
   v = docValidator((await ctx.call("/openapi.json"))[1]);
   key = (await ctx.account("business")).key;
-  const [, hook] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url: "https://hooks.pbt.invalid/a", events: ["tracking.delivered"], mode: "test" }) });
+  const [, hook] = await ctx.call("/v1/webhooks", {
+    method: "POST",
+    key,
+    body: JSON.stringify({ url: "https://hooks.pbt.invalid/a", events: ["tracking.delivered"], mode: "test" }),
+  });
   await ctx.call(`/v1/webhooks/${hook.data.id}/test`, { method: "POST", key });
   const [, deliveries] = await ctx.call(`/v1/webhooks/${hook.data.id}/deliveries`, { key });
-  await ctx.call("/v1/shipments", { method: "POST", key, body: JSON.stringify({ shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }] }) });
+  await ctx.call("/v1/shipments", {
+    method: "POST",
+    key,
+    body: JSON.stringify({ shipments: [{ courier: "delhivery", tracking_number: "1234567890121" }] }),
+  });
   Object.assign(known, {
     webhook_id: [hook.data.id],
     delivery_id: deliveries.data.deliveries.map((d: { id: string }) => d.id).slice(0, 1),
@@ -106,15 +120,27 @@ function problems(entry: OperationEntry, req: GeneratedRequest, res: Response, t
   } catch {
     return [...out, "not JSON"];
   }
-  const errors = v.errors(body, "paths", entry.template, entry.method.toLowerCase(), "responses", status, "content", media, "schema");
+  const errors = v.errors(
+    body,
+    "paths",
+    entry.template,
+    entry.method.toLowerCase(),
+    "responses",
+    status,
+    "content",
+    media,
+    "schema",
+  );
   if (errors.length) out.push(`schema: ${errors.slice(0, 3).join("; ")}`);
   if (req.key === "valid" || !authed) {
-    const locs: string[] = res.status === 422 ? (body as { detail: { loc: unknown[] }[] }).detail.map((i) => i.loc.join(".")) : [];
+    const locs: string[] =
+      res.status === 422 ? (body as { detail: { loc: unknown[] }[] }).detail.map((i) => i.loc.join(".")) : [];
     const limited = res.status === 429;
     if (req.invalid && !limited) {
       const at = req.invalid.where === "body" ? "body" : `${req.invalid.where}.${req.invalid.name}`;
       if (res.status !== 422) out.push(`invalid ${at} answered ${status}`);
-      else if (!locs.some((l) => l === at || l.startsWith(`${at}.`))) out.push(`invalid ${at}, 422 names ${locs.join(", ")}`);
+      else if (!locs.some((l) => l === at || l.startsWith(`${at}.`)))
+        out.push(`invalid ${at}, 422 names ${locs.join(", ")}`);
     } else if (!req.invalid && res.status === 422) {
       const allowed = [...(EXTRA_RULES[entry.op.operationId] ?? [])];
       const idem = req.headers["Idempotency-Key"];
@@ -137,20 +163,34 @@ test(`every operation of the document, ${RUNS} generated requests each (seed ${S
       fc.asyncProperty(arb, async (req) => {
         // A fresh rate-limit minute per request (and a fresh demo allowance: 5 an hour), so validation is reached.
         ctx.clock.advance(demo ? 13 * 60_000 : 61_000);
-        const url = (() => { try { return req.body && JSON.parse(req.body)?.url; } catch { return undefined; } })();
-        if (typeof url === "string" && URL.canParse(url.trim()) && isIpLiteral(new URL(url.trim()).hostname)) throw new Error(`unconfined URL ${url}`);
-        const res = await ctx.app.handle(new Request(`http://localhost${req.url}`, { method: req.method, headers: req.headers, body: req.body }));
+        const url = (() => {
+          try {
+            return req.body && JSON.parse(req.body)?.url;
+          } catch {
+            return undefined;
+          }
+        })();
+        if (typeof url === "string" && URL.canParse(url.trim()) && isIpLiteral(new URL(url.trim()).hostname))
+          throw new Error(`unconfined URL ${url}`);
+        const res = await ctx.app.handle(
+          new Request(`http://localhost${req.url}`, { method: req.method, headers: req.headers, body: req.body }),
+        );
         const text = await res.text();
         const k = `${entry.op.operationId} ${res.status}`;
         statuses.set(k, (statuses.get(k) ?? 0) + 1);
         const found = problems(entry, req, res, text);
         if (req.headers["Idempotency-Key"] !== undefined) keysSent.add(req.headers["Idempotency-Key"]);
-        if (found.length) throw new Error(`${req.method} ${req.url.slice(0, 300)} key=${req.key} body=${req.body?.slice(0, 200)} → ${res.status}: ${found.join(" | ")}`);
+        if (found.length)
+          throw new Error(
+            `${req.method} ${req.url.slice(0, 300)} key=${req.key} body=${req.body?.slice(0, 200)} → ${res.status}: ${found.join(" | ")}`,
+          );
       }),
       { seed: SEED, numRuns: RUNS },
     );
   }
   // Each operation was reached past validation at least once with a valid key (a 2xx or its own 4xx).
-  const reached = entries.filter((e) => [...statuses.keys()].some((k) => k.startsWith(`${e.op.operationId} `) && !/ (401|422|429)$/.test(k)));
+  const reached = entries.filter((e) =>
+    [...statuses.keys()].some((k) => k.startsWith(`${e.op.operationId} `) && !/ (401|422|429)$/.test(k)),
+  );
   expect(entries.filter((e) => !reached.includes(e)).map((e) => e.op.operationId)).toEqual([]);
 }, 120_000);

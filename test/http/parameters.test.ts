@@ -13,7 +13,11 @@ let webhookId: string;
 beforeAll(async () => {
   ctx = await testContext();
   key = (await ctx.account("business")).key;
-  const [, b] = await ctx.call("/v1/webhooks", { method: "POST", key, body: JSON.stringify({ url: "https://hooks.params.invalid/a", events: ["tracking.delivered"], mode: "test" }) });
+  const [, b] = await ctx.call("/v1/webhooks", {
+    method: "POST",
+    key,
+    body: JSON.stringify({ url: "https://hooks.params.invalid/a", events: ["tracking.delivered"], mode: "test" }),
+  });
   webhookId = b.data.id;
 });
 afterAll(() => ctx.close());
@@ -33,19 +37,47 @@ describe("limit", () => {
 
   test("out of range is 422 at query.limit; in range is 200", async () => {
     for (const path of lists()) {
-      for (const [v, type] of [["0", "greater_than_equal"], ["-0", "greater_than_equal"], ["101", "less_than_equal"], ["99999999999999999999999", "less_than_equal"]]) {
+      for (const [v, type] of [
+        ["0", "greater_than_equal"],
+        ["-0", "greater_than_equal"],
+        ["101", "less_than_equal"],
+        ["99999999999999999999999", "less_than_equal"],
+      ]) {
         const [r, b] = await ctx.call(`${path}?limit=${v}`, { key });
-        expect([path, v, r.status, b.detail]).toEqual([path, v, 422, [{ loc: ["query", "limit"], msg: expect.any(String), type }]]);
+        expect([path, v, r.status, b.detail]).toEqual([
+          path,
+          v,
+          422,
+          [{ loc: ["query", "limit"], msg: expect.any(String), type }],
+        ]);
       }
-      for (const v of ["1", "100", "007"]) expect([path, v, (await ctx.call(`${path}?limit=${v}`, { key }))[0].status]).toEqual([path, v, 200]);
+      for (const v of ["1", "100", "007"])
+        expect([path, v, (await ctx.call(`${path}?limit=${v}`, { key }))[0].status]).toEqual([path, v, 200]);
     }
   });
 
   test("every problem at once: limit's is not lost beside another parameter's", async () => {
     const [r1, b1] = await ctx.call("/v1/shipments?limit=101&state=lost&updated_since=yesterday&cursor=%00", { key });
-    expect([r1.status, items(b1).sort()]).toEqual([422, [["query.cursor", "string_pattern_mismatch"], ["query.limit", "less_than_equal"], ["query.state", "enum"], ["query.updated_since", "string_pattern_mismatch"]]]);
-    const [r2, b2] = await ctx.call(`/v1/webhooks/${"x".repeat(101)}/deliveries?limit=2.5&cursor=${"c".repeat(101)}`, { key });
-    expect([r2.status, items(b2)]).toEqual([422, [["path.webhook_id", "string_too_long"], ["query.limit", "int_parsing"], ["query.cursor", "string_too_long"]]]);
+    expect([r1.status, items(b1).sort()]).toEqual([
+      422,
+      [
+        ["query.cursor", "string_pattern_mismatch"],
+        ["query.limit", "less_than_equal"],
+        ["query.state", "enum"],
+        ["query.updated_since", "string_pattern_mismatch"],
+      ],
+    ]);
+    const [r2, b2] = await ctx.call(`/v1/webhooks/${"x".repeat(101)}/deliveries?limit=2.5&cursor=${"c".repeat(101)}`, {
+      key,
+    });
+    expect([r2.status, items(b2)]).toEqual([
+      422,
+      [
+        ["path.webhook_id", "string_too_long"],
+        ["query.limit", "int_parsing"],
+        ["query.cursor", "string_too_long"],
+      ],
+    ]);
   });
 });
 
@@ -80,9 +112,17 @@ describe("lengths in characters", () => {
 
   test("a body field too: a 500-character description of 500 emoji is stored whole", async () => {
     const description = "📦".repeat(500);
-    const [r, b] = await ctx.call(`/v1/webhooks/${webhookId}`, { method: "PUT", key, body: JSON.stringify({ description }) });
+    const [r, b] = await ctx.call(`/v1/webhooks/${webhookId}`, {
+      method: "PUT",
+      key,
+      body: JSON.stringify({ description }),
+    });
     expect([r.status, b.data?.description]).toEqual([200, description]);
-    const [r2, b2] = await ctx.call(`/v1/webhooks/${webhookId}`, { method: "PUT", key, body: JSON.stringify({ description: description + "x" }) });
+    const [r2, b2] = await ctx.call(`/v1/webhooks/${webhookId}`, {
+      method: "PUT",
+      key,
+      body: JSON.stringify({ description: description + "x" }),
+    });
     expect([r2.status, items(b2)]).toEqual([422, [["body.description", "string_too_long"]]]);
   });
 });

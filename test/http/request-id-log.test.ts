@@ -20,14 +20,18 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://localhost${path}`, { headers }));
+const get = (path: string, headers: Record<string, string> = {}) =>
+  app.handle(new Request(`http://localhost${path}`, { headers }));
 
 describe("request ids in log lines", () => {
   test("`courier lookup failed` carries the request id of its access line, for concurrent requests too", async () => {
     const acc = await ctx.account("growth");
     lines.length = 0;
     // Sandbox digit 6: the courier fails (502, logged), digit 4: not found (logged); sent together.
-    const paths = ["/v1/track?courier=delhivery&tracking_number=1234567890016", "/v1/track?courier=delhivery&tracking_number=1234567890024"];
+    const paths = [
+      "/v1/track?courier=delhivery&tracking_number=1234567890016",
+      "/v1/track?courier=delhivery&tracking_number=1234567890024",
+    ];
     const answers = await Promise.all([...paths, ...paths].map((p) => get(p, { "x-api-key": acc.key })));
     expect(answers.map((r) => r.status).sort()).toEqual([404, 404, 502, 502]);
     const ids = answers.map((r) => r.headers.get("x-request-id"));
@@ -49,10 +53,15 @@ describe("request ids in log lines", () => {
   test("a client's well-formed X-Request-Id is the id of its log lines and its answer", async () => {
     const acc = await ctx.account("growth");
     lines.length = 0;
-    const res = await get("/v1/track?courier=delhivery&tracking_number=1234567890034", { "x-api-key": acc.key, "x-request-id": "client-trace.42" });
+    const res = await get("/v1/track?courier=delhivery&tracking_number=1234567890034", {
+      "x-api-key": acc.key,
+      "x-request-id": "client-trace.42",
+    });
     expect(res.status).toBe(404);
     expect(res.headers.get("x-request-id")).toBe("client-trace.42");
-    expect(lines.filter((l) => l.msg === "courier lookup failed" || l.msg === "request").map((l) => l.request_id)).toEqual(["client-trace.42", "client-trace.42"]);
+    expect(
+      lines.filter((l) => l.msg === "courier lookup failed" || l.msg === "request").map((l) => l.request_id),
+    ).toEqual(["client-trace.42", "client-trace.42"]);
   });
 
   test("lines logged outside any request carry no request id", async () => {
@@ -78,10 +87,27 @@ describe("access lines", () => {
       "x-custom-token": "custom_secret_header_value",
     };
     lines.length = 0;
-    for (const path of ["/v1/couriers", "/v1/couriers/nope", "/dashboard", "/v1/track?courier=delhivery&tracking_number=1234567890040"]) await get(path, secrets);
+    for (const path of [
+      "/v1/couriers",
+      "/v1/couriers/nope",
+      "/dashboard",
+      "/v1/track?courier=delhivery&tracking_number=1234567890040",
+    ])
+      await get(path, secrets);
     const access = lines.filter((l) => l.msg === "request");
     expect(access).toHaveLength(4);
-    const allowed = new Set(["level", "time", "service", "msg", "method", "route", "status", "duration_ms", "request_id", "account_id"]);
+    const allowed = new Set([
+      "level",
+      "time",
+      "service",
+      "msg",
+      "method",
+      "route",
+      "status",
+      "duration_ms",
+      "request_id",
+      "account_id",
+    ]);
     for (const a of access) for (const k of Object.keys(a)) expect([k, allowed.has(k)]).toEqual([k, true]);
     const text = JSON.stringify(access);
     for (const v of Object.values(secrets)) expect(text).not.toContain(v);

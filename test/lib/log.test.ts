@@ -36,7 +36,12 @@ describe("logger (pino)", () => {
 
   test("enabled(level) says whether a line at that level would be written", () => {
     const warn = capture("warn").log;
-    expect((["debug", "info", "warn", "error"] as const).map((l) => warn.enabled(l))).toEqual([false, false, true, true]);
+    expect((["debug", "info", "warn", "error"] as const).map((l) => warn.enabled(l))).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
     expect(warn.child({ component: "x" }).enabled("info")).toBe(false);
     const silent = capture("silent").log;
     expect(silent.enabled("error")).toBe(false);
@@ -46,7 +51,12 @@ describe("logger (pino)", () => {
   test("child loggers add their fields to every line", () => {
     const { log, records } = capture();
     log.child({ component: "scheduler", job: "recheck" }).warn("job failed; backing off", { ms: 500 });
-    expect(records()[0]).toMatchObject({ component: "scheduler", job: "recheck", ms: 500, msg: "job failed; backing off" });
+    expect(records()[0]).toMatchObject({
+      component: "scheduler",
+      job: "recheck",
+      ms: 500,
+      msg: "job failed; backing off",
+    });
   });
 
   test("secrets are redacted by path: top level, one object down, request headers", () => {
@@ -77,9 +87,16 @@ describe("logger (pino)", () => {
   test("a failed query logs its driver cause, never the SQL or its parameters", () => {
     const { log, lines, records } = capture();
     const cause = Object.assign(new Error('relation "x" does not exist'), { name: "PostgresError", code: "42P01" });
-    const e = Object.assign(new Error("Failed query: select secret from accounts where email = $1\nparams: a@b.c"), { name: "DrizzleQueryError", cause });
+    const e = Object.assign(new Error("Failed query: select secret from accounts where email = $1\nparams: a@b.c"), {
+      name: "DrizzleQueryError",
+      cause,
+    });
     log.warn("query", { error: e });
-    expect(records()[0]!.error).toEqual({ name: "PostgresError", message: 'relation "x" does not exist', code: "42P01" });
+    expect(records()[0]!.error).toEqual({
+      name: "PostgresError",
+      message: 'relation "x" does not exist',
+      code: "42P01",
+    });
     expect(lines[0]).not.toContain("select");
     expect(lines[0]).not.toContain("a@b.c");
   });
@@ -121,10 +138,14 @@ describe("request scope", () => {
   test("concurrent scopes keep their own ids; a line's own request_id field wins", async () => {
     const { log, records } = capture();
     const run = (id: string) =>
-      runInRequestScope({ id, open: true }, async () => {
-        await Bun.sleep(id === "req_1" ? 5 : 1);
-        log.info(id);
-      }, undefined);
+      runInRequestScope(
+        { id, open: true },
+        async () => {
+          await Bun.sleep(id === "req_1" ? 5 : 1);
+          log.info(id);
+        },
+        undefined,
+      );
     await Promise.all([run("req_1"), run("req_2")]);
     runInRequestScope({ id: "req_3", open: true }, () => log.info("explicit", { request_id: "req_given" }), undefined);
     expect(records().map((r) => [r.msg, r.request_id])).toEqual([
@@ -140,10 +161,14 @@ describe("access logger", () => {
     const { log, records } = capture("info", { service: "s" });
     const access = log.access();
     expect(log.access()).toBe(access);
-    runInRequestScope({ id: "req_x", open: true }, () => {
-      access.info("request", { status: 200 });
-      access.debug("request", { status: 200 });
-    }, undefined);
+    runInRequestScope(
+      { id: "req_x", open: true },
+      () => {
+        access.info("request", { status: 200 });
+        access.debug("request", { status: 200 });
+      },
+      undefined,
+    );
     expect(records()).toEqual([{ level: "info", time: expect.any(String), service: "s", status: 200, msg: "request" }]);
     expect(capture("warn").log.access().enabled("info")).toBe(false);
   });
@@ -166,7 +191,10 @@ describe("buffered output", () => {
       expect(written).toBeLessThan(101);
       log.access().info("request", { status: 200 });
       log.flush();
-      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const lines = readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       expect(lines).toHaveLength(102);
       expect(lines[0].msg).toBe("first");
       expect(lines.slice(1, 101).map((l) => l.n)).toEqual(Array.from({ length: 100 }, (_, i) => i));

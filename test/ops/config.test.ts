@@ -7,12 +7,27 @@ describe("configuration", () => {
   test("a bad configuration reports every bad variable at once, in one line", () => {
     let err: ConfigError | undefined;
     try {
-      loadConfig({ PORT: "eighty", ROLE: "boss", COURIER_MODE: "fake", TLS_KEY_FILE: "/k", WEBHOOK_ALLOW_PRIVATE_CIDRS: "10.0.0.0/8,nonsense", ADMIN_PORT: "8443", METRICS_TOKEN: "short" });
+      loadConfig({
+        PORT: "eighty",
+        ROLE: "boss",
+        COURIER_MODE: "fake",
+        TLS_KEY_FILE: "/k",
+        WEBHOOK_ALLOW_PRIVATE_CIDRS: "10.0.0.0/8,nonsense",
+        ADMIN_PORT: "8443",
+        METRICS_TOKEN: "short",
+      });
     } catch (e) {
       err = e as ConfigError;
     }
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err!.problems.map((p) => p.variable).sort()).toEqual(["COURIER_MODE", "METRICS_TOKEN", "PORT", "ROLE", "TLS_CERT_FILE", "WEBHOOK_ALLOW_PRIVATE_CIDRS"]);
+    expect(err!.problems.map((p) => p.variable).sort()).toEqual([
+      "COURIER_MODE",
+      "METRICS_TOKEN",
+      "PORT",
+      "ROLE",
+      "TLS_CERT_FILE",
+      "WEBHOOK_ALLOW_PRIVATE_CIDRS",
+    ]);
     expect(err!.message).not.toContain("\n");
     expect(err!.message).toContain("ROLE must be one of api, worker, all");
     expect(err!.message).toContain("PORT must be a whole number");
@@ -32,9 +47,15 @@ describe("configuration", () => {
       }
       return [];
     };
-    expect(problems({ DATABASE_URL: "postgres://u:p4ss#w@rd@[::1/db" })).toEqual([{ variable: "DATABASE_URL", detail: expect.stringContaining("is not a valid URL") }]);
-    expect(problems({ PUBLIC_BASE_URL: "https://[x" })).toEqual([{ variable: "PUBLIC_BASE_URL", detail: "is not a valid URL" }]);
-    expect(problems({ DHL_BASE_URL: "ftp://dhl.example" })).toEqual([{ variable: "DHL_BASE_URL", detail: "must be an http:// or https:// URL" }]);
+    expect(problems({ DATABASE_URL: "postgres://u:p4ss#w@rd@[::1/db" })).toEqual([
+      { variable: "DATABASE_URL", detail: expect.stringContaining("is not a valid URL") },
+    ]);
+    expect(problems({ PUBLIC_BASE_URL: "https://[x" })).toEqual([
+      { variable: "PUBLIC_BASE_URL", detail: "is not a valid URL" },
+    ]);
+    expect(problems({ DHL_BASE_URL: "ftp://dhl.example" })).toEqual([
+      { variable: "DHL_BASE_URL", detail: "must be an http:// or https:// URL" },
+    ]);
     expect(problems({ SECRETS_KEY: " abc", METRICS_TOKEN: "0123456789abcdef" })).toEqual([
       { variable: "SECRETS_KEY", detail: expect.stringContaining("white space at its start or end") },
     ]);
@@ -51,7 +72,8 @@ describe("configuration", () => {
     });
     const text = `connect to postgres://app:p%40ss-w0rd-9@127.0.0.1 as p@ss-w0rd-9 with ${"a".repeat(43)}, metrics-token-0123456789, dhl-key-abcdef`;
     const clean = withoutSecrets(text, c);
-    for (const s of ["p%40ss-w0rd-9", "p@ss-w0rd-9", "a".repeat(43), "metrics-token-0123456789", "dhl-key-abcdef"]) expect(clean).not.toContain(s);
+    for (const s of ["p%40ss-w0rd-9", "p@ss-w0rd-9", "a".repeat(43), "metrics-token-0123456789", "dhl-key-abcdef"])
+      expect(clean).not.toContain(s);
     expect(clean).toContain("127.0.0.1");
   });
 
@@ -65,8 +87,27 @@ describe("configuration", () => {
 
   test("operations defaults: no internal port, loopback admin host, 30 s grace, 60 s database wait", () => {
     const c = loadConfig({});
-    expect([c.adminPort, c.adminHost, c.metricsToken, c.shutdownGraceSeconds, c.dbConnectTimeoutSeconds, c.secretsKeyGenerateSingleNode]).toEqual([undefined, "127.0.0.1", undefined, 30, 60, false]);
-    const d = loadConfig({ ADMIN_PORT: "9090", ADMIN_HOST: "0.0.0.0", SHUTDOWN_GRACE_SECONDS: "5", DB_CONNECT_TIMEOUT_SECONDS: "2", SECRETS_KEY_GENERATE: "single-node" });
-    expect([d.adminPort, d.adminHost, d.shutdownGraceSeconds, d.dbConnectTimeoutSeconds, d.secretsKeyGenerateSingleNode]).toEqual([9090, "0.0.0.0", 5, 2, true]);
+    expect([
+      c.adminPort,
+      c.adminHost,
+      c.metricsToken,
+      c.shutdownGraceSeconds,
+      c.dbConnectTimeoutSeconds,
+      c.secretsKeyGenerateSingleNode,
+    ]).toEqual([undefined, "127.0.0.1", undefined, 30, 60, false]);
+    const d = loadConfig({
+      ADMIN_PORT: "9090",
+      ADMIN_HOST: "0.0.0.0",
+      SHUTDOWN_GRACE_SECONDS: "5",
+      DB_CONNECT_TIMEOUT_SECONDS: "2",
+      SECRETS_KEY_GENERATE: "single-node",
+    });
+    expect([
+      d.adminPort,
+      d.adminHost,
+      d.shutdownGraceSeconds,
+      d.dbConnectTimeoutSeconds,
+      d.secretsKeyGenerateSingleNode,
+    ]).toEqual([9090, "0.0.0.0", 5, 2, true]);
   });
 });

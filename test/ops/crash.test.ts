@@ -29,13 +29,23 @@ for (const [kind, what, message] of [
   ["reject", "unhandled rejection", "planted rejection"],
 ] as const) {
   test(`${what}: one JSON line without a stack trace, then exit 1`, async () => {
-    const env = { DATABASE_URL: tdb.url, SECRETS_KEY: secretsKey, DATA_DIR: dataDir, PORT: String(freePort()), ADMIN_PORT: String(freePort()), CRASH_KIND: kind };
+    const env = {
+      DATABASE_URL: tdb.url,
+      SECRETS_KEY: secretsKey,
+      DATA_DIR: dataDir,
+      PORT: String(freePort()),
+      ADMIN_PORT: String(freePort()),
+      CRASH_KIND: kind,
+    };
     const p = spawnService(env, "src/main.ts", ["--preload", join(import.meta.dir, "crash-preload.ts")]);
     expect(await p.exited).toBe(1);
     const line = p.lines().find((l) => l.level === "error" && l.msg === `${what}; stopping`);
     expect(line?.error).toEqual({ name: "Error", message });
     // The buffered log was flushed before the exit: the access line of the request just before the error is there.
-    expect(p.lines().find((l) => l.msg === "request" && l.request_id === `before-crash-${kind}`)).toMatchObject({ route: "/v1/couriers", status: 401 });
+    expect(p.lines().find((l) => l.msg === "request" && l.request_id === `before-crash-${kind}`)).toMatchObject({
+      route: "/v1/couriers",
+      status: 401,
+    });
     const output = p.stdout() + p.stderr();
     expect(output).not.toMatch(/^\s+at /m); // no stack frame
     expect(output).not.toContain("crash-preload.ts"); // no source path

@@ -64,7 +64,9 @@ describe("the modes against a TLS server", () => {
 
   test("verify-full with a wrong CA fails at once with one line", async () => {
     const { message, ms } = await refusal(url("127.0.0.1", `sslmode=verify-full&sslrootcert=${pg.wrongCaFile}`));
-    expect(message).toStartWith(`DATABASE_URL: TLS to 127.0.0.1:${pg.port}/postgres failed with sslmode=verify-full, sslrootcert=${pg.wrongCaFile}:`);
+    expect(message).toStartWith(
+      `DATABASE_URL: TLS to 127.0.0.1:${pg.port}/postgres failed with sslmode=verify-full, sslrootcert=${pg.wrongCaFile}:`,
+    );
     expect(message).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT|SELF_SIGNED_CERT_IN_CHAIN/);
     expect(message).toEndWith("not retrying");
     expect(ms).toBeLessThan(5_000);
@@ -77,19 +79,26 @@ describe("the modes against a TLS server", () => {
     expect(message).toContain("127.0.0.2");
     expect(await sessionUsesTls(url("127.0.0.2", `sslmode=verify-ca&sslrootcert=${pg.caFile}`))).toBe(true);
     // verify-ca still checks the chain.
-    expect((await refusal(url("127.0.0.2", `sslmode=verify-ca&sslrootcert=${pg.wrongCaFile}`))).message).toContain("sslmode=verify-ca");
+    expect((await refusal(url("127.0.0.2", `sslmode=verify-ca&sslrootcert=${pg.wrongCaFile}`))).message).toContain(
+      "sslmode=verify-ca",
+    );
   });
 
   test("require connects without a CA (encrypted, unverified); with a root certificate it verifies the chain, as libpq", async () => {
     expect(await sessionUsesTls(url("127.0.0.2", "sslmode=require"))).toBe(true);
-    expect((await refusal(url("127.0.0.1", `sslmode=require&sslrootcert=${pg.wrongCaFile}`))).message).toContain("sslmode=require");
+    expect((await refusal(url("127.0.0.1", `sslmode=require&sslrootcert=${pg.wrongCaFile}`))).message).toContain(
+      "sslmode=require",
+    );
   });
 
   test("PGSSLROOTCERT and PGSSLMODE stand in for URL parameters the URL does not have", async () => {
     const t = databaseTls(url("127.0.0.1", ""), { PGSSLMODE: "verify-full", PGSSLROOTCERT: pg.caFile });
     expect(t.mode).toBe("verify-full");
     expect(t.rootCert).toBe(pg.caFile);
-    const u = databaseTls(url("127.0.0.1", `sslmode=verify-full&sslrootcert=${pg.caFile}`), { PGSSLMODE: "disable", PGSSLROOTCERT: "/nope" });
+    const u = databaseTls(url("127.0.0.1", `sslmode=verify-full&sslrootcert=${pg.caFile}`), {
+      PGSSLMODE: "disable",
+      PGSSLROOTCERT: "/nope",
+    });
     expect([u.mode, u.rootCert]).toEqual(["verify-full", pg.caFile]);
     // The libpq parameters never reach the server as run-time settings.
     expect(new URL(u.url).search).toBe("");
@@ -129,9 +138,13 @@ test("unusable TLS settings are named in one line", () => {
     }
     throw new Error(`accepted ${q}`);
   };
-  expect(bad("sslmode=verify")).toContain("sslmode=verify is not one of disable, allow, prefer, require, verify-ca, verify-full");
+  expect(bad("sslmode=verify")).toContain(
+    "sslmode=verify is not one of disable, allow, prefer, require, verify-ca, verify-full",
+  );
   expect(bad("sslmode=verify-full")).toContain("needs the CA bundle");
-  expect(bad("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem")).toContain("sslrootcert=/nonexistent/ca.pem cannot be read (ENOENT)");
+  expect(bad("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem")).toContain(
+    "sslrootcert=/nonexistent/ca.pem cannot be read (ENOENT)",
+  );
   expect(bad("sslmode=require&sslrootcert=system")).toContain("sslrootcert=system needs sslmode=verify-full");
   expect(bad("sslmode=require&sslcert=/c.pem")).toContain("sslcert is not supported");
   expect(databaseTls("postgres://a@h/db?sslrootcert=system", {}).mode).toBe("verify-full");

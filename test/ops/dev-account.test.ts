@@ -33,13 +33,21 @@ const spawn = (env: Record<string, string>) => {
   procs.push(p);
   return p;
 };
-const devAccounts = async (tdb: TestDatabase) => (await tdb.sql`select count(*)::int as n from accounts where email = 'dev@localhost'`)[0]!.n as number;
-const signInLine = (l: Record<string, any>) => typeof l.msg === "string" && l.msg.startsWith("dashboard sign-in for dev@localhost");
+const devAccounts = async (tdb: TestDatabase) =>
+  (await tdb.sql`select count(*)::int as n from accounts where email = 'dev@localhost'`)[0]!.n as number;
+const signInLine = (l: Record<string, any>) =>
+  typeof l.msg === "string" && l.msg.startsWith("dashboard sign-in for dev@localhost");
 
 test("a sandbox worker creates no development account and prints no key or link; the API process then does, with its port", async () => {
   const tdb = dbs[0]!;
   const secretsKey = randomBytes(32).toString("base64url");
-  const worker = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: secretsKey, ROLE: "worker", DATA_DIR: dataDir(), ADMIN_PORT: String(freePort()) });
+  const worker = spawn({
+    DATABASE_URL: tdb.url,
+    SECRETS_KEY: secretsKey,
+    ROLE: "worker",
+    DATA_DIR: dataDir(),
+    ADMIN_PORT: String(freePort()),
+  });
   await worker.waitForLine((l) => l.msg === "worker started", 30_000);
   expect(worker.lines().find((l) => l.msg === "couriers")).toMatchObject({ mode: "sandbox" });
   expect(worker.stdout()).not.toContain("development account");
@@ -48,10 +56,21 @@ test("a sandbox worker creates no development account and prints no key or link;
   expect(await devAccounts(tdb)).toBe(0);
 
   const port = freePort();
-  const api = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY: secretsKey, ROLE: "api", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir() });
+  const api = spawn({
+    DATABASE_URL: tdb.url,
+    SECRETS_KEY: secretsKey,
+    ROLE: "api",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir(),
+  });
   const link = new URL(/https:\/\/\S+$/.exec((await api.waitForLine(signInLine, 30_000)).msg)![0]);
-  expect(`${link.origin}${link.pathname.replace(/[^/]+$/, "")}`).toBe(`https://localhost:${port}/dashboard/password-link/`);
-  expect(api.stdout()).toContain("development account created on plan growth: dev@localhost; API key (shown once): ctk_");
+  expect(`${link.origin}${link.pathname.replace(/[^/]+$/, "")}`).toBe(
+    `https://localhost:${port}/dashboard/password-link/`,
+  );
+  expect(api.stdout()).toContain(
+    "development account created on plan growth: dev@localhost; API key (shown once): ctk_",
+  );
   expect(await devAccounts(tdb)).toBe(1);
   await api.waitForLine((l) => typeof l.msg === "string" && l.msg.startsWith("listening on"), 30_000);
   // The printed link opens on the API process's own port.
@@ -67,7 +86,13 @@ test("a sandbox worker creates no development account and prints no key or link;
 test("the all-in-one process prints the sign-in link on its own port (PUBLIC_BASE_URL unset)", async () => {
   const tdb = dbs[1]!;
   const port = freePort();
-  const all = spawn({ DATABASE_URL: tdb.url, SECRETS_KEY_GENERATE: "single-node", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir() });
+  const all = spawn({
+    DATABASE_URL: tdb.url,
+    SECRETS_KEY_GENERATE: "single-node",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir(),
+  });
   const line = await all.waitForLine(signInLine, 30_000);
   expect(line.msg).toMatch(new RegExp(`: https://localhost:${port}/dashboard/password-link/[A-Za-z0-9_-]{20,}$`));
   all.kill("SIGTERM");

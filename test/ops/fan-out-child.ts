@@ -10,7 +10,11 @@ import { newId } from "../../src/lib/ids.ts";
 import { fanOutEvent } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { emit } from "../webhooks/fixtures.ts";
 
-const env = (name: string) => process.env[name] ?? (() => { throw new Error(`${name} is required`); })();
+const env = (name: string) =>
+  process.env[name] ??
+  (() => {
+    throw new Error(`${name} is required`);
+  })();
 const total = Number(env("EVENTS"));
 const lanes = Number(env("LANES"));
 const shipmentId = env("SHIPMENT_ID");
@@ -31,7 +35,9 @@ await Promise.all(
         await db
           .transaction(async (tx) => {
             const eventId = newId("evt");
-            await tx.insert(events).values({ id: eventId, shipmentId, type: "tracking.in_transit", status: "in_transit", enqueuedAt: at });
+            await tx
+              .insert(events)
+              .values({ id: eventId, shipmentId, type: "tracking.in_transit", status: "in_transit", enqueuedAt: at });
             await fanOutEvent(tx, { eventId, shipmentId, type: "tracking.in_transit", enqueuedAt: at });
             throw new Error("roll back");
           })

@@ -24,14 +24,29 @@ afterAll(async () => {
 test("SIGTERM right after a burst of requests: every access line, the last one included, is on stdout after exit 0", async () => {
   const port = freePort();
   // The default configuration: info (spawnService sets it, as unset would), access log on, every role.
-  const env = { DATABASE_URL: tdb.url, SECRETS_KEY: randomBytes(32).toString("base64url"), DATA_DIR: dataDir, PORT: String(port) };
+  const env = {
+    DATABASE_URL: tdb.url,
+    SECRETS_KEY: randomBytes(32).toString("base64url"),
+    DATA_DIR: dataDir,
+    PORT: String(port),
+  };
   const p = spawnService(env);
   await p.waitForLine((l) => String(l.msg).startsWith("listening on https://"), 30_000);
 
   const ids = Array.from({ length: 40 }, (_, i) => `flush-${i}`);
   // Concurrent, then one last request alone: its answer is in before the signal is sent.
-  await Promise.all(ids.slice(0, -1).map((id) => insecureFetch(`https://127.0.0.1:${port}/v1/couriers`, { headers: { "x-request-id": id } }).then((r) => r.text())));
-  const last = await insecureFetch(`https://127.0.0.1:${port}/v1/couriers`, { headers: { "x-request-id": ids.at(-1)! } });
+  await Promise.all(
+    ids
+      .slice(0, -1)
+      .map((id) =>
+        insecureFetch(`https://127.0.0.1:${port}/v1/couriers`, { headers: { "x-request-id": id } }).then((r) =>
+          r.text(),
+        ),
+      ),
+  );
+  const last = await insecureFetch(`https://127.0.0.1:${port}/v1/couriers`, {
+    headers: { "x-request-id": ids.at(-1)! },
+  });
   expect(last.status).toBe(401);
   p.kill("SIGTERM");
 
@@ -42,5 +57,11 @@ test("SIGTERM right after a burst of requests: every access line, the last one i
   expect(lines.at(-1)!.msg).toBe("stopped");
   // Whole lines only: nothing cut in the middle by the exit.
   expect(p.stdout().endsWith("\n")).toBe(true);
-  expect(p.stdout().split("\n").filter(Boolean).every((l) => l.startsWith("{") && l.endsWith("}"))).toBe(true);
+  expect(
+    p
+      .stdout()
+      .split("\n")
+      .filter(Boolean)
+      .every((l) => l.startsWith("{") && l.endsWith("}")),
+  ).toBe(true);
 }, 60_000);

@@ -22,12 +22,18 @@ test("a bad configuration names each variable and its problem, and prints none o
   const password = `pw-${randomBytes(9).toString("hex")}`;
   const secretsKey = `${key()} `; // a trailing space: the usual slip when pasting
   const metricsToken = `mt${randomBytes(4).toString("hex")}`; // 10 characters: too short
-  const p = spawn({ DATABASE_URL: `postgresx://app:${password}@127.0.0.1:5432/app`, SECRETS_KEY: secretsKey, METRICS_TOKEN: metricsToken });
+  const p = spawn({
+    DATABASE_URL: `postgresx://app:${password}@127.0.0.1:5432/app`,
+    SECRETS_KEY: secretsKey,
+    METRICS_TOKEN: metricsToken,
+  });
   expect(await p.exited).toBe(1);
   for (const secret of [password, secretsKey.trim(), metricsToken]) expect(printed(p)).not.toContain(secret);
   const lines = p.lines();
   expect(lines).toHaveLength(1);
-  const problems = Object.fromEntries(lines[0]!.problems.map((x: { variable: string; detail: string }) => [x.variable, x.detail]));
+  const problems = Object.fromEntries(
+    lines[0]!.problems.map((x: { variable: string; detail: string }) => [x.variable, x.detail]),
+  );
   expect(Object.keys(problems).sort()).toEqual(["DATABASE_URL", "METRICS_TOKEN", "SECRETS_KEY"]);
   expect(problems.DATABASE_URL).toBe("must be a URL starting with postgres:// or postgresql://");
   expect(problems.SECRETS_KEY).toContain("white space at its start or end");
@@ -50,7 +56,13 @@ test("a database that refuses the connection: one line without the password", as
   const password = `pw-${randomBytes(9).toString("hex")}`;
   // The test cluster trusts loopback, so the password is accepted and the missing database is the refusal.
   const url = `postgres://postgres:${password}@127.0.0.1:5432/ct_no_such_db_${randomBytes(4).toString("hex")}`;
-  const p = spawn({ DATABASE_URL: url, SECRETS_KEY: key(), DB_CONNECT_TIMEOUT_SECONDS: "2", HOST: "127.0.0.1", PORT: String(freePort()) });
+  const p = spawn({
+    DATABASE_URL: url,
+    SECRETS_KEY: key(),
+    DB_CONNECT_TIMEOUT_SECONDS: "2",
+    HOST: "127.0.0.1",
+    PORT: String(freePort()),
+  });
   expect(await p.exited).toBe(1);
   expect(printed(p)).not.toContain(password);
   expect(p.lines().at(-1)).toMatchObject({ level: "error", msg: expect.stringContaining("refused the connection") });
@@ -58,7 +70,15 @@ test("a database that refuses the connection: one line without the password", as
 
 test("a second service on a port in use refuses to start with one line naming the port, and exits non-zero", async () => {
   const port = freePort();
-  const env = { DATABASE_URL: services.db().url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api" };
+  const env = {
+    DATABASE_URL: services.db().url,
+    SECRETS_KEY: DB_KEY,
+    TRUST_PROXY: "1",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    COURIER_MODE: "sandbox",
+    ROLE: "api",
+  };
   const first = spawn(env);
   await first.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const second = spawn(env);
@@ -77,7 +97,12 @@ test("a second service on a port in use refuses to start with one line naming th
  * Sends the head and `first` body bytes, then one more byte every `everyMs` until the server answers or closes.
  * Resolves with the response and how long after the head it came.
  */
-function trickle(port: number, head: string, first: string, everyMs: number): Promise<{ res: RawResponse; ms: number; closed: boolean }> {
+function trickle(
+  port: number,
+  head: string,
+  first: string,
+  everyMs: number,
+): Promise<{ res: RawResponse; ms: number; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -86,12 +111,17 @@ function trickle(port: number, head: string, first: string, everyMs: number): Pr
     const finish = (closed: boolean) => {
       clearInterval(timer);
       socket.destroy();
-      resolve({ res: parseRawResponse(Buffer.concat(chunks).toString("latin1")), ms: performance.now() - started, closed });
+      resolve({
+        res: parseRawResponse(Buffer.concat(chunks).toString("latin1")),
+        ms: performance.now() - started,
+        closed,
+      });
     };
     socket.on("data", (c: Buffer) => {
       chunks.push(c);
       const r = parseRawResponse(Buffer.concat(chunks).toString("latin1"));
-      if (r.status && Buffer.byteLength(r.body) >= Number(r.headers["content-length"] ?? Infinity)) setTimeout(() => finish(socket.readableEnded), 100);
+      if (r.status && Buffer.byteLength(r.body) >= Number(r.headers["content-length"] ?? Infinity))
+        setTimeout(() => finish(socket.readableEnded), 100);
     });
     socket.on("end", () => finish(true));
     socket.on("error", () => finish(true));
@@ -102,23 +132,48 @@ function trickle(port: number, head: string, first: string, everyMs: number): Pr
 
 test("a body slower than BODY_TIMEOUT_MS gets 408 REQUEST_TIMEOUT and the connection closes (API and dashboard form)", async () => {
   const port = freePort();
-  const p = spawn({ DATABASE_URL: services.db().url, SECRETS_KEY: DB_KEY, TRUST_PROXY: "1", HOST: "127.0.0.1", PORT: String(port), COURIER_MODE: "sandbox", ROLE: "api", BODY_TIMEOUT_MS: "600" });
+  const p = spawn({
+    DATABASE_URL: services.db().url,
+    SECRETS_KEY: DB_KEY,
+    TRUST_PROXY: "1",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    COURIER_MODE: "sandbox",
+    ROLE: "api",
+    BODY_TIMEOUT_MS: "600",
+  });
   await p.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
   const headers = (path: string, type: string) =>
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\nContent-Type: ${type}\r\nContent-Length: 5000\r\n\r\n`;
 
   // The public sign-in form: no session needed to reach the body.
-  const form = await trickle(port, headers("/dashboard/sign-in", "application/x-www-form-urlencoded"), "email=a%40b.example&password=", 100);
+  const form = await trickle(
+    port,
+    headers("/dashboard/sign-in", "application/x-www-form-urlencoded"),
+    "email=a%40b.example&password=",
+    100,
+  );
   expect(form.res.status).toBe(408);
   expect(form.res.headers.connection).toBe("close");
   expect(form.ms).toBeLessThan(5_000); // not the ~70 s an idle timeout would take
 
   // A /v1 body: the key is checked first (a wrong key is 401 before any body is read), so make one.
-  const acc = await createAccount(services.db().db, { email: `slow-${randomBytes(4).toString("hex")}@example.com`, plan: "growth" });
+  const acc = await createAccount(services.db().db, {
+    email: `slow-${randomBytes(4).toString("hex")}@example.com`,
+    plan: "growth",
+  });
   const { key: devKey } = await createApiKey(services.db().db, acc.id);
-  const api = await trickle(port, headers("/v1/webhooks", "application/json").replace("\r\n\r\n", `\r\nX-API-Key: ${devKey}\r\n\r\n`), '{"url":"', 100);
+  const api = await trickle(
+    port,
+    headers("/v1/webhooks", "application/json").replace("\r\n\r\n", `\r\nX-API-Key: ${devKey}\r\n\r\n`),
+    '{"url":"',
+    100,
+  );
   expect(api.res.status).toBe(408);
-  expect(JSON.parse(api.res.body)).toEqual({ success: false, error: { code: "REQUEST_TIMEOUT", message: expect.any(String) } });
+  expect(JSON.parse(api.res.body)).toEqual({
+    success: false,
+    error: { code: "REQUEST_TIMEOUT", message: expect.any(String) },
+  });
   expect(api.res.headers.connection).toBe("close");
   expect(api.ms).toBeLessThan(5_000);
 });

@@ -31,7 +31,12 @@ async function timed(path: string, key?: string) {
   const t0 = performance.now();
   const res = await svc.fetch(path, { headers: key ? { "x-api-key": key } : {}, signal: AbortSignal.timeout(30_000) });
   const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), code: body?.error?.code, s: (performance.now() - t0) / 1000 };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get("retry-after"),
+    code: body?.error?.code,
+    s: (performance.now() - t0) / 1000,
+  };
 }
 
 test("a partition: database-backed requests and /readyz answer 503 with Retry-After within 5 s; 200 again once it heals", async () => {

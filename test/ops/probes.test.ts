@@ -24,11 +24,17 @@ beforeAll(async () => {
   ctx = await testContext({ METRICS_TOKEN: TOKEN });
   const log = createLogger("info", {}, (l) => lines.push(JSON.parse(l)));
   // Behind a TLS proxy (TRUST_PROXY), with a draining flag the test controls.
-  proxied = buildApp({ ...ctx.deps, log, lifecycle, config: loadConfig({ TRUST_PROXY: "1", COURIER_MODE: "sandbox", METRICS_TOKEN: TOKEN }) });
+  proxied = buildApp({
+    ...ctx.deps,
+    log,
+    lifecycle,
+    config: loadConfig({ TRUST_PROXY: "1", COURIER_MODE: "sandbox", METRICS_TOKEN: TOKEN }),
+  });
 });
 afterAll(() => ctx.close());
 
-const get = (path: string, headers: Record<string, string> = {}) => proxied.handle(new Request(`http://localhost${path}`, { headers }));
+const get = (path: string, headers: Record<string, string> = {}) =>
+  proxied.handle(new Request(`http://localhost${path}`, { headers }));
 
 describe("probes behind a TLS-terminating proxy", () => {
   test("/healthz and /readyz answer 200 without X-Forwarded-Proto and without a key; other paths still need https", async () => {
@@ -66,7 +72,8 @@ describe("probes behind a TLS-terminating proxy", () => {
 
   test("readiness is 503 while the database schema is behind this build", async () => {
     // A fresh app (readiness remembers a schema once seen at head).
-    const [last] = await ctx.tdb.sql`select id, hash, created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`;
+    const [last] = await ctx.tdb
+      .sql`select id, hash, created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`;
     await ctx.tdb.sql`delete from drizzle.__drizzle_migrations where id = ${last!.id}`;
     try {
       const fresh = buildApp({ ...ctx.deps, lifecycle: createLifecycle() });
@@ -74,9 +81,13 @@ describe("probes behind a TLS-terminating proxy", () => {
       expect(res.status).toBe(503);
       expect(((await res.json()) as any).error.message).toContain("migrations");
     } finally {
-      await ctx.tdb.sql`insert into drizzle.__drizzle_migrations (id, hash, created_at) values (${last!.id}, ${last!.hash}, ${last!.created_at})`;
+      await ctx.tdb
+        .sql`insert into drizzle.__drizzle_migrations (id, hash, created_at) values (${last!.id}, ${last!.hash}, ${last!.created_at})`;
     }
-    expect((await buildApp({ ...ctx.deps, lifecycle: createLifecycle() }).handle(new Request("http://localhost/readyz"))).status).toBe(200);
+    expect(
+      (await buildApp({ ...ctx.deps, lifecycle: createLifecycle() }).handle(new Request("http://localhost/readyz")))
+        .status,
+    ).toBe(200);
   });
 
   test("readiness is 503 while the process is still starting (the internal port is up before the API listens)", async () => {
@@ -99,12 +110,16 @@ describe("/metrics on the public port", () => {
     const none = await get("/metrics", { "x-forwarded-proto": "https" });
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toContain("Bearer");
-    expect((await get("/metrics", { "x-forwarded-proto": "https", authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
+    expect((await get("/metrics", { "x-forwarded-proto": "https", authorization: `Bearer ${TOKEN}x` })).status).toBe(
+      401,
+    );
     const ok = await get("/metrics", { "x-forwarded-proto": "https", authorization: `Bearer ${TOKEN}` });
     expect(ok.status).toBe(200);
 
     const closed = buildApp({ ...ctx.deps, config: loadConfig({ COURIER_MODE: "sandbox" }) });
-    const res = await closed.handle(new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }));
+    const res = await closed.handle(
+      new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }),
+    );
     expect(res.status).toBe(404);
   });
 
@@ -128,7 +143,9 @@ describe("/metrics on the public port", () => {
     ])
       expect([name, text.includes(`# TYPE ${name.replace(/_bucket$/, "")} `)]).toEqual([name, true]);
     // The HTTP series is labelled by route template, method and status, never the raw path.
-    expect(text).toMatch(/courier_tracking_http_request_duration_seconds_count\{route="\/v1\/track",method="GET",status="200"\} [1-9]/);
+    expect(text).toMatch(
+      /courier_tracking_http_request_duration_seconds_count\{route="\/v1\/track",method="GET",status="200"\} [1-9]/,
+    );
     expect(text).not.toContain("1234567890120");
     expect(text).not.toContain(acc.id);
   });
@@ -138,7 +155,13 @@ describe("/metrics on the public port", () => {
     const { ADAPTERS } = await import("../../src/modules/couriers/adapters/index.ts");
     const { instrumentAdapters } = await import("../../src/modules/couriers/instrument.ts");
     const { courierBySlug } = await import("../../src/modules/couriers/catalogue.ts");
-    const backends = createCourierBackends({ config: ctx.config, clock: ctx.clock, log: ctx.deps.log, simulator: ctx.sim, adapters: instrumentAdapters(ADAPTERS) });
+    const backends = createCourierBackends({
+      config: ctx.config,
+      clock: ctx.clock,
+      log: ctx.deps.log,
+      simulator: ctx.sim,
+      adapters: instrumentAdapters(ADAPTERS),
+    });
     try {
       await backends.lookup(courierBySlug("bluedart")!, "50112345670");
       await expect(backends.lookup(courierBySlug("bluedart")!, "50112345676")).rejects.toThrow(); // scenario 6: the backend fails
@@ -147,7 +170,9 @@ describe("/metrics on the public port", () => {
     }
     const [, text] = await ctx.call("/metrics", { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(text).toMatch(/courier_tracking_courier_call_duration_seconds_count\{courier="bluedart",outcome="ok"\} 1\n/);
-    expect(text).toMatch(/courier_tracking_courier_call_duration_seconds_count\{courier="bluedart",outcome="backend"\} 1\n/);
+    expect(text).toMatch(
+      /courier_tracking_courier_call_duration_seconds_count\{courier="bluedart",outcome="backend"\} 1\n/,
+    );
   });
 });
 
@@ -196,7 +221,11 @@ describe("couriers say whether they are available and whether they answer from t
     expect(list.data.couriers.every((c: any) => c.available === true && c.sandbox === true)).toBe(true);
 
     const { createCourierBackends } = await import("../../src/modules/couriers/registry.ts");
-    const config = loadConfig({ DATABASE_URL: "postgres://u@127.0.0.1:9/x", DHL_API_KEY: "k", DHL_BASE_URL: "http://127.0.0.1:9" });
+    const config = loadConfig({
+      DATABASE_URL: "postgres://u@127.0.0.1:9/x",
+      DHL_API_KEY: "k",
+      DHL_BASE_URL: "http://127.0.0.1:9",
+    });
     expect(config.courierMode).toBe("live");
     const backends = createCourierBackends({ config, clock: ctx.clock, log: ctx.deps.log });
     try {
@@ -204,9 +233,23 @@ describe("couriers say whether they are available and whether they answer from t
       const res = await live.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": acc.key } }));
       const body = (await res.json()) as any;
       const bySlug = Object.fromEntries(body.data.couriers.map((c: any) => [c.slug, c]));
-      expect(bySlug.dhl).toEqual({ slug: "dhl", name: "DHL", available: true, sandbox: false, rate_budget: { per_second: 0.2, per_day: 250, covers_followed: null } });
-      expect(bySlug.delhivery).toEqual({ slug: "delhivery", name: "Delhivery", available: false, sandbox: false, rate_budget: null });
-      const one = (await (await live.handle(new Request("http://localhost/v1/couriers/ups", { headers: { "x-api-key": acc.key } }))).json()) as any;
+      expect(bySlug.dhl).toEqual({
+        slug: "dhl",
+        name: "DHL",
+        available: true,
+        sandbox: false,
+        rate_budget: { per_second: 0.2, per_day: 250, covers_followed: null },
+      });
+      expect(bySlug.delhivery).toEqual({
+        slug: "delhivery",
+        name: "Delhivery",
+        available: false,
+        sandbox: false,
+        rate_budget: null,
+      });
+      const one = (await (
+        await live.handle(new Request("http://localhost/v1/couriers/ups", { headers: { "x-api-key": acc.key } }))
+      ).json()) as any;
       expect(one.data).toEqual({ slug: "ups", name: "UPS", available: false, sandbox: false, rate_budget: null });
     } finally {
       await backends.close();

@@ -75,7 +75,8 @@ export function spawnService(env: Record<string, string>, entry = "src/main.ts",
 }
 
 /** `fetch` accepting the service's self-signed certificate. */
-export const insecureFetch = (url: string, init: RequestInit = {}) => fetch(url, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
+export const insecureFetch = (url: string, init: RequestInit = {}) =>
+  fetch(url, { ...init, tls: { rejectUnauthorized: false } } as RequestInit);
 
 /**
  * Service processes on one test database for a whole test file: registers the file's beforeAll/afterAll (create the

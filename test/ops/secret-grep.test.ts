@@ -48,7 +48,8 @@ const keep = (name: string, value: string) => {
 };
 
 /** `url` with `password` as its user's password (the test cluster trusts loopback and ignores it). */
-const withPassword = (url: string, password: string) => url.replace("postgres://postgres@", `postgres://postgres:${password}@`);
+const withPassword = (url: string, password: string) =>
+  url.replace("postgres://postgres@", `postgres://postgres:${password}@`);
 
 test("hostile input and failures: nothing printed contains a secret", async () => {
   const dbPassword = keep("database password", `dbpw-${hex(10)}`);
@@ -56,9 +57,17 @@ test("hostile input and failures: nothing printed contains a secret", async () =
   const metricsToken = keep("METRICS_TOKEN", `metrics-${hex(12)}`);
 
   // 1. A bad configuration, and 2. a database that refuses the connection.
-  const bad = spawn({ DATABASE_URL: `postgresx://app:${dbPassword}@127.0.0.1:5432/app`, SECRETS_KEY: `${secretsKey} `, METRICS_TOKEN: metricsToken.slice(0, 9) });
+  const bad = spawn({
+    DATABASE_URL: `postgresx://app:${dbPassword}@127.0.0.1:5432/app`,
+    SECRETS_KEY: `${secretsKey} `,
+    METRICS_TOKEN: metricsToken.slice(0, 9),
+  });
   expect(await bad.exited).toBe(1);
-  const refused = spawn({ DATABASE_URL: withPassword(tdb.url, dbPassword).replace(/\/[^/]+$/, `/ct_missing_${hex(4)}`), SECRETS_KEY: secretsKey, DB_CONNECT_TIMEOUT_SECONDS: "2" });
+  const refused = spawn({
+    DATABASE_URL: withPassword(tdb.url, dbPassword).replace(/\/[^/]+$/, `/ct_missing_${hex(4)}`),
+    SECRETS_KEY: secretsKey,
+    DB_CONNECT_TIMEOUT_SECONDS: "2",
+  });
   expect(await refused.exited).toBe(1);
 
   // 3. The service, on the test database, behind a "proxy" (plain HTTP on loopback).
@@ -85,7 +94,9 @@ test("hostile input and failures: nothing printed contains a secret", async () =
     fetch(`${base}${path}`, { ...init, headers: { ...proxied, ...init.headers }, redirect: "manual" });
 
   // Dashboard: a refused weak password, a sign-up (its API key is shown once), a wrong sign-in password.
-  const dash = new Client({ handle: (r: Request) => fetch(new Request(r.url.replace("http://localhost", base), r), { redirect: "manual" }) });
+  const dash = new Client({
+    handle: (r: Request) => fetch(new Request(r.url.replace("http://localhost", base), r), { redirect: "manual" }),
+  });
   dash.headers = { ...proxied };
   const email = `grep-${hex(4)}@example.com`;
   const weak = keep("weak password", `Password${hex(2)}!`.replace(/[a-f0-9]{4}!$/, "2024!"));
@@ -103,10 +114,17 @@ test("hostile input and failures: nothing printed contains a secret", async () =
   const nearMiss = keep("near-miss key", apiKey.slice(0, -1) + (apiKey.endsWith("A") ? "B" : "A"));
   const garbage = keep("garbage key", `ctk_${randomBytes(32).toString("base64url")}`);
   const junk = keep("junk key", `not-a-key-${hex(16)}`);
-  for (const k of [nearMiss, garbage, junk]) expect((await call("/v1/couriers", { headers: { "x-api-key": k } })).status).toBe(401);
+  for (const k of [nearMiss, garbage, junk])
+    expect((await call("/v1/couriers", { headers: { "x-api-key": k } })).status).toBe(401);
   expect((await call(`/v1/couriers?api_key=${garbage}`)).status).toBe(401);
   expect((await call("/v1/couriers", { headers: { authorization: `Bearer ${junk}` } })).status).toBe(401);
-  expect((await call("/metrics", { headers: { authorization: `Bearer ${keep("wrong metrics token", `metrics-${hex(12)}`)}` } })).status).not.toBe(200);
+  expect(
+    (
+      await call("/metrics", {
+        headers: { authorization: `Bearer ${keep("wrong metrics token", `metrics-${hex(12)}`)}` },
+      })
+    ).status,
+  ).not.toBe(200);
   expect((await call("/metrics", { headers: { authorization: `Bearer ${metricsToken}` } })).status).toBe(200);
 
   // Webhooks: a live one answered 500 (its URL carries a token in the query), a test one answered 401.
@@ -116,25 +134,37 @@ test("hostile input and failures: nothing printed contains a secret", async () =
   const queryToken = keep("URL query token", `qt${hex(10)}`);
   const authed = { "x-api-key": apiKey, "content-type": "application/json" };
   const events = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered"];
-  const live = await call("/v1/webhooks", { method: "POST", headers: authed, body: JSON.stringify({ url: `${rx.url("/grep500")}?token=${queryToken}`, events, mode: "live" }) });
+  const live = await call("/v1/webhooks", {
+    method: "POST",
+    headers: authed,
+    body: JSON.stringify({ url: `${rx.url("/grep500")}?token=${queryToken}`, events, mode: "live" }),
+  });
   expect(live.status).toBe(201);
   keep("signing secret", ((await live.json()) as { data: { secret: string } }).data.secret);
   const rotated = await call("/v1/webhooks/rotate-secret", { method: "POST", headers: authed });
   keep("rotated signing secret", ((await rotated.json()) as { data: { secret: string } }).data.secret);
-  const testHook = await call("/v1/webhooks", { method: "POST", headers: authed, body: JSON.stringify({ url: rx.url("/grep401"), events, mode: "test" }) });
+  const testHook = await call("/v1/webhooks", {
+    method: "POST",
+    headers: authed,
+    body: JSON.stringify({ url: rx.url("/grep401"), events, mode: "test" }),
+  });
   const testId = ((await testHook.json()) as { data: { id: string } }).data.id;
   expect((await call(`/v1/webhooks/${testId}/test`, { method: "POST", headers: authed })).status).toBe(200);
   expect(rx.on("/grep401").length).toBe(1);
 
   // A followed sandbox shipment steps every 2 s; its events go to the 500 receiver and are retried.
-  expect((await call("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers: authed })).status).toBe(200);
+  expect((await call("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers: authed })).status).toBe(
+    200,
+  );
   await svc.waitForLine((l) => l.msg === "webhook delivery attempt failed" && l.attempt >= 2, 60_000);
 
   svc.kill("SIGTERM");
   expect(await svc.exited).toBe(0);
 
   const printed = procs.map((p) => p.stdout() + p.stderr()).join("\n");
-  const leaks = Object.entries(secrets).filter(([, v]) => printed.includes(v)).map(([k]) => k);
+  const leaks = Object.entries(secrets)
+    .filter(([, v]) => printed.includes(v))
+    .map(([k]) => k);
   expect(leaks).toEqual([]);
   // The failures did print: the grep looked at something.
   expect(printed).toContain("invalid configuration: DATABASE_URL");

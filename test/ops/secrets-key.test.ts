@@ -10,7 +10,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { keyCheckValue, loadSecretsKey, SecretsKeyMismatchError, verifySecretsKey, type SecretsKey } from "../../src/secrets/key.ts";
+import {
+  keyCheckValue,
+  loadSecretsKey,
+  SecretsKeyMismatchError,
+  verifySecretsKey,
+  type SecretsKey,
+} from "../../src/secrets/key.ts";
 import { reencryptSecrets } from "../../src/modules/accounts/secret-rotation.ts";
 import { createAccount } from "../../src/modules/accounts/service.ts";
 import { decryptSecret, decryptSecretWith, encryptSecret } from "../../src/secrets/cipher.ts";
@@ -24,7 +30,8 @@ afterAll(() => tdb.drop());
 
 const b64 = () => randomBytes(32).toString("base64url");
 const keyOf = (env: Record<string, string>) => loadSecretsKey(loadConfig(env)).key;
-const check = async () => (await tdb.sql`select value from service_settings where name = 'secrets_key_check'`)[0]?.value as string | undefined;
+const check = async () =>
+  (await tdb.sql`select value from service_settings where name = 'secrets_key_check'`)[0]?.value as string | undefined;
 
 describe("loading the key", () => {
   test("with DATABASE_URL a generated key is refused unless SECRETS_KEY_GENERATE=single-node", () => {
@@ -42,7 +49,12 @@ describe("loading the key", () => {
   test("SECRETS_KEY_PREVIOUS rides along for decryption; a malformed one is a configuration error", () => {
     const key = keyOf({ SECRETS_KEY: b64(), SECRETS_KEY_PREVIOUS: b64() });
     expect(key.previous?.byteLength).toBe(32);
-    expect(() => keyOf({ SECRETS_KEY: b64(), SECRETS_KEY_PREVIOUS: Buffer.alloc(16).toString("base64") + "AAAAAAAAAAAAAAAAAAAAAA" })).toThrow(/SECRETS_KEY_PREVIOUS/);
+    expect(() =>
+      keyOf({
+        SECRETS_KEY: b64(),
+        SECRETS_KEY_PREVIOUS: Buffer.alloc(16).toString("base64") + "AAAAAAAAAAAAAAAAAAAAAA",
+      }),
+    ).toThrow(/SECRETS_KEY_PREVIOUS/);
   });
 });
 
@@ -66,7 +78,9 @@ describe("the check value", () => {
     const k1 = keyOf({ SECRETS_KEY: b64() });
     const acc = await createAccount(tdb.db, { email: `pre-${Date.now()}@example.com`, plan: "growth" });
     await tdb.sql`update accounts set webhook_secret_enc = ${encryptSecret(k1, acc.id, "whsec_old")} where id = ${acc.id}`;
-    await expect(verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: b64() }))).rejects.toBeInstanceOf(SecretsKeyMismatchError);
+    await expect(verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: b64() }))).rejects.toBeInstanceOf(
+      SecretsKeyMismatchError,
+    );
     expect(await check()).toBeUndefined();
     expect(await verifySecretsKey(tdb.db, k1)).toBe("stored");
     await tdb.sql`delete from service_settings`;
@@ -87,7 +101,9 @@ describe("rotation", () => {
     const oldB64 = Buffer.from(oldKey).toString("base64url");
     const newKey: SecretsKey = keyOf({ SECRETS_KEY: b64(), SECRETS_KEY_PREVIOUS: oldB64 });
     // A process with the new key alone is refused; with the old one as previous it starts.
-    await expect(verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: Buffer.from(newKey).toString("base64url") }))).rejects.toBeInstanceOf(SecretsKeyMismatchError);
+    await expect(
+      verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: Buffer.from(newKey).toString("base64url") })),
+    ).rejects.toBeInstanceOf(SecretsKeyMismatchError);
     expect(await verifySecretsKey(tdb.db, newKey)).toBe("previous");
     const [row] = await tdb.sql`select webhook_secret_enc from accounts where id = ${accounts[0]!.id}`;
     expect(decryptSecret(newKey, accounts[0]!.id, row!.webhook_secret_enc)).toBe("whsec_0");
@@ -106,8 +122,12 @@ describe("rotation", () => {
     }
     expect(await check()).toBe(keyCheckValue(newKey));
     // Now the new key alone starts, and the old key alone is refused.
-    expect(await verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: Buffer.from(newKey).toString("base64url") }))).toBe("current");
-    await expect(verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: oldB64 }))).rejects.toBeInstanceOf(SecretsKeyMismatchError);
+    expect(await verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: Buffer.from(newKey).toString("base64url") }))).toBe(
+      "current",
+    );
+    await expect(verifySecretsKey(tdb.db, keyOf({ SECRETS_KEY: oldB64 }))).rejects.toBeInstanceOf(
+      SecretsKeyMismatchError,
+    );
     // Running it again changes nothing.
     expect(await reencryptSecrets(tdb.db, newKey)).toEqual({ reEncrypted: 0, alreadyCurrent: 7, failed: 0 });
   });

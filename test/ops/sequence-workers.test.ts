@@ -38,16 +38,30 @@ test("two processes fanning out to one webhook at once: sequences 1..N, no gaps 
   const secretsKey = randomBytes(32);
   await tdb.sql`update accounts set webhook_secret_enc = ${encryptSecret(secretsKey, acc.id, generateSecret())} where id = ${acc.id}`;
   const id = newId("wh");
-  await tdb.db.insert(webhooks).values({ id, accountId: acc.id, url: receiver.url("/seq"), events: ["tracking.in_transit"], mode: "live" });
+  await tdb.db
+    .insert(webhooks)
+    .values({ id, accountId: acc.id, url: receiver.url("/seq"), events: ["tracking.in_transit"], mode: "live" });
   const shp = await shipment(tdb.db, [acc.id]);
 
   // Both children block on the barrier until this connection lets go, so their transactions overlap.
   const gate = await tdb.sql.reserve();
   await gate`select pg_advisory_lock(${BARRIER})`;
-  const env = { DATABASE_URL: tdb.url, SHIPMENT_ID: shp, EVENTS: String(PER_PROCESS), LANES: "8", BARRIER: String(BARRIER), LOG_LEVEL: "silent" };
+  const env = {
+    DATABASE_URL: tdb.url,
+    SHIPMENT_ID: shp,
+    EVENTS: String(PER_PROCESS),
+    LANES: "8",
+    BARRIER: String(BARRIER),
+    LOG_LEVEL: "silent",
+  };
   const children = [0, 1].map(() => spawnService(env, "test/ops/fan-out-child.ts"));
   procs.push(...children);
-  const waiting = async () => Number((await tdb.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${BARRIER} and not granted`)[0]!.n);
+  const waiting = async () =>
+    Number(
+      (
+        await tdb.sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${BARRIER} and not granted`
+      )[0]!.n,
+    );
   const deadline = Date.now() + 60_000;
   while ((await waiting()) < 2) {
     if (Date.now() > deadline) throw new Error(children.map((c) => c.stderr()).join("\n---\n"));
@@ -61,11 +75,19 @@ test("two processes fanning out to one webhook at once: sequences 1..N, no gaps 
   expect(reports.reduce((s, r) => s + r.rolledBack, 0)).toBe(60);
   expect(committed).toBe(2 * PER_PROCESS - 60);
 
-  const stored = (await tdb.sql`select sequence from deliveries where webhook_id = ${id} order by sequence`).map((r) => Number(r.sequence));
+  const stored = (await tdb.sql`select sequence from deliveries where webhook_id = ${id} order by sequence`).map((r) =>
+    Number(r.sequence),
+  );
   expect(stored).toEqual(Array.from({ length: committed }, (_, i) => i + 1));
 
   // Two delivery workers share the outbox; every sequence reaches the receiver.
-  const common = { ...(await webhookEnv()), DATABASE_URL: tdb.url, SECRETS_KEY: secretsKey.toString("base64url"), LOG_LEVEL: "warn", DB_DEADLINE_SECONDS: "30" };
+  const common = {
+    ...(await webhookEnv()),
+    DATABASE_URL: tdb.url,
+    SECRETS_KEY: secretsKey.toString("base64url"),
+    LOG_LEVEL: "warn",
+    DB_DEADLINE_SECONDS: "30",
+  };
   for (let i = 0; i < 2; i++) procs.push(spawnService({ ...common, ROLE: "worker", ADMIN_PORT: String(freePort()) }));
   await receiver.waitFor("/seq", committed, 120_000);
   const seen = new Set(receiver.on("/seq").map((r) => Number(r.headers["x-webhook-sequence"])));

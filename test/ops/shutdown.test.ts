@@ -37,7 +37,13 @@ test("SIGTERM during a 12 s asynchronous lookup: the client gets its 200, the em
   const port = freePort();
   const adminPort = freePort();
   // No DATABASE_URL: the embedded default, in sandbox mode, as a newcomer starts it.
-  svc = spawnService({ DATA_DIR: dataDir, PORT: String(port), ADMIN_PORT: String(adminPort), SANDBOX_ASYNC_SECONDS: "12", SHUTDOWN_GRACE_SECONDS: "30" });
+  svc = spawnService({
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    SANDBOX_ASYNC_SECONDS: "12",
+    SHUTDOWN_GRACE_SECONDS: "30",
+  });
   const keyLine = await svc.waitForLine((l) => /API key \(shown once\)/.test(l.msg), 60_000);
   const key = /(ctk_[A-Za-z0-9_-]+)/.exec(keyLine.msg)![1]!;
   await svc.waitForLine((l) => String(l.msg).startsWith("listening on https://"), 30_000);
@@ -46,7 +52,9 @@ test("SIGTERM during a 12 s asynchronous lookup: the client gets its 200, the em
 
   // Scenario digit 9: served through the asynchronous aggregator path, answering after 12 s.
   const started = Date.now();
-  const lookup = insecureFetch(`https://127.0.0.1:${port}/v1/track?courier=delhivery&tracking_number=1234567890129`, { headers: { "x-api-key": key } });
+  const lookup = insecureFetch(`https://127.0.0.1:${port}/v1/track?courier=delhivery&tracking_number=1234567890129`, {
+    headers: { "x-api-key": key },
+  });
   await Bun.sleep(1_500);
   svc.kill("SIGTERM");
   await svc.waitForLine((l) => l.msg === "shutting down", 5_000);

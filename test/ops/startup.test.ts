@@ -26,7 +26,12 @@ test("a bad configuration names every bad variable in one line, and exits 1", as
 
 test("an unreachable database: one JSON line per try with backoff, then one clear line and exit 1 (no stack trace)", async () => {
   const port = freePort(); // nothing listens there
-  const p = spawn({ DATABASE_URL: `postgres://app:s3cret-pw@127.0.0.1:${port}/app`, SECRETS_KEY: key(), DB_CONNECT_TIMEOUT_SECONDS: "3", PORT: String(freePort()) });
+  const p = spawn({
+    DATABASE_URL: `postgres://app:s3cret-pw@127.0.0.1:${port}/app`,
+    SECRETS_KEY: key(),
+    DB_CONNECT_TIMEOUT_SECONDS: "3",
+    PORT: String(freePort()),
+  });
   expect(await p.exited).toBe(1);
   const lines = p.lines();
   const tries = lines.filter((l) => l.msg === "database not reachable; retrying");
@@ -39,7 +44,12 @@ test("an unreachable database: one JSON line per try with backoff, then one clea
   expect(last.msg).toContain(`database 127.0.0.1:${port}/app not reachable after`);
   expect(p.stdout()).not.toContain("s3cret-pw");
   expect(p.stderr()).toBe("");
-  expect(p.stdout().split("\n").filter((l) => l && !l.startsWith("{"))).toEqual([]);
+  expect(
+    p
+      .stdout()
+      .split("\n")
+      .filter((l) => l && !l.startsWith("{")),
+  ).toEqual([]);
 });
 
 test("with DATABASE_URL and no SECRETS_KEY the start is refused unless SECRETS_KEY_GENERATE=single-node", async () => {
@@ -50,7 +60,12 @@ test("with DATABASE_URL and no SECRETS_KEY the start is refused unless SECRETS_K
 
 test("a worker answers on its internal port; a replica with another SECRETS_KEY refuses to start with one line", async () => {
   const adminPort = freePort();
-  const worker = spawn({ DATABASE_URL: services.db().url, SECRETS_KEY: key(), ROLE: "worker", ADMIN_PORT: String(adminPort) });
+  const worker = spawn({
+    DATABASE_URL: services.db().url,
+    SECRETS_KEY: key(),
+    ROLE: "worker",
+    ADMIN_PORT: String(adminPort),
+  });
   await worker.waitForLine((l) => l.msg === "worker started", 30_000);
   expect(worker.lines().find((l) => l.msg === "couriers")).toMatchObject({ mode: "live", sandbox: [] }); // DATABASE_URL: live unless said otherwise
   expect(worker.stdout()).not.toContain("development account");

@@ -51,7 +51,13 @@ const attr = (s: OtlpSpan, key: string) => {
 };
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
-const EVENTS = ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"];
+const EVENTS = [
+  "tracking.updated",
+  "tracking.in_transit",
+  "tracking.out_for_delivery",
+  "tracking.delivered",
+  "tracking.exception",
+];
 
 /**
  * Creates a live webhook to `path`, follows a sandbox AWB (digit 1: a new checkpoint every second), then
@@ -60,10 +66,16 @@ const EVENTS = ["tracking.updated", "tracking.in_transit", "tracking.out_for_del
  */
 async function lookupThatChanges(svc: RunningService, receiver: Receiver, path: string) {
   const headers = { "x-api-key": svc.key, "content-type": "application/json" };
-  const created = await svc.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: receiver.url(path), events: EVENTS, mode: "live" }) });
+  const created = await svc.fetch("/v1/webhooks", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ url: receiver.url(path), events: EVENTS, mode: "live" }),
+  });
   expect(created.status).toBe(201);
   const track = async (traceParent: string) => {
-    const res = await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers: { ...headers, traceparent: traceParent } });
+    const res = await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", {
+      headers: { ...headers, traceparent: traceParent },
+    });
     expect(res.status).toBe(200);
     return ((await res.json()) as { data: { Checkpoints: unknown[] } }).data.Checkpoints.length;
   };
@@ -95,10 +107,18 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
   });
 
   test("a lookup, its courier call, its record transaction and its event's delivery arrive as one trace", async () => {
-    svc = await startService(await webhookEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: "ct-traced", SANDBOX_STEP_SECONDS: "1" }));
+    svc = await startService(
+      await webhookEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_SERVICE_NAME: "ct-traced",
+        SANDBOX_STEP_SECONDS: "1",
+      }),
+    );
     const { traceId, spanId, delivery } = await lookupThatChanges(svc, receiver, "/traced");
     // A malformed client traceparent is ignored: the request gets a trace of its own.
-    const bad = await svc.fetch("/v1/couriers", { headers: { "x-api-key": svc.key, traceparent: "00-not-a-trace-01" } });
+    const bad = await svc.fetch("/v1/couriers", {
+      headers: { "x-api-key": svc.key, traceparent: "00-not-a-trace-01" },
+    });
     expect(bad.status).toBe(200);
     // The receiver got the delivery span's context, in the lookup's trace.
     const sent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(delivery.headers.traceparent ?? "");
@@ -106,7 +126,10 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     // SIGTERM flushes the queued spans before the process exits.
     expect(await svc.stop()).toBe(0);
     // The lookup's access line names its trace, so logs and traces join.
-    const lines = svc.stdout().split("\n").filter((l) => l.includes('"msg":"request"') && l.includes("/v1/track"));
+    const lines = svc
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes('"msg":"request"') && l.includes("/v1/track"));
     expect(lines.some((l) => JSON.parse(l).trace_id === traceId)).toBe(true);
     svc = undefined;
 
@@ -125,15 +148,27 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(attr(request, "http.route")).toBe("/v1/track");
     expect(attr(request, "http.response.status_code")).toBe(200);
     const courier = one("courier delhivery");
-    expect([courier.kind, courier.parentSpanId, attr(courier, "courier.outcome")]).toEqual([CLIENT, request.spanId, "ok"]);
+    expect([courier.kind, courier.parentSpanId, attr(courier, "courier.outcome")]).toEqual([
+      CLIENT,
+      request.spanId,
+      "ok",
+    ]);
     const record = one("db shipment record");
     expect(record.parentSpanId).toBe(request.spanId);
     expect(one("outbox enqueue").parentSpanId).toBe(record.spanId);
     const attempt = one("webhook delivery");
     expect([attempt.kind, attempt.parentSpanId, attempt.spanId]).toEqual([CLIENT, record.spanId, sent![2]!]);
-    expect([attr(attempt, "webhook.outcome"), attr(attempt, "http.response.status_code"), attr(attempt, "webhook.attempt")]).toEqual(["delivered", 200, 1]);
+    expect([
+      attr(attempt, "webhook.outcome"),
+      attr(attempt, "http.response.status_code"),
+      attr(attempt, "webhook.attempt"),
+    ]).toEqual(["delivered", 200, 1]);
     // The worker's claim is its own span, linked to the trace of each event it claimed.
-    expect(all.some((s) => s.name === "outbox claim" && s.links.some((l) => l.traceId === traceId && l.spanId === record.spanId))).toBe(true);
+    expect(
+      all.some(
+        (s) => s.name === "outbox claim" && s.links.some((l) => l.traceId === traceId && l.spanId === record.spanId),
+      ),
+    ).toBe(true);
 
     const couriers = all.filter((s) => s.name === "GET /v1/couriers");
     expect(couriers.length).toBe(1);
@@ -157,11 +192,26 @@ describe("traces on, a scheduled re-check", () => {
   });
 
   test("a change a re-check finds is one trace from the re-check to the delivery", async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, SANDBOX_STEP_SECONDS: "1", RECHECK_INTERVAL_SECONDS: "1", RECHECK_POLL_SECONDS: "1" };
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      SANDBOX_STEP_SECONDS: "1",
+      RECHECK_INTERVAL_SECONDS: "1",
+      RECHECK_POLL_SECONDS: "1",
+    };
     svc = await startService(await webhookEnv(env));
     const headers = { "x-api-key": svc.key, "content-type": "application/json" };
-    expect((await svc.fetch("/v1/webhooks", { method: "POST", headers, body: JSON.stringify({ url: receiver.url("/rechecked"), events: EVENTS, mode: "live" }) })).status).toBe(201);
-    expect((await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers })).status).toBe(200);
+    expect(
+      (
+        await svc.fetch("/v1/webhooks", {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ url: receiver.url("/rechecked"), events: EVENTS, mode: "live" }),
+        })
+      ).status,
+    ).toBe(201);
+    expect((await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers })).status).toBe(
+      200,
+    );
     const [delivery] = await receiver.waitFor("/rechecked", 1, 30_000);
     const traceId = /^00-([0-9a-f]{32})-/.exec(delivery!.headers.traceparent ?? "")?.[1];
     expect(await svc.stop()).toBe(0);
@@ -169,7 +219,13 @@ describe("traces on, a scheduled re-check", () => {
 
     const trace = collector.spans().filter((s) => s.traceId === traceId);
     const named = (name: string) => trace.find((s) => s.name === name)!;
-    expect(trace.map((s) => s.name).sort()).toEqual(["courier delhivery", "db shipment record", "outbox enqueue", "recheck", "webhook delivery"]);
+    expect(trace.map((s) => s.name).sort()).toEqual([
+      "courier delhivery",
+      "db shipment record",
+      "outbox enqueue",
+      "recheck",
+      "webhook delivery",
+    ]);
     expect(named("recheck").parentSpanId ?? "").toBe("");
     expect(named("courier delhivery").parentSpanId).toBe(named("recheck").spanId);
     expect(named("db shipment record").parentSpanId).toBe(named("recheck").spanId);
@@ -193,7 +249,9 @@ describe("traces off (OTEL_EXPORTER_OTLP_ENDPOINT unset)", () => {
 
   test("no span reaches a collector and receivers get no traceparent", async () => {
     // The signal-specific variable the OpenTelemetry exporter itself would read: the service must not start one.
-    svc = await startService(await webhookEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, SANDBOX_STEP_SECONDS: "1" }));
+    svc = await startService(
+      await webhookEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, SANDBOX_STEP_SECONDS: "1" }),
+    );
     const { delivery } = await lookupThatChanges(svc, receiver, "/untraced");
     expect(delivery.headers.traceparent).toBeUndefined();
     expect(svc.stdout()).not.toContain("traces on");
@@ -223,7 +281,10 @@ describe("a collector that refuses the spans", () => {
     svc = undefined;
     expect(await stopped.stop()).toBe(0);
     expect(collector.requests.length).toBeGreaterThan(0);
-    const warnings = stopped.stdout().split("\n").filter((l) => l.includes('"trace export failed"'));
+    const warnings = stopped
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes('"trace export failed"'));
     expect(warnings.length).toBeGreaterThan(0);
     expect(JSON.parse(warnings[0]!).level).toBe("warn");
   }, 60_000);

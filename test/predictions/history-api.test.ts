@@ -38,8 +38,17 @@ describe("PredictedDelivery", () => {
     expect(r1.status).toBe(200);
     expect(b1.data.ShipmentState).toBe("intransit");
     expect(b1.data).not.toHaveProperty("PredictedDelivery");
-    const [row] = await ctx.tdb.sql<{ origin_city: string; destination_city: string }[]>`select origin_city, destination_city from shipments where tracking_number = ${awb}`;
-    const lane = { courier: "delhivery", origin: row!.origin_city, destination: row!.destination_city, medianH: 96, sigma: 0.3, meanGapH: 6 };
+    const [row] = await ctx.tdb.sql<
+      { origin_city: string; destination_city: string }[]
+    >`select origin_city, destination_city from shipments where tracking_number = ${awb}`;
+    const lane = {
+      courier: "delhivery",
+      origin: row!.origin_city,
+      destination: row!.destination_city,
+      medianH: 96,
+      sigma: 0.3,
+      meanGapH: 6,
+    };
     await insertDeliveries(ctx.tdb.sql, generateDeliveries([lane], 29, ctx.clock.now(), 5));
     await rebuildTransitStats(ctx.tdb.db, ctx.clock.now());
     ctx.deps.services.transitStats.invalidate();
@@ -69,7 +78,9 @@ describe("PredictedDelivery", () => {
 async function follower(events: string[]) {
   const a = await ctx.account("growth");
   const id = newId("wh");
-  await ctx.tdb.db.insert(webhooks).values({ id, accountId: a.id, url: "https://hooks.example.com/x", events, mode: "live" });
+  await ctx.tdb.db
+    .insert(webhooks)
+    .values({ id, accountId: a.id, url: "https://hooks.example.com/x", events, mode: "live" });
   return { ...a, webhookId: id };
 }
 
@@ -83,7 +94,12 @@ const snap = (cps: ReturnType<typeof checkpoint>[], edd: string | null): Trackin
 });
 
 async function store(awb: string, s: TrackingSnapshot, followAccountId?: string) {
-  return recordFetch(ctx.tdb.db, delhivery, awb, s, { nowMs: ctx.clock.now(), recheckIntervalSeconds: 3600, onEvents: ctx.deps.onEvents, followAccountId });
+  return recordFetch(ctx.tdb.db, delhivery, awb, s, {
+    nowMs: ctx.clock.now(),
+    recheckIntervalSeconds: 3600,
+    onEvents: ctx.deps.onEvents,
+    followAccountId,
+  });
 }
 
 const deliveriesOf = (awb: string) =>
@@ -93,7 +109,13 @@ const deliveriesOf = (awb: string) =>
 describe("tracking.eta_changed", () => {
   test("an EDD moved by a day fires it to the webhook that lists it, not to one with the other events; the same day fires nothing", async () => {
     const subscribed = await follower(["tracking.eta_changed"]);
-    const others = await follower(["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered", "tracking.exception"]);
+    const others = await follower([
+      "tracking.updated",
+      "tracking.in_transit",
+      "tracking.out_for_delivery",
+      "tracking.delivered",
+      "tracking.exception",
+    ]);
     const awb = "5550000000011";
     const cps = [checkpoint("in_transit", "2026-11-03", "09:15", "Picked up")];
     await store(awb, snap(cps, "2026-11-06"), subscribed.id);
@@ -102,10 +124,17 @@ describe("tracking.eta_changed", () => {
     expect([...(await deliveriesOf(awb))]).toEqual([]);
     const r = await store(awb, snap(cps, "2026-11-08"));
     expect(r.event).toBeNull(); // no state or checkpoint event: the EDD alone moved
-    expect([...(await deliveriesOf(awb))]).toEqual([{ webhook_id: subscribed.webhookId, event_type: "tracking.eta_changed" }]);
+    expect([...(await deliveriesOf(awb))]).toEqual([
+      { webhook_id: subscribed.webhookId, event_type: "tracking.eta_changed" },
+    ]);
     const [, ev] = await ctx.call("/v1/events?type=tracking.eta_changed", { key: subscribed.key });
     expect(ev.data.events).toHaveLength(1);
-    expect(ev.data.events[0].payload.data).toMatchObject({ tracking_number: awb, eta_change: { previous: "2026-11-06", current: "2026-11-08" }, estimated_delivery_date: "08-Nov-2026", stalled: false });
+    expect(ev.data.events[0].payload.data).toMatchObject({
+      tracking_number: awb,
+      eta_change: { previous: "2026-11-06", current: "2026-11-08" },
+      estimated_delivery_date: "08-Nov-2026",
+      stalled: false,
+    });
   });
 });
 
@@ -115,10 +144,14 @@ describe("stalled shipments", () => {
     const awb = "5550000000021";
     const t0 = ctx.clock.now();
     const at = (ms: number) => new Date(ms).toISOString();
-    const cp = (ms: number, activity: string) => ({ ...checkpoint("in_transit", at(ms).slice(0, 10), at(ms).slice(11, 16), activity), at: at(ms) });
+    const cp = (ms: number, activity: string) => ({
+      ...checkpoint("in_transit", at(ms).slice(0, 10), at(ms).slice(11, 16), activity),
+      at: at(ms),
+    });
     await store(awb, snap([cp(t0 - HOUR, "Picked up")], null), hooked.id);
     const check = () => markStalled(ctx.deps, () => STALL_DEFAULT_S, ctx.clock.now());
-    const stalledNow = async () => (await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: hooked.key }))[1].data.Stalled === true;
+    const stalledNow = async () =>
+      (await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: hooked.key }))[1].data.Stalled === true;
 
     ctx.clock.set(t0 + 70 * HOUR); // 71 h since the scan: not yet (the earlier tests' shipments stall here)
     await check();
@@ -130,7 +163,10 @@ describe("stalled shipments", () => {
     expect((await check()).stalled).toBe(0);
     expect(await stalledNow()).toBe(true);
     expect([...(await deliveriesOf(awb))]).toEqual([{ webhook_id: hooked.webhookId, event_type: "tracking.stalled" }]);
-    const list = async (q: string) => (await ctx.call(`/v1/shipments?${q}`, { key: hooked.key }))[1].data.shipments.map((s: { tracking_number: string }) => s.tracking_number);
+    const list = async (q: string) =>
+      (await ctx.call(`/v1/shipments?${q}`, { key: hooked.key }))[1].data.shipments.map(
+        (s: { tracking_number: string }) => s.tracking_number,
+      );
     expect(await list("stalled=true")).toEqual([awb]);
     expect(await list("stalled=false")).toEqual([]);
 
@@ -149,12 +185,24 @@ describe("the scheduler's stall check", () => {
     const hooked = await follower(["tracking.stalled"]);
     const awb = "5550000000031";
     const t = ctx.clock.now();
-    await store(awb, snap([{ ...checkpoint("in_transit", "2026-11-01", "00:00", "Picked up"), at: new Date(t - HOUR).toISOString() }], null), hooked.id);
+    await store(
+      awb,
+      snap(
+        [{ ...checkpoint("in_transit", "2026-11-01", "00:00", "Picked up"), at: new Date(t - HOUR).toISOString() }],
+        null,
+      ),
+      hooked.id,
+    );
     ctx.clock.set(t + 80 * HOUR);
     const scheduler = createScheduler(ctx.deps, { jobs: ["stalls"], stallsPattern: "* * * * * *" });
     await scheduler.start();
     try {
-      expect(await eventually(async () => (await deliveriesOf(awb)).some((d) => d.event_type === "tracking.stalled"), 10_000)).toBe(true);
+      expect(
+        await eventually(
+          async () => (await deliveriesOf(awb)).some((d) => d.event_type === "tracking.stalled"),
+          10_000,
+        ),
+      ).toBe(true);
     } finally {
       await scheduler.stop();
     }
@@ -171,9 +219,23 @@ describe("dashboard shipments page", () => {
     await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: onLane!.id });
     await ctx.tdb.db.update(shipments).set({ stalledAt: null }).where(eq(shipments.id, onLane!.id)); // the scheduler test may have marked it
     const id = newId("shp");
-    await ctx.tdb.db.insert(shipments).values({ id, courier: "delhivery", trackingNumber: "7770000000021", state: "in_transit", mostRecentStatus: "In transit", followers: 1, stalledAt: new Date(ctx.clock.now()) });
+    await ctx.tdb.db.insert(shipments).values({
+      id,
+      courier: "delhivery",
+      trackingNumber: "7770000000021",
+      state: "in_transit",
+      mostRecentStatus: "In transit",
+      followers: 1,
+      stalledAt: new Date(ctx.clock.now()),
+    });
     await ctx.tdb.db.insert(follows).values({ accountId: acc!.id, shipmentId: id });
-    const listed = await listShipments(ctx.tdb.db, acc!.id, { limit: 50 }, {}, await ctx.deps.services.transitStats.get());
+    const listed = await listShipments(
+      ctx.tdb.db,
+      acc!.id,
+      { limit: 50 },
+      {},
+      await ctx.deps.services.transitStats.get(),
+    );
     const date = listed.shipments.find((r) => r.tracking_number === "1234567890121")?.predicted_delivery?.date;
     expect(date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 

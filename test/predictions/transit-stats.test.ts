@@ -31,8 +31,13 @@ describe("transit statistics", () => {
   test("the rebuild keeps every basis and recovers a lane's known median and p90 within 10 %", async () => {
     expect(first.deliveries).toBe(12_000);
     expect(first.batches).toBeGreaterThan(5);
-    const rows = await tdb.sql<{ basis: string; n: number }[]>`select basis, count(*)::int as n from transit_stats group by basis order by basis`;
-    expect([...rows]).toEqual([{ basis: "courier", n: 3 }, { basis: "lane", n: lanes.length }]);
+    const rows = await tdb.sql<
+      { basis: string; n: number }[]
+    >`select basis, count(*)::int as n from transit_stats group by basis order by basis`;
+    expect([...rows]).toEqual([
+      { basis: "courier", n: 3 },
+      { basis: "lane", n: lanes.length },
+    ]);
     const lane = lanes[0]!;
     const [row] = await tdb.sql<{ p50: number; p90: number; n: number; gap_count: number }[]>`
       select transit_p50 as p50, transit_p90 as p90, transit_count as n, gap_count from transit_stats
@@ -51,9 +56,17 @@ describe("transit statistics", () => {
 
   test("backtest on 10,000 held-out deliveries: p10–p90 holds 75–85 %, median error ≤ 1 day for lanes with ≥ 30 samples", async () => {
     const index = await loadStatsIndex(tdb.db);
-    const figures = await backtest(index, generateDeliveries(lanes, 10_000, NOW, 99).map((d) => ({
-      courier: d.lane.courier, originCity: d.lane.origin, destinationCity: d.lane.destination, checkpoints: d.checkpoints, deliveredOn: d.deliveredOn, courierEdd: d.courierEdd,
-    })));
+    const figures = await backtest(
+      index,
+      generateDeliveries(lanes, 10_000, NOW, 99).map((d) => ({
+        courier: d.lane.courier,
+        originCity: d.lane.origin,
+        destinationCity: d.lane.destination,
+        checkpoints: d.checkpoints,
+        deliveredOn: d.deliveredOn,
+        courierEdd: d.courierEdd,
+      })),
+    );
     expect(figures.map((f) => f.courier)).toEqual(["bluedart", "delhivery", "dtdc"]);
     for (const f of figures) {
       expect(f.lanePredicted).toBe(f.deliveries);

@@ -11,7 +11,11 @@ import { Value } from "@sinclair/typebox/value";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { EventListResponse } from "../../src/modules/events/model.ts";
-import { ShipmentListResponse, StoredShipmentResponse, UpdateShipmentResponse } from "../../src/modules/shipments/model.ts";
+import {
+  ShipmentListResponse,
+  StoredShipmentResponse,
+  UpdateShipmentResponse,
+} from "../../src/modules/shipments/model.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { shipmentRow } from "../following/helpers.ts";
 import { emit } from "../webhooks/fixtures.ts";
@@ -33,7 +37,8 @@ afterAll(async () => {
   await ctx.close();
 });
 
-const post = (key: string, shipments: unknown[]) => ctx.call("/v1/shipments", { method: "POST", key, body: JSON.stringify({ shipments }) });
+const post = (key: string, shipments: unknown[]) =>
+  ctx.call("/v1/shipments", { method: "POST", key, body: JSON.stringify({ shipments }) });
 const patch = (key: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   ctx.call(`/v1/shipments/${path}`, { method: "PATCH", key, headers, body: JSON.stringify(body) });
 
@@ -56,7 +61,12 @@ describe("reference and metadata through every read and a real delivery", () => 
     const b = await merchant();
     const awb = "4100000000011";
     const [r1, f1] = await post(a.key, [
-      { courier: "delhivery", tracking_number: awb, reference: "ORD-A-1", metadata: { channel: "web", "shop.id": "7" } },
+      {
+        courier: "delhivery",
+        tracking_number: awb,
+        reference: "ORD-A-1",
+        metadata: { channel: "web", "shop.id": "7" },
+      },
       { courier: "delhivery", tracking_number: "4100000000021" },
     ]);
     expect(r1.status).toBe(202);
@@ -68,7 +78,9 @@ describe("reference and metadata through every read and a real delivery", () => 
     const [lr, list] = await ctx.call("/v1/shipments", { key: a.key });
     expect(lr.status).toBe(200);
     expect(Value.Check(ShipmentListResponse, list)).toBe(true);
-    const byAwb = Object.fromEntries(list.data.shipments.map((s: { tracking_number: string }) => [s.tracking_number, s]));
+    const byAwb = Object.fromEntries(
+      list.data.shipments.map((s: { tracking_number: string }) => [s.tracking_number, s]),
+    );
     expect(byAwb[awb]).toMatchObject({ reference: "ORD-A-1", metadata: { channel: "web", "shop.id": "7" } });
     expect(byAwb["4100000000021"]).toMatchObject({ reference: null, metadata: {} });
 
@@ -102,7 +114,9 @@ describe("reference and metadata through every read and a real delivery", () => 
       const [got] = rx.on(acc.path);
       expect(got!.json.data).toMatchObject({ tracking_number: awb, reference, metadata });
       // The signature covers the bytes that carry them.
-      expect(got!.headers["x-service-signature"]).toBe(`sha256=${createHmac("sha256", acc.secret).update(got!.raw).digest("hex")}`);
+      expect(got!.headers["x-service-signature"]).toBe(
+        `sha256=${createHmac("sha256", acc.secret).update(got!.raw).digest("hex")}`,
+      );
       expect(got!.text).toContain(JSON.stringify(reference));
     }
 
@@ -110,7 +124,10 @@ describe("reference and metadata through every read and a real delivery", () => 
     const [er, events] = await ctx.call(`/v1/events?tracking_number=${awb}`, { key: a.key });
     expect(er.status).toBe(200);
     expect(Value.Check(EventListResponse, events)).toBe(true);
-    expect(events.data.events[0].payload.data).toMatchObject({ reference: "ORD-A-1", metadata: { channel: "web", "shop.id": "7" } });
+    expect(events.data.events[0].payload.data).toMatchObject({
+      reference: "ORD-A-1",
+      metadata: { channel: "web", "shop.id": "7" },
+    });
     const [, eventsB] = await ctx.call(`/v1/events?tracking_number=${awb}`, { key: b.key });
     expect(eventsB.data.events[0].payload.data).toMatchObject({ reference: "B-77", metadata: {} });
     // The webhook's copy adds its own per-webhook `sequence`; the rest is the same payload.
@@ -119,10 +136,18 @@ describe("reference and metadata through every read and a real delivery", () => 
     expect(events.data.events[0].payload).toEqual(delivered);
 
     // PATCH: a key set to null goes, a new key is set, the reference changes; B's follow is untouched.
-    const [pr, patched] = await patch(a.key, `delhivery/${awb}`, { reference: "ORD-A-2", metadata: { channel: null, priority: "high" } });
+    const [pr, patched] = await patch(a.key, `delhivery/${awb}`, {
+      reference: "ORD-A-2",
+      metadata: { channel: null, priority: "high" },
+    });
     expect(pr.status).toBe(200);
     expect(Value.Check(UpdateShipmentResponse, patched)).toBe(true);
-    expect(patched.data).toEqual({ courier: "delhivery", tracking_number: awb, reference: "ORD-A-2", metadata: { "shop.id": "7", priority: "high" } });
+    expect(patched.data).toEqual({
+      courier: "delhivery",
+      tracking_number: awb,
+      reference: "ORD-A-2",
+      metadata: { "shop.id": "7", priority: "high" },
+    });
     const [, storedB2] = await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: b.key });
     expect(storedB2.follow).toEqual({ reference: "B-77", metadata: {} });
 
@@ -130,7 +155,10 @@ describe("reference and metadata through every read and a real delivery", () => 
     ctx.clock.advance(1000);
     expect(await emit(ctx.tdb.db, shp.id, "tracking.updated", new Date(ctx.clock.now()))).toBe(2);
     expect(await worker.runOnce()).toBe(2);
-    expect(rx.on(a.path)[1]!.json.data).toMatchObject({ reference: "ORD-A-2", metadata: { "shop.id": "7", priority: "high" } });
+    expect(rx.on(a.path)[1]!.json.data).toMatchObject({
+      reference: "ORD-A-2",
+      metadata: { "shop.id": "7", priority: "high" },
+    });
     expect(rx.on(b.path)[1]!.json.data).toMatchObject({ reference: "B-77", metadata: {} });
   });
 });
@@ -139,7 +167,9 @@ describe("PATCH /v1/shipments/{courier}/{tracking_number}", () => {
   test("reference null clears it; fields not sent stay; 404 for a shipment the account does not follow; Idempotency-Key replays", async () => {
     const a = await ctx.account("free");
     const b = await ctx.account("free");
-    await post(a.key, [{ courier: "delhivery", tracking_number: "4200000000011", reference: "R1", metadata: { k: "v" } }]);
+    await post(a.key, [
+      { courier: "delhivery", tracking_number: "4200000000011", reference: "R1", metadata: { k: "v" } },
+    ]);
     const [, kept] = await patch(a.key, "delhivery/4200000000011", { metadata: { k2: "v2" } });
     expect(kept.data).toMatchObject({ reference: "R1", metadata: { k: "v", k2: "v2" } });
     const [, cleared] = await patch(a.key, "delhivery/4200000000011", { reference: null });
@@ -153,17 +183,32 @@ describe("PATCH /v1/shipments/{courier}/{tracking_number}", () => {
     const [unknownCourier] = await patch(a.key, "nosuchcourier/4200000000011", { reference: "x" });
     expect(unknownCourier.status).toBe(404);
 
-    const [first, firstBody] = await patch(a.key, "delhivery/4200000000011", { reference: "R2" }, { "Idempotency-Key": "patch-1" });
+    const [first, firstBody] = await patch(
+      a.key,
+      "delhivery/4200000000011",
+      { reference: "R2" },
+      { "Idempotency-Key": "patch-1" },
+    );
     expect(first.status).toBe(200);
     // Changed meanwhile: a replay answers the stored response and does not run again.
     await patch(a.key, "delhivery/4200000000011", { reference: "R3" });
-    const [again, againBody] = await patch(a.key, "delhivery/4200000000011", { reference: "R2" }, { "Idempotency-Key": "patch-1" });
+    const [again, againBody] = await patch(
+      a.key,
+      "delhivery/4200000000011",
+      { reference: "R2" },
+      { "Idempotency-Key": "patch-1" },
+    );
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(againBody).toEqual(firstBody);
     const [, now] = await ctx.call("/v1/shipments/delhivery/4200000000011", { key: a.key });
     expect(now.follow.reference).toBe("R3");
-    const [reused, reusedBody] = await patch(a.key, "delhivery/4200000000011", { reference: "R4" }, { "Idempotency-Key": "patch-1" });
+    const [reused, reusedBody] = await patch(
+      a.key,
+      "delhivery/4200000000011",
+      { reference: "R4" },
+      { "Idempotency-Key": "patch-1" },
+    );
     expect(reused.status).toBe(422);
     expect(reusedBody.detail[0]).toMatchObject({ loc: ["header", "Idempotency-Key"], type: "idempotency_key_reused" });
   });
@@ -203,7 +248,8 @@ describe("validation: the 422 detail with the exact loc", () => {
       item({ metadata: ["a"] }),
     ]);
     expect(res.status).toBe(422);
-    const at = (loc: unknown[]) => body.detail.find((d: { loc: unknown[] }) => JSON.stringify(d.loc) === JSON.stringify(loc));
+    const at = (loc: unknown[]) =>
+      body.detail.find((d: { loc: unknown[] }) => JSON.stringify(d.loc) === JSON.stringify(loc));
     expect(at(["body", "shipments", 0, "metadata"])).toBeDefined();
     expect(at(["body", "shipments", 1, "metadata", "k".repeat(41)])).toBeDefined();
     expect(at(["body", "shipments", 2, "metadata", "bad key"])).toBeDefined();
@@ -220,7 +266,9 @@ describe("validation: the 422 detail with the exact loc", () => {
 
   test("lengths count characters: 128 emoji as a reference and 500 as a value pass, 129 and 501 do not", async () => {
     const a = await ctx.account("free");
-    const [ok, okBody] = await post(a.key, [{ courier: "delhivery", tracking_number: "4500000000011", reference: emoji(128), metadata: { e: emoji(500) } }]);
+    const [ok, okBody] = await post(a.key, [
+      { courier: "delhivery", tracking_number: "4500000000011", reference: emoji(128), metadata: { e: emoji(500) } },
+    ]);
     expect(ok.status).toBe(202);
     expect(okBody.data.accepted).toBe(1);
     const [, stored] = await ctx.call("/v1/shipments/delhivery/4500000000011", { key: a.key });
@@ -228,7 +276,10 @@ describe("validation: the 422 detail with the exact loc", () => {
     const [, filtered] = await ctx.call(`/v1/shipments?reference=${encodeURIComponent(emoji(128))}`, { key: a.key });
     expect(filtered.data.shipments.length).toBe(1);
 
-    const [bad, badBody] = await patch(a.key, "delhivery/4500000000011", { reference: emoji(129), metadata: { e: emoji(501) } });
+    const [bad, badBody] = await patch(a.key, "delhivery/4500000000011", {
+      reference: emoji(129),
+      metadata: { e: emoji(501) },
+    });
     expect(bad.status).toBe(422);
     expect(badBody.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
       ["body", "reference"],
@@ -242,7 +293,10 @@ describe("validation: the 422 detail with the exact loc", () => {
   test("PATCH: a bad key (the first one of an object is reported), a number as a value, an unknown field; a 41-character key", async () => {
     const a = await ctx.account("free");
     await post(a.key, [{ courier: "delhivery", tracking_number: "4600000000011" }]);
-    const [res, body] = await patch(a.key, "delhivery/4600000000011", { metadata: { "bad/key": "v", ["k".repeat(41)]: null, n: 1 }, order: "x" });
+    const [res, body] = await patch(a.key, "delhivery/4600000000011", {
+      metadata: { "bad/key": "v", ["k".repeat(41)]: null, n: 1 },
+      order: "x",
+    });
     expect(res.status).toBe(422);
     const locs = body.detail.map((d: { loc: unknown[] }) => d.loc);
     expect(locs).toContainEqual(["body", "metadata", "bad/key"]);
@@ -250,7 +304,9 @@ describe("validation: the 422 detail with the exact loc", () => {
     expect(locs).toContainEqual(["body", "order"]);
     const [long, longBody] = await patch(a.key, "delhivery/4600000000011", { metadata: { ["k".repeat(41)]: null } });
     expect(long.status).toBe(422);
-    expect(longBody.detail).toEqual([{ loc: ["body", "metadata", "k".repeat(41)], msg: expect.any(String), type: expect.any(String) }]);
+    expect(longBody.detail).toEqual([
+      { loc: ["body", "metadata", "k".repeat(41)], msg: expect.any(String), type: expect.any(String) },
+    ]);
     const [, stored] = await ctx.call("/v1/shipments/delhivery/4600000000011", { key: a.key });
     expect(stored.follow).toEqual({ reference: null, metadata: {} });
   });

@@ -32,7 +32,8 @@ async function list(key: string, query = ""): Promise<Item[]> {
   expect(Value.Check(ShipmentListResponse, body)).toBe(true);
   return body.data.shipments;
 }
-const reasons = async (key: string) => Object.fromEntries((await list(key)).map((s) => [s.tracking_number, s.reason_code]));
+const reasons = async (key: string) =>
+  Object.fromEntries((await list(key)).map((s) => [s.tracking_number, s.reason_code]));
 const numbers = async (key: string, query: string) => (await list(key, query)).map((s) => s.tracking_number).sort();
 const track = async (key: string, awb: string) => {
   const [res] = await ctx.call(`/v1/track?courier=delhivery&tracking_number=${awb}`, { key });
@@ -45,17 +46,26 @@ describe("reason_code on GET /v1/shipments", () => {
     const [res] = await ctx.call("/v1/shipments", {
       method: "POST",
       key: a.key,
-      body: JSON.stringify({ shipments: [UNAVAILABLE, DAMAGED, IN_TRANSIT].map((n) => ({ courier: "delhivery", tracking_number: n })) }),
+      body: JSON.stringify({
+        shipments: [UNAVAILABLE, DAMAGED, IN_TRANSIT].map((n) => ({ courier: "delhivery", tracking_number: n })),
+      }),
     });
     expect(res.status).toBe(202);
     expect(await reasons(a.key)).toEqual({ [UNAVAILABLE]: null, [DAMAGED]: null, [IN_TRANSIT]: null });
 
     for (const n of [UNAVAILABLE, DAMAGED, IN_TRANSIT]) await track(a.key, n);
-    expect(await reasons(a.key)).toEqual({ [UNAVAILABLE]: "customer_unavailable", [DAMAGED]: "damaged", [IN_TRANSIT]: null });
+    expect(await reasons(a.key)).toEqual({
+      [UNAVAILABLE]: "customer_unavailable",
+      [DAMAGED]: "damaged",
+      [IN_TRANSIT]: null,
+    });
     expect((await list(a.key)).find((s) => s.tracking_number === UNAVAILABLE)!.status).toBe("exception");
 
     // The next scripted step is the return to origin: its checkpoint carries no reason, the shipment keeps the attempt's.
-    const [adv, advanced] = await ctx.call(`/v1/sandbox/shipments/delhivery/${UNAVAILABLE}/advance`, { key: a.key, method: "POST" });
+    const [adv, advanced] = await ctx.call(`/v1/sandbox/shipments/delhivery/${UNAVAILABLE}/advance`, {
+      key: a.key,
+      method: "POST",
+    });
     expect(adv.status).toBe(200);
     expect(advanced.data.Checkpoints[0].ReasonCode).toBe("");
     expect((await reasons(a.key))[UNAVAILABLE]).toBe("customer_unavailable");

@@ -12,7 +12,11 @@ import { deliveries } from "../../src/db/schema/index.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { createRecheckRunner } from "../../src/modules/following/recheck.ts";
-import { FollowShipmentsResponse, ShipmentListResponse, StoredShipmentResponse } from "../../src/modules/shipments/model.ts";
+import {
+  FollowShipmentsResponse,
+  ShipmentListResponse,
+  StoredShipmentResponse,
+} from "../../src/modules/shipments/model.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { liveWebhook, pastInterval, shipmentRow, track } from "../following/helpers.ts";
 
@@ -41,8 +45,21 @@ describe("POST /v1/shipments", () => {
     expect(res.status).toBe(202);
     expect(Value.Check(FollowShipmentsResponse, body)).toBe(true);
     const r = body.data.shipments;
-    expect(r.map((x: { result: string }) => x.result)).toEqual(["accepted", "invalid", "invalid", "invalid", "accepted", "invalid", "accepted"]);
-    expect(r[0]).toEqual({ courier: "delhivery", tracking_number: "1234567890121", result: "accepted", already_followed: false });
+    expect(r.map((x: { result: string }) => x.result)).toEqual([
+      "accepted",
+      "invalid",
+      "invalid",
+      "invalid",
+      "accepted",
+      "invalid",
+      "accepted",
+    ]);
+    expect(r[0]).toEqual({
+      courier: "delhivery",
+      tracking_number: "1234567890121",
+      result: "accepted",
+      already_followed: false,
+    });
     expect(r[1].error.code).toBe("INVALID_TRACKING_NUMBER");
     expect(r[2].error.code).toBe("COURIER_NOT_FOUND");
     expect(r[3].error.code).toBe("COURIER_AMBIGUOUS");
@@ -64,14 +81,31 @@ describe("POST /v1/shipments", () => {
   test("quota: items beyond what is left answer quota_exceeded, in request order; never overshoots under concurrent calls", async () => {
     const a = await ctx.account("free");
     await setUsage(ctx.tdb.db, a.id, 97, ctx.clock.now());
-    const [, body] = await post(a.key, ["1000000000011", "1000000000021", "1000000000031", "1000000000041", "1000000000051"].map((n) => ({ courier: "delhivery", tracking_number: n })));
-    expect(body.data.shipments.map((x: { result: string }) => x.result)).toEqual(["accepted", "accepted", "accepted", "quota_exceeded", "quota_exceeded"]);
+    const [, body] = await post(
+      a.key,
+      ["1000000000011", "1000000000021", "1000000000031", "1000000000041", "1000000000051"].map((n) => ({
+        courier: "delhivery",
+        tracking_number: n,
+      })),
+    );
+    expect(body.data.shipments.map((x: { result: string }) => x.result)).toEqual([
+      "accepted",
+      "accepted",
+      "accepted",
+      "quota_exceeded",
+      "quota_exceeded",
+    ]);
     expect(body.data.shipments[3].error.code).toBe("QUOTA_EXCEEDED");
     expect(await usedThisMonth(ctx.tdb.db, a.id, ctx.clock.now())).toBe(100);
 
     const b = await ctx.account("free");
     await setUsage(ctx.tdb.db, b.id, 90, ctx.clock.now());
-    const calls = Array.from({ length: 8 }, (_, i) => post(b.key, [1, 2, 3].map((j) => ({ courier: "delhivery", tracking_number: `20000000${i}${j}001` }))));
+    const calls = Array.from({ length: 8 }, (_, i) =>
+      post(
+        b.key,
+        [1, 2, 3].map((j) => ({ courier: "delhivery", tracking_number: `20000000${i}${j}001` })),
+      ),
+    );
     const accepted = (await Promise.all(calls)).reduce((n, [, x]) => n + x.data.accepted, 0);
     expect(accepted).toBe(10);
     expect(await usedThisMonth(ctx.tdb.db, b.id, ctx.clock.now())).toBe(100);
@@ -85,7 +119,14 @@ describe("POST /v1/shipments", () => {
     expect([r1.status, b1.error.code]).toEqual([402, "ACCOUNT_NEEDS_ATTENTION"]);
     await setStatus(ctx.tdb.db, a.id, "active");
     expect((await post(a.key, []))[0].status).toBe(422);
-    expect((await post(a.key, Array.from({ length: 101 }, () => ({ courier: "delhivery", tracking_number: "1234567890121" }))))[0].status).toBe(422);
+    expect(
+      (
+        await post(
+          a.key,
+          Array.from({ length: 101 }, () => ({ courier: "delhivery", tracking_number: "1234567890121" })),
+        )
+      )[0].status,
+    ).toBe(422);
   });
 });
 
@@ -116,7 +157,11 @@ describe("following through the re-check path", () => {
     // Same data as /v1/track gives (but no courier call and no quota).
     expect(await usedThisMonth(ctx.tdb.db, a.id, ctx.clock.now())).toBe(used);
     const tracked = await track(ctx, a.key, "delhivery", "3000000000011");
-    expect({ ...stored.data, FetchTime: "", ExecutionTime: "" }).toEqual({ ...tracked.data, FetchTime: "", ExecutionTime: "" });
+    expect({ ...stored.data, FetchTime: "", ExecutionTime: "" }).toEqual({
+      ...tracked.data,
+      FetchTime: "",
+      ExecutionTime: "",
+    });
 
     // The simulator advances; the next re-check finds a change and fans it out to the webhook.
     ctx.clock.advance(pastInterval(ctx));
@@ -138,7 +183,9 @@ describe("following through the re-check path", () => {
     expect(shp.nextCheckAt).toBeNull();
     const [nf, body] = await ctx.call("/v1/shipments/delhivery/3000000000021", { key: a.key });
     expect([nf.status, body.error.code]).toEqual([404, "SHIPMENT_NOT_FOLLOWED"]);
-    expect((await ctx.call("/v1/shipments/delhivery/3000000000021", { method: "DELETE", key: a.key }))[0].status).toBe(404);
+    expect((await ctx.call("/v1/shipments/delhivery/3000000000021", { method: "DELETE", key: a.key }))[0].status).toBe(
+      404,
+    );
     // A later change (another account's lookup) is not fanned out to this account.
     ctx.clock.advance(pastInterval(ctx));
     const other = await ctx.account("free");
@@ -169,7 +216,10 @@ describe("GET /v1/shipments", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const [res, body]: [Response, any] = await ctx.call(`/v1/shipments?courier=delhivery&limit=3${cursor ? `&cursor=${cursor}` : ""}`, { key: a.key });
+      const [res, body]: [Response, any] = await ctx.call(
+        `/v1/shipments?courier=delhivery&limit=3${cursor ? `&cursor=${cursor}` : ""}`,
+        { key: a.key },
+      );
       expect(res.status).toBe(200);
       expect(Value.Check(ShipmentListResponse, body)).toBe(true);
       seen.push(...body.data.shipments.map((s: { tracking_number: string }) => s.tracking_number));
@@ -202,7 +252,9 @@ describe("GET /v1/shipments", () => {
     }
     const [, delivered] = await ctx.call("/v1/shipments?state=delivered", { key: a.key });
     expect(delivered.data.count).toBe(0);
-    const [, later] = await ctx.call(`/v1/shipments?updated_since=${new Date(ctx.clock.now() + 1000).toISOString()}`, { key: a.key });
+    const [, later] = await ctx.call(`/v1/shipments?updated_since=${new Date(ctx.clock.now() + 1000).toISOString()}`, {
+      key: a.key,
+    });
     expect(later.data.count).toBe(0);
     const [bad] = await ctx.call("/v1/shipments?state=lost", { key: a.key });
     expect(bad.status).toBe(422);

@@ -26,11 +26,24 @@ describe("every catalogue courier through GET /v1/track", () => {
   test("the catalogue's example number (ending in 0) is delivered, for all couriers at once", async () => {
     const results = await Promise.all(
       COURIERS.map(async (c) => {
-        const [res, body] = await ctx.call(`/v1/track?courier=${c.slug}&tracking_number=${encodeURIComponent(c.awb.example)}`, { key });
-        return { slug: c.slug, status: res.status, state: body?.data?.ShipmentState, courierName: body?.data?.Checkpoints?.[0]?.CourierName };
+        const [res, body] = await ctx.call(
+          `/v1/track?courier=${c.slug}&tracking_number=${encodeURIComponent(c.awb.example)}`,
+          { key },
+        );
+        return {
+          slug: c.slug,
+          status: res.status,
+          state: body?.data?.ShipmentState,
+          courierName: body?.data?.Checkpoints?.[0]?.CourierName,
+        };
       }),
     );
-    for (const r of results) expect(r, r.slug).toMatchObject({ status: 200, state: "delivered", courierName: COURIERS.find((c) => c.slug === r.slug)!.name });
+    for (const r of results)
+      expect(r, r.slug).toMatchObject({
+        status: 200,
+        state: "delivered",
+        courierName: COURIERS.find((c) => c.slug === r.slug)!.name,
+      });
   });
 
   test("50 parallel /v1/track calls for one AWB, all in flight together, make one backend call", async () => {
@@ -41,7 +54,10 @@ describe("every catalogue courier through GET /v1/track", () => {
     try {
       const app = buildApp({ ...ctx.deps, config, backends });
       const awb = "1234567890551"; // digit 1: in transit
-      const req = () => new Request(`http://localhost/v1/track?courier=delhivery&tracking_number=${awb}`, { headers: { "x-api-key": key } });
+      const req = () =>
+        new Request(`http://localhost/v1/track?courier=delhivery&tracking_number=${awb}`, {
+          headers: { "x-api-key": key },
+        });
       const responses = await Promise.all(Array.from({ length: 50 }, () => app.handle(req())));
       expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
       expect(sim.calls("delhivery", awb)).toBe(1);
@@ -58,7 +74,11 @@ describe("live mode", () => {
     const backends = createCourierBackends({ config, clock: ctx.clock, log: silentLogger });
     try {
       const app = buildApp({ ...ctx.deps, config, backends });
-      const res = await app.handle(new Request("http://localhost/v1/track?courier=delhivery&tracking_number=1234567890120", { headers: { "x-api-key": key } }));
+      const res = await app.handle(
+        new Request("http://localhost/v1/track?courier=delhivery&tracking_number=1234567890120", {
+          headers: { "x-api-key": key },
+        }),
+      );
       expect(res.status).toBe(400);
       expect((await res.json()).error.code).toBe("COURIER_NOT_SUPPORTED");
       const described = backends.describe();

@@ -15,10 +15,17 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 const demo = async (forwardedFor: string) =>
-  (await ctx.call("/demo/track", { headers: { "x-forwarded-for": forwardedFor, "x-forwarded-proto": "https" } }))[0].status;
+  (await ctx.call("/demo/track", { headers: { "x-forwarded-for": forwardedFor, "x-forwarded-proto": "https" } }))[0]
+    .status;
 
 test("IPv4 written bare, with a port, and IPv4-mapped counts as one client", async () => {
-  const spellings = ["203.0.113.9", "203.0.113.9:4711", "::ffff:203.0.113.9", "[::ffff:203.0.113.9]:443", "::FFFF:CB00:7109"];
+  const spellings = [
+    "203.0.113.9",
+    "203.0.113.9:4711",
+    "::ffff:203.0.113.9",
+    "[::ffff:203.0.113.9]:443",
+    "::FFFF:CB00:7109",
+  ];
   const statuses = [];
   for (let i = 0; i < DEMO_LIMIT_PER_HOUR + 2; i++) statuses.push(await demo(spellings[i % spellings.length]!));
   expect(statuses).toEqual([...Array(DEMO_LIMIT_PER_HOUR).fill(422), 429, 429]);

@@ -82,7 +82,14 @@ const cp = (at: string, activity: string): RawCheckpoint => ({
   rawStatus: "In Transit",
   remark: null,
 });
-const snap = (checkpoints: RawCheckpoint[], estimatedDelivery: string | null): TrackingSnapshot => ({ checkpoints, originCity: "Mumbai", destinationCity: "Pune", podUrl: null, remark: null, estimatedDelivery });
+const snap = (checkpoints: RawCheckpoint[], estimatedDelivery: string | null): TrackingSnapshot => ({
+  checkpoints,
+  originCity: "Mumbai",
+  destinationCity: "Pune",
+  podUrl: null,
+  remark: null,
+  estimatedDelivery,
+});
 
 describe("a changed estimate alone", () => {
   test("normalise: same checkpoints and state, new EDD → the record takes it, no event", () => {
@@ -100,7 +107,13 @@ describe("a changed estimate alone", () => {
     await liveWebhook(ctx, a.key);
     const delhivery = courierBySlug("delhivery")!;
     const n = "3333333333121";
-    const opts = () => ({ followAccountId: a.id, nowMs: ctx.clock.now(), recheckIntervalSeconds: 28_800, random: () => 0.5, onEvents: outboxEventSink });
+    const opts = () => ({
+      followAccountId: a.id,
+      nowMs: ctx.clock.now(),
+      recheckIntervalSeconds: 28_800,
+      random: () => 0.5,
+      onEvents: outboxEventSink,
+    });
     const picked = cp("2026-11-03T09:15", "Picked up");
     await recordFetch(ctx.tdb.db, delhivery, n, snap([picked], "2026-11-06"), opts());
     const id = (await shipmentRow(ctx, "delhivery", n))!.id;
@@ -115,17 +128,29 @@ describe("a changed estimate alone", () => {
     expect((await stored(a.key, "delhivery", n)).EstimatedDeliveryDate).toBe("08-Nov-2026");
 
     ctx.clock.advance(60_000);
-    const moved = await recordFetch(ctx.tdb.db, delhivery, n, snap([picked, cp("2026-11-04T18:40", "Reached hub")], "2026-11-08"), opts());
+    const moved = await recordFetch(
+      ctx.tdb.db,
+      delhivery,
+      n,
+      snap([picked, cp("2026-11-04T18:40", "Reached hub")], "2026-11-08"),
+      opts(),
+    );
     expect(moved.event).toBe("tracking.updated");
     expect(await eventsOf(ctx, id)).toEqual(["tracking.eta_changed/in_transit", "tracking.updated/in_transit"]);
     const [res, body] = await ctx.call(`/v1/events?tracking_number=${n}&type=tracking.updated`, { key: a.key });
     expect(res.status).toBe(200);
     expect(Value.Check(EventListResponse, body)).toBe(true);
     expect(body.data.events).toHaveLength(1);
-    expect(body.data.events[0].payload.data).toMatchObject({ tracking_number: n, status: "in_transit", estimated_delivery_date: "08-Nov-2026" });
+    expect(body.data.events[0].payload.data).toMatchObject({
+      tracking_number: n,
+      status: "in_transit",
+      estimated_delivery_date: "08-Nov-2026",
+    });
     // The delivery worker's claim reads the same record: the body it signs carries the estimate too.
     expect(moved.deliveries).toBe(1);
-    const claimed = (await claimDue(ctx.tdb.db.$client, ctx.clock.now() + 1_000, 100, 30_000)).filter((d) => d.shipment?.tracking_number === n);
+    const claimed = (await claimDue(ctx.tdb.db.$client, ctx.clock.now() + 1_000, 100, 30_000)).filter(
+      (d) => d.shipment?.tracking_number === n,
+    );
     expect(claimed).toHaveLength(1);
     expect(dataFromShipment(claimed[0]!.shipment!, "2026-11-05T20:02:00Z").estimated_delivery_date).toBe("08-Nov-2026");
   });

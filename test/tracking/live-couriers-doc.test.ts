@@ -34,7 +34,11 @@ test("every courier with its own adapter lists exactly that adapter's credential
 
 test("every courier served through 17TRACK is listed under TRACK17_API_KEY, and no other", () => {
   const listed = [...track17.matchAll(/^\| [^|]+ \| `([a-z0-9]+)` \|$/gm)].map((m) => m[1]!).sort();
-  expect(listed).toEqual(COURIERS.filter((c) => c.adapter === "track17").map((c) => c.slug).sort());
+  expect(listed).toEqual(
+    COURIERS.filter((c) => c.adapter === "track17")
+      .map((c) => c.slug)
+      .sort(),
+  );
   expect(ADAPTERS.track17.credentialVars).toEqual(["TRACK17_API_KEY"]);
   expect(track17).toContain(`\`TRACK17_BASE_URL\`, default \`${ADAPTERS.track17.defaultBaseUrl}\``);
 });
@@ -44,15 +48,25 @@ test("the documented variables make a courier live; without any one of them it s
     const vars = row(ownApi, c.slug)!;
     const credentials = vars.filter((v) => !v.endsWith("_BASE_URL"));
     // Loopback base URL: nothing is ever sent (availability only).
-    const env = (omit?: string) => Object.fromEntries([...credentials.filter((v) => v !== omit).map((v) => [v, "x"]), [`${ADAPTERS[c.adapter].envPrefix}_BASE_URL`, "https://127.0.0.1:9"]]);
+    const env = (omit?: string) =>
+      Object.fromEntries([
+        ...credentials.filter((v) => v !== omit).map((v) => [v, "x"]),
+        [`${ADAPTERS[c.adapter].envPrefix}_BASE_URL`, "https://127.0.0.1:9"],
+      ]);
     const availability = async (e: Record<string, string>) => {
-      const backends = createCourierBackends({ config: loadConfig({ COURIER_MODE: "sandbox", ...e }), clock: new FakeClock(), log: silentLogger, simulator: { baseUrlFor: () => "https://127.0.0.1:9", credential: () => "sandbox", route: () => undefined } });
+      const backends = createCourierBackends({
+        config: loadConfig({ COURIER_MODE: "sandbox", ...e }),
+        clock: new FakeClock(),
+        log: silentLogger,
+        simulator: { baseUrlFor: () => "https://127.0.0.1:9", credential: () => "sandbox", route: () => undefined },
+      });
       const a = backends.availability(c);
       await backends.close();
       return a;
     };
     expect(`${c.slug} ${await availability(env())}`).toBe(`${c.slug} live`);
-    for (const v of credentials) expect(`${c.slug} without ${v}: ${await availability(env(v))}`).toBe(`${c.slug} without ${v}: sandbox`);
+    for (const v of credentials)
+      expect(`${c.slug} without ${v}: ${await availability(env(v))}`).toBe(`${c.slug} without ${v}: sandbox`);
   }
 });
 

@@ -15,7 +15,14 @@ const cp = (state: ShipmentState, hour: number, activity: string = state): RawCh
   rawStatus: null,
   remark: null,
 });
-const snap = (checkpoints: RawCheckpoint[], extra: Partial<TrackingSnapshot> = {}): TrackingSnapshot => ({ checkpoints, originCity: null, destinationCity: null, podUrl: null, remark: null, ...extra });
+const snap = (checkpoints: RawCheckpoint[], extra: Partial<TrackingSnapshot> = {}): TrackingSnapshot => ({
+  checkpoints,
+  originCity: null,
+  destinationCity: null,
+  podUrl: null,
+  remark: null,
+  ...extra,
+});
 
 describe("change detection (spec Events rules 1–2; docs/spec-map.md, Decisions: transitions)", () => {
   const base = applySnapshot(undefined, snap([cp("pending", 1), cp("in_transit", 2)])).record;
@@ -51,7 +58,8 @@ describe("change detection (spec Events rules 1–2; docs/spec-map.md, Decisions
   });
 
   test("exception, returned and cancelled all yield tracking.exception; delivered yields tracking.delivered", () => {
-    for (const s of ["exception", "returned", "cancelled"] as const) expect(applySnapshot(base, snap([cp(s, 5)])).event).toBe("tracking.exception");
+    for (const s of ["exception", "returned", "cancelled"] as const)
+      expect(applySnapshot(base, snap([cp(s, 5)])).event).toBe("tracking.exception");
     expect(applySnapshot(base, snap([cp("delivered", 5)])).event).toBe("tracking.delivered");
   });
 
@@ -73,7 +81,12 @@ describe("change detection (spec Events rules 1–2; docs/spec-map.md, Decisions
   });
 
   test("the delivered date is the courier's local date, not the UTC one (00:30 IST is 19:00 UTC the day before)", () => {
-    const late: RawCheckpoint = { ...cp("delivered", 0), localDate: "2026-11-06", localTime: "00:30", at: "2026-11-05T19:00:00.000Z" };
+    const late: RawCheckpoint = {
+      ...cp("delivered", 0),
+      localDate: "2026-11-06",
+      localTime: "00:30",
+      at: "2026-11-05T19:00:00.000Z",
+    };
     expect(applySnapshot(base, snap([late])).record.deliveredAt).toBe("2026-11-06");
   });
 });

@@ -57,7 +57,8 @@ describe("lookups of finished shipments", () => {
     }
     expect(ctx.sim.calls("delhivery", awb)).toBe(2);
     const demo = "1234567100040";
-    for (let i = 0; i < 2; i++) expect((await ctx.call(`/demo/track?courier=delhivery&tracking_number=${demo}`))[0].status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await ctx.call(`/demo/track?courier=delhivery&tracking_number=${demo}`))[0].status).toBe(200);
     expect(ctx.sim.calls("delhivery", demo)).toBe(1);
   });
 });

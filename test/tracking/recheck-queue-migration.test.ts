@@ -23,11 +23,14 @@ const url = (() => {
 const before0010 = mkdtempSync(join(tmpdir(), "ct-migrations-"));
 
 beforeAll(async () => {
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as {
+    entries: { idx: number; tag: string }[];
+  };
   journal.entries = journal.entries.filter((e) => e.idx < 10);
   mkdirSync(join(before0010, "meta"));
   writeFileSync(join(before0010, "meta", "_journal.json"), JSON.stringify(journal));
-  for (const e of journal.entries) copyFileSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), join(before0010, `${e.tag}.sql`));
+  for (const e of journal.entries)
+    copyFileSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), join(before0010, `${e.tag}.sql`));
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
   await admin.end({ timeout: 5 });
@@ -62,9 +65,33 @@ test("a populated pre-0010 database keeps every schedule, lease and failure coun
       select shipment_id, courier, tracking_number, to_json(due_at)#>>'{}' as due_at, to_json(lease_until)#>>'{}' as lease_until, lease_owner, failures
       from recheck_queue order by shipment_id`;
     expect(rows.map((r) => ({ ...r }))).toEqual([
-      { shipment_id: "shp_backed_off", courier: "bluedart", tracking_number: "1234567891", due_at: "2026-11-05T17:30:00+00:00", lease_until: null, lease_owner: null, failures: 3 },
-      { shipment_id: "shp_due", courier: "delhivery", tracking_number: "1234567890111", due_at: "2026-11-05T16:00:00+00:00", lease_until: null, lease_owner: null, failures: 0 },
-      { shipment_id: "shp_leased", courier: "dhl", tracking_number: "1234567891", due_at: "2026-11-05T15:00:00+00:00", lease_until: "2026-11-05T15:05:00+00:00", lease_owner: "host:42:abcd", failures: 1 },
+      {
+        shipment_id: "shp_backed_off",
+        courier: "bluedart",
+        tracking_number: "1234567891",
+        due_at: "2026-11-05T17:30:00+00:00",
+        lease_until: null,
+        lease_owner: null,
+        failures: 3,
+      },
+      {
+        shipment_id: "shp_due",
+        courier: "delhivery",
+        tracking_number: "1234567890111",
+        due_at: "2026-11-05T16:00:00+00:00",
+        lease_until: null,
+        lease_owner: null,
+        failures: 0,
+      },
+      {
+        shipment_id: "shp_leased",
+        courier: "dhl",
+        tracking_number: "1234567891",
+        due_at: "2026-11-05T15:00:00+00:00",
+        lease_until: "2026-11-05T15:05:00+00:00",
+        lease_owner: "host:42:abcd",
+        failures: 1,
+      },
     ]);
     // Additive: the previous version's columns and indexes stay, so its processes keep working during a rolling
     // upgrade: its claim and its record statements still run on the migrated database.
@@ -72,7 +99,9 @@ test("a populated pre-0010 database keeps every schedule, lease and failure coun
       select count(*)::int as n from information_schema.columns
       where table_name = 'shipments' and column_name in ('next_check_at', 'lease_until', 'lease_owner', 'recheck_failures')`;
     expect(kept!.n).toBe(4);
-    expect(await after`select indexname from pg_indexes where indexname in ('shipments_due_idx', 'shipments_due_bucket_idx')`).toHaveLength(2);
+    expect(
+      await after`select indexname from pg_indexes where indexname in ('shipments_due_idx', 'shipments_due_bucket_idx')`,
+    ).toHaveLength(2);
     const claimed = await after`
       update shipments set lease_until = now() + interval '5 minutes', lease_owner = 'old:1:x'
       where id = any(array(select id from shipments where next_check_at is not null and (lease_until is null or lease_until <= now()) order by next_check_at limit 10 for update skip locked))
@@ -81,7 +110,9 @@ test("a populated pre-0010 database keeps every schedule, lease and failure coun
     await after`update shipments set recheck_failures = recheck_failures + 1, next_check_at = now(), lease_until = null, lease_owner = null where id = 'shp_due'`;
     // The queue row goes with its shipment.
     await after`delete from shipments where id = 'shp_due'`;
-    expect((await after`select shipment_id from recheck_queue order by shipment_id`).map((r) => r.shipment_id)).toEqual(["shp_backed_off", "shp_leased"]);
+    expect((await after`select shipment_id from recheck_queue order by shipment_id`).map((r) => r.shipment_id)).toEqual(
+      ["shp_backed_off", "shp_leased"],
+    );
   } finally {
     await after.end({ timeout: 5 });
   }

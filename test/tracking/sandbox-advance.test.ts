@@ -34,14 +34,21 @@ describe("sandbox advance", () => {
     const [wh, whBody] = await ctx.call("/v1/webhooks", {
       key: acc.key,
       method: "POST",
-      body: JSON.stringify({ url: rx.url("/adv"), events: ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered"], mode: "live" }),
+      body: JSON.stringify({
+        url: rx.url("/adv"),
+        events: ["tracking.updated", "tracking.in_transit", "tracking.out_for_delivery", "tracking.delivered"],
+        mode: "live",
+      }),
     });
     expect(wh.status).toBe(201);
     expect(whBody.data.id).toBeString();
     const [r0, b0] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890111", { key: acc.key });
     expect(r0.status).toBe(200);
     const before = b0.data.Checkpoints.length;
-    const [r1, b1] = await ctx.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", { key: acc.key, method: "POST" });
+    const [r1, b1] = await ctx.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", {
+      key: acc.key,
+      method: "POST",
+    });
     expect(r1.status).toBe(200);
     expect(b1.data.Checkpoints.length).toBe(before + 1);
     expect(b1.data.ShipmentState).toBe("intransit");
@@ -53,7 +60,10 @@ describe("sandbox advance", () => {
     expect(payload.data.checkpoints.length).toBe(before + 1);
     // Twice more: reached destination, then out for delivery.
     await ctx.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", { key: acc.key, method: "POST" });
-    const [, b3] = await ctx.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", { key: acc.key, method: "POST" });
+    const [, b3] = await ctx.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", {
+      key: acc.key,
+      method: "POST",
+    });
     expect(b3.data.ShipmentState).toBe("outfordelivery");
   });
 
@@ -67,9 +77,13 @@ describe("sandbox advance", () => {
     const [, b] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890133", { key: acc.key });
     const failed = b.data.Checkpoints.find((c: { CheckpointState: string }) => c.CheckpointState === "exception");
     expect(failed.ReasonCode).toBe("customer_unavailable");
-    expect(b.data.Checkpoints.filter((c: { ReasonCode: string }) => c.ReasonCode === "").length).toBe(b.data.Checkpoints.length - 1);
+    expect(b.data.Checkpoints.filter((c: { ReasonCode: string }) => c.ReasonCode === "").length).toBe(
+      b.data.Checkpoints.length - 1,
+    );
     const [, c] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890263", { key: acc.key });
-    expect(c.data.Checkpoints.find((x: { CheckpointState: string }) => x.CheckpointState === "exception").ReasonCode).toBe("out_of_delivery_area");
+    expect(
+      c.data.Checkpoints.find((x: { CheckpointState: string }) => x.CheckpointState === "exception").ReasonCode,
+    ).toBe("out_of_delivery_area");
   });
 });
 
@@ -78,7 +92,10 @@ describe("outside sandbox mode", () => {
     const live = await testContext({ COURIER_MODE: "live" });
     try {
       const acc = await live.account("business");
-      const [res] = await live.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", { key: acc.key, method: "POST" });
+      const [res] = await live.call("/v1/sandbox/shipments/delhivery/1234567890111/advance", {
+        key: acc.key,
+        method: "POST",
+      });
       expect(res.status).toBe(404);
       const [, doc] = await live.call("/openapi.json");
       expect(Object.keys(doc.paths).some((p) => p.includes("/sandbox/"))).toBe(false);

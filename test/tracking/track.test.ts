@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-const track = (courier: string, n: string, key = growth.key) => ctx.call(`/v1/track?courier=${courier}&tracking_number=${encodeURIComponent(n)}`, { key });
+const track = (courier: string, n: string, key = growth.key) =>
+  ctx.call(`/v1/track?courier=${courier}&tracking_number=${encodeURIComponent(n)}`, { key });
 
 describe("GET /v1/track through the simulator", () => {
   test("digit 0: delivered, full history newest first, POD, usage", async () => {
@@ -133,7 +134,9 @@ describe("validation and errors", () => {
     // Control characters are not text a tracking number can hold: refused by the schema, before the format check.
     const [rc, bc] = await track("delhivery", "\u0000\u0001", a.key);
     expect(rc.status).toBe(422);
-    expect(bc.detail).toEqual([{ loc: ["query", "tracking_number"], msg: expect.any(String), type: "string_pattern_mismatch" }]);
+    expect(bc.detail).toEqual([
+      { loc: ["query", "tracking_number"], msg: expect.any(String), type: "string_pattern_mismatch" },
+    ]);
     const [, ok] = await track("delhivery", " 1234-5678-90120 ", a.key);
     expect(ok.usage.used).toBe(1);
   });
@@ -160,7 +163,9 @@ describe("validation and errors", () => {
     const results = await Promise.all(numbers.map((n) => track("delhivery", n, a.key).then(([r]) => r.status)));
     expect(results.filter((s) => s === 200)).toHaveLength(3);
     expect(results.filter((s) => s === 402)).toHaveLength(17);
-    const used = await ctx.tdb.db.execute<{ used: number }>(sql`select used from usage_counters where account_id = ${a.id}`);
+    const used = await ctx.tdb.db.execute<{ used: number }>(
+      sql`select used from usage_counters where account_id = ${a.id}`,
+    );
     expect(used[0]!.used).toBe(50_000);
   });
 });

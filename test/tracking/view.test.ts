@@ -41,10 +41,38 @@ const timing = { fetchMs: 0, executionMs: 1.5, noRecord: false };
 
 describe("tracking data", () => {
   test("checkpoints in the spec's spelling: DD-Mon-YYYY, HH:MM, the courier's name, the state's track spelling", () => {
-    const data = trackingData(delhivery, record([checkpoint(), checkpoint({ state: "out_for_delivery", activity: "Out for delivery", localDate: "2026-11-04", localTime: "08:05" })]), timing);
+    const data = trackingData(
+      delhivery,
+      record([
+        checkpoint(),
+        checkpoint({
+          state: "out_for_delivery",
+          activity: "Out for delivery",
+          localDate: "2026-11-04",
+          localTime: "08:05",
+        }),
+      ]),
+      timing,
+    );
     expect(data.Checkpoints).toEqual([
-      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "14:32", Location: "Mumbai", ReasonCode: "" },
-      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "08:05", Location: "Mumbai", ReasonCode: "" },
+      {
+        Activity: "Delivered to consignee",
+        CheckpointState: "delivered",
+        CourierName: "Delhivery",
+        Date: "05-Nov-2026",
+        Time: "14:32",
+        Location: "Mumbai",
+        ReasonCode: "",
+      },
+      {
+        Activity: "Out for delivery",
+        CheckpointState: "outfordelivery",
+        CourierName: "Delhivery",
+        Date: "04-Nov-2026",
+        Time: "08:05",
+        Location: "Mumbai",
+        ReasonCode: "",
+      },
     ]);
     expect(data.ExecutionTime).toBe("0.002");
     expect(data.isEmptyTable).toBe(false);
@@ -62,7 +90,11 @@ describe("tracking data", () => {
     expect(other.Checkpoints[0]!.CourierName).toBe("Blue Dart");
     expect(trackingData(delhivery, r, timing).Checkpoints[0]!.CourierName).toBe("Delhivery");
 
-    const newer = trackingData(delhivery, record([checkpoint({ activity: "Delivered; signed by the consignee" })]), timing);
+    const newer = trackingData(
+      delhivery,
+      record([checkpoint({ activity: "Delivered; signed by the consignee" })]),
+      timing,
+    );
     expect(newer.Checkpoints[0]!.Activity).toBe("Delivered; signed by the consignee");
   });
 });

@@ -21,13 +21,27 @@ const track = (n: string) => ctx.call(`/v1/track?courier=delhivery&tracking_numb
  * columns a lookup may touch (`next_check_at`: the schedule row's due time, null when not scheduled).
  */
 const rowOf = async (n: string) => {
-  const r = (await ctx.tdb.sql`
+  const r = (
+    await ctx.tdb.sql`
     select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, s.last_checked_at, q.due_at as next_check_at, s.updated_at
-    from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${n}`)[0]!;
+    from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${n}`
+  )[0]!;
   const ms = (x: unknown) => (x === null ? null : new Date(x as string).getTime());
-  return { v: r.v as string, checkpoint_count: r.checkpoint_count as number, last_checked_at: ms(r.last_checked_at)!, next_check_at: ms(r.next_check_at)!, updated_at: ms(r.updated_at)! };
+  return {
+    v: r.v as string,
+    checkpoint_count: r.checkpoint_count as number,
+    last_checked_at: ms(r.last_checked_at)!,
+    next_check_at: ms(r.next_check_at)!,
+    updated_at: ms(r.updated_at)!,
+  };
 };
-const eventCount = async (n: string) => Number((await ctx.tdb.sql`select count(*)::int as n from events e join shipments s on s.id = e.shipment_id where s.tracking_number = ${n}`)[0]!.n);
+const eventCount = async (n: string) =>
+  Number(
+    (
+      await ctx.tdb
+        .sql`select count(*)::int as n from events e join shipments s on s.id = e.shipment_id where s.tracking_number = ${n}`
+    )[0]!.n,
+  );
 
 test("an unchanged delivered shipment: the second lookup answers the same and writes nothing", async () => {
   const n = "1234567000110";

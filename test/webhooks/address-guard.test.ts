@@ -65,12 +65,22 @@ describe("classifyAddress", () => {
     for (const [ip, cls] of HOSTILE) expect([ip, classifyAddress(ip)]).toEqual([ip, cls]);
   });
 
-  test.each(["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])("public: %s", (ip) => {
+  test.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.216.34",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+  ])("public: %s", (ip) => {
     expect(classifyAddress(ip)).toBe("public");
   });
 
   test("non-canonical notations are not addresses here (the URL parser normalises them first)", () => {
-    for (const ip of ["2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "127.0.0.1.", "localhost", ""]) expect(classifyAddress(ip)).toBe("invalid");
+    for (const ip of ["2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "127.0.0.1.", "localhost", ""])
+      expect(classifyAddress(ip)).toBe("invalid");
   });
 
   test("WEBHOOK_ALLOW_PRIVATE_CIDRS is the only bypass, and only for what it names", () => {
@@ -88,8 +98,14 @@ describe("checkHost (fake resolver, no DNS, no sockets)", () => {
   const resolver: Resolver = async (h) => {
     const table: Record<string, { address: string; family: 4 | 6 }[]> = {
       "public.example": [{ address: "93.184.216.34", family: 4 }],
-      "mixed.example": [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.5", family: 4 }],
-      "v6.example": [{ address: "2606:4700::1", family: 6 }, { address: "fd00::1", family: 6 }],
+      "mixed.example": [
+        { address: "93.184.216.34", family: 4 },
+        { address: "10.0.0.5", family: 4 },
+      ],
+      "v6.example": [
+        { address: "2606:4700::1", family: 6 },
+        { address: "fd00::1", family: 6 },
+      ],
       "empty.example": [],
     };
     const r = table[h];
@@ -97,7 +113,10 @@ describe("checkHost (fake resolver, no DNS, no sockets)", () => {
     return r;
   };
   test("public host passes and pins its first address", async () => {
-    expect(await checkHost("public.example", [], resolver)).toEqual({ ok: true, address: { address: "93.184.216.34", family: 4 } });
+    expect(await checkHost("public.example", [], resolver)).toEqual({
+      ok: true,
+      address: { address: "93.184.216.34", family: 4 },
+    });
     expect(await checkHost("public.example.", [], resolver)).toMatchObject({ ok: true });
   });
   test("any blocked address blocks the host", async () => {
@@ -158,8 +177,12 @@ describe("validateWebhookUrl (create/update)", () => {
   });
 
   test("host names, public IPs, ports and IDN are accepted (normalised)", () => {
-    expect(validateWebhookUrl("https://Example.COM:8443/a?b=1", ["body", "url"], [])).toBe("https://example.com:8443/a?b=1");
-    expect(validateWebhookUrl("https://bücher.example/hook", ["body", "url"], [])).toBe("https://xn--bcher-kva.example/hook");
+    expect(validateWebhookUrl("https://Example.COM:8443/a?b=1", ["body", "url"], [])).toBe(
+      "https://example.com:8443/a?b=1",
+    );
+    expect(validateWebhookUrl("https://bücher.example/hook", ["body", "url"], [])).toBe(
+      "https://xn--bcher-kva.example/hook",
+    );
     expect(validateWebhookUrl("https://8.8.8.8/hook", ["body", "url"], [])).toBe("https://8.8.8.8/hook");
     expect(validateWebhookUrl("https://example.com./hook", ["body", "url"], [])).toBe("https://example.com./hook");
   });

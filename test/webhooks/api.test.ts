@@ -8,7 +8,14 @@ import { Value } from "@sinclair/typebox/value";
 import { verify } from "@octokit/webhooks-methods";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema/index.ts";
-import { CreatedWebhookResponse, DeliveryListResponse, SecretResponse, TestFireResponse, WebhookListResponse, WebhookResponse } from "../../src/modules/webhooks/model.ts";
+import {
+  CreatedWebhookResponse,
+  DeliveryListResponse,
+  SecretResponse,
+  TestFireResponse,
+  WebhookListResponse,
+  WebhookResponse,
+} from "../../src/modules/webhooks/model.ts";
 import { decryptSecret } from "../../src/secrets/cipher.ts";
 import { SECRET_NOTICE } from "../../src/modules/webhooks/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -25,8 +32,14 @@ afterAll(async () => {
   await ctx.close();
 });
 
-const post = (key: string, body: unknown, path = "/v1/webhooks") => ctx.call(path, { key, method: "POST", body: body === undefined ? undefined : JSON.stringify(body) });
-const hook = (over: Record<string, unknown> = {}) => ({ url: rx.url(), events: ["tracking.delivered", "tracking.exception"], mode: "test", ...over });
+const post = (key: string, body: unknown, path = "/v1/webhooks") =>
+  ctx.call(path, { key, method: "POST", body: body === undefined ? undefined : JSON.stringify(body) });
+const hook = (over: Record<string, unknown> = {}) => ({
+  url: rx.url(),
+  events: ["tracking.delivered", "tracking.exception"],
+  mode: "test",
+  ...over,
+});
 // Standard base64 of 32 bytes (what the Standard Webhooks libraries decode).
 const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
@@ -36,7 +49,14 @@ describe("POST /v1/webhooks", () => {
     const [res, body] = await post(a.key, hook({ description: "orders" }));
     expect(res.status).toBe(201);
     expect(Value.Check(CreatedWebhookResponse, body)).toBe(true);
-    expect(body.data).toMatchObject({ url: rx.url(), events: ["tracking.delivered", "tracking.exception"], mode: "test", description: "orders", status: "active", failure_count: 0 });
+    expect(body.data).toMatchObject({
+      url: rx.url(),
+      events: ["tracking.delivered", "tracking.exception"],
+      mode: "test",
+      description: "orders",
+      status: "active",
+      failure_count: 0,
+    });
     expect(body.data.id).toMatch(/^wh_[0-9a-f]{32}$/);
     expect(body.data.secret).toMatch(SECRET_RE);
     const [, second] = await post(a.key, hook());
@@ -103,13 +123,20 @@ describe("POST /v1/webhooks", () => {
 
   test("events are a set: duplicates collapse", async () => {
     const a = await ctx.account("free");
-    const [, body] = await post(a.key, hook({ events: ["tracking.updated", "tracking.updated", "tracking.delivered"] }));
+    const [, body] = await post(
+      a.key,
+      hook({ events: ["tracking.updated", "tracking.updated", "tracking.delivered"] }),
+    );
     expect(body.data.events).toEqual(["tracking.updated", "tracking.delivered"]);
   });
 
   test("422 shapes: every problem at once, with pydantic types and body locations", async () => {
     const a = await ctx.account("free");
-    const [res, body] = await post(a.key, { url: "https://example.com/h", events: ["tracking.delivered", "tracking.updated", "tracking.teleported"], mode: "prod" });
+    const [res, body] = await post(a.key, {
+      url: "https://example.com/h",
+      events: ["tracking.delivered", "tracking.updated", "tracking.teleported"],
+      mode: "prod",
+    });
     expect(res.status).toBe(422);
     expect(body.detail).toEqual(
       expect.arrayContaining([
@@ -133,19 +160,32 @@ describe("POST /v1/webhooks", () => {
     expect(b5.detail[0]).toMatchObject({ loc: ["body", "url"], type: "string_too_long" });
   });
 
-  test.each(["https://2130706433/h", "https://0x7f.1/h", "https://[::ffff:127.0.0.1]/h", "https://0.0.0.0/h", "https://169.254.169.254/h", "https://u:p@example.com/h", "https://10.1.2.3./h"])(
-    "hostile URL %s → 422 at create (even with loopback allowed only for 127/8 and ::1)",
-    async (url) => {
-      const a = await ctx.account("free");
-      const [res, body] = await post(a.key, hook({ url: url.includes("127.0.0.1") || url.includes("0x7f") || url.includes("2130706433") ? url.replace("/h", ":1/h") : url }));
-      // Loopback literals are allowed in this test configuration (WEBHOOK_ALLOW_PRIVATE_CIDRS=127.0.0.0/8), so only the others fail.
-      if (/2130706433|0x7f|::ffff:127/.test(url)) expect(res.status).toBe(201);
-      else {
-        expect(res.status).toBe(422);
-        expect(body.detail[0].loc).toEqual(["body", "url"]);
-      }
-    },
-  );
+  test.each([
+    "https://2130706433/h",
+    "https://0x7f.1/h",
+    "https://[::ffff:127.0.0.1]/h",
+    "https://0.0.0.0/h",
+    "https://169.254.169.254/h",
+    "https://u:p@example.com/h",
+    "https://10.1.2.3./h",
+  ])("hostile URL %s → 422 at create (even with loopback allowed only for 127/8 and ::1)", async (url) => {
+    const a = await ctx.account("free");
+    const [res, body] = await post(
+      a.key,
+      hook({
+        url:
+          url.includes("127.0.0.1") || url.includes("0x7f") || url.includes("2130706433")
+            ? url.replace("/h", ":1/h")
+            : url,
+      }),
+    );
+    // Loopback literals are allowed in this test configuration (WEBHOOK_ALLOW_PRIVATE_CIDRS=127.0.0.0/8), so only the others fail.
+    if (/2130706433|0x7f|::ffff:127/.test(url)) expect(res.status).toBe(201);
+    else {
+      expect(res.status).toBe(422);
+      expect(body.detail[0].loc).toEqual(["body", "url"]);
+    }
+  });
 
   test("401 without a key", async () => {
     const [res, body] = await post("", hook());
@@ -188,24 +228,44 @@ describe("GET/PUT/DELETE /v1/webhooks/{id}", () => {
   test("PUT is partial; switching to live passes the plan gate; status active reactivates and resets the count", async () => {
     const free = await ctx.account("free");
     const [, c] = await post(free.key, hook({ description: "d1" }));
-    const [r1, u1] = await ctx.call(`/v1/webhooks/${c.data.id}`, { key: free.key, method: "PUT", body: JSON.stringify({ events: ["tracking.updated"] }) });
+    const [r1, u1] = await ctx.call(`/v1/webhooks/${c.data.id}`, {
+      key: free.key,
+      method: "PUT",
+      body: JSON.stringify({ events: ["tracking.updated"] }),
+    });
     expect(r1.status).toBe(200);
     expect(u1.data).toMatchObject({ events: ["tracking.updated"], description: "d1", url: rx.url(), mode: "test" });
     expect(u1.data.secret).toBeUndefined();
-    const [r2, u2] = await ctx.call(`/v1/webhooks/${c.data.id}`, { key: free.key, method: "PUT", body: JSON.stringify({ mode: "live" }) });
+    const [r2, u2] = await ctx.call(`/v1/webhooks/${c.data.id}`, {
+      key: free.key,
+      method: "PUT",
+      body: JSON.stringify({ mode: "live" }),
+    });
     expect(r2.status).toBe(403);
     expect(u2.error.code).toBe("PLAN_UPGRADE_REQUIRED");
 
     const g = await ctx.account("growth");
     const [, lc] = await post(g.key, hook({ mode: "live" }));
     await ctx.tdb.sql`update webhooks set status = 'deactivated', failure_count = 20 where id = ${lc.data.id}`;
-    const [r3, u3] = await ctx.call(`/v1/webhooks/${lc.data.id}`, { key: g.key, method: "PUT", body: JSON.stringify({ status: "active" }) });
+    const [r3, u3] = await ctx.call(`/v1/webhooks/${lc.data.id}`, {
+      key: g.key,
+      method: "PUT",
+      body: JSON.stringify({ status: "active" }),
+    });
     expect(r3.status).toBe(200);
     expect(u3.data).toMatchObject({ status: "active", failure_count: 0, mode: "live" });
-    const [r4, u4] = await ctx.call(`/v1/webhooks/${lc.data.id}`, { key: g.key, method: "PUT", body: JSON.stringify({ status: "deactivated" }) });
+    const [r4, u4] = await ctx.call(`/v1/webhooks/${lc.data.id}`, {
+      key: g.key,
+      method: "PUT",
+      body: JSON.stringify({ status: "deactivated" }),
+    });
     expect(r4.status).toBe(422);
     expect(u4.detail[0].loc).toEqual(["body", "status"]);
-    const [r5, u5] = await ctx.call(`/v1/webhooks/${lc.data.id}`, { key: g.key, method: "PUT", body: JSON.stringify({ url: "https://10.0.0.1/x" }) });
+    const [r5, u5] = await ctx.call(`/v1/webhooks/${lc.data.id}`, {
+      key: g.key,
+      method: "PUT",
+      body: JSON.stringify({ url: "https://10.0.0.1/x" }),
+    });
     expect(r5.status).toBe(422);
     expect(u5.detail[0].loc).toEqual(["body", "url"]);
   });
@@ -224,7 +284,10 @@ describe("POST /v1/webhooks/{id}/test", () => {
   test("one signed sample delivery to a test webhook, recorded in the attempt log", async () => {
     const a = await ctx.account("free");
     const path = `/test-fire-${a.id}`;
-    const [, c] = await post(a.key, hook({ url: rx.url(path), events: ["tracking.out_for_delivery", "tracking.delivered"] }));
+    const [, c] = await post(
+      a.key,
+      hook({ url: rx.url(path), events: ["tracking.out_for_delivery", "tracking.delivered"] }),
+    );
     const secret = c.data.secret as string;
     const [res, body] = await post(a.key, undefined, `/v1/webhooks/${c.data.id}/test`);
     expect(res.status).toBe(200);
@@ -250,10 +313,17 @@ describe("POST /v1/webhooks/{id}/test", () => {
     expect(lr.status).toBe(200);
     expect(Value.Check(DeliveryListResponse, list)).toBe(true);
     expect(list.data.deliveries.map((d: { state: string }) => d.state)).toEqual(["abandoned", "delivered"]);
-    expect(list.data.deliveries[0].attempt_log[0]).toMatchObject({ attempt: 1, status_code: 500, response_snippet: "nope", url: rx.url(path) });
+    expect(list.data.deliveries[0].attempt_log[0]).toMatchObject({
+      attempt: 1,
+      status_code: 500,
+      response_snippet: "nope",
+      url: rx.url(path),
+    });
     const [, page] = await ctx.call(`/v1/webhooks/${c.data.id}/deliveries?limit=1`, { key: a.key });
     expect(page.data.count).toBe(1);
-    const [, page2] = await ctx.call(`/v1/webhooks/${c.data.id}/deliveries?limit=1&cursor=${page.data.next_cursor}`, { key: a.key });
+    const [, page2] = await ctx.call(`/v1/webhooks/${c.data.id}/deliveries?limit=1&cursor=${page.data.next_cursor}`, {
+      key: a.key,
+    });
     expect(page2.data.deliveries[0].state).toBe("delivered");
     expect(page2.data.next_cursor).toBeNull();
   });
@@ -291,11 +361,28 @@ describe("POST /v1/webhooks/{id}/test", () => {
 describe("OpenAPI", () => {
   test("every webhook operation is documented with its id and error responses", async () => {
     const [, doc] = await ctx.call("/openapi.json");
-    const ops = Object.entries(doc.paths as Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; tags?: string[] }>>)
+    const ops = Object.entries(
+      doc.paths as Record<
+        string,
+        Record<string, { operationId?: string; responses?: Record<string, unknown>; tags?: string[] }>
+      >,
+    )
       .filter(([p]) => p.startsWith("/v1/webhooks"))
       .flatMap(([, m]) => Object.values(m));
     expect(ops.map((o) => o.operationId).sort()).toEqual(
-      ["auditWebhookReceiver", "createWebhook", "deleteWebhook", "getWebhook", "listWebhookDeliveries", "listWebhooks", "recoverWebhookDeliveries", "redeliverWebhookDelivery", "rotateWebhookSecret", "testWebhook", "updateWebhook"].sort(),
+      [
+        "auditWebhookReceiver",
+        "createWebhook",
+        "deleteWebhook",
+        "getWebhook",
+        "listWebhookDeliveries",
+        "listWebhooks",
+        "recoverWebhookDeliveries",
+        "redeliverWebhookDelivery",
+        "rotateWebhookSecret",
+        "testWebhook",
+        "updateWebhook",
+      ].sort(),
     );
     for (const o of ops) {
       expect(o.tags).toEqual(["Webhooks"]);

@@ -20,23 +20,54 @@ afterAll(() => ctx.close());
 async function seed(accountId: string, n: number): Promise<{ webhookId: string; deliveryIds: string[] }> {
   const db = ctx.tdb.db;
   const webhookId = newId("wh");
-  await db.insert(webhooks).values({ id: webhookId, accountId, url: "https://hooks.example.com/x", events: ["tracking.updated"], mode: "test" });
+  await db.insert(webhooks).values({
+    id: webhookId,
+    accountId,
+    url: "https://hooks.example.com/x",
+    events: ["tracking.updated"],
+    mode: "test",
+  });
   const deliveryIds = Array.from({ length: n }, () => newId("dlv"));
   const at = new Date(ctx.clock.now());
-  await db.insert(deliveries).values(deliveryIds.map((id) => ({ id, webhookId, accountId, eventType: "tracking.updated", mode: "test", state: "delivered", attempts: 2, enqueuedAt: at })));
-  await db
-    .insert(deliveryAttempts)
-    .values(deliveryIds.flatMap((deliveryId) => [1, 2].map((attempt) => ({ id: newId("att"), deliveryId, webhookId, attempt, url: "https://hooks.example.com/x", startedAt: at, durationMs: 3, statusCode: attempt === 2 ? 200 : 500 }))));
+  await db.insert(deliveries).values(
+    deliveryIds.map((id) => ({
+      id,
+      webhookId,
+      accountId,
+      eventType: "tracking.updated",
+      mode: "test",
+      state: "delivered",
+      attempts: 2,
+      enqueuedAt: at,
+    })),
+  );
+  await db.insert(deliveryAttempts).values(
+    deliveryIds.flatMap((deliveryId) =>
+      [1, 2].map((attempt) => ({
+        id: newId("att"),
+        deliveryId,
+        webhookId,
+        attempt,
+        url: "https://hooks.example.com/x",
+        startedAt: at,
+        durationMs: 3,
+        statusCode: attempt === 2 ? 200 : 500,
+      })),
+    ),
+  );
   return { webhookId, deliveryIds };
 }
 
-const attemptsOf = async (deliveryIds: string[]) => (await ctx.tdb.db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, deliveryIds))).length;
+const attemptsOf = async (deliveryIds: string[]) =>
+  (await ctx.tdb.db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, deliveryIds))).length;
 
 describe("attempt rows follow their outbox row", () => {
   test("the foreign key is gone and the trigger is in place", async () => {
-    const fks = await ctx.tdb.sql`select conname from pg_constraint where conrelid = 'delivery_attempts'::regclass and contype = 'f'`;
+    const fks = await ctx.tdb
+      .sql`select conname from pg_constraint where conrelid = 'delivery_attempts'::regclass and contype = 'f'`;
     expect(fks).toHaveLength(0);
-    const triggers = await ctx.tdb.sql`select tgname from pg_trigger where tgrelid = 'deliveries'::regclass and not tgisinternal order by tgname`;
+    const triggers = await ctx.tdb
+      .sql`select tgname from pg_trigger where tgrelid = 'deliveries'::regclass and not tgisinternal order by tgname`;
     expect(triggers.map((t) => t.tgname)).toContain("deliveries_drop_attempts");
   });
 

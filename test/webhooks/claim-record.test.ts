@@ -22,13 +22,24 @@ afterAll(async () => {
 
 async function liveWebhook(url: string, events: string[]) {
   const acc = await ctx.account("business");
-  const [res, body] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url, events, mode: "live" }) });
+  const [res, body] = await ctx.call("/v1/webhooks", {
+    key: acc.key,
+    method: "POST",
+    body: JSON.stringify({ url, events, mode: "live" }),
+  });
   if (res.status !== 201) throw new Error(JSON.stringify(body));
   const shp = await shipment(ctx.tdb.db, [acc.id]);
   return { acc, id: body.data.id as string, shp };
 }
 
-const delivered: Outcome = { state: "delivered", attempts: 1, nextAttemptAt: null, statusCode: 200, error: null, hops: [] };
+const delivered: Outcome = {
+  state: "delivered",
+  attempts: 1,
+  nextAttemptAt: null,
+  statusCode: 200,
+  error: null,
+  hops: [],
+};
 
 describe("claimDue", () => {
   test("rows of several webhooks in one claim each carry their own webhook's url, mode, status, events, plan and secret", async () => {
@@ -38,7 +49,9 @@ describe("claimDue", () => {
       await emit(ctx.tdb.db, a.shp, "tracking.updated", new Date(ctx.clock.now()));
       await emit(ctx.tdb.db, b.shp, "tracking.updated", new Date(ctx.clock.now()));
     }
-    const claimed = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter((c) => c.webhook_id === a.id || c.webhook_id === b.id);
+    const claimed = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter(
+      (c) => c.webhook_id === a.id || c.webhook_id === b.id,
+    );
     expect(claimed).toHaveLength(6);
     const [secretA] = await ctx.tdb.sql`select webhook_secret_enc as s from accounts where id = ${a.acc.id}`;
     const [secretB] = await ctx.tdb.sql`select webhook_secret_enc as s from accounts where id = ${b.acc.id}`;
@@ -58,9 +71,15 @@ describe("claimDue", () => {
       expect(c.shipment?.courier).toBe("delhivery");
     }
     // The lease handed back is the one written.
-    const rows = await ctx.tdb.sql`select id, lease_until from deliveries where id in ${ctx.tdb.sql(claimed.map((c) => c.id))}`;
-    for (const r of rows) expect(new Date(r.lease_until as string).getTime()).toBe(new Date(claimed[0]!.lease_until).getTime());
-    await recordOutcomes(ctx.tdb.sql, claimed.map((c) => ({ delivery: c, outcome: delivered })), ctx.clock.now());
+    const rows = await ctx.tdb
+      .sql`select id, lease_until from deliveries where id in ${ctx.tdb.sql(claimed.map((c) => c.id))}`;
+    for (const r of rows)
+      expect(new Date(r.lease_until as string).getTime()).toBe(new Date(claimed[0]!.lease_until).getTime());
+    await recordOutcomes(
+      ctx.tdb.sql,
+      claimed.map((c) => ({ delivery: c, outcome: delivered })),
+      ctx.clock.now(),
+    );
   });
 });
 
@@ -72,12 +91,17 @@ describe("recordOutcomes", () => {
     const first = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter((c) => c.webhook_id === w.id);
     expect(first).toHaveLength(2);
     // The first worker stalls past its lease; another claims one row again (a new lease).
-    await ctx.tdb.sql`update deliveries set lease_until = ${new Date(ctx.clock.now() - 1).toISOString()} where id = ${first[1]!.id}`;
+    await ctx.tdb
+      .sql`update deliveries set lease_until = ${new Date(ctx.clock.now() - 1).toISOString()} where id = ${first[1]!.id}`;
     ctx.clock.advance(1_000);
     const second = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter((c) => c.webhook_id === w.id);
     expect(second.map((c) => c.id)).toEqual([first[1]!.id]);
 
-    const late = await recordOutcomes(ctx.tdb.sql, first.map((c) => ({ delivery: c, outcome: delivered })), ctx.clock.now());
+    const late = await recordOutcomes(
+      ctx.tdb.sql,
+      first.map((c) => ({ delivery: c, outcome: delivered })),
+      ctx.clock.now(),
+    );
     expect([...late.recorded]).toEqual([first[0]!.id]);
     expect(late.deactivated).toEqual([]);
     const [kept] = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.id, first[1]!.id));

@@ -29,19 +29,44 @@ afterAll(async () => {
 });
 
 const TOKEN = "Bearer gw_0123456789abcdef";
-const call = (key: string, method: string, body: unknown, path = "/v1/webhooks") => ctx.call(path, { key, method, body: JSON.stringify(body) });
-const hook = (path: string, over: Record<string, unknown> = {}) => ({ url: rx.url(path), events: ["tracking.delivered"], mode: "test", ...over });
+const call = (key: string, method: string, body: unknown, path = "/v1/webhooks") =>
+  ctx.call(path, { key, method, body: JSON.stringify(body) });
+const hook = (path: string, over: Record<string, unknown> = {}) => ({
+  url: rx.url(path),
+  events: ["tracking.delivered"],
+  mode: "test",
+  ...over,
+});
 const locs = (b: { detail: { loc: unknown[] }[] }) => b.detail.map((d) => d.loc);
 
 describe("validation", () => {
   test("reserved and malformed names are refused at their own loc; every problem at once", async () => {
     const a = await ctx.account("free");
-    const bad = { Host: "x", "X-Webhook-Route": "x", "webhook-id": "x", "Content-Type": "x", "User-Agent": "x", "bad name": "x" };
+    const bad = {
+      Host: "x",
+      "X-Webhook-Route": "x",
+      "webhook-id": "x",
+      "Content-Type": "x",
+      "User-Agent": "x",
+      "bad name": "x",
+    };
     const [res, body] = await call(a.key, "POST", hook("/v", { headers: bad }));
     expect(res.status).toBe(422);
     // Six names, one over the limit of 5 too.
-    expect(locs(body)).toEqual(expect.arrayContaining([...Object.keys(bad).map((n) => ["body", "headers", n]), ["body", "headers"]]));
-    for (const n of ["Connection", "keep-alive", "Proxy-Authorization", "TE", "Trailer", "transfer-encoding", "Upgrade", "x-service-signature", "X-WEBHOOK-SEQUENCE"]) {
+    expect(locs(body)).toEqual(
+      expect.arrayContaining([...Object.keys(bad).map((n) => ["body", "headers", n]), ["body", "headers"]]),
+    );
+    for (const n of [
+      "Connection",
+      "keep-alive",
+      "Proxy-Authorization",
+      "TE",
+      "Trailer",
+      "transfer-encoding",
+      "Upgrade",
+      "x-service-signature",
+      "X-WEBHOOK-SEQUENCE",
+    ]) {
       const [r, b] = await call(a.key, "POST", hook("/v", { headers: { [n]: "v" } }));
       expect(r.status).toBe(422);
       expect(locs(b)).toEqual([["body", "headers", n]]);
@@ -62,14 +87,19 @@ describe("validation", () => {
   test("the name classifier", () => {
     expect(reservedHeaderReason("Authorization")).toBeNull();
     expect(reservedHeaderReason("X-Route_1.v2")).toBeNull();
-    for (const n of ["", "a:b", "a b", "Proxy-Foo", "content-md5", "Webhook-Signature"]) expect(reservedHeaderReason(n)).not.toBeNull();
+    for (const n of ["", "a:b", "a b", "Proxy-Foo", "content-md5", "Webhook-Signature"])
+      expect(reservedHeaderReason(n)).not.toBeNull();
   });
 });
 
 describe("storage and view", () => {
   test("shown masked, stored encrypted for this webhook, replaced and removed by update", async () => {
     const a = await ctx.account("free");
-    const [res, body] = await call(a.key, "POST", hook("/m", { headers: { Authorization: TOKEN, "X-Tenant": "acme" } }));
+    const [res, body] = await call(
+      a.key,
+      "POST",
+      hook("/m", { headers: { Authorization: TOKEN, "X-Tenant": "acme" } }),
+    );
     expect(res.status).toBe(201);
     expect(body.data.headers).toEqual({ Authorization: "Bear…••••", "X-Tenant": "••••" });
     const id = body.data.id as string;
@@ -82,7 +112,12 @@ describe("storage and view", () => {
     expect(got.data.headers).toEqual({ Authorization: "Bear…••••", "X-Tenant": "••••" });
     const [, kept] = await call(a.key, "PUT", { description: "x" }, `/v1/webhooks/${id}`);
     expect(kept.data.headers).toEqual({ Authorization: "Bear…••••", "X-Tenant": "••••" });
-    const [, replaced] = await call(a.key, "PUT", { headers: { "X-Tenant": "globex-corporation" } }, `/v1/webhooks/${id}`);
+    const [, replaced] = await call(
+      a.key,
+      "PUT",
+      { headers: { "X-Tenant": "globex-corporation" } },
+      `/v1/webhooks/${id}`,
+    );
     expect(replaced.data.headers).toEqual({ "X-Tenant": "glob…••••" });
     const [r422, b422] = await call(a.key, "PUT", { headers: { Host: "evil.test" } }, `/v1/webhooks/${id}`);
     expect(r422.status).toBe(422);
@@ -112,7 +147,11 @@ describe("sending", () => {
     const [, body] = await call(a.key, "POST", hook("/live", { mode: "live", headers: { Authorization: TOKEN } }));
     expect(body.data.id).toMatch(/^wh_/);
     let n = 0;
-    rx.route("/live", () => (++n === 1 ? new Response("down", { status: 503 }) : new Response(null, { status: 307, headers: { location: other.url("/elsewhere") } })));
+    rx.route("/live", () =>
+      ++n === 1
+        ? new Response("down", { status: 503 })
+        : new Response(null, { status: 307, headers: { location: other.url("/elsewhere") } }),
+    );
     const shp = await shipment(ctx.tdb.db, [a.id]);
     expect(await emit(ctx.tdb.db, shp, "tracking.delivered", new Date(ctx.clock.now()))).toBe(1);
     expect(await worker.runOnce()).toBe(1);

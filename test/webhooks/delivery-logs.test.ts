@@ -37,9 +37,18 @@ afterAll(async () => {
 
 async function liveWebhook(url: string) {
   const acc = await ctx.account("business");
-  const [res, body] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url, events: ["tracking.in_transit"], mode: "live" }) });
+  const [res, body] = await ctx.call("/v1/webhooks", {
+    key: acc.key,
+    method: "POST",
+    body: JSON.stringify({ url, events: ["tracking.in_transit"], mode: "live" }),
+  });
   if (res.status !== 201) throw new Error(JSON.stringify(body));
-  return { acc, id: body.data.id as string, secret: body.data.secret as string, shp: await shipment(ctx.tdb.db, [acc.id]) };
+  return {
+    acc,
+    id: body.data.id as string,
+    secret: body.data.secret as string,
+    shp: await shipment(ctx.tdb.db, [acc.id]),
+  };
 }
 
 /** Runs every attempt due, moving the clock past each retry, until nothing is due. */
@@ -64,14 +73,27 @@ test("each failed attempt is one warn line; the abandoned delivery one error lin
   expect(deliveryId).toMatch(/^dlv_/);
   const started = ctx.clock.now() - (MAX_ATTEMPTS + 1) * 1_500; // drain() moved the fake clock 1.5 s per round
   for (const [i, l] of warns.entries()) {
-    expect(l).toMatchObject({ webhook_id: w.id, delivery_id: deliveryId, status: 500, mode: "live", event: "tracking.in_transit", host: `127.0.0.1:${rx.port}` });
+    expect(l).toMatchObject({
+      webhook_id: w.id,
+      delivery_id: deliveryId,
+      status: 500,
+      mode: "live",
+      event: "tracking.in_transit",
+      host: `127.0.0.1:${rx.port}`,
+    });
     // Attempt i + 1 ran at started + i × 1.5 s; the schedule puts the next one 1 s later; the last has none.
     if (i < 5) expect(Date.parse(l.next_attempt_at)).toBe(started + i * 1_500 + 1_000);
     else expect(l.next_attempt_at).toBeNull();
   }
   const errors = all.filter((l) => l.level === "error");
   expect(errors).toHaveLength(1);
-  expect(errors[0]).toMatchObject({ msg: `webhook delivery abandoned after ${MAX_ATTEMPTS} failed attempts`, webhook_id: w.id, delivery_id: deliveryId, attempt: 6, status: 500 });
+  expect(errors[0]).toMatchObject({
+    msg: `webhook delivery abandoned after ${MAX_ATTEMPTS} failed attempts`,
+    webhook_id: w.id,
+    delivery_id: deliveryId,
+    attempt: 6,
+    status: 500,
+  });
   const text = lines.join("\n");
   for (const secret of [QUERY_TOKEN, BODY_MARK, w.secret, w.acc.key, "/h500"]) expect(text).not.toContain(secret);
 });
@@ -79,12 +101,15 @@ test("each failed attempt is one warn line; the abandoned delivery one error lin
 test(`${DEACTIVATE_AFTER_FAILURES} deliveries of 401s: ${DEACTIVATE_AFTER_FAILURES * MAX_ATTEMPTS} warn lines, one error per abandoned delivery, one for the deactivation`, async () => {
   lines.length = 0;
   const w = await liveWebhook(rx.url("/h401"));
-  for (let i = 0; i < DEACTIVATE_AFTER_FAILURES; i++) await emit(ctx.tdb.db, w.shp, "tracking.in_transit", new Date(ctx.clock.now()));
+  for (let i = 0; i < DEACTIVATE_AFTER_FAILURES; i++)
+    await emit(ctx.tdb.db, w.shp, "tracking.in_transit", new Date(ctx.clock.now()));
   expect(await drain()).toBe(DEACTIVATE_AFTER_FAILURES * MAX_ATTEMPTS);
   const all = parsed();
   const warns = all.filter((l) => l.level === "warn");
   expect(warns).toHaveLength(DEACTIVATE_AFTER_FAILURES * MAX_ATTEMPTS);
-  expect(warns.every((l) => l.msg === "webhook delivery attempt failed" && l.status === 401 && l.webhook_id === w.id)).toBe(true);
+  expect(
+    warns.every((l) => l.msg === "webhook delivery attempt failed" && l.status === 401 && l.webhook_id === w.id),
+  ).toBe(true);
   const abandoned = all.filter((l) => l.level === "error" && String(l.msg).startsWith("webhook delivery abandoned"));
   expect(new Set(abandoned.map((l) => l.delivery_id)).size).toBe(DEACTIVATE_AFTER_FAILURES);
   const deactivated = all.filter((l) => l.level === "error" && String(l.msg).startsWith("webhook deactivated"));
@@ -101,6 +126,12 @@ test("an attempt without an answer names the error class and no status", async (
   await emit(ctx.tdb.db, w.shp, "tracking.in_transit", new Date(ctx.clock.now()));
   expect(await worker.runOnce()).toBe(1);
   const [warn] = parsed().filter((l) => l.level === "warn");
-  expect(warn).toMatchObject({ msg: "webhook delivery attempt failed", webhook_id: w.id, attempt: 1, error: "connect", next_attempt_at: expect.any(String) });
+  expect(warn).toMatchObject({
+    msg: "webhook delivery attempt failed",
+    webhook_id: w.id,
+    attempt: 1,
+    error: "connect",
+    next_attempt_at: expect.any(String),
+  });
   expect(warn!.status).toBeUndefined();
 });

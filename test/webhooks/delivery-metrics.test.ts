@@ -14,7 +14,10 @@ async function count(labels: string): Promise<number> {
 }
 
 test("outcomes observed between scrapes are counted once each, by outcome and mode", async () => {
-  const before = { delivered: await count('outcome="delivered",mode="live"'), retried: await count('outcome="retried",mode="test"') };
+  const before = {
+    delivered: await count('outcome="delivered",mode="live"'),
+    retried: await count('outcome="retried",mode="test"'),
+  };
   const row = { mode: "live", enqueued_at: new Date(Date.now() - 1_000).toISOString() };
   for (let i = 0; i < 3; i++) observeDelivery(row, { state: "delivered" }, { deactivated: false }, Date.now());
   observeDelivery({ ...row, mode: "test" }, { state: "pending" }, { deactivated: false }, Date.now());

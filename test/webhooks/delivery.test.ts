@@ -23,7 +23,12 @@ import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
 
 /** Names for the tests; blocked ones are data only (the guard refuses them before connecting). */
 const resolver: Resolver = async (host) => {
-  const table: Record<string, string> = { "receiver.test": "127.0.0.1", "wrong-name.test": "127.0.0.1", "metadata.test": "169.254.169.254", "intranet.test": "10.0.0.7" };
+  const table: Record<string, string> = {
+    "receiver.test": "127.0.0.1",
+    "wrong-name.test": "127.0.0.1",
+    "metadata.test": "169.254.169.254",
+    "intranet.test": "10.0.0.7",
+  };
   const a = table[host];
   if (!a) throw Object.assign(new Error(`fake resolver: ${host} unknown`), { code: "ENOTFOUND" });
   return [{ address: a, family: 4 }];
@@ -52,7 +57,11 @@ async function setup(opts: { path?: string; url?: string; events?: string[]; mod
   const [res, body] = await ctx.call("/v1/webhooks", {
     key: acc.key,
     method: "POST",
-    body: JSON.stringify({ url: opts.url ?? rx.url(path), events: opts.events ?? ["tracking.in_transit", "tracking.delivered", "tracking.updated"], mode: opts.mode ?? "live" }),
+    body: JSON.stringify({
+      url: opts.url ?? rx.url(path),
+      events: opts.events ?? ["tracking.in_transit", "tracking.delivered", "tracking.updated"],
+      mode: opts.mode ?? "live",
+    }),
   });
   if (res.status !== 201) throw new Error(JSON.stringify(body));
   const shp = await shipment(ctx.tdb.db, [acc.id]);
@@ -95,8 +104,24 @@ describe("a live delivery", () => {
         estimated_delivery_date: "",
         stalled: false,
         checkpoints: [
-          { activity: "Reached hub", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "04-Nov-2026", time: "18:40", location: "Mumbai to Pune", reason_code: "" },
-          { activity: "Picked up", checkpoint_state: "in_transit", courier_name: "Delhivery", date: "03-Nov-2026", time: "09:15", location: "Mumbai", reason_code: "" },
+          {
+            activity: "Reached hub",
+            checkpoint_state: "in_transit",
+            courier_name: "Delhivery",
+            date: "04-Nov-2026",
+            time: "18:40",
+            location: "Mumbai to Pune",
+            reason_code: "",
+          },
+          {
+            activity: "Picked up",
+            checkpoint_state: "in_transit",
+            courier_name: "Delhivery",
+            date: "03-Nov-2026",
+            time: "09:15",
+            location: "Mumbai",
+            reason_code: "",
+          },
         ],
         enqueued_at: "2026-11-05T10:00:00Z",
       },
@@ -131,7 +156,9 @@ describe("a live delivery", () => {
 
   test("payload over 256 KiB is sent with checkpoints null", async () => {
     const s = await setup();
-    const many = Array.from({ length: 1200 }, (_, i) => checkpoint("in_transit", "2026-11-04", `${String(i % 24).padStart(2, "0")}:00`, "x".repeat(250)));
+    const many = Array.from({ length: 1200 }, (_, i) =>
+      checkpoint("in_transit", "2026-11-04", `${String(i % 24).padStart(2, "0")}:00`, "x".repeat(250)),
+    );
     await ctx.tdb.db.update(shipments).set({ checkpoints: many }).where(eq(shipments.id, s.shp));
     await emit(ctx.tdb.db, s.shp, "tracking.updated", now());
     await worker.runOnce();
@@ -172,7 +199,11 @@ describe("retries, abandonment and the failure count", () => {
     for (const wait of [1, 2, 3, 4, 5]) {
       ctx.clock.advance(wait * 1000 - 1);
       expect(await worker.runOnce()).toBe(0); // not due a millisecond early
-      if (wait === 3) await ctx.tdb.db.update(shipments).set({ state: "out_for_delivery", mostRecentStatus: "Out for delivery" }).where(eq(shipments.id, s.shp));
+      if (wait === 3)
+        await ctx.tdb.db
+          .update(shipments)
+          .set({ state: "out_for_delivery", mostRecentStatus: "Out for delivery" })
+          .where(eq(shipments.id, s.shp));
       ctx.clock.advance(1);
       expect(await worker.runOnce()).toBe(1);
     }
@@ -182,14 +213,25 @@ describe("retries, abandonment and the failure count", () => {
     expect(got.map((r) => r.headers["x-webhook-delivery"])).toEqual([1, 2, 3, 4, 5, 6].map((n) => `${s.id}-${n}`));
     // Same event identity on every attempt, data from the freshest record.
     expect(new Set(got.map((r) => r.json.enqueued_at)).size).toBe(1);
-    expect(got.map((r) => r.json.data.status)).toEqual(["in_transit", "in_transit", "in_transit", "out_for_delivery", "out_for_delivery", "out_for_delivery"]);
+    expect(got.map((r) => r.json.data.status)).toEqual([
+      "in_transit",
+      "in_transit",
+      "in_transit",
+      "out_for_delivery",
+      "out_for_delivery",
+      "out_for_delivery",
+    ]);
     for (const r of got) expect(await verify(s.secret, r.text, r.headers["x-service-signature"]!)).toBe(true);
     const [d] = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, s.id));
     expect(d).toMatchObject({ state: "abandoned", attempts: 6, lastStatusCode: 503, nextAttemptAt: null });
     expect((await webhookRow(s.id)).failureCount).toBe(1);
     const [, list] = await ctx.call(`/v1/webhooks/${s.id}/deliveries`, { key: s.acc.key });
     expect(list.data.deliveries[0].attempt_log.map((a: { attempt: number }) => a.attempt)).toEqual([6, 5, 4, 3, 2, 1]);
-    expect(list.data.deliveries[0].attempt_log[0]).toMatchObject({ status_code: 503, response_snippet: "down", error: null });
+    expect(list.data.deliveries[0].attempt_log[0]).toMatchObject({
+      status_code: 503,
+      response_snippet: "down",
+      error: null,
+    });
   });
 
   test("20 consecutive failed deliveries (address-check drops) deactivate; nothing more is enqueued; PUT reactivates; a success resets", async () => {
@@ -201,10 +243,16 @@ describe("retries, abandonment and the failure count", () => {
     const w = await webhookRow(s.id);
     expect(w).toMatchObject({ status: "deactivated", failureCount: 20 });
     const drops = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, s.id));
-    expect(drops.every((d) => d.state === "dropped" && d.attempts === 1 && d.lastError === "address_blocked")).toBe(true);
+    expect(drops.every((d) => d.state === "dropped" && d.attempts === 1 && d.lastError === "address_blocked")).toBe(
+      true,
+    );
     expect(await emit(ctx.tdb.db, s.shp, "tracking.updated", now())).toBe(0);
 
-    const [res, body] = await ctx.call(`/v1/webhooks/${s.id}`, { key: s.acc.key, method: "PUT", body: JSON.stringify({ status: "active", url: rx.url(s.path) }) });
+    const [res, body] = await ctx.call(`/v1/webhooks/${s.id}`, {
+      key: s.acc.key,
+      method: "PUT",
+      body: JSON.stringify({ status: "active", url: rx.url(s.path) }),
+    });
     expect(res.status).toBe(200);
     expect(body.data).toMatchObject({ status: "active", failure_count: 0 });
 
@@ -215,7 +263,10 @@ describe("retries, abandonment and the failure count", () => {
       await worker.runOnce();
     }
     expect((await webhookRow(s.id)).failureCount).toBe(2);
-    await ctx.tdb.db.update(webhooks).set({ url: rx.url(s.path) }).where(eq(webhooks.id, s.id));
+    await ctx.tdb.db
+      .update(webhooks)
+      .set({ url: rx.url(s.path) })
+      .where(eq(webhooks.id, s.id));
     await emit(ctx.tdb.db, s.shp, "tracking.updated", now());
     await worker.runOnce();
     expect((await webhookRow(s.id)).failureCount).toBe(0);
@@ -229,13 +280,27 @@ describe("retries, abandonment and the failure count", () => {
     expect(claimed).toHaveLength(2);
     // Deactivated meanwhile (the 20th failure of another attempt, or its owner).
     await ctx.tdb.sql`update webhooks set status = 'deactivated', failure_count = 20 where id = ${s.id}`;
-    const failed = { state: "abandoned" as const, attempts: 6, nextAttemptAt: null, statusCode: 503, error: "http_503", hops: [] };
+    const failed = {
+      state: "abandoned" as const,
+      attempts: 6,
+      nextAttemptAt: null,
+      statusCode: 503,
+      error: "http_503",
+      hops: [],
+    };
     const r1 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[0]!, outcome: failed }], ctx.clock.now());
     expect([...r1.recorded]).toEqual([claimed[0]!.id]);
     expect(r1.deactivated).toEqual([]);
     expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
     // A late success does not reset it either: reactivating (PUT status active) does.
-    const ok = { state: "delivered" as const, attempts: 1, nextAttemptAt: null, statusCode: 200, error: null, hops: [] };
+    const ok = {
+      state: "delivered" as const,
+      attempts: 1,
+      nextAttemptAt: null,
+      statusCode: 200,
+      error: null,
+      hops: [],
+    };
     const r2 = await recordOutcomes(ctx.tdb.sql, [{ delivery: claimed[1]!, outcome: ok }], ctx.clock.now());
     expect([...r2.recorded]).toEqual([claimed[1]!.id]);
     expect(await webhookRow(s.id)).toMatchObject({ status: "deactivated", failureCount: 20 });
@@ -301,7 +366,10 @@ describe("redirects", () => {
 
   test("a redirect to a blocked address is dropped before connecting", async () => {
     const s = await setup();
-    rx.route(s.path, () => new Response(null, { status: 307, headers: { location: "https://metadata.test/latest/meta-data" } }));
+    rx.route(
+      s.path,
+      () => new Response(null, { status: 307, headers: { location: "https://metadata.test/latest/meta-data" } }),
+    );
     await emit(ctx.tdb.db, s.shp, "tracking.in_transit", now());
     await worker.runOnce();
     const [d] = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, s.id));
@@ -363,7 +431,11 @@ describe("hostile receivers", () => {
       const acc = await slow.account("business");
       const path = `/stall-${acc.id}`;
       rx.route(path, () => new Promise<Response>(() => {}));
-      const [, c] = await slow.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: rx.url(path), events: ["tracking.updated"], mode: "live" }) });
+      const [, c] = await slow.call("/v1/webhooks", {
+        key: acc.key,
+        method: "POST",
+        body: JSON.stringify({ url: rx.url(path), events: ["tracking.updated"], mode: "live" }),
+      });
       const shp = await shipment(slow.tdb.db, [acc.id]);
       await emit(slow.tdb.db, shp, "tracking.updated", new Date(slow.clock.now()));
       await w.runOnce();
@@ -393,7 +465,8 @@ describe("start(): woken by NOTIFY", () => {
 });
 
 describe("the scheduler's delivery job", () => {
-  const state = async (webhookId: string) => (await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId)))[0]!;
+  const state = async (webhookId: string) =>
+    (await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId)))[0]!;
 
   test("a retry coming due (no NOTIFY) goes out only through the scheduler's poll; the bare worker has no timer", async () => {
     // No timer: nothing in the files that decide when the worker claims arms one. Its wake-ups are a NOTIFY,
@@ -433,7 +506,11 @@ describe("the scheduler's delivery job", () => {
 
     const s2 = await setup();
     rx.route(s2.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
-    const scheduler = createScheduler(ctx.deps, { jobs: ["delivery"], deliveryPattern: "* * * * * *", delivery: { resolver } });
+    const scheduler = createScheduler(ctx.deps, {
+      jobs: ["delivery"],
+      deliveryPattern: "* * * * * *",
+      delivery: { resolver },
+    });
     await scheduler.start();
     try {
       await emit(ctx.tdb.db, s2.shp, "tracking.in_transit", now());
@@ -473,7 +550,8 @@ describe("the scheduler's delivery job", () => {
 // One slot and room for four waiting rows whatever the rate: the first claim takes all three rows and
 // comes back short, so the pump claims again only on a wake-up (the tests' poll), not when a slot frees.
 describe("the pump: claimed rows waiting for a slot", () => {
-  const rowsOf = async (webhookId: string) => await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
+  const rowsOf = async (webhookId: string) =>
+    await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
   /** A webhook whose receiver answers after `ms`, and three due deliveries to it (committed before any worker starts). */
   async function threeDue(ms: number) {
     const s = await setup();
@@ -481,7 +559,8 @@ describe("the pump: claimed rows waiting for a slot", () => {
       await Bun.sleep(ms);
       return new Response("ok");
     });
-    for (const type of ["tracking.in_transit", "tracking.updated", "tracking.delivered"] as const) await emit(ctx.tdb.db, s.shp, type, now());
+    for (const type of ["tracking.in_transit", "tracking.updated", "tracking.delivered"] as const)
+      await emit(ctx.tdb.db, s.shp, type, now());
     return s;
   }
   const until = async (what: () => Promise<boolean>) => {
@@ -516,7 +595,9 @@ describe("the pump: claimed rows waiting for a slot", () => {
       await rx.waitFor(s.path, 1, 10_000);
       // The first attempt still runs; the two waiting rows now waited past LEASE_SLACK_SECONDS / 2.
       ctx.clock.advance((ctx.deps.config.leaseSlackSeconds * 1000) / 2 + 1);
-      await until(async () => (await rowsOf(s.id)).filter((r) => r.state === "pending" && r.leaseUntil === null).length === 2);
+      await until(
+        async () => (await rowsOf(s.id)).filter((r) => r.state === "pending" && r.leaseUntil === null).length === 2,
+      );
       expect(rx.on(s.path)).toHaveLength(1);
       await w.poll();
       await rx.waitFor(s.path, 3, 10_000);

@@ -7,7 +7,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries } from "../../src/db/schema/index.ts";
-import { cachingResolver, checkHost, DNS_CACHE_TTL_MS, type ResolvedAddress, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
+import {
+  cachingResolver,
+  checkHost,
+  DNS_CACHE_TTL_MS,
+  type ResolvedAddress,
+  type Resolver,
+} from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
@@ -47,7 +53,8 @@ describe("cachingResolver", () => {
   test("a cached answer is classified again on every check: a private address blocks every time", async () => {
     let calls = 0;
     const r = cachingResolver(async () => (calls++, v4("10.0.0.7")), { now: () => 0 });
-    for (let i = 0; i < 3; i++) expect(await checkHost("intranet.example", [], r)).toMatchObject({ ok: false, reason: "address_blocked" });
+    for (let i = 0; i < 3; i++)
+      expect(await checkHost("intranet.example", [], r)).toMatchObject({ ok: false, reason: "address_blocked" });
     expect(calls).toBe(1);
   });
 
@@ -87,7 +94,11 @@ describe("the worker's cache", () => {
     const [res, body] = await ctx.call("/v1/webhooks", {
       key: acc.key,
       method: "POST",
-      body: JSON.stringify({ url: `https://receiver.test:${rx.port}/cached`, events: ["tracking.updated"], mode: "live" }),
+      body: JSON.stringify({
+        url: `https://receiver.test:${rx.port}/cached`,
+        events: ["tracking.updated"],
+        mode: "live",
+      }),
     });
     expect(res.status).toBe(201);
     const shp = await shipment(ctx.tdb.db, [acc.id]);

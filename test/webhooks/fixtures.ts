@@ -7,14 +7,38 @@ import type { EventType } from "../../src/domain/events.ts";
 import type { ShipmentState } from "../../src/domain/states.ts";
 import { fanOutEvent } from "../../src/modules/webhooks/delivery/outbox.ts";
 
-export function checkpoint(state: ShipmentState, localDate: string, localTime: string, activity = `scan ${localDate} ${localTime}`, location = "Mumbai"): StoredCheckpoint {
-  return { state, subStatus: null, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };
+export function checkpoint(
+  state: ShipmentState,
+  localDate: string,
+  localTime: string,
+  activity = `scan ${localDate} ${localTime}`,
+  location = "Mumbai",
+): StoredCheckpoint {
+  return {
+    state,
+    subStatus: null,
+    activity,
+    location,
+    localDate,
+    localTime,
+    at: `${localDate}T${localTime}:00Z`,
+    rawCode: null,
+    rawStatus: null,
+    remark: null,
+  };
 }
 
 /** A shipment followed by `accountIds`. */
-export async function shipment(db: Db, accountIds: string[], opts: { courier?: string; trackingNumber?: string; state?: string; checkpoints?: StoredCheckpoint[] } = {}) {
+export async function shipment(
+  db: Db,
+  accountIds: string[],
+  opts: { courier?: string; trackingNumber?: string; state?: string; checkpoints?: StoredCheckpoint[] } = {},
+) {
   const id = newId("shp");
-  const cps = opts.checkpoints ?? [checkpoint("in_transit", "2026-11-03", "09:15", "Picked up"), checkpoint("in_transit", "2026-11-04", "18:40", "Reached hub", "Mumbai to Pune")];
+  const cps = opts.checkpoints ?? [
+    checkpoint("in_transit", "2026-11-03", "09:15", "Picked up"),
+    checkpoint("in_transit", "2026-11-04", "18:40", "Reached hub", "Mumbai to Pune"),
+  ];
   await db.insert(shipments).values({
     id,
     courier: opts.courier ?? "delhivery",
@@ -27,7 +51,8 @@ export async function shipment(db: Db, accountIds: string[], opts: { courier?: s
     destinationCity: "Pune",
     followers: accountIds.length,
   });
-  if (accountIds.length) await db.insert(follows).values(accountIds.map((accountId) => ({ accountId, shipmentId: id })));
+  if (accountIds.length)
+    await db.insert(follows).values(accountIds.map((accountId) => ({ accountId, shipmentId: id })));
   return id;
 }
 

@@ -26,10 +26,18 @@ afterAll(async () => {
 
 test("the worker rides out a database outage and delivers what was enqueued during it", async () => {
   const acc = await ctx.account("growth");
-  const [res] = await ctx.call("/v1/webhooks", { method: "POST", key: acc.key, body: JSON.stringify({ url: rx.url("/outage"), events: ["tracking.in_transit"], mode: "live" }) });
+  const [res] = await ctx.call("/v1/webhooks", {
+    method: "POST",
+    key: acc.key,
+    body: JSON.stringify({ url: rx.url("/outage"), events: ["tracking.in_transit"], mode: "live" }),
+  });
   expect(res.status).toBe(201);
   const shp = await shipment(ctx.tdb.db, [acc.id]);
-  const states = () => ctx.tdb.sql`select state from deliveries where webhook_id in (select id from webhooks where account_id = ${acc.id}) order by created_at`.then((rows) => rows.map((r) => r.state as string));
+  const states = () =>
+    ctx.tdb
+      .sql`select state from deliveries where webhook_id in (select id from webhooks where account_id = ${acc.id}) order by created_at`.then(
+      (rows) => rows.map((r) => r.state as string),
+    );
   const until = async (want: string[], ms: number) => {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline && JSON.stringify(await states()) !== JSON.stringify(want)) await Bun.sleep(100);

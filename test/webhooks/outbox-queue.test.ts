@@ -43,7 +43,15 @@ async function indexedColumns(table: string): Promise<Map<string, string[]>> {
 
 describe("HOT updates", () => {
   test("no index on deliveries covers a column the claim or an outcome writes", async () => {
-    const written = ["lease_until", "state", "attempts", "next_attempt_at", "last_status_code", "last_error", "updated_at"];
+    const written = [
+      "lease_until",
+      "state",
+      "attempts",
+      "next_attempt_at",
+      "last_status_code",
+      "last_error",
+      "updated_at",
+    ];
     const idx = await indexedColumns("deliveries");
     expect(idx.size).toBeGreaterThanOrEqual(4);
     for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => written.includes(c))}`).toBe(`${name}: `);
@@ -51,8 +59,14 @@ describe("HOT updates", () => {
 
   test("no index on the re-check schedule covers the lease; shipments' old schedule columns stay unwritten", async () => {
     const idx = await indexedColumns("recheck_queue");
-    expect([...idx.keys()].sort()).toEqual(["recheck_queue_due_bucket_idx", "recheck_queue_due_bucket_offset_idx", "recheck_queue_due_idx", "recheck_queue_pkey"]);
-    for (const [name, cols] of idx) expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
+    expect([...idx.keys()].sort()).toEqual([
+      "recheck_queue_due_bucket_idx",
+      "recheck_queue_due_bucket_offset_idx",
+      "recheck_queue_due_idx",
+      "recheck_queue_pkey",
+    ]);
+    for (const [name, cols] of idx)
+      expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
     // A followed lookup schedules the shipment in the queue only (the old columns are for the previous version).
     const acc = await ctx.account("business");
     const [res] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890231", { key: acc.key });
@@ -61,13 +75,21 @@ describe("HOT updates", () => {
       select s.next_check_at, s.lease_until, s.lease_owner, s.recheck_failures, q.due_at is not null as queued
       from shipments s left join recheck_queue q on q.shipment_id = s.id
       where s.courier = 'delhivery' and s.tracking_number = '1234567890231'`;
-    expect({ ...row }).toEqual({ next_check_at: null, lease_until: null, lease_owner: null, recheck_failures: 0, queued: true });
+    expect({ ...row }).toEqual({
+      next_check_at: null,
+      lease_until: null,
+      lease_owner: null,
+      recheck_failures: 0,
+      queued: true,
+    });
   });
 
   test("the tables the claims stamp leave room on each page for the new row versions", async () => {
-    const rows = await ctx.tdb.sql`select relname, reloptions from pg_class where relname in ('recheck_queue', 'shipments') order by relname`;
+    const rows = await ctx.tdb
+      .sql`select relname, reloptions from pg_class where relname in ('recheck_queue', 'shipments') order by relname`;
     // `deliveries` is partitioned (migration 0022): every partition, DEFAULT included, carries the fillfactor.
-    const parts = await ctx.tdb.sql`select c.relname, c.reloptions from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'deliveries'::regclass`;
+    const parts = await ctx.tdb
+      .sql`select c.relname, c.reloptions from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'deliveries'::regclass`;
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) expect([p.relname, p.reloptions]).toEqual([p.relname, ["fillfactor=50"]]);
     expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
@@ -83,13 +105,18 @@ describe("delivery_queue", () => {
     const path = `/q-${acc.id}`;
     let answer = 503;
     rx.route(path, () => new Response("x", { status: answer }));
-    const [res] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: rx.url(path), events: ["tracking.updated"], mode: "live" }) });
+    const [res] = await ctx.call("/v1/webhooks", {
+      key: acc.key,
+      method: "POST",
+      body: JSON.stringify({ url: rx.url(path), events: ["tracking.updated"], mode: "live" }),
+    });
     expect(res.status).toBe(201);
     const shp = await shipment(ctx.tdb.db, [acc.id]);
     const t0 = ctx.clock.now();
     expect(await emit(ctx.tdb.db, shp, "tracking.updated", new Date(t0))).toBe(1);
     const queue = () =>
-      ctx.tdb.sql`select q.due_at, d.state, d.next_attempt_at from deliveries d left join delivery_queue q on q.delivery_id = d.id where d.shipment_id = ${shp}`;
+      ctx.tdb
+        .sql`select q.due_at, d.state, d.next_attempt_at from deliveries d left join delivery_queue q on q.delivery_id = d.id where d.shipment_id = ${shp}`;
 
     const [queued] = await queue();
     expect(new Date(queued!.due_at).getTime()).toBe(t0);

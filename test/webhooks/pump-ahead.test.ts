@@ -28,7 +28,8 @@ function noting(sql: postgres.Sql) {
   const proxy = new Proxy(sql, {
     apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
       // The value interpolated right after the claim's `limit` keyword (later fragments may follow it).
-      if (args[0].join("").includes("from delivery_queue q")) limits.push(Number(args[args[0].findIndex((s) => /\blimit\s*$/.test(s)) + 1]));
+      if (args[0].join("").includes("from delivery_queue q"))
+        limits.push(Number(args[args[0].findIndex((s) => /\blimit\s*$/.test(s)) + 1]));
       return Reflect.apply(target, self, args);
     },
   });
@@ -38,7 +39,11 @@ function noting(sql: postgres.Sql) {
 /** A live webhook of a new account and `n` due outbox rows for it. */
 async function dueRows(n: number): Promise<void> {
   const acc = await ctx.account("business");
-  const [res] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: "https://127.0.0.1:9/w", events: ["tracking.updated"], mode: "live" }) });
+  const [res] = await ctx.call("/v1/webhooks", {
+    key: acc.key,
+    method: "POST",
+    body: JSON.stringify({ url: "https://127.0.0.1:9/w", events: ["tracking.updated"], mode: "live" }),
+  });
   expect(res.status).toBe(201);
   const shp = await shipment(ctx.tdb.db, [acc.id]);
   for (let i = 0; i < n; i++) await emit(ctx.tdb.db, shp, "tracking.updated", new Date(ctx.clock.now()));

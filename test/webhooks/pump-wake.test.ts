@@ -44,7 +44,11 @@ function gated(sql: postgres.Sql) {
 
 test("a wake-up during a claim that comes back empty claims again, so a row committed meanwhile is sent", async () => {
   const acc = await ctx.account("business");
-  const [res, body] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: "https://127.0.0.1:9/w", events: ["tracking.updated"], mode: "live" }) });
+  const [res, body] = await ctx.call("/v1/webhooks", {
+    key: acc.key,
+    method: "POST",
+    body: JSON.stringify({ url: "https://127.0.0.1:9/w", events: ["tracking.updated"], mode: "live" }),
+  });
   expect(res.status).toBe(201);
   const shp = await shipment(ctx.tdb.db, [acc.id]);
 

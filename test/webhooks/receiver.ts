@@ -55,7 +55,15 @@ export function testCert(): Promise<Cert> {
       notAfterDate: new Date(Date.now() + 30 * 86_400_000),
       extensions: [
         { name: "basicConstraints", cA: false },
-        { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 2, value: "receiver.test" }, { type: 7, ip: "127.0.0.1" }, { type: 7, ip: "::1" }] },
+        {
+          name: "subjectAltName",
+          altNames: [
+            { type: 2, value: "localhost" },
+            { type: 2, value: "receiver.test" },
+            { type: 7, ip: "127.0.0.1" },
+            { type: 7, ip: "::1" },
+          ],
+        },
       ],
     } as never);
     const dir = mkdtempSync(join(tmpdir(), "wh-ca-"));
@@ -96,7 +104,15 @@ export async function startReceiver(): Promise<Receiver> {
       try {
         json = text ? JSON.parse(text) : null;
       } catch {}
-      received.push({ method: req.method, path: url.pathname, headers: Object.fromEntries(req.headers), raw, text, json, at: Date.now() });
+      received.push({
+        method: req.method,
+        path: url.pathname,
+        headers: Object.fromEntries(req.headers),
+        raw,
+        text,
+        json,
+        at: Date.now(),
+      });
       for (const w of [...waiters]) {
         const got = on(w.path);
         if (got.length >= w.n) {
@@ -121,7 +137,10 @@ export async function startReceiver(): Promise<Receiver> {
       return new Promise((resolve, reject) => {
         const w = { path, n, resolve };
         waiters.push(w);
-        setTimeout(() => reject(new Error(`receiver: ${on(path).length}/${n} requests at ${path} after ${ms} ms`)), ms).unref?.();
+        setTimeout(
+          () => reject(new Error(`receiver: ${on(path).length}/${n} requests at ${path} after ${ms} ms`)),
+          ms,
+        ).unref?.();
       });
     },
     stop: () => void server.stop(true),

@@ -38,7 +38,13 @@ async function liveHook(path: string) {
 }
 
 const sequences = async (webhookId: string) =>
-  (await ctx.tdb.db.select({ s: deliveries.sequence }).from(deliveries).where(eq(deliveries.webhookId, webhookId)).orderBy(asc(deliveries.sequence))).map((r) => r.s);
+  (
+    await ctx.tdb.db
+      .select({ s: deliveries.sequence })
+      .from(deliveries)
+      .where(eq(deliveries.webhookId, webhookId))
+      .orderBy(asc(deliveries.sequence))
+  ).map((r) => r.s);
 
 describe("sequence numbers", () => {
   test("1,000 events fanned out from parallel transactions (some rolled back) number each webhook 1..N, no gaps or duplicates", async () => {
@@ -56,7 +62,13 @@ describe("sequence numbers", () => {
           await ctx.tdb.db
             .transaction(async (tx) => {
               const eventId = newId("evt");
-              await tx.insert(events).values({ id: eventId, shipmentId: shp, type: "tracking.in_transit", status: "in_transit", enqueuedAt: at });
+              await tx.insert(events).values({
+                id: eventId,
+                shipmentId: shp,
+                type: "tracking.in_transit",
+                status: "in_transit",
+                enqueuedAt: at,
+              });
               await fanOutEvent(tx, { eventId, shipmentId: shp, type: "tracking.in_transit", enqueuedAt: at });
               throw new Error("roll back");
             })
@@ -82,7 +94,10 @@ describe("sequence numbers", () => {
     await emit(ctx.tdb.db, shp, "tracking.delivered", new Date(t0 + 60_000));
     await emit(ctx.tdb.db, shp, "tracking.in_transit", new Date(t0 + 120_000));
     ctx.clock.set(t0 + 120_000);
-    rx.route("/seq-wire", (req) => new Response(null, { status: req.headers.get("x-webhook-sequence") === "2" ? 500 : 200 }));
+    rx.route(
+      "/seq-wire",
+      (req) => new Response(null, { status: req.headers.get("x-webhook-sequence") === "2" ? 500 : 200 }),
+    );
     expect(await worker.runOnce()).toBe(3);
     const got = rx.on("/seq-wire");
     expect(got.map((r) => Number(r.headers["x-webhook-sequence"])).sort()).toEqual([1, 2, 3]);
@@ -94,7 +109,11 @@ describe("sequence numbers", () => {
     };
     const all = await list("");
     expect(all.status).toBe(200);
-    const evts = await ctx.tdb.db.select().from(events).where(eq(events.shipmentId, shp)).orderBy(asc(events.enqueuedAt));
+    const evts = await ctx.tdb.db
+      .select()
+      .from(events)
+      .where(eq(events.shipmentId, shp))
+      .orderBy(asc(events.enqueuedAt));
     expect(all.body.data.deliveries.map((d: any) => [d.sequence, d.event_id, d.event_type])).toEqual([
       [3, evts[2]!.id, "tracking.in_transit"],
       [2, evts[1]!.id, "tracking.delivered"],
@@ -112,7 +131,14 @@ describe("sequence numbers", () => {
     expect(seqOf(await list("?after_sequence=1&limit=1"))).toEqual([2]);
     expect(seqOf(await list("?after_sequence=0&status=delivered&event_type=tracking.in_transit"))).toEqual([1, 3]);
 
-    for (const [q, name] of [["?status=lost", "status"], ["?event_type=tracking.teleported", "event_type"], ["?since=yesterday", "since"], ["?until=2026-13-01T00:00:00Z", "until"], ["?after_sequence=-1", "after_sequence"], ["?after_sequence=1.5", "after_sequence"]] as const) {
+    for (const [q, name] of [
+      ["?status=lost", "status"],
+      ["?event_type=tracking.teleported", "event_type"],
+      ["?since=yesterday", "since"],
+      ["?until=2026-13-01T00:00:00Z", "until"],
+      ["?after_sequence=-1", "after_sequence"],
+      ["?after_sequence=1.5", "after_sequence"],
+    ] as const) {
       const r = await list(q);
       expect(r.status).toBe(422);
       expect(r.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([["query", name]]);
@@ -121,13 +147,21 @@ describe("sequence numbers", () => {
 
   test("test fires carry no sequence", async () => {
     const acc = await ctx.account("free");
-    const [, body] = await ctx.call("/v1/webhooks", { key: acc.key, method: "POST", body: JSON.stringify({ url: rx.url("/seq-test"), events: ["tracking.delivered"], mode: "test" }) });
+    const [, body] = await ctx.call("/v1/webhooks", {
+      key: acc.key,
+      method: "POST",
+      body: JSON.stringify({ url: rx.url("/seq-test"), events: ["tracking.delivered"], mode: "test" }),
+    });
     const [res] = await ctx.call(`/v1/webhooks/${body.data.id}/test`, { key: acc.key, method: "POST", body: "{}" });
     expect(res.status).toBe(200);
     const [got] = rx.on("/seq-test");
     expect(got!.headers["x-webhook-sequence"]).toBeUndefined();
     expect("sequence" in got!.json).toBe(false);
     const [, listed] = await ctx.call(`/v1/webhooks/${body.data.id}/deliveries`, { key: acc.key });
-    expect(listed.data.deliveries[0]).toMatchObject({ event_id: null, event_type: "tracking.delivered", sequence: null });
+    expect(listed.data.deliveries[0]).toMatchObject({
+      event_id: null,
+      event_type: "tracking.delivered",
+      sequence: null,
+    });
   });
 });

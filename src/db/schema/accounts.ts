@@ -28,7 +28,9 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     /** SHA-256 hex of the whole key: keys are 256-bit random, so a fast hash is safe and lets lookup be one index probe. */
     keyHash: text("key_hash").notNull(),
     prefix: text("prefix").notNull(),
@@ -44,7 +46,9 @@ export const apiKeys = pgTable(
 export const usageCounters = pgTable(
   "usage_counters",
   {
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     period: text("period").notNull(),
     used: integer("used").notNull().default(0),
   },
@@ -55,7 +59,9 @@ export const usageCounters = pgTable(
 export const usageDaily = pgTable(
   "usage_daily",
   {
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     day: date("day", { mode: "string" }).notNull(),
     used: integer("used").notNull().default(0),
   },
@@ -91,11 +97,12 @@ export const sessions = pgTable(
     id: text("id").primaryKey(),
     /** SHA-256 of the cookie value; the cookie itself is never stored. */
     tokenHash: text("token_hash").notNull(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     csrfToken: text("csrf_token").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },
   (t) => [uniqueIndex("sessions_token_hash_key").on(t.tokenHash), index("sessions_expires_idx").on(t.expiresAt)],
 );
-

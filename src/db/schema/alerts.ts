@@ -7,7 +7,9 @@ export const alerts = pgTable(
   "alerts",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     /** modules/alerts/model.ts `AlertKind`. */
     kind: text("kind").notNull(),
     /** What makes one alert of `kind` (a webhook's deactivation instant, a quota month, a key id): at most one row each. */
@@ -31,7 +33,9 @@ export const alerts = pgTable(
 );
 
 export const alertSettings = pgTable("alert_settings", {
-  accountId: text("account_id").primaryKey().references(() => accounts.id, { onDelete: "cascade" }),
+  accountId: text("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
   /** Null: the account's email. */
   email: text("email"),
   /** Kinds the owner turned off. */

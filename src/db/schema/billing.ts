@@ -8,7 +8,9 @@ export const upgradeRequests = pgTable(
   "upgrade_requests",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     fromPlan: text("from_plan").notNull(),
     toPlan: text("to_plan").notNull(),
     /** `pending` | `approved` | `rejected` | `superseded` (a newer request of the same account replaced it). */
@@ -29,7 +31,9 @@ export const upgradeRequests = pgTable(
 export const billingSubscriptions = pgTable(
   "billing_subscriptions",
   {
-    accountId: text("account_id").primaryKey().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .primaryKey()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     stripeCustomerId: text("stripe_customer_id"),
     stripeSubscriptionId: text("stripe_subscription_id"),
     /** Stripe's subscription status (`active`, `past_due`, `canceled`, …). */

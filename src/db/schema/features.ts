@@ -5,7 +5,9 @@ import { accounts } from "./accounts.ts";
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     /** SHA-256 hex of method, path and the request body as parsed: a retry must send the same. */
     requestHash: text("request_hash").notNull(),

@@ -3,11 +3,21 @@
  * and the events a re-check produces (spec: Events; docs/spec-map.md, "Decisions", following and outbox).
  */
 import { getTableColumns, sql } from "drizzle-orm";
-import { boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { accounts } from "./accounts.ts";
-
 
 export const shipments = pgTable(
   "shipments",
@@ -91,8 +101,12 @@ export const recheckQueue = pgTable(
     // drains an overdue backlog touches a few pages, not one page per row (modules/following/claims.ts).
     // Two grids, the second offset by half a bucket: a claim walks the one in which the oldest due row
     // sits in the first half of its bucket, so that bucket holds at least 7.5 minutes of due times.
-    index("recheck_queue_due_bucket_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`),
-    index("recheck_queue_due_bucket_offset_idx").on(sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`),
+    index("recheck_queue_due_bucket_idx").on(
+      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`,
+    ),
+    index("recheck_queue_due_bucket_offset_idx").on(
+      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`,
+    ),
   ],
 );
 
@@ -100,14 +114,24 @@ export const recheckQueue = pgTable(
  * The columns of `shipments` this version reads: all but the four deprecated schedule columns, so that no
  * lookup pays for columns nothing uses. Select and return shipment rows with these.
  */
-const { nextCheckAt: _nextCheckAt, leaseUntil: _leaseUntil, leaseOwner: _leaseOwner, recheckFailures: _recheckFailures, ...current } = getTableColumns(shipments);
+const {
+  nextCheckAt: _nextCheckAt,
+  leaseUntil: _leaseUntil,
+  leaseOwner: _leaseOwner,
+  recheckFailures: _recheckFailures,
+  ...current
+} = getTableColumns(shipments);
 export const shipmentColumns = current;
 
 export const follows = pgTable(
   "follows",
   {
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-    shipmentId: text("shipment_id").notNull().references(() => shipments.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    shipmentId: text("shipment_id")
+      .notNull()
+      .references(() => shipments.id, { onDelete: "cascade" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** The merchant's own reference (order id), 1–128 characters, or null (docs/shipments.md, "Reference and metadata"). */
     reference: text("reference"),
@@ -132,7 +156,9 @@ export const events = pgTable(
   "events",
   {
     id: text("id").notNull(),
-    shipmentId: text("shipment_id").notNull().references(() => shipments.id, { onDelete: "cascade" }),
+    shipmentId: text("shipment_id")
+      .notNull()
+      .references(() => shipments.id, { onDelete: "cascade" }),
     /** `tracking.updated` | `tracking.in_transit` | … */
     type: text("type").notNull(),
     /** Webhook spelling of the state at the change (spec: data.status). */
@@ -146,5 +172,9 @@ export const events = pgTable(
     /** W3C `traceparent` of the span that wrote the event, when traces are on: its deliveries join that trace. */
     traceParent: text("trace_parent"),
   },
-  (t) => [primaryKey({ name: "events_pkey", columns: [t.id, t.createdAt] }), index("events_shipment_idx").on(t.shipmentId), index("events_created_idx").on(t.createdAt)],
+  (t) => [
+    primaryKey({ name: "events_pkey", columns: [t.id, t.createdAt] }),
+    index("events_shipment_idx").on(t.shipmentId),
+    index("events_created_idx").on(t.createdAt),
+  ],
 );

@@ -10,7 +10,9 @@ export const webhooks = pgTable(
   "webhooks",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     events: text("events").array().notNull(),
     /** `test` | `live` */
@@ -42,8 +44,12 @@ export const deliveries = pgTable(
   "deliveries",
   {
     id: text("id").notNull(),
-    webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     /** Null for test fires. */
     eventId: text("event_id"),
     shipmentId: text("shipment_id").references(() => shipments.id, { onDelete: "cascade" }),

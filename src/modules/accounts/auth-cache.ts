@@ -134,11 +134,15 @@ export class AuthCache {
     if (this.listening === "no") {
       this.listening = "starting";
       this.db.$client
-        .listen(ACCOUNT_CHANNEL, (accountId) => this.forget(accountId), () => {
-          // (Re)connected: what was sent while down is lost, so start empty.
-          this.clearAll();
-          if (this.listening !== "stopped") this.listening = "up";
-        })
+        .listen(
+          ACCOUNT_CHANNEL,
+          (accountId) => this.forget(accountId),
+          () => {
+            // (Re)connected: what was sent while down is lost, so start empty.
+            this.clearAll();
+            if (this.listening !== "stopped") this.listening = "up";
+          },
+        )
         .catch(() => {
           if (this.listening === "starting") this.listening = "no";
         });
@@ -174,8 +178,12 @@ export class AuthCache {
     for (let i = 0; i < batch.length; i += MAX_BATCH) {
       const part = batch.slice(i, i + MAX_BATCH);
       this.loadAndStore(part.map(([h]) => h)).then(
-        (found) => { for (const [h, w] of part) w.resolve(found.get(h)); },
-        (error) => { for (const [, w] of part) w.reject(error); },
+        (found) => {
+          for (const [h, w] of part) w.resolve(found.get(h));
+        },
+        (error) => {
+          for (const [, w] of part) w.reject(error);
+        },
       );
     }
   }
@@ -184,7 +192,8 @@ export class AuthCache {
     this.reloadTimer = undefined;
     const hashes = [...this.reloads];
     this.reloads.clear();
-    for (let i = 0; i < hashes.length; i += MAX_BATCH) this.loadAndStore(hashes.slice(i, i + MAX_BATCH)).catch(() => {});
+    for (let i = 0; i < hashes.length; i += MAX_BATCH)
+      this.loadAndStore(hashes.slice(i, i + MAX_BATCH)).catch(() => {});
   }
 
   /** Loads `hashes` in one statement and caches the answers, unless an invalidation raced the statement. */

@@ -17,23 +17,43 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 export const linkPath = (token: string) => `/dashboard/password-link/${token}`;
 
 /** Issues a link, expiring the account's unused ones. @returns the raw token (shown once) and the expiry */
-export async function issuePasswordLink(db: DbOrTx, accountId: string, purpose: PasswordLinkPurpose, nowMs: number): Promise<{ token: string; path: string; expiresAt: Date }> {
+export async function issuePasswordLink(
+  db: DbOrTx,
+  accountId: string,
+  purpose: PasswordLinkPurpose,
+  nowMs: number,
+): Promise<{ token: string; path: string; expiresAt: Date }> {
   const token = randomBytes(32).toString("base64url");
   const now = new Date(nowMs);
   const expiresAt = new Date(nowMs + LINK_TTL_MS[purpose]);
-  await db.update(passwordLinks).set({ expiresAt: now }).where(and(eq(passwordLinks.accountId, accountId), isNull(passwordLinks.usedAt), gt(passwordLinks.expiresAt, now)));
-  await db.insert(passwordLinks).values({ id: newId("lnk"), tokenHash: sha256(token), accountId, purpose, createdAt: now, expiresAt });
+  await db
+    .update(passwordLinks)
+    .set({ expiresAt: now })
+    .where(and(eq(passwordLinks.accountId, accountId), isNull(passwordLinks.usedAt), gt(passwordLinks.expiresAt, now)));
+  await db
+    .insert(passwordLinks)
+    .values({ id: newId("lnk"), tokenHash: sha256(token), accountId, purpose, createdAt: now, expiresAt });
   return { token, path: linkPath(token), expiresAt };
 }
 
 /** The unused, unexpired link behind `token` with its account's email; undefined otherwise. Does not use it up. */
-export async function findPasswordLink(db: DbOrTx, token: string, nowMs: number): Promise<{ accountId: string; email: string; purpose: PasswordLinkPurpose } | undefined> {
+export async function findPasswordLink(
+  db: DbOrTx,
+  token: string,
+  nowMs: number,
+): Promise<{ accountId: string; email: string; purpose: PasswordLinkPurpose } | undefined> {
   if (!TOKEN_SHAPE.test(token)) return undefined;
   const rows = await db
     .select({ accountId: passwordLinks.accountId, email: accounts.email, purpose: passwordLinks.purpose })
     .from(passwordLinks)
     .innerJoin(accounts, eq(accounts.id, passwordLinks.accountId))
-    .where(and(eq(passwordLinks.tokenHash, sha256(token)), isNull(passwordLinks.usedAt), gt(passwordLinks.expiresAt, new Date(nowMs))))
+    .where(
+      and(
+        eq(passwordLinks.tokenHash, sha256(token)),
+        isNull(passwordLinks.usedAt),
+        gt(passwordLinks.expiresAt, new Date(nowMs)),
+      ),
+    )
     .limit(1);
   const r = rows[0];
   return r ? { ...r, purpose: r.purpose as PasswordLinkPurpose } : undefined;
@@ -46,7 +66,9 @@ export async function usePasswordLink(db: DbOrTx, token: string, nowMs: number):
   const rows = await db
     .update(passwordLinks)
     .set({ usedAt: now })
-    .where(and(eq(passwordLinks.tokenHash, sha256(token)), isNull(passwordLinks.usedAt), gt(passwordLinks.expiresAt, now)))
+    .where(
+      and(eq(passwordLinks.tokenHash, sha256(token)), isNull(passwordLinks.usedAt), gt(passwordLinks.expiresAt, now)),
+    )
     .returning({ accountId: passwordLinks.accountId });
   return rows[0]?.accountId;
 }

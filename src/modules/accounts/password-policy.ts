@@ -22,7 +22,8 @@ let matcher: Promise<ZxcvbnFactory> | undefined;
 // Loaded on first use: importing and ranking the dictionary takes a few hundred ms.
 const zxcvbn = () =>
   (matcher ??= Promise.all([import("@zxcvbn-ts/core"), import("@zxcvbn-ts/language-common")]).then(
-    ([core, common]) => new core.ZxcvbnFactory({ dictionary: { "passwords-common": common.dictionary["passwords-common"] } }),
+    ([core, common]) =>
+      new core.ZxcvbnFactory({ dictionary: { "passwords-common": common.dictionary["passwords-common"] } }),
   ));
 
 /** True when the whole password is a common one (any case, l33t, reversed) or a short unit repeated. */
@@ -32,7 +33,8 @@ export async function isCommonPassword(password: string): Promise<boolean> {
   const m = seq[0]!;
   if (m.token !== password) return false;
   if (m.pattern === "dictionary") return true;
-  if (m.pattern === "repeat" && typeof m.baseToken === "string") return [...m.baseToken].length <= 3 || (await isCommonPassword(m.baseToken));
+  if (m.pattern === "repeat" && typeof m.baseToken === "string")
+    return [...m.baseToken].length <= 3 || (await isCommonPassword(m.baseToken));
   return false;
 }
 
@@ -61,7 +63,8 @@ function affixes(password: string, whole: RegExp, symbols: RegExp): string[] {
 /** True when taking predictable affixes off leaves a common password (`Password123!`, `!!dragon2024`). */
 export async function isCommonWithAffixes(password: string): Promise<boolean> {
   const z = await zxcvbn();
-  const strippable = (affix: string) => affix === "" || codePoints(affix) <= AFFIX_MAX_CHARS || z.check(affix).guesses < AFFIX_MAX_GUESSES;
+  const strippable = (affix: string) =>
+    affix === "" || codePoints(affix) <= AFFIX_MAX_CHARS || z.check(affix).guesses < AFFIX_MAX_GUESSES;
   const heads = affixes(password, LEADING, LEADING_SYMBOLS).filter(strippable);
   const tails = affixes(password, TRAILING, TRAILING_SYMBOLS).filter(strippable);
   const cores = new Set<string>();

@@ -14,7 +14,8 @@ let dummy: { kib: number; hash: Promise<string> } | undefined;
  * @throws RangeError below {@link MIN_PASSWORD_HASH_MEMORY_KIB} or above 4 GiB (config.ts refuses such values at start).
  */
 export function setPasswordHashMemory(kib: number): void {
-  if (!Number.isSafeInteger(kib) || kib < MIN_PASSWORD_HASH_MEMORY_KIB || kib > 4_194_304) throw new RangeError(`password hash memory must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 KiB`);
+  if (!Number.isSafeInteger(kib) || kib < MIN_PASSWORD_HASH_MEMORY_KIB || kib > 4_194_304)
+    throw new RangeError(`password hash memory must be ${MIN_PASSWORD_HASH_MEMORY_KIB}..4194304 KiB`);
   memoryKib = kib;
 }
 

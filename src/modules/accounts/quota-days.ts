@@ -52,6 +52,7 @@ export async function usageByDay(db: DbOrTx, accountId: string, nowMs: number): 
     .where(and(eq(usageDaily.accountId, accountId), gte(usageDaily.day, iso(first)), lt(usageDaily.day, iso(end))));
   const byDay = new Map(rows.map((r) => [r.day, r.used]));
   const out: DayUsage[] = [];
-  for (let ms = first; ms <= nowMs && ms < end; ms += 86_400_000) out.push({ day: iso(ms), used: byDay.get(iso(ms)) ?? 0 });
+  for (let ms = first; ms <= nowMs && ms < end; ms += 86_400_000)
+    out.push({ day: iso(ms), used: byDay.get(iso(ms)) ?? 0 });
   return out;
 }

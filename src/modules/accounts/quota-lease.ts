@@ -91,7 +91,13 @@ class QuotaLeases {
     return { ok: true, used: this.usedNow(accountId, period)!, period, day: l.day };
   }
 
-  private async reserveSlow(accountId: string, quota: number, nowMs: number, period: string, day: string): Promise<Reservation> {
+  private async reserveSlow(
+    accountId: string,
+    quota: number,
+    nowMs: number,
+    period: string,
+    day: string,
+  ): Promise<Reservation> {
     if (quota <= 0) return { ok: false, used: await usedThisMonth(this.db, accountId, nowMs), period, day };
     for (;;) {
       const inFlight = this.pending.get(accountId);
@@ -99,7 +105,13 @@ class QuotaLeases {
         await inFlight;
       } else {
         const p = this.grant(accountId, quota, period, day).finally(() => this.pending.delete(accountId));
-        this.pending.set(accountId, p.then(() => undefined, () => undefined));
+        this.pending.set(
+          accountId,
+          p.then(
+            () => undefined,
+            () => undefined,
+          ),
+        );
         if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period, day };
       }
       const taken = this.take(accountId, quota, period);
@@ -138,7 +150,15 @@ class QuotaLeases {
           const now = Date.now();
           const gapMs = paced(old ?? this.paces.get(accountId), now);
           this.paces.delete(accountId);
-          this.leases.set(accountId, { period, day, quota, size: after - Number(r!.before), taken: 0, lastUseMs: now, gapMs });
+          this.leases.set(accountId, {
+            period,
+            day,
+            quota,
+            size: after - Number(r!.before),
+            taken: 0,
+            lastUseMs: now,
+            gapMs,
+          });
           this.see(accountId, period, after);
           this.startSweeper();
           return true;
@@ -147,7 +167,8 @@ class QuotaLeases {
           this.see(accountId, period, Number(r!.current ?? 0));
           return false;
         }
-        await this.db.$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
+        await this.db
+          .$client`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
       }
     }).catch((err: unknown) => Promise.reject(quotaLeaseFailure("grant", err)));
   }
@@ -175,13 +196,16 @@ class QuotaLeases {
         this.paces.set(accountId, { lastUseMs: l.lastUseMs, gapMs: l.gapMs });
       }
     for (const [a, p] of this.paces) if (nowMs - p.lastUseMs >= LEASE_IDLE_MAX_MS) this.paces.delete(a);
-    for (const [k, s] of this.seen) if (nowMs - s.atMs >= SEEN_KEEP_MS && !this.owed.has(k) && !this.returning.has(k)) this.seen.delete(k);
-    if (this.leases.size === 0 && this.owed.size === 0 && this.seen.size === 0 && this.paces.size === 0) this.stopSweeper();
+    for (const [k, s] of this.seen)
+      if (nowMs - s.atMs >= SEEN_KEEP_MS && !this.owed.has(k) && !this.returning.has(k)) this.seen.delete(k);
+    if (this.leases.size === 0 && this.owed.size === 0 && this.seen.size === 0 && this.paces.size === 0)
+      this.stopSweeper();
     await this.flush();
   }
 
   private owe(accountId: string, lease: Lease): void {
-    if (lease.size > lease.taken) addUnits(this.owed, rowKey(accountId, lease.period), lease.day, lease.size - lease.taken);
+    if (lease.size > lease.taken)
+      addUnits(this.owed, rowKey(accountId, lease.period), lease.day, lease.size - lease.taken);
   }
 
   private see(accountId: string, period: string, used: number): void {
@@ -194,7 +218,12 @@ class QuotaLeases {
     // Same row order in every replica: two give-backs touching the same rows cannot deadlock.
     const batch = [...this.owed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     this.owed.clear();
-    const split = batch.map(([k, days]) => ({ k, accountId: k.slice(0, k.lastIndexOf(" ")), period: k.slice(k.lastIndexOf(" ") + 1), days: [...days] }));
+    const split = batch.map(([k, days]) => ({
+      k,
+      accountId: k.slice(0, k.lastIndexOf(" ")),
+      period: k.slice(k.lastIndexOf(" ") + 1),
+      days: [...days],
+    }));
     const each = (f: (k: string, day: string, n: number) => void) => {
       for (const b of split) for (const [day, n] of b.days) f(b.k, day, n);
     };
@@ -202,8 +231,10 @@ class QuotaLeases {
     const perDay = split.flatMap((b) => b.days.map(([day, n]) => ({ a: b.accountId, day, n })));
     try {
       // `d` joins the month rows `m` updated: a day row is locked after its month row, as in a grant.
-      const rows = await this.inTurn([...new Set(split.map((b) => b.accountId))], () =>
-        this.db.$client<{ account_id: string; period: string; used: number }[]>`
+      const rows = await this.inTurn(
+        [...new Set(split.map((b) => b.accountId))],
+        () =>
+          this.db.$client<{ account_id: string; period: string; used: number }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           m as (
             update usage_counters u set used = greatest(u.used - b.n, 0)

@@ -24,7 +24,9 @@ export function quotaResetsAt(ms: number): Date {
 }
 
 /** One reserved unit: `used` counts it (when `ok`); `period` is its `YYYY-MM` month, `day` the `YYYY-MM-DD` it counts on. */
-export type Reservation = { ok: true; used: number; period: string; day: string } | { ok: false; used: number; period: string; day: string };
+export type Reservation =
+  | { ok: true; used: number; period: string; day: string }
+  | { ok: false; used: number; period: string; day: string };
 
 /** Units of the month of `nowMs` (ms) counted in the row, units replicas hold unused included. */
 export async function usedThisMonth(db: DbOrTx, accountId: string, nowMs: number): Promise<number> {
@@ -43,12 +45,21 @@ export function usageView(used: number, quota: number, plan: string) {
 /** Locks (creating at 0) the month row in `tx` and returns units used (docs/shipments.md, quota of bulk follows). */
 export async function lockUsage(tx: postgres.TransactionSql, accountId: string, period: string): Promise<number> {
   await tx`insert into usage_counters (account_id, period, used) values (${accountId}, ${period}, 0) on conflict do nothing`;
-  const [{ used }] = (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [{ used: number }];
+  const [{ used }] =
+    (await tx`select used from usage_counters where account_id = ${accountId} and period = ${period} for update`) as unknown as [
+      { used: number },
+    ];
   return used;
 }
 
 /** Counts `units` more in `period` and on UTC `day` (`YYYY-MM-DD`), in the transaction holding {@link lockUsage}. */
-export async function addUsage(tx: postgres.TransactionSql, accountId: string, period: string, day: string, units: number): Promise<void> {
+export async function addUsage(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  period: string,
+  day: string,
+  units: number,
+): Promise<void> {
   await tx`
     with m as (update usage_counters set used = used + ${units} where account_id = ${accountId} and period = ${period} returning 1)
     insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, ${units} from m

@@ -68,7 +68,9 @@ export class RateCounter {
         select k, w::timestamptz, n from unnest(${batch.map((w) => "rl:" + w.accountId)}::text[], ${batch.map((w) => new Date(w.startMs).toISOString())}::text[], ${batch.map((w) => w.sending)}::int[]) as b(k, w, n)
         on conflict (key, window_start) do update set count = rate_windows.count + excluded.count
         returning key, window_start, count`;
-      const total = new Map(rows.map((r) => [`${r.key.slice(3)}|${new Date(r.window_start).getTime()}`, Number(r.count)]));
+      const total = new Map(
+        rows.map((r) => [`${r.key.slice(3)}|${new Date(r.window_start).getTime()}`, Number(r.count)]),
+      );
       for (const w of batch) {
         w.known = total.get(`${w.accountId}|${w.startMs}`) ?? w.known + w.sending;
         w.sending = 0;
@@ -102,7 +104,8 @@ export class RateCounter {
     for (const [startMs, byAccount] of this.windows) {
       if (startMs >= newest - RATE_LIMIT_WINDOW_MS) continue;
       for (const [accountId, w] of byAccount)
-        if (w.sending === 0 && (startMs < newest - 2 * RATE_LIMIT_WINDOW_MS || w.pending === 0)) byAccount.delete(accountId);
+        if (w.sending === 0 && (startMs < newest - 2 * RATE_LIMIT_WINDOW_MS || w.pending === 0))
+          byAccount.delete(accountId);
       if (byAccount.size === 0) this.windows.delete(startMs);
     }
   }

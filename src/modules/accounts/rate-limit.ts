@@ -29,11 +29,20 @@ export function decide(count: number, limit: number, windowMs: number, nowMs: nu
 }
 
 /** Counts one request against `key` in the current window of `windowMs` and decides. */
-export async function hitFixedWindow(db: Db, key: string, limit: number, windowMs: number, nowMs: number): Promise<RateDecision> {
+export async function hitFixedWindow(
+  db: Db,
+  key: string,
+  limit: number,
+  windowMs: number,
+  nowMs: number,
+): Promise<RateDecision> {
   const rows = await db
     .insert(rateWindows)
     .values({ key, windowStart: new Date(windowStart(nowMs, windowMs)), count: 1 })
-    .onConflictDoUpdate({ target: [rateWindows.key, rateWindows.windowStart], set: { count: sql`${rateWindows.count} + 1` } })
+    .onConflictDoUpdate({
+      target: [rateWindows.key, rateWindows.windowStart],
+      set: { count: sql`${rateWindows.count} + 1` },
+    })
     .returning({ count: rateWindows.count });
   return decide(rows[0]?.count ?? 1, limit, windowMs, nowMs);
 }
@@ -57,8 +66,16 @@ export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number):
     const rows = await tx.execute<{ n: number; oldest: string | null }>(
       sql`select count(*)::int as n, min(at) as oldest from (select at from demo_hits where ip = ${ip} and at > ${since}::timestamptz order by at desc limit ${limit}) h`,
     );
-    const decision = demoDecision(Number(rows[0]?.n ?? 0), rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : null, nowMs, limit);
-    if (decision.allowed) await tx.execute(sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`);
+    const decision = demoDecision(
+      Number(rows[0]?.n ?? 0),
+      rows[0]?.oldest ? new Date(rows[0].oldest).getTime() : null,
+      nowMs,
+      limit,
+    );
+    if (decision.allowed)
+      await tx.execute(
+        sql`insert into demo_hits (ip, at) values (${ip}, ${new Date(nowMs).toISOString()}::timestamptz)`,
+      );
     return decision;
   });
 }

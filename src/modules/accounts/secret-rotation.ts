@@ -30,7 +30,9 @@ export async function reencryptSecrets(db: Db, key: SecretsKey, { storeCheck = t
       if (plain === "current") report.alreadyCurrent++;
       else if (plain === undefined) report.failed++;
       else {
-        await db.execute(sql`update accounts set ${sql.identifier(column)} = ${encryptSecret(key, id, plain)} where id = ${id} and ${sql.identifier(column)} = ${stored}`);
+        await db.execute(
+          sql`update accounts set ${sql.identifier(column)} = ${encryptSecret(key, id, plain)} where id = ${id} and ${sql.identifier(column)} = ${stored}`,
+        );
         report.reEncrypted++;
       }
     }

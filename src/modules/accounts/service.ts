@@ -33,7 +33,10 @@ export function normaliseEmail(email: string): string {
 }
 
 /** Creates an account (password hashed with argon2id). @throws EmailTakenError when the email is taken */
-export async function createAccount(db: DbOrTx, input: { email: string; password?: string; plan?: PlanId }): Promise<Account> {
+export async function createAccount(
+  db: DbOrTx,
+  input: { email: string; password?: string; plan?: PlanId },
+): Promise<Account> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const rows = await db
     .insert(accounts)
@@ -45,7 +48,11 @@ export async function createAccount(db: DbOrTx, input: { email: string; password
 }
 
 export async function findAccountByEmail(db: DbOrTx, email: string): Promise<Account | undefined> {
-  const rows = await db.select().from(accounts).where(eq(accounts.email, normaliseEmail(email))).limit(1);
+  const rows = await db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.email, normaliseEmail(email)))
+    .limit(1);
   return rows[0];
 }
 
@@ -58,13 +65,24 @@ export async function findAccount(db: DbOrTx, id: string): Promise<Account | und
  * Issues a new API key; returns the raw key (shown once) and its id. `alert` (default true) queues the owner's
  * `api_key_created` alert with it (docs/alerts.md); the first key of a new account has none.
  */
-export async function createApiKey(db: DbOrTx, accountId: string, name = "default", opts: { alert?: boolean } = {}): Promise<{ id: string; key: string; prefix: string }> {
+export async function createApiKey(
+  db: DbOrTx,
+  accountId: string,
+  name = "default",
+  opts: { alert?: boolean } = {},
+): Promise<{ id: string; key: string; prefix: string }> {
   const key = generateApiKey();
   const id = newId("key");
   const prefix = keyDisplayPrefix(key);
   await db.transaction(async (tx) => {
     await tx.insert(apiKeys).values({ id, accountId, keyHash: hashApiKey(key), prefix, name });
-    if (opts.alert ?? true) await recordAlert(tx, { accountId, kind: "api_key_created", dedupeKey: id, details: { key_id: id, name, prefix } });
+    if (opts.alert ?? true)
+      await recordAlert(tx, {
+        accountId,
+        kind: "api_key_created",
+        dedupeKey: id,
+        details: { key_id: id, name, prefix },
+      });
   });
   return { id, key, prefix: keyDisplayPrefix(key) };
 }
@@ -84,7 +102,14 @@ export async function revokeApiKey(db: DbOrTx, accountId: string, keyId: string)
 export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
   await keyUse?.flush();
   return db
-    .select({ id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, createdAt: apiKeys.createdAt, lastUsedAt: apiKeys.lastUsedAt, revokedAt: apiKeys.revokedAt })
+    .select({
+      id: apiKeys.id,
+      prefix: apiKeys.prefix,
+      name: apiKeys.name,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      revokedAt: apiKeys.revokedAt,
+    })
     .from(apiKeys)
     .where(eq(apiKeys.accountId, accountId))
     .orderBy(desc(apiKeys.createdAt));
@@ -92,11 +117,18 @@ export async function listApiKeys(db: Db, accountId: string, keyUse?: KeyUse) {
 
 /** The live keys among `hashes` with their accounts, in one statement (a tagged template: prepared once per connection). */
 export async function loadKeys(db: Db, hashes: string[]): Promise<Map<string, CachedAuth>> {
-  const rows = await db.$client<{ key_hash: string; key_id: string; id: string; email: string; plan: string; status: string }[]>`
+  const rows = await db.$client<
+    { key_hash: string; key_id: string; id: string; email: string; plan: string; status: string }[]
+  >`
     select k.key_hash, k.id as key_id, a.id, a.email, a.plan, a.status
     from api_keys k join accounts a on a.id = k.account_id
     where k.key_hash = any(${hashes}::text[]) and k.revoked_at is null`;
-  return new Map(rows.map((r) => [r.key_hash, { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } }]));
+  return new Map(
+    rows.map((r) => [
+      r.key_hash,
+      { keyId: r.key_id, account: { id: r.id, email: r.email, plan: r.plan, status: r.status } },
+    ]),
+  );
 }
 
 /** Counts one request in its per-minute window in process; returns the count including it. */
@@ -106,14 +138,22 @@ export function countRequest(counter: RateCounter, accountId: string, windowStar
 
 /** Changes the plan; every replica sees the new limits at once ({@link notifyAccountChanged}). */
 export async function setPlan(db: DbOrTx, accountId: string, plan: PlanId): Promise<Account | undefined> {
-  const rows = await db.update(accounts).set({ plan, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  const rows = await db
+    .update(accounts)
+    .set({ plan, updatedAt: new Date() })
+    .where(eq(accounts.id, accountId))
+    .returning();
   if (rows[0]) await notifyAccountChanged(db, accountId);
   return rows[0];
 }
 
 /** Changes the status; every replica sees it at once ({@link notifyAccountChanged}). */
 export async function setStatus(db: DbOrTx, accountId: string, status: AccountStatus): Promise<Account | undefined> {
-  const rows = await db.update(accounts).set({ status, updatedAt: new Date() }).where(eq(accounts.id, accountId)).returning();
+  const rows = await db
+    .update(accounts)
+    .set({ status, updatedAt: new Date() })
+    .where(eq(accounts.id, accountId))
+    .returning();
   if (rows[0]) await notifyAccountChanged(db, accountId);
   return rows[0];
 }

@@ -45,7 +45,12 @@ export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: n
   // false returns no row). ON CONFLICT re-checks WHERE under the row lock, so two attempts never share the last slot.
   return db.transaction(async (tx) => {
     await lockAccountCounters(tx, keys);
-    const rows = await tx.execute<{ pair: number | null; ip: number | null; acct: number | null; slow: number | null }>(sql`
+    const rows = await tx.execute<{
+      pair: number | null;
+      ip: number | null;
+      acct: number | null;
+      slow: number | null;
+    }>(sql`
       with pair as (
         insert into rate_windows as w (key, window_start, count) values (${keys.pair}, ${new Date(ws).toISOString()}::timestamptz, 1)
         on conflict (key, window_start) do update set count = w.count + 1 where w.count < ${SIGNIN_MAX_FAILURES}
@@ -66,7 +71,8 @@ export async function reserveAttempt(db: Db, ip: string, email: string, nowMs: n
       )
       select (select count from pair) as pair, (select count from ip) as ip, (select count from acct) as acct, (select count from slow) as slow`);
     const r = rows[0];
-    if (r?.pair == null) return { ok: false, by: "pair", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
+    if (r?.pair == null)
+      return { ok: false, by: "pair", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
     if (r.ip == null) return { ok: false, by: "ip", retryAfterSeconds: secondsUntil(ws + SIGNIN_WINDOW_MS, nowMs) };
     if (Number(r.acct) > SIGNIN_SLOW_AFTER && r.slow == null) {
       // Slowed, not refused for the window: give back what this statement counted.

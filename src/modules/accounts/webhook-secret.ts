@@ -8,12 +8,22 @@ import { accounts } from "../../db/schema/index.ts";
  * account; serialises one account's webhook creates and rotations.
  */
 export async function lockWebhookSecret(tx: DbOrTx, accountId: string): Promise<{ enc: string | null } | undefined> {
-  const [acc] = await tx.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).for("update");
+  const [acc] = await tx
+    .select({ enc: accounts.webhookSecretEnc })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .for("update");
   return acc;
 }
 
 /** Stores `enc` as the current secret; `keepPrevious` keeps the old one (receivers accept both 15 min). */
-export async function storeWebhookSecret(tx: DbOrTx, accountId: string, enc: string, now: Date, opts: { keepPrevious: boolean }): Promise<void> {
+export async function storeWebhookSecret(
+  tx: DbOrTx,
+  accountId: string,
+  enc: string,
+  now: Date,
+  opts: { keepPrevious: boolean },
+): Promise<void> {
   await tx
     .update(accounts)
     .set({

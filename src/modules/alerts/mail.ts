@@ -59,10 +59,16 @@ const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]+/g;
 export function composeAlert(a: AlertFacts, base: string): { subject: string; text: string } {
   const d = a.details;
   const settings = `Choose which alerts you receive, and where: ${base}/dashboard/alerts`;
-  const lines = (subject: string, ...body: string[]) => ({ subject: subject.replace(CONTROL_CHARACTERS, " "), text: [...body, "", settings, ""].join("\n") });
+  const lines = (subject: string, ...body: string[]) => ({
+    subject: subject.replace(CONTROL_CHARACTERS, " "),
+    text: [...body, "", settings, ""].join("\n"),
+  });
   switch (a.kind) {
     case "webhook_deactivated": {
-      const errors = (a.lastErrors ?? []).map((e) => `- ${new Date(e.at).toISOString()}: ${e.status ? `HTTP ${e.status}` : "no answer"}${e.error ? ` (${e.error.slice(0, 200)})` : ""}`);
+      const errors = (a.lastErrors ?? []).map(
+        (e) =>
+          `- ${new Date(e.at).toISOString()}: ${e.status ? `HTTP ${e.status}` : "no answer"}${e.error ? ` (${e.error.slice(0, 200)})` : ""}`,
+      );
       return lines(
         `Webhook ${str(d.webhook_id)} was deactivated`,
         `Your webhook ${str(d.webhook_id)} (${hostOf(str(d.url))}) was deactivated after 20 consecutive failed deliveries; it receives nothing until you reactivate it.`,
@@ -78,16 +84,29 @@ export function composeAlert(a: AlertFacts, base: string): { subject: string; te
       return lines(
         `Monthly quota ${used} (${str(d.period)})`,
         `Your account has ${used} of its monthly quota of ${str(d.quota)} tracking requests for ${str(d.period)} (UTC).`,
-        a.kind === "quota_100" ? "Further tracking requests are refused (402 QUOTA_EXCEEDED) until the month ends or you upgrade." : "At 100 % further tracking requests are refused (402 QUOTA_EXCEEDED).",
+        a.kind === "quota_100"
+          ? "Further tracking requests are refused (402 QUOTA_EXCEEDED) until the month ends or you upgrade."
+          : "At 100 % further tracking requests are refused (402 QUOTA_EXCEEDED).",
         `Usage and plans: ${base}/dashboard/billing`,
       );
     }
     case "secret_rotated":
-      return lines("Webhook signing secret rotated", `The webhook signing secret of your account was rotated at ${str(d.at)}. Every delivery from now on is signed with the new secret.`, `If you did not do this, rotate it again and check your API keys: ${base}/dashboard/keys`);
+      return lines(
+        "Webhook signing secret rotated",
+        `The webhook signing secret of your account was rotated at ${str(d.at)}. Every delivery from now on is signed with the new secret.`,
+        `If you did not do this, rotate it again and check your API keys: ${base}/dashboard/keys`,
+      );
     case "api_key_created":
-      return lines(`API key created: ${str(d.name)}`, `A new API key "${str(d.name)}" (${str(d.prefix)}…) was created on your account.`, `If you did not do this, revoke it: ${base}/dashboard/keys`);
+      return lines(
+        `API key created: ${str(d.name)}`,
+        `A new API key "${str(d.name)}" (${str(d.prefix)}…) was created on your account.`,
+        `If you did not do this, revoke it: ${base}/dashboard/keys`,
+      );
     case "test":
-      return lines("Test email from Courier Tracking", "This is the test email you asked for: alert emails reach this address.");
+      return lines(
+        "Test email from Courier Tracking",
+        "This is the test email you asked for: alert emails reach this address.",
+      );
   }
   return lines(KIND_LABELS[a.kind as AlertKind] ?? "Alert", "");
 }

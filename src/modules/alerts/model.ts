@@ -1,7 +1,13 @@
 /** Alert kinds and what the dashboard calls them (docs/alerts.md). */
 
 /** Kinds an owner can turn off; `test` (the settings page's test email) is always sent. */
-export const ALERT_KINDS = ["webhook_deactivated", "quota_80", "quota_100", "secret_rotated", "api_key_created"] as const;
+export const ALERT_KINDS = [
+  "webhook_deactivated",
+  "quota_80",
+  "quota_100",
+  "secret_rotated",
+  "api_key_created",
+] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number] | "test";
 
 export const KIND_LABELS: Record<AlertKind, string> = {

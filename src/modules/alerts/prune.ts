@@ -7,12 +7,16 @@ export async function pruneAlerts(db: Db, cutoffMs: number, nowMs: number, batch
   const sql = db.$client;
   const cutoff = new Date(cutoffMs).toISOString();
   const quotaCutoff = new Date(Math.min(cutoffMs, nowMs - 62 * 86_400_000)).toISOString();
-  return deleteInBatches(batches, async () =>
-    (await sql`
+  return deleteInBatches(
+    batches,
+    async () =>
+      (
+        await sql`
       delete from alerts where id in (
         select id from alerts where created_at < ${cutoff} and state <> 'pending'
           and (kind not like 'quota%' or created_at < ${quotaCutoff})
         limit ${batches.batchSize})
-      returning 1`).length,
+      returning 1`
+      ).length,
   );
 }

@@ -22,14 +22,26 @@ export async function recordAlert(db: DbOrTx, a: NewAlert): Promise<boolean> {
 }
 
 /** Queues the quota alerts crossed from `before` to `after` in month `period`, in the counting transaction `tx`. */
-export async function recordQuotaMarks(tx: postgres.TransactionSql, accountId: string, period: string, before: number, after: number, quota: number): Promise<void> {
+export async function recordQuotaMarks(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  period: string,
+  before: number,
+  after: number,
+  quota: number,
+): Promise<void> {
   for (const m of crossedMarks(before, after, quota))
     await tx`insert into alerts (account_id, kind, dedupe_key, details)
       values (${accountId}, ${`quota_${m}`}, ${period}, ${JSON.stringify({ period, quota, mark: m })}::jsonb) on conflict do nothing`;
 }
 
 /** A CTE body for the block grant: reads CTE `g(before, after)`, queues each mark crossed (keyed by month). */
-export function quotaMarksCte(sql: postgres.Sql, accountId: string, period: string, quota: number): postgres.PendingQuery<postgres.Row[]> {
+export function quotaMarksCte(
+  sql: postgres.Sql,
+  accountId: string,
+  period: string,
+  quota: number,
+): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
     select ${accountId}, 'quota_' || m.pct, ${period}, jsonb_build_object('period', ${period}::text, 'quota', ${quota}::int, 'mark', m.pct)
     from g, (values (80), (100)) as m(pct)

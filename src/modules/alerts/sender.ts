@@ -48,14 +48,23 @@ export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LE
 }
 
 /** Records a claimed alert as `sent` to `recipient`, or `skipped` (kind turned off); nothing if the lease was lost. */
-export async function completeAlert(sql: postgres.Sql, a: Pick<ClaimedAlert, "id" | "lease_until">, state: "sent" | "skipped", recipient: string): Promise<void> {
+export async function completeAlert(
+  sql: postgres.Sql,
+  a: Pick<ClaimedAlert, "id" | "lease_until">,
+  state: "sent" | "skipped",
+  recipient: string,
+): Promise<void> {
   observeAlertEmail(state);
   await sql`update alerts set state = ${state}, recipient = ${recipient}, sent_at = now(), lease_until = null, last_error = null
     where id = ${a.id} and lease_until = ${a.lease_until}`;
 }
 
 /** Records a failed send: due again after the backoff, or `failed` after {@link MAX_ATTEMPTS}; nothing if the lease was lost. */
-export async function failAlert(sql: postgres.Sql, a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">, error: string): Promise<void> {
+export async function failAlert(
+  sql: postgres.Sql,
+  a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">,
+  error: string,
+): Promise<void> {
   const giveUp = a.attempts >= MAX_ATTEMPTS;
   const waitMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (a.attempts - 1));
   observeAlertEmail(giveUp ? "failed" : "retried");
@@ -99,8 +108,17 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
     if (a.disabled) return completeAlert(sql, a, "skipped", a.recipient);
     try {
       const errors = a.kind === "webhook_deactivated" ? await lastErrors(sql, String(a.details.webhook_id)) : undefined;
-      const m = composeAlert({ id: a.id, kind: a.kind, details: a.details, createdAt: new Date(a.created_at), lastErrors: errors }, deps.config.publicBaseUrl);
-      await transport.sendMail({ from, to: a.recipient, subject: m.subject, text: m.text, messageId: `<alert-${a.id}.${a.account_id}@${host}>` });
+      const m = composeAlert(
+        { id: a.id, kind: a.kind, details: a.details, createdAt: new Date(a.created_at), lastErrors: errors },
+        deps.config.publicBaseUrl,
+      );
+      await transport.sendMail({
+        from,
+        to: a.recipient,
+        subject: m.subject,
+        text: m.text,
+        messageId: `<alert-${a.id}.${a.account_id}@${host}>`,
+      });
     } catch (e) {
       // An SMTP server's answer can quote what it was sent; configuration secrets never reach the log or the row.
       const error = withoutSecrets(e instanceof Error ? e.message : String(e), deps.config);

@@ -21,16 +21,27 @@ export async function readAlertSettings(db: DbOrTx, accountId: string): Promise<
     .leftJoin(alertSettings, eq(alertSettings.accountId, accounts.id))
     .where(eq(accounts.id, accountId));
   const known = new Set<string>(ALERT_KINDS);
-  return { email: row?.email ?? null, accountEmail: row?.accountEmail ?? "", disabled: (row?.disabled ?? []).filter((k): k is AlertKind => known.has(k)) };
+  return {
+    email: row?.email ?? null,
+    accountEmail: row?.accountEmail ?? "",
+    disabled: (row?.disabled ?? []).filter((k): k is AlertKind => known.has(k)),
+  };
 }
 
 /** Saves the address (null: the account's email) and the kinds turned off (unknown kinds are dropped). */
-export async function saveAlertSettings(db: DbOrTx, accountId: string, s: { email: string | null; disabled: readonly string[] }): Promise<void> {
+export async function saveAlertSettings(
+  db: DbOrTx,
+  accountId: string,
+  s: { email: string | null; disabled: readonly string[] },
+): Promise<void> {
   const disabled = ALERT_KINDS.filter((k) => s.disabled.includes(k));
   await db
     .insert(alertSettings)
     .values({ accountId, email: s.email, disabledKinds: disabled })
-    .onConflictDoUpdate({ target: alertSettings.accountId, set: { email: s.email, disabledKinds: disabled, updatedAt: sql`now()` } });
+    .onConflictDoUpdate({
+      target: alertSettings.accountId,
+      set: { email: s.email, disabledKinds: disabled, updatedAt: sql`now()` },
+    });
 }
 
 /** Queues a test email, one per account and UTC minute of `nowMs` (dedupe key); false when this minute's is queued. */
@@ -50,7 +61,14 @@ export interface AlertListItem {
 /** The account's `limit` most recent alerts, newest first (shown with or without SMTP). */
 export async function recentAlerts(db: DbOrTx, accountId: string, limit = 20): Promise<AlertListItem[]> {
   const rows = await db
-    .select({ kind: alerts.kind, state: alerts.state, createdAt: alerts.createdAt, sentAt: alerts.sentAt, recipient: alerts.recipient, details: alerts.details })
+    .select({
+      kind: alerts.kind,
+      state: alerts.state,
+      createdAt: alerts.createdAt,
+      sentAt: alerts.sentAt,
+      recipient: alerts.recipient,
+      details: alerts.details,
+    })
     .from(alerts)
     .where(eq(alerts.accountId, accountId))
     .orderBy(desc(alerts.id))

@@ -12,7 +12,13 @@ import { STRIPE_WEBHOOK_PATH } from "./stripe/webhook.ts";
 
 export const PlanSchema = T.Object(
   {
-    id: T.Union([T.Literal("free"), T.Literal("starter"), T.Literal("pro"), T.Literal("growth"), T.Literal("business")]),
+    id: T.Union([
+      T.Literal("free"),
+      T.Literal("starter"),
+      T.Literal("pro"),
+      T.Literal("growth"),
+      T.Literal("business"),
+    ]),
     name: T.String(),
     monthly_quota: T.Integer({ description: "GET /v1/track requests per calendar month (UTC)." }),
     rate_limit_per_minute: T.Integer(),
@@ -23,7 +29,10 @@ export const PlanSchema = T.Object(
 );
 
 /** The plan listing's success body, registered once as the `PlanList` model (its document component). */
-const PlanListResponse = T.Object({ success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) }, { title: "PlanList" });
+const PlanListResponse = T.Object(
+  { success: T.Literal(true), data: T.Object({ plans: T.Array(PlanSchema), count: T.Integer() }) },
+  { title: "PlanList" },
+);
 const billingModels = schemaModels("billing.models", { PlanList: PlanListResponse });
 
 function pathOf(url: string): string | undefined {
@@ -35,10 +44,18 @@ function pathOf(url: string): string | undefined {
 }
 
 /** The Stripe webhook's answer; never rejects (an early hook answer bypasses the app's error handler, so 500 here). */
-async function answerStripe(webhook: (request: Request) => Promise<Response>, request: Request, rid: unknown, log: Logger): Promise<Response> {
+async function answerStripe(
+  webhook: (request: Request) => Promise<Response>,
+  request: Request,
+  rid: unknown,
+  log: Logger,
+): Promise<Response> {
   const res = await webhook(request).catch((error: unknown) => {
     log.error("stripe webhook failed", { request_id: rid, error: error as Error });
-    return jsonResponse(500, errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${String(rid)} to support.`));
+    return jsonResponse(
+      500,
+      errorBody("INTERNAL_ERROR", `Unexpected error; quote request id ${String(rid)} to support.`),
+    );
   });
   if (rid) res.headers.set("x-request-id", String(rid));
   return res;
@@ -52,12 +69,23 @@ export function billingModule(deps: BillingDeps) {
   if (webhook)
     app.onRequest(
       syncRequestHook(function stripeDoor({ request, set }) {
-        if (request.method !== "POST" || !request.url.includes(STRIPE_WEBHOOK_PATH) || pathOf(request.url) !== STRIPE_WEBHOOK_PATH) return;
+        if (
+          request.method !== "POST" ||
+          !request.url.includes(STRIPE_WEBHOOK_PATH) ||
+          pathOf(request.url) !== STRIPE_WEBHOOK_PATH
+        )
+          return;
         return answerStripe(webhook, request, set.headers["x-request-id"], deps.log);
       }),
     );
   return app.get("/plans", () => body, {
     response: { 200: "PlanList", ...errorResponses.common },
-    detail: { operationId: "listPlans", summary: "List subscription plans", description: "Public; no API key needed.", tags: ["Billing"], security: [] },
+    detail: {
+      operationId: "listPlans",
+      summary: "List subscription plans",
+      description: "Public; no API key needed.",
+      tags: ["Billing"],
+      security: [],
+    },
   });
 }

@@ -20,7 +20,10 @@ export async function recordRequest(db: Db, accountId: string, from: PlanId, to:
       .update(upgradeRequests)
       .set({ status: "superseded", decidedAt: new Date() })
       .where(and(eq(upgradeRequests.accountId, accountId), eq(upgradeRequests.status, "pending")));
-    const [row] = await tx.insert(upgradeRequests).values({ id: newId("upg"), accountId, fromPlan: from, toPlan: to }).returning();
+    const [row] = await tx
+      .insert(upgradeRequests)
+      .values({ id: newId("upg"), accountId, fromPlan: from, toPlan: to })
+      .returning();
     return row!;
   });
 }
@@ -66,7 +69,13 @@ export async function settleRequestsFor(db: DbOrTx, accountId: string, plan: Pla
   await db
     .update(upgradeRequests)
     .set({ status: "approved", decidedAt: new Date(), note: "plan set by an operator" })
-    .where(and(eq(upgradeRequests.accountId, accountId), eq(upgradeRequests.status, "pending"), eq(upgradeRequests.toPlan, plan)));
+    .where(
+      and(
+        eq(upgradeRequests.accountId, accountId),
+        eq(upgradeRequests.status, "pending"),
+        eq(upgradeRequests.toPlan, plan),
+      ),
+    );
 }
 
 /** The account's newest request that was not superseded: pending, or how it was decided (the billing page's status line). */
@@ -74,7 +83,12 @@ export async function requestStateOf(db: DbOrTx, accountId: string): Promise<Bil
   const [r] = await db
     .select()
     .from(upgradeRequests)
-    .where(and(eq(upgradeRequests.accountId, accountId), inArray(upgradeRequests.status, ["pending", "approved", "rejected"])))
+    .where(
+      and(
+        eq(upgradeRequests.accountId, accountId),
+        inArray(upgradeRequests.status, ["pending", "approved", "rejected"]),
+      ),
+    )
     .orderBy(desc(upgradeRequests.createdAt))
     .limit(1);
   if (!r || !isPlanId(r.toPlan)) return {};
@@ -88,7 +102,8 @@ export async function requestStateOf(db: DbOrTx, accountId: string): Promise<Bil
 export function manualBilling(db: Db): BillingProvider {
   return {
     kind: "manual",
-    label: "Plan changes are confirmed by our team: your request is recorded here and the new plan applies once it is approved (we invoice you)",
+    label:
+      "Plan changes are confirmed by our team: your request is recorded here and the new plan applies once it is approved (we invoice you)",
     async requestPlanChange(req) {
       const r = await recordRequest(db, req.accountId, req.from, req.to);
       return { status: "requested", requestId: r.id };

@@ -40,7 +40,8 @@ export function billingFor(deps: BillingDeps): Billing {
     };
   } else if (cfg.provider === "manual") b = { provider: manualBilling(deps.db) };
   else {
-    if (deps.config.courierMode !== "sandbox") throw new Error("the sandbox billing provider is allowed only with sandbox couriers");
+    if (deps.config.courierMode !== "sandbox")
+      throw new Error("the sandbox billing provider is allowed only with sandbox couriers");
     b = { provider: sandboxBilling };
   }
   built.set(deps, b);

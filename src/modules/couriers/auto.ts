@@ -84,7 +84,14 @@ export function resolveCourierParam(courier: string, rawNumber: string): string 
   const found = autoCandidates(rawNumber);
   if (found.length === 1) return found[0]!.slug;
   if (found.length === 0)
-    throw new AppError("INVALID_TRACKING_NUMBER", "No courier's tracking-number format (and check digit, where the courier defines one) fits this number; pass the courier's slug instead of auto.");
+    throw new AppError(
+      "INVALID_TRACKING_NUMBER",
+      "No courier's tracking-number format (and check digit, where the courier defines one) fits this number; pass the courier's slug instead of auto.",
+    );
   const slugs = found.map((c) => c.slug);
-  throw new AppError("COURIER_AMBIGUOUS", `This number fits ${slugs.length} couriers' formats (${slugs.join(", ")}); pass one of them as courier instead of auto.`, { candidates: slugs });
+  throw new AppError(
+    "COURIER_AMBIGUOUS",
+    `This number fits ${slugs.length} couriers' formats (${slugs.join(", ")}); pass one of them as courier instead of auto.`,
+    { candidates: slugs },
+  );
 }

@@ -60,17 +60,37 @@ export function budgetOf(
 ): Budget | undefined {
   const limit = overrides[adapter] ?? (live ? DEFAULT_RATE_LIMITS[adapter] : undefined);
   if (!limit) return undefined;
-  const material = Object.keys(credentials).sort().map((k) => `${k}=${credentials[k]}`).join("\n");
+  const material = Object.keys(credentials)
+    .sort()
+    .map((k) => `${k}=${credentials[k]}`)
+    .join("\n");
   const fingerprint = live ? createHash("sha256").update(material).digest("hex").slice(0, 12) : "sandbox";
-  return { key: `${adapter}:${fingerprint}`, adapter, limit, reserve: Math.min(0.9, Math.max(0, reservePercent / 100)) };
+  return {
+    key: `${adapter}:${fingerprint}`,
+    adapter,
+    limit,
+    reserve: Math.min(0.9, Math.max(0, reservePercent / 100)),
+  };
 }
 
-export function bucketOf(b: Budget): { burst: number; paceRate: number; paceBurst: number; keep: number; recheckDayCap: number } {
+export function bucketOf(b: Budget): {
+  burst: number;
+  paceRate: number;
+  paceBurst: number;
+  keep: number;
+  recheckDayCap: number;
+} {
   const { perSecond, perDay } = b.limit;
   const burst = b.limit.burst ?? Math.max(1, perSecond * BURST_SECONDS);
   const share = 1 - b.reserve;
   const paceRate = Math.min(perSecond * share, perDay > 0 ? (perDay * share) / 86_400 : Infinity);
-  return { burst, paceRate, paceBurst: Math.max(1, paceRate * BURST_SECONDS), keep: Math.floor(b.reserve * burst), recheckDayCap: Math.floor(perDay * share) };
+  return {
+    burst,
+    paceRate,
+    paceBurst: Math.max(1, paceRate * BURST_SECONDS),
+    keep: Math.floor(b.reserve * burst),
+    recheckDayCap: Math.floor(perDay * share),
+  };
 }
 
 /** Re-check calls a budget allows per UTC day (the pace × a day, or the day's cap for re-checks). */
@@ -116,7 +136,11 @@ export class CourierBudgets {
    * Takes one token of `b` for `purpose`, waiting up to `maxWaitMs` (default by purpose; 0: never wait).
    * @throws CourierBusyError (`rate_limited`) when none comes in time, the day's share is spent, or the database is down.
    */
-  async acquire(b: Budget, purpose: CallPurpose, maxWaitMs = purpose === "live" ? LIVE_WAIT_MS : RECHECK_WAIT_MS): Promise<void> {
+  async acquire(
+    b: Budget,
+    purpose: CallPurpose,
+    maxWaitMs = purpose === "live" ? LIVE_WAIT_MS : RECHECK_WAIT_MS,
+  ): Promise<void> {
     const deadline = this.clock.now() + maxWaitMs;
     for (;;) {
       let waitMs: number;
@@ -208,8 +232,14 @@ export class CourierBudgets {
         from g where u.key = ${b.key}
         returning g.n as granted, g.t as tokens, g.p as pace, g.du as day_used`;
       if (r) {
-        const g = { granted: Number(r.granted), tokens: Number(r.tokens), pace: Number(r.pace), dayUsed: Number(r.day_used) };
-        if (g.granted > 0) this.slices.set(`${b.key} ${purpose}`, { left: g.granted, expiresMs: this.clock.now() + SLICE_TTL_MS });
+        const g = {
+          granted: Number(r.granted),
+          tokens: Number(r.tokens),
+          pace: Number(r.pace),
+          dayUsed: Number(r.day_used),
+        };
+        if (g.granted > 0)
+          this.slices.set(`${b.key} ${purpose}`, { left: g.granted, expiresMs: this.clock.now() + SLICE_TTL_MS });
         return g;
       }
       if (attempt > 0) throw new Error(`courier budget row ${b.key} missing`);
@@ -223,7 +253,16 @@ export class CourierBudgets {
 export async function ensureBudgetRows(db: Db, budgets: readonly Budget[], nowMs: number): Promise<void> {
   const rows = [...new Map(budgets.map((b) => [b.key, b])).values()].map((b) => {
     const k = bucketOf(b);
-    return { key: b.key, per_second: b.limit.perSecond, per_day: b.limit.perDay, tokens: k.burst, pace_tokens: k.paceBurst, refilled_ms: nowMs, day: utcDay(nowMs), day_used: 0 };
+    return {
+      key: b.key,
+      per_second: b.limit.perSecond,
+      per_day: b.limit.perDay,
+      tokens: k.burst,
+      pace_tokens: k.paceBurst,
+      refilled_ms: nowMs,
+      day: utcDay(nowMs),
+      day_used: 0,
+    };
   });
   if (rows.length === 0) return;
   const sql = db.$client;

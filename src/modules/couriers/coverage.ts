@@ -61,7 +61,9 @@ export class BudgetCoverage {
       where key in ${sql(keys)} and (coverage_at is null or coverage_at < now() - make_interval(secs => ${COUNT_EVERY_MS / 1000}))
       returning key`;
     if (mine.length > 0) {
-      const rows = await sql<{ courier: string; n: number }[]>`select courier, count(*)::int as n from recheck_queue group by courier`;
+      const rows = await sql<
+        { courier: string; n: number }[]
+      >`select courier, count(*)::int as n from recheck_queue group by courier`;
       const byAdapter = new Map<string, number>();
       for (const r of rows) {
         const adapter = COURIERS.find((c) => c.slug === r.courier && c.follow === "scheduled")?.adapter;
@@ -73,7 +75,9 @@ export class BudgetCoverage {
         from unnest(${counted.map((c) => c.key)}::text[], ${counted.map((c) => c.n)}::int[]) as c(key, n)
         where u.key = c.key`;
     }
-    const read = await sql<{ key: string; followed: number | null }[]>`select key, followed from courier_budgets where key in ${sql(keys)}`;
+    const read = await sql<
+      { key: string; followed: number | null }[]
+    >`select key, followed from courier_budgets where key in ${sql(keys)}`;
     for (const r of read) if (r.followed !== null) this.followed.set(r.key, Number(r.followed));
     for (const b of this.budgets) {
       const n = this.followed.get(b.key);
@@ -85,7 +89,9 @@ export class BudgetCoverage {
   start(): void {
     if (this.timer || this.budgets.length === 0) return;
     const run = () =>
-      void this.refresh().catch((e) => this.log.warn("courier budget coverage not refreshed", { component: "couriers", error: e as Error }));
+      void this.refresh().catch((e) =>
+        this.log.warn("courier budget coverage not refreshed", { component: "couriers", error: e as Error }),
+      );
     run();
     this.timer = setInterval(run, READ_EVERY_MS);
     this.timer.unref?.();

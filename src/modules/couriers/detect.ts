@@ -28,6 +28,8 @@ export function detectCouriers(trackingNumber: string, couriers: readonly Courie
   if (matching.length <= 1) return matching;
   const ps = probes(n);
   const scored = matching.map((c, i) => ({ c, i, breadth: ps.filter((p) => c.awb.pattern.test(p)).length }));
-  scored.sort((a, b) => Number(b.c.country === "india") - Number(a.c.country === "india") || a.breadth - b.breadth || a.i - b.i);
+  scored.sort(
+    (a, b) => Number(b.c.country === "india") - Number(a.c.country === "india") || a.breadth - b.breadth || a.i - b.i,
+  );
   return scored.map((s) => s.c);
 }

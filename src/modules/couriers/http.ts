@@ -27,7 +27,13 @@ export function createCourierHttp(opts: CourierHttpOptions): CourierHttp {
       const timeout = expiringSignal(opts.timeoutMs);
       const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;
       try {
-        const res = await fetch(url, { method: req.method ?? "GET", headers: req.headers, body: req.body, redirect: "manual", signal });
+        const res = await fetch(url, {
+          method: req.method ?? "GET",
+          headers: req.headers,
+          body: req.body,
+          redirect: "manual",
+          signal,
+        });
         const text = await readCapped(res, MAX_COURIER_BODY);
         const headers: Record<string, string> = {};
         res.headers.forEach((v, k) => {

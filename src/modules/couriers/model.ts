@@ -10,23 +10,38 @@ export const CourierSchema = T.Object(
     slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }),
     name: T.String({ examples: ["Delhivery"] }),
     available: T.Boolean({
-      description: "True when this deployment can look the courier up now. False when it has no credentials for the courier: tracking answers 400 COURIER_NOT_SUPPORTED.",
+      description:
+        "True when this deployment can look the courier up now. False when it has no credentials for the courier: tracking answers 400 COURIER_NOT_SUPPORTED.",
       examples: [true],
     }),
-    sandbox: T.Boolean({ description: "True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.", examples: [false] }),
+    sandbox: T.Boolean({
+      description:
+        "True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.",
+      examples: [false],
+    }),
     rate_budget: T.Union(
       [
         T.Object({
-          per_second: T.Number({ description: "Courier calls per second this deployment makes at most, all processes together.", examples: [2.5] }),
-          per_day: T.Union([T.Integer(), T.Null()], { description: "Courier calls per UTC day at most; null when the courier sets no daily limit.", examples: [null] }),
+          per_second: T.Number({
+            description: "Courier calls per second this deployment makes at most, all processes together.",
+            examples: [2.5],
+          }),
+          per_day: T.Union([T.Integer(), T.Null()], {
+            description: "Courier calls per UTC day at most; null when the courier sets no daily limit.",
+            examples: [null],
+          }),
           covers_followed: T.Union([T.Boolean(), T.Null()], {
-            description: "False when the budget cannot re-check every followed shipment of the courier on schedule (re-checks then run later than scheduled); null until first counted.",
+            description:
+              "False when the budget cannot re-check every followed shipment of the courier on schedule (re-checks then run later than scheduled); null until first counted.",
             examples: [true],
           }),
         }),
         T.Null(),
       ],
-      { description: "The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none." },
+      {
+        description:
+          "The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none.",
+      },
     ),
   },
   { title: "Courier" },
@@ -37,19 +52,36 @@ export const CourierListResponse = T.Object(
   { title: "CourierList" },
 );
 
-export const CourierResponse = T.Object({ success: T.Literal(true), data: CourierSchema }, { title: "CourierResponse" });
+export const CourierResponse = T.Object(
+  { success: T.Literal(true), data: CourierSchema },
+  { title: "CourierResponse" },
+);
 
-export const SlugParams = t.Object({ slug: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Courier slug, e.g. `delhivery`." }) });
+export const SlugParams = t.Object({
+  slug: Text({
+    minLength: 1,
+    maxLength: 100,
+    pattern: URL_TOKEN_PATTERN,
+    description: "Courier slug, e.g. `delhivery`.",
+  }),
+});
 
 export const DetectQuery = t.Object({
-  tracking_number: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "The tracking number as the customer has it; spaces and hyphens are ignored, case does not matter." }),
+  tracking_number: Text({
+    minLength: 1,
+    maxLength: 100,
+    pattern: URL_TOKEN_PATTERN,
+    description: "The tracking number as the customer has it; spaces and hyphens are ignored, case does not matter.",
+  }),
 });
 
 export const CourierDetectResponse = T.Object(
   {
     success: T.Literal(true),
     data: T.Object({
-      couriers: T.Array(CourierSchema, { description: "Couriers whose AWB format accepts the number, most specific format first." }),
+      couriers: T.Array(CourierSchema, {
+        description: "Couriers whose AWB format accepts the number, most specific format first.",
+      }),
       count: T.Integer(),
     }),
   },

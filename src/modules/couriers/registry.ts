@@ -75,19 +75,35 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
   else if (config.courierMode === "sandbox" && opts.simulator) availability = "sandbox";
   else availability = "unavailable";
-  const baseUrl = availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
+  const baseUrl =
+    availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
   const credentials: Record<string, string> = {};
-  for (const v of adapter.credentialVars) credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
+  for (const v of adapter.credentialVars)
+    credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
   // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
-  if (availability === "live") for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
+  if (availability === "live")
+    for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
   const budget = budgetOf(config, adapter);
   const rates = parseRateLimits(config.courierRateLimits);
   return {
     adapter,
     availability,
     credentials,
-    budget: availability === "unavailable" ? undefined : rateBudget(adapter.id as AdapterId, availability === "live", credentials, rates, config.courierLiveReservePercent),
-    http: createCourierHttp({ baseUrl, timeoutMs: config.courierTimeoutMs, connections: Math.min(config.courierConcurrency, 64) }),
+    budget:
+      availability === "unavailable"
+        ? undefined
+        : rateBudget(
+            adapter.id as AdapterId,
+            availability === "live",
+            credentials,
+            rates,
+            config.courierLiveReservePercent,
+          ),
+    http: createCourierHttp({
+      baseUrl,
+      timeoutMs: config.courierTimeoutMs,
+      connections: Math.min(config.courierConcurrency, 64),
+    }),
     lane: new Lane({
       name: adapter.id,
       concurrency: config.courierConcurrency,
@@ -103,7 +119,13 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
  * One lookup at backend `b`, in its lane, within its budget.
  * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`; `auth` when unavailable
  */
-async function callBackend(b: Backend, courier: Courier, trackingNumber: string, purpose: CallPurpose, opts: BackendsOptions): Promise<LookupResult> {
+async function callBackend(
+  b: Backend,
+  courier: Courier,
+  trackingNumber: string,
+  purpose: CallPurpose,
+  opts: BackendsOptions,
+): Promise<LookupResult> {
   if (b.availability === "unavailable") throw new CourierError("auth", `${courier.slug}: no credentials configured`);
   // A token before a turn in the lane: a lookup waiting for the budget holds no lane slot.
   if (b.budget && opts.budgets) await opts.budgets.acquire(b.budget, purpose);
@@ -139,7 +161,15 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
   const backends = new Map<string, Backend>();
   for (const adapter of Object.values(adapters)) backends.set(adapter.id, buildBackend(adapter, opts));
   const inflight = new Map<string, Promise<LookupResult>>();
-  const coverage = opts.db ? new BudgetCoverage(opts.db, opts.config, [...backends.values()].flatMap((b) => (b.budget ? [b.budget] : [])), opts.log, opts.clock) : undefined;
+  const coverage = opts.db
+    ? new BudgetCoverage(
+        opts.db,
+        opts.config,
+        [...backends.values()].flatMap((b) => (b.budget ? [b.budget] : [])),
+        opts.log,
+        opts.clock,
+      )
+    : undefined;
   coverage?.start();
 
   /** The backend for this courier and number: in sandbox mode the simulator may route a number to another adapter. */
@@ -156,7 +186,9 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
       const key = `${purpose}:${courier.slug}:${trackingNumber}`;
       let p = inflight.get(key);
       if (!p) {
-        p = callBackend(backendFor(courier, trackingNumber), courier, trackingNumber, purpose, opts).finally(() => inflight.delete(key));
+        p = callBackend(backendFor(courier, trackingNumber), courier, trackingNumber, purpose, opts).finally(() =>
+          inflight.delete(key),
+        );
         inflight.set(key, p);
       }
       return p;

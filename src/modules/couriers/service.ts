@@ -29,7 +29,9 @@ export function suggestSlug(input: string): string | undefined {
   if (q.length < 2) return undefined;
   const exact = COURIERS.filter((c) => c.slug === q || squash(c.name) === q);
   if (exact.length === 1) return exact[0]!.slug;
-  const prefix = COURIERS.filter((c) => q.length >= 3 && (c.slug.startsWith(q) || squash(c.name).startsWith(q) || q.startsWith(c.slug)));
+  const prefix = COURIERS.filter(
+    (c) => q.length >= 3 && (c.slug.startsWith(q) || squash(c.name).startsWith(q) || q.startsWith(c.slug)),
+  );
   if (prefix.length === 1) return prefix[0]!.slug;
   const budget = q.length <= 4 ? 1 : 2;
   let best: Courier[] = [];
@@ -58,5 +60,11 @@ export function requireCourier(slug: string): Courier {
 /** A courier as the API shows it; `available`, `sandbox` and `rate_budget` come from the running backends (registry.ts). */
 export const courierView = (c: Courier, backends: Pick<CourierBackends, "availability" | "budget">) => {
   const a = backends.availability(c);
-  return { slug: c.slug, name: c.name, available: a !== "unavailable", sandbox: a === "sandbox", rate_budget: backends.budget(c) };
+  return {
+    slug: c.slug,
+    name: c.name,
+    available: a !== "unavailable",
+    sandbox: a === "sandbox",
+    rate_budget: backends.budget(c),
+  };
 };

@@ -15,12 +15,15 @@ export async function shipmentsOfDeliveries(db: DbOrTx, deliveryIds: string[]): 
     .select({
       id: deliveries.id,
       courier: sql<string | null>`coalesce(${shipments.courier}, ${deliveries.syntheticData}->>'courier')`,
-      trackingNumber: sql<string | null>`coalesce(${shipments.trackingNumber}, ${deliveries.syntheticData}->>'tracking_number')`,
+      trackingNumber: sql<
+        string | null
+      >`coalesce(${shipments.trackingNumber}, ${deliveries.syntheticData}->>'tracking_number')`,
     })
     .from(deliveries)
     .leftJoin(shipments, sql`${shipments.id} = ${deliveries.shipmentId}`)
     .where(inArray(deliveries.id, deliveryIds));
   const out = new Map<string, DeliveryShipment>();
-  for (const r of rows) if (r.courier && r.trackingNumber) out.set(r.id, { courier: r.courier, trackingNumber: r.trackingNumber });
+  for (const r of rows)
+    if (r.courier && r.trackingNumber) out.set(r.id, { courier: r.courier, trackingNumber: r.trackingNumber });
   return out;
 }

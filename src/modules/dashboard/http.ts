@@ -8,7 +8,17 @@ import { readBodyCapped } from "../../http/body.ts";
 import { AppError } from "../../errors.ts";
 import type { SafeHtml } from "./html.ts";
 import type { BillingProvider } from "./billing.ts";
-import { cookieText, PRE_CSRF_COOKIE, putCookie, randomToken, resolveSession, safeEqual, SESSION_COOKIE, type CookieJar, type DashboardSession } from "./session.ts";
+import {
+  cookieText,
+  PRE_CSRF_COOKIE,
+  putCookie,
+  randomToken,
+  resolveSession,
+  safeEqual,
+  SESSION_COOKIE,
+  type CookieJar,
+  type DashboardSession,
+} from "./session.ts";
 import { messagePage } from "./views/account.ts";
 import type { PageSession } from "./views/layout.ts";
 import type { WebhookSender } from "../webhooks/delivery/http.ts";
@@ -56,7 +66,8 @@ export async function readBounded(request: Request, limit: number): Promise<Uint
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
-const hex = (b: number) => (b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1);
+const hex = (b: number) =>
+  b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1;
 
 /** Percent-decodes one urlencoded name or value to bytes, as the URL Standard's form parser does. */
 function percentDecode(bytes: Uint8Array): Uint8Array {
@@ -121,7 +132,8 @@ async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBod
   const out: FormBody = {};
   const bad = new Set<string>();
   for (const [name, v] of parts) {
-    const [text, ok] = typeof v === "string" ? [v, !v.includes("\0")] : decodeText(new Uint8Array(await v.arrayBuffer()));
+    const [text, ok] =
+      typeof v === "string" ? [v, !v.includes("\0")] : decodeText(new Uint8Array(await v.arrayBuffer()));
     appendField(out, name, text);
     if (!ok) bad.add(name);
   }
@@ -130,7 +142,8 @@ async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBod
 }
 
 /** The inline message for a field holding a NUL character or invalid UTF-8. */
-export const UNREADABLE_FIELD = "This contains characters that cannot be used (a NUL character or text that is not valid UTF-8).";
+export const UNREADABLE_FIELD =
+  "This contains characters that cannot be used (a NUL character or text that is not valid UTF-8).";
 
 /** Inline errors for the listed fields that were unreadable (unreadable names under `form`); undefined when fine. */
 export function unreadableFields(form: FormBody, fields: readonly string[]): Record<string, string> | undefined {
@@ -193,7 +206,9 @@ export async function withSession(rd: RouteDeps, { request, cookie }: SessionReq
   const s = await resolveSession(rd.deps.db, rd.deps.clock, cookieText(cookie, SESSION_COOKIE));
   if (!s) {
     const path = new URL(request.url).pathname;
-    return redirect(`/dashboard/sign-in${request.method === "GET" && path !== "/dashboard" ? `?next=${encodeURIComponent(path)}` : ""}`);
+    return redirect(
+      `/dashboard/sign-in${request.method === "GET" && path !== "/dashboard" ? `?next=${encodeURIComponent(path)}` : ""}`,
+    );
   }
   return h(s, request);
 }
@@ -203,7 +218,14 @@ export const crossSite = (r: Request) => r.headers.get("sec-fetch-site") === "cr
 
 /** The 403 page for a missing, wrong or stale CSRF token. */
 export const csrfRefused = (s?: PageSession) =>
-  htmlResponse(messagePage("Form expired", "This form could not be accepted: it is stale or did not come from this dashboard. Go back, reload the page and try again.", s), 403);
+  htmlResponse(
+    messagePage(
+      "Form expired",
+      "This form could not be accepted: it is stale or did not come from this dashboard. Go back, reload the page and try again.",
+      s,
+    ),
+    403,
+  );
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -223,7 +245,11 @@ export function preCsrfOk({ request, cookie }: SessionRequest, form: FormBody): 
 }
 
 /** For POST forms of a signed-in user: session, then `_csrf` must equal the session's token (constant time). */
-export function withForm(rd: RouteDeps, ctx: FormRequest, h: (s: DashboardSession, form: FormBody) => Promise<Response> | Response): Promise<Response> {
+export function withForm(
+  rd: RouteDeps,
+  ctx: FormRequest,
+  h: (s: DashboardSession, form: FormBody) => Promise<Response> | Response,
+): Promise<Response> {
   const { request } = ctx;
   const form = ctx.body as FormBody; // the dashboard's onParse (parseForm) produced it
   return withSession(rd, ctx, (s) => {

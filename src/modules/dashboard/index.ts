@@ -61,14 +61,22 @@ function finish(res: Response, path: string, rid: unknown): Response {
 /** Every dashboard failure as an HTML page. */
 function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Request): Response {
   if (code === "NOT_FOUND") return notFound();
-  if (error instanceof AppError && error.status === 404) return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
+  if (error instanceof AppError && error.status === 404)
+    return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
   if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
-    return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, { connection: "close" });
+    return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, {
+      connection: "close",
+    });
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof AppError && cause.code === "REQUEST_TIMEOUT")
-    return htmlResponse(messagePage("Request timeout", "The form took too long to arrive. Send it again."), 408, { connection: "close" });
+    return htmlResponse(messagePage("Request timeout", "The form took too long to arrive. Send it again."), 408, {
+      connection: "close",
+    });
   if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
-  rd.deps.log.error("dashboard error", { path: safePathname(request.url), error: error instanceof Error ? error : String(error) });
+  rd.deps.log.error("dashboard error", {
+    path: safePathname(request.url),
+    error: error instanceof Error ? error : String(error),
+  });
   return htmlResponse(messagePage("Something went wrong", "The page could not be shown. Try again in a moment."), 500);
 }
 
@@ -93,37 +101,48 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
     sender: senderFromConfig(deps, opts.resolver ?? deps.resolver ?? systemResolver),
     work: opts.work ?? defaultPasswordWork(),
   };
-  const assets = new Map(Object.entries(ASSETS).map(([name, a]) => [name, { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) }]));
+  const assets = new Map(
+    Object.entries(ASSETS).map(([name, a]) => [
+      name,
+      { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) },
+    ]),
+  );
   const socketAddressOf = opts.socketAddressOf ?? (() => undefined);
-  return new Elysia({ name: "dashboard" })
-    // Runs for every request: a string search skips other paths unparsed (WHATWG parsing decodes no escapes).
-    .onRequest(
-      syncRequestHook(function dashboardDoor({ request, set }) {
-        if (!request.url.includes("dashboard")) return;
-        const path = safePathname(request.url);
-        if (!isDashboardPath(path)) return;
-        requestInfo.set(request, { ip: clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy) });
-        if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
-      }),
-    )
-    .onParse(({ request }) => parseForm(request))
-    .onAfterHandle(({ request, response, set }) => {
-      if (response instanceof Response) finish(response, safePathname(request.url), set.headers["x-request-id"]);
-    })
-    .onError(({ code, error, request, set }) => finish(errorPage(rd, code, error, request), safePathname(request.url), set.headers["x-request-id"]))
-    .get("/dashboard/assets/:name", ({ params }) => {
-      const a = assets.get(params.name);
-      if (!a) return htmlResponse(messagePage("Page not found", "There is no such file."), 404);
-      return new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=3600" } });
-    })
-    .use(authRoutes(rd))
-    .use(accountRoutes(rd))
-    .use(billingRoutes(rd))
-    .use(webhookRoutes(rd))
-    .use(webhookAuditRoute(rd))
-    .use(profileRoutes(rd))
-    .use(shipmentRoutes(rd))
-    .use(alertRoutes(rd))
-    .all("/dashboard", () => notFound())
-    .all("/dashboard/*", () => notFound());
+  return (
+    new Elysia({ name: "dashboard" })
+      // Runs for every request: a string search skips other paths unparsed (WHATWG parsing decodes no escapes).
+      .onRequest(
+        syncRequestHook(function dashboardDoor({ request, set }) {
+          if (!request.url.includes("dashboard")) return;
+          const path = safePathname(request.url);
+          if (!isDashboardPath(path)) return;
+          requestInfo.set(request, {
+            ip: clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy),
+          });
+          if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
+        }),
+      )
+      .onParse(({ request }) => parseForm(request))
+      .onAfterHandle(({ request, response, set }) => {
+        if (response instanceof Response) finish(response, safePathname(request.url), set.headers["x-request-id"]);
+      })
+      .onError(({ code, error, request, set }) =>
+        finish(errorPage(rd, code, error, request), safePathname(request.url), set.headers["x-request-id"]),
+      )
+      .get("/dashboard/assets/:name", ({ params }) => {
+        const a = assets.get(params.name);
+        if (!a) return htmlResponse(messagePage("Page not found", "There is no such file."), 404);
+        return new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=3600" } });
+      })
+      .use(authRoutes(rd))
+      .use(accountRoutes(rd))
+      .use(billingRoutes(rd))
+      .use(webhookRoutes(rd))
+      .use(webhookAuditRoute(rd))
+      .use(profileRoutes(rd))
+      .use(shipmentRoutes(rd))
+      .use(alertRoutes(rd))
+      .all("/dashboard", () => notFound())
+      .all("/dashboard/*", () => notFound())
+  );
 }

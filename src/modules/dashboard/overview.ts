@@ -45,9 +45,19 @@ export async function deliveryHealth(db: Db, accountId: string, nowMs: number): 
   const sum = (k: "delivered7" | "failed7" | "delivered30" | "failed30") => rows.reduce((a, r) => a + Number(r[k]), 0);
   const failing = rows
     .filter((r) => Number(r.failed7) > 0 || r.status === "deactivated")
-    .map((r) => ({ id: r.id, url: r.url, status: r.status, delivered: Number(r.delivered7), failed: Number(r.failed7) }))
+    .map((r) => ({
+      id: r.id,
+      url: r.url,
+      status: r.status,
+      delivered: Number(r.delivered7),
+      failed: Number(r.failed7),
+    }))
     .sort((a, b) => b.failed - a.failed);
-  return { d7: { delivered: sum("delivered7"), failed: sum("failed7") }, d30: { delivered: sum("delivered30"), failed: sum("failed30") }, failing };
+  return {
+    d7: { delivered: sum("delivered7"), failed: sum("failed7") },
+    d30: { delivered: sum("delivered30"), failed: sum("failed30") },
+    failing,
+  };
 }
 
 /** The account's followed shipments counted by state, most first. */
@@ -58,7 +68,9 @@ export async function shipmentsByState(db: Db, accountId: string): Promise<{ sta
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .where(eq(follows.accountId, accountId))
     .groupBy(shipments.state);
-  return rows.map((r) => ({ state: r.state, n: Number(r.n) })).sort((a, b) => b.n - a.n || a.state.localeCompare(b.state));
+  return rows
+    .map((r) => ({ state: r.state, n: Number(r.n) }))
+    .sort((a, b) => b.n - a.n || a.state.localeCompare(b.state));
 }
 
 /** Month-end use at the pace so far: `used` scaled to the whole UTC month (the quota resets at 00:00 UTC on the 1st). */
@@ -84,7 +96,12 @@ export async function needsAction(db: Db, accountId: string): Promise<NeedsActio
     .select({ state: shipments.state, reason: shipments.reasonCode, n: sql<number>`count(*)::int` })
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
-    .where(and(eq(follows.accountId, accountId), sql`(${shipments.state} = 'returned' or (${shipments.state} = 'exception' and ${shipments.reasonCode} is not null))`))
+    .where(
+      and(
+        eq(follows.accountId, accountId),
+        sql`(${shipments.state} = 'returned' or (${shipments.state} = 'exception' and ${shipments.reasonCode} is not null))`,
+      ),
+    )
     .groupBy(shipments.state, shipments.reasonCode);
   const reasons = rows.filter((r) => r.state === "exception").map((r) => ({ reason: r.reason!, n: Number(r.n) }));
   reasons.sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));

@@ -9,7 +9,12 @@ import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/si
 import { VerifyGate } from "./verify-gate.ts";
 import { dummyPasswordHash, verifyPassword } from "../accounts/password.ts";
 
-export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP, SIGNIN_SLOW_AFTER, SIGNIN_WINDOW_MS } from "../accounts/signin-throttle.ts";
+export {
+  SIGNIN_MAX_FAILURES,
+  SIGNIN_MAX_FAILURES_PER_IP,
+  SIGNIN_SLOW_AFTER,
+  SIGNIN_WINDOW_MS,
+} from "../accounts/signin-throttle.ts";
 
 /** Sign-ups per IP per hour. */
 export const SIGNUP_MAX_PER_IP = 10;
@@ -30,18 +35,26 @@ export const defaultPasswordWork = (): PasswordWork => ({ gate: new VerifyGate()
 
 type Deps = Pick<AppDeps, "db" | "clock"> & { work: PasswordWork };
 
-export type SignInResult = { ok: true; accountId: string } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
+export type SignInResult =
+  | { ok: true; accountId: string }
+  | { ok: false; reason: "invalid" }
+  | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 /** Retry hint when the verification gate is full: the burst is over in moments. */
 const BUSY_RETRY_SECONDS = 2;
 
 /** Checks email + password, unknown emails against a dummy hash (docs/dashboard.md#sign-in-throttling). */
-export async function signIn(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignInResult> {
+export async function signIn(
+  deps: Deps,
+  input: { email: string; password: string; ip: string },
+): Promise<SignInResult> {
   const email = normaliseEmail(input.email);
   const r = await reserveAttempt(deps.db, input.ip, email, deps.clock.now());
   if (!r.ok) return { ok: false, reason: "throttled", retryAfterSeconds: r.retryAfterSeconds };
   const acc = await findAccountByEmail(deps.db, email);
-  const ran = await deps.work.gate.run(email, async () => deps.work.verify(input.password, acc?.passwordHash ?? (await dummyPasswordHash())));
+  const ran = await deps.work.gate.run(email, async () =>
+    deps.work.verify(input.password, acc?.passwordHash ?? (await dummyPasswordHash())),
+  );
   if (!ran) {
     // The password was never checked: the attempt does not count.
     await refundAttempt(deps.db, r);
@@ -52,14 +65,26 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
   return { ok: true, accountId: acc.id };
 }
 
-export type SignUpResult = { ok: true; accountId: string; created: boolean } | { ok: false; reason: "taken" } | { ok: false; reason: "throttled"; retryAfterSeconds: number };
+export type SignUpResult =
+  | { ok: true; accountId: string; created: boolean }
+  | { ok: false; reason: "taken" }
+  | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 /**
  * Creates a `free` account (password policy checked by the caller); a taken email with that account's password
  * signs in instead, otherwise `taken`. Limited to {@link SIGNUP_MAX_PER_IP} an hour per IP; hashing runs in the gate.
  */
-export async function signUp(deps: Deps, input: { email: string; password: string; ip: string }): Promise<SignUpResult> {
-  const d = await hitFixedWindow(deps.db, `signup:ip:${input.ip}`, SIGNUP_MAX_PER_IP, SIGNUP_WINDOW_MS, deps.clock.now());
+export async function signUp(
+  deps: Deps,
+  input: { email: string; password: string; ip: string },
+): Promise<SignUpResult> {
+  const d = await hitFixedWindow(
+    deps.db,
+    `signup:ip:${input.ip}`,
+    SIGNUP_MAX_PER_IP,
+    SIGNUP_WINDOW_MS,
+    deps.clock.now(),
+  );
   if (!d.allowed) return { ok: false, reason: "throttled", retryAfterSeconds: d.resetSeconds };
   const created = await deps.work.gate.run(normaliseEmail(input.email), async () => {
     try {
@@ -85,7 +110,12 @@ export interface DayCount {
 export const CHART_DAYS = 14;
 
 /** Deliveries per UTC day enqueued over the last {@link CHART_DAYS} days: `delivered`, `failed` (abandoned, dropped). */
-export async function deliveriesPerDay(db: Db, accountId: string, webhookId: string, nowMs: number): Promise<DayCount[]> {
+export async function deliveriesPerDay(
+  db: Db,
+  accountId: string,
+  webhookId: string,
+  nowMs: number,
+): Promise<DayCount[]> {
   const today = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
   const from = today - (CHART_DAYS - 1) * 86_400_000;
   const rows = await db
@@ -95,7 +125,13 @@ export async function deliveriesPerDay(db: Db, accountId: string, webhookId: str
       failed: sql<number>`count(*) filter (where ${deliveries.state} in ('abandoned', 'dropped'))::int`,
     })
     .from(deliveries)
-    .where(and(eq(deliveries.accountId, accountId), eq(deliveries.webhookId, webhookId), gte(deliveries.enqueuedAt, new Date(from))))
+    .where(
+      and(
+        eq(deliveries.accountId, accountId),
+        eq(deliveries.webhookId, webhookId),
+        gte(deliveries.enqueuedAt, new Date(from)),
+      ),
+    )
     .groupBy(sql`1`);
   const byDay = new Map(rows.map((r) => [r.day, r]));
   const out: DayCount[] = [];

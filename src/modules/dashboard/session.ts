@@ -53,7 +53,12 @@ export function putCookie(jar: CookieJar, name: string, value: string, maxAgeSec
 }
 
 /** Starts a session, deleting `previousToken`'s (rotation: a planted cookie is never promoted); returns the raw token. */
-export async function createSession(db: Db, clock: Clock, accountId: string, previousToken?: string): Promise<{ token: string; maxAgeSeconds: number }> {
+export async function createSession(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  previousToken?: string,
+): Promise<{ token: string; maxAgeSeconds: number }> {
   const token = randomToken();
   const now = clock.now();
   await db.transaction(async (tx) => {
@@ -72,17 +77,34 @@ export async function createSession(db: Db, clock: Clock, accountId: string, pre
 }
 
 /** The live session behind a cookie token, with its account; undefined when unknown or expired. */
-export async function resolveSession(db: Db, clock: Clock, token: string | undefined): Promise<DashboardSession | undefined> {
+export async function resolveSession(
+  db: Db,
+  clock: Clock,
+  token: string | undefined,
+): Promise<DashboardSession | undefined> {
   if (!token || token.length > 100) return undefined;
   const rows = await db
-    .select({ id: sessions.id, csrfToken: sessions.csrfToken, expiresAt: sessions.expiresAt, accId: accounts.id, email: accounts.email, plan: accounts.plan, status: accounts.status })
+    .select({
+      id: sessions.id,
+      csrfToken: sessions.csrfToken,
+      expiresAt: sessions.expiresAt,
+      accId: accounts.id,
+      email: accounts.email,
+      plan: accounts.plan,
+      status: accounts.status,
+    })
     .from(sessions)
     .innerJoin(accounts, eq(accounts.id, sessions.accountId))
     .where(and(eq(sessions.tokenHash, sha256(token)), gt(sessions.expiresAt, new Date(clock.now()))))
     .limit(1);
   const r = rows[0];
   if (!r) return undefined;
-  return { id: r.id, csrfToken: r.csrfToken, expiresAt: r.expiresAt, account: { id: r.accId, email: r.email, plan: r.plan, status: r.status } };
+  return {
+    id: r.id,
+    csrfToken: r.csrfToken,
+    expiresAt: r.expiresAt,
+    account: { id: r.accId, email: r.email, plan: r.plan, status: r.status },
+  };
 }
 
 /** Ends the session behind a cookie token (sign-out). */
@@ -94,10 +116,14 @@ export async function destroySession(db: Db, token: string | undefined): Promise
 export async function pruneSessions(db: Db, nowMs: number, batches: PruneBatches): Promise<number> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
-  return deleteInBatches(batches, async () =>
-    (await sql`
+  return deleteInBatches(
+    batches,
+    async () =>
+      (
+        await sql`
       delete from sessions where id in (
         select id from sessions where expires_at < ${now} limit ${batches.batchSize})
-      returning 1`).length,
+      returning 1`
+      ).length,
   );
 }

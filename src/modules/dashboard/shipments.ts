@@ -50,19 +50,41 @@ export function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmen
 /** Filters from a query string: each a string of at most 200 characters (longer ones are cut, they match nothing anyway). */
 export function filtersOf(query: Record<string, unknown>): ShipmentFilters {
   const one = (k: string) => (typeof query[k] === "string" ? (query[k] as string).slice(0, 200) : "");
-  return { q: one("q"), state: one("state"), courier: one("courier"), reason: one("reason"), stalled: one("stalled") === "true" ? "true" : "" };
+  return {
+    q: one("q"),
+    state: one("state"),
+    courier: one("courier"),
+    reason: one("reason"),
+    stalled: one("stalled") === "true" ? "true" : "",
+  };
 }
 
 export type ListedShipment = Awaited<ReturnType<typeof listShipments>>["shipments"][number];
 
-export async function shipmentsPageRows(db: Db, accountId: string, f: ShipmentFilters, cursor?: string, stats?: StatsIndex): Promise<{ rows: ListedShipment[]; next: string | null }> {
+export async function shipmentsPageRows(
+  db: Db,
+  accountId: string,
+  f: ShipmentFilters,
+  cursor?: string,
+  stats?: StatsIndex,
+): Promise<{ rows: ListedShipment[]; next: string | null }> {
   const lq = listQuery(f, cursor);
   if (!lq) return { rows: [], next: null };
   const r = await listShipments(db, accountId, lq.q, lq.match !== undefined ? { match: lq.match } : {}, stats);
   return { rows: r.shipments, next: r.next_cursor };
 }
 
-const EXPORT_COLUMNS = ["courier", "tracking_number", "reference", "state", "most_recent_status", "reason_code", "last_checkpoint_at", "estimated_delivery_date", "followed_since"] as const;
+const EXPORT_COLUMNS = [
+  "courier",
+  "tracking_number",
+  "reference",
+  "state",
+  "most_recent_status",
+  "reason_code",
+  "last_checkpoint_at",
+  "estimated_delivery_date",
+  "followed_since",
+] as const;
 
 /** A cell a spreadsheet would run as a formula gets a leading `'` (OWASP, "CSV Injection"); import removes it again. */
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -76,9 +98,28 @@ export function exportCsv(db: Db, accountId: string, f: ShipmentFilters): Readab
   const lq = listQuery(f);
   return new ReadableStream({
     async pull(ctl) {
-      const r = lq ? await listShipments(db, accountId, { ...lq.q, limit: 100, ...(cursor ? { cursor } : {}) }, lq.match !== undefined ? { match: lq.match } : {}) : { shipments: [], next_cursor: null };
-      const rows = r.shipments.map((s) => [s.courier, s.tracking_number, s.reference ?? "", s.status, s.most_recent_status, s.reason_code ?? "", s.last_checkpoint_at ?? "", s.estimated_delivery_date, s.followed_since]);
-      ctl.enqueue(enc.encode(stringify(rows, { header: first, columns: [...EXPORT_COLUMNS], cast: { string: guard } })));
+      const r = lq
+        ? await listShipments(
+            db,
+            accountId,
+            { ...lq.q, limit: 100, ...(cursor ? { cursor } : {}) },
+            lq.match !== undefined ? { match: lq.match } : {},
+          )
+        : { shipments: [], next_cursor: null };
+      const rows = r.shipments.map((s) => [
+        s.courier,
+        s.tracking_number,
+        s.reference ?? "",
+        s.status,
+        s.most_recent_status,
+        s.reason_code ?? "",
+        s.last_checkpoint_at ?? "",
+        s.estimated_delivery_date,
+        s.followed_since,
+      ]);
+      ctl.enqueue(
+        enc.encode(stringify(rows, { header: first, columns: [...EXPORT_COLUMNS], cast: { string: guard } })),
+      );
       first = false;
       if (!r.next_cursor) ctl.close();
       else cursor = r.next_cursor;
@@ -99,7 +140,13 @@ export interface ImportResult {
 
 type Item = { line: number; courier: string; tracking_number: string; reference?: string };
 
-const HEADER_NAMES = new Map<string, keyof Omit<Item, "line">>([["courier", "courier"], ["tracking_number", "tracking_number"], ["awb", "tracking_number"], ["tracking number", "tracking_number"], ["reference", "reference"]]);
+const HEADER_NAMES = new Map<string, keyof Omit<Item, "line">>([
+  ["courier", "courier"],
+  ["tracking_number", "tracking_number"],
+  ["awb", "tracking_number"],
+  ["tracking number", "tracking_number"],
+  ["reference", "reference"],
+]);
 const unguard = (v: string) => (v.startsWith("'") && FORMULA_START.test(v.slice(1)) ? v.slice(1) : v);
 
 /**
@@ -111,14 +158,24 @@ export function parseImport(texts: string[]): { items: Item[] } | { error: strin
   for (const text of texts) {
     let records: string[][];
     try {
-      records = parse(text, { bom: true, delimiter: delimiterOf(text), relax_column_count: true, skip_empty_lines: true, trim: true, max_record_size: 4096 });
+      records = parse(text, {
+        bom: true,
+        delimiter: delimiterOf(text),
+        relax_column_count: true,
+        skip_empty_lines: true,
+        trim: true,
+        max_record_size: 4096,
+      });
     } catch {
       return { error: "The list could not be read as CSV (check the quotes)." };
     }
     items.push(...itemsOf(records));
   }
   if (items.length === 0) return { error: "The list has no shipments." };
-  if (items.length > MAX_SHIPMENTS_PER_CALL) return { error: `The list has ${items.length} shipments; at most ${MAX_SHIPMENTS_PER_CALL} at a time (the POST /v1/shipments limit). Split it.` };
+  if (items.length > MAX_SHIPMENTS_PER_CALL)
+    return {
+      error: `The list has ${items.length} shipments; at most ${MAX_SHIPMENTS_PER_CALL} at a time (the POST /v1/shipments limit). Split it.`,
+    };
   return { items };
 }
 
@@ -156,7 +213,11 @@ function itemsOf(records: string[][]): Item[] {
  * Follows the items for the signed-in account; an item failing the schema is `invalid` here (the API refuses the call).
  * @throws AppError ACCOUNT_NEEDS_ATTENTION (402), as the API.
  */
-export async function followImported(deps: Parameters<typeof followShipments>[0], auth: AuthContext, items: Item[]): Promise<ImportResult[]> {
+export async function followImported(
+  deps: Parameters<typeof followShipments>[0],
+  auth: AuthContext,
+  items: Item[],
+): Promise<ImportResult[]> {
   const out: ImportResult[] = [];
   const ok: { i: number; item: Item }[] = [];
   items.forEach((item, i) => {
@@ -172,7 +233,14 @@ export async function followImported(deps: Parameters<typeof followShipments>[0]
     const r = await followShipments(deps, auth, { shipments: ok.map(({ item: { line: _l, ...body } }) => body) });
     r.shipments.forEach((res, j) => {
       const { i, item } = ok[j]!;
-      out[i] = { ...item, courier: res.courier, tracking_number: res.tracking_number, result: res.result, ...(res.already_followed !== undefined ? { already_followed: res.already_followed } : {}), ...(res.error ? { message: `${res.error.code}: ${res.error.message}` } : {}) };
+      out[i] = {
+        ...item,
+        courier: res.courier,
+        tracking_number: res.tracking_number,
+        result: res.result,
+        ...(res.already_followed !== undefined ? { already_followed: res.already_followed } : {}),
+        ...(res.error ? { message: `${res.error.code}: ${res.error.message}` } : {}),
+      };
     });
   }
   return out;

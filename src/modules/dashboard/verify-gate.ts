@@ -42,7 +42,8 @@ export class VerifyGate {
   acquire(key: string): Promise<Release | undefined> {
     if (this.fits(key)) return Promise.resolve(this.take(key));
     const waitingHere = this.waitingPerKey.get(key) ?? 0;
-    if (this.queue.length >= this.opts.maxWaiting || waitingHere >= this.opts.perAccount) return Promise.resolve(undefined);
+    if (this.queue.length >= this.opts.maxWaiting || waitingHere >= this.opts.perAccount)
+      return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const w: Waiter = {
         key,

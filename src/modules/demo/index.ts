@@ -16,10 +16,9 @@ export const demoLimitMessage = (publicBaseUrl: string) =>
 
 /** @param socketAddressOf the client's socket address of a request (http/server.ts); none without a socket */
 export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () => undefined) {
-  return new Elysia({ prefix: "/demo" }).use(trackingModels).get(
-    "/track",
-    ({ query }) => trackDemo(deps, query.courier, query.tracking_number),
-    {
+  return new Elysia({ prefix: "/demo" })
+    .use(trackingModels)
+    .get("/track", ({ query }) => trackDemo(deps, query.courier, query.tracking_number), {
       // Counted before validation (a transform), as the key is on /v1: over the limit is 429 whatever is sent.
       async transform({ request, set }) {
         const ip = clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy);
@@ -28,10 +27,20 @@ export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () 
         const headers = rateLimitHeaders(hit);
         Object.assign(set.headers, headers);
         if (!hit.allowed)
-          throw new AppError("DEMO_RATE_LIMITED", demoLimitMessage(deps.config.publicBaseUrl), {}, { ...headers, "retry-after": String(hit.retryAfterSeconds) });
+          throw new AppError(
+            "DEMO_RATE_LIMITED",
+            demoLimitMessage(deps.config.publicBaseUrl),
+            {},
+            { ...headers, "retry-after": String(hit.retryAfterSeconds) },
+          );
       },
       query: TrackQuery,
-      response: { 200: "DemoTrackResponse", 429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]), ...errorResponses.common, ...trackErrors },
+      response: {
+        200: "DemoTrackResponse",
+        429: errorResponses.errorResponse("Demo limit reached; see Retry-After.", ["DEMO_RATE_LIMITED"]),
+        ...errorResponses.common,
+        ...trackErrors,
+      },
       detail: {
         operationId: "demoTrack",
         summary: "Track a shipment (public demo)",
@@ -39,6 +48,5 @@ export function demoModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () 
         security: [],
         description: `No API key. ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Same data as GET /v1/track, without \`usage\`; demo lookups do not follow the shipment.`,
       },
-    },
-  );
+    });
 }

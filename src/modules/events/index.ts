@@ -18,10 +18,17 @@ export function eventsModule(deps: AppDeps) {
   return new Elysia().use(eventList(deps)).use(eventReplay(deps));
 }
 
-const eventRoutes = (deps: AppDeps) => new Elysia({ prefix: "/v1" }).use(jsonBodies()).use(eventModels).use(authPlugin(deps));
+const eventRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: "/v1" }).use(jsonBodies()).use(eventModels).use(authPlugin(deps));
 
 function eventList(deps: AppDeps) {
-  return eventRoutes(deps).get("/events", async ({ auth, query }) => ({ success: true as const, data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query) }), {
+  return eventRoutes(deps).get(
+    "/events",
+    async ({ auth, query }) => ({
+      success: true as const,
+      data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query),
+    }),
+    {
       apiKey: true,
       query: EventsQuery,
       response: { 200: "EventList", ...errs },
@@ -32,7 +39,8 @@ function eventList(deps: AppDeps) {
         description:
           "The account's events of the last 30 days, newest first: every change of a shipment it follows, and every event delivered to its webhooks. Each has its stable id (the `X-Webhook-Event-Id` and `webhook-id` of its deliveries), its time and the payload a delivery carries. Filter by `type`, `courier`, `tracking_number`, `since`; paginate with `cursor`. Free: no quota.",
       },
-    });
+    },
+  );
 }
 
 /** Redeliver one delivery, recover a webhook's failed deliveries. */
@@ -49,7 +57,14 @@ function eventReplay(deps: AppDeps) {
       {
         apiKey: true,
         params: RedeliverParams,
-        response: { 202: "Redelivery", 404: E("No such webhook on this account, or no such delivery on this webhook.", ["WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND"]), ...errs },
+        response: {
+          202: "Redelivery",
+          404: E("No such webhook on this account, or no such delivery on this webhook.", [
+            "WEBHOOK_NOT_FOUND",
+            "DELIVERY_NOT_FOUND",
+          ]),
+          ...errs,
+        },
         detail: {
           operationId: "redeliverWebhookDelivery",
           summary: "Redeliver an event",
@@ -66,7 +81,9 @@ function eventReplay(deps: AppDeps) {
           const since = Date.parse(c.body.since);
           const now = deps.clock.now();
           if (!(since >= now - RECOVER_WINDOW_MS && since <= now))
-            throw new RequestValidationError([{ loc: ["body", "since"], msg: "must lie within the last 30 days", type: "value_error" }]);
+            throw new RequestValidationError([
+              { loc: ["body", "since"], msg: "must lie within the last 30 days", type: "value_error" },
+            ]);
           const queued = await recover(deps, c.auth.account.id, c.params.webhook_id, since);
           c.set.status = 202;
           return { success: true as const, data: { queued } };
@@ -75,7 +92,11 @@ function eventReplay(deps: AppDeps) {
         apiKey: true,
         params: WebhookIdParams,
         body: "DeliveriesRecover",
-        response: { 202: "RecoverResult", 404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]), ...errs },
+        response: {
+          202: "RecoverResult",
+          404: E("No webhook with this id on this account.", ["WEBHOOK_NOT_FOUND"]),
+          ...errs,
+        },
         detail: {
           operationId: "recoverWebhookDeliveries",
           summary: "Recover failed deliveries",

@@ -9,33 +9,89 @@ import { WebhookPayloadSchema } from "../webhooks/delivery/payload.ts";
 
 export const EventsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
-  type: t.Optional(t.Union(EVENT_TYPES.map((e) => t.Literal(e)) as [ReturnType<typeof t.Literal<(typeof EVENT_TYPES)[number]>>], { description: "Only events of this type." })),
-  courier: t.Optional(Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Only this courier's events (slug)." })),
-  tracking_number: t.Optional(Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Only this shipment's events (normalised like /v1/track)." })),
-  since: t.Optional(Text({ format: "date-time", description: "Only events at or after this instant (ISO 8601); at most 30 days back." })),
-  limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Events per page: an integer, 1 to 100 (default 20)." })),
-  cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
+  type: t.Optional(
+    t.Union(EVENT_TYPES.map((e) => t.Literal(e)) as [ReturnType<typeof t.Literal<(typeof EVENT_TYPES)[number]>>], {
+      description: "Only events of this type.",
+    }),
+  ),
+  courier: t.Optional(
+    Text({
+      minLength: 1,
+      maxLength: 64,
+      pattern: URL_TOKEN_PATTERN,
+      description: "Only this courier's events (slug).",
+    }),
+  ),
+  tracking_number: t.Optional(
+    Text({
+      minLength: 1,
+      maxLength: 64,
+      pattern: URL_TOKEN_PATTERN,
+      description: "Only this shipment's events (normalised like /v1/track).",
+    }),
+  ),
+  since: t.Optional(
+    Text({
+      format: "date-time",
+      description: "Only events at or after this instant (ISO 8601); at most 30 days back.",
+    }),
+  ),
+  limit: t.Optional(
+    T.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: "Events per page: an integer, 1 to 100 (default 20).",
+    }),
+  ),
+  cursor: t.Optional(
+    Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." }),
+  ),
 });
 
 export const RedeliverParams = t.Object({
   webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }),
-  delivery_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Delivery id (`dlv_…`) from the webhook's deliveries." }),
+  delivery_id: Text({
+    minLength: 1,
+    maxLength: 100,
+    pattern: URL_TOKEN_PATTERN,
+    description: "Delivery id (`dlv_…`) from the webhook's deliveries.",
+  }),
 });
 
 export const RecoverBody = t.Object(
-  { since: Text({ format: "date-time", description: "ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again." }) },
+  {
+    since: Text({
+      format: "date-time",
+      description:
+        "ISO 8601 instant, at most 30 days ago: deliveries that ended abandoned or dropped at or after it are queued again.",
+    }),
+  },
   { additionalProperties: false },
 );
 
-
-const EventName = T.Union([T.Literal("tracking.updated"), T.Literal("tracking.in_transit"), T.Literal("tracking.out_for_delivery"), T.Literal("tracking.delivered"), T.Literal("tracking.exception"), T.Literal("tracking.eta_changed"), T.Literal("tracking.stalled")]);
+const EventName = T.Union([
+  T.Literal("tracking.updated"),
+  T.Literal("tracking.in_transit"),
+  T.Literal("tracking.out_for_delivery"),
+  T.Literal("tracking.delivered"),
+  T.Literal("tracking.exception"),
+  T.Literal("tracking.eta_changed"),
+  T.Literal("tracking.stalled"),
+]);
 // The literal list must stay the names of EVENT_TYPES.
 void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);
 export const EventSchema = T.Object(
   {
-    id: T.String({ description: "Stable event id; deliveries carry it in X-Webhook-Event-Id and webhook-id.", examples: ["evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a"] }),
+    id: T.String({
+      description: "Stable event id; deliveries carry it in X-Webhook-Event-Id and webhook-id.",
+      examples: ["evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a"],
+    }),
     type: EventName,
-    created_at: T.String({ format: "date-time", description: "When the change was detected (the payload's enqueued_at)." }),
+    created_at: T.String({
+      format: "date-time",
+      description: "When the change was detected (the payload's enqueued_at).",
+    }),
     courier: T.String(),
     tracking_number: T.String(),
     payload: WebhookPayloadSchema,
@@ -44,7 +100,10 @@ export const EventSchema = T.Object(
 );
 
 export const EventListResponse = T.Object(
-  { success: T.Literal(true), data: T.Object({ events: T.Array(EventSchema), count: T.Integer(), next_cursor: T.Union([T.String(), T.Null()]) }) },
+  {
+    success: T.Literal(true),
+    data: T.Object({ events: T.Array(EventSchema), count: T.Integer(), next_cursor: T.Union([T.String(), T.Null()]) }),
+  },
   { title: "EventList" },
 );
 
@@ -52,7 +111,9 @@ export const RedeliveryResponse = T.Object(
   {
     success: T.Literal(true),
     data: T.Object({
-      delivery_id: T.String({ description: "The new delivery (`dlv_…`); its attempts appear in the webhook's deliveries." }),
+      delivery_id: T.String({
+        description: "The new delivery (`dlv_…`); its attempts appear in the webhook's deliveries.",
+      }),
       enqueued_at: T.String({ format: "date-time", description: "The event's own enqueued_at (unchanged)." }),
     }),
   },

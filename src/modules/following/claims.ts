@@ -20,7 +20,10 @@ export const DUE_BUCKET_MS = 15 * 60_000;
 /** The two bucket grids; each expression must equal its index's in migration 0010, or the planner misses it. */
 const GRIDS = [
   { originMs: Date.UTC(2000, 0, 1), sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')" },
-  { originMs: Date.UTC(2000, 0, 1) + DUE_BUCKET_MS / 2, sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:07:30+00')" },
+  {
+    originMs: Date.UTC(2000, 0, 1) + DUE_BUCKET_MS / 2,
+    sql: "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:07:30+00')",
+  },
 ] as const;
 
 /** The grid (0 or 1) in whose first half-bucket `oldestMs` lies (docs/rechecks.md, "Two bucket grids"). */
@@ -29,14 +32,26 @@ export function bucketGrid(oldestMs: number): 0 | 1 {
 }
 
 /** Claims up to `limit` rows due at `nowMs` for `leaseMs` (ms) under `owner`, skipping full lanes. @throws on DB errors. */
-export async function claimDueShipments(db: Db, nowMs: number, limit: number, leaseMs: number, owner: string, opts: { excludeCouriers?: readonly string[] } = {}): Promise<ClaimedShipment[]> {
+export async function claimDueShipments(
+  db: Db,
+  nowMs: number,
+  limit: number,
+  leaseMs: number,
+  owner: string,
+  opts: { excludeCouriers?: readonly string[] } = {},
+): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
-  const exclude = opts.excludeCouriers?.length ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}` : raw("");
-  const [oldest] = await run(sql, frag`
+  const exclude = opts.excludeCouriers?.length
+    ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}`
+    : raw("");
+  const [oldest] = await run(
+    sql,
+    frag`
     select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_queue
     where due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-    order by due_at limit 1`);
+    order by due_at limit 1`,
+  );
   if (!oldest) return [];
   const grid = GRIDS[bucketGrid(oldest.ms as number)];
   const bucketStart = new Date(nowMs - ((nowMs - grid.originMs) % DUE_BUCKET_MS)).toISOString();

@@ -14,7 +14,11 @@ export interface FollowItem {
 }
 
 /** Which of `keys` the account already follows (`courier/awb`), in the caller's transaction `tx`. */
-export async function followedKeys(tx: postgres.TransactionSql, accountId: string, keys: readonly { courier: string; awb: string }[]): Promise<Set<string>> {
+export async function followedKeys(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  keys: readonly { courier: string; awb: string }[],
+): Promise<Set<string>> {
   const rows = (await tx`
     select s.courier || '/' || s.tracking_number as k
     from jsonb_to_recordset(${JSON.stringify(keys)}::jsonb) as v(courier text, awb text)
@@ -25,8 +29,15 @@ export async function followedKeys(tx: postgres.TransactionSql, accountId: strin
 }
 
 /** Follows `items` in `tx` with no courier call: unseen shipments stored pending, each non-terminal one due by `nowIso`. */
-export async function followMany(tx: postgres.TransactionSql, accountId: string, items: readonly FollowItem[], nowIso: string): Promise<void> {
-  const rows = JSON.stringify(items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })));
+export async function followMany(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  items: readonly FollowItem[],
+  nowIso: string,
+): Promise<void> {
+  const rows = JSON.stringify(
+    items.map((v) => ({ id: newId("shp"), courier: v.courier, awb: v.awb, mode: v.followMode })),
+  );
   await tx`
     insert into shipments (id, courier, tracking_number, follow_mode, created_at, updated_at)
     select v.id, v.courier, v.awb, v.mode, ${nowIso}, ${nowIso}
@@ -60,9 +71,20 @@ export interface FollowDataItem {
 }
 
 /** Writes `reference` and/or `metadata` (replaced whole) on the account's follows of `items` in `tx`; one item per shipment. */
-export async function setFollowData(tx: postgres.TransactionSql, accountId: string, items: readonly FollowDataItem[]): Promise<void> {
+export async function setFollowData(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  items: readonly FollowDataItem[],
+): Promise<void> {
   if (items.length === 0) return;
-  const rows = JSON.stringify(items.map((i) => ({ courier: i.courier, awb: i.awb, reference: i.reference ?? null, metadata: i.metadata ?? null })));
+  const rows = JSON.stringify(
+    items.map((i) => ({
+      courier: i.courier,
+      awb: i.awb,
+      reference: i.reference ?? null,
+      metadata: i.metadata ?? null,
+    })),
+  );
   await tx`
     update follows f
     set reference = coalesce(v.reference, f.reference), metadata = coalesce(v.metadata, f.metadata)
@@ -77,7 +99,13 @@ export interface FollowData {
 }
 
 /** Changes a follow under a row lock: `change` returns new data or throws; undefined when not followed. */
-export async function updateFollowData(db: Db, accountId: string, courier: string, awb: string, change: (current: FollowData) => FollowData): Promise<FollowData | undefined> {
+export async function updateFollowData(
+  db: Db,
+  accountId: string,
+  courier: string,
+  awb: string,
+  change: (current: FollowData) => FollowData,
+): Promise<FollowData | undefined> {
   return db.$client.begin(async (tx) => {
     const [row] = (await tx`
       select f.shipment_id, f.reference, f.metadata from follows f join shipments s on s.id = f.shipment_id
@@ -132,7 +160,13 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
-    .where(and(eq(follows.accountId, accountId), reference === undefined ? undefined : eq(follows.reference, reference), stalledOnly ? isNotNull(shipments.stalledAt) : undefined))
+    .where(
+      and(
+        eq(follows.accountId, accountId),
+        reference === undefined ? undefined : eq(follows.reference, reference),
+        stalledOnly ? isNotNull(shipments.stalledAt) : undefined,
+      ),
+    )
     .orderBy(desc(follows.createdAt))
     .limit(500);
 }
@@ -146,5 +180,12 @@ export async function followedShipmentIds(db: DbOrTx, accountId: string): Promis
 /** Deletes those of `ids` no account follows any more (events and schedule rows cascade); used by account deletion. */
 export async function deleteUnfollowedShipments(db: DbOrTx, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.delete(shipments).where(and(inArray(shipments.id, [...ids]), notExists(db.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id)))));
+  await db
+    .delete(shipments)
+    .where(
+      and(
+        inArray(shipments.id, [...ids]),
+        notExists(db.select({ one: follows.shipmentId }).from(follows).where(eq(follows.shipmentId, shipments.id))),
+      ),
+    );
 }

@@ -43,7 +43,15 @@ export async function writeEvents(
   if (out.length === 0) return 0;
   const traceParent = currentTraceParent(); // deliveries continue this trace (null when tracing is off)
   await tx.insert(events).values(
-    out.map((e) => ({ id: e.eventId, shipmentId: id, type: e.type, status, enqueuedAt, traceParent, ...(e.type === "tracking.eta_changed" ? { etaPrevious: eta!.previous, etaNew: eta!.current } : {}) })),
+    out.map((e) => ({
+      id: e.eventId,
+      shipmentId: id,
+      type: e.type,
+      status,
+      enqueuedAt,
+      traceParent,
+      ...(e.type === "tracking.eta_changed" ? { etaPrevious: eta!.previous, etaNew: eta!.current } : {}),
+    })),
   );
   return onEvents(tx, out);
 }

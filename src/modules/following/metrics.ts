@@ -7,7 +7,8 @@ export { createFollowingMetrics, followingMetrics, type FollowingMetrics } from 
 /** Unclaimed shipments due at `nowMs` (ms), counted through `recheck_queue_due_idx`. @throws the database's errors. */
 export async function countDue(db: Db, nowMs: number): Promise<number> {
   const now = new Date(nowMs).toISOString();
-  const [r] = await db.$client`select count(*)::int as n from recheck_queue where due_at <= ${now} and (lease_until is null or lease_until <= ${now})`;
+  const [r] =
+    await db.$client`select count(*)::int as n from recheck_queue where due_at <= ${now} and (lease_until is null or lease_until <= ${now})`;
   return (r?.n as number | undefined) ?? 0;
 }
 

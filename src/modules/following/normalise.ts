@@ -42,7 +42,10 @@ function toStored(c: RawCheckpoint): StoredCheckpoint {
 }
 
 /** Union of two checkpoint lists, de-duplicated, newest first (ties keep the courier's later entry first). */
-export function mergeCheckpoints(known: readonly StoredCheckpoint[], incoming: readonly StoredCheckpoint[]): StoredCheckpoint[] {
+export function mergeCheckpoints(
+  known: readonly StoredCheckpoint[],
+  incoming: readonly StoredCheckpoint[],
+): StoredCheckpoint[] {
   const byKey = new Map<string, { c: StoredCheckpoint; i: number }>();
   let i = 0;
   for (const c of [...known, ...incoming]) byKey.set(keyOf(c), { c, i: i++ });
@@ -50,7 +53,10 @@ export function mergeCheckpoints(known: readonly StoredCheckpoint[], incoming: r
 }
 
 /** Merges a fresh snapshot into the stored record (or nothing); returns the record and its event (null: none). */
-export function applySnapshot(prev: ShipmentRecord | undefined, snap: TrackingSnapshot): { record: ShipmentRecord; event: EventType | null } {
+export function applySnapshot(
+  prev: ShipmentRecord | undefined,
+  snap: TrackingSnapshot,
+): { record: ShipmentRecord; event: EventType | null } {
   const checkpoints = mergeCheckpoints(prev?.checkpoints ?? [], snap.checkpoints.map(toStored));
   const newest = checkpoints[0];
   let state = (newest?.state ?? "pending") as ShipmentState;

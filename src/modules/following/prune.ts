@@ -13,7 +13,11 @@ import { createPartitions, dropPartitionsBefore, rowPruneBound } from "../../db/
  * it delivers, and no foreign key points at `events`), so a week past retention goes at once.
  * @throws whatever the database throws (the next housekeeping run tries again).
  */
-export async function eventPartitions(db: Db, nowMs: number, cutoffMs: number): Promise<{ created: string[]; dropped: string[] }> {
+export async function eventPartitions(
+  db: Db,
+  nowMs: number,
+  cutoffMs: number,
+): Promise<{ created: string[]; dropped: string[] }> {
   const created = await createPartitions(db.$client, "events", "created_at", nowMs);
   return { created, dropped: await dropPartitionsBefore(db.$client, "events", cutoffMs) };
 }
@@ -32,13 +36,17 @@ export async function pruneEvents(db: Db, cutoffMs: number, batches: PruneBatche
   // and a delivery (pending or still within retention) must outlive the event row it points at.
   // events_created_idx bounds the candidates; the anti-join hashes deliveries.event_id once. This one
   // statement reads the webhooks module's `deliveries` (a documented read-only join, never a write).
-  return deleteInBatches(batches, async () =>
-    (await sql`
+  return deleteInBatches(
+    batches,
+    async () =>
+      (
+        await sql`
       delete from events where id in (
         select e.id from events e
         where e.created_at < ${cutoff}
           and not exists (select 1 from deliveries d where d.event_id = e.id)
         limit ${batches.batchSize})
-      returning 1`).length,
+      returning 1`
+      ).length,
   );
 }

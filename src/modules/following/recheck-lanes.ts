@@ -26,7 +26,11 @@ interface Lane {
   queue: Held[];
 }
 
-export function createCourierLanes(opts: { perLane: number; laneCap: number; run: (row: Held) => Promise<void> }): CourierLanes {
+export function createCourierLanes(opts: {
+  perLane: number;
+  laneCap: number;
+  run: (row: Held) => Promise<void>;
+}): CourierLanes {
   const lanes = new Map<string, Lane>();
   const running = new Set<Promise<void>>();
   const heldById = new Map<string, Held>();
@@ -96,16 +100,31 @@ export interface Claimer {
 }
 
 /** The claimer filling `lanes`; an empty claim is not repeated within 1 s while the same lanes are full. @throws on DB errors. */
-export function createClaimer(o: { db: Db; clock: Clock; owner: string; leaseMs: number; claimLimit: number; maxHeld: number; lanes: CourierLanes }): Claimer {
+export function createClaimer(o: {
+  db: Db;
+  clock: Clock;
+  owner: string;
+  leaseMs: number;
+  claimLimit: number;
+  maxHeld: number;
+  lanes: CourierLanes;
+}): Claimer {
   let lastEmpty: { excluded: Set<string>; at: number } | undefined;
   return {
     async claim() {
       const room = o.maxHeld - o.lanes.held();
       if (room <= 0) return 0;
       const excluded = o.lanes.saturated();
-      if (lastEmpty && performance.now() - lastEmpty.at < 1000 && [...lastEmpty.excluded].every((c) => excluded.includes(c))) return 0;
+      if (
+        lastEmpty &&
+        performance.now() - lastEmpty.at < 1000 &&
+        [...lastEmpty.excluded].every((c) => excluded.includes(c))
+      )
+        return 0;
       const nowMs = o.clock.now();
-      const rows = await claimDueShipments(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, { excludeCouriers: excluded });
+      const rows = await claimDueShipments(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, {
+        excludeCouriers: excluded,
+      });
       lastEmpty = rows.length === 0 ? { excluded: new Set(excluded), at: performance.now() } : undefined;
       o.lanes.add(rows.map((r) => ({ ...r, leaseUntilMs: nowMs + o.leaseMs })));
       return rows.length;

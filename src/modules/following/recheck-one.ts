@@ -25,7 +25,17 @@ export interface RecheckStats {
   ms: number;
 }
 
-export const emptyStats = (): RecheckStats => ({ claimed: 0, changed: 0, unchanged: 0, failed: 0, skipped: 0, unscheduled: 0, events: {}, errors: {}, ms: 0 });
+export const emptyStats = (): RecheckStats => ({
+  claimed: 0,
+  changed: 0,
+  unchanged: 0,
+  failed: 0,
+  skipped: 0,
+  unscheduled: 0,
+  events: {},
+  errors: {},
+  ms: 0,
+});
 
 /** Everything a re-check needs; `stats` is the current drain's, replaced per drain. */
 export interface RecheckContext {
@@ -95,11 +105,20 @@ async function recordCourierFailure(ctx: RecheckContext, courier: Courier, row: 
   const kind: CourierFailure = err instanceof CourierError ? err.kind : "backend";
   const retryable = err instanceof CourierError ? err.retryable : true;
   const failures = row.recheck_failures + 1;
-  const nextAt = deps.clock.now() + recheckAfterFailureMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
+  const nextAt =
+    deps.clock.now() + recheckAfterFailureMs(retryable, failures, ctx.backoffBaseMs, ctx.intervalMs, ctx.random);
   const mine = await recordFailure(ctx.db, row.id, ctx.owner, nextAt);
   ctx.metrics.courierErrors.inc({ courier: courier.slug, kind, retryable: String(retryable) });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: "failed" });
   stats.failed++;
   stats.errors[courier.slug] = (stats.errors[courier.slug] ?? 0) + 1;
-  ctx.log.debug("re-check failed; backing off", { courier: courier.slug, shipment_id: row.id, kind, retryable, failures, next_in_s: Math.round((nextAt - deps.clock.now()) / 1000), lease_held: mine });
+  ctx.log.debug("re-check failed; backing off", {
+    courier: courier.slug,
+    shipment_id: row.id,
+    kind,
+    retryable,
+    failures,
+    next_in_s: Math.round((nextAt - deps.clock.now()) / 1000),
+    lease_held: mine,
+  });
 }

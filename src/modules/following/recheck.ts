@@ -18,7 +18,8 @@ export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type Clai
 export type { RecheckStats } from "./recheck-one.ts";
 
 /** With `services`, re-checks on `deps.db` use its prepared fast-path read (`Services.fetchRead`). */
-export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> & Partial<Pick<AppDeps, "services">>;
+export type RecheckDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents"> &
+  Partial<Pick<AppDeps, "services">>;
 
 export interface RecheckOptions {
   db?: Db;
@@ -75,7 +76,13 @@ function recheckContext(deps: RecheckDeps, opts: RecheckOptions, db: Db, owner: 
 
 type Lanes = ReturnType<typeof createCourierLanes>;
 
-async function drainLoop(ctx: RecheckContext, lanes: Lanes, claimer: ReturnType<typeof createClaimer>, keeper: ReturnType<typeof createLeaseKeeper>, stopping: () => boolean): Promise<RecheckStats> {
+async function drainLoop(
+  ctx: RecheckContext,
+  lanes: Lanes,
+  claimer: ReturnType<typeof createClaimer>,
+  keeper: ReturnType<typeof createLeaseKeeper>,
+  stopping: () => boolean,
+): Promise<RecheckStats> {
   ctx.stats = emptyStats();
   const stats = ctx.stats;
   claimer.reset();
@@ -110,7 +117,11 @@ function recheckLanes(ctx: RecheckContext, perLane: number): Lanes {
     run: (row) =>
       recheckShipment(ctx, row).catch((e) => {
         ctx.stats.skipped++;
-        ctx.log.error("re-check could not be recorded; the lease will expire and it is retried", { shipment_id: row.id, courier: row.courier, error: e as Error });
+        ctx.log.error("re-check could not be recorded; the lease will expire and it is retried", {
+          shipment_id: row.id,
+          courier: row.courier,
+          error: e as Error,
+        });
       }),
   });
 }
@@ -122,11 +133,30 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const ctx = recheckContext(deps, opts, db, owner);
   const log = ctx.log;
-  const lanes = recheckLanes(ctx, opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2)));
-  const claimer = createClaimer({ db, clock: deps.clock, owner, leaseMs, claimLimit: opts.claimLimit ?? 100, maxHeld: opts.maxHeld ?? 2_000, lanes });
+  const lanes = recheckLanes(
+    ctx,
+    opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2)),
+  );
+  const claimer = createClaimer({
+    db,
+    clock: deps.clock,
+    owner,
+    leaseMs,
+    claimLimit: opts.claimLimit ?? 100,
+    maxHeld: opts.maxHeld ?? 2_000,
+    lanes,
+  });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
-  const keeper = createLeaseKeeper({ queue: recheckQueue, sql: db.$client, clock: deps.clock, owner, leaseMs, held: lanes.heldRows, log });
+  const keeper = createLeaseKeeper({
+    queue: recheckQueue,
+    sql: db.$client,
+    clock: deps.clock,
+    owner,
+    leaseMs,
+    held: lanes.heldRows,
+    log,
+  });
 
   return {
     owner,
@@ -142,7 +172,10 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       stopping = true;
       const queued = lanes.stop().map((r) => r.id);
       ctx.stats.skipped += queued.length;
-      if (queued.length) await releaseClaims(db, queued, owner, deps.clock.now()).catch((e) => log.warn("could not give claims back; their leases will expire", { rows: queued.length, error: e as Error }));
+      if (queued.length)
+        await releaseClaims(db, queued, owner, deps.clock.now()).catch((e) =>
+          log.warn("could not give claims back; their leases will expire", { rows: queued.length, error: e as Error }),
+        );
       await settleWithin(lanes.running(), o.timeout ?? 10_000);
     },
   };

@@ -27,7 +27,12 @@ interface Candidate {
  * Marks the shipments stalled at `nowMs` (ms) and emits their events through `onEvents`.
  * @throws whatever the database throws; finished batches stay marked.
  */
-export async function markStalled(deps: { db: Db; onEvents: EventSink }, thresholdS: StallThreshold, nowMs: number, batchSize = 2_000): Promise<StallCheckResult> {
+export async function markStalled(
+  deps: { db: Db; onEvents: EventSink },
+  thresholdS: StallThreshold,
+  nowMs: number,
+  batchSize = 2_000,
+): Promise<StallCheckResult> {
   const sql = deps.db.$client;
   const result: StallCheckResult = { checked: 0, stalled: 0 };
   let after = "";
@@ -39,7 +44,9 @@ export async function markStalled(deps: { db: Db; onEvents: EventSink }, thresho
       where q.shipment_id > ${after} and s.stalled_at is null and not s.terminal
       order by q.shipment_id limit ${batchSize}`) as unknown as Candidate[];
     result.checked += rows.length;
-    const due = rows.filter((r) => nowMs - Date.parse(r.newest_at) > thresholdS(r.courier, r.origin_city, r.destination_city) * 1000);
+    const due = rows.filter(
+      (r) => nowMs - Date.parse(r.newest_at) > thresholdS(r.courier, r.origin_city, r.destination_city) * 1000,
+    );
     if (due.length > 0) result.stalled += await mark(deps, due, nowMs);
     if (rows.length < batchSize) return result;
     after = rows.at(-1)!.id;
@@ -57,8 +64,21 @@ async function mark(deps: { db: Db; onEvents: EventSink }, due: Candidate[], now
         and coalesce(s.checkpoints->0->>'at', to_json(s.created_at)#>>'{}') = v.newest
       returning s.id, s.state`)) as unknown as { id: string; state: ShipmentState }[];
     if (marked.length === 0) return 0;
-    const out: StoredEvent[] = marked.map((m) => ({ eventId: newId("evt"), shipmentId: m.id, type: "tracking.stalled", enqueuedAt }));
-    await tx.insert(events).values(out.map((e, i) => ({ id: e.eventId, shipmentId: e.shipmentId, type: e.type, status: WEBHOOK_SPELLING[marked[i]!.state], enqueuedAt })));
+    const out: StoredEvent[] = marked.map((m) => ({
+      eventId: newId("evt"),
+      shipmentId: m.id,
+      type: "tracking.stalled",
+      enqueuedAt,
+    }));
+    await tx.insert(events).values(
+      out.map((e, i) => ({
+        id: e.eventId,
+        shipmentId: e.shipmentId,
+        type: e.type,
+        status: WEBHOOK_SPELLING[marked[i]!.state],
+        enqueuedAt,
+      })),
+    );
     await deps.onEvents(tx, out);
     return marked.length;
   });

@@ -21,7 +21,10 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { etaMove, writeEvents } from "./history-events.ts";
 
 /** A shipment row without the deprecated schedule columns ({@link shipmentColumns}). */
-export type ShipmentRow = Omit<typeof shipments.$inferSelect, "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures">;
+export type ShipmentRow = Omit<
+  typeof shipments.$inferSelect,
+  "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures"
+>;
 /** A stored row as the fast path reads it, with whether the account follows it and whether it is scheduled. */
 export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 
@@ -63,8 +66,16 @@ export function rowToRecord(r: ShipmentRow): ShipmentRecord {
 }
 
 /** The stored row for courier + AWB, or undefined. */
-export async function findShipment(db: Db | Tx, courier: string, trackingNumber: string): Promise<ShipmentRow | undefined> {
-  const rows = await db.select(shipmentColumns).from(shipments).where(and(eq(shipments.courier, courier), eq(shipments.trackingNumber, trackingNumber))).limit(1);
+export async function findShipment(
+  db: Db | Tx,
+  courier: string,
+  trackingNumber: string,
+): Promise<ShipmentRow | undefined> {
+  const rows = await db
+    .select(shipmentColumns)
+    .from(shipments)
+    .where(and(eq(shipments.courier, courier), eq(shipments.trackingNumber, trackingNumber)))
+    .limit(1);
   return rows[0];
 }
 
@@ -92,7 +103,13 @@ const sameRecord = (a: ShipmentRecord, b: ShipmentRecord) =>
   Bun.deepEquals(a.checkpoints, b.checkpoints);
 
 /** The fast path (nothing changes, nobody starts following); undefined when the full path must run. */
-async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult | undefined> {
+async function recordUnchanged(
+  db: Db,
+  courier: Courier,
+  row: FetchRow,
+  snap: TrackingSnapshot,
+  opts: RecordOptions,
+): Promise<RecordResult | undefined> {
   if (row.lastCheckedAt === null) return undefined;
   const prev = rowToRecord(row);
   const { record, event } = applySnapshot(prev, snap);
@@ -114,7 +131,14 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
     db
       .update(shipments)
       .set({ lastCheckedAt: now })
-      .where(and(eq(shipments.id, row.id), eq(shipments.state, row.state), eq(shipments.followers, row.followers), eq(shipments.terminal, false)))
+      .where(
+        and(
+          eq(shipments.id, row.id),
+          eq(shipments.state, row.state),
+          eq(shipments.followers, row.followers),
+          eq(shipments.terminal, false),
+        ),
+      )
       .returning(shipmentColumns),
   );
   const q = db.$with("q").as(
@@ -124,13 +148,29 @@ async function recordUnchanged(db: Db, courier: Courier, row: FetchRow, snap: Tr
       .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt: sql`excluded.due_at`, ...FETCHED } })
       .returning({ id: recheckQueue.shipmentId }),
   );
-  const [updated] = await inSpan("db shipment touch", { "db.system.name": "postgresql", "courier.slug": courier.slug }, () => db.with(s, q).select().from(s));
+  const [updated] = await inSpan(
+    "db shipment touch",
+    { "db.system.name": "postgresql", "courier.slug": courier.slug },
+    () => db.with(s, q).select().from(s),
+  );
   return updated ? { ...unchanged, shipment: updated } : undefined;
 }
 
 /** Stores a successful fetch (fast path, else one transaction). @throws whatever the database throws; nothing is half-written. */
-export async function recordFetch(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
-  const row = (await (opts.fetchRead ?? createFetchRead(db)).execute({ account: opts.followAccountId ?? null, courier: courier.slug, awb: trackingNumber }))[0];
+export async function recordFetch(
+  db: Db,
+  courier: Courier,
+  trackingNumber: string,
+  snap: TrackingSnapshot,
+  opts: RecordOptions,
+): Promise<RecordResult> {
+  const row = (
+    await (opts.fetchRead ?? createFetchRead(db)).execute({
+      account: opts.followAccountId ?? null,
+      courier: courier.slug,
+      awb: trackingNumber,
+    })
+  )[0];
   if (row) {
     const quick = await recordUnchanged(db, courier, row, snap, opts);
     if (quick) return quick;
@@ -143,7 +183,10 @@ async function lockShipment(tx: Tx, courier: Courier, trackingNumber: string): P
   const [before] = await tx
     .insert(shipments)
     .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
-    .onConflictDoUpdate({ target: [shipments.courier, shipments.trackingNumber], set: { followMode: sql`${shipments.followMode}` } })
+    .onConflictDoUpdate({
+      target: [shipments.courier, shipments.trackingNumber],
+      set: { followMode: sql`${shipments.followMode}` },
+    })
     .returning(shipmentColumns);
   return before!;
 }
@@ -152,10 +195,16 @@ async function lockShipment(tx: Tx, courier: Courier, trackingNumber: string): P
 function countUnmapped(courier: Courier, before: ShipmentRow | undefined, record: ShipmentRecord): void {
   const seen = new Set((before?.checkpoints ?? []).map((c) => `${c.at}|${c.rawCode ?? ""}|${c.activity}`));
   for (const c of record.checkpoints)
-    if (!seen.has(`${c.at}|${c.rawCode ?? ""}|${c.activity}`) && !checkpointReasonOf(courier.slug, c).mapped) countUnmappedReason(courier.slug);
+    if (!seen.has(`${c.at}|${c.rawCode ?? ""}|${c.activity}`) && !checkpointReasonOf(courier.slug, c).mapped)
+      countUnmappedReason(courier.slug);
 }
 
-function recordColumns(courier: Courier, record: ShipmentRecord, before: ShipmentRow, predicted: PredictedDelivery | undefined) {
+function recordColumns(
+  courier: Courier,
+  record: ShipmentRecord,
+  before: ShipmentRow,
+  predicted: PredictedDelivery | undefined,
+) {
   return {
     state: record.state,
     subStatus: record.subStatus,
@@ -176,7 +225,13 @@ function recordColumns(courier: Courier, record: ShipmentRecord, before: Shipmen
 }
 
 /** The full path: record, events, follows and schedule in one transaction (docs/performance.md). */
-async function recordChange(db: Db, courier: Courier, trackingNumber: string, snap: TrackingSnapshot, opts: RecordOptions): Promise<RecordResult> {
+async function recordChange(
+  db: Db,
+  courier: Courier,
+  trackingNumber: string,
+  snap: TrackingSnapshot,
+  opts: RecordOptions,
+): Promise<RecordResult> {
   const attributes = { "db.system.name": "postgresql", "courier.slug": courier.slug };
   return inSpan("db shipment record", attributes, () =>
     db.transaction(async (tx) => {
@@ -194,17 +249,35 @@ async function recordChange(db: Db, courier: Courier, trackingNumber: string, sn
       if ((event || eta) && opts.afterOutbox) await opts.afterOutbox(tx);
       let followed = false;
       if (opts.followAccountId && !terminal && courier.follow === "scheduled") {
-        const ins = await tx.insert(follows).values({ accountId: opts.followAccountId, shipmentId: id }).onConflictDoNothing().returning({ a: follows.accountId });
+        const ins = await tx
+          .insert(follows)
+          .values({ accountId: opts.followAccountId, shipmentId: id })
+          .onConflictDoNothing()
+          .returning({ a: follows.accountId });
         followed = ins.length > 0;
       }
       const followers = before.followers + (followed ? 1 : 0);
       const [shipment] = await tx
         .update(shipments)
-        .set({ ...recordColumns(courier, record, before, predicted), terminal, followers, followMode: courier.follow, lastCheckedAt: now, updatedAt: now })
+        .set({
+          ...recordColumns(courier, record, before, predicted),
+          terminal,
+          followers,
+          followMode: courier.follow,
+          lastCheckedAt: now,
+          updatedAt: now,
+        })
         .where(eq(shipments.id, id))
         .returning(shipmentColumns);
       // Terminal or lookup-only shipments are never scheduled; a lookup counts as a re-check.
-      if (!terminal && courier.follow === "scheduled" && followers > 0) await reschedule(tx, id, courier.slug, trackingNumber, nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random));
+      if (!terminal && courier.follow === "scheduled" && followers > 0)
+        await reschedule(
+          tx,
+          id,
+          courier.slug,
+          trackingNumber,
+          nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random),
+        );
       else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
       return { shipment: shipment!, event, deliveries, followed };
     }),

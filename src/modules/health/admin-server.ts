@@ -17,7 +17,10 @@ function json(status: number, body: unknown, extra: Record<string, string> = {})
 }
 
 /** Starts the internal server. @throws when the port cannot be bound. */
-export function startAdminServer(deps: Pick<CoreDeps, "db" | "clock" | "log">, opts: { host: string; port: number; lifecycle: Lifecycle }): AdminServer {
+export function startAdminServer(
+  deps: Pick<CoreDeps, "db" | "clock" | "log">,
+  opts: { host: string; port: number; lifecycle: Lifecycle },
+): AdminServer {
   const readiness = createReadiness(deps.db.$client, opts.lifecycle);
   const server = Bun.serve({
     hostname: opts.host,
@@ -32,11 +35,14 @@ export function startAdminServer(deps: Pick<CoreDeps, "db" | "clock" | "log">, o
       } catch {
         return json(400, errorBody("BAD_REQUEST", "Malformed request URL or Host header."));
       }
-      if (req.method !== "GET" && req.method !== "HEAD") return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
+      if (req.method !== "GET" && req.method !== "HEAD")
+        return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
       if (path === "/healthz") return json(200, { status: "ok" });
       if (path === "/readyz") {
         const r = await readiness();
-        return r.ready ? json(200, { status: "ok" }) : json(503, errorBody("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!]), { "retry-after": "5" });
+        return r.ready
+          ? json(200, { status: "ok" })
+          : json(503, errorBody("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!]), { "retry-after": "5" });
       }
       if (path === "/metrics") return renderMetrics(deps);
       return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));

@@ -11,12 +11,16 @@ export function healthModule(deps: Pick<CoreDeps, "db"> & { lifecycle?: Lifecycl
   const Ok = t.Object({ status: t.Literal("ok") });
   const readiness = createReadiness(deps.db.$client, deps.lifecycle ?? createLifecycle());
   return new Elysia({ detail: { hide: true } })
-    .get("/healthz", () => ({ status: "ok" as const }), { response: { 200: Ok }, detail: { operationId: "healthz", hide: true } })
+    .get("/healthz", () => ({ status: "ok" as const }), {
+      response: { 200: Ok },
+      detail: { operationId: "healthz", hide: true },
+    })
     .get(
       "/readyz",
       async () => {
         const r = await readiness();
-        if (!r.ready) throw new AppError("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!], {}, { "retry-after": "5" });
+        if (!r.ready)
+          throw new AppError("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!], {}, { "retry-after": "5" });
         return { status: "ok" as const };
       },
       { response: { 200: Ok, ...errorResponses.common }, detail: { operationId: "readyz", hide: true } },

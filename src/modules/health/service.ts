@@ -21,7 +21,9 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
       // The probe answers within READINESS_TIMEOUT_MS whatever the database does; the statement itself is bounded
       // by the pool's deadlines (db/client.ts) and its late failure is dropped here.
       check.catch(() => undefined);
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("readiness check timed out")), READINESS_TIMEOUT_MS)));
+      const late = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error("readiness check timed out")), READINESS_TIMEOUT_MS)),
+      );
       migrated = await Promise.race([check, late]);
     } catch {
       return { ready: false, reason: "database_unreachable" };

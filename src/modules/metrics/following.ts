@@ -20,10 +20,29 @@ export interface FollowingMetrics {
 export function createFollowingMetrics(registry: Registry = new Registry()): FollowingMetrics {
   return {
     registry,
-    rechecks: new Counter({ name: "courier_tracking_rechecks_total", help: "Scheduled shipment re-checks finished, by courier and outcome.", labelNames: ["courier", "outcome"], registers: [registry] }),
-    events: new Counter({ name: "courier_tracking_events_emitted_total", help: "Shipment events written (by scheduled re-checks and by lookups), by event type.", labelNames: ["type"], registers: [registry] }),
-    courierErrors: new Counter({ name: "courier_tracking_courier_errors_total", help: "Courier failures (scheduled re-checks and lookups), by courier, failure kind and whether trying again soon can help.", labelNames: ["courier", "kind", "retryable"], registers: [registry] }),
-    dueBacklog: new Gauge({ name: "courier_tracking_recheck_due_backlog", help: "Followed shipments whose next re-check is due now (shared across replicas).", registers: [registry] }),
+    rechecks: new Counter({
+      name: "courier_tracking_rechecks_total",
+      help: "Scheduled shipment re-checks finished, by courier and outcome.",
+      labelNames: ["courier", "outcome"],
+      registers: [registry],
+    }),
+    events: new Counter({
+      name: "courier_tracking_events_emitted_total",
+      help: "Shipment events written (by scheduled re-checks and by lookups), by event type.",
+      labelNames: ["type"],
+      registers: [registry],
+    }),
+    courierErrors: new Counter({
+      name: "courier_tracking_courier_errors_total",
+      help: "Courier failures (scheduled re-checks and lookups), by courier, failure kind and whether trying again soon can help.",
+      labelNames: ["courier", "kind", "retryable"],
+      registers: [registry],
+    }),
+    dueBacklog: new Gauge({
+      name: "courier_tracking_recheck_due_backlog",
+      help: "Followed shipments whose next re-check is due now (shared across replicas).",
+      registers: [registry],
+    }),
     drainSeconds: new Histogram({
       name: "courier_tracking_recheck_drain_seconds",
       help: "Wall time of one re-check drain: claims, courier calls and records.",

@@ -19,7 +19,12 @@ export function metricsModule(deps: Pick<CoreDeps, "db" | "clock" | "log" | "con
     async ({ request }) => {
       if (!token) throw new AppError("NOT_FOUND", "No such endpoint. The API reference is at /docs.");
       if (!bearerMatches(request.headers.get("authorization"), token))
-        throw new AppError("INVALID_API_KEY", "Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.", {}, { "www-authenticate": 'Bearer realm="metrics"' });
+        throw new AppError(
+          "INVALID_API_KEY",
+          "Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.",
+          {},
+          { "www-authenticate": 'Bearer realm="metrics"' },
+        );
       return renderMetrics(deps);
     },
     { detail: { operationId: "metrics", hide: true } },

@@ -105,12 +105,19 @@ export function countBudgetRefusal(backend: string, purpose: string): void {
 
 /** Records one HTTP request. `route` is the route template (`/v1/webhooks/:id`), never the raw path. */
 export function observeHttp(route: string, method: string, status: number, seconds: number): void {
-  childOf(httpChildren, http, `${route} ${method} ${status}`, { route, method, status: String(status) }).observe(seconds);
+  childOf(httpChildren, http, `${route} ${method} ${status}`, { route, method, status: String(status) }).observe(
+    seconds,
+  );
 }
 const httpChildren = new Map<string, ReturnType<typeof http.labels>>();
 
 /** The histogram child for one label set, cached (at most 1,000): a child's observe costs half of observe(labels, v). */
-function childOf<L extends string>(cache: Map<string, ReturnType<Histogram<L>["labels"]>>, metric: Histogram<L>, key: string, labels: Partial<Record<L, string>>) {
+function childOf<L extends string>(
+  cache: Map<string, ReturnType<Histogram<L>["labels"]>>,
+  metric: Histogram<L>,
+  key: string,
+  labels: Partial<Record<L, string>>,
+) {
   let child = cache.get(key);
   if (!child) {
     child = metric.labels(labels);
@@ -135,7 +142,12 @@ export interface DeliveryObservation {
 const latencyChildren = new Map<string, ReturnType<typeof deliveryLatency.labels>>();
 
 /** Records one delivery outcome (`pending` = retried) and a deactivation; `nowMs` is the worker's clock (epoch ms). */
-export function observeDelivery(row: DeliveryObservation, outcome: { state: string }, res: { deactivated: boolean }, nowMs: number): void {
+export function observeDelivery(
+  row: DeliveryObservation,
+  outcome: { state: string },
+  res: { deactivated: boolean },
+  nowMs: number,
+): void {
   const state = outcome.state === "pending" ? "retried" : outcome.state;
   const key = `${state}|${row.mode}`;
   const pending = pendingAttempts.get(key);
@@ -143,7 +155,10 @@ export function observeDelivery(row: DeliveryObservation, outcome: { state: stri
   else pendingAttempts.set(key, { labels: { outcome: state, mode: row.mode }, n: 1 });
   if (state === "delivered") {
     const committed = new Date(row.enqueued_at).getTime();
-    if (Number.isFinite(committed)) childOf(latencyChildren, deliveryLatency, row.mode, { mode: row.mode }).observe(Math.max(0, nowMs - committed) / 1000);
+    if (Number.isFinite(committed))
+      childOf(latencyChildren, deliveryLatency, row.mode, { mode: row.mode }).observe(
+        Math.max(0, nowMs - committed) / 1000,
+      );
   }
   if (res.deactivated) deactivated.inc();
 }

@@ -20,7 +20,8 @@ type EchoConfig = Pick<Config, "courierMode" | "publicBaseUrl" | "tls" | "trustP
 /** The sandbox echo receiver of this configuration, or undefined when there is none (live mode, or an http base URL). */
 export function sandboxEcho(config: EchoConfig): SandboxEcho | undefined {
   if (config.courierMode !== "sandbox" || !config.publicBaseUrl.startsWith("https://")) return undefined;
-  const caFile = config.tls?.certFile ?? (config.trustProxy === undefined ? generatedCertFile(config.dataDir) : undefined);
+  const caFile =
+    config.tls?.certFile ?? (config.trustProxy === undefined ? generatedCertFile(config.dataDir) : undefined);
   return { url: new URL(`${config.publicBaseUrl}${SANDBOX_ECHO_PATH}`).toString(), ...(caFile ? { caFile } : {}) };
 }
 
@@ -35,7 +36,10 @@ export function sandboxEchoModule(deps: { config: EchoConfig }) {
     SANDBOX_ECHO_PATH,
     ({ request }) => {
       const id = request.headers.get("x-webhook-event-id");
-      return { success: true as const, data: { received: true as const, event_id: id && EVENT_ID.test(id) ? id : null } };
+      return {
+        success: true as const,
+        data: { received: true as const, event_id: id && EVENT_ID.test(id) ? id : null },
+      };
     },
     { parse: "none", detail: { hide: true } },
   );

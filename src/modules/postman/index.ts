@@ -14,7 +14,11 @@ export function postmanModule(deps: Pick<AppDeps, "config">, documentOf: Documen
   let built: Promise<string> | undefined;
   const build = async () => {
     const doc = documentOf(self);
-    return JSON.stringify(finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl, sandboxEcho(deps.config)?.url), null, 2);
+    return JSON.stringify(
+      finishCollection(await convertOpenApi(doc), doc, deps.config.publicBaseUrl, sandboxEcho(deps.config)?.url),
+      null,
+      2,
+    );
   };
   return self.get(
     "/postman",

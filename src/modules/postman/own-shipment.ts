@@ -22,10 +22,10 @@ export const SHIPMENT_NOTES: Record<string, string> = {
     "Postman collection: follows ONE shipment of the collection's own, a fresh delhivery AWB ending in 7 (`own_tracking_number`, drawn on each run; manifested in the sandbox), and nothing else: one tracking request against the quota. Stop following a shipment removes it again at the end of the folder.",
   listShipments: "Postman collection: read only.",
   getShipment: "Postman collection: reads the collection's own shipment (`own_tracking_number`); read only.",
-  updateShipment: "Postman collection: changes the reference and metadata of the collection's own shipment (`own_tracking_number`) only; free.",
+  updateShipment:
+    "Postman collection: changes the reference and metadata of the collection's own shipment (`own_tracking_number`) only; free.",
   unfollowShipment:
     "Postman collection: stops following the collection's own shipment (`own_tracking_number`) only, and only when Follow shipments followed it in this run; your own shipments are never unfollowed.",
   trackShipment:
     "Postman collection: looks up the sandbox AWB in the query (delivered in the sandbox, so not followed afterwards): one tracking request against the quota.",
 };
-

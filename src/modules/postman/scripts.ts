@@ -39,7 +39,9 @@ export const OWN_SHIPMENT_OPS = new Set(["getShipment", "updateShipment", "unfol
 
 /** Pre-request script of a request needing `{{webhook_id}}`/`{{delivery_id}}`: unset, it fails a test and is not sent. */
 export function requireIds(op: Operation): Json | undefined {
-  const needed = Object.keys(ID_SOURCES).filter((v) => op.path.includes(`{${v}}`) || (v === "own_followed" && OWN_SHIPMENT_OPS.has(op.operationId)));
+  const needed = Object.keys(ID_SOURCES).filter(
+    (v) => op.path.includes(`{${v}}`) || (v === "own_followed" && OWN_SHIPMENT_OPS.has(op.operationId)),
+  );
   if (needed.length === 0) return undefined;
   return script(
     needed.flatMap((v) => [
@@ -55,7 +57,11 @@ export function requireIds(op: Operation): Json | undefined {
 }
 
 export function testsFor(op: Operation): Json[] {
-  const lines = [`pm.test("${op.operationId}: status ${op.success}", function () {`, `  pm.response.to.have.status(${op.success});`, `});`];
+  const lines = [
+    `pm.test("${op.operationId}: status ${op.success}", function () {`,
+    `  pm.response.to.have.status(${op.success});`,
+    `});`,
+  ];
   if (op.operationId === "createWebhook")
     lines.push(
       `pm.test("createWebhook: webhook id captured", function () {`,
@@ -73,10 +79,16 @@ export function testsFor(op: Operation): Json[] {
       `  pm.collectionVariables.set("own_followed", "true");`,
       `});`,
     );
-  if (op.operationId === "unfollowShipment") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("own_followed");`);
-  if (op.operationId === "deleteWebhook") lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("webhook_id");`);
+  if (op.operationId === "unfollowShipment")
+    lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("own_followed");`);
+  if (op.operationId === "deleteWebhook")
+    lines.push(`if (pm.response.code === ${op.success}) pm.collectionVariables.unset("webhook_id");`);
   if (op.operationId === "testWebhook")
-    lines.push(`pm.test("testWebhook: delivered to {{webhook_url}}", function () {`, `  pm.expect(pm.response.json().data.delivered).to.eql(true);`, `});`);
+    lines.push(
+      `pm.test("testWebhook: delivered to {{webhook_url}}", function () {`,
+      `  pm.expect(pm.response.json().data.delivered).to.eql(true);`,
+      `});`,
+    );
   if (op.operationId === "listWebhookDeliveries")
     lines.push(
       `pm.test("listWebhookDeliveries: delivery id captured", function () {`,
@@ -88,6 +100,12 @@ export function testsFor(op: Operation): Json[] {
   const events = [script(lines)];
   // Recover looks back at most 30 days: the body's `since` is computed when the request runs.
   if (op.operationId === "recoverWebhookDeliveries")
-    events.push({ listen: "prerequest", script: { type: "text/javascript", exec: [`pm.collectionVariables.set("recover_since", new Date(Date.now() - 86400000).toISOString());`] } });
+    events.push({
+      listen: "prerequest",
+      script: {
+        type: "text/javascript",
+        exec: [`pm.collectionVariables.set("recover_since", new Date(Date.now() - 86400000).toISOString());`],
+      },
+    });
   return events;
 }

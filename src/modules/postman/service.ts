@@ -1,12 +1,28 @@
 /** The Postman v2.1 collection (spec: Other): docs/api-conventions.md#the-postman-collection. */
 import type { convertV2 as ConvertV2 } from "openapi-to-postmanv2";
 import { DRAW_OWN_AWB, OWN_COURIER, SHIPMENT_NOTES } from "./own-shipment.ts";
-import { OWN_SHIPMENT_OPS, requireIds, SKIP_WITHOUT_WEBHOOK_URL, testsFor, type Json, type Operation } from "./scripts.ts";
+import {
+  OWN_SHIPMENT_OPS,
+  requireIds,
+  SKIP_WITHOUT_WEBHOOK_URL,
+  testsFor,
+  type Json,
+  type Operation,
+} from "./scripts.ts";
 
 /** Order of the webhook requests: create first (it captures the id), delete last. */
 const WEBHOOK_ORDER = [
-  "createWebhook", "listWebhooks", "getWebhook", "updateWebhook", "testWebhook", "listWebhookDeliveries",
-  "redeliverWebhookDelivery", "recoverWebhookDeliveries", "auditWebhookReceiver", "rotateWebhookSecret", "deleteWebhook",
+  "createWebhook",
+  "listWebhooks",
+  "getWebhook",
+  "updateWebhook",
+  "testWebhook",
+  "listWebhookDeliveries",
+  "redeliverWebhookDelivery",
+  "recoverWebhookDeliveries",
+  "auditWebhookReceiver",
+  "rotateWebhookSecret",
+  "deleteWebhook",
 ];
 /** Order of the shipment requests: follow first (the others read and unfollow what it followed, and only that). */
 const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "updateShipment", "unfollowShipment"];
@@ -19,10 +35,17 @@ export async function convertOpenApi(doc: Json): Promise<Json> {
     convertV2(
       { type: "json", data: structuredClone(doc) },
       // Examples (not faked values) for parameters and bodies; optional query parameters start disabled.
-      { folderStrategy: "Tags", parametersResolution: "Example", enableOptionalParameters: false, includeWebhooks: false, requestNameSource: "Fallback" },
+      {
+        folderStrategy: "Tags",
+        parametersResolution: "Example",
+        enableOptionalParameters: false,
+        includeWebhooks: false,
+        requestNameSource: "Fallback",
+      },
       (err, res) => {
         if (err) return reject(err);
-        if (!res?.result || !res.output?.[0]) return reject(new Error(`openapi-to-postmanv2: ${res?.reason ?? "no output"}`));
+        if (!res?.result || !res.output?.[0])
+          return reject(new Error(`openapi-to-postmanv2: ${res?.reason ?? "no output"}`));
         resolve(res.output[0].data as Json);
       },
     );
@@ -34,7 +57,9 @@ function operationsOf(doc: Json): Map<string, Operation> {
   for (const [path, methods] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(methods as Json)) {
       const success = Number(Object.keys(op.responses ?? {}).find((s) => /^2\d\d$/.test(s)) ?? 200);
-      const keyed = Array.isArray(op.security) ? op.security.length > 0 : Array.isArray(doc.security) && doc.security.length > 0;
+      const keyed = Array.isArray(op.security)
+        ? op.security.length > 0
+        : Array.isArray(doc.security) && doc.security.length > 0;
       ops.set(`${method.toUpperCase()} ${path}`, { operationId: op.operationId, method, path, success, keyed });
     }
   }
@@ -44,7 +69,10 @@ function operationsOf(doc: Json): Map<string, Operation> {
 /** `["v1","webhooks",":webhook_id"]` → `/v1/webhooks/{webhook_id}` (the document's spelling). */
 function docPath(url: Json): string {
   const segs: string[] = Array.isArray(url.path) ? url.path : String(url.path ?? "").split("/");
-  return `/${segs.filter((s) => s !== "").map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s)).join("/")}`;
+  return `/${segs
+    .filter((s) => s !== "")
+    .map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s))
+    .join("/")}`;
 }
 
 /** The collection's auth: the `X-API-Key` header from `{{api_key}}`, inherited by every request that does not opt out. */
@@ -70,17 +98,26 @@ function finishRequest(item: Json, op: Operation): void {
     if (OWN_SHIPMENT_OPS.has(op.operationId) && v.key === "tracking_number") v.value = "{{own_tracking_number}}";
   }
   if (op.operationId === "followShipments" && req.body?.mode === "raw")
-    req.body.raw = JSON.stringify({ shipments: [{ courier: OWN_COURIER, tracking_number: "{{own_tracking_number}}" }] }, null, 2);
+    req.body.raw = JSON.stringify(
+      { shipments: [{ courier: OWN_COURIER, tracking_number: "{{own_tracking_number}}" }] },
+      null,
+      2,
+    );
   const note = SHIPMENT_NOTES[op.operationId];
   if (note) req.description = appendText(req.description, note);
-  if (op.operationId === "recoverWebhookDeliveries" && req.body?.mode === "raw") req.body.raw = JSON.stringify({ since: "{{recover_since}}" }, null, 2);
+  if (op.operationId === "recoverWebhookDeliveries" && req.body?.mode === "raw")
+    req.body.raw = JSON.stringify({ since: "{{recover_since}}" }, null, 2);
   if ((op.operationId === "createWebhook" || op.operationId === "updateWebhook") && req.body?.mode === "raw") {
     const body = JSON.parse(req.body.raw) as Json;
     body.url = "{{webhook_url}}";
     req.body.raw = JSON.stringify(body, null, 2);
   }
   const guard = requireIds(op);
-  item.event = [...(op.operationId === "followShipments" ? [DRAW_OWN_AWB] : []), ...(guard ? [guard] : []), ...testsFor(op)];
+  item.event = [
+    ...(op.operationId === "followShipments" ? [DRAW_OWN_AWB] : []),
+    ...(guard ? [guard] : []),
+    ...testsFor(op),
+  ];
 }
 
 /** A converter description (a string or `{ content, type }`) with `text` appended as a new paragraph. */
@@ -112,12 +149,19 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string, e
     if (order) items.sort((a, b) => order.indexOf(a._operationId) - order.indexOf(b._operationId));
     const webhooks = folder.name === "Webhooks";
     for (const item of items) delete item._operationId;
-    folders.push(folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : items[0]!);
+    folders.push(
+      folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : items[0]!,
+    );
   }
   const description = collectionDescription(collection, echoUrl);
   const finished: Json = {
     ...collection,
-    info: { ...collection.info, name: "Courier Tracking API", description, schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    info: {
+      ...collection.info,
+      name: "Courier Tracking API",
+      description,
+      schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
+    },
     item: folders,
     auth: API_KEY_AUTH,
     variable: collectionVariables(baseUrl, echoUrl),
@@ -129,10 +173,14 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string, e
 /** The collection's description: the converter's, then what to set and what a run changes on the account. */
 function collectionDescription(collection: Json, echoUrl: string | undefined): string {
   return [
-    typeof collection.info?.description === "object" ? collection.info.description.content : (collection.info?.description ?? ""),
+    typeof collection.info?.description === "object"
+      ? collection.info.description.content
+      : (collection.info?.description ?? ""),
     "",
     echoUrl
-      ? "Set `api_key` in your environment. `webhook_url` defaults to this sandbox's own echo receiver (" + echoUrl + "), which answers 2xx; set it to an https URL of yours to receive the deliveries yourself."
+      ? "Set `api_key` in your environment. `webhook_url` defaults to this sandbox's own echo receiver (" +
+        echoUrl +
+        "), which answers 2xx; set it to an https URL of yours to receive the deliveries yourself."
       : "Set `api_key` (and `webhook_url`, an https URL that answers 2xx, for the webhook requests) in your environment.",
     "The API key is set once, as the collection's auth (API Key, header `X-API-Key`).",
     "What a run changes on your account: the Shipments folder follows one shipment of its own (a fresh delhivery AWB ending in 7) and unfollows it again, and never touches your own shipments; " +
@@ -151,12 +199,34 @@ function collectionVariables(baseUrl: string, echoUrl: string | undefined): Json
       key: "webhook_url",
       value: echoUrl ?? "",
       type: "string",
-      description: echoUrl ? "An https URL that answers 2xx to POST; defaults to the sandbox echo receiver." : "An https URL of yours that answers 2xx to POST.",
+      description: echoUrl
+        ? "An https URL that answers 2xx to POST; defaults to the sandbox echo receiver."
+        : "An https URL of yours that answers 2xx to POST.",
     },
     { key: "webhook_id", value: "", type: "string", description: "Set by the Create a webhook request's test script." },
-    { key: "delivery_id", value: "", type: "string", description: "Set by the List a webhook's deliveries request's test script." },
-    { key: "recover_since", value: "", type: "string", description: "Set by the Recover request's pre-request script (one day ago)." },
-    { key: "own_tracking_number", value: "", type: "string", description: "The collection's own shipment (delhivery), drawn by the Follow shipments request." },
-    { key: "own_followed", value: "", type: "string", description: "Set by Follow shipments when it followed the collection's own shipment; Stop following needs it." },
+    {
+      key: "delivery_id",
+      value: "",
+      type: "string",
+      description: "Set by the List a webhook's deliveries request's test script.",
+    },
+    {
+      key: "recover_since",
+      value: "",
+      type: "string",
+      description: "Set by the Recover request's pre-request script (one day ago).",
+    },
+    {
+      key: "own_tracking_number",
+      value: "",
+      type: "string",
+      description: "The collection's own shipment (delhivery), drawn by the Follow shipments request.",
+    },
+    {
+      key: "own_followed",
+      value: "",
+      type: "string",
+      description: "Set by Follow shipments when it followed the collection's own shipment; Stop following needs it.",
+    },
   ];
 }

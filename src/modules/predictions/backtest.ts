@@ -43,7 +43,10 @@ const median = (xs: number[]) => {
 const share = (hits: number, n: number) => (n === 0 ? null : hits / n);
 
 /** Replays `cases` against `index`; one figure set per courier, by courier slug. */
-export async function backtest(index: StatsIndex, cases: Iterable<BacktestCase> | AsyncIterable<BacktestCase>): Promise<BacktestFigures[]> {
+export async function backtest(
+  index: StatsIndex,
+  cases: Iterable<BacktestCase> | AsyncIterable<BacktestCase>,
+): Promise<BacktestFigures[]> {
   const by = new Map<string, { n: number; all: [boolean, number][]; lane: [boolean, number][]; edd: number[] }>();
   for await (const c of cases) {
     let f = by.get(c.courier);
@@ -57,25 +60,35 @@ export async function backtest(index: StatsIndex, cases: Iterable<BacktestCase> 
     if (!pickup) continue;
     // What was known at pickup: the checkpoints up to it.
     const known = c.checkpoints.filter((k) => k.at <= pickup.at);
-    const p = index.predict(c.courier, { state: "in_transit", checkpoints: known, originCity: c.originCity, destinationCity: c.destinationCity });
+    const p = index.predict(c.courier, {
+      state: "in_transit",
+      checkpoints: known,
+      originCity: c.originCity,
+      destinationCity: c.destinationCity,
+    });
     if (!p) continue;
-    const hit: [boolean, number] = [p.earliest <= c.deliveredOn && c.deliveredOn <= p.latest, Math.abs(daysBetween(p.date, c.deliveredOn))];
+    const hit: [boolean, number] = [
+      p.earliest <= c.deliveredOn && c.deliveredOn <= p.latest,
+      Math.abs(daysBetween(p.date, c.deliveredOn)),
+    ];
     f.all.push(hit);
     if (p.basis === "lane") f.lane.push(hit);
   }
-  return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([courier, f]) => ({
-    courier,
-    deliveries: f.n,
-    predicted: f.all.length,
-    insideShare: share(f.all.filter(([i]) => i).length, f.all.length),
-    medianAbsErrorDays: median(f.all.map(([, e]) => e)),
-    lanePredicted: f.lane.length,
-    laneInsideShare: share(f.lane.filter(([i]) => i).length, f.lane.length),
-    laneMedianAbsErrorDays: median(f.lane.map(([, e]) => e)),
-    courierEdds: f.edd.length,
-    courierEddExactShare: share(f.edd.filter((e) => e === 0).length, f.edd.length),
-    courierEddMedianAbsErrorDays: median(f.edd),
-  }));
+  return [...by]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([courier, f]) => ({
+      courier,
+      deliveries: f.n,
+      predicted: f.all.length,
+      insideShare: share(f.all.filter(([i]) => i).length, f.all.length),
+      medianAbsErrorDays: median(f.all.map(([, e]) => e)),
+      lanePredicted: f.lane.length,
+      laneInsideShare: share(f.lane.filter(([i]) => i).length, f.lane.length),
+      laneMedianAbsErrorDays: median(f.lane.map(([, e]) => e)),
+      courierEdds: f.edd.length,
+      courierEddExactShare: share(f.edd.filter((e) => e === 0).length, f.edd.length),
+      courierEddMedianAbsErrorDays: median(f.edd),
+    }));
 }
 
 /** Stored delivered shipments of the statistics window before `nowMs`, `batchSize` per statement (EDD caveat: docs/predictions.md#backtest). */
@@ -83,11 +96,28 @@ export async function* storedCases(db: Db, nowMs: number, batchSize = 5_000): As
   const cutoff = new Date(nowMs - STATS_WINDOW_DAYS * 86_400_000).toISOString().slice(0, 10);
   let after = "";
   for (;;) {
-    const rows = await db.$client<{ id: string; courier: string; origin_city: string | null; destination_city: string | null; checkpoints: StoredCheckpoint[]; delivered_at: string; edd: string | null }[]>`
+    const rows = await db.$client<
+      {
+        id: string;
+        courier: string;
+        origin_city: string | null;
+        destination_city: string | null;
+        checkpoints: StoredCheckpoint[];
+        delivered_at: string;
+        edd: string | null;
+      }[]
+    >`
       select id, courier, origin_city, destination_city, checkpoints, delivered_at, to_char(estimated_delivery, 'YYYY-MM-DD') as edd
       from shipments where id > ${after} and state = 'delivered' and delivered_at >= ${cutoff} order by id limit ${batchSize}`;
     for (const r of rows)
-      yield { courier: r.courier, originCity: r.origin_city, destinationCity: r.destination_city, checkpoints: r.checkpoints, deliveredOn: r.delivered_at.slice(0, 10), courierEdd: r.edd };
+      yield {
+        courier: r.courier,
+        originCity: r.origin_city,
+        destinationCity: r.destination_city,
+        checkpoints: r.checkpoints,
+        deliveredOn: r.delivered_at.slice(0, 10),
+        courierEdd: r.edd,
+      };
     if (rows.length < batchSize) return;
     after = rows.at(-1)!.id;
   }

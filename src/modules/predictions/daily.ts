@@ -14,7 +14,12 @@ export const REBUILD_MIN_AGE_MS = 20 * 3_600_000;
  * Rebuilds `transit_stats` unless another replica did within {@link REBUILD_MIN_AGE_MS}; null when skipped.
  * @throws whatever the database throws (the scheduler logs and backs off).
  */
-export async function rebuildIfDue(deps: { db: Db; clock: Clock; log: Logger; stats: TransitStatsCache }): Promise<RebuildResult | null> {
+export async function rebuildIfDue(deps: {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  stats: TransitStatsCache;
+}): Promise<RebuildResult | null> {
   const nowMs = deps.clock.now();
   const [last] = await deps.db.select({ at: max(transitStats.rebuiltAt) }).from(transitStats);
   if (last?.at && nowMs - last.at.getTime() < REBUILD_MIN_AGE_MS) return null;

@@ -6,14 +6,32 @@ import { BASES } from "../../domain/predictions.ts";
 /** Our own predicted delivery from the courier's and lane's history (docs/predictions.md). */
 export const PredictedDeliverySchema = T.Object(
   {
-    date: T.String({ format: "date", description: "Most likely delivery day (the median transit time), YYYY-MM-DD in the destination's local calendar.", examples: ["2026-11-06"] }),
-    earliest: T.String({ format: "date", description: "Start of the window that held 80 % of past deliveries (p10), YYYY-MM-DD.", examples: ["2026-11-05"] }),
-    latest: T.String({ format: "date", description: "End of that window (p90), YYYY-MM-DD.", examples: ["2026-11-08"] }),
+    date: T.String({
+      format: "date",
+      description:
+        "Most likely delivery day (the median transit time), YYYY-MM-DD in the destination's local calendar.",
+      examples: ["2026-11-06"],
+    }),
+    earliest: T.String({
+      format: "date",
+      description: "Start of the window that held 80 % of past deliveries (p10), YYYY-MM-DD.",
+      examples: ["2026-11-05"],
+    }),
+    latest: T.String({
+      format: "date",
+      description: "End of that window (p90), YYYY-MM-DD.",
+      examples: ["2026-11-08"],
+    }),
     basis: literalUnion(BASES, {
-      description: "Which history backs it: this courier's origin → destination city lane, its destination region, or the courier as a whole (the most specific with at least 30 deliveries).",
+      description:
+        "Which history backs it: this courier's origin → destination city lane, its destination region, or the courier as a whole (the most specific with at least 30 deliveries).",
       examples: ["lane"],
     }),
-    sample_size: T.Integer({ minimum: 30, description: "Delivered shipments of the last 90 days behind it.", examples: [412] }),
+    sample_size: T.Integer({
+      minimum: 30,
+      description: "Delivered shipments of the last 90 days behind it.",
+      examples: [412],
+    }),
   },
   {
     title: "PredictedDelivery",
@@ -25,8 +43,20 @@ export const PredictedDeliverySchema = T.Object(
 /** `data.eta_change` of a `tracking.eta_changed` delivery. */
 export const EtaChangeSchema = T.Object(
   {
-    previous: T.String({ format: "date", description: "The expected delivery day before, YYYY-MM-DD.", examples: ["2026-11-06"] }),
-    current: T.String({ format: "date", description: "The expected delivery day now, YYYY-MM-DD.", examples: ["2026-11-08"] }),
+    previous: T.String({
+      format: "date",
+      description: "The expected delivery day before, YYYY-MM-DD.",
+      examples: ["2026-11-06"],
+    }),
+    current: T.String({
+      format: "date",
+      description: "The expected delivery day now, YYYY-MM-DD.",
+      examples: ["2026-11-08"],
+    }),
   },
-  { title: "EtaChange", description: "Only on `tracking.eta_changed`: the courier's EDD (or our predicted date when it gives none) before and after." },
+  {
+    title: "EtaChange",
+    description:
+      "Only on `tracking.eta_changed`: the courier's EDD (or our predicted date when it gives none) before and after.",
+  },
 );

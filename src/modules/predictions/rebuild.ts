@@ -2,7 +2,14 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { transitStats } from "../../db/schema/index.ts";
-import { GAP_BUCKET_S, histogramQuantile, regionOf, STATS_WINDOW_DAYS, TRANSIT_BUCKET_S, type Basis } from "../../domain/predictions.ts";
+import {
+  GAP_BUCKET_S,
+  histogramQuantile,
+  regionOf,
+  STATS_WINDOW_DAYS,
+  TRANSIT_BUCKET_S,
+  type Basis,
+} from "../../domain/predictions.ts";
 
 export interface RebuildOptions {
   /** Shipment ids per batch statement (default 2,000: about 0.3 s each on a busy 2-core machine). */
@@ -86,7 +93,9 @@ export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOp
   let batches = 0;
   let deliveries = 0;
   for (;;) {
-    const [edge] = await db.$client<{ id: string }[]>`select id from shipments where id > ${after} order by id offset ${batchSize - 1} limit 1`;
+    const [edge] = await db.$client<
+      { id: string }[]
+    >`select id from shipments where id > ${after} order by id offset ${batchSize - 1} limit 1`;
     const upto = edge?.id ?? null;
     const rows = await batchQuery(db, after, upto, cutoff);
     batches++;
@@ -110,16 +119,32 @@ export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOp
     after = upto;
   }
   const rebuiltAt = new Date(nowMs);
-  const values = [...accs].map(([key, a]) => {
-    const [courier, basis, origin, destination] = JSON.parse(key) as [string, Basis, string, string];
-    const tq = (q: number) => histogramQuantile(a.transit, q, TRANSIT_BUCKET_S);
-    const gq = (q: number) => (a.gaps > 0 ? histogramQuantile(a.gap, q, GAP_BUCKET_S) : null);
-    return {
-      courier, basis, origin, destination, rebuiltAt,
-      transitP05: tq(0.05), transitP10: tq(0.1), transitP25: tq(0.25), transitP50: tq(0.5), transitP75: tq(0.75), transitP90: tq(0.9), transitP95: tq(0.95), transitCount: a.deliveries,
-      gapP50: gq(0.5), gapP90: gq(0.9), gapP95: gq(0.95), gapCount: a.gaps,
-    };
-  }).filter((v) => v.transitCount > 0);
+  const values = [...accs]
+    .map(([key, a]) => {
+      const [courier, basis, origin, destination] = JSON.parse(key) as [string, Basis, string, string];
+      const tq = (q: number) => histogramQuantile(a.transit, q, TRANSIT_BUCKET_S);
+      const gq = (q: number) => (a.gaps > 0 ? histogramQuantile(a.gap, q, GAP_BUCKET_S) : null);
+      return {
+        courier,
+        basis,
+        origin,
+        destination,
+        rebuiltAt,
+        transitP05: tq(0.05),
+        transitP10: tq(0.1),
+        transitP25: tq(0.25),
+        transitP50: tq(0.5),
+        transitP75: tq(0.75),
+        transitP90: tq(0.9),
+        transitP95: tq(0.95),
+        transitCount: a.deliveries,
+        gapP50: gq(0.5),
+        gapP90: gq(0.9),
+        gapP95: gq(0.95),
+        gapCount: a.gaps,
+      };
+    })
+    .filter((v) => v.transitCount > 0);
   await db.transaction(async (tx) => {
     await tx.execute(sql`delete from transit_stats`);
     for (let i = 0; i < values.length; i += 1_000) await tx.insert(transitStats).values(values.slice(i, i + 1_000));

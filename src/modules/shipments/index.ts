@@ -22,7 +22,8 @@ export function shipmentsModule(deps: AppDeps) {
   return new Elysia().use(shipmentCollection(deps)).use(shipmentById(deps));
 }
 
-const shipmentRoutes = (deps: AppDeps) => new Elysia({ prefix: "/v1/shipments" }).use(jsonBodies()).use(shipmentModels).use(authPlugin(deps));
+const shipmentRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: "/v1/shipments" }).use(jsonBodies()).use(shipmentModels).use(authPlugin(deps));
 
 /** Follow in bulk, list. */
 function shipmentCollection(deps: AppDeps) {
@@ -38,7 +39,11 @@ function shipmentCollection(deps: AppDeps) {
       {
         apiKey: true,
         body: "ShipmentsFollow",
-        response: { 202: "FollowShipmentsResult", 402: E("The account needs attention (the whole call is refused).", ["ACCOUNT_NEEDS_ATTENTION"]), ...errs },
+        response: {
+          202: "FollowShipmentsResult",
+          402: E("The account needs attention (the whole call is refused).", ["ACCOUNT_NEEDS_ATTENTION"]),
+          ...errs,
+        },
         detail: {
           operationId: "followShipments",
           summary: "Follow shipments",
@@ -47,59 +52,87 @@ function shipmentCollection(deps: AppDeps) {
         },
       },
     )
-    .get("", async ({ auth, query }) => ({ success: true as const, data: await listShipments(deps.db, auth.account.id, query, {}, await deps.services.transitStats.get()) }), {
-      apiKey: true,
-      query: ListShipmentsQuery,
-      response: { 200: "ShipmentList", ...errs },
-      detail: {
-        operationId: "listShipments",
-        summary: "List followed shipments",
-        tags,
-        description:
-          "The shipments the account follows, most recently followed first, each with its `reason_code` (the latest failed-attempt reason, normalised) and your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since`, `reference` (exact) and `reason_code`; paginate with `cursor`. Free: no quota.",
+    .get(
+      "",
+      async ({ auth, query }) => ({
+        success: true as const,
+        data: await listShipments(deps.db, auth.account.id, query, {}, await deps.services.transitStats.get()),
+      }),
+      {
+        apiKey: true,
+        query: ListShipmentsQuery,
+        response: { 200: "ShipmentList", ...errs },
+        detail: {
+          operationId: "listShipments",
+          summary: "List followed shipments",
+          tags,
+          description:
+            "The shipments the account follows, most recently followed first, each with its `reason_code` (the latest failed-attempt reason, normalised) and your `reference` and `metadata`; filtered by `state`, `courier`, `updated_since`, `reference` (exact) and `reason_code`; paginate with `cursor`. Free: no quota.",
+        },
       },
-    });
+    );
 }
 
 /** Read, change, unfollow one followed shipment. */
 function shipmentById(deps: AppDeps) {
   return shipmentRoutes(deps)
-    .get("/:courier/:tracking_number", async ({ auth, params }) => ({ success: true as const, ...(await storedShipment(deps, auth.account.id, params.courier, params.tracking_number)) }), {
-      apiKey: true,
-      params: ShipmentParams,
-      response: { 200: "StoredShipmentResponse", ...notFollowed, ...errs },
-      detail: {
-        operationId: "getShipment",
-        summary: "Get a followed shipment",
-        tags,
-        description:
-          "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.",
+    .get(
+      "/:courier/:tracking_number",
+      async ({ auth, params }) => ({
+        success: true as const,
+        ...(await storedShipment(deps, auth.account.id, params.courier, params.tracking_number)),
+      }),
+      {
+        apiKey: true,
+        params: ShipmentParams,
+        response: { 200: "StoredShipmentResponse", ...notFollowed, ...errs },
+        detail: {
+          operationId: "getShipment",
+          summary: "Get a followed shipment",
+          tags,
+          description:
+            "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.",
+        },
       },
-    })
+    )
     .patch(
       "/:courier/:tracking_number",
-      (c) => idempotent(deps, c, async () => ({ success: true as const, data: await updateShipment(deps.db, c.auth.account.id, c.params.courier, c.params.tracking_number, c.body) })),
+      (c) =>
+        idempotent(deps, c, async () => ({
+          success: true as const,
+          data: await updateShipment(deps.db, c.auth.account.id, c.params.courier, c.params.tracking_number, c.body),
+        })),
       {
         apiKey: true,
         params: ShipmentParams,
         body: "ShipmentUpdate",
         response: { 200: "UpdateShipmentResult", ...notFollowed, ...errs },
-        detail: { operationId: "updateShipment", summary: "Change a followed shipment's reference and metadata", tags, description: UPDATE_DESCRIPTION },
+        detail: {
+          operationId: "updateShipment",
+          summary: "Change a followed shipment's reference and metadata",
+          tags,
+          description: UPDATE_DESCRIPTION,
+        },
       },
     )
-    .delete("/:courier/:tracking_number", async ({ auth, params, set }) => {
-      await unfollowShipment(deps.db, auth.account.id, params.courier, params.tracking_number);
-      set.status = 204;
-      return undefined;
-    }, {
-      apiKey: true,
-      params: ShipmentParams,
-      response: { 204: Type.Void({ description: "No content." }), ...notFollowed, ...errs },
-      detail: {
-        operationId: "unfollowShipment",
-        summary: "Stop following a shipment",
-        tags,
-        description: "Stops following: events written from now on do not reach this account's webhooks. Following again is a new POST /v1/shipments or GET /v1/track. 204, no body.",
+    .delete(
+      "/:courier/:tracking_number",
+      async ({ auth, params, set }) => {
+        await unfollowShipment(deps.db, auth.account.id, params.courier, params.tracking_number);
+        set.status = 204;
+        return undefined;
       },
-    });
+      {
+        apiKey: true,
+        params: ShipmentParams,
+        response: { 204: Type.Void({ description: "No content." }), ...notFollowed, ...errs },
+        detail: {
+          operationId: "unfollowShipment",
+          summary: "Stop following a shipment",
+          tags,
+          description:
+            "Stops following: events written from now on do not reach this account's webhooks. Following again is a new POST /v1/shipments or GET /v1/track. 204, no body.",
+        },
+      },
+    );
 }

@@ -18,7 +18,10 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { StatsIndex } from "../predictions/stats.ts";
 
 const notFollowed = (courier: string, n: string) =>
-  new AppError("SHIPMENT_NOT_FOLLOWED", `This account does not follow ${courier.slice(0, 64)} ${n.slice(0, 64)}; follow it with POST /v1/shipments or GET /v1/track.`);
+  new AppError(
+    "SHIPMENT_NOT_FOLLOWED",
+    `This account does not follow ${courier.slice(0, 64)} ${n.slice(0, 64)}; follow it with POST /v1/shipments or GET /v1/track.`,
+  );
 
 /** ISO instant of a stored text timestamp, or null when it is not one. */
 function iso(v: string | null | undefined): string | null {
@@ -53,7 +56,12 @@ interface ListRow {
 function predicted(stats: StatsIndex, r: ListRow): { predicted_delivery?: PredictedDelivery } {
   if (!r.newest || !r.pickup) return {};
   const checkpoints = r.newest.at === r.pickup.at ? [r.newest] : [r.newest, r.pickup];
-  const p = stats.predict(r.courier, { state: r.state, checkpoints, originCity: r.origin_city, destinationCity: r.destination_city });
+  const p = stats.predict(r.courier, {
+    state: r.state,
+    checkpoints,
+    originCity: r.origin_city,
+    destinationCity: r.destination_city,
+  });
   return p ? { predicted_delivery: p } : {};
 }
 
@@ -69,7 +77,13 @@ function decodeCursor(c: string): { micros: string; id: string } | undefined {
  * (follow time, shipment id) never repeat or skip; an unreadable cursor gives an empty page, never an error.
  * `opts.match`: the dashboard search (normalised AWB or reference).
  */
-export async function listShipments(db: Db, accountId: string, q: ListShipmentsInput, opts: { match?: string } = {}, stats: StatsIndex = new StatsIndex()) {
+export async function listShipments(
+  db: Db,
+  accountId: string,
+  q: ListShipmentsInput,
+  opts: { match?: string } = {},
+  stats: StatsIndex = new StatsIndex(),
+) {
   const sql = db.$client;
   const limit = q.limit ?? 20;
   const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -116,7 +130,12 @@ export async function listShipments(db: Db, accountId: string, q: ListShipmentsI
 }
 
 /** The followed shipment's row and courier. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
-async function requireFollowed(db: Db, accountId: string, slug: string, rawNumber: string): Promise<{ courier: Courier; row: ShipmentRow; follow: FollowData }> {
+async function requireFollowed(
+  db: Db,
+  accountId: string,
+  slug: string,
+  rawNumber: string,
+): Promise<{ courier: Courier; row: ShipmentRow; follow: FollowData }> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
@@ -131,26 +150,54 @@ async function requireFollowed(db: Db, accountId: string, slug: string, rawNumbe
 }
 
 /** A followed shipment's stored `GET /v1/track` `data` (`FetchTime` 0) and its follow. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
-export async function storedShipment(deps: Pick<AppDeps, "db" | "services">, accountId: string, slug: string, rawNumber: string): Promise<{ data: TrackingData; follow: FollowData }> {
+export async function storedShipment(
+  deps: Pick<AppDeps, "db" | "services">,
+  accountId: string,
+  slug: string,
+  rawNumber: string,
+): Promise<{ data: TrackingData; follow: FollowData }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
   const record = rowToRecord(row);
-  const history = { predicted: (await deps.services.transitStats.get()).predict(courier.slug, record), stalled: row.stalledAt !== null };
-  return { data: trackingData(courier, record, { fetchMs: 0, executionMs: performance.now() - started, noRecord: false }, history), follow };
+  const history = {
+    predicted: (await deps.services.transitStats.get()).predict(courier.slug, record),
+    stalled: row.stalledAt !== null,
+  };
+  return {
+    data: trackingData(
+      courier,
+      record,
+      { fetchMs: 0, executionMs: performance.now() - started, noRecord: false },
+      history,
+    ),
+    follow,
+  };
 }
 
 /**
  * Changes a follow's `reference` and `metadata` (docs/shipments.md#reference-and-metadata--decisions).
  * @throws AppError SHIPMENT_NOT_FOLLOWED (404); RequestValidationError (422) over {@link MAX_METADATA_KEYS} keys.
  */
-export async function updateShipment(db: Db, accountId: string, slug: string, rawNumber: string, input: UpdateShipmentInput) {
+export async function updateShipment(
+  db: Db,
+  accountId: string,
+  slug: string,
+  rawNumber: string,
+  input: UpdateShipmentInput,
+) {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
   const next = await updateFollowData(db, accountId, courier.slug, n, (current) => {
     const metadata = input.metadata ? applyMetadataPatch(current.metadata, input.metadata) : current.metadata;
     if (Object.keys(metadata).length > MAX_METADATA_KEYS)
-      throw new RequestValidationError([{ loc: ["body", "metadata"], msg: `Metadata should have at most ${MAX_METADATA_KEYS} keys once changed`, type: "too_long" }]);
+      throw new RequestValidationError([
+        {
+          loc: ["body", "metadata"],
+          msg: `Metadata should have at most ${MAX_METADATA_KEYS} keys once changed`,
+          type: "too_long",
+        },
+      ]);
     return { reference: input.reference === undefined ? current.reference : input.reference, metadata };
   });
   if (!next) throw notFollowed(courier.slug, n);

@@ -10,13 +10,34 @@ import { literalUnion } from "../../lib/literal-union.ts";
 import { PredictedDeliverySchema } from "../predictions/model.ts";
 
 export const TrackQuery = t.Object({
-  courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number." }),
-  tracking_number: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased." }),
+  courier: Text({
+    minLength: 1,
+    maxLength: 64,
+    pattern: URL_TOKEN_PATTERN,
+    description: "Courier slug from GET /v1/couriers, e.g. `delhivery`; or `auto` to detect it from the number.",
+  }),
+  tracking_number: Text({
+    minLength: 1,
+    maxLength: 64,
+    pattern: URL_TOKEN_PATTERN,
+    description: "The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased.",
+  }),
 });
 
 const TrackState = T.Union(
-  [T.Literal("pending"), T.Literal("intransit"), T.Literal("outfordelivery"), T.Literal("delivered"), T.Literal("exception"), T.Literal("returned"), T.Literal("cancelled")],
-  { description: "Normalised state (tracking spelling): pending, intransit, outfordelivery, delivered, exception, returned, cancelled." },
+  [
+    T.Literal("pending"),
+    T.Literal("intransit"),
+    T.Literal("outfordelivery"),
+    T.Literal("delivered"),
+    T.Literal("exception"),
+    T.Literal("returned"),
+    T.Literal("cancelled"),
+  ],
+  {
+    description:
+      "Normalised state (tracking spelling): pending, intransit, outfordelivery, delivered, exception, returned, cancelled.",
+  },
 );
 
 export const CheckpointSchema = T.Object(
@@ -28,7 +49,8 @@ export const CheckpointSchema = T.Object(
     Time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["14:05"] }),
     Location: T.String(),
     ReasonCode: literalUnion([...REASON_CODES, ""], {
-      description: "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when the checkpoint carries none.",
+      description:
+        "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when the checkpoint carries none.",
       examples: ["customer_unavailable"],
     }),
   },
@@ -39,8 +61,12 @@ export const TrackingDataSchema = T.Object(
   {
     MostRecentStatus: T.String({ description: "The service's own short label, e.g. `Out for delivery`." }),
     ShipmentState: TrackState,
-    Checkpoints: T.Array(CheckpointSchema, { description: "Full history, newest first. Order is not a contract: sort by Date and Time." }),
-    CourierHasNoRecordOfShipment: T.Boolean({ description: "True when the courier no longer knows a shipment stored before; the stored history is returned." }),
+    Checkpoints: T.Array(CheckpointSchema, {
+      description: "Full history, newest first. Order is not a contract: sort by Date and Time.",
+    }),
+    CourierHasNoRecordOfShipment: T.Boolean({
+      description: "True when the courier no longer knows a shipment stored before; the stored history is returned.",
+    }),
     isEmptyTable: T.Boolean({ description: "True when there are no checkpoints yet." }),
     Result: T.String({ examples: ["success"] }),
     AdditionalInfo: T.String({ description: "Courier remark for the newest event, or empty." }),
@@ -55,7 +81,8 @@ export const TrackingDataSchema = T.Object(
     PredictedDelivery: T.Optional(PredictedDeliverySchema),
     Stalled: T.Optional(
       T.Boolean({
-        description: "Present and true when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history). A new checkpoint clears it.",
+        description:
+          "Present and true when this unfinished shipment has had no new checkpoint for longer than its courier's and lane's usual longest gap between scans (p95, at least 24 h; 72 h without history). A new checkpoint clears it.",
       }),
     ),
   },
@@ -79,9 +106,33 @@ export const TRACK_EXAMPLE = {
     MostRecentStatus: "Delivered",
     ShipmentState: "delivered",
     Checkpoints: [
-      { Activity: "Delivered to consignee", CheckpointState: "delivered", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "15:41", Location: "Delhi, Delhi", ReasonCode: "" },
-      { Activity: "Out for delivery", CheckpointState: "outfordelivery", CourierName: "Delhivery", Date: "05-Nov-2026", Time: "09:10", Location: "Delhi, Delhi", ReasonCode: "" },
-      { Activity: "Bag Received at Facility", CheckpointState: "intransit", CourierName: "Delhivery", Date: "04-Nov-2026", Time: "21:02", Location: "Jalandhar, Punjab", ReasonCode: "" },
+      {
+        Activity: "Delivered to consignee",
+        CheckpointState: "delivered",
+        CourierName: "Delhivery",
+        Date: "05-Nov-2026",
+        Time: "15:41",
+        Location: "Delhi, Delhi",
+        ReasonCode: "",
+      },
+      {
+        Activity: "Out for delivery",
+        CheckpointState: "outfordelivery",
+        CourierName: "Delhivery",
+        Date: "05-Nov-2026",
+        Time: "09:10",
+        Location: "Delhi, Delhi",
+        ReasonCode: "",
+      },
+      {
+        Activity: "Bag Received at Facility",
+        CheckpointState: "intransit",
+        CourierName: "Delhivery",
+        Date: "04-Nov-2026",
+        Time: "21:02",
+        Location: "Jalandhar, Punjab",
+        ReasonCode: "",
+      },
     ],
     CourierHasNoRecordOfShipment: false,
     isEmptyTable: false,
@@ -100,15 +151,24 @@ export const TrackResponse = T.Object(
     success: T.Literal(true),
     data: TrackingDataSchema,
     usage: UsageSchema,
-    detected_courier: T.Optional(T.String({ description: "Only with `courier=auto`: the slug the number was tracked with." })),
+    detected_courier: T.Optional(
+      T.String({ description: "Only with `courier=auto`: the slug the number was tracked with." }),
+    ),
   },
   { title: "TrackResponse" },
 );
-export const DemoTrackResponse = T.Object({ success: T.Literal(true), data: TrackingDataSchema }, { title: "DemoTrackResponse" });
+export const DemoTrackResponse = T.Object(
+  { success: T.Literal(true), data: TrackingDataSchema },
+  { title: "DemoTrackResponse" },
+);
 
 /** The success bodies of `GET /v1/track` and `GET /demo/track` as Elysia models (one document component each; routes name them). */
 export const trackingModels = schemaModels("tracking.models", { TrackResponse, DemoTrackResponse });
 
 // Compile-time check: the schema's literals are exactly the tracking spellings.
-type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static] ? ([typeof TrackState.static] extends [TrackSpelling] ? true : never) : never;
+type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static]
+  ? [typeof TrackState.static] extends [TrackSpelling]
+    ? true
+    : never
+  : never;
 export const _spellingsChecked: _SameSpellings = true;

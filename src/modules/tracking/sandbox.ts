@@ -14,13 +14,26 @@ import { advanceSandboxForAccount } from "./service.ts";
 const e = errorResponses.errorResponse;
 
 const AdvanceParams = t.Object({
-  courier: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "Courier slug from GET /v1/couriers." }),
-  tracking_number: Text({ minLength: 1, maxLength: 64, pattern: URL_TOKEN_PATTERN, description: "A sandbox tracking number (the last digit picks the scenario)." }),
+  courier: Text({
+    minLength: 1,
+    maxLength: 64,
+    pattern: URL_TOKEN_PATTERN,
+    description: "Courier slug from GET /v1/couriers.",
+  }),
+  tracking_number: Text({
+    minLength: 1,
+    maxLength: 64,
+    pattern: URL_TOKEN_PATTERN,
+    description: "A sandbox tracking number (the last digit picks the scenario).",
+  }),
 });
 
 const AdvanceResponse = T.Object(
   { success: T.Literal(true), data: TrackingDataSchema },
-  { title: "SandboxAdvanceResponse", description: "The shipment's tracking data after the move (the `data` of GET /v1/track)." },
+  {
+    title: "SandboxAdvanceResponse",
+    description: "The shipment's tracking data after the move (the `data` of GET /v1/track).",
+  },
 );
 
 const sandboxModels = schemaModels("sandbox.models", { SandboxAdvanceResponse: AdvanceResponse });
@@ -32,22 +45,29 @@ export function sandboxAdvanceModule(deps: AppDeps) {
   return self
     .use(sandboxModels)
     .use(authPlugin(deps))
-    .post("/v1/sandbox/shipments/:courier/:tracking_number/advance", ({ auth, params }) => advanceSandboxForAccount(deps, auth, params.courier, params.tracking_number), {
-      apiKey: true,
-      params: AdvanceParams,
-      response: {
-        200: "SandboxAdvanceResponse",
-        ...errorResponses.authed,
-        ...errorResponses.common,
-        ...trackErrors,
-        404: e("Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number.", ["COURIER_NOT_FOUND", "NOT_FOUND", "TRACKING_NOT_FOUND"]),
+    .post(
+      "/v1/sandbox/shipments/:courier/:tracking_number/advance",
+      ({ auth, params }) => advanceSandboxForAccount(deps, auth, params.courier, params.tracking_number),
+      {
+        apiKey: true,
+        params: AdvanceParams,
+        response: {
+          200: "SandboxAdvanceResponse",
+          ...errorResponses.authed,
+          ...errorResponses.common,
+          ...trackErrors,
+          404: e(
+            "Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number.",
+            ["COURIER_NOT_FOUND", "NOT_FOUND", "TRACKING_NOT_FOUND"],
+          ),
+        },
+        detail: {
+          operationId: "advanceSandboxShipment",
+          summary: "Move a sandbox shipment to its next state (sandbox only)",
+          tags: ["Tracking"],
+          description:
+            "Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.",
+        },
       },
-      detail: {
-        operationId: "advanceSandboxShipment",
-        summary: "Move a sandbox shipment to its next state (sandbox only)",
-        tags: ["Tracking"],
-        description:
-          "Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.",
-      },
-    });
+    );
 }

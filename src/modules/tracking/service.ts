@@ -17,20 +17,35 @@ import { trackingData, type TrackingData } from "./view.ts";
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
 /** Resolves and validates courier + number. @throws AppError COURIER_NOT_FOUND, COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER */
-export function resolveRequest(deps: Pick<TrackingDeps, "backends">, slug: string, rawNumber: string): { courier: Courier; awb: string } {
+export function resolveRequest(
+  deps: Pick<TrackingDeps, "backends">,
+  slug: string,
+  rawNumber: string,
+): { courier: Courier; awb: string } {
   const courier = requireCourier(slug);
   if (deps.backends.availability(courier) === "unavailable")
-    throw new AppError("COURIER_NOT_SUPPORTED", `Tracking for ${courier.name} is not available through the API right now.`);
+    throw new AppError(
+      "COURIER_NOT_SUPPORTED",
+      `Tracking for ${courier.name} is not available through the API right now.`,
+    );
   const awb = normaliseTrackingNumber(rawNumber);
   if (!courier.awb.pattern.test(awb))
-    throw new AppError("INVALID_TRACKING_NUMBER", `That is not a ${courier.name} tracking number: expected ${courier.awb.description} (e.g. ${courier.awb.example}).`);
+    throw new AppError(
+      "INVALID_TRACKING_NUMBER",
+      `That is not a ${courier.name} tracking number: expected ${courier.awb.description} (e.g. ${courier.awb.example}).`,
+    );
   return { courier, awb };
 }
 
 /** Maps a courier failure to the client error (spec: Errors; spec-map Decisions: Courier failures). */
 function toAppError(courier: Courier, err: CourierError): AppError {
   if (err instanceof CourierBusyError)
-    return new AppError("COURIER_BUSY", `Too many ${courier.name} lookups are queued to answer this one in time; retry in ${err.retryAfterSeconds} s.`, {}, { "retry-after": String(err.retryAfterSeconds) });
+    return new AppError(
+      "COURIER_BUSY",
+      `Too many ${courier.name} lookups are queued to answer this one in time; retry in ${err.retryAfterSeconds} s.`,
+      {},
+      { "retry-after": String(err.retryAfterSeconds) },
+    );
   switch (err.kind) {
     case "not_found":
       return new AppError("TRACKING_NOT_FOUND", `${courier.name} has no record of this tracking number.`);
@@ -49,9 +64,25 @@ function toAppError(courier: Courier, err: CourierError): AppError {
  * @param followAccountId the account that starts following (none for the demo).
  * @throws AppError TRACKING_NOT_FOUND | INVALID_TRACKING_NUMBER | TIMEOUT | SERVICE_ERROR
  */
-async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, startedMs: number, followAccountId?: string, reuse = true): Promise<TrackingData> {
-  const recent = reuse ? recentTerminal(deps.services.recentFetches, courier.slug, awb, deps.clock.now(), deps.config.terminalReuseSeconds * 1000) : undefined;
-  if (recent) return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
+async function fetchAndStore(
+  deps: TrackingDeps,
+  courier: Courier,
+  awb: string,
+  startedMs: number,
+  followAccountId?: string,
+  reuse = true,
+): Promise<TrackingData> {
+  const recent = reuse
+    ? recentTerminal(
+        deps.services.recentFetches,
+        courier.slug,
+        awb,
+        deps.clock.now(),
+        deps.config.terminalReuseSeconds * 1000,
+      )
+    : undefined;
+  if (recent)
+    return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup: LookupResult;
   try {
     lookup = await deps.backends.lookup(courier, awb);
@@ -63,7 +94,11 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
       // spec-map Decisions, Data fields: a shipment stored before that the courier no longer knows → the stored history.
       const stored = await findShipment(deps.db, courier.slug, awb);
       if (stored?.lastCheckedAt)
-        return trackingData(courier, rowToRecord(stored), { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: true });
+        return trackingData(courier, rowToRecord(stored), {
+          fetchMs: 0,
+          executionMs: performance.now() - startedMs,
+          noRecord: true,
+        });
     }
     throw toAppError(courier, err);
   }
@@ -82,7 +117,12 @@ async function fetchAndStore(deps: TrackingDeps, courier: Courier, awb: string, 
   const record = rowToRecord(shipment);
   rememberFetch(deps.services.recentFetches, courier.slug, awb, record, nowMs);
   const extra = { predicted: history.predict(courier.slug, record), stalled: shipment.stalledAt !== null };
-  return trackingData(courier, record, { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false }, extra);
+  return trackingData(
+    courier,
+    record,
+    { fetchMs: lookup.fetchMs, executionMs: performance.now() - startedMs, noRecord: false },
+    extra,
+  );
 }
 
 /** `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. */
@@ -105,7 +145,9 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
     const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
     return { success: true as const, data, usage: usageView(used, plan.monthly_quota, plan.id) };
   } catch (err) {
-    await leases.release(auth.account.id, reservation).catch((e) => deps.log.error("quota release failed", { error: e }));
+    await leases
+      .release(auth.account.id, reservation)
+      .catch((e) => deps.log.error("quota release failed", { error: e }));
     throw err;
   }
 }

@@ -46,7 +46,12 @@ export interface HistoryView {
   stalled?: boolean;
 }
 
-export function trackingData(courier: Courier, r: ShipmentRecord, t: { fetchMs: number; executionMs: number; noRecord: boolean }, h: HistoryView = {}): TrackingData {
+export function trackingData(
+  courier: Courier,
+  r: ShipmentRecord,
+  t: { fetchMs: number; executionMs: number; noRecord: boolean },
+  h: HistoryView = {},
+): TrackingData {
   const data: TrackingData = {
     MostRecentStatus: r.mostRecentStatus,
     ShipmentState: TRACK_SPELLING[r.state],

@@ -40,12 +40,22 @@ const verdictOf = (c: AuditCase, out: SendOutcome): "pass" | "fail" => {
  * Audits the receiver of webhook `id` (live or test; the cases are test deliveries either way).
  * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), RATE_LIMITED (429, Retry-After in s).
  */
-export async function auditReceiver(deps: Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">, sender: WebhookSender, accountId: string, id: string) {
+export async function auditReceiver(
+  deps: Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">,
+  sender: WebhookSender,
+  accountId: string,
+  id: string,
+) {
   requireTestFires(deps);
   const wh = await requireWebhook(deps.db, accountId, id);
   const hit = await hitFixedWindow(deps.db, `webhook-audit:${accountId}`, AUDITS_PER_HOUR, HOUR_MS, deps.clock.now());
   if (!hit.allowed)
-    throw new AppError("RATE_LIMITED", `At most ${AUDITS_PER_HOUR} receiver audits an hour per account; retry after ${hit.resetSeconds} s.`, {}, { "retry-after": String(hit.resetSeconds) });
+    throw new AppError(
+      "RATE_LIMITED",
+      `At most ${AUDITS_PER_HOUR} receiver audits an hour per account; retry after ${hit.resetSeconds} s.`,
+      {},
+      { "retry-after": String(hit.resetSeconds) },
+    );
   const secret = await signingSecret(deps, accountId);
   const headers = openHeaders(deps.secretsKey, wh.id, wh.headersEnc);
   const ev = wh.events[0] as EventType;
@@ -54,7 +64,13 @@ export async function auditReceiver(deps: Pick<AppDeps, "db" | "clock" | "config
     const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
     // The receiver compares webhook-timestamp with its own clock.
     const out = await sendAttempt(sender, {
-      webhookId: wh.id, url: wh.url, event: ev, mode: "test", attempt: 1, enqueuedAt, headers,
+      webhookId: wh.id,
+      url: wh.url,
+      event: ev,
+      mode: "test",
+      attempt: 1,
+      enqueuedAt,
+      headers,
       data: (enq) => sampleData(ev, enq),
       secret: c === "wrong_signature" ? generateSecret() : secret,
       nowMs: c === "stale_timestamp" ? Date.now() - STALE_TIMESTAMP_MS : Date.now(),
@@ -66,5 +82,9 @@ export async function auditReceiver(deps: Pick<AppDeps, "db" | "clock" | "config
     await recordTestDelivery(deps, wh, ev, enqueuedAt, out);
     cases.push({ case: c, status: out.statusCode, verdict: verdictOf(c, out), error: out.error });
   }
-  return { verdict: cases.every((c) => c.verdict === "pass") ? ("ok" as const) : ("failed" as const), cases, guide: RECEIVER_GUIDE };
+  return {
+    verdict: cases.every((c) => c.verdict === "pass") ? ("ok" as const) : ("failed" as const),
+    cases,
+    guide: RECEIVER_GUIDE,
+  };
 }

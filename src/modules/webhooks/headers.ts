@@ -22,8 +22,17 @@ export const HEADER_VALUE_PATTERN = "^(?:[\\x21-\\x7E](?:[\\x20-\\x7E\\t]*[\\x21
 const NAME_RE = new RegExp(HEADER_NAME_PATTERN);
 /** Hop-by-hop and framing headers, and those the sender sets itself (lower case). */
 const RESERVED = new Set([
-  "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host", "user-agent",
-  "x-service-signature", "expect", "content-length",
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "user-agent",
+  "x-service-signature",
+  "expect",
+  "content-length",
 ]);
 const RESERVED_PREFIXES = ["proxy-", "content-", "webhook-", "x-webhook-"];
 
@@ -45,7 +54,12 @@ export function customHeaderProblems(body: unknown): ValidationItem[] {
   for (const name of Object.keys(h)) {
     const why = reservedHeaderReason(name);
     if (why) items.push({ loc: ["body", "headers", name], msg: why, type: "value_error" });
-    else if (seen.has(name.toLowerCase())) items.push({ loc: ["body", "headers", name], msg: "Header name given twice (names are case-insensitive)", type: "value_error" });
+    else if (seen.has(name.toLowerCase()))
+      items.push({
+        loc: ["body", "headers", name],
+        msg: "Header name given twice (names are case-insensitive)",
+        type: "value_error",
+      });
     seen.add(name.toLowerCase());
   }
   return items;
@@ -59,7 +73,11 @@ export function maskHeaderValue(value: string): string {
 const aad = (webhookId: string) => `webhook-headers:${webhookId}`;
 
 /** The stored pair for `headers` of webhook `webhookId`: ciphertext (null when empty) and the masked copy. */
-export function sealHeaders(key: Uint8Array, webhookId: string, headers: Record<string, string>): { headersEnc: string | null; headersMasked: Record<string, string> } {
+export function sealHeaders(
+  key: Uint8Array,
+  webhookId: string,
+  headers: Record<string, string>,
+): { headersEnc: string | null; headersMasked: Record<string, string> } {
   const names = Object.keys(headers);
   if (names.length === 0) return { headersEnc: null, headersMasked: {} };
   return {
@@ -69,20 +87,30 @@ export function sealHeaders(key: Uint8Array, webhookId: string, headers: Record<
 }
 
 /** The raw headers of a stored ciphertext (empty for null). @throws when it was not sealed for this webhook and key. */
-export function openHeaders(key: Uint8Array & { previous?: Uint8Array }, webhookId: string, enc: string | null): Record<string, string> {
+export function openHeaders(
+  key: Uint8Array & { previous?: Uint8Array },
+  webhookId: string,
+  enc: string | null,
+): Record<string, string> {
   return enc ? (JSON.parse(decryptSecret(key, aad(webhookId), enc)) as Record<string, string>) : {};
 }
 
 /** Re-encrypts custom headers under the current SECRETS_KEY (docs/deployment.md, Rotating SECRETS_KEY); rerunnable. */
 export async function reencryptHeaders(db: Db, key: SecretsKey): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
-  const rows = await db.select({ id: webhooks.id, enc: webhooks.headersEnc }).from(webhooks).where(isNotNull(webhooks.headersEnc));
+  const rows = await db
+    .select({ id: webhooks.id, enc: webhooks.headersEnc })
+    .from(webhooks)
+    .where(isNotNull(webhooks.headersEnc));
   for (const { id, enc } of rows) {
     const plain = openForRotation(key, aad(id), enc!);
     if (plain === "current") report.alreadyCurrent++;
     else if (plain === undefined) report.failed++;
     else {
-      await db.update(webhooks).set({ headersEnc: encryptSecret(key, aad(id), plain) }).where(and(eq(webhooks.id, id), eq(webhooks.headersEnc, enc!)));
+      await db
+        .update(webhooks)
+        .set({ headersEnc: encryptSecret(key, aad(id), plain) })
+        .where(and(eq(webhooks.id, id), eq(webhooks.headersEnc, enc!)));
       report.reEncrypted++;
     }
   }

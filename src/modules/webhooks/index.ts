@@ -15,7 +15,16 @@ import { WebhookIdParams, webhookModels } from "./model.ts";
 import { reportBodyItems } from "../../http/validation.ts";
 import { webhookUrlProblems } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
-import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS, requireWebhook, rotateSecret, updateWebhook, webhookView } from "./service.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  listWebhooks,
+  MAX_WEBHOOKS,
+  requireWebhook,
+  rotateSecret,
+  updateWebhook,
+  webhookView,
+} from "./service.ts";
 import { customHeaderProblems } from "./headers.ts";
 
 const CREATE_DETAIL = {
@@ -32,8 +41,13 @@ export function webhooksModule(deps: AppDeps & { resolver?: Resolver }) {
 }
 
 // The URL rules run beside the body schema, so one 422 lists every problem (the URL's included).
-const urlRulesOf = (deps: AppDeps) => ({ body, request }: { body: unknown; request: Request }) =>
-  reportBodyItems(request, [...webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url), ...customHeaderProblems(body)]);
+const urlRulesOf =
+  (deps: AppDeps) =>
+  ({ body, request }: { body: unknown; request: Request }) =>
+    reportBodyItems(request, [
+      ...webhookUrlProblems(body, deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url),
+      ...customHeaderProblems(body),
+    ]);
 
 /** Create, list, rotate the secret, get, update, delete. */
 function webhookManagement(deps: AppDeps) {
@@ -48,83 +62,136 @@ function webhookCreation(deps: AppDeps) {
       .use(jsonBodies())
       .use(webhookModels)
       .use(authPlugin(deps))
-      .post("/", (c) => idempotent(deps, c, async () => {
-        const data = await createWebhook(deps, c.auth.account, c.body);
-        c.set.status = 201;
-        return { success: true as const, data };
-      }), {
-        apiKey: true,
-        transform: urlRules,
-        body: "WebhookCreate",
-        response: {
-          201: "CreatedWebhookResponse",
-          403: E("A live webhook needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
-          409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
-          ...errs,
+      .post(
+        "/",
+        (c) =>
+          idempotent(deps, c, async () => {
+            const data = await createWebhook(deps, c.auth.account, c.body);
+            c.set.status = 201;
+            return { success: true as const, data };
+          }),
+        {
+          apiKey: true,
+          transform: urlRules,
+          body: "WebhookCreate",
+          response: {
+            201: "CreatedWebhookResponse",
+            403: E("A live webhook needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
+            409: E(`The account already has ${MAX_WEBHOOKS} webhooks.`, ["WEBHOOK_LIMIT_REACHED"]),
+            ...errs,
+          },
+          // A copy per app: Elysia merges the apiKey macro's `security` into the route's detail object in place.
+          detail: { ...CREATE_DETAIL },
         },
-        // A copy per app: Elysia merges the apiKey macro's `security` into the route's detail object in place.
-        detail: { ...CREATE_DETAIL },
-      })
-      .get("/", async ({ auth }) => {
-        const list = await listWebhooks(deps.db, auth.account.id);
-        return { success: true as const, data: { webhooks: list, count: list.length } };
-      }, {
-        apiKey: true,
-        response: { 200: "WebhookList", ...errs },
-        detail: { operationId: "listWebhooks", summary: "List webhooks", description: "The account's webhooks, oldest first, without secrets.", tags },
-      })
+      )
+      .get(
+        "/",
+        async ({ auth }) => {
+          const list = await listWebhooks(deps.db, auth.account.id);
+          return { success: true as const, data: { webhooks: list, count: list.length } };
+        },
+        {
+          apiKey: true,
+          response: { 200: "WebhookList", ...errs },
+          detail: {
+            operationId: "listWebhooks",
+            summary: "List webhooks",
+            description: "The account's webhooks, oldest first, without secrets.",
+            tags,
+          },
+        },
+      )
       // Declared before the `/:webhook_id` routes so `rotate-secret` is never read as an id.
-      .post("/rotate-secret", (c) => idempotent(deps, c, async () => ({ success: true as const, data: { secret: await rotateSecret(deps, c.auth.account.id) } })), {
-        apiKey: true,
-        response: { 200: "SecretResponse", ...errs },
-        detail: {
-          operationId: "rotateWebhookSecret",
-          summary: "Rotate the signing secret",
-          description:
-            "Replaces the account's signing secret for all its webhooks at once: every delivery attempted after this call is signed with the new secret. The new secret is returned once. Receivers should accept the old and the new secret for at least 15 minutes.",
-          tags,
+      .post(
+        "/rotate-secret",
+        (c) =>
+          idempotent(deps, c, async () => ({
+            success: true as const,
+            data: { secret: await rotateSecret(deps, c.auth.account.id) },
+          })),
+        {
+          apiKey: true,
+          response: { 200: "SecretResponse", ...errs },
+          detail: {
+            operationId: "rotateWebhookSecret",
+            summary: "Rotate the signing secret",
+            description:
+              "Replaces the account's signing secret for all its webhooks at once: every delivery attempted after this call is signed with the new secret. The new secret is returned once. Receivers should accept the old and the new secret for at least 15 minutes.",
+            tags,
+          },
         },
-      })
+      )
   );
 }
 
 /** Get, update, delete one webhook. */
 function webhookById(deps: AppDeps) {
   const urlRules = urlRulesOf(deps);
-  return (
-    new Elysia({ prefix: "/v1/webhooks", tags })
-      .use(jsonBodies())
-      .use(webhookModels)
-      .use(authPlugin(deps))
-      .get("/:webhook_id", async ({ auth, params }) => ({ success: true as const, data: webhookView(await requireWebhook(deps.db, auth.account.id, params.webhook_id)) }), {
+  return new Elysia({ prefix: "/v1/webhooks", tags })
+    .use(jsonBodies())
+    .use(webhookModels)
+    .use(authPlugin(deps))
+    .get(
+      "/:webhook_id",
+      async ({ auth, params }) => ({
+        success: true as const,
+        data: webhookView(await requireWebhook(deps.db, auth.account.id, params.webhook_id)),
+      }),
+      {
         apiKey: true,
         params: WebhookIdParams,
         response: { 200: "WebhookResponse", ...notFound, ...errs },
-        detail: { operationId: "getWebhook", summary: "Get a webhook", description: "One webhook, without its secret.", tags },
-      })
-      .put("/:webhook_id", async ({ auth, params, body }) => ({ success: true as const, data: await updateWebhook(deps, auth.account, params.webhook_id, body) }), {
+        detail: {
+          operationId: "getWebhook",
+          summary: "Get a webhook",
+          description: "One webhook, without its secret.",
+          tags,
+        },
+      },
+    )
+    .put(
+      "/:webhook_id",
+      async ({ auth, params, body }) => ({
+        success: true as const,
+        data: await updateWebhook(deps, auth.account, params.webhook_id, body),
+      }),
+      {
         apiKey: true,
         params: WebhookIdParams,
         transform: urlRules,
         body: "WebhookUpdate",
-        response: { 200: "WebhookResponse", 403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]), ...notFound, ...errs },
+        response: {
+          200: "WebhookResponse",
+          403: E("Switching to live needs the Growth or Business plan.", ["PLAN_UPGRADE_REQUIRED"]),
+          ...notFound,
+          ...errs,
+        },
         detail: {
           operationId: "updateWebhook",
           summary: "Update a webhook",
           description:
-            "Partial update of `url`, `events`, `mode`, `description`, `headers` (replaced as a whole); absent fields keep their values. `status: \"active\"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.",
+            'Partial update of `url`, `events`, `mode`, `description`, `headers` (replaced as a whole); absent fields keep their values. `status: "active"` reactivates a deactivated webhook and resets its failure count. Switching to live passes the plan gate.',
           tags,
         },
-      })
-      .delete("/:webhook_id", async ({ auth, params, set }) => {
+      },
+    )
+    .delete(
+      "/:webhook_id",
+      async ({ auth, params, set }) => {
         await deleteWebhook(deps.db, auth.account.id, params.webhook_id);
         set.status = 204;
         return undefined;
-      }, {
+      },
+      {
         apiKey: true,
         params: WebhookIdParams,
         response: { 204: Type.Void({ description: "No content." }), ...notFound, ...errs },
-        detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deletes the webhook; its pending deliveries stop. 204, no body.", tags },
-      })
-  );
+        detail: {
+          operationId: "deleteWebhook",
+          summary: "Delete a webhook",
+          description: "Deletes the webhook; its pending deliveries stop. 204, no body.",
+          tags,
+        },
+      },
+    );
 }

@@ -11,27 +11,60 @@ import { WebhookPayloadSchema } from "./delivery/payload.ts";
 import { HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
 
-export { AttemptSchema, AuditReportResponse, DeliveryListResponse, DeliverySchema, TestFireResponse } from "./delivery-model.ts";
+export {
+  AttemptSchema,
+  AuditReportResponse,
+  DeliveryListResponse,
+  DeliverySchema,
+  TestFireResponse,
+} from "./delivery-model.ts";
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
-const EventName = t.Union([t.Literal("tracking.updated"), t.Literal("tracking.in_transit"), t.Literal("tracking.out_for_delivery"), t.Literal("tracking.delivered"), t.Literal("tracking.exception"), t.Literal("tracking.eta_changed"), t.Literal("tracking.stalled")], { description: "An event name." });
-const Mode = t.Union([t.Literal("test"), t.Literal("live")], { description: "`test`: only test fires; `live`: real events (Growth and Business plans)." });
+const EventName = t.Union(
+  [
+    t.Literal("tracking.updated"),
+    t.Literal("tracking.in_transit"),
+    t.Literal("tracking.out_for_delivery"),
+    t.Literal("tracking.delivered"),
+    t.Literal("tracking.exception"),
+    t.Literal("tracking.eta_changed"),
+    t.Literal("tracking.stalled"),
+  ],
+  { description: "An event name." },
+);
+const Mode = t.Union([t.Literal("test"), t.Literal("live")], {
+  description: "`test`: only test fires; `live`: real events (Growth and Business plans).",
+});
 /** The receiver URL rules a schema can state: https, no credentials, fragment or white space (url.ts checks the rest). */
 export const WEBHOOK_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@\\s]+(?:[/?][^#\\s]*)?$";
 const Url = Text({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
   pattern: WEBHOOK_URL_PATTERN,
-  description: "https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.", examples: ["https://example.com/hooks/courier"] });
-const Events = t.Array(EventName, { minItems: 1, description: "Non-empty set of event names (duplicates are ignored)." });
-const Description = Text({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: FREE_TEXT_PATTERN, description: "Free text; U+0000 is refused." });
+  description:
+    "https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.",
+  examples: ["https://example.com/hooks/courier"],
+});
+const Events = t.Array(EventName, {
+  minItems: 1,
+  description: "Non-empty set of event names (duplicates are ignored).",
+});
+const Description = Text({
+  maxLength: MAX_DESCRIPTION_LENGTH,
+  pattern: FREE_TEXT_PATTERN,
+  description: "Free text; U+0000 is refused.",
+});
 
 /** Names are checked beside the schema (headers.ts). */
 const Headers = t.Record(
   t.String(),
-  Text({ maxLength: MAX_HEADER_VALUE_LENGTH, pattern: HEADER_VALUE_PATTERN, description: "Visible ASCII, spaces or tabs inside only; at most 1,000 characters." }),
+  Text({
+    maxLength: MAX_HEADER_VALUE_LENGTH,
+    pattern: HEADER_VALUE_PATTERN,
+    description: "Visible ASCII, spaces or tabs inside only; at most 1,000 characters.",
+  }),
   {
     maxProperties: MAX_CUSTOM_HEADERS,
     description:
@@ -41,7 +74,13 @@ const Headers = t.Record(
 );
 
 export const CreateWebhookBody = t.Object(
-  { url: Url, events: Events, mode: Mode, description: t.Optional(t.Union([Description, t.Null()])), headers: t.Optional(Headers) },
+  {
+    url: Url,
+    events: Events,
+    mode: Mode,
+    description: t.Optional(t.Union([Description, t.Null()])),
+    headers: t.Optional(Headers),
+  },
   { additionalProperties: false },
 );
 export type CreateWebhookInput = typeof CreateWebhookBody.static;
@@ -52,8 +91,14 @@ export const UpdateWebhookBody = t.Object(
     events: t.Optional(Events),
     mode: t.Optional(Mode),
     description: t.Optional(t.Union([Description, t.Null()])),
-    status: t.Optional(t.Literal("active", { description: "Reactivates a deactivated webhook and resets its failure count." })),
-    headers: t.Optional(t.Union([Headers, t.Null()], { description: "Replaces the whole set of custom headers; `{}` or null removes them." })),
+    status: t.Optional(
+      t.Literal("active", { description: "Reactivates a deactivated webhook and resets its failure count." }),
+    ),
+    headers: t.Optional(
+      t.Union([Headers, t.Null()], {
+        description: "Replaces the whole set of custom headers; `{}` or null removes them.",
+      }),
+    ),
   },
   { additionalProperties: false, description: "Partial update: absent fields keep their values." },
 );
@@ -61,31 +106,55 @@ export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 
 /** Optional; `null` is accepted too (spec: "optional JSON object or null"), and the document says so. */
 export const TestFireBody = t.Optional(
-  t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()], { description: "Optional (or null). Default event: the webhook's first." }),
+  t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()], {
+    description: "Optional (or null). Default event: the webhook's first.",
+  }),
 );
 
-export const WebhookIdParams = t.Object({ webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }) });
+export const WebhookIdParams = t.Object({
+  webhook_id: Text({ minLength: 1, maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "Webhook id (`wh_…`)." }),
+});
 
 /** The `status` filter's values: the outbox states, and `failed` (docs/webhooks.md, "Delivery log"). */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "abandoned", "dropped", "skipped"] as const;
 
 export const DeliveriesQuery = t.Object({
-  limit: t.Optional(T.Integer({ minimum: 1, maximum: 100, default: 20, description: "Deliveries per page: an integer, 1 to 100 (default 20)." })),
-  cursor: t.Optional(Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." })),
-  status: t.Optional(
-    t.Union(DELIVERY_STATUSES.map((s) => t.Literal(s)), {
-      description:
-        "Only deliveries in this state: pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped; `failed`: abandoned, dropped, or pending after a failed attempt.",
+  limit: t.Optional(
+    T.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: "Deliveries per page: an integer, 1 to 100 (default 20).",
     }),
   ),
+  cursor: t.Optional(
+    Text({ maxLength: 100, pattern: URL_TOKEN_PATTERN, description: "`next_cursor` of the previous page." }),
+  ),
+  status: t.Optional(
+    t.Union(
+      DELIVERY_STATUSES.map((s) => t.Literal(s)),
+      {
+        description:
+          "Only deliveries in this state: pending, delivered, abandoned (6 failed attempts), dropped (address check), skipped; `failed`: abandoned, dropped, or pending after a failed attempt.",
+      },
+    ),
+  ),
   event_type: t.Optional(EventName),
-  since: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued at or after this instant (RFC 3339)." })),
-  until: t.Optional(Text({ format: "date-time", description: "Only deliveries of events enqueued before this instant (RFC 3339)." })),
+  since: t.Optional(
+    Text({
+      format: "date-time",
+      description: "Only deliveries of events enqueued at or after this instant (RFC 3339).",
+    }),
+  ),
+  until: t.Optional(
+    Text({ format: "date-time", description: "Only deliveries of events enqueued before this instant (RFC 3339)." }),
+  ),
   after_sequence: t.Optional(
     T.Integer({
       minimum: 0,
       maximum: Number.MAX_SAFE_INTEGER,
-      description: "Only deliveries with a `sequence` above this, oldest sequence first (what a receiver missed after the last one it processed); test fires have none and are left out.",
+      description:
+        "Only deliveries with a `sequence` above this, oldest sequence first (what a receiver missed after the last one it processed); test fires have none and are left out.",
     }),
   ),
 });
@@ -102,7 +171,8 @@ export const WebhookSchema = T.Object(
     status: T.Union([T.Literal("active"), T.Literal("deactivated")]),
     failure_count: T.Integer({ description: "Consecutive failed deliveries (live webhooks); 20 deactivates." }),
     headers: T.Record(T.String(), T.String(), {
-      description: "Custom header names with masked values: the first 4 characters and `…••••` for values of 12 characters or more, else `••••`.",
+      description:
+        "Custom header names with masked values: the first 4 characters and `…••••` for values of 12 characters or more, else `••••`.",
       examples: [{ Authorization: "Bear…••••" }],
     }),
     created_at: T.String({ format: "date-time" }),
@@ -115,20 +185,30 @@ export const CreatedWebhookSchema = T.Object(
   {
     ...WebhookSchema.properties,
     secret: T.String({
-      description: "The raw signing secret on the account's first secret; otherwise a notice beginning with `<` (the secret is shown only once).",
+      description:
+        "The raw signing secret on the account's first secret; otherwise a notice beginning with `<` (the secret is shown only once).",
     }),
   },
   { title: "CreatedWebhook" },
 );
 
-export const WebhookResponse = T.Object({ success: T.Literal(true), data: WebhookSchema }, { title: "WebhookResponse" });
-export const CreatedWebhookResponse = T.Object({ success: T.Literal(true), data: CreatedWebhookSchema }, { title: "CreatedWebhookResponse" });
+export const WebhookResponse = T.Object(
+  { success: T.Literal(true), data: WebhookSchema },
+  { title: "WebhookResponse" },
+);
+export const CreatedWebhookResponse = T.Object(
+  { success: T.Literal(true), data: CreatedWebhookSchema },
+  { title: "CreatedWebhookResponse" },
+);
 export const WebhookListResponse = T.Object(
   { success: T.Literal(true), data: T.Object({ webhooks: T.Array(WebhookSchema), count: T.Integer() }) },
   { title: "WebhookList" },
 );
 export const SecretResponse = T.Object(
-  { success: T.Literal(true), data: T.Object({ secret: T.String({ description: "The new raw signing secret, shown once." }) }) },
+  {
+    success: T.Literal(true),
+    data: T.Object({ secret: T.String({ description: "The new raw signing secret, shown once." }) }),
+  },
   { title: "SecretResponse" },
 );
 /** The `/v1/webhooks` request and success bodies as Elysia models, one document component per name. */

@@ -16,9 +16,16 @@ const FINAL = "('delivered', 'abandoned', 'dropped', 'skipped')";
  * their own (same or later) week.
  * @throws whatever the database throws (the next housekeeping run tries again).
  */
-export async function deliveryPartitions(db: Db, nowMs: number, cutoffMs: number): Promise<{ created: string[]; dropped: string[] }> {
+export async function deliveryPartitions(
+  db: Db,
+  nowMs: number,
+  cutoffMs: number,
+): Promise<{ created: string[]; dropped: string[] }> {
   const sql = db.$client;
-  const created = [...(await createPartitions(sql, "deliveries", "created_at", nowMs)), ...(await createPartitions(sql, "delivery_attempts", "started_at", nowMs))];
+  const created = [
+    ...(await createPartitions(sql, "deliveries", "created_at", nowMs)),
+    ...(await createPartitions(sql, "delivery_attempts", "started_at", nowMs)),
+  ];
   const dropped = [
     ...(await dropPartitionsBefore(sql, "deliveries", cutoffMs, `state not in ${FINAL} or updated_at >= $1`)),
     ...(await dropPartitionsBefore(sql, "delivery_attempts", cutoffMs)),
@@ -32,7 +39,11 @@ export async function deliveryPartitions(db: Db, nowMs: number, cutoffMs: number
  * strictly older goes, nothing newer. Returns the rows deleted per table.
  * @throws whatever the database throws (the next housekeeping run tries again).
  */
-export async function pruneDeliveries(db: Db, cutoffMs: number, batches: PruneBatches): Promise<{ deliveries: number; attempts: number }> {
+export async function pruneDeliveries(
+  db: Db,
+  cutoffMs: number,
+  batches: PruneBatches,
+): Promise<{ deliveries: number; attempts: number }> {
   const sql = db.$client;
   const cutoff = new Date(cutoffMs).toISOString();
   // Row by row only below the week holding the cutoff: that week goes whole (deliveryPartitions).
@@ -45,21 +56,29 @@ export async function pruneDeliveries(db: Db, cutoffMs: number, batches: PruneBa
   // created) and lets deliveries_created_idx bound the scan: no index covers updated_at or state, so
   // the worker's claim and outcome updates stay HOT. Rows created before the cutoff but changed after
   // it (retries still running then) are the only ones the scan passes over.
-  const deliveries = await deleteInBatches(batches, async () =>
-    (await sql`
+  const deliveries = await deleteInBatches(
+    batches,
+    async () =>
+      (
+        await sql`
       delete from deliveries where id in (
         select id from deliveries
         where created_at < ${below} and updated_at < ${cutoff}
           and state in ('delivered', 'abandoned', 'dropped', 'skipped')
         limit ${batch})
-      returning 1`).length,
+      returning 1`
+      ).length,
   );
   // Attempt logs past retention even where the delivery itself is younger (a long retry history).
-  const attempts = await deleteInBatches(batches, async () =>
-    (await sql`
+  const attempts = await deleteInBatches(
+    batches,
+    async () =>
+      (
+        await sql`
       delete from delivery_attempts where id in (
         select id from delivery_attempts where started_at < ${attemptsBelow} limit ${batch})
-      returning 1`).length,
+      returning 1`
+      ).length,
   );
   return { deliveries, attempts };
 }

@@ -12,17 +12,30 @@ export const RECOVER_WINDOW_MS = 30 * 86_400_000;
 type Deps = Pick<AppDeps, "db" | "clock">;
 
 // A test fire's stored synthetic data carries enqueued_at with milliseconds; a delivery spells it to the second (spec: enqueued_at).
-const SYNTHETIC = dsql.raw(`case when d.synthetic_data is null then null else jsonb_set(d.synthetic_data, '{enqueued_at}', to_jsonb(to_char(d.enqueued_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))) end`);
+const SYNTHETIC = dsql.raw(
+  `case when d.synthetic_data is null then null else jsonb_set(d.synthetic_data, '{enqueued_at}', to_jsonb(to_char(d.enqueued_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))) end`,
+);
 
 /** A claimed delivery's event id (a test fire's derived from the delivery's); `nowMs`: the attempt's time. */
-export function eventIdentity(row: Pick<ClaimedDelivery, "id" | "event_id">, nowMs: number): { eventId: string; nowMs: number } {
+export function eventIdentity(
+  row: Pick<ClaimedDelivery, "id" | "event_id">,
+  nowMs: number,
+): { eventId: string; nowMs: number } {
   return { eventId: row.event_id ?? `evt_${row.id.slice(4)}`, nowMs };
 }
 
 /** Queues a new delivery of `deliveryId`'s event, due now; throws AppError WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND. */
-export async function redeliver(deps: Deps, accountId: string, webhookId: string, deliveryId: string): Promise<{ id: string; enqueued_at: string }> {
+export async function redeliver(
+  deps: Deps,
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<{ id: string; enqueued_at: string }> {
   await requireWebhook(deps.db, accountId, webhookId);
-  const notFound = new AppError("DELIVERY_NOT_FOUND", `No delivery with id ${JSON.stringify(deliveryId.slice(0, 100))} on this webhook.`);
+  const notFound = new AppError(
+    "DELIVERY_NOT_FOUND",
+    `No delivery with id ${JSON.stringify(deliveryId.slice(0, 100))} on this webhook.`,
+  );
   if (!isId("dlv", deliveryId)) throw notFound;
   const now = new Date(deps.clock.now()).toISOString();
   const id = newId("dlv");

@@ -22,7 +22,8 @@ import { sealHeaders } from "./headers.ts";
 /** Webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (spec: Limits leaves it open; docs/spec-map.md, "Decisions"). */
 export const MAX_WEBHOOKS = 10;
 
-export const SECRET_NOTICE = "<secret already issued: it is shown only once; rotate it with POST /v1/webhooks/rotate-secret>";
+export const SECRET_NOTICE =
+  "<secret already issued: it is shown only once; rotate it with POST /v1/webhooks/rotate-secret>";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 type ServiceDeps = Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">;
@@ -50,7 +51,10 @@ export function webhookView(w: WebhookRow) {
 function planGate(plan: string): void {
   const p = planOf(plan);
   if (!p.live_webhooks)
-    throw new AppError("PLAN_UPGRADE_REQUIRED", `Live webhooks need a plan that includes them (Growth or Business); the ${p.name} plan has test webhooks only.`);
+    throw new AppError(
+      "PLAN_UPGRADE_REQUIRED",
+      `Live webhooks need a plan that includes them (Growth or Business); the ${p.name} plan has test webhooks only.`,
+    );
 }
 
 const dedupe = (events: readonly string[]) => [...new Set(events)];
@@ -60,27 +64,48 @@ const dedupe = (events: readonly string[]) => [...new Set(events)];
  * (spec: POST /v1/webhooks). Throws RequestValidationError, AppError PLAN_UPGRADE_REQUIRED / WEBHOOK_LIMIT_REACHED.
  */
 export async function createWebhook(deps: ServiceDeps, caller: Caller, input: CreateWebhookInput) {
-  const url = validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
+  const url = validateWebhookUrl(
+    input.url,
+    ["body", "url"],
+    deps.config.webhookAllowPrivateCidrs,
+    sandboxEcho(deps.config)?.url,
+  );
   if (input.mode === "live") planGate(caller.plan);
   const now = new Date(deps.clock.now());
   return deps.db.transaction(async (tx) => {
     // The account row lock: the limit count and the "first secret" decision cannot race.
     const acc = await lockWebhookSecret(tx, caller.id);
     if (!acc) throw new AppError("INVALID_API_KEY", "The API key is invalid or has been revoked.");
-    const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, caller.id));
-    if (n >= MAX_WEBHOOKS) throw new AppError("WEBHOOK_LIMIT_REACHED", `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
+    const [{ n } = { n: 0 }] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(webhooks)
+      .where(eq(webhooks.accountId, caller.id));
+    if (n >= MAX_WEBHOOKS)
+      throw new AppError(
+        "WEBHOOK_LIMIT_REACHED",
+        `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`,
+      );
     const id = newId("wh");
     const [row] = await tx
       .insert(webhooks)
       .values({
-        id, accountId: caller.id, url, events: dedupe(input.events), mode: input.mode, description: input.description ?? null, createdAt: now, updatedAt: now,
+        id,
+        accountId: caller.id,
+        url,
+        events: dedupe(input.events),
+        mode: input.mode,
+        description: input.description ?? null,
+        createdAt: now,
+        updatedAt: now,
         ...sealHeaders(deps.secretsKey, id, input.headers ?? {}),
       })
       .returning();
     let secret = SECRET_NOTICE;
     if (!acc.enc) {
       secret = generateSecret();
-      await storeWebhookSecret(tx, caller.id, encryptSecret(deps.secretsKey, caller.id, secret), now, { keepPrevious: false });
+      await storeWebhookSecret(tx, caller.id, encryptSecret(deps.secretsKey, caller.id, secret), now, {
+        keepPrevious: false,
+      });
     }
     return { ...webhookView(row!), secret };
   });
@@ -95,26 +120,42 @@ export async function rotateSecret(deps: ServiceDeps, accountId: string): Promis
   const now = new Date(deps.clock.now());
   await deps.db.transaction(async (tx) => {
     await lockWebhookSecret(tx, accountId);
-    await storeWebhookSecret(tx, accountId, encryptSecret(deps.secretsKey, accountId, secret), now, { keepPrevious: true });
-    await recordAlert(tx, { accountId, kind: "secret_rotated", dedupeKey: now.toISOString(), details: { at: now.toISOString() } });
+    await storeWebhookSecret(tx, accountId, encryptSecret(deps.secretsKey, accountId, secret), now, {
+      keepPrevious: true,
+    });
+    await recordAlert(tx, {
+      accountId,
+      kind: "secret_rotated",
+      dedupeKey: now.toISOString(),
+      details: { at: now.toISOString() },
+    });
   });
   return secret;
 }
 
 export async function listWebhooks(db: DbOrTx, accountId: string) {
-  const rows = await db.select().from(webhooks).where(eq(webhooks.accountId, accountId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id));
+  const rows = await db
+    .select()
+    .from(webhooks)
+    .where(eq(webhooks.accountId, accountId))
+    .orderBy(asc(webhooks.createdAt), asc(webhooks.id));
   return rows.map(webhookView);
 }
 
 /** The account's webhook `id`. @throws AppError WEBHOOK_NOT_FOUND (also for another account's id). */
 export async function requireWebhook(db: DbOrTx, accountId: string, id: string): Promise<WebhookRow> {
   if (!isId("wh", id)) throw notFound(id);
-  const [row] = await db.select().from(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).limit(1);
+  const [row] = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)))
+    .limit(1);
   if (!row) throw notFound(id);
   return row;
 }
 
-const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook with id ${JSON.stringify(id.slice(0, 100))} on this account.`);
+const notFound = (id: string) =>
+  new AppError("WEBHOOK_NOT_FOUND", `No webhook with id ${JSON.stringify(id.slice(0, 100))} on this account.`);
 
 /**
  * Partial update (docs/spec-map.md, "Decisions"): `status: "active"` reactivates and resets the failure count; going
@@ -122,7 +163,15 @@ const notFound = (id: string) => new AppError("WEBHOOK_NOT_FOUND", `No webhook w
  */
 export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: string, input: UpdateWebhookInput) {
   const current = await requireWebhook(deps.db, caller.id, id);
-  const url = input.url === undefined ? undefined : validateWebhookUrl(input.url, ["body", "url"], deps.config.webhookAllowPrivateCidrs, sandboxEcho(deps.config)?.url);
+  const url =
+    input.url === undefined
+      ? undefined
+      : validateWebhookUrl(
+          input.url,
+          ["body", "url"],
+          deps.config.webhookAllowPrivateCidrs,
+          sandboxEcho(deps.config)?.url,
+        );
   if (input.mode === "live" && current.mode !== "live") planGate(caller.plan);
   const patch: Partial<WebhookRow> = { updatedAt: new Date(deps.clock.now()) };
   if (url !== undefined) patch.url = url;
@@ -131,7 +180,11 @@ export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: strin
   if (input.description !== undefined) patch.description = input.description;
   if (input.status === "active") Object.assign(patch, { status: "active", failureCount: 0 });
   if (input.headers !== undefined) Object.assign(patch, sealHeaders(deps.secretsKey, id, input.headers ?? {}));
-  const [row] = await deps.db.update(webhooks).set(patch).where(and(eq(webhooks.id, id), eq(webhooks.accountId, caller.id))).returning();
+  const [row] = await deps.db
+    .update(webhooks)
+    .set(patch)
+    .where(and(eq(webhooks.id, id), eq(webhooks.accountId, caller.id)))
+    .returning();
   if (!row) throw notFound(id);
   return webhookView(row);
 }
@@ -139,7 +192,10 @@ export async function updateWebhook(deps: ServiceDeps, caller: Caller, id: strin
 /** Deletes the webhook; its deliveries (pending ones included) and attempt log go with it (FK cascade). */
 export async function deleteWebhook(db: DbOrTx, accountId: string, id: string): Promise<void> {
   if (!isId("wh", id)) throw notFound(id);
-  const rows = await db.delete(webhooks).where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId))).returning({ id: webhooks.id });
+  const rows = await db
+    .delete(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)))
+    .returning({ id: webhooks.id });
   if (rows.length === 0) throw notFound(id);
 }
 
@@ -162,18 +218,32 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
   if (bySequence) conds.push(gt(deliveries.sequence, page.after_sequence!));
   else if (page.cursor) conds.push(lt(deliveries.id, page.cursor));
   if (page.status === "failed")
-    conds.push(or(inArray(deliveries.state, ["abandoned", "dropped"]), and(eq(deliveries.state, "pending"), gt(deliveries.attempts, 0))));
+    conds.push(
+      or(
+        inArray(deliveries.state, ["abandoned", "dropped"]),
+        and(eq(deliveries.state, "pending"), gt(deliveries.attempts, 0)),
+      ),
+    );
   else if (page.status) conds.push(eq(deliveries.state, page.status));
   if (page.event_type) conds.push(eq(deliveries.eventType, page.event_type));
   if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(page.since)));
   if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(page.until)));
   const order = bySequence ? [asc(deliveries.sequence), asc(deliveries.id)] : [desc(deliveries.id)];
-  const rows = await db.select().from(deliveries).where(and(...conds)).orderBy(...order).limit(page.limit + 1);
+  const rows = await db
+    .select()
+    .from(deliveries)
+    .where(and(...conds))
+    .orderBy(...order)
+    .limit(page.limit + 1);
   const more = rows.length > page.limit;
   const pageRows = rows.slice(0, page.limit);
   const ids = pageRows.map((r) => r.id);
   const atts = ids.length
-    ? await db.select().from(deliveryAttempts).where(inArray(deliveryAttempts.deliveryId, ids)).orderBy(desc(deliveryAttempts.attempt), desc(deliveryAttempts.id))
+    ? await db
+        .select()
+        .from(deliveryAttempts)
+        .where(inArray(deliveryAttempts.deliveryId, ids))
+        .orderBy(desc(deliveryAttempts.attempt), desc(deliveryAttempts.id))
     : [];
   const byDelivery = new Map<string, typeof atts>();
   for (const a of atts) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
@@ -201,5 +271,9 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
       response_snippet: a.responseSnippet,
     })),
   }));
-  return { deliveries: list, count: list.length, next_cursor: more && !bySequence ? (pageRows.at(-1)?.id ?? null) : null };
+  return {
+    deliveries: list,
+    count: list.length,
+    next_cursor: more && !bySequence ? (pageRows.at(-1)?.id ?? null) : null,
+  };
 }

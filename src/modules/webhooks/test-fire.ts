@@ -19,10 +19,17 @@ import { openHeaders } from "./headers.ts";
  * @throws AppError TEST_WEBHOOKS_DISABLED (503, kill-switch), WEBHOOK_NOT_FOUND (404), WEBHOOK_IS_LIVE (409).
  * @returns `delivered`, the last hop's `status_code` (null without a response), `attempt_ms` (wall ms).
  */
-export async function testFire(deps: TestDeps, sender: WebhookSender, accountId: string, id: string, event?: EventType) {
+export async function testFire(
+  deps: TestDeps,
+  sender: WebhookSender,
+  accountId: string,
+  id: string,
+  event?: EventType,
+) {
   requireTestFires(deps);
   const wh = await requireWebhook(deps.db, accountId, id);
-  if (wh.mode !== "test") throw new AppError("WEBHOOK_IS_LIVE", "Test fires go to test webhooks only; this webhook is live.");
+  if (wh.mode !== "test")
+    throw new AppError("WEBHOOK_IS_LIVE", "Test fires go to test webhooks only; this webhook is live.");
   const secret = await signingSecret(deps, accountId);
   const ev = event ?? (wh.events[0] as EventType);
   const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
@@ -47,31 +54,65 @@ type TestDeps = Pick<AppDeps, "db" | "clock" | "config" | "secretsKey">;
 
 /** @throws AppError TEST_WEBHOOKS_DISABLED (503) while the operator's kill-switch is on. */
 export function requireTestFires(deps: Pick<AppDeps, "config">): void {
-  if (!deps.config.testWebhooksEnabled) throw new AppError("TEST_WEBHOOKS_DISABLED", "Test fires are switched off by the operator right now; try again later.");
+  if (!deps.config.testWebhooksEnabled)
+    throw new AppError(
+      "TEST_WEBHOOKS_DISABLED",
+      "Test fires are switched off by the operator right now; try again later.",
+    );
 }
 
 /** The account's raw signing secret. @throws AppError INTERNAL_ERROR when it has none. */
 export async function signingSecret(deps: Pick<AppDeps, "db" | "secretsKey">, accountId: string): Promise<string> {
-  const [acc] = await deps.db.select({ enc: accounts.webhookSecretEnc }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  const [acc] = await deps.db
+    .select({ enc: accounts.webhookSecretEnc })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .limit(1);
   if (!acc?.enc) throw new AppError("INTERNAL_ERROR", "The account has no signing secret.");
   return decryptSecret(deps.secretsKey, accountId, acc.enc);
 }
 
 /** Writes a sent test delivery with its final state and every hop, so the worker never picks it up. */
-export async function recordTestDelivery(deps: Pick<AppDeps, "db" | "clock">, wh: WebhookRow, ev: EventType, enqueuedAt: Date, out: SendOutcome): Promise<void> {
+export async function recordTestDelivery(
+  deps: Pick<AppDeps, "db" | "clock">,
+  wh: WebhookRow,
+  ev: EventType,
+  enqueuedAt: Date,
+  out: SendOutcome,
+): Promise<void> {
   const now = new Date(deps.clock.now());
   const state = out.kind === "delivered" ? "delivered" : out.kind === "dropped" ? "dropped" : "abandoned";
   await deps.db.transaction(async (tx) => {
     const dlv = newId("dlv");
     await tx.insert(deliveries).values({
-      id: dlv, webhookId: wh.id, accountId: wh.accountId, eventType: ev, mode: "test", state, attempts: 1, nextAttemptAt: null,
-      enqueuedAt, syntheticData: sampleData(ev, enqueuedAt.toISOString()), lastStatusCode: out.statusCode, lastError: out.error, createdAt: now, updatedAt: now,
+      id: dlv,
+      webhookId: wh.id,
+      accountId: wh.accountId,
+      eventType: ev,
+      mode: "test",
+      state,
+      attempts: 1,
+      nextAttemptAt: null,
+      enqueuedAt,
+      syntheticData: sampleData(ev, enqueuedAt.toISOString()),
+      lastStatusCode: out.statusCode,
+      lastError: out.error,
+      createdAt: now,
+      updatedAt: now,
     });
     if (out.hops.length)
       await tx.insert(deliveryAttempts).values(
         out.hops.map((h) => ({
-          id: newId("att"), deliveryId: dlv, webhookId: wh.id, attempt: 1, url: h.url, startedAt: new Date(h.startedAt),
-          durationMs: h.durationMs, statusCode: h.statusCode, error: h.error, responseSnippet: h.snippet?.replaceAll("\u0000", "") ?? null,
+          id: newId("att"),
+          deliveryId: dlv,
+          webhookId: wh.id,
+          attempt: 1,
+          url: h.url,
+          startedAt: new Date(h.startedAt),
+          durationMs: h.durationMs,
+          statusCode: h.statusCode,
+          error: h.error,
+          responseSnippet: h.snippet?.replaceAll("\u0000", "") ?? null,
         })),
       );
   });

@@ -6,7 +6,12 @@ import { RequestValidationError, type ValidationItem } from "../../errors.ts";
 import { classifyAddress, isConnectable, isIpLiteral } from "./delivery/address-guard.ts";
 
 /** The normalised URL to store (`sandboxEchoUrl` may be loopback); throws RequestValidationError at `loc`. */
-export function validateWebhookUrl(raw: string, loc: (string | number)[], allowCidrs: readonly string[], sandboxEchoUrl?: string): string {
+export function validateWebhookUrl(
+  raw: string,
+  loc: (string | number)[],
+  allowCidrs: readonly string[],
+  sandboxEchoUrl?: string,
+): string {
   const fail = (type: string, msg: string): never => {
     const item: ValidationItem = { loc, msg, type };
     throw new RequestValidationError([item]);
@@ -31,14 +36,20 @@ export function validateWebhookUrl(raw: string, loc: (string | number)[], allowC
   } else {
     const name = host.replace(/\.+$/, "").toLowerCase();
     if (name === "localhost" || name.endsWith(".localhost")) {
-      if (!isConnectable(classifyAddress("127.0.0.1", allowCidrs))) fail("value_error", "URL host must be a host name or a public IP address (localhost is loopback)");
-    } else if (!name.includes(".") || host.includes("..")) fail("value_error", "URL host must be a fully qualified domain name");
+      if (!isConnectable(classifyAddress("127.0.0.1", allowCidrs)))
+        fail("value_error", "URL host must be a host name or a public IP address (localhost is loopback)");
+    } else if (!name.includes(".") || host.includes(".."))
+      fail("value_error", "URL host must be a fully qualified domain name");
   }
   return u.toString();
 }
 
 /** The URL rules as 422 items for a body not yet schema-checked (reported with the schema's items). */
-export function webhookUrlProblems(body: unknown, allowCidrs: readonly string[], sandboxEchoUrl?: string): ValidationItem[] {
+export function webhookUrlProblems(
+  body: unknown,
+  allowCidrs: readonly string[],
+  sandboxEchoUrl?: string,
+): ValidationItem[] {
   const url = (body as { url?: unknown } | null | undefined)?.url;
   if (typeof url !== "string") return [];
   try {

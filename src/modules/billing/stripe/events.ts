@@ -21,9 +21,18 @@ type SubscriptionRow = typeof billingSubscriptions.$inferSelect;
  * @returns `duplicate` when seen before; `ignored` for unhandled types or no account of ours
  * @throws database errors (the caller answers 5xx so Stripe retries)
  */
-export async function applyStripeEvent(db: Db, cfg: StripeBillingConfig, log: Logger, event: Stripe.Event): Promise<EventOutcome> {
+export async function applyStripeEvent(
+  db: Db,
+  cfg: StripeBillingConfig,
+  log: Logger,
+  event: Stripe.Event,
+): Promise<EventOutcome> {
   return db.transaction(async (tx) => {
-    const fresh = await tx.insert(stripeEvents).values({ id: event.id, type: event.type }).onConflictDoNothing().returning({ id: stripeEvents.id });
+    const fresh = await tx
+      .insert(stripeEvents)
+      .values({ id: event.id, type: event.type })
+      .onConflictDoNothing()
+      .returning({ id: stripeEvents.id });
     if (fresh.length === 0) return "duplicate";
     const at = new Date(event.created * 1000);
     switch (event.type) {
@@ -40,25 +49,47 @@ export async function applyStripeEvent(db: Db, cfg: StripeBillingConfig, log: Lo
   });
 }
 
-const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === "string" ? v : (v?.id ?? null));
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  typeof v === "string" ? v : (v?.id ?? null);
 
 /** Locks the account's billing state for this transaction; undefined when the account does not exist. */
 async function lockAccount(tx: Tx, accountId: string | null | undefined) {
   if (!accountId) return undefined;
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`billing:${accountId}`}, 0))`);
-  const [acc] = await tx.select({ id: accounts.id, plan: accounts.plan }).from(accounts).where(eq(accounts.id, accountId)).limit(1);
+  const [acc] = await tx
+    .select({ id: accounts.id, plan: accounts.plan })
+    .from(accounts)
+    .where(eq(accounts.id, accountId))
+    .limit(1);
   if (!acc) return undefined;
-  const [row] = await tx.select().from(billingSubscriptions).where(eq(billingSubscriptions.accountId, accountId)).limit(1);
+  const [row] = await tx
+    .select()
+    .from(billingSubscriptions)
+    .where(eq(billingSubscriptions.accountId, accountId))
+    .limit(1);
   return { id: acc.id, plan: (isPlanId(acc.plan) ? acc.plan : "free") as PlanId, row };
 }
 
-async function saveRow(tx: Tx, accountId: string, values: Omit<typeof billingSubscriptions.$inferInsert, "accountId" | "updatedAt">) {
+async function saveRow(
+  tx: Tx,
+  accountId: string,
+  values: Omit<typeof billingSubscriptions.$inferInsert, "accountId" | "updatedAt">,
+) {
   const v = { ...values, updatedAt: new Date() };
-  await tx.insert(billingSubscriptions).values({ accountId, ...v }).onConflictDoUpdate({ target: billingSubscriptions.accountId, set: v });
+  await tx
+    .insert(billingSubscriptions)
+    .values({ accountId, ...v })
+    .onConflictDoUpdate({ target: billingSubscriptions.accountId, set: v });
 }
 
 /** Checkout finished and paid: the account gets the plan it bought (metadata set by our own Checkout Session). */
-async function onCheckoutCompleted(tx: Tx, cfg: StripeBillingConfig, log: Logger, s: Stripe.Checkout.Session, at: Date): Promise<EventOutcome> {
+async function onCheckoutCompleted(
+  tx: Tx,
+  cfg: StripeBillingConfig,
+  log: Logger,
+  s: Stripe.Checkout.Session,
+  at: Date,
+): Promise<EventOutcome> {
   if (s.mode !== "subscription") return "ignored";
   const plan = s.metadata?.plan;
   if (!plan || !isPlanId(plan) || !cfg.prices[plan as keyof StripeBillingConfig["prices"]]) {
@@ -86,7 +117,11 @@ async function onCheckoutCompleted(tx: Tx, cfg: StripeBillingConfig, log: Logger
 
 /** The account of a subscription: the one we linked it to, else the `account_id` our Checkout Session put in its metadata. */
 async function accountOfSubscription(tx: Tx, sub: Stripe.Subscription): Promise<string | undefined> {
-  const [linked] = await tx.select({ accountId: billingSubscriptions.accountId }).from(billingSubscriptions).where(eq(billingSubscriptions.stripeSubscriptionId, sub.id)).limit(1);
+  const [linked] = await tx
+    .select({ accountId: billingSubscriptions.accountId })
+    .from(billingSubscriptions)
+    .where(eq(billingSubscriptions.stripeSubscriptionId, sub.id))
+    .limit(1);
   return linked?.accountId ?? sub.metadata?.account_id;
 }
 
@@ -103,8 +138,16 @@ interface Target {
 }
 
 /** The plan the account has now and the change waiting for the period end, from the subscription Stripe describes. */
-export function targetOf(sub: Pick<Stripe.Subscription, "status" | "cancel_at" | "cancel_at_period_end">, pricePlan: PlanId, current: PlanId, row: SubscriptionRow | undefined, end: Date | null, at: Date): Target {
-  if (sub.status === "incomplete") return { plan: current, pendingPlan: row?.pendingPlan as PlanId | null, pendingAt: row?.pendingAt ?? null };
+export function targetOf(
+  sub: Pick<Stripe.Subscription, "status" | "cancel_at" | "cancel_at_period_end">,
+  pricePlan: PlanId,
+  current: PlanId,
+  row: SubscriptionRow | undefined,
+  end: Date | null,
+  at: Date,
+): Target {
+  if (sub.status === "incomplete")
+    return { plan: current, pendingPlan: row?.pendingPlan as PlanId | null, pendingAt: row?.pendingAt ?? null };
   if (!ENTITLED.has(sub.status)) return { plan: "free", pendingPlan: null, pendingAt: null };
   let plan = pricePlan;
   let pending: Target["pendingPlan"] = null;
@@ -123,7 +166,13 @@ export function targetOf(sub: Pick<Stripe.Subscription, "status" | "cancel_at" |
   return { plan, pendingPlan: pending, pendingAt };
 }
 
-async function onSubscriptionChanged(tx: Tx, cfg: StripeBillingConfig, log: Logger, sub: Stripe.Subscription, at: Date): Promise<EventOutcome> {
+async function onSubscriptionChanged(
+  tx: Tx,
+  cfg: StripeBillingConfig,
+  log: Logger,
+  sub: Stripe.Subscription,
+  at: Date,
+): Promise<EventOutcome> {
   const acc = await lockAccount(tx, await accountOfSubscription(tx, sub));
   if (!acc) return "ignored";
   if (acc.row && acc.row.stateAt > at) return "ignored";
@@ -144,7 +193,13 @@ async function onSubscriptionChanged(tx: Tx, cfg: StripeBillingConfig, log: Logg
   });
   if (t.plan !== acc.plan) {
     await setPlan(tx, acc.id, t.plan);
-    log.info("plan changed by stripe subscription", { account_id: acc.id, from: acc.plan, to: t.plan, subscription: sub.id, status: sub.status });
+    log.info("plan changed by stripe subscription", {
+      account_id: acc.id,
+      from: acc.plan,
+      to: t.plan,
+      subscription: sub.id,
+      status: sub.status,
+    });
   }
   return "applied";
 }
@@ -166,7 +221,12 @@ async function onSubscriptionDeleted(tx: Tx, log: Logger, sub: Stripe.Subscripti
   });
   if (acc.plan !== "free") {
     await setPlan(tx, acc.id, "free");
-    log.info("plan changed by stripe: subscription ended", { account_id: acc.id, from: acc.plan, to: "free", subscription: sub.id });
+    log.info("plan changed by stripe: subscription ended", {
+      account_id: acc.id,
+      from: acc.plan,
+      to: "free",
+      subscription: sub.id,
+    });
   }
   return "applied";
 }

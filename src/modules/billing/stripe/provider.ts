@@ -25,28 +25,49 @@ export function stripeBilling(d: StripeProviderDeps): BillingProvider {
   const priceOf = (p: PlanId) => (p === "free" ? undefined : d.cfg.prices[p]);
   return {
     kind: "stripe",
-    label: "Payments by Stripe: an upgrade opens Stripe Checkout and applies once Stripe confirms the payment; a downgrade applies at the end of the paid period",
+    label:
+      "Payments by Stripe: an upgrade opens Stripe Checkout and applies once Stripe confirms the payment; a downgrade applies at the end of the paid period",
     offers: (p) => p === "free" || priceOf(p) !== undefined,
     async requestPlanChange(req) {
       try {
         return await change(d, req, priceOf(req.to));
       } catch (err) {
-        d.log.warn("stripe request failed", { account_id: req.accountId, error: (err as Error).name, type: (err as { type?: string }).type });
-        return { status: "declined", reason: "the payment provider could not be reached; please try again in a minute" };
+        d.log.warn("stripe request failed", {
+          account_id: req.accountId,
+          error: (err as Error).name,
+          type: (err as { type?: string }).type,
+        });
+        return {
+          status: "declined",
+          reason: "the payment provider could not be reached; please try again in a minute",
+        };
       }
     },
     async state(accountId): Promise<BillingState> {
-      const [row] = await d.db.select().from(billingSubscriptions).where(eq(billingSubscriptions.accountId, accountId)).limit(1);
+      const [row] = await d.db
+        .select()
+        .from(billingSubscriptions)
+        .where(eq(billingSubscriptions.accountId, accountId))
+        .limit(1);
       if (!row?.pendingPlan || !row.pendingAt || !isPlanId(row.pendingPlan)) return {};
       return { scheduled: { plan: row.pendingPlan, at: row.pendingAt } };
     },
   };
 }
 
-async function change(d: StripeProviderDeps, req: PlanChangeRequest, price: string | undefined): Promise<PlanChangeDecision> {
-  const [row] = await d.db.select().from(billingSubscriptions).where(eq(billingSubscriptions.accountId, req.accountId)).limit(1);
+async function change(
+  d: StripeProviderDeps,
+  req: PlanChangeRequest,
+  price: string | undefined,
+): Promise<PlanChangeDecision> {
+  const [row] = await d.db
+    .select()
+    .from(billingSubscriptions)
+    .where(eq(billingSubscriptions.accountId, req.accountId))
+    .limit(1);
   const subId = row?.stripeSubscriptionId && LIVE.has(row.status) ? row.stripeSubscriptionId : undefined;
-  if (req.to !== "free" && !price) return { status: "declined", reason: "this plan cannot be bought online; contact us" };
+  if (req.to !== "free" && !price)
+    return { status: "declined", reason: "this plan cannot be bought online; contact us" };
   if (!subId) {
     if (req.to === "free") return { status: "approved", reference: "no_subscription" };
     const meta = { account_id: req.accountId, plan: req.to };
@@ -75,7 +96,11 @@ async function change(d: StripeProviderDeps, req: PlanChangeRequest, price: stri
   await d.stripe.subscriptions.update(
     subId,
     up
-      ? { items: [{ id: item.id, price }], proration_behavior: "always_invoice", payment_behavior: "pending_if_incomplete" }
+      ? {
+          items: [{ id: item.id, price }],
+          proration_behavior: "always_invoice",
+          payment_behavior: "pending_if_incomplete",
+        }
       : { items: [{ id: item.id, price }], proration_behavior: "none" },
   );
   return { status: "submitted", reference: subId };

@@ -60,7 +60,14 @@ export function stripeWebhookHandler(d: StripeWebhookDeps): (request: Request) =
     if (!raw) return fail(413, "PAYLOAD_TOO_LARGE", `Request bodies are limited to ${STRIPE_WEBHOOK_MAX_BYTES} bytes.`);
     let event: Stripe.Event;
     try {
-      event = await d.stripe.webhooks.constructEventAsync(raw, signature, d.cfg.webhookSecret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, d.clock.now());
+      event = await d.stripe.webhooks.constructEventAsync(
+        raw,
+        signature,
+        d.cfg.webhookSecret,
+        STRIPE_SIGNATURE_TOLERANCE_S,
+        undefined,
+        d.clock.now(),
+      );
     } catch {
       log.warn("stripe webhook refused: signature verification failed");
       return fail(400, "BAD_REQUEST", "Stripe signature verification failed.");
@@ -70,7 +77,11 @@ export function stripeWebhookHandler(d: StripeWebhookDeps): (request: Request) =
       log.info("stripe event", { event_id: event.id, type: event.type, outcome });
       return json(200, { received: true });
     } catch (err) {
-      log.error("stripe event not recorded; Stripe will retry", { event_id: event.id, type: event.type, error: err as Error });
+      log.error("stripe event not recorded; Stripe will retry", {
+        event_id: event.id,
+        type: event.type,
+        error: err as Error,
+      });
       return fail(503, "SERVICE_UNAVAILABLE", "The event could not be recorded; retry later.");
     }
   };

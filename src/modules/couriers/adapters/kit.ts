@@ -79,7 +79,10 @@ export function checkWire<S extends TSchema>(courier: string, schema: S, doc: un
   const check = checkerOf(schema);
   if (check.Check(doc)) return doc;
   const first = check.Errors(doc).First();
-  throw new CourierError("backend", `${courier}: unexpected document${first ? ` (${first.path || "/"}: ${first.message})` : ""}`);
+  throw new CourierError(
+    "backend",
+    `${courier}: unexpected document${first ? ` (${first.path || "/"}: ${first.message})` : ""}`,
+  );
 }
 
 /** The items of `list` that match `schema` (one malformed event is skipped, not fatal); [] for a non-array. */
@@ -103,7 +106,8 @@ const xml = new XMLParser({
 
 /** @throws CourierError backend for a DOCTYPE/ENTITY, a body that is not XML, or malformed XML */
 export function parseXml(text: string): Obj {
-  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new CourierError("backend", "courier XML with a DOCTYPE/ENTITY declaration refused");
+  if (/<!DOCTYPE|<!ENTITY/i.test(text))
+    throw new CourierError("backend", "courier XML with a DOCTYPE/ENTITY declaration refused");
   if (!text.trimStart().startsWith("<")) throw new CourierError("backend", "courier sent a body that is not XML");
   try {
     return xml.parse(text, true) as Obj;
@@ -120,9 +124,12 @@ export function parseXml(text: string): Obj {
 export function throwForStatus(courier: string, status: number, opts: { notFoundOn404?: boolean } = {}): void {
   if (status >= 200 && status < 300) return;
   if (status === 401) throw new CourierError("auth", `${courier}: credentials refused (401)`, status);
-  if (status === 403 || status === 429) throw new CourierError("rate_limited", `${courier}: throttled (${status})`, status);
-  if (status === 404 && opts.notFoundOn404 !== false) throw new CourierError("not_found", `${courier}: not found (404)`, status);
-  if (status === 408 || status === 504) throw new CourierError("timeout", `${courier}: upstream timeout (${status})`, status);
+  if (status === 403 || status === 429)
+    throw new CourierError("rate_limited", `${courier}: throttled (${status})`, status);
+  if (status === 404 && opts.notFoundOn404 !== false)
+    throw new CourierError("not_found", `${courier}: not found (404)`, status);
+  if (status === 408 || status === 504)
+    throw new CourierError("timeout", `${courier}: upstream timeout (${status})`, status);
   throw new CourierError("backend", `${courier}: unexpected HTTP ${status}`, status);
 }
 
@@ -135,11 +142,23 @@ export interface EventText {
 }
 
 export function checkpoint(rule: StatusRule, when: LocalTime, e: EventText): RawCheckpoint {
-  return { state: rule.state, subStatus: rule.sub ?? null, activity: e.activity, location: e.location, ...when, rawCode: e.rawCode, rawStatus: e.rawStatus, remark: e.remark };
+  return {
+    state: rule.state,
+    subStatus: rule.sub ?? null,
+    activity: e.activity,
+    location: e.location,
+    ...when,
+    rawCode: e.rawCode,
+    rawStatus: e.rawStatus,
+    remark: e.remark,
+  };
 }
 
 /** Maps every item and drops the ones the mapper refused (no time, unreadable). */
-export function checkpointsOf<T>(items: readonly T[], toCheckpoint: (item: T) => RawCheckpoint | undefined): RawCheckpoint[] {
+export function checkpointsOf<T>(
+  items: readonly T[],
+  toCheckpoint: (item: T) => RawCheckpoint | undefined,
+): RawCheckpoint[] {
   const out: RawCheckpoint[] = [];
   for (const item of items) {
     const cp = toCheckpoint(item);
@@ -149,14 +168,26 @@ export function checkpointsOf<T>(items: readonly T[], toCheckpoint: (item: T) =>
 }
 
 /** The newest checkpoint by UTC instant; `onTie` says which of equal times wins (each adapter's tests pin it). */
-export function newestOf(cps: readonly RawCheckpoint[], onTie: "first-listed" | "last-listed"): RawCheckpoint | undefined {
+export function newestOf(
+  cps: readonly RawCheckpoint[],
+  onTie: "first-listed" | "last-listed",
+): RawCheckpoint | undefined {
   let best: RawCheckpoint | undefined;
   for (const c of cps) if (!best || c.at > best.at || (onTie === "last-listed" && c.at === best.at)) best = c;
   return best;
 }
 
-export function summary(rule: StatusRule, raw: { rawCode: string | null; rawStatus: string | null; at: string | null }): NonNullable<TrackingSnapshot["summary"]> {
+export function summary(
+  rule: StatusRule,
+  raw: { rawCode: string | null; rawStatus: string | null; at: string | null },
+): NonNullable<TrackingSnapshot["summary"]> {
   return { state: rule.state, subStatus: rule.sub ?? null, rawCode: raw.rawCode, rawStatus: raw.rawStatus, at: raw.at };
 }
 
-export const summaryFromCheckpoint = (c: RawCheckpoint) => ({ state: c.state, subStatus: c.subStatus, rawCode: c.rawCode, rawStatus: c.rawStatus, at: c.at });
+export const summaryFromCheckpoint = (c: RawCheckpoint) => ({
+  state: c.state,
+  subStatus: c.subStatus,
+  rawCode: c.rawCode,
+  rawStatus: c.rawStatus,
+  at: c.at,
+});

@@ -25,7 +25,10 @@ const BY_SUB: Partial<Record<SubStatus, ReasonCode>> = { damaged: "damaged", los
  * The reason of one checkpoint: "" when it carries none; else the remark keywords, the courier's code, the
  * sub-status, and finally `other` with `mapped: false` (docs/ndr.md, "How a reason is read").
  */
-export function reasonOf(table: ReasonTable, c: Pick<RawCheckpoint, "state" | "subStatus" | "rawCode" | "activity" | "remark">): { reason: ReasonCode | ""; mapped: boolean } {
+export function reasonOf(
+  table: ReasonTable,
+  c: Pick<RawCheckpoint, "state" | "subStatus" | "rawCode" | "activity" | "remark">,
+): { reason: ReasonCode | ""; mapped: boolean } {
   if (!carriesReason(c)) return { reason: "", mapped: true };
   const byText = reasonFromRemark(c.remark ?? "") ?? reasonFromRemark(c.activity);
   if (byText) return { reason: byText, mapped: true };

@@ -20,17 +20,26 @@ export const sub = (rule: StatusRule, s: SubStatus): StatusRule => ({ state: rul
 
 /** Keyword fallback shared by every courier, most specific first. */
 const KEYWORDS: readonly [RegExp, StatusRule][] = [
-  [/\b(rto|return(ed)? to (origin|shipper|sender))\b.*\b(delivered|completed)\b|\breturned to (shipper|sender|origin)\b/i, sub(R, "rto_delivered")],
+  [
+    /\b(rto|return(ed)? to (origin|shipper|sender))\b.*\b(delivered|completed)\b|\breturned to (shipper|sender|origin)\b/i,
+    sub(R, "rto_delivered"),
+  ],
   [/\brto\b|return to origin|return(ing)? to (shipper|sender)|returned\b/i, sub(E, "rto_initiated")],
   [/\bcancel+ed\b|\bvoid(ed)?\b/i, C],
-  [/\bundelivered\b|not delivered|delivery attempt(ed)? fail|failed (delivery )?attempt|consignee (not available|unavailable)|\bndr\b|attempt(ed)? unsuccessful/i, sub(E, "delivery_attempt_failed")],
+  [
+    /\bundelivered\b|not delivered|delivery attempt(ed)? fail|failed (delivery )?attempt|consignee (not available|unavailable)|\bndr\b|attempt(ed)? unsuccessful/i,
+    sub(E, "delivery_attempt_failed"),
+  ],
   [/\b(held|on hold|hold at)\b/i, sub(E, "held")],
   [/\b(damaged|lost|exception)\b/i, E],
   [/out for delivery|\bofd\b|with delivery (agent|courier)|dispatched for delivery|outscan/i, O],
   [/ready for pick ?up|available for pick ?up|awaiting collection/i, sub(O, "ready_for_pickup")],
   [/\bdelivered\b/i, D],
   [/picked ?up|pickup (done|completed)|shipment picked/i, sub(T, "picked_up")],
-  [/(manifest(ed)?|booked|order (information|info) received|shipment information received|label created|data received)/i, sub(P, "info_received")],
+  [
+    /(manifest(ed)?|booked|order (information|info) received|shipment information received|label created|data received)/i,
+    sub(P, "info_received"),
+  ],
   [/reached destination|arrived at destination|at destination (hub|facility)/i, sub(T, "reached_destination")],
 ];
 
@@ -42,7 +51,11 @@ export function byKeyword(text: string | null | undefined): StatusRule | undefin
 }
 
 /** Exact key in `table` (`keys` in order, e.g. `"UD:Dispatched"` then `"UD"`), else keyword on `text`, else in transit. */
-export function mapStatus(table: StatusTable, keys: readonly (string | null | undefined)[], text: string | null | undefined): StatusRule {
+export function mapStatus(
+  table: StatusTable,
+  keys: readonly (string | null | undefined)[],
+  text: string | null | undefined,
+): StatusRule {
   for (const k of keys) {
     if (!k) continue;
     const rule = table[k] ?? table[k.toUpperCase()];

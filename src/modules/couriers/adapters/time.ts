@@ -51,12 +51,27 @@ function zoneOf(zone: CourierZone): Zone {
 const pad = (n: number, w = 2) => (w === 2 && n >= 0 && n < 10 ? "0" + n : String(n).padStart(w, "0"));
 
 /** A {@link LocalTime} from wall-clock parts read in `zone`; undefined when not a real date and time. */
-export function fromParts(y: number, mo: number, d: number, h: number, mi: number, s: number, zone: CourierZone): LocalTime | undefined {
+export function fromParts(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  zone: CourierZone,
+): LocalTime | undefined {
   // Luxon reads hour 24 as the next day's midnight (ISO 8601 allows 24:00); no courier means that.
   if (![y, mo, d, h, mi, s].every(Number.isInteger) || h > 23) return undefined;
-  const dt = DateTime.fromObject({ year: y, month: mo, day: d, hour: h, minute: mi, second: s }, { zone: zoneOf(zone) });
+  const dt = DateTime.fromObject(
+    { year: y, month: mo, day: d, hour: h, minute: mi, second: s },
+    { zone: zoneOf(zone) },
+  );
   if (!dt.isValid) return undefined;
-  return { localDate: `${pad(y, 4)}-${pad(mo)}-${pad(d)}`, localTime: `${pad(h)}:${pad(mi)}`, at: new Date(dt.toMillis()).toISOString() };
+  return {
+    localDate: `${pad(y, 4)}-${pad(mo)}-${pad(d)}`,
+    localTime: `${pad(h)}:${pad(mi)}`,
+    at: new Date(dt.toMillis()).toISOString(),
+  };
 }
 
 /**
@@ -100,7 +115,9 @@ function splitTime(ts: string): [string, string, string] {
 
 /** Parses ISO 8601 keeping the wall time as written; without an offset it is read in `fallbackZone` (default UTC). */
 export function parseIsoLocal(s: string, fallbackZone: CourierZone = 0): LocalTime | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(s.trim());
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(
+    s.trim(),
+  );
   if (!m) return parseNaive(s, "", fallbackZone);
   let zone = fallbackZone;
   if (m[7] === "Z") zone = 0;

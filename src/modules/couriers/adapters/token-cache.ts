@@ -26,7 +26,8 @@ export class TokenCache {
       p = this.fetchToken(ctx)
         .then(({ token, expiresInS }) => {
           // Renew a minute early so a token never expires between check and use.
-          const expiresAt = expiresInS === undefined ? Infinity : issuedAt + Math.max(expiresInS - 60, expiresInS / 2) * 1000;
+          const expiresAt =
+            expiresInS === undefined ? Infinity : issuedAt + Math.max(expiresInS - 60, expiresInS / 2) * 1000;
           const entry = { token, expiresAt };
           this.tokens.set(key, entry);
           return entry;
@@ -38,7 +39,12 @@ export class TokenCache {
   }
 
   /** Sends with a token; on 401 refreshes once and sends again. @throws CourierError auth when refused again */
-  async send(ctx: AdapterContext, key: string, courier: string, call: (token: string) => Promise<CourierResponse>): Promise<CourierResponse> {
+  async send(
+    ctx: AdapterContext,
+    key: string,
+    courier: string,
+    call: (token: string) => Promise<CourierResponse>,
+  ): Promise<CourierResponse> {
     let token = await this.get(ctx, key);
     let res = await call(token);
     if (res.status === 401) {
@@ -61,8 +67,13 @@ export function accountKey(ctx: AdapterContext, accountVar: string): string {
 }
 
 /** Reads an OAuth `{access_token, expires_in}` (number or numeric string, seconds). @throws CourierError auth | backend */
-export function readTokenResponse(courier: string, status: number, text: string): { token: string; expiresInS: number } {
-  if (status === 400 || status === 401 || status === 403) throw new CourierError("auth", `${courier}: token request refused (${status})`, status);
+export function readTokenResponse(
+  courier: string,
+  status: number,
+  text: string,
+): { token: string; expiresInS: number } {
+  if (status === 400 || status === 401 || status === 403)
+    throw new CourierError("auth", `${courier}: token request refused (${status})`, status);
   throwForStatus(courier, status, { notFoundOn404: false });
   const body = parseJson(text) as { access_token?: unknown; expires_in?: unknown } | null;
   const token = typeof body?.access_token === "string" ? body.access_token : "";

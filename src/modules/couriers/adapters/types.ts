@@ -17,7 +17,11 @@ const RETRYABLE: Record<CourierFailure, boolean> = {
 /** A classified courier failure; callers decide from `kind`/`retryable`. `message` never holds credentials. */
 export class CourierError extends Error {
   readonly retryable: boolean;
-  constructor(readonly kind: CourierFailure, message: string, readonly httpStatus?: number) {
+  constructor(
+    readonly kind: CourierFailure,
+    message: string,
+    readonly httpStatus?: number,
+  ) {
     super(message);
     this.name = "CourierError";
     this.retryable = RETRYABLE[kind];

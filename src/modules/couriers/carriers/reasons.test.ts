@@ -21,15 +21,47 @@ for (const [id, table] of Object.entries(REASON_TABLES)) {
 describe("reasonOf", () => {
   const table = REASON_TABLES.delhivery;
   test("a checkpoint that is not an exception has no reason", () => {
-    expect(reasonOf(table, { state: "in_transit", subStatus: null, rawCode: "EOD-11", activity: "Consignee not available", remark: null }).reason).toBe("");
+    expect(
+      reasonOf(table, {
+        state: "in_transit",
+        subStatus: null,
+        rawCode: "EOD-11",
+        activity: "Consignee not available",
+        remark: null,
+      }).reason,
+    ).toBe("");
   });
   test("return-to-origin steps carry no reason", () => {
-    expect(reasonOf(table, { state: "exception", subStatus: "rto_initiated", rawCode: null, activity: "Return to origin initiated after failed attempts", remark: null }).reason).toBe("");
+    expect(
+      reasonOf(table, {
+        state: "exception",
+        subStatus: "rto_initiated",
+        rawCode: null,
+        activity: "Return to origin initiated after failed attempts",
+        remark: null,
+      }).reason,
+    ).toBe("");
   });
   test("an unknown remark is other, unmapped", () => {
-    expect(reasonOf(table, { state: "exception", subStatus: "held", rawCode: "ZZ", activity: "Shipment on hold: see remarks", remark: "Awaiting instructions" })).toEqual({ reason: "other", mapped: false });
+    expect(
+      reasonOf(table, {
+        state: "exception",
+        subStatus: "held",
+        rawCode: "ZZ",
+        activity: "Shipment on hold: see remarks",
+        remark: "Awaiting instructions",
+      }),
+    ).toEqual({ reason: "other", mapped: false });
   });
   test("the remark wins over the code (the courier's words for this event)", () => {
-    expect(reasonOf(table, { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "EOD-11", activity: "Pending", remark: "COD amount not ready" }).reason).toBe("cod_not_ready");
+    expect(
+      reasonOf(table, {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "EOD-11",
+        activity: "Pending",
+        remark: "COD amount not ready",
+      }).reason,
+    ).toBe("cod_not_ready");
   });
 });

@@ -22,8 +22,13 @@
     var input = document.getElementById(id);
     if (!input) return;
     var value = input.value;
-    var done = function () { announce(id, "Copied to the clipboard."); btn.textContent = "Copied"; };
-    var failed = function () { announce(id, fallbackCopy(input) ? "Copied to the clipboard." : "Select the text and copy it by hand."); };
+    var done = function () {
+      announce(id, "Copied to the clipboard.");
+      btn.textContent = "Copied";
+    };
+    var failed = function () {
+      announce(id, fallbackCopy(input) ? "Copied to the clipboard." : "Select the text and copy it by hand.");
+    };
     if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(value).then(done, failed);
     else failed();
   });
@@ -34,7 +39,8 @@
     table.querySelectorAll("tbody tr").forEach(function (tr) {
       Array.prototype.forEach.call(tr.children, function (cell, i) {
         var head = heads[i];
-        if (cell.tagName === "TD" && !cell.hasAttribute("data-label") && head) cell.setAttribute("data-label", head.textContent.trim());
+        if (cell.tagName === "TD" && !cell.hasAttribute("data-label") && head)
+          cell.setAttribute("data-label", head.textContent.trim());
       });
     });
   });
@@ -42,8 +48,14 @@
     var form = ev.target;
     if (!(form instanceof HTMLFormElement)) return;
     var msg = form.getAttribute("data-confirm");
-    if (msg && !window.confirm(msg)) { ev.preventDefault(); return; }
+    if (msg && !window.confirm(msg)) {
+      ev.preventDefault();
+      return;
+    }
     var btn = form.querySelector('button[type="submit"]');
-    if (btn) setTimeout(function () { btn.disabled = true; }, 0);
+    if (btn)
+      setTimeout(function () {
+        btn.disabled = true;
+      }, 0);
   });
 })();

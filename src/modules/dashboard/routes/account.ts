@@ -8,7 +8,18 @@ import { quotaResetsAt, usedThisMonth } from "../../accounts/quota.ts";
 import { planOf } from "../../../domain/plans.ts";
 import { listWebhooks } from "../../webhooks/service.ts";
 import { isId } from "../../../lib/ids.ts";
-import { htmlResponse, pageSession, redirect, str, unreadableFields, UNREADABLE_FIELD, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import {
+  htmlResponse,
+  pageSession,
+  redirect,
+  str,
+  unreadableFields,
+  UNREADABLE_FIELD,
+  withForm,
+  withSession,
+  type FormBody,
+  type RouteDeps,
+} from "../http.ts";
 import { KeyNameForm } from "../model.ts";
 import type { DashboardSession } from "../session.ts";
 import { keysPage, messagePage, type UsageInfo } from "../views/account.ts";
@@ -31,23 +42,46 @@ export function accountRoutes(rd: RouteDeps) {
       withSession(rd, { request, cookie }, (s) => overviewResponse(rd, s, flashOf(query))),
     )
     .get("/dashboard/keys", ({ request, cookie, query }) =>
-      withSession(rd, { request, cookie }, async (s) => htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { flash: flashOf(query) }))),
+      withSession(rd, { request, cookie }, async (s) =>
+        htmlResponse(
+          keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), {
+            flash: flashOf(query),
+          }),
+        ),
+      ),
     )
     .post("/dashboard/keys", ({ request, cookie, body }) =>
       withForm(rd, { request, cookie, body }, async (s, form) => {
         const input = { name: str(form, "name").trim() };
         if (unreadableFields(form, ["name"]))
-          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { nameError: UNREADABLE_FIELD }), 422);
+          return htmlResponse(
+            keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), {
+              nameError: UNREADABLE_FIELD,
+            }),
+            422,
+          );
         if (!Value.Check(KeyNameForm, input))
-          return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { nameError: "Use at most 60 printable characters." }), 422);
+          return htmlResponse(
+            keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), {
+              nameError: "Use at most 60 printable characters.",
+            }),
+            422,
+          );
         const key = await createApiKey(deps.db, s.account.id, input.name || "default");
         // Rendered in this response, never stored: the raw key is shown once.
-        return htmlResponse(keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), { newKey: key.key, flash: { kind: "ok", text: "Key created." } }), 201);
+        return htmlResponse(
+          keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), {
+            newKey: key.key,
+            flash: { kind: "ok", text: "Key created." },
+          }),
+          201,
+        );
       }),
     )
     .post("/dashboard/keys/:id/revoke", ({ request, cookie, body, params }) =>
       withForm(rd, { request, cookie, body }, async (s) => {
-        if (!isId("key", params.id) || !(await revokeApiKey(deps.db, s.account.id, params.id))) return htmlResponse(messagePage("Not found", "No such active key on your account.", pageSession(s)), 404);
+        if (!isId("key", params.id) || !(await revokeApiKey(deps.db, s.account.id, params.id)))
+          return htmlResponse(messagePage("Not found", "No such active key on your account.", pageSession(s)), 404);
         return redirect("/dashboard/keys?done=revoked");
       }),
     );
@@ -58,7 +92,11 @@ async function overviewResponse(rd: RouteDeps, s: DashboardSession, flash: Flash
   const { deps } = rd;
   const usage = async (): Promise<UsageInfo> => {
     const now = deps.clock.now();
-    return { used: await usedThisMonth(deps.db, s.account.id, now), plan: planOf(s.account.plan), resetsAt: quotaResetsAt(now) };
+    return {
+      used: await usedThisMonth(deps.db, s.account.id, now),
+      plan: planOf(s.account.plan),
+      resetsAt: quotaResetsAt(now),
+    };
   };
   const [u, keys, hooks, [n]] = await Promise.all([
     usage(),
@@ -66,7 +104,12 @@ async function overviewResponse(rd: RouteDeps, s: DashboardSession, flash: Flash
     listWebhooks(deps.db, s.account.id),
     deps.db.select({ n: sql<number>`count(*)::int` }).from(follows).where(eq(follows.accountId, s.account.id)),
   ]);
-  const counts = { keys: keys.filter((k) => !k.revokedAt).length, webhooks: hooks.length, deactivated: hooks.filter((w) => w.status === "deactivated").length, shipments: n?.n ?? 0 };
+  const counts = {
+    keys: keys.filter((k) => !k.revokedAt).length,
+    webhooks: hooks.length,
+    deactivated: hooks.filter((w) => w.status === "deactivated").length,
+    shipments: n?.n ?? 0,
+  };
   const now = deps.clock.now();
   const [health, states, days, action] = await Promise.all([
     deliveryHealth(deps.db, s.account.id, now),

@@ -3,18 +3,46 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { createApiKey, listApiKeys } from "../../accounts/service.ts";
 import { PASSWORD_MESSAGES, passwordProblem } from "../../accounts/password-policy.ts";
-import { crossSite, csrfRefused, htmlResponse, ipOf, pageSession, preCsrf, preCsrfOk, redirect, safeNext, str, unreadableFields, type FormBody, type RouteDeps } from "../http.ts";
+import {
+  crossSite,
+  csrfRefused,
+  htmlResponse,
+  ipOf,
+  pageSession,
+  preCsrf,
+  preCsrfOk,
+  redirect,
+  safeNext,
+  str,
+  unreadableFields,
+  type FormBody,
+  type RouteDeps,
+} from "../http.ts";
 import { SignInForm, SignUpForm } from "../model.ts";
 import { signIn, signUp } from "../service.ts";
-import { cookieText, createSession, destroySession, putCookie, resolveSession, safeEqual, SESSION_COOKIE, type CookieJar } from "../session.ts";
+import {
+  cookieText,
+  createSession,
+  destroySession,
+  putCookie,
+  resolveSession,
+  safeEqual,
+  SESSION_COOKIE,
+  type CookieJar,
+} from "../session.ts";
 import { keysPage } from "../views/account.ts";
 import { signInPage, signUpPage, type AuthFormState } from "../views/auth.ts";
 
 const retryText = (seconds: number) =>
-  seconds < 60 ? "Too many attempts right now. Wait a few seconds and try again." : `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
+  seconds < 60
+    ? "Too many attempts right now. Wait a few seconds and try again."
+    : `Too many attempts. Wait ${Math.ceil(seconds / 60)} minute${seconds > 60 ? "s" : ""} and try again.`;
 
 /** Sign-up field errors: unreadable text, the email's shape, then the password policy (NIST SP 800-63B). */
-async function signUpErrors(form: FormBody, input: { email: string; password: string }): Promise<Record<string, string> | undefined> {
+async function signUpErrors(
+  form: FormBody,
+  input: { email: string; password: string },
+): Promise<Record<string, string> | undefined> {
   const errors: Record<string, string> = { ...unreadableFields(form, ["email", "password"]) };
   if (!errors.email && !Value.Check(SignUpForm, { email: input.email })) errors.email = "Enter a valid email address.";
   const problem = errors.password ? undefined : await passwordProblem(input.password, input.email);
@@ -22,22 +50,36 @@ async function signUpErrors(form: FormBody, input: { email: string; password: st
   return Object.keys(errors).length ? errors : undefined;
 }
 
-const signedIn = (rd: RouteDeps, cookie: CookieJar) => resolveSession(rd.deps.db, rd.deps.clock, cookieText(cookie, SESSION_COOKIE));
+const signedIn = (rd: RouteDeps, cookie: CookieJar) =>
+  resolveSession(rd.deps.db, rd.deps.clock, cookieText(cookie, SESSION_COOKIE));
 // Rotation: the session behind the cookie the browser brought is deleted.
-const startSession = (rd: RouteDeps, cookie: CookieJar, accountId: string) => createSession(rd.deps.db, rd.deps.clock, accountId, cookieText(cookie, SESSION_COOKIE));
-const sessionCookie = (cookie: CookieJar, sess: { token: string; maxAgeSeconds: number }) => putCookie(cookie, SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
+const startSession = (rd: RouteDeps, cookie: CookieJar, accountId: string) =>
+  createSession(rd.deps.db, rd.deps.clock, accountId, cookieText(cookie, SESSION_COOKIE));
+const sessionCookie = (cookie: CookieJar, sess: { token: string; maxAgeSeconds: number }) =>
+  putCookie(cookie, SESSION_COOKIE, sess.token, sess.maxAgeSeconds);
 
-const renderAuth = (cookie: CookieJar, page: (st: AuthFormState) => ReturnType<typeof signInPage>, st: Omit<AuthFormState, "csrf">, status = 200) =>
-  htmlResponse(page({ ...st, csrf: preCsrf(cookie) }), status);
+const renderAuth = (
+  cookie: CookieJar,
+  page: (st: AuthFormState) => ReturnType<typeof signInPage>,
+  st: Omit<AuthFormState, "csrf">,
+  status = 200,
+) => htmlResponse(page({ ...st, csrf: preCsrf(cookie) }), status);
 
 /** Routes under /dashboard for signing up, in and out. */
 export function authRoutes(rd: RouteDeps) {
   const { deps } = rd;
   return new Elysia()
-    .get("/dashboard/sign-up", async ({ cookie }) => ((await signedIn(rd, cookie)) ? redirect("/dashboard", 302) : renderAuth(cookie, signUpPage, {})))
+    .get("/dashboard/sign-up", async ({ cookie }) =>
+      (await signedIn(rd, cookie)) ? redirect("/dashboard", 302) : renderAuth(cookie, signUpPage, {}),
+    )
     .get("/dashboard/sign-in", async ({ cookie, query }) => {
       if (await signedIn(rd, cookie)) return redirect("/dashboard", 302);
-      const done = query.done === "signed-out" ? { kind: "ok" as const, text: "You are signed out." } : query.expired ? { kind: "error" as const, text: "Your session has ended; sign in again." } : undefined;
+      const done =
+        query.done === "signed-out"
+          ? { kind: "ok" as const, text: "You are signed out." }
+          : query.expired
+            ? { kind: "error" as const, text: "Your session has ended; sign in again." }
+            : undefined;
       return renderAuth(cookie, signInPage, { next: query.next ? safeNext(query.next) : undefined, flash: done });
     })
     .post("/dashboard/sign-up", async ({ request, cookie, body }) => signUpPost(rd, request, cookie, body as FormBody))
@@ -61,8 +103,16 @@ async function signUpPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   if (errors) return renderAuth(cookie, signUpPage, { email: errors.email ? undefined : input.email, errors }, 422);
   const r = await signUp({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
   if (!r.ok) {
-    const text = r.reason === "throttled" ? retryText(r.retryAfterSeconds) : "We could not create an account with these details. If you already have one, sign in instead.";
-    return renderAuth(cookie, signUpPage, { email: input.email, flash: { kind: "error", text } }, r.reason === "throttled" ? 429 : 422);
+    const text =
+      r.reason === "throttled"
+        ? retryText(r.retryAfterSeconds)
+        : "We could not create an account with these details. If you already have one, sign in instead.";
+    return renderAuth(
+      cookie,
+      signUpPage,
+      { email: input.email, flash: { kind: "error", text } },
+      r.reason === "throttled" ? 429 : 422,
+    );
   }
   const sess = await startSession(rd, cookie, r.accountId);
   if (!r.created) {
@@ -72,7 +122,10 @@ async function signUpPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   // A new account gets its first key at once: "sign up, copy the key" (spec: Authentication 2).
   const key = await createApiKey(deps.db, r.accountId, "default", { alert: false });
   const s = await resolveSession(deps.db, deps.clock, sess.token);
-  const page = keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId, deps.services.keyUse), { newKey: key.key, flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." } });
+  const page = keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId, deps.services.keyUse), {
+    newKey: key.key,
+    flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." },
+  });
   sessionCookie(cookie, sess);
   return htmlResponse(page, 201);
 }
@@ -85,11 +138,17 @@ async function signInPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   // Unreadable text (NUL, invalid UTF-8) is said plainly: it is about the input, not the account.
   const errors = unreadableFields(form, ["email", "password", "next"]);
   if (errors) return renderAuth(cookie, signInPage, { email: errors.email ? undefined : input.email, errors }, 422);
-  if (Value.Errors(SignInForm, input).First()) return renderAuth(cookie, signInPage, { email: input.email, next, flash: generic }, 401);
+  if (Value.Errors(SignInForm, input).First())
+    return renderAuth(cookie, signInPage, { email: input.email, next, flash: generic }, 401);
   const r = await signIn({ ...rd.deps, work: rd.work }, { ...input, ip: ipOf(request) });
   if (!r.ok) {
     if (r.reason === "throttled") {
-      const res = renderAuth(cookie, signInPage, { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } }, 429);
+      const res = renderAuth(
+        cookie,
+        signInPage,
+        { email: input.email, next, flash: { kind: "error", text: retryText(r.retryAfterSeconds) } },
+        429,
+      );
       res.headers.set("retry-after", String(r.retryAfterSeconds));
       return res;
     }

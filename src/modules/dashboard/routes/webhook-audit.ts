@@ -20,7 +20,10 @@ export function webhookAuditRoute(rd: RouteDeps) {
         if (e instanceof AppError && (e.code === "RATE_LIMITED" || e.code === "TEST_WEBHOOKS_DISABLED")) {
           const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
           const [days, recent] = await recentOf(deps, s.account.id, w.id);
-          return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }), e.status);
+          return htmlResponse(
+            webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }),
+            e.status,
+          );
         }
         throw e;
       }

@@ -3,15 +3,43 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { AppError, RequestValidationError } from "../../../errors.ts";
 import { planOf } from "../../../domain/plans.ts";
-import { CreateWebhookBody, UpdateWebhookBody, type CreateWebhookInput, type UpdateWebhookInput } from "../../webhooks/model.ts";
-import { createWebhook, listWebhooks, requireWebhook, rotateSecret, updateWebhook, webhookView } from "../../webhooks/service.ts";
-import { htmlResponse, pageSession, redirect, str, unreadableFields, withForm, withSession, type FormBody, type RouteDeps } from "../http.ts";
+import {
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  type CreateWebhookInput,
+  type UpdateWebhookInput,
+} from "../../webhooks/model.ts";
+import {
+  createWebhook,
+  listWebhooks,
+  requireWebhook,
+  rotateSecret,
+  updateWebhook,
+  webhookView,
+} from "../../webhooks/service.ts";
+import {
+  htmlResponse,
+  pageSession,
+  redirect,
+  str,
+  unreadableFields,
+  withForm,
+  withSession,
+  type FormBody,
+  type RouteDeps,
+} from "../http.ts";
 import { webhookUrlProblems } from "../../webhooks/url.ts";
 import type { DashboardSession } from "../session.ts";
 import type { Flash } from "../views/layout.ts";
 import { headersFromForm, type HeadersFromForm } from "./webhook-headers.ts";
 import { openHeaders } from "../../webhooks/headers.ts";
-import { confirmPage, secretPage, webhookFormPage, webhooksListPage, type WebhookFormValues } from "../views/webhooks.ts";
+import {
+  confirmPage,
+  secretPage,
+  webhookFormPage,
+  webhooksListPage,
+  type WebhookFormValues,
+} from "../views/webhooks.ts";
 
 const FIELD_MSG: Record<string, string> = {
   url: "Enter an https URL of at most 2,048 characters.",
@@ -22,13 +50,23 @@ const FIELD_MSG: Record<string, string> = {
 };
 
 function formValues(form: FormBody, h: HeadersFromForm): WebhookFormValues {
-  return { url: str(form, "url").trim(), description: str(form, "description").trim(), mode: str(form, "mode"), events: form.events ?? [], headers: h.rows };
+  return {
+    url: str(form, "url").trim(),
+    description: str(form, "description").trim(),
+    mode: str(form, "mode"),
+    events: form.events ?? [],
+    headers: h.rows,
+  };
 }
 
 const headerRows = (masked: Record<string, string>) => Object.entries(masked).map(([name, m]) => ({ name, masked: m }));
 
 /** Unreadable text (NUL, invalid UTF-8) first, then the API's own schema; field messages for the form. */
-function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBody, input: unknown, form: FormBody): Record<string, string> | undefined {
+function schemaErrors(
+  schema: typeof CreateWebhookBody | typeof UpdateWebhookBody,
+  input: unknown,
+  form: FormBody,
+): Record<string, string> | undefined {
   const unreadable = unreadableFields(form, ["url", "events", "mode", "description", "header_name", "header_value"]);
   if (unreadable) return unreadable;
   if (Value.Check(schema, input)) return undefined;
@@ -45,8 +83,10 @@ function schemaErrors(schema: typeof CreateWebhookBody | typeof UpdateWebhookBod
 
 /** Service failures that the form can show next to a field or on top. */
 function serviceErrors(e: unknown): Record<string, string> | undefined {
-  if (e instanceof RequestValidationError) return Object.fromEntries(e.items.map((i) => [String(i.loc[1] ?? "form"), i.msg]));
-  if (e instanceof AppError && (e.code === "PLAN_UPGRADE_REQUIRED" || e.code === "WEBHOOK_LIMIT_REACHED")) return { form: e.message };
+  if (e instanceof RequestValidationError)
+    return Object.fromEntries(e.items.map((i) => [String(i.loc[1] ?? "form"), i.msg]));
+  if (e instanceof AppError && (e.code === "PLAN_UPGRADE_REQUIRED" || e.code === "WEBHOOK_LIMIT_REACHED"))
+    return { form: e.message };
   return undefined;
 }
 
@@ -72,26 +112,48 @@ function webhookCreateRoutes(rd: RouteDeps) {
   return new Elysia()
     .get("/dashboard/webhooks", ({ request, cookie, query }) =>
       withSession(rd, { request, cookie }, async (s) =>
-        htmlResponse(webhooksListPage(pageSession(s), await listWebhooks(deps.db, s.account.id), { liveAllowed: liveAllowed(s), flash: query.done ? DONE[query.done] : undefined })),
+        htmlResponse(
+          webhooksListPage(pageSession(s), await listWebhooks(deps.db, s.account.id), {
+            liveAllowed: liveAllowed(s),
+            flash: query.done ? DONE[query.done] : undefined,
+          }),
+        ),
       ),
     )
     .get("/dashboard/webhooks/new", ({ request, cookie }) =>
       withSession(rd, { request, cookie }, (s) =>
-        htmlResponse(webhookFormPage(pageSession(s), { url: "", description: "", mode: "test", events: ["tracking.delivered"], headers: [] }, { liveAllowed: liveAllowed(s) })),
+        htmlResponse(
+          webhookFormPage(
+            pageSession(s),
+            { url: "", description: "", mode: "test", events: ["tracking.delivered"], headers: [] },
+            { liveAllowed: liveAllowed(s) },
+          ),
+        ),
       ),
     )
     .post("/dashboard/webhooks", ({ request, cookie, body }) =>
       withForm(rd, { request, cookie, body }, async (s, form) => {
         const h = headersFromForm(form);
         const v = formValues(form, h);
-        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null, ...(Object.keys(h.headers).length ? { headers: h.headers } : {}) };
-        const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { errors, liveAllowed: liveAllowed(s) }), 422);
+        const input = {
+          url: v.url,
+          events: v.events,
+          mode: v.mode,
+          description: v.description || null,
+          ...(Object.keys(h.headers).length ? { headers: h.headers } : {}),
+        };
+        const bad = (errors: Record<string, string>) =>
+          htmlResponse(webhookFormPage(pageSession(s), v, { errors, liveAllowed: liveAllowed(s) }), 422);
         const errs = schemaErrors(CreateWebhookBody, input, form) ?? (h.error ? { headers: h.error } : undefined);
         if (errs) return bad(errs);
         try {
           const created = await createWebhook(deps, caller(s), input as CreateWebhookInput);
           // The raw secret comes back only on the account's first secret; show it once, here.
-          if (!created.secret.startsWith("<")) return htmlResponse(secretPage(pageSession(s), created.secret, { webhookId: created.id, rotated: false }), 201);
+          if (!created.secret.startsWith("<"))
+            return htmlResponse(
+              secretPage(pageSession(s), created.secret, { webhookId: created.id, rotated: false }),
+              201,
+            );
           return redirect(`/dashboard/webhooks/${created.id}?done=created`);
         } catch (e) {
           const se = serviceErrors(e);
@@ -114,7 +176,9 @@ function webhookCreateRoutes(rd: RouteDeps) {
       ),
     )
     .post("/dashboard/webhooks/rotate-secret", ({ request, cookie, body }) =>
-      withForm(rd, { request, cookie, body }, async (s) => htmlResponse(secretPage(pageSession(s), await rotateSecret(deps, s.account.id), { rotated: true }))),
+      withForm(rd, { request, cookie, body }, async (s) =>
+        htmlResponse(secretPage(pageSession(s), await rotateSecret(deps, s.account.id), { rotated: true })),
+      ),
     );
 }
 
@@ -124,7 +188,19 @@ function webhookEditRoutes(rd: RouteDeps) {
     .get("/dashboard/webhooks/:id/edit", ({ request, cookie, params }) =>
       withSession(rd, { request, cookie }, async (s) => {
         const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
-        return htmlResponse(webhookFormPage(pageSession(s), { url: w.url, description: w.description ?? "", mode: w.mode, events: w.events, headers: headerRows(w.headers) }, { id: w.id, liveAllowed: liveAllowed(s) }));
+        return htmlResponse(
+          webhookFormPage(
+            pageSession(s),
+            {
+              url: w.url,
+              description: w.description ?? "",
+              mode: w.mode,
+              events: w.events,
+              headers: headerRows(w.headers),
+            },
+            { id: w.id, liveAllowed: liveAllowed(s) },
+          ),
+        );
       }),
     )
     .post("/dashboard/webhooks/:id", ({ request, cookie, body, params }) =>
@@ -132,8 +208,15 @@ function webhookEditRoutes(rd: RouteDeps) {
         const row = await requireWebhook(deps.db, s.account.id, params.id);
         const h = headersFromForm(form, openHeaders(deps.secretsKey, row.id, row.headersEnc), row.headersMasked ?? {});
         const v = formValues(form, h);
-        const input = { url: v.url, events: v.events, mode: v.mode, description: v.description || null, headers: h.headers };
-        const bad = (errors: Record<string, string>) => htmlResponse(webhookFormPage(pageSession(s), v, { id: params.id, errors, liveAllowed: liveAllowed(s) }), 422);
+        const input = {
+          url: v.url,
+          events: v.events,
+          mode: v.mode,
+          description: v.description || null,
+          headers: h.headers,
+        };
+        const bad = (errors: Record<string, string>) =>
+          htmlResponse(webhookFormPage(pageSession(s), v, { id: params.id, errors, liveAllowed: liveAllowed(s) }), 422);
         const errs = schemaErrors(UpdateWebhookBody, input, form) ?? (h.error ? { headers: h.error } : undefined);
         if (errs) return bad(errs);
         try {

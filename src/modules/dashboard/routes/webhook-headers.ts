@@ -14,7 +14,11 @@ export interface HeadersFromForm {
  * Reads `header_name[i]` / `header_value[i]` against the `stored` raw headers and their `masked` view; a nameless row
  * is ignored, a nameless value, a new name without value, a repeated or reserved name is an error.
  */
-export function headersFromForm(form: FormBody, stored: Record<string, string> = {}, masked: Record<string, string> = {}): HeadersFromForm {
+export function headersFromForm(
+  form: FormBody,
+  stored: Record<string, string> = {},
+  masked: Record<string, string> = {},
+): HeadersFromForm {
   const names = form.header_name ?? [];
   const values = form.header_value ?? [];
   const headers: Record<string, string> = {};

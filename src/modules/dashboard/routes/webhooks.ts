@@ -20,21 +20,46 @@ export const RECENT_DELIVERIES = 50;
 function recoverFlash(q: Record<string, string | undefined>): Flash | undefined {
   if (!/^\d{1,9}$/.test(q.recovered ?? "")) return undefined;
   const n = Number(q.recovered);
-  return { kind: "ok", text: n === 0 ? "No abandoned or dropped deliveries in that window." : `${n} deliver${n === 1 ? "y" : "ies"} queued again.` };
+  return {
+    kind: "ok",
+    text:
+      n === 0
+        ? "No abandoned or dropped deliveries in that window."
+        : `${n} deliver${n === 1 ? "y" : "ies"} queued again.`,
+  };
 }
 
 function testFlash(q: Record<string, string | undefined>): Flash | undefined {
   if (q.fired !== "ok" && q.fired !== "failed") return undefined;
   const code = /^\d{3}$/.test(q.code ?? "") ? ` with HTTP ${q.code}` : " without an HTTP response";
   const ms = /^\d{1,7}$/.test(q.ms ?? "") ? ` in ${q.ms} ms` : "";
-  return q.fired === "ok" ? { kind: "ok", text: `Test delivery delivered${code}${ms}.` } : { kind: "error", text: `Test delivery failed${code}${ms}. See the attempt below.` };
+  return q.fired === "ok"
+    ? { kind: "ok", text: `Test delivery delivered${code}${ms}.` }
+    : { kind: "error", text: `Test delivery failed${code}${ms}. See the attempt below.` };
 }
 
 /** The 14-day chart and the recent deliveries of one webhook (filtered; days are UTC, `until` inclusive), each with its shipment. */
-export async function recentOf(deps: RouteDeps["deps"], accountId: string, webhookId: string, f: DeliveryFilterForm = {}) {
-  const filter = { limit: RECENT_DELIVERIES, status: f.status, event_type: f.event_type, since: f.since && `${f.since}T00:00:00Z`, until: f.until && new Date(Date.parse(`${f.until}T00:00:00Z`) + 86_400_000).toISOString() };
-  const [days, recent] = await Promise.all([deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()), listDeliveries(deps.db, accountId, webhookId, filter)]);
-  const about = await shipmentsOfDeliveries(deps.db, recent.deliveries.map((d) => d.id));
+export async function recentOf(
+  deps: RouteDeps["deps"],
+  accountId: string,
+  webhookId: string,
+  f: DeliveryFilterForm = {},
+) {
+  const filter = {
+    limit: RECENT_DELIVERIES,
+    status: f.status,
+    event_type: f.event_type,
+    since: f.since && `${f.since}T00:00:00Z`,
+    until: f.until && new Date(Date.parse(`${f.until}T00:00:00Z`) + 86_400_000).toISOString(),
+  };
+  const [days, recent] = await Promise.all([
+    deliveriesPerDay(deps.db, accountId, webhookId, deps.clock.now()),
+    listDeliveries(deps.db, accountId, webhookId, filter),
+  ]);
+  const about = await shipmentsOfDeliveries(
+    deps.db,
+    recent.deliveries.map((d) => d.id),
+  );
   return [days, recent.deliveries.map((d) => ({ ...d, shipment: about.get(d.id) }))] as const;
 }
 
@@ -53,7 +78,9 @@ function webhookActionRoutes(rd: RouteDeps) {
         const filter = deliveryFilterOf(query);
         const [days, recent] = await recentOf(deps, s.account.id, w.id, filter);
         const flash = testFlash(query) ?? recoverFlash(query) ?? (query.done ? DONE[query.done] : undefined);
-        return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, flash, { filter, audit: auditOf(query) }));
+        return htmlResponse(
+          webhookDetailPage(pageSession(s), w, days, recent, flash, { filter, audit: auditOf(query) }),
+        );
       }),
     )
     .get("/dashboard/webhooks/:id/delete", ({ request, cookie, params }) =>
@@ -80,12 +107,17 @@ function webhookActionRoutes(rd: RouteDeps) {
       withForm(rd, { request, cookie, body }, async (s) => {
         try {
           const r = await testFire(deps, rd.sender, s.account.id, params.id);
-          return redirect(`/dashboard/webhooks/${params.id}?fired=${r.delivered ? "ok" : "failed"}&code=${r.status_code ?? ""}&ms=${r.attempt_ms}`);
+          return redirect(
+            `/dashboard/webhooks/${params.id}?fired=${r.delivered ? "ok" : "failed"}&code=${r.status_code ?? ""}&ms=${r.attempt_ms}`,
+          );
         } catch (e) {
           if (e instanceof AppError && (e.code === "WEBHOOK_IS_LIVE" || e.code === "TEST_WEBHOOKS_DISABLED")) {
             const w = webhookView(await requireWebhook(deps.db, s.account.id, params.id));
             const [days, recent] = await recentOf(deps, s.account.id, w.id);
-            return htmlResponse(webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }), e.status);
+            return htmlResponse(
+              webhookDetailPage(pageSession(s), w, days, recent, { kind: "error", text: e.message }),
+              e.status,
+            );
           }
           throw e;
         }

@@ -38,7 +38,11 @@ export interface KeyRow {
 }
 
 /** API keys: the one-time reveal of a new key, the create form and the list. */
-export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string; flash?: Flash; nameError?: string } = {}): SafeHtml {
+export function keysPage(
+  s: PageSession,
+  keys: KeyRow[],
+  opts: { newKey?: string; flash?: Flash; nameError?: string } = {},
+): SafeHtml {
   const live = keys.filter((k) => !k.revokedAt);
   const revoked = keys.filter((k) => k.revokedAt);
   return layout({
@@ -46,15 +50,17 @@ export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string
     session: s,
     active: "keys",
     flash: opts.flash,
-    body: html`${opts.newKey
-      ? html`<section class="card reveal" aria-labelledby="newkey-h">
+    body: html`${
+      opts.newKey
+        ? html`<section class="card reveal" aria-labelledby="newkey-h">
   <h2 id="newkey-h">Your new API key</h2>
   <p><strong>Copy it now: it is shown only once.</strong> Send it in the <code>X-API-Key</code> header.</p>
   <div class="copy-row"><input id="new-key" class="mono" readonly value="${opts.newKey}" aria-label="New API key" data-testid="new-key">
   <button type="button" data-copy="new-key">Copy</button></div>
   <p class="copied" aria-live="polite" data-copied-for="new-key"></p>
 </section>`
-      : ""}
+        : ""
+    }
 <section class="card" aria-labelledby="create-h">
   <h2 id="create-h">Create a key</h2>
   <form method="post" action="/dashboard/keys" class="row">${csrfField(s.csrfToken)}
@@ -66,16 +72,20 @@ export function keysPage(s: PageSession, keys: KeyRow[], opts: { newKey?: string
 </section>
 <section class="card" aria-labelledby="keys-h">
   <h2 id="keys-h">Active keys</h2>
-  ${live.length === 0
-    ? html`<p>No active keys.</p>`
-    : html`<div class="scroll"><table>
+  ${
+    live.length === 0
+      ? html`<p>No active keys.</p>`
+      : html`<div class="scroll"><table>
   <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-  <tbody>${live.map((k) => html`<tr data-key-id="${k.id}">
+  <tbody>${live.map(
+    (k) => html`<tr data-key-id="${k.id}">
     <td data-label="Name">${k.name}</td><td data-label="Key" class="mono">${k.prefix}…</td><td data-label="Created">${fmtTime(k.createdAt)}</td>
     <td data-label="Last used">${k.lastUsedAt ? fmtTime(k.lastUsedAt) : "never"}</td>
     <td data-label=""><form method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="Revoke the key ${k.prefix}…? Requests using it will fail at once.">${csrfField(s.csrfToken)}
-      <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`)}</tbody>
-</table></div>`}
+      <button type="submit" class="danger" aria-label="Revoke key ${k.prefix}">Revoke</button></form></td></tr>`,
+  )}</tbody>
+</table></div>`
+  }
   ${revoked.length ? html`<details><summary>${revoked.length} revoked key${revoked.length === 1 ? "" : "s"}</summary><ul>${revoked.map((k) => html`<li><span class="mono">${k.prefix}…</span> ${k.name}, revoked ${fmtTime(k.revokedAt)}</li>`)}</ul></details>` : ""}
 </section>`,
   });

@@ -15,7 +15,12 @@ export interface AlertsState {
   flash?: Flash;
 }
 
-const STATE_TEXT: Record<string, string> = { pending: "waiting to be sent", sent: "emailed", skipped: "not emailed (turned off)", failed: "could not be emailed" };
+const STATE_TEXT: Record<string, string> = {
+  pending: "waiting to be sent",
+  sent: "emailed",
+  skipped: "not emailed (turned off)",
+  failed: "could not be emailed",
+};
 
 function subjectOf(a: AlertListItem): string {
   const d = a.details;
@@ -48,13 +53,17 @@ ${ALERT_KINDS.map((k) => html`<label class="choice"><input type="checkbox" name=
 <h2>Test email</h2><p>Sends one email to the address above, whatever alerts are turned off (at most one a minute).</p>
 <p class="actions"><button type="submit" class="secondary">Send a test email</button></p></form>
 <section class="card" aria-labelledby="recent-h"><h2 id="recent-h">Recent alerts</h2>
-${st.recent.length === 0
-  ? html`<p>No alerts yet.</p>`
-  : html`<div class="scroll"><table data-testid="recent-alerts">
+${
+  st.recent.length === 0
+    ? html`<p>No alerts yet.</p>`
+    : html`<div class="scroll"><table data-testid="recent-alerts">
 <thead><tr><th scope="col">Alert</th><th scope="col">When</th><th scope="col">Status</th><th scope="col">To</th></tr></thead>
-<tbody>${st.recent.map((a) => html`<tr><td data-label="">${subjectOf(a)}</td><td data-label="When">${fmtTime(a.createdAt)}</td>
-<td data-label="Status">${!st.emailOn && a.state === "pending" ? "shown here only" : (STATE_TEXT[a.state] ?? a.state)}</td><td data-label="To">${a.recipient ?? "—"}</td></tr>`)}</tbody>
-</table></div>`}
+<tbody>${st.recent.map(
+        (a) => html`<tr><td data-label="">${subjectOf(a)}</td><td data-label="When">${fmtTime(a.createdAt)}</td>
+<td data-label="Status">${!st.emailOn && a.state === "pending" ? "shown here only" : (STATE_TEXT[a.state] ?? a.state)}</td><td data-label="To">${a.recipient ?? "—"}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}
 </section>`,
   });
 }

@@ -10,15 +10,28 @@ const PROVIDER_NAME = { sandbox: "Sandbox", manual: "Manual approval", stripe: "
 function statusLines(st: BillingState): SafeHtml {
   const out: SafeHtml[] = [];
   if (st.pendingRequest)
-    out.push(html`<p class="warn" role="status" data-testid="pending-request">You asked to move to <strong>${planOf(st.pendingRequest.toPlan).name}</strong> on ${fmtTime(st.pendingRequest.createdAt)}. The request is waiting for approval by our team; your current plan stays until then.</p>`);
+    out.push(
+      html`<p class="warn" role="status" data-testid="pending-request">You asked to move to <strong>${planOf(st.pendingRequest.toPlan).name}</strong> on ${fmtTime(st.pendingRequest.createdAt)}. The request is waiting for approval by our team; your current plan stays until then.</p>`,
+    );
   if (st.lastDecision?.status === "rejected")
-    out.push(html`<p class="warn" data-testid="request-rejected">Your request to move to ${planOf(st.lastDecision.toPlan).name} was declined${st.lastDecision.note ? html`: ${st.lastDecision.note}` : ""}.</p>`);
+    out.push(
+      html`<p class="warn" data-testid="request-rejected">Your request to move to ${planOf(st.lastDecision.toPlan).name} was declined${st.lastDecision.note ? html`: ${st.lastDecision.note}` : ""}.</p>`,
+    );
   if (st.scheduled)
-    out.push(html`<p class="warn" role="status" data-testid="scheduled-change">Your plan changes to <strong>${planOf(st.scheduled.plan).name}</strong> on ${fmtTime(st.scheduled.at)}, at the end of the paid period.</p>`);
+    out.push(
+      html`<p class="warn" role="status" data-testid="scheduled-change">Your plan changes to <strong>${planOf(st.scheduled.plan).name}</strong> on ${fmtTime(st.scheduled.at)}, at the end of the paid period.</p>`,
+    );
   return html`${out}`;
 }
 
-function action(s: PageSession, provider: BillingProvider, p: PlanId, i: number, current: number, st: BillingState): SafeHtml {
+function action(
+  s: PageSession,
+  provider: BillingProvider,
+  p: PlanId,
+  i: number,
+  current: number,
+  st: BillingState,
+): SafeHtml {
   if (i === current) return html`<strong>Current plan</strong>`;
   if (provider.offers && !provider.offers(p)) return html`<span class="hint">Contact us</span>`;
   if (st.pendingRequest?.toPlan === p) return html`<strong>Requested</strong>`;
@@ -29,7 +42,13 @@ function action(s: PageSession, provider: BillingProvider, p: PlanId, i: number,
 }
 
 /** Usage and the plan table with upgrade / downgrade actions. */
-export function billingPage(s: PageSession, u: UsageInfo, provider: BillingProvider, st: BillingState, flash?: Flash): SafeHtml {
+export function billingPage(
+  s: PageSession,
+  u: UsageInfo,
+  provider: BillingProvider,
+  st: BillingState,
+  flash?: Flash,
+): SafeHtml {
   const current = PLANS.findIndex((p) => p.id === u.plan.id);
   return layout({
     title: "Usage & plan",
@@ -43,9 +62,11 @@ export function billingPage(s: PageSession, u: UsageInfo, provider: BillingProvi
   ${statusLines(st)}
   <div class="scroll"><table class="plans">
   <thead><tr><th scope="col">Plan</th><th scope="col">Requests / month</th><th scope="col">Rate limit / min</th><th scope="col">Live webhooks</th><th scope="col">Price (INR / month)</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
-  <tbody>${PLANS.map((p, i) => html`<tr${i === current ? html` class="current"` : ""}>
+  <tbody>${PLANS.map(
+    (p, i) => html`<tr${i === current ? html` class="current"` : ""}>
     <th scope="row">${p.name}</th><td data-label="Requests / month">${fmtInt(p.monthly_quota)}</td><td data-label="Rate limit / min">${fmtInt(p.rate_limit_per_minute)}</td><td data-label="Live webhooks">${p.live_webhooks ? "yes" : "no"}</td><td data-label="Price (INR / month)">${p.price_inr_per_month === 0 ? "free" : fmtInt(p.price_inr_per_month)}</td>
-    <td>${action(s, provider, p.id, i, current, st)}</td></tr>`)}</tbody>
+    <td>${action(s, provider, p.id, i, current, st)}</td></tr>`,
+  )}</tbody>
   </table></div>
 </section>`,
   });

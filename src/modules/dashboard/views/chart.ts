@@ -13,7 +13,10 @@ export function deliveriesChart(days: DayCount[]): SafeHtml {
   const slot = W / days.length;
   const bw = Math.max(4, slot * 0.6);
   const scale = (n: number) => (n / max) * (H - PAD_B - PAD_T);
-  const total = days.reduce((a, d) => ({ delivered: a.delivered + d.delivered, failed: a.failed + d.failed }), { delivered: 0, failed: 0 });
+  const total = days.reduce((a, d) => ({ delivered: a.delivered + d.delivered, failed: a.failed + d.failed }), {
+    delivered: 0,
+    failed: 0,
+  });
   const bars = days.map((d, i) => {
     const x = i * slot + (slot - bw) / 2;
     const hd = scale(d.delivered);

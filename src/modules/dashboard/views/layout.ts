@@ -35,7 +35,13 @@ export function flashBox(f: Flash | undefined): SafeHtml {
 }
 
 /** Wraps `body` in the full document. */
-export function layout(opts: { title: string; session?: PageSession; active?: NavKey; flash?: Flash; body: Renderable }): SafeHtml {
+export function layout(opts: {
+  title: string;
+  session?: PageSession;
+  active?: NavKey;
+  flash?: Flash;
+  body: Renderable;
+}): SafeHtml {
   const s = opts.session;
   return html`<!doctype html>
 <html lang="en">
@@ -52,12 +58,16 @@ export function layout(opts: { title: string; session?: PageSession; active?: Na
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <a class="brand" href="/dashboard">Courier Tracking</a>
-  ${s
-    ? html`<nav aria-label="Main"><ul>${NAV.map(([k, href, label]) =>
-        html`<li><a href="${href}"${k === opts.active ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>
+  ${
+    s
+      ? html`<nav aria-label="Main"><ul>${NAV.map(
+          ([k, href, label]) =>
+            html`<li><a href="${href}"${k === opts.active ? html` aria-current="page"` : ""}>${label}</a></li>`,
+        )}</ul></nav>
   <div class="who"><span class="email" data-testid="account-email">${s.email}</span>
     <form method="post" action="/dashboard/sign-out" class="inline">${csrfField(s.csrfToken)}<button type="submit" class="link">Sign out</button></form></div>`
-    : html`<nav aria-label="Account"><ul><li><a href="/dashboard/sign-in">Sign in</a></li><li><a href="/dashboard/sign-up">Sign up</a></li></ul></nav>`}
+      : html`<nav aria-label="Account"><ul><li><a href="/dashboard/sign-in">Sign in</a></li><li><a href="/dashboard/sign-up">Sign up</a></li></ul></nav>`
+  }
 </header>
 <main id="main" tabindex="-1">
 <h1>${opts.title}</h1>

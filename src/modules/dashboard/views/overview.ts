@@ -19,7 +19,10 @@ export interface OverviewData {
   counts: { keys: number; webhooks: number; deactivated: number; shipments: number };
 }
 
-const rate = (o: Outcomes) => (o.delivered + o.failed === 0 ? "no finished deliveries" : `${Math.round((o.delivered / (o.delivered + o.failed)) * 1000) / 10}% delivered`);
+const rate = (o: Outcomes) =>
+  o.delivered + o.failed === 0
+    ? "no finished deliveries"
+    : `${Math.round((o.delivered / (o.delivered + o.failed)) * 1000) / 10}% delivered`;
 
 function healthCard(h: DeliveryHealth): SafeHtml {
   return html`<section class="card" aria-labelledby="health-h"><h2 id="health-h">Webhook deliveries</h2>
@@ -27,19 +30,25 @@ function healthCard(h: DeliveryHealth): SafeHtml {
 <div><dt>Last 7 days</dt><dd data-testid="success-7">${rate(h.d7)} (${fmtInt(h.d7.delivered)} delivered, ${fmtInt(h.d7.failed)} failed)</dd></div>
 <div><dt>Last 30 days</dt><dd data-testid="success-30">${rate(h.d30)} (${fmtInt(h.d30.delivered)} delivered, ${fmtInt(h.d30.failed)} failed)</dd></div>
 </dl>
-${h.failing.length === 0
-  ? html`<p>No webhook failed a delivery in the last 7 days.</p>`
-  : html`<h3 class="sub">Failing in the last 7 days</h3><ul class="glance" data-testid="failing-webhooks">${h.failing.map((w) => html`<li>
-<a href="/dashboard/webhooks/${w.id}" class="url">${midTrunc(w.url)}</a>: ${fmtInt(w.failed)} failed, ${fmtInt(w.delivered)} delivered${w.status === "deactivated" ? html` — <strong class="bad">deactivated</strong>` : ""}</li>`)}</ul>`}
+${
+  h.failing.length === 0
+    ? html`<p>No webhook failed a delivery in the last 7 days.</p>`
+    : html`<h3 class="sub">Failing in the last 7 days</h3><ul class="glance" data-testid="failing-webhooks">${h.failing.map(
+        (w) => html`<li>
+<a href="/dashboard/webhooks/${w.id}" class="url">${midTrunc(w.url)}</a>: ${fmtInt(w.failed)} failed, ${fmtInt(w.delivered)} delivered${w.status === "deactivated" ? html` — <strong class="bad">deactivated</strong>` : ""}</li>`,
+      )}</ul>`
+}
 </section>`;
 }
 
 function statesCard(states: OverviewData["states"], total: number): SafeHtml {
   return html`<section class="card" aria-labelledby="states-h"><h2 id="states-h">Followed shipments by state</h2>
-${states.length === 0
-  ? html`<p>No followed shipments yet. A successful <code>GET /v1/track</code> follows one.</p>`
-  : html`<ul class="states" data-testid="shipment-states">${states.map((s) => html`<li><a href="/dashboard/shipments?state=${s.state}"><strong>${fmtInt(s.n)}</strong> ${s.state.replace(/_/g, " ")}</a></li>`)}</ul>
-<p class="hint">${fmtInt(total)} in all. <a href="/dashboard/shipments">See the list</a>.</p>`}
+${
+  states.length === 0
+    ? html`<p>No followed shipments yet. A successful <code>GET /v1/track</code> follows one.</p>`
+    : html`<ul class="states" data-testid="shipment-states">${states.map((s) => html`<li><a href="/dashboard/shipments?state=${s.state}"><strong>${fmtInt(s.n)}</strong> ${s.state.replace(/_/g, " ")}</a></li>`)}</ul>
+<p class="hint">${fmtInt(total)} in all. <a href="/dashboard/shipments">See the list</a>.</p>`
+}
 </section>`;
 }
 
@@ -49,9 +58,11 @@ function actionCard(a: NeedsAction): SafeHtml {
   const failed = a.reasons.reduce((t, r) => t + r.n, 0);
   return html`<section class="card" aria-labelledby="action-h"><h2 id="action-h">Needs action</h2>
 <h3 class="sub">Failed delivery attempts by reason (${fmtInt(failed)})</h3>
-${a.reasons.length === 0
-  ? html`<p>No followed shipment is held on a failed attempt.</p>`
-  : html`<ul class="states" data-testid="action-reasons">${a.reasons.map((r) => row(`/dashboard/shipments?state=exception&reason=${r.reason}`, r.n, r.reason.replace(/_/g, " "), `reason-${r.reason}`))}</ul>`}
+${
+  a.reasons.length === 0
+    ? html`<p>No followed shipment is held on a failed attempt.</p>`
+    : html`<ul class="states" data-testid="action-reasons">${a.reasons.map((r) => row(`/dashboard/shipments?state=exception&reason=${r.reason}`, r.n, r.reason.replace(/_/g, " "), `reason-${r.reason}`))}</ul>`
+}
 <ul class="glance">
 ${row("/dashboard/shipments?state=returned", a.returned, "returned to origin (RTO)", "action-returned")}
 ${row("/dashboard/shipments?stalled=true", a.stalled, "stalled (no courier update for longer than usual)", "action-stalled")}

@@ -30,35 +30,47 @@ export interface ProfileState {
 /** Email and password forms, and the way to deletion. */
 export function profilePage(s: PageSession, st: ProfileState): SafeHtml {
   const e = (form: ProfileState["form"]) => (st.form === form ? (st.errors ?? {}) : {});
-  const current = (form: "password" | "email") => input(`${form}-current`, "Current password", html`name="current" type="password" autocomplete="current-password" maxlength="128"`, e(form));
+  const current = (form: "password" | "email") =>
+    input(
+      `${form}-current`,
+      "Current password",
+      html`name="current" type="password" autocomplete="current-password" maxlength="128"`,
+      e(form),
+    );
   return layout({
     title: "Profile",
     session: s,
     active: "profile",
     flash: st.flash,
     body: html`<section class="card" aria-labelledby="pw-h"><h2 id="pw-h">Password</h2>
-${st.hasPassword
-  ? html`<form method="post" action="/dashboard/profile/password" novalidate>${csrfField(s.csrfToken)}
+${
+  st.hasPassword
+    ? html`<form method="post" action="/dashboard/profile/password" novalidate>${csrfField(s.csrfToken)}
 ${current("password")}
 ${newPasswordFields(e("password"))}
 <button type="submit" class="primary">Change password</button>
 <p class="hint">Changing it signs out your other browsers.</p></form>`
-  : html`<p>This account has no password yet. Ask your operator for a password link (<code>bun run admin password-link ${s.email}</code>).</p>`}
+    : html`<p>This account has no password yet. Ask your operator for a password link (<code>bun run admin password-link ${s.email}</code>).</p>`
+}
 </section>
 <section class="card" aria-labelledby="email-h"><h2 id="email-h">Email</h2>
 <p>You sign in as <strong data-testid="profile-email">${s.email}</strong>.</p>
-${st.hasPassword
-  ? html`<form method="post" action="/dashboard/profile/email" novalidate>${csrfField(s.csrfToken)}
+${
+  st.hasPassword
+    ? html`<form method="post" action="/dashboard/profile/email" novalidate>${csrfField(s.csrfToken)}
 ${input("email", "New email", html`name="email" type="email" autocomplete="email" maxlength="254" value="${st.email ?? ""}"`, e("email"))}
 ${current("email")}
 <button type="submit" class="primary">Change email</button></form>`
-  : ""}
+    : ""
+}
 </section>
 <section class="card" aria-labelledby="delete-h"><h2 id="delete-h">Delete the account</h2>
 <p>Deletes the account with its API keys, webhooks and their deliveries, usage and followed shipments. It cannot be undone.</p>
-${st.plan === "free"
-  ? html`<p><a class="button danger" href="/dashboard/profile/delete">Delete the account…</a></p>`
-  : html`<p class="warn">The account is on a paid plan. <a href="/dashboard/billing">Change to the Free plan</a> first; then it can be deleted.</p>`}
+${
+  st.plan === "free"
+    ? html`<p><a class="button danger" href="/dashboard/profile/delete">Delete the account…</a></p>`
+    : html`<p class="warn">The account is on a paid plan. <a href="/dashboard/billing">Change to the Free plan</a> first; then it can be deleted.</p>`
+}
 </section>`,
   });
 }
@@ -77,7 +89,13 @@ ${input("delete-current", "Current password", html`name="current" type="password
 }
 
 /** The form a password link opens: set a password for `email`, then be signed in. */
-export function passwordLinkPage(o: { action: string; csrf: string; email: string; welcome: boolean; errors?: FieldErrors }): SafeHtml {
+export function passwordLinkPage(o: {
+  action: string;
+  csrf: string;
+  email: string;
+  welcome: boolean;
+  errors?: FieldErrors;
+}): SafeHtml {
   return layout({
     title: o.welcome ? "Welcome: set your password" : "Set a new password",
     body: html`<form method="post" action="${o.action}" class="card narrow" novalidate>

@@ -27,9 +27,24 @@ function select(id: string, label: string, value: string, options: readonly (rea
 function filtersForm(f: ShipmentFilters): SafeHtml {
   return html`<form method="get" action="/dashboard/shipments" class="row filters" role="search" aria-label="Shipments">
 <div class="field"><label for="ship-q">AWB or reference</label><input id="ship-q" name="q" type="search" maxlength="128" value="${f.q}" placeholder="e.g. 50112345670 or your order id"></div>
-${select("ship-state", "State", f.state, Object.values(WEBHOOK_SPELLING).map((s) => [s, words(s)] as const))}
-${select("ship-courier", "Courier", f.courier, COURIERS.map((c) => [c.slug, c.name] as const))}
-${select("ship-reason", "Failed-attempt reason", f.reason, REASON_CODES.map((r) => [r, words(r)] as const))}
+${select(
+  "ship-state",
+  "State",
+  f.state,
+  Object.values(WEBHOOK_SPELLING).map((s) => [s, words(s)] as const),
+)}
+${select(
+  "ship-courier",
+  "Courier",
+  f.courier,
+  COURIERS.map((c) => [c.slug, c.name] as const),
+)}
+${select(
+  "ship-reason",
+  "Failed-attempt reason",
+  f.reason,
+  REASON_CODES.map((r) => [r, words(r)] as const),
+)}
 ${select("ship-stalled", "Stalled", f.stalled, [["true", "Stalled only"]])}
 <div class="actions"><button type="submit" class="primary">Search</button><a href="/dashboard/shipments">Clear</a></div>
 </form>`;
@@ -37,13 +52,16 @@ ${select("ship-stalled", "Stalled", f.stalled, [["true", "Stalled only"]])}
 
 function list(rows: ListedShipment[], f: ShipmentFilters, next: string | null): SafeHtml {
   const any = Object.values(f).some(Boolean);
-  if (rows.length === 0) return html`<p data-testid="no-shipments">${any ? "No followed shipment matches these filters." : "No followed shipments yet."}</p>`;
+  if (rows.length === 0)
+    return html`<p data-testid="no-shipments">${any ? "No followed shipment matches these filters." : "No followed shipments yet."}</p>`;
   return html`<div class="scroll"><table data-testid="shipments">
 <thead><tr><th scope="col">Courier</th><th scope="col">AWB</th><th scope="col">Reference</th><th scope="col">State</th><th scope="col">Latest status</th><th scope="col">Predicted delivery</th><th scope="col">Last checkpoint</th><th scope="col">Next check</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr data-awb="${r.tracking_number}">
+<tbody>${rows.map(
+    (r) => html`<tr data-awb="${r.tracking_number}">
 <td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td><td data-label="Reference" class="url">${r.reference ?? ""}</td>
 <td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}${stalledBadge(r)}</td>
-<td data-label="Latest status">${r.most_recent_status}</td><td data-label="Predicted delivery">${predictedCell({ predictedDate: r.predicted_delivery?.date ?? null })}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`)}</tbody>
+<td data-label="Latest status">${r.most_recent_status}</td><td data-label="Predicted delivery">${predictedCell({ predictedDate: r.predicted_delivery?.date ?? null })}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`,
+  )}</tbody>
 </table></div>
 ${next ? html`<p><a href="/dashboard/shipments${filterQuery(f, { cursor: next })}" rel="next">Next ${rows.length} shipments</a></p>` : ""}`;
 }
@@ -61,16 +79,25 @@ ${error ? html`<p class="field-error" id="follow-error" role="alert">${error}</p
 
 function results(rs: ImportResult[]): SafeHtml {
   const n = (k: string) => rs.filter((r) => r.result === k).length;
-  const label = (r: ImportResult) => (r.result === "accepted" ? (r.already_followed ? "already followed" : "followed") : words(r.result));
+  const label = (r: ImportResult) =>
+    r.result === "accepted" ? (r.already_followed ? "already followed" : "followed") : words(r.result);
   return html`<section class="card" aria-labelledby="results-h"><h2 id="results-h">Results</h2>
 <p role="status" data-testid="follow-summary">${n("accepted")} accepted, ${n("invalid")} invalid, ${n("quota_exceeded")} over the quota.</p>
 <div class="scroll"><table data-testid="follow-results"><thead><tr><th scope="col">Line</th><th scope="col">Courier</th><th scope="col">AWB</th><th scope="col">Result</th><th scope="col">Why</th></tr></thead>
-<tbody>${rs.map((r) => html`<tr><td data-label="Line">${r.line}</td><td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td>
-<td data-label="Result"><span class="badge ${r.result === "accepted" ? "ok" : "bad"}">${label(r)}</span></td><td data-label="Why">${r.message ?? ""}</td></tr>`)}</tbody></table></div></section>`;
+<tbody>${rs.map(
+    (
+      r,
+    ) => html`<tr><td data-label="Line">${r.line}</td><td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td>
+<td data-label="Result"><span class="badge ${r.result === "accepted" ? "ok" : "bad"}">${label(r)}</span></td><td data-label="Why">${r.message ?? ""}</td></tr>`,
+  )}</tbody></table></div></section>`;
 }
 
 /** The page; `opts.results` after a follow, `opts.error` when the list could not be read. */
-export function shipmentsPage(s: PageSession, d: { rows: ListedShipment[]; next: string | null; filters: ShipmentFilters }, opts: { results?: ImportResult[]; error?: string } = {}): SafeHtml {
+export function shipmentsPage(
+  s: PageSession,
+  d: { rows: ListedShipment[]; next: string | null; filters: ShipmentFilters },
+  opts: { results?: ImportResult[]; error?: string } = {},
+): SafeHtml {
   return layout({
     title: "Tracked shipments",
     session: s,

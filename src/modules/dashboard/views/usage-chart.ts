@@ -20,8 +20,10 @@ export function usageByDayChart(days: DayUsage[], quota: number, projected: numb
   const y = (n: number) => (H - PAD_B - (n / max) * (H - PAD_B - PAD_T)).toFixed(1);
   const cx = (i: number) => i * slot + slot / 2;
   const over = projected > quota;
-  const bars = cum.map((d, i) => html`<g><title>${d.day}: ${fmtInt(d.used)} that day, ${fmtInt(d.total)} so far</title>
-<rect class="bar-ok" x="${(cx(i) - bw / 2).toFixed(1)}" y="${y(d.total)}" width="${bw.toFixed(1)}" height="${(H - PAD_B - Number(y(d.total))).toFixed(1)}"></rect></g>`);
+  const bars = cum.map(
+    (d, i) => html`<g><title>${d.day}: ${fmtInt(d.used)} that day, ${fmtInt(d.total)} so far</title>
+<rect class="bar-ok" x="${(cx(i) - bw / 2).toFixed(1)}" y="${y(d.total)}" width="${bw.toFixed(1)}" height="${(H - PAD_B - Number(y(d.total))).toFixed(1)}"></rect></g>`,
+  );
   const ticks = Array.from({ length: monthDays }, (_, i) => i + 1).filter((n) => n === 1 || n % 5 === 0);
   const last = cum.length - 1;
   return html`<figure class="chart">

@@ -18,10 +18,12 @@ export function headersFieldset(rows: HeaderRow[], error?: string): SafeHtml {
   return html`<fieldset${error ? html` aria-invalid="true" aria-describedby="headers-error"` : ""}><legend>Custom headers (optional, up to ${String(MAX_CUSTOM_HEADERS)})</legend>
 ${error ? html`<p class="field-error" id="headers-error">${error}</p>` : ""}
 <p class="hint" id="headers-hint">Sent with every delivery, e.g. <code>Authorization</code> for your gateway. Values are stored encrypted and shown masked: leave a value empty to keep the saved one; clear a name to remove that header.</p>
-${all.map((r, i) => html`<div class="row header-row">
+${all.map(
+  (r, i) => html`<div class="row header-row">
 <div class="field"><label for="header-name-${String(i)}">Header ${String(i + 1)} name</label><input id="header-name-${String(i)}" name="header_name" maxlength="100" value="${r.name}" autocomplete="off" spellcheck="false" aria-describedby="headers-hint"></div>
 <div class="field"><label for="header-value-${String(i)}">Header ${String(i + 1)} value</label><input id="header-value-${String(i)}" name="header_value" maxlength="1000" value="" autocomplete="off" spellcheck="false" placeholder="${r.masked ?? ""}"></div>
-</div>`)}
+</div>`,
+)}
 </fieldset>`;
 }
 
@@ -34,7 +36,8 @@ export interface DeliveryFilterForm {
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const validDay = (v: string | undefined) => (v && DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) ? v : undefined);
+const validDay = (v: string | undefined) =>
+  v && DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) ? v : undefined;
 
 /** The filter from the page's query; unknown values are left out (the form shows what was applied). */
 export function deliveryFilterOf(q: Record<string, string | undefined>): DeliveryFilterForm {
@@ -48,7 +51,8 @@ export function deliveryFilterOf(q: Record<string, string | undefined>): Deliver
 
 /** The form (GET, so a filtered view can be bookmarked). */
 export function deliveriesFilter(webhookId: string, f: DeliveryFilterForm): SafeHtml {
-  const opt = (v: string, cur: string | undefined, label = v) => html`<option value="${v}"${cur === v ? html` selected` : ""}>${label}</option>`;
+  const opt = (v: string, cur: string | undefined, label = v) =>
+    html`<option value="${v}"${cur === v ? html` selected` : ""}>${label}</option>`;
   return html`<form method="get" action="/dashboard/webhooks/${webhookId}" class="row filters" aria-label="Filter deliveries">
 <div class="field"><label for="f-status">Status</label><select id="f-status" name="status">${opt("", f.status, "any")}${DELIVERY_STATUSES.map((s) => opt(s, f.status))}</select></div>
 <div class="field"><label for="f-event">Event type</label><select id="f-event" name="event_type">${opt("", f.event_type, "any")}${EVENT_TYPES.map((e) => opt(e, f.event_type))}</select></div>
@@ -99,9 +103,20 @@ export function auditButton(s: PageSession, webhookId: string): SafeHtml {
 export function auditReport(cases: AuditShown[]): SafeHtml {
   const ok = cases.every((c) => c.pass);
   return html`<section class="card" aria-labelledby="audit-h" data-testid="audit-report"><h2 id="audit-h">Receiver audit</h2>
-<p class="flash ${ok ? "flash-ok" : "flash-error"}">${ok ? "OK: your receiver accepted the signed delivery and refused the three it must refuse." : `Failed: ${cases.filter((c) => !c.pass).map((c) => c.case).join(", ")}. See docs/webhook-receivers.md for what a receiver must check.`}</p>
+<p class="flash ${ok ? "flash-ok" : "flash-error"}">${
+    ok
+      ? "OK: your receiver accepted the signed delivery and refused the three it must refuse."
+      : `Failed: ${cases
+          .filter((c) => !c.pass)
+          .map((c) => c.case)
+          .join(", ")}. See docs/webhook-receivers.md for what a receiver must check.`
+  }</p>
 <div class="scroll"><table><thead><tr><th scope="col">Case</th><th scope="col">Sent</th><th scope="col">Expected</th><th scope="col">Answer</th><th scope="col">Result</th></tr></thead>
-<tbody>${cases.map((c) => html`<tr data-audit-case="${c.case}"><td data-label="Case"><code>${c.case}</code></td><td data-label="Sent">${CASE_TEXT[c.case].sent}</td><td data-label="Expected">${CASE_TEXT[c.case].want}</td>
-<td data-label="Answer">${/^\d+$/.test(c.answer) ? `HTTP ${c.answer}` : c.answer}</td><td data-label="Result"><span class="${c.pass ? "good" : "bad"}">${c.pass ? "pass" : "fail"}</span></td></tr>`)}</tbody></table></div>
+<tbody>${cases.map(
+    (
+      c,
+    ) => html`<tr data-audit-case="${c.case}"><td data-label="Case"><code>${c.case}</code></td><td data-label="Sent">${CASE_TEXT[c.case].sent}</td><td data-label="Expected">${CASE_TEXT[c.case].want}</td>
+<td data-label="Answer">${/^\d+$/.test(c.answer) ? `HTTP ${c.answer}` : c.answer}</td><td data-label="Result"><span class="${c.pass ? "good" : "bad"}">${c.pass ? "pass" : "fail"}</span></td></tr>`,
+  )}</tbody></table></div>
 <p class="hint">The four requests were test deliveries (<code>X-Webhook-Mode: test</code>, <code>X-Webhook-Audit: true</code>); they are in the deliveries below. At most 10 audits an hour.</p></section>`;
 }

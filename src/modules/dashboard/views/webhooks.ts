@@ -9,11 +9,21 @@ import { deliveriesChart } from "./chart.ts";
 import { recoverForm, redeliverButton } from "./replay.ts";
 import { midTrunc } from "./truncate.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
-import { auditButton, auditReport, deliveriesFilter, headersFieldset, type AuditShown, type DeliveryFilterForm, type HeaderRow } from "./webhook-tools.ts";
+import {
+  auditButton,
+  auditReport,
+  deliveriesFilter,
+  headersFieldset,
+  type AuditShown,
+  type DeliveryFilterForm,
+  type HeaderRow,
+} from "./webhook-tools.ts";
 
 export type WebhookView = ReturnType<typeof webhookView>;
 /** A delivery with the shipment it was about (absent for rows that have neither a shipment nor a sample). */
-export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number] & { shipment?: DeliveryShipment };
+export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliveries"][number] & {
+  shipment?: DeliveryShipment;
+};
 
 /** The failure count as shown: the one that deactivated it, or how far an active live webhook is from that. */
 export function failureText(w: Pick<WebhookView, "failure_count" | "status" | "mode">): string {
@@ -26,7 +36,11 @@ const statusBadge = (w: WebhookView) =>
 const modeBadge = (w: WebhookView) => html`<span class="badge ${w.mode === "live" ? "live" : "test"}">${w.mode}</span>`;
 
 /** The account's webhooks with mode, status, events and failure count. */
-export function webhooksListPage(s: PageSession, list: WebhookView[], opts: { liveAllowed: boolean; flash?: Flash }): SafeHtml {
+export function webhooksListPage(
+  s: PageSession,
+  list: WebhookView[],
+  opts: { liveAllowed: boolean; flash?: Flash },
+): SafeHtml {
   return layout({
     title: "Webhooks",
     session: s,
@@ -36,15 +50,19 @@ export function webhooksListPage(s: PageSession, list: WebhookView[], opts: { li
 <a class="button secondary" href="/dashboard/webhooks/rotate-secret">Rotate signing secret</a></p>
 ${opts.liveAllowed ? "" : html`<p class="hint">Your plan has test webhooks only. <a href="/dashboard/billing">Upgrade to Growth or Business</a> for live webhooks.</p>`}
 <section class="card" aria-labelledby="wh-h"><h2 id="wh-h">${list.length} webhook${list.length === 1 ? "" : "s"}</h2>
-${list.length === 0
-  ? html`<p>No webhooks yet.</p>`
-  : html`<div class="scroll"><table>
+${
+  list.length === 0
+    ? html`<p>No webhooks yet.</p>`
+    : html`<div class="scroll"><table>
 <thead><tr><th scope="col">URL</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Failures in a row</th></tr></thead>
-<tbody>${list.map((w) => html`<tr data-webhook-id="${w.id}">
+<tbody>${list.map(
+        (w) => html`<tr data-webhook-id="${w.id}">
   <td data-label=""><a href="/dashboard/webhooks/${w.id}" class="url">${midTrunc(w.url)}</a>${w.description ? html`<div class="hint">${w.description}</div>` : ""}</td>
   <td data-label="Mode">${modeBadge(w)}</td><td data-label="Status">${statusBadge(w)}</td><td data-label="Events">${w.events.join(", ")}</td>
-  <td data-label="Failures in a row" data-testid="failure-count">${failureText(w)}</td></tr>`)}</tbody>
-</table></div>`}
+  <td data-label="Failures in a row" data-testid="failure-count">${failureText(w)}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}
 </section>`,
   });
 }
@@ -59,7 +77,11 @@ export interface WebhookFormValues {
 }
 
 /** Create (no `id`) or edit form. `errors` by field name (`url`, `events`, `mode`, `description`, `headers`, `form`). */
-export function webhookFormPage(s: PageSession, v: WebhookFormValues, opts: { id?: string; errors?: Record<string, string>; liveAllowed: boolean }): SafeHtml {
+export function webhookFormPage(
+  s: PageSession,
+  v: WebhookFormValues,
+  opts: { id?: string; errors?: Record<string, string>; liveAllowed: boolean },
+): SafeHtml {
   const e = opts.errors ?? {};
   const err = (k: string) => (e[k] ? html`<p class="field-error" id="${k}-error">${e[k]}</p>` : "");
   const inv = (k: string) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : "");
@@ -101,7 +123,10 @@ export function secretPage(s: PageSession, secret: string, opts: { webhookId?: s
 }
 
 /** A confirmation step for a destructive action (rotate secret, delete webhook). */
-export function confirmPage(s: PageSession, o: { title: string; text: string; action: string; button: string; cancel: string }): SafeHtml {
+export function confirmPage(
+  s: PageSession,
+  o: { title: string; text: string; action: string; button: string; cancel: string },
+): SafeHtml {
   return layout({
     title: o.title,
     session: s,
@@ -112,7 +137,8 @@ export function confirmPage(s: PageSession, o: { title: string; text: string; ac
 }
 
 function resultCell(d: DeliveryView): SafeHtml {
-  if (d.last_status_code !== null) return html`<span class="${d.last_status_code >= 200 && d.last_status_code < 300 ? "good" : "bad"}">HTTP ${d.last_status_code}</span>`;
+  if (d.last_status_code !== null)
+    return html`<span class="${d.last_status_code >= 200 && d.last_status_code < 300 ? "good" : "bad"}">HTTP ${d.last_status_code}</span>`;
   if (d.last_error) return html`<span class="bad">${d.last_error}</span>`;
   return html`<span>—</span>`;
 }
@@ -127,15 +153,26 @@ function deliveryRow(d: DeliveryView, again: SafeHtml): SafeHtml {
 <td data-label="Attempts">${d.attempts}</td>
 <td data-label="Result">${resultCell(d)} <span class="state">${d.state}</span>${d.next_attempt_at ? html`<div class="hint">next try ${fmtTime(d.next_attempt_at)}</div>` : ""}</td>
 <td data-label="Duration">${last ? `${last.duration_ms} ms` : "—"}</td>
-<td data-label="" class="log">${d.attempt_log.length
-    ? html`<details><summary>Attempts<span class="sr-only"> of delivery ${d.id}</span></summary><ol class="attempts">${d.attempt_log.map((a) => html`<li>
+<td data-label="" class="log">${
+    d.attempt_log.length
+      ? html`<details><summary>Attempts<span class="sr-only"> of delivery ${d.id}</span></summary><ol class="attempts">${d.attempt_log.map(
+          (a) => html`<li>
   <div>Attempt ${a.attempt} at ${fmtTime(a.started_at)} · ${a.duration_ms} ms · ${a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? "no response")}</div>
-  <div class="url">${midTrunc(a.url, 24)}</div>${a.response_snippet ? html`<pre>${a.response_snippet}</pre>` : ""}</li>`)}</ol></details>`
-    : "—"}</td><td data-label="">${again}</td></tr>`;
+  <div class="url">${midTrunc(a.url, 24)}</div>${a.response_snippet ? html`<pre>${a.response_snippet}</pre>` : ""}</li>`,
+        )}</ol></details>`
+      : "—"
+  }</td><td data-label="">${again}</td></tr>`;
 }
 
 /** One webhook: facts, actions, an audit report, 14-day chart and the last 50 deliveries (filtered) with their attempts. */
-export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount[], recent: DeliveryView[], flash?: Flash, more: { filter?: DeliveryFilterForm; audit?: AuditShown[] } = {}): SafeHtml {
+export function webhookDetailPage(
+  s: PageSession,
+  w: WebhookView,
+  days: DayCount[],
+  recent: DeliveryView[],
+  flash?: Flash,
+  more: { filter?: DeliveryFilterForm; audit?: AuditShown[] } = {},
+): SafeHtml {
   const filtered = Object.values(more.filter ?? {}).some(Boolean);
   return layout({
     title: "Webhook",
@@ -152,10 +189,12 @@ export function webhookDetailPage(s: PageSession, w: WebhookView, days: DayCount
 <div><dt>Created</dt><dd>${fmtTime(w.created_at)}</dd></div>
 <div><dt>Custom headers</dt><dd data-testid="webhook-headers">${Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, v]) => html`<div><code>${n}</code>: ${v}</div>`) : "—"}</dd></div>
 </dl>
-${w.status === "deactivated"
-  ? html`<div class="flash flash-error"><p>This webhook was deactivated after 20 failed deliveries in a row. Fix the endpoint, then reactivate it: the failure count restarts at 0.</p>
+${
+  w.status === "deactivated"
+    ? html`<div class="flash flash-error"><p>This webhook was deactivated after 20 failed deliveries in a row. Fix the endpoint, then reactivate it: the failure count restarts at 0.</p>
 <form method="post" action="/dashboard/webhooks/${w.id}/reactivate">${csrfField(s.csrfToken)}<button type="submit" class="primary">Reactivate</button></form></div>`
-  : ""}
+    : ""
+}
 <div class="actions">
 ${w.mode === "test" ? html`<form method="post" action="/dashboard/webhooks/${w.id}/test" class="inline">${csrfField(s.csrfToken)}<button type="submit" class="primary">Send a test delivery</button></form>` : ""}
 ${auditButton(s, w.id)}
@@ -166,11 +205,13 @@ ${more.audit ? auditReport(more.audit) : ""}
 <section class="card" aria-labelledby="chart-h"><h2 id="chart-h">Deliveries, last 14 days</h2>${deliveriesChart(days)}</section>
 <section class="card" aria-labelledby="recent-h"><h2 id="recent-h">Recent deliveries</h2>
 ${deliveriesFilter(w.id, more.filter ?? {})}
-${recent.length === 0
-  ? html`<p>${filtered ? "No deliveries match these filters." : html`No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}`}</p>`
-  : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
+${
+  recent.length === 0
+    ? html`<p>${filtered ? "No deliveries match these filters." : html`No deliveries yet.${w.mode === "test" ? " Send a test delivery to see one here." : ""}`}</p>`
+    : html`<p class="hint">${recent.length === 1 ? "The only delivery so far." : `The last ${recent.length} deliveries, newest first.`}</p><div class="scroll"><table class="deliveries">
 <thead><tr><th scope="col">Time</th><th scope="col">Sequence</th><th scope="col">Event</th><th scope="col">Tracking number</th><th scope="col">Attempts</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col" class="log">Details</th><th scope="col">Send again</th></tr></thead>
-<tbody>${recent.map((d) => deliveryRow(d, redeliverButton(s, w.id, d.id)))}</tbody></table></div>`}
+<tbody>${recent.map((d) => deliveryRow(d, redeliverButton(s, w.id, d.id)))}</tbody></table></div>`
+}
 </section>
 ${recoverForm(s, w.id)}`,
   });

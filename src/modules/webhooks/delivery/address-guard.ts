@@ -97,7 +97,8 @@ function embeddedV4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   if (range === "ipv4Mapped" || range === "rfc6145" || range === "rfc6052") return new ipaddr.IPv4(b.slice(12, 16));
   if (range === "6to4") return new ipaddr.IPv4(b.slice(2, 6));
   // IPv4-compatible ::a.b.c.d (deprecated, RFC 4291 2.5.5.1): first 96 bits zero, not :: or ::1.
-  if (b.slice(0, 12).every((x) => x === 0) && range !== "unspecified" && range !== "loopback") return new ipaddr.IPv4(b.slice(12, 16));
+  if (b.slice(0, 12).every((x) => x === 0) && range !== "unspecified" && range !== "loopback")
+    return new ipaddr.IPv4(b.slice(12, 16));
   return undefined;
 }
 
@@ -227,13 +228,18 @@ export async function checkHost(host: string, allow: readonly string[], resolver
     try {
       addrs = await resolver(bare.replace(/\.$/, ""));
     } catch (e) {
-      return { ok: false, reason: "dns", detail: `host does not resolve (${(e as { code?: string }).code ?? "error"})` };
+      return {
+        ok: false,
+        reason: "dns",
+        detail: `host does not resolve (${(e as { code?: string }).code ?? "error"})`,
+      };
     }
     if (addrs.length === 0) return { ok: false, reason: "dns", detail: "host does not resolve" };
   }
   for (const a of addrs) {
     const c = classifyKnown(a.address, allow);
-    if (!isConnectable(c)) return { ok: false, reason: "address_blocked", detail: `${host} resolves to a ${c} address` };
+    if (!isConnectable(c))
+      return { ok: false, reason: "address_blocked", detail: `${host} resolves to a ${c} address` };
   }
   return { ok: true, address: addrs[0]! };
 }

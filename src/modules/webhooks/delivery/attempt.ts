@@ -37,22 +37,41 @@ export interface AttemptInput {
 /** Sends one attempt, never throws; with tracing, in a CLIENT span whose `traceparent` the receiver gets. */
 export function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<SendOutcome> {
   if (!tracingOn()) return send(sender, a, null);
-  const attributes = { "webhook.id": a.webhookId, "webhook.event": a.event, "webhook.attempt": a.attempt, ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}) };
-  return inSpan("webhook delivery", attributes, async (span) => {
-    const out = await send(sender, a, currentTraceParent());
-    if (!span) return out;
-    span.setAttribute("webhook.outcome", out.kind);
-    if (out.statusCode !== null) span.setAttribute("http.response.status_code", out.statusCode);
-    if (out.kind !== "delivered") span.setStatus({ code: SpanStatusCode.ERROR });
-    return out;
-  }, { kind: SpanKind.CLIENT, parent: a.traceParent });
+  const attributes = {
+    "webhook.id": a.webhookId,
+    "webhook.event": a.event,
+    "webhook.attempt": a.attempt,
+    ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}),
+  };
+  return inSpan(
+    "webhook delivery",
+    attributes,
+    async (span) => {
+      const out = await send(sender, a, currentTraceParent());
+      if (!span) return out;
+      span.setAttribute("webhook.outcome", out.kind);
+      if (out.statusCode !== null) span.setAttribute("http.response.status_code", out.statusCode);
+      if (out.kind !== "delivered") span.setStatus({ code: SpanStatusCode.ERROR });
+      return out;
+    },
+    { kind: SpanKind.CLIENT, parent: a.traceParent },
+  );
 }
 
 async function send(sender: WebhookSender, a: AttemptInput, traceParent: string | null): Promise<SendOutcome> {
   const enq = isoSecond(a.enqueuedAt);
   const body = serialisePayload(a.event, enq, a.data(enq), a.sequence);
   const headers = deliveryHeaders(
-    { secret: a.secret, eventId: a.eventId ?? newId("evt"), webhookId: a.webhookId, attempt: a.attempt, event: a.event, mode: a.mode, nowMs: a.nowMs ?? Date.now(), sequence: a.sequence },
+    {
+      secret: a.secret,
+      eventId: a.eventId ?? newId("evt"),
+      webhookId: a.webhookId,
+      attempt: a.attempt,
+      event: a.event,
+      mode: a.mode,
+      nowMs: a.nowMs ?? Date.now(),
+      sequence: a.sequence,
+    },
     body,
   );
   if (traceParent) headers.traceparent = traceParent;
@@ -61,7 +80,10 @@ async function send(sender: WebhookSender, a: AttemptInput, traceParent: string 
 }
 
 /** The sender configured from `WEBHOOK_*` settings, host names cached per sender ({@link cachingResolver}). */
-export function senderFromConfig(deps: Pick<AppDeps, "config" | "clock">, resolver: Resolver = systemResolver): WebhookSender {
+export function senderFromConfig(
+  deps: Pick<AppDeps, "config" | "clock">,
+  resolver: Resolver = systemResolver,
+): WebhookSender {
   return new WebhookSender({
     allowCidrs: deps.config.webhookAllowPrivateCidrs,
     caFile: deps.config.webhookCaFile,

@@ -15,7 +15,8 @@ export const deliveryLeases = defineQueue<never>("deliveries", {
   live: "state = 'pending'",
   by: "key",
   channel: DELIVERIES_CHANNEL,
-  returning: "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
+  returning:
+    "q.id, q.webhook_id, q.account_id, q.event_id, q.event_type, q.mode, q.attempts, q.enqueued_at, q.synthetic_data, q.shipment_id, q.sequence",
 });
 
 export interface ClaimedDelivery {
@@ -45,7 +46,12 @@ export interface ClaimedDelivery {
 }
 
 /** Claims up to `limit` deliveries due at `now` (ms since the epoch) for `leaseMs` (ms), with webhook, secret and shipment. */
-export async function claimDue(sql: postgres.Sql, now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(
+  sql: postgres.Sql,
+  now: number,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
   const nowD = new Date(now).toISOString();
   const a = { nowMs: now, limit, leaseMs, owner: "" };
   const lease = deliveryLeases.leaseToken(a);
@@ -64,7 +70,9 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
       for update of x skip locked`,
   });
   // The lease and repeated webhook columns are not read back: each column costs about 1 µs a row (bench/deliver.ts).
-  const rows = (await run(sql, frag`
+  const rows = (await run(
+    sql,
+    frag`
     with d as (${claimed}), c as (
       select d.*, w.url, w.mode as webhook_mode, w.status as webhook_status, w.events as webhook_events, a.plan,
         a.webhook_secret_enc as secret_enc, w.headers_enc
@@ -83,12 +91,21 @@ export async function claimDue(sql: postgres.Sql, now: number, limit: number, le
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
        where s.id = c.shipment_id) as shipment
     from c
-  `)) as unknown as ClaimRow[];
-  if (traced && rows.length > 0) pastSpan("outbox claim", claimStarted, { "db.system.name": "postgresql", "outbox.rows": rows.length }, rows.map((r) => r.trace_parent));
+  `,
+  )) as unknown as ClaimRow[];
+  if (traced && rows.length > 0)
+    pastSpan(
+      "outbox claim",
+      claimStarted,
+      { "db.system.name": "postgresql", "outbox.rows": rows.length },
+      rows.map((r) => r.trace_parent),
+    );
   return toClaimed(rows, lease);
 }
 
-type ClaimRow = Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & { webhook: Pick<ClaimedDelivery, WebhookColumn> | null };
+type ClaimRow = Omit<ClaimedDelivery, WebhookColumn | "lease_until"> & {
+  webhook: Pick<ClaimedDelivery, WebhookColumn> | null;
+};
 
 function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
   const webhooks = new Map<string, Pick<ClaimedDelivery, WebhookColumn>>();
@@ -96,18 +113,44 @@ function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
   return rows.map((r) => {
     const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
     return {
-      id: r.id, webhook_id: r.webhook_id, account_id: r.account_id, event_id: r.event_id, trace_parent: r.trace_parent ?? null, event_type: r.event_type, mode: r.mode, attempts: r.attempts,
-      enqueued_at: r.enqueued_at, sequence: r.sequence, synthetic_data: r.synthetic_data, lease_until: lease, url: w.url, webhook_mode: w.webhook_mode,
-      webhook_status: w.webhook_status, webhook_events: w.webhook_events, plan: w.plan, secret_enc: w.secret_enc, headers_enc: w.headers_enc,
+      id: r.id,
+      webhook_id: r.webhook_id,
+      account_id: r.account_id,
+      event_id: r.event_id,
+      trace_parent: r.trace_parent ?? null,
+      event_type: r.event_type,
+      mode: r.mode,
+      attempts: r.attempts,
+      enqueued_at: r.enqueued_at,
+      sequence: r.sequence,
+      synthetic_data: r.synthetic_data,
+      lease_until: lease,
+      url: w.url,
+      webhook_mode: w.webhook_mode,
+      webhook_status: w.webhook_status,
+      webhook_events: w.webhook_events,
+      plan: w.plan,
+      secret_enc: w.secret_enc,
+      headers_enc: w.headers_enc,
       shipment: r.shipment,
     };
   });
 }
 
-type WebhookColumn = "url" | "webhook_mode" | "webhook_status" | "webhook_events" | "plan" | "secret_enc" | "headers_enc";
+type WebhookColumn =
+  | "url"
+  | "webhook_mode"
+  | "webhook_status"
+  | "webhook_events"
+  | "plan"
+  | "secret_enc"
+  | "headers_enc";
 
 /** Clears the leases still ours on rows never attempted, so the next claim takes them at once; returns the count. */
-export async function releaseLeases(sql: postgres.Sql, rows: Pick<ClaimedDelivery, "id" | "lease_until">[]): Promise<number> {
+export async function releaseLeases(
+  sql: postgres.Sql,
+  rows: Pick<ClaimedDelivery, "id" | "lease_until">[],
+): Promise<number> {
   const byLease = new Map<string, string[]>();
   for (const r of rows) byLease.set(r.lease_until, [...(byLease.get(r.lease_until) ?? []), r.id]);
   let released = 0;

@@ -32,7 +32,16 @@ export function exchange(dispatcher: undici.Dispatcher, req: ExchangeRequest): P
   return new Promise((resolve) => {
     const x = new Exchange(req, resolve);
     try {
-      dispatcher.dispatch({ origin: req.url.origin, path: req.url.pathname + req.url.search, method: req.method, headers: req.headers, body: req.body }, x);
+      dispatcher.dispatch(
+        {
+          origin: req.url.origin,
+          path: req.url.pathname + req.url.search,
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+        },
+        x,
+      );
     } catch (e) {
       x.settle({ error: e, timedOut: false });
     }
@@ -68,7 +77,12 @@ class Exchange implements undici.Dispatcher.DispatchHandler {
 
   private answered(): void {
     const { chunks, req } = this;
-    const snippet = chunks.length === 0 ? "" : chunks.length === 1 ? chunks[0]!.toString("utf8", 0, Math.min(req.cap, chunks[0]!.length)) : Buffer.concat(chunks).subarray(0, req.cap).toString("utf8");
+    const snippet =
+      chunks.length === 0
+        ? ""
+        : chunks.length === 1
+          ? chunks[0]!.toString("utf8", 0, Math.min(req.cap, chunks[0]!.length))
+          : Buffer.concat(chunks).subarray(0, req.cap).toString("utf8");
     this.settle({ statusCode: this.status, location: this.location, snippet });
   }
 

@@ -157,7 +157,8 @@ export class WebhookSender {
       } catch {
         return this.fail(hops, code, "redirect_invalid");
       }
-      if (!hop.location || next.protocol !== "https:" || next.username || next.password) return this.fail(hops, code, "redirect_invalid");
+      if (!hop.location || next.protocol !== "https:" || next.username || next.password)
+        return this.fail(hops, code, "redirect_invalid");
       next.hash = "";
       url = next.toString();
       if (code === 301 || code === 302 || code === 303) method = "GET";
@@ -169,7 +170,11 @@ export class WebhookSender {
     return { kind: "failed", hops, statusCode: code, error };
   }
 
-  private async hop(url: string, method: "POST" | "GET", req: SendRequest): Promise<{ record: Hop; dropped: boolean; location?: string }> {
+  private async hop(
+    url: string,
+    method: "POST" | "GET",
+    req: SendRequest,
+  ): Promise<{ record: Hop; dropped: boolean; location?: string }> {
     const startedAt = this.opts.clock.now();
     const t0 = performance.now();
     const record = (statusCode: number | null, error: string | null, snippet: string | null = null): Hop => ({
@@ -182,12 +187,26 @@ export class WebhookSender {
     });
     const u = parsedUrl(url);
     const echo = url === this.opts.sandboxEcho?.url;
-    const guard = await checkHost(u.hostname, echo ? this.echoAllow : this.opts.allowCidrs, echo ? this.echoResolver : this.opts.resolver);
+    const guard = await checkHost(
+      u.hostname,
+      echo ? this.echoAllow : this.opts.allowCidrs,
+      echo ? this.echoResolver : this.opts.resolver,
+    );
     if (!guard.ok) return { record: record(null, guard.reason), dropped: true };
-    const agent = this.agentFor(u.hostname, guard.address.address, guard.address.family, undiciLoaded ?? (await loadUndici()), echo);
+    const agent = this.agentFor(
+      u.hostname,
+      guard.address.address,
+      guard.address.family,
+      undiciLoaded ?? (await loadUndici()),
+      echo,
+    );
 
     const custom = req.customHeaders && u.origin === parsedUrl(req.url).origin ? req.customHeaders : undefined;
-    const headers: Record<string, string> = { ...custom, "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0", ...req.headers };
+    const headers: Record<string, string> = {
+      ...custom,
+      "user-agent": this.opts.userAgent ?? "CourierTrackingAPI-Webhooks/1.0",
+      ...req.headers,
+    };
     if (method === "POST") headers["content-type"] = "application/json";
     else delete headers["x-service-signature"];
     const r = await exchange(agent, {
@@ -198,7 +217,8 @@ export class WebhookSender {
       timeoutMs: this.opts.timeoutMs,
       cap: SNIPPET_BYTES,
     });
-    if (r.statusCode === undefined) return { record: record(null, r.timedOut ? "timeout" : errorClass(r.error)), dropped: false };
+    if (r.statusCode === undefined)
+      return { record: record(null, r.timedOut ? "timeout" : errorClass(r.error)), dropped: false };
     return { record: record(r.statusCode, null, r.snippet), dropped: false, location: r.location };
   }
 
@@ -215,12 +235,26 @@ const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|H
 export function errorClass(e: unknown, signal?: AbortSignal): string {
   if (signal?.aborted) return "timeout";
   const code = String((e as { code?: unknown })?.code ?? "");
-  const causeCode = String(((e as { cause?: { code?: unknown } })?.cause)?.code ?? "");
+  const causeCode = String((e as { cause?: { code?: unknown } })?.cause?.code ?? "");
   for (const c of [code, causeCode]) {
     if (!c) continue;
     if (TLS_CODES.test(c)) return "tls";
-    if (c === "UND_ERR_CONNECT_TIMEOUT" || c === "UND_ERR_HEADERS_TIMEOUT" || c === "UND_ERR_BODY_TIMEOUT" || c === "ETIMEDOUT") return "timeout";
-    if (c === "ECONNREFUSED" || c === "ECONNRESET" || c === "EPIPE" || c === "EHOSTUNREACH" || c === "ENETUNREACH" || c === "UND_ERR_SOCKET") return "connect";
+    if (
+      c === "UND_ERR_CONNECT_TIMEOUT" ||
+      c === "UND_ERR_HEADERS_TIMEOUT" ||
+      c === "UND_ERR_BODY_TIMEOUT" ||
+      c === "ETIMEDOUT"
+    )
+      return "timeout";
+    if (
+      c === "ECONNREFUSED" ||
+      c === "ECONNRESET" ||
+      c === "EPIPE" ||
+      c === "EHOSTUNREACH" ||
+      c === "ENETUNREACH" ||
+      c === "UND_ERR_SOCKET"
+    )
+      return "connect";
   }
   const msg = String((e as Error)?.message ?? "");
   if (/certificate|tls|ssl|altname/i.test(msg)) return "tls";

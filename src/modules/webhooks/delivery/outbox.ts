@@ -18,7 +18,10 @@ export { claimDue, releaseLeases, deliveryLeases, DELIVERIES_CHANNEL, type Claim
 const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 
 /** Writes the event's outbox rows in the caller's transaction (NOTIFY at commit); returns how many. */
-export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date }): Promise<number> {
+export async function fanOutEvent(
+  tx: DbOrTx,
+  ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date },
+): Promise<number> {
   const targets = (await tx.execute(dsql`
     select w.id, w.account_id
     from follows f
@@ -27,12 +30,17 @@ export async function fanOutEvent(tx: DbOrTx, ev: { eventId: string; shipmentId:
     where f.shipment_id = ${ev.shipmentId}
       and w.mode = 'live' and w.status = 'active'
       and ${ev.type} = any(w.events)
-      and a.plan in (${dsql.join(LIVE_PLANS.map((p) => dsql`${p}`), dsql`, `)})
+      and a.plan in (${dsql.join(
+        LIVE_PLANS.map((p) => dsql`${p}`),
+        dsql`, `,
+      )})
   `)) as unknown as { id: string; account_id: string }[];
   if (targets.length === 0) return 0;
   const at = ev.enqueuedAt.toISOString();
   const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : 1)); // counters locked in one order: fan-outs queue, never deadlock
-  const rows = JSON.stringify(sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })));
+  const rows = JSON.stringify(
+    sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })),
+  );
   // One round trip: sequences (locked until commit: no gaps), outbox rows (queued by trigger), wake-up.
   await tx.execute(dsql`
     with v as (
@@ -83,11 +91,28 @@ export interface OutcomeItem {
 
 function outcomeParams(items: OutcomeItem[]) {
   const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
-    id: d.id, ord, lease: d.lease_until, state: o.state, attempts: o.attempts, next_at: o.nextAttemptAt?.toISOString() ?? null, status_code: o.statusCode, error: o.error,
+    id: d.id,
+    ord,
+    lease: d.lease_until,
+    state: o.state,
+    attempts: o.attempts,
+    next_at: o.nextAttemptAt?.toISOString() ?? null,
+    status_code: o.statusCode,
+    error: o.error,
     effect: failureEffect(d.mode, o.state),
   }));
   const hops = items.flatMap(({ delivery: d, outcome: o }) =>
-    o.hops.map((h) => ({ id: newId("att"), delivery_id: d.id, attempt: o.attempts, url: h.url, started_at: h.startedAt, duration_ms: h.durationMs, status_code: h.statusCode, error: h.error, snippet: clean(h.snippet) })),
+    o.hops.map((h) => ({
+      id: newId("att"),
+      delivery_id: d.id,
+      attempt: o.attempts,
+      url: h.url,
+      started_at: h.startedAt,
+      duration_ms: h.durationMs,
+      status_code: h.statusCode,
+      error: h.error,
+      snippet: clean(h.snippet),
+    })),
   );
   return { rows, hops };
 }

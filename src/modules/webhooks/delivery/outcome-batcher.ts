@@ -48,10 +48,18 @@ export function createOutcomeBatcher(sql: postgres.Sql, clock: Clock, opts: Outc
       while (queue.length) {
         const batch = queue.splice(0, opts.batch);
         try {
-          const r = await recordOutcomes(sql, batch.map((b) => b.item), clock.now());
+          const r = await recordOutcomes(
+            sql,
+            batch.map((b) => b.item),
+            clock.now(),
+          );
           // A deactivation is reported on its webhook's first outcome only.
           const unreported = new Set(r.deactivated);
-          for (const b of batch) b.resolve({ recorded: r.recorded.has(b.item.delivery.id), deactivated: unreported.delete(b.item.delivery.webhook_id) });
+          for (const b of batch)
+            b.resolve({
+              recorded: r.recorded.has(b.item.delivery.id),
+              deactivated: unreported.delete(b.item.delivery.webhook_id),
+            });
         } catch (e) {
           for (const b of batch) b.reject(e);
         }

@@ -6,7 +6,14 @@ import { ddMonYyyy, toSpecTime } from "../../../domain/dates.ts";
 import { courierBySlug, COURIERS } from "../../couriers/catalogue.ts";
 import { checkpointReason } from "../../couriers/reasons.ts";
 import { REASON_CODES } from "../../../domain/ndr.ts";
-import { mostRecentStatus, STATES, WEBHOOK_SPELLING, type ShipmentState, type SubStatus, type WebhookSpelling } from "../../../domain/states.ts";
+import {
+  mostRecentStatus,
+  STATES,
+  WEBHOOK_SPELLING,
+  type ShipmentState,
+  type SubStatus,
+  type WebhookSpelling,
+} from "../../../domain/states.ts";
 import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
@@ -30,7 +37,8 @@ export const WebhookCheckpointSchema = T.Object(
     time: T.String({ description: "HH:MM, 24-hour, courier local time.", examples: ["13:22"] }),
     location: T.String(),
     reason_code: literalUnion([...REASON_CODES, ""], {
-      description: "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when none.",
+      description:
+        "Why a failed delivery attempt or exception happened, normalised across couriers (docs/ndr.md); empty when none.",
     }),
   },
   { title: "WebhookCheckpoint" },
@@ -40,8 +48,14 @@ export const WebhookCheckpointSchema = T.Object(
 export const PayloadDataSchema = T.Object({
   tracking_number: T.String(),
   courier: T.String({ description: "Courier slug; for a test delivery it begins with `synthetic-test-`." }),
-  reference: nullable(T.String({ description: "The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null." })),
-  metadata: T.Record(T.String(), T.String(), { description: "The receiving account's own key/value pairs for this shipment; `{}` when none." }),
+  reference: nullable(
+    T.String({
+      description: "The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null.",
+    }),
+  ),
+  metadata: T.Record(T.String(), T.String(), {
+    description: "The receiving account's own key/value pairs for this shipment; `{}` when none.",
+  }),
   status: WebhookStatus,
   most_recent_status: T.String({ description: "The service's own short label." }),
   origin_city: nullable(T.String()),
@@ -52,12 +66,16 @@ export const PayloadDataSchema = T.Object({
       "The courier's own estimated delivery date (EDD), DD-Mon-YYYY in its local calendar, as of this delivery; empty when the courier gives none. A changed estimate alone is none of the spec's events: it arrives with the next event (or `tracking.eta_changed`, to webhooks that list it), and GET /v1/shipments shows it at once.",
     examples: ["06-Nov-2026"],
   }),
-  stalled: T.Boolean({ description: "True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap." }),
+  stalled: T.Boolean({
+    description:
+      "True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap.",
+  }),
   predicted_delivery: T.Optional(PredictedDeliverySchema),
   eta_change: T.Optional(EtaChangeSchema),
   checkpoints: nullable(
     T.Array(WebhookCheckpointSchema, {
-      description: "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
+      description:
+        "The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints.",
     }),
   ),
   enqueued_at: T.String({ format: "date-time", description: "Same as the top-level `enqueued_at`." }),
@@ -67,11 +85,16 @@ export const PayloadDataSchema = T.Object({
 export const WebhookPayloadSchema = T.Object(
   {
     event: literalUnion(EVENT_TYPES),
-    enqueued_at: T.String({ format: "date-time", description: "ISO 8601 UTC, to the second.", examples: ["2026-11-05T13:30:00Z"] }),
+    enqueued_at: T.String({
+      format: "date-time",
+      description: "ISO 8601 UTC, to the second.",
+      examples: ["2026-11-05T13:30:00Z"],
+    }),
     sequence: T.Optional(
       T.Integer({
         minimum: 1,
-        description: "This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md).",
+        description:
+          "This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md).",
       }),
     ),
     data: PayloadDataSchema,
@@ -156,10 +179,23 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
 const enc = new TextEncoder();
 
 /** The exact bytes to sign and send; over 256 KiB, serialised again with `checkpoints: null`. */
-export function serialisePayload(event: EventType, enqueuedAt: string, data: PayloadData, sequence?: number | null): Uint8Array {
+export function serialisePayload(
+  event: EventType,
+  enqueuedAt: string,
+  data: PayloadData,
+  sequence?: number | null,
+): Uint8Array {
   const seq = sequence == null ? {} : { sequence };
   let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data } satisfies Payload));
-  if (bytes.byteLength > MAX_PAYLOAD_BYTES) bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data: { ...data, checkpoints: null } } satisfies Payload));
+  if (bytes.byteLength > MAX_PAYLOAD_BYTES)
+    bytes = enc.encode(
+      JSON.stringify({
+        event,
+        enqueued_at: enqueuedAt,
+        ...seq,
+        data: { ...data, checkpoints: null },
+      } satisfies Payload),
+    );
   return bytes;
 }
 
@@ -181,9 +217,13 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
     cp("in_transit", "Shipment picked up", "Mumbai", "2026-11-03", "09:15", "picked_up"),
     cp("in_transit", "Reached hub", "Mumbai to Bengaluru", "2026-11-04", "02:40", null),
   ];
-  if (state === "out_for_delivery" || state === "delivered") history.push(cp("out_for_delivery", "Out for delivery", "Bengaluru", "2026-11-05", "08:05", null));
+  if (state === "out_for_delivery" || state === "delivered")
+    history.push(cp("out_for_delivery", "Out for delivery", "Bengaluru", "2026-11-05", "08:05", null));
   if (state === "delivered") history.push(cp("delivered", "Delivered", "Bengaluru", "2026-11-05", "13:22", null));
-  if (state === "exception") history.push(cp("exception", "Consignee not available", "Bengaluru", "2026-11-05", "14:10", "delivery_attempt_failed"));
+  if (state === "exception")
+    history.push(
+      cp("exception", "Consignee not available", "Bengaluru", "2026-11-05", "14:10", "delivery_attempt_failed"),
+    );
   return {
     tracking_number: courier.awb.example,
     courier: `${TEST_COURIER_PREFIX}${courier.slug}`,
@@ -202,6 +242,24 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
   };
 }
 
-function cp(state: ShipmentState, activity: string, location: string, localDate: string, localTime: string, subStatus: SubStatus | null): StoredCheckpoint {
-  return { state, subStatus, activity, location, localDate, localTime, at: `${localDate}T${localTime}:00Z`, rawCode: null, rawStatus: null, remark: null };
+function cp(
+  state: ShipmentState,
+  activity: string,
+  location: string,
+  localDate: string,
+  localTime: string,
+  subStatus: SubStatus | null,
+): StoredCheckpoint {
+  return {
+    state,
+    subStatus,
+    activity,
+    location,
+    localDate,
+    localTime,
+    at: `${localDate}T${localTime}:00Z`,
+    rawCode: null,
+    rawStatus: null,
+    remark: null,
+  };
 }

@@ -139,7 +139,10 @@ class Pump implements DeliveryPump {
 
   private room(): { free: number; refill: number } {
     const prefetch = this.prefetchNow();
-    return { free: this.o.concurrency + prefetch - this.attempts.size - this.ready.length, refill: Math.max(this.o.refillAt, Math.floor(prefetch / 2)) };
+    return {
+      free: this.o.concurrency + prefetch - this.attempts.size - this.ready.length,
+      refill: Math.max(this.o.refillAt, Math.floor(prefetch / 2)),
+    };
   }
 
   private pump(): Promise<void> {

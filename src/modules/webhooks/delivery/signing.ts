@@ -37,9 +37,13 @@ export function secretKeyBytes(secret: string): Buffer {
   return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
 }
 
-
 /** `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `<msgId>.<timestampSeconds>.<body>` (key: {@link secretKeyBytes}). */
-export function standardSignature(secret: string, msgId: string, timestampSeconds: number, body: Uint8Array | string): string {
+export function standardSignature(
+  secret: string,
+  msgId: string,
+  timestampSeconds: number,
+  body: Uint8Array | string,
+): string {
   const k = keyedFor(secret);
   k.standard ??= hmac(secretKeyBytes(secret));
   const mac = k.standard.copy().update(`${msgId}.${timestampSeconds}.`).update(body).digest("base64");

@@ -77,9 +77,14 @@ function skipReason(row: ClaimedDelivery): string | null {
 }
 
 /** Skips the row ({@link skipReason}) or sends one attempt, judged by `afterAttempt` (src/domain/delivery.ts). */
-export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "secretsKey">, sender: WebhookSender, row: ClaimedDelivery): Promise<Outcome> {
+export async function outcomeOf(
+  deps: Pick<WorkerDeps, "clock" | "config" | "secretsKey">,
+  sender: WebhookSender,
+  row: ClaimedDelivery,
+): Promise<Outcome> {
   const skip = skipReason(row);
-  if (skip) return { state: "skipped", attempts: row.attempts, nextAttemptAt: null, statusCode: null, error: skip, hops: [] };
+  if (skip)
+    return { state: "skipped", attempts: row.attempts, nextAttemptAt: null, statusCode: null, error: skip, hops: [] };
   const attempt = row.attempts + 1;
   const shipment = row.shipment;
   const sent = await sendAttempt(sender, {
@@ -92,7 +97,14 @@ export async function outcomeOf(deps: Pick<WorkerDeps, "clock" | "config" | "sec
     // A test fire stored before payloads carried the follow data gets its empty values.
     data: (enq) => {
       const synthetic = row.synthetic_data;
-      return synthetic ? { ...synthetic, reference: synthetic.reference ?? null, metadata: synthetic.metadata ?? {}, stalled: synthetic.stalled ?? false } : dataFromShipment(shipment!, enq);
+      return synthetic
+        ? {
+            ...synthetic,
+            reference: synthetic.reference ?? null,
+            metadata: synthetic.metadata ?? {},
+            stalled: synthetic.stalled ?? false,
+          }
+        : dataFromShipment(shipment!, enq);
     },
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
@@ -113,7 +125,10 @@ function hostOf(url: string): string | undefined {
 }
 
 /** Log fields of one attempt (docs/logging.md, Delivery lines): never the URL's path, the secret or a body. */
-export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "mode" | "event_type" | "url">, outcome: Outcome): Record<string, unknown> {
+export function attemptFields(
+  row: Pick<ClaimedDelivery, "id" | "webhook_id" | "mode" | "event_type" | "url">,
+  outcome: Outcome,
+): Record<string, unknown> {
   return {
     webhook_id: row.webhook_id,
     delivery_id: row.id,
@@ -129,14 +144,29 @@ export function attemptFields(row: Pick<ClaimedDelivery, "id" | "webhook_id" | "
 }
 
 /** Reports one recorded outcome: a delivery given up and a webhook deactivated are `error` lines. */
-function reportRecorded(deps: Pick<WorkerDeps, "clock">, log: Logger, row: ClaimedDelivery, outcome: Outcome, res: RecordResult): void {
+function reportRecorded(
+  deps: Pick<WorkerDeps, "clock">,
+  log: Logger,
+  row: ClaimedDelivery,
+  outcome: Outcome,
+  res: RecordResult,
+): void {
   if (res.recorded) {
     observeDelivery(row, outcome, res, deps.clock.now());
-    if (outcome.state === "abandoned") log.error(`webhook delivery abandoned after ${outcome.attempts} failed attempts`, attemptFields(row, outcome));
-    else if (outcome.state === "dropped") log.error("webhook delivery dropped: the receiver's address is not allowed; not retried", attemptFields(row, outcome));
+    if (outcome.state === "abandoned")
+      log.error(`webhook delivery abandoned after ${outcome.attempts} failed attempts`, attemptFields(row, outcome));
+    else if (outcome.state === "dropped")
+      log.error(
+        "webhook delivery dropped: the receiver's address is not allowed; not retried",
+        attemptFields(row, outcome),
+      );
   } else log.warn("delivery lease lost before recording; the new owner records", { delivery_id: row.id });
   if (res.deactivated)
-    log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, { webhook_id: row.webhook_id, delivery_id: row.id, host: hostOf(row.url) });
+    log.error(`webhook deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries`, {
+      webhook_id: row.webhook_id,
+      delivery_id: row.id,
+      host: hostOf(row.url),
+    });
 }
 
 function pumpTuning(deps: WorkerOptions, concurrency: number) {
@@ -149,9 +179,16 @@ function pumpTuning(deps: WorkerOptions, concurrency: number) {
 }
 
 /** One attempt: its slot frees once made, the outcome waits for the batcher (the slot too, past `maxUnrecorded`). */
-function createDeliver(deps: WorkerDeps, log: Logger, sender: WebhookSender, batcher: ReturnType<typeof createOutcomeBatcher>, maxUnrecorded: number) {
+function createDeliver(
+  deps: WorkerDeps,
+  log: Logger,
+  sender: WebhookSender,
+  batcher: ReturnType<typeof createOutcomeBatcher>,
+  maxUnrecorded: number,
+) {
   // The row keeps its lease and is retried when it runs out (at-least-once).
-  const failed = (row: ClaimedDelivery, e: unknown) => log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
+  const failed = (row: ClaimedDelivery, e: unknown) =>
+    log.error("delivery failed to record", { delivery_id: row.id, error: e as Error });
   return async (row: ClaimedDelivery): Promise<void> => {
     let outcome: Outcome;
     try {
@@ -159,7 +196,8 @@ function createDeliver(deps: WorkerDeps, log: Logger, sender: WebhookSender, bat
     } catch (e) {
       return failed(row, e);
     }
-    if (FAILED.has(outcome.state) && log.enabled("warn")) log.warn("webhook delivery attempt failed", attemptFields(row, outcome));
+    if (FAILED.has(outcome.state) && log.enabled("warn"))
+      log.warn("webhook delivery attempt failed", attemptFields(row, outcome));
     const recording = batcher.record(row, outcome).then(
       (res) => reportRecorded(deps, log, row, outcome, res),
       (e) => failed(row, e),
@@ -176,14 +214,32 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const concurrency = deps.concurrency ?? 64;
   // A lease must outlive the slowest attempt: every hop may use the whole timeout; LEASE_SLACK_SECONDS on top.
   const leaseMs = (MAX_REDIRECTS + 1) * deps.config.webhookTimeoutMs + deps.config.leaseSlackSeconds * 1000;
-  const batcher = createOutcomeBatcher(sql, deps.clock, { batch: deps.recordBatch ?? RECORD_BATCH, flushes: deps.recordFlushes ?? RECORD_FLUSHES });
-  const maxUnrecorded = deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
+  const batcher = createOutcomeBatcher(sql, deps.clock, {
+    batch: deps.recordBatch ?? RECORD_BATCH,
+    flushes: deps.recordFlushes ?? RECORD_FLUSHES,
+  });
+  const maxUnrecorded =
+    deps.maxUnrecorded ?? (deps.recordBatch ?? RECORD_BATCH) * (deps.recordFlushes ?? RECORD_FLUSHES);
   const deliver = createDeliver(deps, log, sender, batcher, maxUnrecorded);
   const release = (rows: ClaimedDelivery[]) =>
-    releaseLeases(sql, rows).catch((e) => log.warn("claimed deliveries not released; they are claimed again when the lease runs out", { error: e as Error }));
+    releaseLeases(sql, rows).catch((e) =>
+      log.warn("claimed deliveries not released; they are claimed again when the lease runs out", {
+        error: e as Error,
+      }),
+    );
   // A row may wait for a slot half the lease's slack: its attempt and record still fit in the lease.
   const maxWaitMs = (deps.config.leaseSlackSeconds * 1000) / 2;
-  const pump = createDeliveryPump({ sql, clock: deps.clock, log, concurrency, ...pumpTuning(deps, concurrency), leaseMs, maxWaitMs, release, deliver });
+  const pump = createDeliveryPump({
+    sql,
+    clock: deps.clock,
+    log,
+    concurrency,
+    ...pumpTuning(deps, concurrency),
+    leaseMs,
+    maxWaitMs,
+    release,
+    deliver,
+  });
   let started = false;
   let unlisten: (() => Promise<void>) | undefined;
 
@@ -193,7 +249,9 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       started = true;
       pump.setRunning(true);
       if (deps.config.webhookAllowPrivateCidrs.length)
-        log.warn("WEBHOOK_ALLOW_PRIVATE_CIDRS is set: webhook deliveries may reach these private ranges", { cidrs: deps.config.webhookAllowPrivateCidrs });
+        log.warn("WEBHOOK_ALLOW_PRIVATE_CIDRS is set: webhook deliveries may reach these private ranges", {
+          cidrs: deps.config.webhookAllowPrivateCidrs,
+        });
       unlisten = await listenForWork(sql, DELIVERIES_CHANNEL, () => void pump.wake());
       void pump.wake();
     },
@@ -204,7 +262,10 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       await unlisten?.().catch(() => {});
       unlisten = undefined;
       await release(await pump.unstarted());
-      await settleWithin(Promise.allSettled(pump.inFlight()).then(() => batcher.settled()), opts.timeout ?? 10_000);
+      await settleWithin(
+        Promise.allSettled(pump.inFlight()).then(() => batcher.settled()),
+        opts.timeout ?? 10_000,
+      );
       await sender.close();
     },
     async runOnce() {

@@ -1,10 +1,29 @@
 /** Aramex `TrackShipments` over SOAP 1.1 (Aramex developer docs); details: README.md in this folder. */
 import {
-  asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str as txt, summaryFromCheckpoint,
+  asArray,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  newestOf,
+  parseXml,
+  str as txt,
+  summaryFromCheckpoint,
   throwForStatus,
 } from "../../adapters/kit.ts";
 import {
-  byKeyword, firstMatch, mapStatus, sub, C, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules,
+  byKeyword,
+  firstMatch,
+  mapStatus,
+  sub,
+  C,
+  E,
+  O,
+  P,
+  R,
+  T,
+  type StatusRule,
+  type StatusTable,
+  type TextRules,
 } from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
@@ -50,7 +69,10 @@ function toCheckpoint(r: AramexTrackingResult): RawCheckpoint | undefined {
     location: txt(r.UpdateLocation),
     rawCode: code || null,
     rawStatus: description || null,
-    remark: rule.state === "exception" ? comments || (problem ? `${problem}: ${description}` : description) || null : comments || null,
+    remark:
+      rule.state === "exception"
+        ? comments || (problem ? `${problem}: ${description}` : description) || null
+        : comments || null,
   });
 }
 
@@ -59,7 +81,11 @@ function trackingResponse(text: string): AramexTrackingResponse {
   const raw = parseXml(text);
   if (raw.Envelope === undefined) throw new CourierError("backend", "aramex: no SOAP Envelope");
   const body = checkWire("aramex", AramexDocument, raw).Envelope.Body;
-  if (body.Fault !== undefined) throw new CourierError("backend", `aramex: SOAP fault ${body.Fault === "" ? "" : txt(body.Fault.faultstring)}`.trim());
+  if (body.Fault !== undefined)
+    throw new CourierError(
+      "backend",
+      `aramex: SOAP fault ${body.Fault === "" ? "" : txt(body.Fault.faultstring)}`.trim(),
+    );
   if (!body.ShipmentTrackingResponse) throw new CourierError("backend", "aramex: no ShipmentTrackingResponse");
   return body.ShipmentTrackingResponse;
 }
@@ -80,7 +106,8 @@ export function parseAramex(text: string, awb: string): TrackingSnapshot {
   if (txt(resp.HasErrors).toLowerCase() === "true") {
     const n = (resp.Notifications ? asArray(resp.Notifications.Notification) : [])[0] ?? {};
     const what = `${txt(n.Code)} ${txt(n.Message)}`.trim();
-    const auth = txt(n.Code) === "ERR01" || /user ?name|password|account|pin|credential|unauthori[sz]ed/i.test(txt(n.Message));
+    const auth =
+      txt(n.Code) === "ERR01" || /user ?name|password|account|pin|credential|unauthori[sz]ed/i.test(txt(n.Message));
     throw new CourierError(auth ? "auth" : "backend", `aramex: ${what || "HasErrors"}`);
   }
   const missing = resp.NonExistingWaybills ? asArray(resp.NonExistingWaybills.string).map(txt) : [];
@@ -90,7 +117,9 @@ export function parseAramex(text: string, awb: string): TrackingSnapshot {
   return {
     checkpoints,
     // Known to Aramex (not in NonExistingWaybills) with no updates yet: information received.
-    summary: newest ? summaryFromCheckpoint(newest) : { state: "pending", subStatus: "info_received", rawCode: null, rawStatus: null, at: null },
+    summary: newest
+      ? summaryFromCheckpoint(newest)
+      : { state: "pending", subStatus: "info_received", rawCode: null, rawStatus: null, at: null },
     originCity: null,
     destinationCity: null,
     podUrl: null,
@@ -98,7 +127,8 @@ export function parseAramex(text: string, awb: string): TrackingSnapshot {
   };
 }
 
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+const esc = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 
 /** The SOAP envelope of the fixture `track-soap-request.xml` for one waybill. */
 export function aramexRequestBody(awb: string, c: Readonly<Record<string, string>>): string {
@@ -131,7 +161,14 @@ export const aramexAdapter: CourierAdapter = {
   id: "aramex",
   defaultBaseUrl: "https://ws.aramex.net",
   envPrefix: "ARAMEX",
-  credentialVars: ["ARAMEX_USERNAME", "ARAMEX_PASSWORD", "ARAMEX_ACCOUNT_NUMBER", "ARAMEX_ACCOUNT_PIN", "ARAMEX_ACCOUNT_ENTITY", "ARAMEX_ACCOUNT_COUNTRY_CODE"],
+  credentialVars: [
+    "ARAMEX_USERNAME",
+    "ARAMEX_PASSWORD",
+    "ARAMEX_ACCOUNT_NUMBER",
+    "ARAMEX_ACCOUNT_PIN",
+    "ARAMEX_ACCOUNT_ENTITY",
+    "ARAMEX_ACCOUNT_COUNTRY_CODE",
+  ],
   async track(awb, ctx) {
     const res = await ctx.http.request({
       method: "POST",

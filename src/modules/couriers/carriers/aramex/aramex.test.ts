@@ -41,7 +41,9 @@ describe("Aramex samples", () => {
   });
 
   test("aramex/track-soap-nonexistent.xml → not_found", () => {
-    expect(kindOf(() => parseAramex(sample("aramex/track-soap-nonexistent.xml"), "1Z12345E6205277936"))).toBe("not_found");
+    expect(kindOf(() => parseAramex(sample("aramex/track-soap-nonexistent.xml"), "1Z12345E6205277936"))).toBe(
+      "not_found",
+    );
   });
 
   test("aramex/track-soap-error.xml (HasErrors + ERR01) → auth", () => {
@@ -49,7 +51,9 @@ describe("Aramex samples", () => {
   });
 
   test("other notifications → backend; SOAP fault → backend", () => {
-    const other = sample("aramex/track-soap-error.xml").replace("ERR01", "ERR99").replace("ClientInfo - Invalid username or password", "Internal error");
+    const other = sample("aramex/track-soap-error.xml")
+      .replace("ERR01", "ERR99")
+      .replace("ClientInfo - Invalid username or password", "Internal error");
     expect(kindOf(() => parseAramex(other, "123456"))).toBe("backend");
     const fault = `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>s:Client</faultcode><faultstring>bad</faultstring></s:Fault></s:Body></s:Envelope>`;
     expect(kindOf(() => parseAramex(fault, "123456"))).toBe("backend");
@@ -72,7 +76,9 @@ describe("Aramex samples", () => {
     expect(st("SH069", "Return to Shipper initiated")).toBe("exception/rto_initiated");
     expect(st("SH234", "Returned to Shipper")).toBe("returned/rto_delivered");
     expect(st("SH203", "Shipment Cancelled")).toBe("cancelled");
-    expect(st("SH033", "Attempted Delivery", "A07", "Consignee not available")).toBe("exception/delivery_attempt_failed");
+    expect(st("SH033", "Attempted Delivery", "A07", "Consignee not available")).toBe(
+      "exception/delivery_attempt_failed",
+    );
     expect(st("SH999", "Something else", "X1")).toBe("exception");
     expect(st("SH999", "Something else")).toBe("in_transit");
   });
@@ -82,50 +88,79 @@ describe("Aramex samples", () => {
     expect(kindOf(() => parseAramex(evil, "123456"))).toBe("backend");
   });
 
-  test.each(["", "<html><body>Service Unavailable</body></html>", "{\"json\":true}", "<s:Envelope><s:Body><ShipmentTrackingResponse><HasErrors>false", "<a><b></a>"])(
-    "hostile body %p → backend error or empty history, never a crash",
-    (body) => {
-      try {
-        expect(parseAramex(body, "1").checkpoints).toEqual([]);
-      } catch (e) {
-        expect(e).toBeInstanceOf(CourierError);
-        expect((e as CourierError).kind).toBe("backend");
-      }
-    },
-  );
+  test.each([
+    "",
+    "<html><body>Service Unavailable</body></html>",
+    '{"json":true}',
+    "<s:Envelope><s:Body><ShipmentTrackingResponse><HasErrors>false",
+    "<a><b></a>",
+  ])("hostile body %p → backend error or empty history, never a crash", (body) => {
+    try {
+      expect(parseAramex(body, "1").checkpoints).toEqual([]);
+    } catch (e) {
+      expect(e).toBeInstanceOf(CourierError);
+      expect((e as CourierError).kind).toBe("backend");
+    }
+  });
 
   // Well-formed XML of another shape: the wire schema (wire/aramex.ts) refuses it as a backend error.
   const soap = (inner: string) => `<s:Envelope xmlns:s="${SOAP}"><s:Body>${inner}</s:Body></s:Envelope>`;
-  const response = (inner: string) => soap(`<ShipmentTrackingResponse xmlns="http://ws.aramex.net/ShippingAPI/v1/">${inner}</ShipmentTrackingResponse>`);
-  const pair = (value: string) => `<TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY><a:Key>1</a:Key><a:Value>${value}</a:Value></a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`;
+  const response = (inner: string) =>
+    soap(`<ShipmentTrackingResponse xmlns="http://ws.aramex.net/ShippingAPI/v1/">${inner}</ShipmentTrackingResponse>`);
+  const pair = (value: string) =>
+    `<TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY><a:Key>1</a:Key><a:Value>${value}</a:Value></a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`;
   test.each([
     ["no Body", `<s:Envelope xmlns:s="${SOAP}"/>`],
     ["empty Body", soap("")],
     ["empty ShipmentTrackingResponse", response("")],
-    ["two ShipmentTrackingResponses", soap("<ShipmentTrackingResponse><HasErrors>false</HasErrors></ShipmentTrackingResponse><ShipmentTrackingResponse/>")],
+    [
+      "two ShipmentTrackingResponses",
+      soap(
+        "<ShipmentTrackingResponse><HasErrors>false</HasErrors></ShipmentTrackingResponse><ShipmentTrackingResponse/>",
+      ),
+    ],
     ["HasErrors twice", response("<HasErrors>false</HasErrors><HasErrors>true</HasErrors>")],
     ["Notifications as text", response("<Notifications>ERR01</Notifications><HasErrors>true</HasErrors>")],
-    ["NonExistingWaybills as text", response("<HasErrors>false</HasErrors><NonExistingWaybills>1</NonExistingWaybills>")],
+    [
+      "NonExistingWaybills as text",
+      response("<HasErrors>false</HasErrors><NonExistingWaybills>1</NonExistingWaybills>"),
+    ],
     ["TrackingResults as text", response("<HasErrors>false</HasErrors><TrackingResults>1</TrackingResults>")],
-    ["a dictionary entry as text", response(`<HasErrors>false</HasErrors><TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY>1</a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`)],
+    [
+      "a dictionary entry as text",
+      response(
+        `<HasErrors>false</HasErrors><TrackingResults xmlns:a="${ARRAYS}"><a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY>1</a:KeyValueOfstringArrayOfTrackingResultmFAkxlpY></TrackingResults>`,
+      ),
+    ],
     ["Value as text", response(`<HasErrors>false</HasErrors>${pair("x")}`)],
     ["an empty TrackingResult", response(`<HasErrors>false</HasErrors>${pair("<TrackingResult/>")}`)],
-    ["UpdateDateTime twice", response(`<HasErrors>false</HasErrors>${pair("<TrackingResult><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateDateTime>2016-05-31T17:00:00</UpdateDateTime></TrackingResult>")}`)],
+    [
+      "UpdateDateTime twice",
+      response(
+        `<HasErrors>false</HasErrors>${pair("<TrackingResult><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateDateTime>2016-05-31T17:00:00</UpdateDateTime></TrackingResult>")}`,
+      ),
+    ],
     ["an empty SOAP fault", soap("<s:Fault/>")],
   ])("%s → backend", (_what, body) => {
     expect(kindOf(() => parseAramex(body, "1"))).toBe("backend");
   });
 
   test("elements the adapter does not read, and text where only text is read, are accepted", () => {
-    const body = response(`<Transaction/><Extra><x>1</x></Extra><HasErrors>false</HasErrors>${pair('<TrackingResult><UpdateCode>SH001</UpdateCode><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateLocation><City>X</City></UpdateLocation><Unknown>1</Unknown></TrackingResult>')}`);
+    const body = response(
+      `<Transaction/><Extra><x>1</x></Extra><HasErrors>false</HasErrors>${pair("<TrackingResult><UpdateCode>SH001</UpdateCode><UpdateDateTime>2016-05-31T16:00:00</UpdateDateTime><UpdateLocation><City>X</City></UpdateLocation><Unknown>1</Unknown></TrackingResult>")}`,
+    );
     const snap = parseAramex(body, "1");
-    expect(snap.checkpoints.map((c) => [c.rawCode, c.location, c.at])).toEqual([["SH001", "", "2016-05-31T16:00:00.000Z"]]);
+    expect(snap.checkpoints.map((c) => [c.rawCode, c.location, c.at])).toEqual([
+      ["SH001", "", "2016-05-31T16:00:00.000Z"],
+    ]);
   });
 });
 
 describe("Aramex request (loopback)", () => {
   test("POST SOAP TrackShipments with ClientInfo as in aramex/track-soap-request.xml, values escaped", async () => {
-    const lb = loopback(() => new Response(sample("aramex/track-soap.xml"), { headers: { "content-type": "text/xml; charset=utf-8" } }));
+    const lb = loopback(
+      () => new Response(sample("aramex/track-soap.xml"), { headers: { "content-type": "text/xml; charset=utf-8" } }),
+    );
     try {
       const snap = await aramexAdapter.track("123456", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
@@ -133,13 +168,22 @@ describe("Aramex request (loopback)", () => {
       expect([r.method, r.path]).toEqual(["POST", "/base/ShippingAPI.V2/Tracking/Service_1_0.svc"]);
       expect(r.headers.get("content-type")).toBe("text/xml; charset=utf-8");
       expect(r.headers.get("soapaction")).toBe(ARAMEX_SOAP_ACTION);
-      const parse = (x: string) => new XMLParser({ removeNSPrefix: true, parseTagValue: false }).parse(x).Envelope.Body.ShipmentTrackingRequest;
+      const parse = (x: string) =>
+        new XMLParser({ removeNSPrefix: true, parseTagValue: false }).parse(x).Envelope.Body.ShipmentTrackingRequest;
       const sent = parse(r.body);
       // The documented request (its unterminated xmlns:arr quote repaired), with our values in place.
-      const documented = parse(sample("aramex/track-soap-request.xml").replace('Arrays>', 'Arrays">'));
+      const documented = parse(sample("aramex/track-soap-request.xml").replace("Arrays>", 'Arrays">'));
       expect(Object.keys(sent)).toEqual(Object.keys(documented));
       expect(Object.keys(sent.ClientInfo)).toEqual(Object.keys(documented.ClientInfo));
-      expect(sent.ClientInfo).toEqual({ UserName: "testingapi@aramex.com", Password: "p<&>ss", Version: "1.0", AccountNumber: "20016", AccountPin: "331421", AccountEntity: "AMM", AccountCountryCode: "JO" });
+      expect(sent.ClientInfo).toEqual({
+        UserName: "testingapi@aramex.com",
+        Password: "p<&>ss",
+        Version: "1.0",
+        AccountNumber: "20016",
+        AccountPin: "331421",
+        AccountEntity: "AMM",
+        AccountCountryCode: "JO",
+      });
       expect(r.body).toContain("<v1:Password>p&lt;&amp;&gt;ss</v1:Password>");
       expect(sent.Shipments).toEqual({ string: "123456" });
       expect(sent.GetLastTrackingUpdateOnly).toBe("false");
@@ -157,7 +201,12 @@ describe("Aramex request (loopback)", () => {
   ])("HTTP %d %p → %s", async (status, body, kind) => {
     const lb = loopback(() => new Response(body, { status }));
     try {
-      expect(await aramexAdapter.track("1234567890", lb.ctx).then(() => "ok", (e: CourierError) => e.kind)).toBe(kind);
+      expect(
+        await aramexAdapter.track("1234567890", lb.ctx).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      ).toBe(kind);
     } finally {
       await lb.close();
     }
@@ -169,7 +218,11 @@ describe("Aramex through the simulator", () => {
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
   const look = (n: string) => sb.backends.lookup(aramex, n).then((r) => r.snapshot);
-  const kind = (n: string) => sb.backends.lookup(aramex, n).then(() => "ok", (e: CourierError) => e.kind);
+  const kind = (n: string) =>
+    sb.backends.lookup(aramex, n).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("0: delivered, full history", async () => {
     const snap = await look("1234567890");
@@ -198,7 +251,11 @@ describe("Aramex through the simulator", () => {
   test("3: failed attempt (ProblemCode) with remark, then return initiated, then returned", async () => {
     const snap = await look("1234567893");
     const first = newest(snap.checkpoints);
-    expect([first.state, first.subStatus, first.remark]).toEqual(["exception", "delivery_attempt_failed", "Consignee not available"]);
+    expect([first.state, first.subStatus, first.remark]).toEqual([
+      "exception",
+      "delivery_attempt_failed",
+      "Consignee not available",
+    ]);
     expect(snap.remark).toBe("Consignee not available");
     clock.advance(3_600_000);
     const second = newest((await look("1234567893")).checkpoints);
@@ -208,7 +265,11 @@ describe("Aramex through the simulator", () => {
   });
 
   test("4 → not_found (NonExistingWaybills), 5 → timeout, 6 → backend", async () => {
-    expect(await Promise.all(["1234567894", "1234567895", "1234567896"].map(kind))).toEqual(["not_found", "timeout", "backend"]);
+    expect(await Promise.all(["1234567894", "1234567895", "1234567896"].map(kind))).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("7: known waybill without updates → pending, empty table", async () => {
@@ -237,7 +298,15 @@ describe("Aramex through the simulator", () => {
         else walk(`${path}/${k}`, (paths.add(`${path}/${k}`), c));
       }
     };
-    walk("", new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", removeNSPrefix: false, parseTagValue: false }).parse(xml));
+    walk(
+      "",
+      new XMLParser({
+        ignoreAttributes: false,
+        attributeNamePrefix: "@",
+        removeNSPrefix: false,
+        parseTagValue: false,
+      }).parse(xml),
+    );
     return [...paths].sort();
   };
   const twin = async (awb: string, password = sandboxCredential("ARAMEX_PASSWORD")) => {
@@ -255,11 +324,14 @@ describe("Aramex through the simulator", () => {
     ["updates", "5550000010", undefined, "aramex/track-soap.xml"],
     ["unknown waybill", "5550000014", undefined, "aramex/track-soap-nonexistent.xml"],
     ["wrong password", "5550000010", "wrong", "aramex/track-soap-error.xml"],
-  ])("the twin's answer (%s) has the prefixes, namespaces and elements of the real one", async (_what, awb, password, fixture) => {
-    const text = await twin(awb, password);
-    expect(skeleton(text)).toEqual(skeleton(sample(fixture)));
-    expect(checkWire("aramex", AramexDocument, parseXml(text))).toBeDefined();
-  });
+  ])(
+    "the twin's answer (%s) has the prefixes, namespaces and elements of the real one",
+    async (_what, awb, password, fixture) => {
+      const text = await twin(awb, password);
+      expect(skeleton(text)).toEqual(skeleton(sample(fixture)));
+      expect(checkWire("aramex", AramexDocument, parseXml(text))).toBeDefined();
+    },
+  );
 });
 
 describe("Aramex estimated delivery (EDD)", () => {

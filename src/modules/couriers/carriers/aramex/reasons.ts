@@ -7,13 +7,25 @@ export const ARAMEX_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords on Comments (problem codes not documented here)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "SH033", activity: "Attempted Delivery", remark: "Consignee not available" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "SH033",
+        activity: "Attempted Delivery",
+        remark: "Consignee not available",
+      },
     },
     {
       code: null,
       reason: "customer_refused",
       source: "remark keywords on Comments (problem codes not documented here)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "SH033", activity: "Attempted Delivery", remark: "Consignee refused delivery" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "SH033",
+        activity: "Attempted Delivery",
+        remark: "Consignee refused delivery",
+      },
     },
   ],
 };

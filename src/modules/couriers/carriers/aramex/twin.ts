@@ -37,22 +37,38 @@ const ON_WIRE: Readonly<Record<string, { prefix?: string; xmlns?: Readonly<Recor
   Value: { prefix: "a" },
   string: { prefix: "a" },
 };
-const placeOf = (name: string) => (name.startsWith("KeyValueOfstringArrayOfTrackingResult") ? { prefix: "a" } : (ON_WIRE[name] ?? {}));
-const wireName = (name: string) => (name === "@nil" ? "@i:nil" : name.startsWith("@") ? name : [placeOf(name).prefix, name].filter(Boolean).join(":"));
+const placeOf = (name: string) =>
+  name.startsWith("KeyValueOfstringArrayOfTrackingResult") ? { prefix: "a" } : (ON_WIRE[name] ?? {});
+const wireName = (name: string) =>
+  name === "@nil" ? "@i:nil" : name.startsWith("@") ? name : [placeOf(name).prefix, name].filter(Boolean).join(":");
 
 /** Element `name`'s parsed value with its prefixes and `xmlns` declarations put back, for the builder. */
 function onTheWire(name: string, v: unknown): unknown {
   if (Array.isArray(v)) return v.map((item) => onTheWire(name, item));
   const xmlns = placeOf(name).xmlns ?? {};
-  if (typeof v !== "object" || v === null) return v === "" ? { ...xmlns } : Object.keys(xmlns).length ? { ...xmlns, "#text": v } : v;
-  return Object.fromEntries([...Object.entries(xmlns), ...Object.entries(v).map(([k, c]) => [wireName(k), k.startsWith("@") ? c : onTheWire(k, c)])]);
+  if (typeof v !== "object" || v === null)
+    return v === "" ? { ...xmlns } : Object.keys(xmlns).length ? { ...xmlns, "#text": v } : v;
+  return Object.fromEntries([
+    ...Object.entries(xmlns),
+    ...Object.entries(v).map(([k, c]) => [wireName(k), k.startsWith("@") ? c : onTheWire(k, c)]),
+  ]);
 }
 
 /** fast-xml-parser's builder: the adapter's parser read backwards (`<Comments/>` for "", `i:nil="true"` kept as written). */
-const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: true, suppressBooleanAttributes: false });
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@",
+  format: true,
+  suppressEmptyNode: true,
+  suppressBooleanAttributes: false,
+});
 
 /** A 200 SOAP answer: `HasErrors` when there are notifications; empty lists as the empty elements Aramex sends. */
-function envelope(parts: { notifications?: AramexNotification[]; results?: AramexResultPair[]; missing?: string[] }): Response {
+function envelope(parts: {
+  notifications?: AramexNotification[];
+  results?: AramexResultPair[];
+  missing?: string[];
+}): Response {
   const errors = Boolean(parts.notifications?.length);
   const doc: AramexDocument = {
     Envelope: {
@@ -61,7 +77,9 @@ function envelope(parts: { notifications?: AramexNotification[]; results?: Arame
           Transaction: { "@nil": "true" },
           Notifications: errors ? { Notification: parts.notifications } : "",
           HasErrors: errors ? "true" : "false",
-          TrackingResults: parts.results?.length ? { KeyValueOfstringArrayOfTrackingResultmFAkxlpY: parts.results } : "",
+          TrackingResults: parts.results?.length
+            ? { KeyValueOfstringArrayOfTrackingResultmFAkxlpY: parts.results }
+            : "",
           NonExistingWaybills: parts.missing?.length ? { string: parts.missing } : "",
         },
       },
@@ -88,15 +106,25 @@ function resultOf(awb: string, e: SimEvent): AramexTrackingResult {
   };
 }
 
-const parser = new XMLParser({ removeNSPrefix: true, parseTagValue: false, processEntities: false, ignoreAttributes: true });
+const parser = new XMLParser({
+  removeNSPrefix: true,
+  parseTagValue: false,
+  processEntities: false,
+  ignoreAttributes: true,
+});
 type Obj = Record<string, unknown>;
 const o = (v: unknown): Obj => (typeof v === "object" && v !== null ? (v as Obj) : {});
 
 export const aramexTwin: Twin = {
   id: "aramex",
   async handle(req, url, sim) {
-    if (req.method !== "POST" || !url.pathname.endsWith("/ShippingAPI.V2/Tracking/Service_1_0.svc")) return new Response("Endpoint not found.", { status: 404, headers: { "content-type": "text/html" } });
-    if (!(req.headers.get("soapaction") ?? "").includes("TrackShipments")) return new Response("The message with Action '' cannot be processed at the receiver.", { status: 500, headers: { "content-type": "text/xml" } });
+    if (req.method !== "POST" || !url.pathname.endsWith("/ShippingAPI.V2/Tracking/Service_1_0.svc"))
+      return new Response("Endpoint not found.", { status: 404, headers: { "content-type": "text/html" } });
+    if (!(req.headers.get("soapaction") ?? "").includes("TrackShipments"))
+      return new Response("The message with Action '' cannot be processed at the receiver.", {
+        status: 500,
+        headers: { "content-type": "text/xml" },
+      });
     let request: Obj;
     try {
       const text = await req.text();
@@ -111,9 +139,12 @@ export const aramexTwin: Twin = {
       String(client.Password ?? "") === sandboxCredential("ARAMEX_PASSWORD") &&
       String(client.AccountNumber ?? "") === sandboxCredential("ARAMEX_ACCOUNT_NUMBER") &&
       String(client.AccountPin ?? "") === sandboxCredential("ARAMEX_ACCOUNT_PIN");
-    if (!ok) return envelope({ notifications: [{ Code: "ERR01", Message: "ClientInfo - Invalid username or password" }] });
+    if (!ok)
+      return envelope({ notifications: [{ Code: "ERR01", Message: "ClientInfo - Invalid username or password" }] });
     const shipments = o(request.Shipments).string;
-    const numbers = (Array.isArray(shipments) ? shipments : [shipments]).map((s) => String(s ?? "").trim()).filter(Boolean);
+    const numbers = (Array.isArray(shipments) ? shipments : [shipments])
+      .map((s) => String(s ?? "").trim())
+      .filter(Boolean);
     for (const n of numbers) sim.count("aramex", n);
     const gated = numbers[0] ? await sim.gate(numbers[0]) : undefined;
     if (gated) return gated;
@@ -126,7 +157,10 @@ export const aramexTwin: Twin = {
         continue;
       }
       // Updates newest first; a known waybill without updates has an empty `a:Value`.
-      results.push({ Key: awb, Value: s.noScans ? "" : { TrackingResult: [...s.events].reverse().map((e) => resultOf(awb, e)) } });
+      results.push({
+        Key: awb,
+        Value: s.noScans ? "" : { TrackingResult: [...s.events].reverse().map((e) => resultOf(awb, e)) },
+      });
     }
     return envelope({ results, missing });
   },

@@ -23,7 +23,10 @@ export const AramexResultPair = T.Object({
 });
 
 /** `TrackingResults`: WCF appends a contract hash to the entry name, so it is matched by prefix. */
-export const AramexTrackingResults = T.Record(T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"), OneOrMany(AramexResultPair));
+export const AramexTrackingResults = T.Record(
+  T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"),
+  OneOrMany(AramexResultPair),
+);
 
 /** One `Notification`: `Code` (ERR01 …) and `Message`. */
 export const AramexNotification = T.Object({ Code: Opt(XmlText), Message: Opt(XmlText) });

@@ -1,9 +1,30 @@
 /** Blue Dart's legacy TnT servlet, XML only (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
-  asArray, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseXml, str, summary, throwForStatus,
+  asArray,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  estimateDate,
+  newestOf,
+  parseXml,
+  str,
+  summary,
+  throwForStatus,
 } from "../../adapters/kit.ts";
 import {
-  byKeyword, firstMatch, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable, type TextRules,
+  byKeyword,
+  firstMatch,
+  sub,
+  C,
+  D,
+  E,
+  O,
+  P,
+  R,
+  T,
+  type StatusRule,
+  type StatusTable,
+  type TextRules,
 } from "../../adapters/status-map.ts";
 import { IST_ZONE, parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
@@ -34,7 +55,9 @@ export const BLUEDART_TYPE: StatusTable = {
 
 /** Maps one Blue Dart status: scan text rules → `StatusType` → common keywords → in transit. */
 export function bluedartRule(type: string, text: string): StatusRule {
-  return firstMatch(BLUEDART_TEXT, text.toUpperCase().trim()) ?? BLUEDART_TYPE[type.toUpperCase()] ?? byKeyword(text) ?? T;
+  return (
+    firstMatch(BLUEDART_TEXT, text.toUpperCase().trim()) ?? BLUEDART_TYPE[type.toUpperCase()] ?? byKeyword(text) ?? T
+  );
 }
 
 function toCheckpoint(d: BluedartScan): RawCheckpoint | undefined {
@@ -42,7 +65,13 @@ function toCheckpoint(d: BluedartScan): RawCheckpoint | undefined {
   const when = parseNaive(str(d.ScanDate), str(d.ScanTime));
   if (!when) return undefined;
   const rule = bluedartRule(type, text);
-  return checkpoint(rule, when, { activity: text, location: str(d.ScannedLocation), rawCode: code || type || null, rawStatus: text || null, remark: rule.state === "exception" ? text || null : null });
+  return checkpoint(rule, when, {
+    activity: text,
+    location: str(d.ScannedLocation),
+    rawCode: code || type || null,
+    rawStatus: text || null,
+    remark: rule.state === "exception" ? text || null : null,
+  });
 }
 
 /**
@@ -56,22 +85,33 @@ export function parseBluedart(text: string, awb: string): TrackingSnapshot {
   const data = root === "" ? {} : root;
   const error = str(data.Error);
   if (error) {
-    if (/incorrect waybill|no information/i.test(error)) throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
-    if (/licen[cs]e|login|auth|unauthori[sz]ed|invalid user/i.test(error)) throw new CourierError("auth", "bluedart: login id or licence key refused");
+    if (/incorrect waybill|no information/i.test(error))
+      throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
+    if (/licen[cs]e|login|auth|unauthori[sz]ed|invalid user/i.test(error))
+      throw new CourierError("auth", "bluedart: login id or licence key refused");
     throw new CourierError("backend", `bluedart: error in response (${error.slice(0, 80)})`);
   }
   const shipments = asArray(data.Shipment);
-  const ship = shipments.find((s) => str(s["@WaybillNo"]) === awb) ?? (shipments.length === 1 ? shipments[0] : undefined);
+  const ship =
+    shipments.find((s) => str(s["@WaybillNo"]) === awb) ?? (shipments.length === 1 ? shipments[0] : undefined);
   if (!ship) throw new CourierError("not_found", "bluedart: waybill not in response");
   const statusText = str(ship.Status);
   const statusType = str(ship.StatusType).toUpperCase();
-  if (statusType === "NF" || /incorrect waybill|no information/i.test(statusText)) throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
+  if (statusType === "NF" || /incorrect waybill|no information/i.test(statusText))
+    throw new CourierError("not_found", "bluedart: incorrect waybill number or no information");
   const checkpoints = checkpointsOf(ship.Scans ? asArray(ship.Scans.ScanDetail) : [], toCheckpoint);
   const at = parseNaive(str(ship.StatusDate), str(ship.StatusTime));
   const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
-    summary: statusText || statusType ? summary(bluedartRule(statusType, statusText), { rawCode: statusType || null, rawStatus: statusText || null, at: at?.at ?? null }) : undefined,
+    summary:
+      statusText || statusType
+        ? summary(bluedartRule(statusType, statusText), {
+            rawCode: statusType || null,
+            rawStatus: statusText || null,
+            at: at?.at ?? null,
+          })
+        : undefined,
     originCity: str(ship.Origin) || null,
     destinationCity: str(ship.Destination) || null,
     podUrl: null,

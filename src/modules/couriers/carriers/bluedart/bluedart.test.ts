@@ -9,11 +9,13 @@ import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
 
-
-
 /** Runs `adapter.track` against a loopback server that records each request and answers with `respond`. */
-const capture = (adapter: CourierAdapter, awb: string, respond: (req: Seen, i: number) => Response, credentials: Record<string, string>) =>
-  captureTrack(adapter, awb, credentials, respond, "/servlet");
+const capture = (
+  adapter: CourierAdapter,
+  awb: string,
+  respond: (req: Seen, i: number) => Response,
+  credentials: Record<string, string>,
+) => captureTrack(adapter, awb, credentials, respond, "/servlet");
 
 const CREDS = { BLUEDART_LOGIN_ID: "BOM12345", BLUEDART_LICENSE_KEY: "lic-key-123" };
 
@@ -39,21 +41,32 @@ describe("Blue Dart sample (bluedart/tnt.xml, real, 2012)", () => {
   });
 
   test("summary, cities, no remark, no POD", () => {
-    expect(snap.summary).toMatchObject({ state: "delivered", rawCode: "DL", rawStatus: "Shipment delivered", at: "2012-06-07T07:35:00.000Z" });
+    expect(snap.summary).toMatchObject({
+      state: "delivered",
+      rawCode: "DL",
+      rawStatus: "Shipment delivered",
+      at: "2012-06-07T07:35:00.000Z",
+    });
     expect([snap.originCity, snap.destinationCity]).toEqual(["NAVIMUMBAI", "SRINAGAR"]);
     expect(snap.remark).toBeNull();
     expect(snap.podUrl).toBeNull();
   });
 
   test("the same document answers another waybill as not found when it lists several", () => {
-    const two = sample("bluedart/tnt.xml").replace("</ShipmentData>", '<Shipment WaybillNo="1"><Status>x</Status></Shipment></ShipmentData>');
+    const two = sample("bluedart/tnt.xml").replace(
+      "</ShipmentData>",
+      '<Shipment WaybillNo="1"><Status>x</Status></Shipment></ShipmentData>',
+    );
     expect(kindOf(() => parseBluedart(two, "99999999999"))).toBe("not_found");
   });
 });
 
 describe("Blue Dart errors and mapping", () => {
   test.each([
-    ['<ShipmentData><Shipment WaybillNo="50112345674"><Status>Incorrect Waybill number or No Information</Status><StatusType>NF</StatusType></Shipment></ShipmentData>', "not_found"],
+    [
+      '<ShipmentData><Shipment WaybillNo="50112345674"><Status>Incorrect Waybill number or No Information</Status><StatusType>NF</StatusType></Shipment></ShipmentData>',
+      "not_found",
+    ],
     ["<ShipmentData><Error>Incorrect waybill number or No information</Error></ShipmentData>", "not_found"],
     ["<ShipmentData><Error>License Mismatch</Error></ShipmentData>", "auth"],
     ["<ShipmentData><Error>Server busy</Error></ShipmentData>", "backend"],
@@ -95,12 +108,27 @@ describe("Blue Dart errors and mapping", () => {
 
 describe("Blue Dart request (as documented: RoutingServlet custawbquery)", () => {
   test("GET /RoutingServlet with handler, action, loginid, awb=awb, numbers, format=xml, lickey, verno=1.3, scan=1", async () => {
-    const { seen, result } = await capture(bluedartAdapter, "44330038841", () => new Response(sample("bluedart/tnt.xml"), { headers: { "content-type": "text/xml" } }), CREDS);
+    const { seen, result } = await capture(
+      bluedartAdapter,
+      "44330038841",
+      () => new Response(sample("bluedart/tnt.xml"), { headers: { "content-type": "text/xml" } }),
+      CREDS,
+    );
     expect(seen).toHaveLength(1);
     const r = seen[0]!;
     expect(r.method).toBe("GET");
     expect(r.path).toBe("/servlet/RoutingServlet");
-    expect(Object.fromEntries(r.query)).toEqual({ handler: "tnt", action: "custawbquery", loginid: "BOM12345", awb: "awb", numbers: "44330038841", format: "xml", lickey: "lic-key-123", verno: "1.3", scan: "1" });
+    expect(Object.fromEntries(r.query)).toEqual({
+      handler: "tnt",
+      action: "custawbquery",
+      loginid: "BOM12345",
+      awb: "awb",
+      numbers: "44330038841",
+      format: "xml",
+      lickey: "lic-key-123",
+      verno: "1.3",
+      scan: "1",
+    });
     expect(r.body).toBe("");
     expect((result as { checkpoints: unknown[] }).checkpoints).toHaveLength(9);
     expect(bluedartAdapter.defaultBaseUrl).toBe("https://api.bluedart.com/servlet");
@@ -117,7 +145,12 @@ describe("Blue Dart request (as documented: RoutingServlet custawbquery)", () =>
     [200, "text/html", "<html><body>Maintenance</body></html>", "backend"],
     [200, "application/json", '{"ok":true}', "backend"],
   ])("HTTP %i %s → %s", async (status, type, body, kind) => {
-    const { result } = await capture(bluedartAdapter, "50112345670", () => new Response(body, { status, headers: { "content-type": type } }), CREDS);
+    const { result } = await capture(
+      bluedartAdapter,
+      "50112345670",
+      () => new Response(body, { status, headers: { "content-type": type } }),
+      CREDS,
+    );
     expect(result).toBeInstanceOf(CourierError);
     expect((result as CourierError).kind).toBe(kind as CourierError["kind"]);
   });
@@ -129,14 +162,26 @@ describe("Blue Dart through the simulator", () => {
   afterAll(() => sb.close());
   const bluedart = courierBySlug("bluedart")!;
   const lookup = (awb: string) => sb.backends.lookup(bluedart, awb).then((r) => r.snapshot);
-  const fail = (awb: string) => sb.backends.lookup(bluedart, awb).then(() => "ok", (e: CourierError) => e.kind);
+  const fail = (awb: string) =>
+    sb.backends.lookup(bluedart, awb).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("digit 0: delivered, full history of 7 scans", async () => {
     const s = await lookup("50112345670");
     expect(s.checkpoints).toHaveLength(7);
     expect(newest(s.checkpoints).state).toBe("delivered");
     expect(s.summary?.state).toBe("delivered");
-    expect(s.checkpoints.map((c) => c.state)).toEqual(["delivered", "out_for_delivery", "in_transit", "in_transit", "in_transit", "in_transit", "pending"]);
+    expect(s.checkpoints.map((c) => c.state)).toEqual([
+      "delivered",
+      "out_for_delivery",
+      "in_transit",
+      "in_transit",
+      "in_transit",
+      "in_transit",
+      "pending",
+    ]);
   });
 
   test("digit 1: in transit, one more checkpoint per step until delivered", async () => {
@@ -172,7 +217,11 @@ describe("Blue Dart through the simulator", () => {
   });
 
   test("digit 4 → not_found; 5 → timeout; 6 → backend", async () => {
-    expect([await fail("50112345674"), await fail("50112345675"), await fail("50112345676")]).toEqual(["not_found", "timeout", "backend"]);
+    expect([await fail("50112345674"), await fail("50112345675"), await fail("50112345676")]).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("digit 7: manifested, no scans → pending summary, empty history", async () => {
@@ -188,7 +237,9 @@ describe("Blue Dart through the simulator", () => {
   });
 
   test("wrong licence key → the twin's License Mismatch → auth", async () => {
-    const res = await fetch(`${sb.sim.baseUrlFor("bluedart")}/RoutingServlet?handler=tnt&action=custawbquery&loginid=${sandboxCredential("BLUEDART_LOGIN_ID")}&awb=awb&numbers=50112345670&format=xml&lickey=wrong&verno=1.3&scan=1`);
+    const res = await fetch(
+      `${sb.sim.baseUrlFor("bluedart")}/RoutingServlet?handler=tnt&action=custawbquery&loginid=${sandboxCredential("BLUEDART_LOGIN_ID")}&awb=awb&numbers=50112345670&format=xml&lickey=wrong&verno=1.3&scan=1`,
+    );
     const text = await res.text();
     expect(kindOf(() => parseBluedart(text, "50112345670"))).toBe("auth");
   });
@@ -206,13 +257,20 @@ describe("Blue Dart estimated delivery (EDD)", () => {
     ["", null],
     ["01 January 1900", null],
   ])("ExpectedDeliveryDate %p (same formats as StatusDate) → %p", (written, edd) => {
-    const xml = sample("bluedart/tnt.xml").replace(/<Scans>/, `<ExpectedDeliveryDate>${written}</ExpectedDeliveryDate><Scans>`);
+    const xml = sample("bluedart/tnt.xml").replace(
+      /<Scans>/,
+      `<ExpectedDeliveryDate>${written}</ExpectedDeliveryDate><Scans>`,
+    );
     expect(xml).toContain("<ExpectedDeliveryDate>");
     expect(parseBluedart(xml, "44330038841").estimatedDelivery ?? null).toBe(edd);
   });
 
   test("through the simulator: ExpectedDeliveryDate until delivery, then none; none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("bluedart", (d) => `5011234567${d}`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: null },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

@@ -7,13 +7,25 @@ export const BLUEDART_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords on the scan text (no code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "UD", activity: "CONSIGNEE NOT AVAILABLE", remark: "CONSIGNEE NOT AVAILABLE" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "UD",
+        activity: "CONSIGNEE NOT AVAILABLE",
+        remark: "CONSIGNEE NOT AVAILABLE",
+      },
     },
     {
       code: null,
       reason: "premises_closed",
       source: "remark keywords on the scan text (no code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "UD", activity: "OFFICE CLOSED", remark: "OFFICE CLOSED" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "UD",
+        activity: "OFFICE CLOSED",
+        remark: "OFFICE CLOSED",
+      },
     },
   ],
 };

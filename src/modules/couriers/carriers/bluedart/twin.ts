@@ -19,39 +19,81 @@ const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
 };
 
 const MON = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-const MONTH = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTH = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
 const p2 = (n: number) => String(n).padStart(2, "0");
 
 function ist(ms: number) {
   const w = wallTime(ms, 330);
-  return { scanDate: `${p2(w.d)}-${MON[w.mo - 1]}-${w.y}`, statusDate: `${p2(w.d)} ${MONTH[w.mo - 1]} ${w.y}`, time: `${p2(w.h)}:${p2(w.mi)}` };
+  return {
+    scanDate: `${p2(w.d)}-${MON[w.mo - 1]}-${w.y}`,
+    statusDate: `${p2(w.d)} ${MONTH[w.mo - 1]} ${w.y}`,
+    time: `${p2(w.h)}:${p2(w.mi)}`,
+  };
 }
 
-const scanText = (e: SimEvent) => (e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : RENDER[e.kind].scan);
+const scanText = (e: SimEvent) =>
+  e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : RENDER[e.kind].scan;
 
 function scanOf(e: SimEvent): BluedartScan {
   const t = ist(e.at);
-  return { Scan: scanText(e), ScanType: RENDER[e.kind].type, ScanDate: t.scanDate, ScanTime: t.time, ScannedLocation: e.location.toUpperCase() };
+  return {
+    Scan: scanText(e),
+    ScanType: RENDER[e.kind].type,
+    ScanDate: t.scanDate,
+    ScanTime: t.time,
+    ScannedLocation: e.location.toUpperCase(),
+  };
 }
 
 /** fast-xml-parser's builder: the adapter's parser read backwards (attributes `@`, text escaped). */
-const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: false });
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@",
+  format: true,
+  suppressEmptyNode: false,
+});
 
-const xml = (doc: BluedartDocument) => new Response(`<?xml version="1.0" ?>\n${builder.build(doc)}`, { headers: { "content-type": "text/xml; charset=utf-8" } });
+const xml = (doc: BluedartDocument) =>
+  new Response(`<?xml version="1.0" ?>\n${builder.build(doc)}`, {
+    headers: { "content-type": "text/xml; charset=utf-8" },
+  });
 
 export const bluedartTwin: Twin = {
   id: "bluedart",
   async handle(_req, url, sim) {
     if (!url.pathname.endsWith("/RoutingServlet")) return new Response("Not Found", { status: 404 });
     const q = url.searchParams;
-    if (q.get("handler") !== "tnt" || q.get("action") !== "custawbquery") return xml({ ShipmentData: { Error: "Invalid handler or action" } });
-    if (q.get("loginid") !== sandboxCredential("BLUEDART_LOGIN_ID") || q.get("lickey") !== sandboxCredential("BLUEDART_LICENSE_KEY")) return xml({ ShipmentData: { Error: "License Mismatch" } });
+    if (q.get("handler") !== "tnt" || q.get("action") !== "custawbquery")
+      return xml({ ShipmentData: { Error: "Invalid handler or action" } });
+    if (
+      q.get("loginid") !== sandboxCredential("BLUEDART_LOGIN_ID") ||
+      q.get("lickey") !== sandboxCredential("BLUEDART_LICENSE_KEY")
+    )
+      return xml({ ShipmentData: { Error: "License Mismatch" } });
     const awb = (q.get("numbers") ?? "").split(",")[0] ?? "";
     sim.count("bluedart", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return xml({ ShipmentData: { Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" } } });
+    if (s.kind !== "found")
+      return xml({
+        ShipmentData: {
+          Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" },
+        },
+      });
     const last = s.events[s.events.length - 1]!;
     const lt = ist(last.at);
     const shipment: BluedartShipment = {
@@ -68,7 +110,9 @@ export const bluedartTwin: Twin = {
       StatusTime: lt.time,
       ReceivedBy: last.kind === "delivered" ? "SIGN" : "",
       // The EDD until delivery; the real delivered sample carries no ExpectedDeliveryDate.
-      ...(s.edd && last.kind !== "delivered" ? { ExpectedDeliveryDate: ist(Date.parse(`${s.edd}T12:00:00+05:30`)).statusDate } : {}),
+      ...(s.edd && last.kind !== "delivered"
+        ? { ExpectedDeliveryDate: ist(Date.parse(`${s.edd}T12:00:00+05:30`)).statusDate }
+        : {}),
       Scans: s.noScans ? "" : { ScanDetail: [...s.events].reverse().map(scanOf) },
     };
     return xml({ ShipmentData: { Shipment: shipment } });

@@ -1,6 +1,13 @@
 /** Delhivery B2C "Track Shipment" API; details: README.md in this folder. */
 import {
-  checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, parseJson, str, summaryFromCheckpoint,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  estimateDate,
+  newestOf,
+  parseJson,
+  str,
+  summaryFromCheckpoint,
   throwForStatus,
 } from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusTable } from "../../adapters/status-map.ts";
@@ -49,7 +56,11 @@ function toCheckpoint(s: DelhiveryScan): RawCheckpoint | undefined {
   const [scan, code, instructions] = [str(s.Scan), str(s.StatusCode), str(s.Instructions)];
   const when = parseNaive(str(s.ScanDateTime) || str(s.StatusDateTime));
   if (!when) return undefined;
-  const rule = mapStatus(DELHIVERY_STATUS, [`${type}:${code}`, `${type}:${scan.toUpperCase()}`, type], `${scan} ${instructions}`);
+  const rule = mapStatus(
+    DELHIVERY_STATUS,
+    [`${type}:${code}`, `${type}:${scan.toUpperCase()}`, type],
+    `${scan} ${instructions}`,
+  );
   return checkpoint(rule, when, {
     activity: instructions || scan,
     location: delhiveryPlace(str(s.ScannedLocation)),
@@ -64,15 +75,23 @@ export function parseDelhivery(text: string, awb: string): TrackingSnapshot {
   const raw = parseJson(text);
   if (typeof raw !== "object" || raw === null) throw new CourierError("backend", "delhivery: unexpected document");
   const err = raw as { Error?: unknown; Success?: unknown };
-  if (err.Error !== undefined || err.Success === false) throw new CourierError("not_found", `delhivery: ${str(err.Error) || "no such waybill"}`);
+  if (err.Error !== undefined || err.Success === false)
+    throw new CourierError("not_found", `delhivery: ${str(err.Error) || "no such waybill"}`);
   const doc = checkWire("delhivery", DelhiveryResponse, raw);
   if (!doc.ShipmentData) throw new CourierError("backend", "delhivery: no ShipmentData");
-  const entry = doc.ShipmentData.find((d) => str(d.Shipment?.AWB) === awb) ?? (doc.ShipmentData.length === 1 ? doc.ShipmentData[0] : undefined);
+  const entry =
+    doc.ShipmentData.find((d) => str(d.Shipment?.AWB) === awb) ??
+    (doc.ShipmentData.length === 1 ? doc.ShipmentData[0] : undefined);
   const ship = entry?.Shipment;
   if (!ship) throw new CourierError("not_found", "delhivery: waybill not in response");
   const checkpoints = checkpointsOf(ship.Scans ?? [], (x) => (x.ScanDetail ? toCheckpoint(x.ScanDetail) : undefined));
   const status = ship.Status ?? {};
-  const statusCp = toCheckpoint({ ...status, Scan: status.Status, ScanType: status.StatusType, ScannedLocation: status.StatusLocation });
+  const statusCp = toCheckpoint({
+    ...status,
+    Scan: status.Status,
+    ScanType: status.StatusType,
+    ScannedLocation: status.StatusLocation,
+  });
   return {
     checkpoints,
     summary: statusCp ? summaryFromCheckpoint(statusCp) : undefined,
@@ -80,7 +99,8 @@ export function parseDelhivery(text: string, awb: string): TrackingSnapshot {
     destinationCity: str(ship.Destination) || str(ship.Consignee?.City) || null,
     podUrl: null,
     remark: newestOf(checkpoints, "last-listed")?.remark ?? null,
-    estimatedDelivery: estimateDate(ship.ExpectedDeliveryDate, IST_ZONE) ?? estimateDate(ship.PromisedDeliveryDate, IST_ZONE),
+    estimatedDelivery:
+      estimateDate(ship.ExpectedDeliveryDate, IST_ZONE) ?? estimateDate(ship.PromisedDeliveryDate, IST_ZONE),
   };
 }
 

@@ -8,7 +8,6 @@ import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
 
-
 describe("Delhivery samples", () => {
   test("in transit (9 scans): IST local time kept, UTC instant for ordering", () => {
     const snap = parseDelhivery(sample("delhivery/packages-json-intransit.json"), "");
@@ -55,17 +54,20 @@ describe("Delhivery samples", () => {
     }
   });
 
-  test.each(["", "<html>502 Bad Gateway</html>", '{"ShipmentData": "x"}', "[1,2", '{"ShipmentData":[{"Shipment":{"Scans":[{"ScanDetail":{"ScanDateTime":42}}]}}]}'])(
-    "hostile body %p → backend error or empty history, never a crash",
-    (body) => {
-      try {
-        const snap = parseDelhivery(body, "1");
-        expect(snap.checkpoints).toEqual([]);
-      } catch (e) {
-        expect(e).toBeInstanceOf(CourierError);
-      }
-    },
-  );
+  test.each([
+    "",
+    "<html>502 Bad Gateway</html>",
+    '{"ShipmentData": "x"}',
+    "[1,2",
+    '{"ShipmentData":[{"Shipment":{"Scans":[{"ScanDetail":{"ScanDateTime":42}}]}}]}',
+  ])("hostile body %p → backend error or empty history, never a crash", (body) => {
+    try {
+      const snap = parseDelhivery(body, "1");
+      expect(snap.checkpoints).toEqual([]);
+    } catch (e) {
+      expect(e).toBeInstanceOf(CourierError);
+    }
+  });
 });
 
 describe("Delhivery through the simulator", () => {
@@ -83,7 +85,12 @@ describe("Delhivery through the simulator", () => {
   test("digit 4 → not_found; 5 → timeout; 6 → backend", async () => {
     const kinds = [];
     for (const n of ["1234567890124", "1234567890125", "1234567890126"])
-      kinds.push(await sb.backends.lookup(delhivery, n).then(() => "ok", (e: CourierError) => e.kind));
+      kinds.push(
+        await sb.backends.lookup(delhivery, n).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      );
     expect(kinds).toEqual(["not_found", "timeout", "backend"]);
   });
 
@@ -98,8 +105,12 @@ describe("Delhivery through the simulator", () => {
 describe("Delhivery estimated delivery (EDD)", () => {
   test("samples: ExpectedDeliveryDate (naive IST) is the EDD, kept once delivered; none while manifested", () => {
     expect(parseDelhivery(sample("delhivery/packages-json-intransit.json"), "").estimatedDelivery).toBe("2024-09-24");
-    expect(parseDelhivery(sample("delhivery/packages-json-delivered.json"), "26805710004060").estimatedDelivery).toBe("2024-09-22");
-    expect(parseDelhivery(sample("delhivery/packages-json-manifested.json"), "84209310000302").estimatedDelivery).toBeNull();
+    expect(parseDelhivery(sample("delhivery/packages-json-delivered.json"), "26805710004060").estimatedDelivery).toBe(
+      "2024-09-22",
+    );
+    expect(
+      parseDelhivery(sample("delhivery/packages-json-manifested.json"), "84209310000302").estimatedDelivery,
+    ).toBeNull();
   });
 
   test("PromisedDeliveryDate stands in when ExpectedDeliveryDate is null; a .NET/SQL placeholder date is no estimate", () => {
@@ -114,6 +125,10 @@ describe("Delhivery estimated delivery (EDD)", () => {
 
   test("through the simulator: the planned day in IST from pickup on, kept once delivered; none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("delhivery", (d) => `123456789012${d}`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

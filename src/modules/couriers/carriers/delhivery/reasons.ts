@@ -6,14 +6,26 @@ export const DELHIVERY_REASONS: ReasonTable = {
     {
       code: "EOD-11",
       reason: "customer_unavailable",
-      source: "fixtures/packages-json-delivered.json (real payload: EOD-11, Instructions \"Consignee Unavailable\")",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "EOD-11", activity: "Pending", remark: null },
+      source: 'fixtures/packages-json-delivered.json (real payload: EOD-11, Instructions "Consignee Unavailable")',
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "EOD-11",
+        activity: "Pending",
+        remark: null,
+      },
     },
     {
       code: null,
       reason: "customer_refused",
       source: "remark keywords (code not documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "EOD-74", activity: "Pending", remark: "Consignee refused to accept" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "EOD-74",
+        activity: "Pending",
+        remark: "Consignee refused to accept",
+      },
     },
   ],
 };

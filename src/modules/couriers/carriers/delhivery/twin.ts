@@ -19,8 +19,18 @@ const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; t
 
 /** State of each simulator city, as Delhivery writes facility names: `City_Facility_X (State)`. */
 const STATE: Record<string, string> = {
-  Mumbai: "Maharashtra", Pune: "Maharashtra", Delhi: "Delhi", Bengaluru: "Karnataka", Chennai: "Tamil Nadu", Kolkata: "West Bengal",
-  Hyderabad: "Telangana", Ahmedabad: "Gujarat", Jaipur: "Rajasthan", Lucknow: "Uttar Pradesh", Kochi: "Kerala", Indore: "Madhya Pradesh",
+  Mumbai: "Maharashtra",
+  Pune: "Maharashtra",
+  Delhi: "Delhi",
+  Bengaluru: "Karnataka",
+  Chennai: "Tamil Nadu",
+  Kolkata: "West Bengal",
+  Hyderabad: "Telangana",
+  Ahmedabad: "Gujarat",
+  Jaipur: "Rajasthan",
+  Lucknow: "Uttar Pradesh",
+  Kochi: "Kerala",
+  Indore: "Madhya Pradesh",
 };
 const facility = (city: string) => `${city}_Hub_H (${STATE[city] ?? "India"})`;
 
@@ -32,7 +42,15 @@ const ist = (ms: number) => {
 function scanOf(e: SimEvent): Required<DelhiveryScan> {
   const r = RENDER[e.kind];
   const place = facility(e.location);
-  return { ScanDateTime: ist(e.at), ScanType: r.type, Scan: r.scan, StatusDateTime: ist(e.at), ScannedLocation: place, StatusCode: r.code, Instructions: e.remark ?? r.text };
+  return {
+    ScanDateTime: ist(e.at),
+    ScanType: r.type,
+    Scan: r.scan,
+    StatusDateTime: ist(e.at),
+    ScannedLocation: place,
+    StatusCode: r.code,
+    Instructions: e.remark ?? r.text,
+  };
 }
 
 const json = (body: DelhiveryResponse) => Response.json(body);
@@ -49,7 +67,11 @@ export const delhiveryTwin: Twin = {
     if (gated) return gated;
     const s = sim.scenario(awb);
     if (s.kind !== "found")
-      return json({ rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found", Success: false, Error: "No such waybill or Order Id found" });
+      return json({
+        rmk: "Some error has occurred. Please contact client.support@delhivery.com with error message- No such waybill or Order Id found",
+        Success: false,
+        Error: "No such waybill or Order Id found",
+      });
     const scans = s.noScans ? [] : s.events.map((e) => ({ ScanDetail: scanOf(e) }));
     const last = s.events[s.events.length - 1]!;
     const ls = scanOf(last);
@@ -64,7 +86,15 @@ export const delhiveryTwin: Twin = {
             Scans: scans,
             ExpectedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
             PromisedDeliveryDate: s.edd ? `${s.edd}T23:59:59` : null,
-            Status: { Status: ls.Scan, StatusLocation: ls.ScannedLocation, StatusDateTime: ls.StatusDateTime, RecievedBy: "", StatusCode: ls.StatusCode, StatusType: ls.ScanType, Instructions: ls.Instructions },
+            Status: {
+              Status: ls.Scan,
+              StatusLocation: ls.ScannedLocation,
+              StatusDateTime: ls.StatusDateTime,
+              RecievedBy: "",
+              StatusCode: ls.StatusCode,
+              StatusType: ls.ScanType,
+              Instructions: ls.Instructions,
+            },
           },
         },
       ],

@@ -28,7 +28,16 @@ export const DelhiveryShipment = T.Object({
   AWB: Opt(Text),
   Origin: Opt(Text),
   Destination: Opt(Text),
-  Consignee: Opt(T.Object({ City: Opt(Text), Name: Opt(Text), Country: Opt(Text), PinCode: Opt(Text), State: Opt(Text), Address1: Opt(Any) })),
+  Consignee: Opt(
+    T.Object({
+      City: Opt(Text),
+      Name: Opt(Text),
+      Country: Opt(Text),
+      PinCode: Opt(Text),
+      State: Opt(Text),
+      Address1: Opt(Any),
+    }),
+  ),
   Scans: Opt(T.Array(T.Object({ ScanDetail: Opt(DelhiveryScan) }))),
   Status: Opt(DelhiveryStatus),
   /** The EDD, naive IST (`2024-09-24T23:59:59`), null while only manifested. */

@@ -1,11 +1,32 @@
 /** DHL Shipment Tracking – Unified (DHL developer portal); details: README.md in this folder. */
 import { Value } from "@sinclair/typebox/value";
 import {
-  checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  estimateDate,
+  newestOf,
+  obj,
+  parseJson,
+  str,
+  summary,
+  throwForStatus,
   tryJson,
 } from "../../adapters/kit.ts";
 import {
-  firstMatch, mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+  firstMatch,
+  mapStatus,
+  sub,
+  withExceptionReason,
+  C,
+  D,
+  E,
+  O,
+  P,
+  R,
+  T,
+  type StatusRule,
+  type StatusTable,
   type TextRules,
 } from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
@@ -26,7 +47,10 @@ export const DHL_STATUS: StatusTable = {
 export const DHL_TEXT: TextRules = [
   [/\bcancel+ed\b/i, C],
   [/being returned|return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],
-  [/returned to (the )?(shipper|sender|origin)|delivered to (the )?(shipper|sender)|return(ed)? shipment delivered/i, sub(R, "rto_delivered")],
+  [
+    /returned to (the )?(shipper|sender|origin)|delivered to (the )?(shipper|sender)|return(ed)? shipment delivered/i,
+    sub(R, "rto_delivered"),
+  ],
   [/out for delivery|with (the )?courier for delivery|out with courier/i, O],
   [/ready for (recipient )?pick ?up|available for pick ?up/i, sub(O, "ready_for_pickup")],
 ];
@@ -59,7 +83,8 @@ function toCheckpoint(e: DhlEvent): RawCheckpoint | undefined {
 export function parseDhl(text: string, awb: string): TrackingSnapshot {
   const raw = obj(parseJson(text));
   if (!Array.isArray(raw.shipments)) {
-    if (raw.status === 404 || /no result/i.test(str(raw.title))) throw new CourierError("not_found", `dhl: ${str(raw.detail) || "no shipment found"}`);
+    if (raw.status === 404 || /no result/i.test(str(raw.title)))
+      throw new CourierError("not_found", `dhl: ${str(raw.detail) || "no shipment found"}`);
     throw new CourierError("backend", "dhl: no shipments in the document");
   }
   const doc = checkWire("dhl", DhlTrackResponse, raw);
@@ -73,13 +98,20 @@ export function parseDhl(text: string, awb: string): TrackingSnapshot {
   return {
     checkpoints,
     summary: Object.keys(status).length
-      ? summary(dhlRule(str(status.statusCode), str(status.status), str(status.description)), { rawCode: str(status.statusCode) || null, rawStatus: str(status.status) || null, at: statusCp?.at ?? null })
+      ? summary(dhlRule(str(status.statusCode), str(status.status), str(status.description)), {
+          rawCode: str(status.statusCode) || null,
+          rawStatus: str(status.status) || null,
+          at: statusCp?.at ?? null,
+        })
       : undefined,
     originCity: city(ship.origin) || null,
     destinationCity: city(ship.destination) || null,
     podUrl: /^https?:\/\//i.test(podUrl) ? podUrl : null,
     remark: (newest ?? statusCp)?.remark ?? null,
-    estimatedDelivery: estimateDate(ship.estimatedTimeOfDelivery) ?? estimateDate(ship.estimatedDeliveryTimeFrame?.estimatedThrough) ?? estimateDate(ship.estimatedDeliveryTimeFrame?.estimatedFrom),
+    estimatedDelivery:
+      estimateDate(ship.estimatedTimeOfDelivery) ??
+      estimateDate(ship.estimatedDeliveryTimeFrame?.estimatedThrough) ??
+      estimateDate(ship.estimatedDeliveryTimeFrame?.estimatedFrom),
   };
 }
 
@@ -98,7 +130,8 @@ export const dhlAdapter: CourierAdapter = {
     if (res.status === 404) {
       // The documented not-found answer is a problem body; a 404 without one is a wrong path (misconfigured base URL).
       const body = tryJson(res.text);
-      if (Value.Check(DhlProblem, body) && (body.status === 404 || body.title !== undefined)) throw new CourierError("not_found", `dhl: ${str(body.detail) || "no shipment found"}`, 404);
+      if (Value.Check(DhlProblem, body) && (body.status === 404 || body.title !== undefined))
+        throw new CourierError("not_found", `dhl: ${str(body.detail) || "no shipment found"}`, 404);
       throw new CourierError("backend", "dhl: 404 without a problem body", 404);
     }
     throwForStatus("dhl", res.status);

@@ -42,29 +42,40 @@ describe("DHL samples", () => {
     expect(dhlRule("transit", "Shipment is out with courier for delivery", "").state).toBe("out_for_delivery");
     expect(dhlRule("transit", "", "Out for delivery")).toEqual({ state: "out_for_delivery" });
     expect(dhlRule("delivered", "Returned to shipper", "")).toEqual({ state: "returned", sub: "rto_delivered" });
-    expect(dhlRule("transit", "Shipment is being returned to shipper", "")).toEqual({ state: "exception", sub: "rto_initiated" });
-    expect(dhlRule("failure", "Delivery attempted", "recipient not available; delivery attempt failed")).toEqual({ state: "exception", sub: "delivery_attempt_failed" });
+    expect(dhlRule("transit", "Shipment is being returned to shipper", "")).toEqual({
+      state: "exception",
+      sub: "rto_initiated",
+    });
+    expect(dhlRule("failure", "Delivery attempted", "recipient not available; delivery attempt failed")).toEqual({
+      state: "exception",
+      sub: "delivery_attempt_failed",
+    });
     expect(dhlRule("failure", "Shipment cancelled", "").state).toBe("cancelled");
     expect(dhlRule("unknown", "", "").state).toBe("pending");
     expect(dhlRule("", "", "something new").state).toBe("in_transit");
   });
 
-  test.each(["", "<html><body>502 Bad Gateway</body></html>", '{"shipments": "x"}', '{"shipments":[{"events":[{"timestamp":42}]', '{"shipments":[{"events":[{"timestamp":42,"statusCode":7}]}]}'])(
-    "hostile body %p → backend error or empty history, never a crash",
-    (body) => {
-      try {
-        expect(parseDhl(body, "1").checkpoints).toEqual([]);
-      } catch (e) {
-        expect(e).toBeInstanceOf(CourierError);
-        expect((e as CourierError).kind).toBe("backend");
-      }
-    },
-  );
+  test.each([
+    "",
+    "<html><body>502 Bad Gateway</body></html>",
+    '{"shipments": "x"}',
+    '{"shipments":[{"events":[{"timestamp":42}]',
+    '{"shipments":[{"events":[{"timestamp":42,"statusCode":7}]}]}',
+  ])("hostile body %p → backend error or empty history, never a crash", (body) => {
+    try {
+      expect(parseDhl(body, "1").checkpoints).toEqual([]);
+    } catch (e) {
+      expect(e).toBeInstanceOf(CourierError);
+      expect((e as CourierError).kind).toBe("backend");
+    }
+  });
 });
 
 describe("DHL request and HTTP failures (loopback)", () => {
   test("GET /track/shipments?trackingNumber= with DHL-API-Key and Accept", async () => {
-    const lb = loopback(() => new Response(sample("dhl/unified-track.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(
+      () => new Response(sample("dhl/unified-track.json"), { headers: { "content-type": "application/json" } }),
+    );
     try {
       const snap = await dhlAdapter.track("7777777770", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
@@ -110,7 +121,11 @@ describe("DHL through the simulator", () => {
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
   const look = (n: string) => sb.backends.lookup(dhl, n).then((r) => r.snapshot);
-  const kind = (n: string) => sb.backends.lookup(dhl, n).then(() => "ok", (e: CourierError) => e.kind);
+  const kind = (n: string) =>
+    sb.backends.lookup(dhl, n).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("0: delivered, full history, POD URL", async () => {
     const snap = await look("1234567890");
@@ -143,7 +158,11 @@ describe("DHL through the simulator", () => {
   test("3: failed attempt with remark, then return to origin, then returned", async () => {
     const n = "1234567893";
     const first = newest((await look(n)).checkpoints);
-    expect([first.state, first.subStatus, first.remark]).toEqual(["exception", "delivery_attempt_failed", "Consignee not available"]);
+    expect([first.state, first.subStatus, first.remark]).toEqual([
+      "exception",
+      "delivery_attempt_failed",
+      "Consignee not available",
+    ]);
     clock.advance(3_600_000);
     const second = newest((await look(n)).checkpoints);
     expect([second.state, second.subStatus]).toEqual(["exception", "rto_initiated"]);
@@ -152,7 +171,11 @@ describe("DHL through the simulator", () => {
   });
 
   test("4 → not_found (404 problem body), 5 → timeout, 6 → backend", async () => {
-    expect(await Promise.all(["1234567894", "1234567895", "1234567896"].map(kind))).toEqual(["not_found", "timeout", "backend"]);
+    expect(await Promise.all(["1234567894", "1234567895", "1234567896"].map(kind))).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("7: manifested, no scans → pending, empty table", async () => {
@@ -177,7 +200,10 @@ describe("DHL estimated delivery (EDD)", () => {
     const doc = JSON.parse(sample("dhl/unified-track.json"));
     const ship = doc.shipments[0];
     delete ship.estimatedTimeOfDelivery;
-    ship.estimatedDeliveryTimeFrame = { estimatedFrom: "2018-08-04T09:00:00-05:00", estimatedThrough: "2018-08-04T22:30:00-05:00" };
+    ship.estimatedDeliveryTimeFrame = {
+      estimatedFrom: "2018-08-04T09:00:00-05:00",
+      estimatedThrough: "2018-08-04T22:30:00-05:00",
+    };
     expect(parseDhl(JSON.stringify(doc), "7777777770").estimatedDelivery).toBe("2018-08-04");
     delete ship.estimatedDeliveryTimeFrame;
     expect(parseDhl(JSON.stringify(doc), "7777777770").estimatedDelivery).toBeNull();
@@ -185,6 +211,10 @@ describe("DHL estimated delivery (EDD)", () => {
 
   test("through the simulator: the estimate until delivery, then none; none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("dhl", (d) => `123456789${d}`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: null },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

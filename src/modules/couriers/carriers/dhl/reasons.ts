@@ -7,13 +7,25 @@ export const DHL_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords on the description (no reason code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "failure", activity: "Delivery attempt failed; recipient not available", remark: null },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "failure",
+        activity: "Delivery attempt failed; recipient not available",
+        remark: null,
+      },
     },
     {
       code: null,
       reason: "address_issue",
       source: "remark keywords on the description (no reason code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "failure", activity: "Delivery attempt failed; incorrect address", remark: null },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "failure",
+        activity: "Delivery attempt failed; incorrect address",
+        remark: null,
+      },
     },
   ],
 };

@@ -2,7 +2,9 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 
-export const DhlPlace = T.Object({ address: Opt(T.Object({ addressLocality: Opt(Text), countryCode: Opt(Text), postalCode: Opt(Text) })) });
+export const DhlPlace = T.Object({
+  address: Opt(T.Object({ addressLocality: Opt(Text), countryCode: Opt(Text), postalCode: Opt(Text) })),
+});
 
 /** A shipment's `status` and each of its `events[]` share this shape. */
 export const DhlEvent = T.Object({

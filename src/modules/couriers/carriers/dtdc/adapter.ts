@@ -1,6 +1,16 @@
 /** DTDC JSONCnTrk with a token from `authenticate` (fixtures/SOURCE.md); details: README.md here. */
 import {
-  asArray, checkWire, validItems, checkpoint, checkpointsOf, newestOf, obj, parseJson, parseXml, str, summary,
+  asArray,
+  checkWire,
+  validItems,
+  checkpoint,
+  checkpointsOf,
+  newestOf,
+  obj,
+  parseJson,
+  parseXml,
+  str,
+  summary,
   throwForStatus,
 } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
@@ -65,7 +75,8 @@ function summaryOf(h: DtdcHeader, rtoNumber: string | null): TrackingSnapshot["s
   const status = str(h.strStatus);
   if (!status && !rtoNumber) return undefined;
   let rule = dtdcRule("", status);
-  if (rtoNumber && rule.state !== "returned") rule = RTO_BACK.test(status) && /rto|return/i.test(status) ? sub(R, "rto_delivered") : sub(E, "rto_in_transit");
+  if (rtoNumber && rule.state !== "returned")
+    rule = RTO_BACK.test(status) && /rto|return/i.test(status) ? sub(R, "rto_delivered") : sub(E, "rto_in_transit");
   const at = parseNaive(str(h.strStatusTransOn), str(h.strStatusTransTime));
   return summary(rule, { rawCode: null, rawStatus: status || null, at: at?.at ?? null });
 }
@@ -76,9 +87,11 @@ function summaryOf(h: DtdcHeader, rtoNumber: string | null): TrackingSnapshot["s
  */
 export function parseDtdc(text: string, awb: string): TrackingSnapshot {
   const doc = parseJson(text);
-  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new CourierError("backend", "dtdc: unexpected document");
+  if (!doc || typeof doc !== "object" || Array.isArray(doc))
+    throw new CourierError("backend", "dtdc: unexpected document");
   const d = doc as Record<string, unknown>;
-  if (d.status === 401 || str(d.error) === "Unauthorized") throw new CourierError("auth", "dtdc: access token missing or invalid", 401);
+  if (d.status === 401 || str(d.error) === "Unauthorized")
+    throw new CourierError("auth", "dtdc: access token missing or invalid", 401);
   if (d.statusFlag === false || str(d.status).toUpperCase() === "FAILED") {
     const detail = JSON.stringify(d.errorDetails ?? "");
     if (/token|unauthori[sz]ed|credential/i.test(detail)) throw new CourierError("auth", "dtdc: access token refused");
@@ -112,8 +125,10 @@ export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
   const cons = obj(obj(doc.DTDCREPLY).CONSIGNMENT);
   const header = obj(cons.CNHEADER);
   if (!Object.keys(header).length) throw new CourierError("backend", "dtdc: no CNHEADER");
-  if (str(header.CNTRACK).toUpperCase() !== "TRUE") throw new CourierError("not_found", "dtdc: consignment not tracked");
-  const fields = (node: unknown) => Object.fromEntries(asArray(obj(node).FIELD as unknown).map((f) => [str(obj(f)["@NAME"]), str(obj(f)["@VALUE"])]));
+  if (str(header.CNTRACK).toUpperCase() !== "TRUE")
+    throw new CourierError("not_found", "dtdc: consignment not tracked");
+  const fields = (node: unknown) =>
+    Object.fromEntries(asArray(obj(node).FIELD as unknown).map((f) => [str(obj(f)["@NAME"]), str(obj(f)["@VALUE"])]));
   const h = fields(header);
   const checkpoints = checkpointsOf(asArray(obj(cons.CNBODY).CNACTION as unknown).map(fields), (a) => {
     const cp = toCheckpoint(a);
@@ -146,8 +161,13 @@ async function authenticate(ctx: AdapterContext): Promise<string> {
   });
   throwForStatus("dtdc", res.status, { notFoundOn404: false });
   const token = res.text.trim();
-  if (token.startsWith("{")) throw new CourierError(/invalid|unauthori|credential|password/i.test(token) ? "auth" : "backend", "dtdc: authenticate answered JSON, not a token");
-  if (!token || token.length > 4096 || /[\s<>]/.test(token)) throw new CourierError("backend", "dtdc: authenticate did not answer a token");
+  if (token.startsWith("{"))
+    throw new CourierError(
+      /invalid|unauthori|credential|password/i.test(token) ? "auth" : "backend",
+      "dtdc: authenticate answered JSON, not a token",
+    );
+  if (!token || token.length > 4096 || /[\s<>]/.test(token))
+    throw new CourierError("backend", "dtdc: authenticate did not answer a token");
   return token;
 }
 

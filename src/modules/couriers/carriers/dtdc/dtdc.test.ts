@@ -8,15 +8,23 @@ import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/hel
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
 
-
-
 /** Runs `dtdcAdapter.track` against a loopback server that records each request and answers with `respond`. */
 const capture = (awb: string, respond: (req: Seen, i: number) => Response) => {
   clearDtdcTokens();
-  return captureTrack(dtdcAdapter, awb, { DTDC_USERNAME: "shop_user", DTDC_PASSWORD: "p@ss word" }, respond, "/dtdc-api");
+  return captureTrack(
+    dtdcAdapter,
+    awb,
+    { DTDC_USERNAME: "shop_user", DTDC_PASSWORD: "p@ss word" },
+    respond,
+    "/dtdc-api",
+  );
 };
 
-const UNAUTHORIZED = () => new Response(sample("dtdc/jsoncntrk-error-401.json"), { status: 401, headers: { "content-type": "application/json" } });
+const UNAUTHORIZED = () =>
+  new Response(sample("dtdc/jsoncntrk-error-401.json"), {
+    status: 401,
+    headers: { "content-type": "application/json" },
+  });
 const token = (t: string) => new Response(t, { headers: { "content-type": "text/plain" } });
 const ok = () => new Response(sample("dtdc/jsoncntrk.json"), { headers: { "content-type": "application/json" } });
 
@@ -25,12 +33,29 @@ describe("DTDC samples", () => {
     const snap = parseDtdc(sample("dtdc/jsoncntrk.json"), "B32242001");
     expect(snap.checkpoints).toHaveLength(11);
     const n = newest(snap.checkpoints);
-    expect(n).toMatchObject({ state: "delivered", localDate: "2017-06-21", localTime: "16:14", at: "2017-06-21T10:44:00.000Z", rawCode: "DLV", rawStatus: "Delivered", location: "MUMBAI APEX" });
-    expect(snap.checkpoints.find((c) => c.rawCode === "BKD")!).toMatchObject({ state: "pending", subStatus: "info_received" });
+    expect(n).toMatchObject({
+      state: "delivered",
+      localDate: "2017-06-21",
+      localTime: "16:14",
+      at: "2017-06-21T10:44:00.000Z",
+      rawCode: "DLV",
+      rawStatus: "Delivered",
+      location: "MUMBAI APEX",
+    });
+    expect(snap.checkpoints.find((c) => c.rawCode === "BKD")!).toMatchObject({
+      state: "pending",
+      subStatus: "info_received",
+    });
     expect(snap.checkpoints.find((c) => c.rawCode === "OUTDLV")!.state).toBe("out_for_delivery");
     expect(snap.checkpoints.filter((c) => c.state === "in_transit")).toHaveLength(8);
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "Delivered", at: "2017-06-21T10:44:00.000Z" });
-    expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual(["BANGALORE", "MUMBAI", null, null, null]);
+    expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual([
+      "BANGALORE",
+      "MUMBAI",
+      null,
+      null,
+      null,
+    ]);
   });
 
   test("dtdc/jsoncntrk-error-401.json → auth", () => {
@@ -41,15 +66,27 @@ describe("DTDC samples", () => {
     const snap = parseDtdcLegacyXml(sample("dtdc/xmlcntrk-legacy.xml"));
     expect(snap.checkpoints).toHaveLength(5);
     const n = newest(snap.checkpoints);
-    expect(n).toMatchObject({ state: "out_for_delivery", localDate: "2009-07-09", localTime: "00:00", rawCode: null, rawStatus: "OUT FOR DELIVERY" });
+    expect(n).toMatchObject({
+      state: "out_for_delivery",
+      localDate: "2009-07-09",
+      localTime: "00:00",
+      rawCode: null,
+      rawStatus: "OUT FOR DELIVERY",
+    });
     expect(snap.checkpoints.find((c) => c.rawStatus === "RECEIVED")!.location).toBe("PUNE APEX, PUNE");
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "DELIVERED", at: "2012-06-12T06:40:00.000Z" });
     expect([snap.destinationCity, snap.podUrl]).toEqual(["PUNE", null]);
   });
 
   test.each([
-    ['{"statusCode":200,"statusFlag":false,"status":"FAILED","errorDetails":"NO DATA FOUND FOR THIS CNNO NUMBER"}', "not_found"],
-    ['{"statusCode":200,"statusFlag":false,"status":"FAILED","errorDetails":[{"name":"strError","value":"Invalid token"}]}', "auth"],
+    [
+      '{"statusCode":200,"statusFlag":false,"status":"FAILED","errorDetails":"NO DATA FOUND FOR THIS CNNO NUMBER"}',
+      "not_found",
+    ],
+    [
+      '{"statusCode":200,"statusFlag":false,"status":"FAILED","errorDetails":[{"name":"strError","value":"Invalid token"}]}',
+      "auth",
+    ],
     ['{"statusCode":200,"statusFlag":true,"trackHeader":null}', "backend"],
     ['{"statusCode":200,"statusFlag":"yes"}', "backend"],
     ["<html>502 Bad Gateway</html>", "backend"],
@@ -61,20 +98,43 @@ describe("DTDC samples", () => {
   });
 
   test("hostile details: wrong types are skipped, never a crash; an event without code or text is in transit", () => {
-    const snap = parseDtdc(JSON.stringify({ statusFlag: true, trackHeader: { strStatus: 7 }, trackDetails: [null, 5, { strActionDate: 21062017 }, { strCode: "DLV", strActionDate: "bad" }] }), "x");
+    const snap = parseDtdc(
+      JSON.stringify({
+        statusFlag: true,
+        trackHeader: { strStatus: 7 },
+        trackDetails: [null, 5, { strActionDate: 21062017 }, { strCode: "DLV", strActionDate: "bad" }],
+      }),
+      "x",
+    );
     expect(snap.checkpoints).toHaveLength(1);
-    expect(snap.checkpoints[0]).toMatchObject({ state: "in_transit", localDate: "2017-06-21", localTime: "00:00", rawCode: null });
+    expect(snap.checkpoints[0]).toMatchObject({
+      state: "in_transit",
+      localDate: "2017-06-21",
+      localTime: "00:00",
+      rawCode: null,
+    });
   });
 
   test("non-empty strRtoNumber is reported; the shipment is a return on its way until delivered back", () => {
     const doc = JSON.parse(sample("dtdc/jsoncntrk.json"));
     doc.trackHeader.strRtoNumber = "R32242001";
     doc.trackHeader.strStatus = "RTO In Transit";
-    doc.trackDetails.push({ strCode: "RTO", strAction: "RTO In Transit", strOrigin: "MUMBAI APEX", strActionDate: "22062017", strActionTime: "0900", sTrRemarks: "Consignee refused" });
+    doc.trackDetails.push({
+      strCode: "RTO",
+      strAction: "RTO In Transit",
+      strOrigin: "MUMBAI APEX",
+      strActionDate: "22062017",
+      strActionTime: "0900",
+      sTrRemarks: "Consignee refused",
+    });
     let snap = parseDtdc(JSON.stringify(doc), "B32242001");
     expect(snap.rtoNumber).toBe("R32242001");
     expect(snap.summary).toMatchObject({ state: "exception", subStatus: "rto_in_transit" });
-    expect(newest(snap.checkpoints)).toMatchObject({ state: "exception", subStatus: "rto_in_transit", remark: "Consignee refused" });
+    expect(newest(snap.checkpoints)).toMatchObject({
+      state: "exception",
+      subStatus: "rto_in_transit",
+      remark: "Consignee refused",
+    });
     doc.trackHeader.strStatus = "RTO Delivered";
     snap = parseDtdc(JSON.stringify(doc), "B32242001");
     expect(snap.summary).toMatchObject({ state: "returned", subStatus: "rto_delivered" });
@@ -100,7 +160,9 @@ describe("DTDC samples", () => {
 
 describe("DTDC requests (as documented: authenticate, then getTrackDetails with X-Access-Token)", () => {
   test("GET authenticate?username&password, then POST getTrackDetails with the token and the documented body", async () => {
-    const { seen, result } = await capture("B32242001", (r) => (r.path.endsWith("/authenticate") ? token("tok-1") : ok()));
+    const { seen, result } = await capture("B32242001", (r) =>
+      r.path.endsWith("/authenticate") ? token("tok-1") : ok(),
+    );
     expect(seen).toHaveLength(2);
     const [auth, track] = seen as [Seen, Seen];
     expect(auth.method).toBe("GET");
@@ -118,14 +180,27 @@ describe("DTDC requests (as documented: authenticate, then getTrackDetails with 
 
   test("a 401 on tracking → exactly one refresh, then success with the new token", async () => {
     let n = 0;
-    const { seen, result } = await capture("B32242001", (r) => (r.path.endsWith("/authenticate") ? token(`tok-${++n}`) : r.headers.get("x-access-token") === "tok-1" ? UNAUTHORIZED() : ok()));
-    expect(seen.map((s) => s.path.split("/").pop())).toEqual(["authenticate", "getTrackDetails", "authenticate", "getTrackDetails"]);
+    const { seen, result } = await capture("B32242001", (r) =>
+      r.path.endsWith("/authenticate")
+        ? token(`tok-${++n}`)
+        : r.headers.get("x-access-token") === "tok-1"
+          ? UNAUTHORIZED()
+          : ok(),
+    );
+    expect(seen.map((s) => s.path.split("/").pop())).toEqual([
+      "authenticate",
+      "getTrackDetails",
+      "authenticate",
+      "getTrackDetails",
+    ]);
     expect(seen[3]!.headers.get("x-access-token")).toBe("tok-2");
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(11);
   });
 
   test("a 401 after the refresh → auth, no third token request", async () => {
-    const { seen, result } = await capture("B32242001", (r) => (r.path.endsWith("/authenticate") ? token("tok") : UNAUTHORIZED()));
+    const { seen, result } = await capture("B32242001", (r) =>
+      r.path.endsWith("/authenticate") ? token("tok") : UNAUTHORIZED(),
+    );
     expect(seen).toHaveLength(4);
     expect((result as CourierError).kind).toBe("auth");
   });
@@ -150,7 +225,9 @@ describe("DTDC requests (as documented: authenticate, then getTrackDetails with 
     [500, "backend"],
     [504, "timeout"],
   ])("tracking answering HTTP %i → %s", async (status, kind) => {
-    const { result } = await capture("B32242001", (r) => (r.path.endsWith("/authenticate") ? token("t") : new Response("x", { status })));
+    const { result } = await capture("B32242001", (r) =>
+      r.path.endsWith("/authenticate") ? token("t") : new Response("x", { status }),
+    );
     expect((result as CourierError).kind).toBe(kind as CourierError["kind"]);
   });
 });
@@ -161,17 +238,25 @@ describe("DTDC through the simulator", () => {
   afterAll(() => sb.close());
   const dtdc = courierBySlug("dtdc")!;
   const lookup = (awb: string) => sb.backends.lookup(dtdc, awb).then((r) => r.snapshot);
-  const fail = (awb: string) => sb.backends.lookup(dtdc, awb).then(() => "ok", (e: CourierError) => e.kind);
+  const fail = (awb: string) =>
+    sb.backends.lookup(dtdc, awb).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("token caching: 100 parallel lookups of different numbers → one token request", async () => {
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(`D${String(10_000_000 + i * 10).padStart(8, "0")}`)));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => lookup(`D${String(10_000_000 + i * 10).padStart(8, "0")}`)),
+    );
     expect(results.every((s) => newest(s.checkpoints).state === "delivered")).toBe(true);
     expect(sb.sim.calls("dtdc-token", "*")).toBe(1);
   });
 
   test("an expired token (25 h later) → one refresh for 100 parallel lookups", async () => {
     clock.advance(25 * 3_600_000);
-    await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(`D${String(20_000_000 + i * 10).padStart(8, "0")}`)));
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) => lookup(`D${String(20_000_000 + i * 10).padStart(8, "0")}`)),
+    );
     expect(sb.sim.calls("dtdc-token", "*")).toBe(2);
   });
 
@@ -208,7 +293,11 @@ describe("DTDC through the simulator", () => {
 
   test("digit 3: NONDLV with remark, then RTO (number reported), then returned", async () => {
     const s0 = await lookup("D12345693");
-    expect(newest(s0.checkpoints)).toMatchObject({ state: "exception", subStatus: "delivery_attempt_failed", rawCode: "NONDLV" });
+    expect(newest(s0.checkpoints)).toMatchObject({
+      state: "exception",
+      subStatus: "delivery_attempt_failed",
+      rawCode: "NONDLV",
+    });
     expect(s0.remark).toBe("Consignee not available");
     expect(s0.rtoNumber).toBeNull();
     clock.advance(3_600_000);
@@ -223,7 +312,11 @@ describe("DTDC through the simulator", () => {
   });
 
   test("digit 4 → not_found; 5 → timeout; 6 → backend", async () => {
-    expect([await fail("D12345674"), await fail("D12345675"), await fail("D12345676")]).toEqual(["not_found", "timeout", "backend"]);
+    expect([await fail("D12345674"), await fail("D12345675"), await fail("D12345676")]).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("digit 7: booked, no scans → pending", async () => {

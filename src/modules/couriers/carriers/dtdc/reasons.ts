@@ -7,13 +7,25 @@ export const DTDC_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords (no reason code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "NONDLV", activity: "Not Delivered", remark: "Consignee not available" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "NONDLV",
+        activity: "Not Delivered",
+        remark: "Consignee not available",
+      },
     },
     {
       code: null,
       reason: "cod_not_ready",
       source: "remark keywords (no reason code documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "NONDLV", activity: "Not Delivered", remark: "COD amount not ready" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "NONDLV",
+        activity: "Not Delivered",
+        remark: "COD amount not ready",
+      },
     },
   ],
 };

@@ -27,10 +27,15 @@ function ist(ms: number) {
   return { date: `${p2(w.d)}${p2(w.mo)}${w.y}`, hhmm: `${p2(w.h)}${p2(w.mi)}` };
 }
 
-
 const unauthorized = (path: string) =>
   Response.json(
-    { timestamp: new Date().toISOString(), status: 401, error: "Unauthorized", message: "Unauthorized: Authentication token was either missing or invalid.", path } satisfies DtdcUnauthorized,
+    {
+      timestamp: new Date().toISOString(),
+      status: 401,
+      error: "Unauthorized",
+      message: "Unauthorized: Authentication token was either missing or invalid.",
+      path,
+    } satisfies DtdcUnauthorized,
     { status: 401 },
   );
 
@@ -56,7 +61,10 @@ export const dtdcTwin: Twin = {
   async handle(req, url, sim) {
     if (req.method === "GET" && url.pathname.endsWith("/api/dtdc/authenticate")) {
       sim.count("dtdc-token", "*");
-      if (url.searchParams.get("username") !== sandboxCredential("DTDC_USERNAME") || url.searchParams.get("password") !== sandboxCredential("DTDC_PASSWORD"))
+      if (
+        url.searchParams.get("username") !== sandboxCredential("DTDC_USERNAME") ||
+        url.searchParams.get("password") !== sandboxCredential("DTDC_PASSWORD")
+      )
         return unauthorized(url.pathname);
       const token = `sbx${crypto.randomUUID().replace(/-/g, "")}`;
       issuedTokens(sim, "dtdc").set(token, sim.now());
@@ -73,12 +81,19 @@ export const dtdcTwin: Twin = {
       return Response.json({ status: 400, error: "Bad Request", message: "JSON parse error" }, { status: 400 });
     }
     const awb = typeof body.strcnno === "string" ? body.strcnno : "";
-    if (body.trkType !== "cnno" || !awb) return answer({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "INVALID REQUEST" });
+    if (body.trkType !== "cnno" || !awb)
+      return answer({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "INVALID REQUEST" });
     sim.count("dtdc", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return answer({ statusCode: 200, statusFlag: false, status: "FAILED", errorDetails: "NO DATA FOUND FOR THIS CNNO NUMBER" });
+    if (s.kind !== "found")
+      return answer({
+        statusCode: 200,
+        statusFlag: false,
+        status: "FAILED",
+        errorDetails: "NO DATA FOUND FOR THIS CNNO NUMBER",
+      });
     const last = s.events[s.events.length - 1]!;
     const first = ist(s.events[0]!.at);
     const lt = ist(last.at);

@@ -46,7 +46,13 @@ export const DtdcTrackResponse = T.Object({
 });
 
 /** The 401 body of a missing or expired token (Spring Boot error shape). */
-export const DtdcUnauthorized = T.Object({ timestamp: Opt(Text), status: Opt(Text), error: Opt(Text), message: Opt(Text), path: Opt(Text) });
+export const DtdcUnauthorized = T.Object({
+  timestamp: Opt(Text),
+  status: Opt(Text),
+  error: Opt(Text),
+  message: Opt(Text),
+  path: Opt(Text),
+});
 
 export type DtdcDetail = Static<typeof DtdcDetail>;
 export type DtdcHeader = Static<typeof DtdcHeader>;

@@ -1,6 +1,14 @@
 /** Ecom Express `track_me/api/mawbd/` (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
-  asArray, checkWire, checkpoint, checkpointsOf, newestOf, parseXml, str, summary, throwForStatus,
+  asArray,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  newestOf,
+  parseXml,
+  str,
+  summary,
+  throwForStatus,
 } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseNaive } from "../../adapters/time.ts";
@@ -82,13 +90,17 @@ function toCheckpoint(scan: EcomScan): RawCheckpoint | undefined {
  * @throws CourierError not_found (no object for the AWB), auth (error text about credentials), backend (not that document)
  */
 export function parseEcomExpress(text: string, awb: string): TrackingSnapshot {
-  if (!text.trimStart().startsWith("<") && /unauthori[sz]ed|invalid (user|username|credentials|password)|authentication/i.test(text))
+  if (
+    !text.trimStart().startsWith("<") &&
+    /unauthori[sz]ed|invalid (user|username|credentials|password)|authentication/i.test(text)
+  )
     throw new CourierError("auth", "ecomexpress: username or password refused");
   const raw = parseXml(text);
   if (!("ecomexpress-objects" in raw)) throw new CourierError("backend", "ecomexpress: no ecomexpress-objects element");
   const root = checkWire("ecomexpress", EcomDocument, raw)["ecomexpress-objects"];
   const objects = root === "" ? [] : asArray(root.object);
-  const match = objects.find((o) => val(fieldsOf(o).get("awb_number")) === awb) ?? (objects.length === 1 ? objects[0] : undefined);
+  const match =
+    objects.find((o) => val(fieldsOf(o).get("awb_number")) === awb) ?? (objects.length === 1 ? objects[0] : undefined);
   if (!match) throw new CourierError("not_found", `ecomexpress: no record of ${awb}`);
   const f = fieldsOf(match);
   const get = (k: string) => val(f.get(k));
@@ -101,7 +113,9 @@ export function parseEcomExpress(text: string, awb: string): TrackingSnapshot {
   const newest = newestOf(checkpoints, "last-listed");
   return {
     checkpoints,
-    summary: status ? summary(rule, { rawCode: get("reason_code_number") || null, rawStatus: status, at: at?.at ?? null }) : undefined,
+    summary: status
+      ? summary(rule, { rawCode: get("reason_code_number") || null, rawStatus: status, at: at?.at ?? null })
+      : undefined,
     originCity: get("origin") || null,
     destinationCity: get("destination") || null,
     podUrl: null,
@@ -116,7 +130,11 @@ export const ecomexpressAdapter: CourierAdapter = {
   envPrefix: "ECOMEXPRESS",
   credentialVars: ["ECOMEXPRESS_USERNAME", "ECOMEXPRESS_PASSWORD"],
   async track(awb, ctx) {
-    const form = new URLSearchParams({ awb, username: ctx.credentials.ECOMEXPRESS_USERNAME ?? "", password: ctx.credentials.ECOMEXPRESS_PASSWORD ?? "" });
+    const form = new URLSearchParams({
+      awb,
+      username: ctx.credentials.ECOMEXPRESS_USERNAME ?? "",
+      password: ctx.credentials.ECOMEXPRESS_PASSWORD ?? "",
+    });
     const res = await ctx.http.request({
       method: "POST",
       path: "/track_me/api/mawbd/",

@@ -12,7 +12,6 @@ import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 
-
 const F = (name: string, value: string) => `<field type="CharField" name="${name}">${value}</field>`;
 const scan = (updated: string, status: string, code: string, city: string, reason = "") =>
   `<object pk="1" model="scan_stages">${F("updated_on", updated)}${F("status", status)}${F("reason_code", reason)}${F("reason_code_number", code)}${F("location", "X")}${F("location_city", city)}${F("location_type", "Service Center")}${F("city_name", city)}${F("Employee", "E")}</object>`;
@@ -38,16 +37,28 @@ const DOC = `<?xml version="1.0" encoding="utf-8"?>
   </object>
 </ecomexpress-objects>`;
 
-
 const capture = (awb: string, respond: (req: Seen) => Response) =>
-  captureTrack(ecomexpressAdapter, awb, { ECOMEXPRESS_USERNAME: "shop&co", ECOMEXPRESS_PASSWORD: "p=ss word" }, respond);
+  captureTrack(
+    ecomexpressAdapter,
+    awb,
+    { ECOMEXPRESS_USERNAME: "shop&co", ECOMEXPRESS_PASSWORD: "p=ss word" },
+    respond,
+  );
 
 describe("Ecom Express documented format (no real sample exists)", () => {
   const snap = parseEcomExpress(DOC, "8012345670");
 
   test("8 scans, newest delivered 05 Nov 2026 14:45 IST via reason_code_number 999", () => {
     expect(snap.checkpoints).toHaveLength(8);
-    expect(newest(snap.checkpoints)).toMatchObject({ state: "delivered", localDate: "2026-11-05", localTime: "14:45", at: "2026-11-05T09:15:00.000Z", rawCode: "999", rawStatus: "Delivered", location: "PUNE" });
+    expect(newest(snap.checkpoints)).toMatchObject({
+      state: "delivered",
+      localDate: "2026-11-05",
+      localTime: "14:45",
+      at: "2026-11-05T09:15:00.000Z",
+      rawCode: "999",
+      rawStatus: "Delivered",
+      location: "PUNE",
+    });
     expect(snap.summary).toMatchObject({ state: "delivered", rawCode: "999", at: "2026-11-05T09:15:00.000Z" });
   });
 
@@ -57,17 +68,32 @@ describe("Ecom Express documented format (no real sample exists)", () => {
     expect(by("Shipment Picked Up")).toMatchObject({ state: "in_transit", subStatus: "picked_up" });
     expect(by("Shipment in-transit").state).toBe("in_transit");
     expect(by("Bag scanned at DC")).toMatchObject({ state: "in_transit", subStatus: "reached_destination" });
-    expect(by("Undelivered")).toMatchObject({ state: "exception", subStatus: "delivery_attempt_failed", remark: "Consignee not available" });
+    expect(by("Undelivered")).toMatchObject({
+      state: "exception",
+      subStatus: "delivery_attempt_failed",
+      remark: "Consignee not available",
+    });
     expect(snap.checkpoints.filter((c) => c.state === "out_for_delivery")).toHaveLength(2);
-    expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual(["GURGAON", "PUNE", null, null, null]);
+    expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual([
+      "GURGAON",
+      "PUNE",
+      null,
+      null,
+      null,
+    ]);
   });
 
   test("ref_awb set: reported as rtoNumber; a return on its way until it is back", () => {
-    const rto = DOC.replace(F("ref_awb", "None"), F("ref_awb", "9012345670")).replace(F("status", "Delivered"), F("status", "RTO Initiated")).replace(F("reason_code_number", "999"), F("reason_code_number", ""));
+    const rto = DOC.replace(F("ref_awb", "None"), F("ref_awb", "9012345670"))
+      .replace(F("status", "Delivered"), F("status", "RTO Initiated"))
+      .replace(F("reason_code_number", "999"), F("reason_code_number", ""));
     const s = parseEcomExpress(rto, "8012345670");
     expect(s.rtoNumber).toBe("9012345670");
     expect(s.summary).toMatchObject({ state: "exception", subStatus: "rto_in_transit" });
-    const back = parseEcomExpress(rto.replace(F("status", "RTO Initiated"), F("status", "Returned to shipper")), "8012345670");
+    const back = parseEcomExpress(
+      rto.replace(F("status", "RTO Initiated"), F("status", "Returned to shipper")),
+      "8012345670",
+    );
     expect(back.summary).toMatchObject({ state: "returned", subStatus: "rto_delivered" });
   });
 
@@ -100,13 +126,20 @@ describe("Ecom Express documented format (no real sample exists)", () => {
 
 describe("Ecom Express request (as documented: form POST to track_me/api/mawbd/)", () => {
   test("POST form awb, username, password", async () => {
-    const { seen, result } = await capture("8012345670", () => new Response(DOC, { headers: { "content-type": "application/xml" } }));
+    const { seen, result } = await capture(
+      "8012345670",
+      () => new Response(DOC, { headers: { "content-type": "application/xml" } }),
+    );
     expect(seen).toHaveLength(1);
     const r = seen[0]!;
     expect(r.method).toBe("POST");
     expect(r.path).toBe("/track_me/api/mawbd/");
     expect(r.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
-    expect(Object.fromEntries(new URLSearchParams(r.body))).toEqual({ awb: "8012345670", username: "shop&co", password: "p=ss word" });
+    expect(Object.fromEntries(new URLSearchParams(r.body))).toEqual({
+      awb: "8012345670",
+      username: "shop&co",
+      password: "p=ss word",
+    });
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(8);
     expect(ecomexpressAdapter.defaultBaseUrl).toBe("https://plapi.ecomexpress.in");
     expect(ecomexpressAdapter.credentialVars).toEqual(["ECOMEXPRESS_USERNAME", "ECOMEXPRESS_PASSWORD"]);
@@ -130,7 +163,11 @@ describe("Ecom Express through the simulator", () => {
   afterAll(() => sb.close());
   const ecom = courierBySlug("ecomexpress")!;
   const lookup = (awb: string) => sb.backends.lookup(ecom, awb).then((r) => r.snapshot);
-  const fail = (awb: string) => sb.backends.lookup(ecom, awb).then(() => "ok", (e: CourierError) => e.kind);
+  const fail = (awb: string) =>
+    sb.backends.lookup(ecom, awb).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("digit 0: delivered, full history", async () => {
     const s = await lookup("8012345670");
@@ -165,11 +202,18 @@ describe("Ecom Express through the simulator", () => {
     expect(newest(s1.checkpoints)).toMatchObject({ state: "exception", subStatus: "rto_in_transit" });
     expect(s1.rtoNumber).toBe("9012345693");
     clock.advance(3_600_000);
-    expect(newest((await lookup("8012345693")).checkpoints)).toMatchObject({ state: "returned", subStatus: "rto_delivered" });
+    expect(newest((await lookup("8012345693")).checkpoints)).toMatchObject({
+      state: "returned",
+      subStatus: "rto_delivered",
+    });
   });
 
   test("digit 4 → not_found; 5 → timeout; 6 → backend", async () => {
-    expect([await fail("8012345674"), await fail("8012345675"), await fail("8012345676")]).toEqual(["not_found", "timeout", "backend"]);
+    expect([await fail("8012345674"), await fail("8012345675"), await fail("8012345676")]).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("digit 7: soft data uploaded, no scans → pending", async () => {
@@ -183,7 +227,10 @@ describe("Ecom Express through the simulator", () => {
   });
 
   test("wrong password → the twin's 401 → auth", async () => {
-    const res = await fetch(`${sb.sim.baseUrlFor("ecomexpress")}/track_me/api/mawbd/`, { method: "POST", body: new URLSearchParams({ awb: "8012345670", username: "x", password: "y" }) });
+    const res = await fetch(`${sb.sim.baseUrlFor("ecomexpress")}/track_me/api/mawbd/`, {
+      method: "POST",
+      body: new URLSearchParams({ awb: "8012345670", username: "x", password: "y" }),
+    });
     expect(res.status).toBe(401);
   });
 });

@@ -7,13 +7,25 @@ export const ECOMEXPRESS_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords (no reason code number documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: null, activity: "Undelivered", remark: "Consignee not available" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: null,
+        activity: "Undelivered",
+        remark: "Consignee not available",
+      },
     },
     {
       code: null,
       reason: "out_of_delivery_area",
       source: "remark keywords (no reason code number documented)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: null, activity: "Undelivered", remark: "Out of delivery area" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: null,
+        activity: "Undelivered",
+        remark: "Out of delivery area",
+      },
     },
   ],
 };

@@ -27,7 +27,11 @@ function ecomTime(ms: number): string {
   return `${p2(w.d)} ${MON[w.mo - 1]}, ${w.y}, ${p2(w.h)}:${p2(w.mi)}`;
 }
 
-const field = (name: string, value: string, type = "CharField"): EcomField => ({ "@type": type, "@name": name, "#text": value });
+const field = (name: string, value: string, type = "CharField"): EcomField => ({
+  "@type": type,
+  "@name": name,
+  "#text": value,
+});
 
 function scanObject(e: SimEvent, i: number): EcomScan {
   const r = RENDER[e.kind];
@@ -50,17 +54,27 @@ function scanObject(e: SimEvent, i: number): EcomScan {
 }
 
 /** fast-xml-parser's builder: the adapter's parser read backwards (attributes `@`, text in `#text`, escaped). */
-const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@", format: true, suppressEmptyNode: false });
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@",
+  format: true,
+  suppressEmptyNode: false,
+});
 
 const xml = (doc: EcomDocument) =>
-  new Response(`<?xml version="1.0" encoding="utf-8"?>\n${builder.build(doc)}`, { headers: { "content-type": "application/xml; charset=utf-8" } });
+  new Response(`<?xml version="1.0" encoding="utf-8"?>\n${builder.build(doc)}`, {
+    headers: { "content-type": "application/xml; charset=utf-8" },
+  });
 
 export const ecomexpressTwin: Twin = {
   id: "ecomexpress",
   async handle(req, url, sim) {
     if (!url.pathname.endsWith("/track_me/api/mawbd/")) return new Response("Not Found", { status: 404 });
     const form = req.method === "POST" ? new URLSearchParams(await req.text()) : url.searchParams;
-    if (form.get("username") !== sandboxCredential("ECOMEXPRESS_USERNAME") || form.get("password") !== sandboxCredential("ECOMEXPRESS_PASSWORD"))
+    if (
+      form.get("username") !== sandboxCredential("ECOMEXPRESS_USERNAME") ||
+      form.get("password") !== sandboxCredential("ECOMEXPRESS_PASSWORD")
+    )
       return new Response("Unauthorised access", { status: 401, headers: { "content-type": "text/plain" } });
     const awb = (form.get("awb") ?? "").split(",")[0]!.trim();
     sim.count("ecomexpress", awb);
@@ -71,7 +85,9 @@ export const ecomexpressTwin: Twin = {
     const last = s.events[s.events.length - 1]!;
     const delivered = s.events.find((e) => e.kind === "delivered");
     const rto = s.events.some((e) => e.kind === "rto_initiated");
-    const scans: EcomAwbField = s.noScans ? field("scans", "") : { "@type": "CharField", "@name": "scans", object: [...s.events].reverse().map(scanObject) };
+    const scans: EcomAwbField = s.noScans
+      ? field("scans", "")
+      : { "@type": "CharField", "@name": "scans", object: [...s.events].reverse().map(scanObject) };
     const fields: EcomAwbField[] = [
       field("awb_number", awb, "BigIntegerField"),
       field("orderid", `SBX${awb.slice(-6)}`),
@@ -96,6 +112,8 @@ export const ecomexpressTwin: Twin = {
       field("system_delivery_update", delivered ? ecomTime(delivered.at) : "None", "DateTimeField"),
       scans,
     ];
-    return xml({ "ecomexpress-objects": { "@version": "1.0", object: { "@pk": "1", "@model": "awb", field: fields } } });
+    return xml({
+      "ecomexpress-objects": { "@version": "1.0", object: { "@pk": "1", "@model": "awb", field: fields } },
+    });
   },
 };

@@ -9,7 +9,12 @@ export const EcomField = T.Object({ "@type": Opt(XmlText), "@name": Opt(XmlText)
 export const EcomScan = T.Object({ "@pk": Opt(XmlText), "@model": Opt(XmlText), field: Opt(OneOrMany(EcomField)) });
 
 /** A field of the AWB object; the `scans` field nests scan objects. */
-export const EcomAwbField = T.Object({ "@type": Opt(XmlText), "@name": Opt(XmlText), "#text": Opt(Text), object: Opt(OneOrMany(EcomScan)) });
+export const EcomAwbField = T.Object({
+  "@type": Opt(XmlText),
+  "@name": Opt(XmlText),
+  "#text": Opt(Text),
+  object: Opt(OneOrMany(EcomScan)),
+});
 
 export const EcomAwb = T.Object({ "@pk": Opt(XmlText), "@model": Opt(XmlText), field: Opt(OneOrMany(EcomAwbField)) });
 

@@ -1,16 +1,41 @@
 /** FedEx Track API (developer.fedex.com, "Track API"). Endpoint, mapping, times, EDD, errors: README.md in this folder. */
 import {
-  arr, checkWire, checkpoint, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus, tryJson,
+  arr,
+  checkWire,
+  checkpoint,
+  estimateDate,
+  newestOf,
+  obj,
+  parseJson,
+  str,
+  summary,
+  throwForStatus,
+  tryJson,
 } from "../../adapters/kit.ts";
 import {
-  mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+  mapStatus,
+  sub,
+  withExceptionReason,
+  C,
+  D,
+  E,
+  O,
+  P,
+  R,
+  T,
+  type StatusRule,
+  type StatusTable,
 } from "../../adapters/status-map.ts";
 import { parseIsoLocal, type LocalTime } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
 import {
-  FedexTrackResponse, type FedexAddress, type FedexScanEvent, type FedexTimeWindow, type FedexTrackResult,
+  FedexTrackResponse,
+  type FedexAddress,
+  type FedexScanEvent,
+  type FedexTimeWindow,
+  type FedexTrackResult,
 } from "./wire.ts";
 
 /** FedEx status/event codes → state (`fixtures/SOURCE.md`, "Mapping"). */
@@ -77,14 +102,24 @@ function place(loc: FedexAddress): string {
 }
 
 function scanToCheckpoint(e: FedexScanEvent, when: LocalTime): RawCheckpoint {
-  const [type, derived, description, exception] = [str(e.eventType), str(e.derivedStatusCode), str(e.eventDescription), str(e.exceptionDescription)];
+  const [type, derived, description, exception] = [
+    str(e.eventType),
+    str(e.derivedStatusCode),
+    str(e.eventDescription),
+    str(e.exceptionDescription),
+  ];
   const rule = fedexRule([type, derived], `${description} ${exception}`);
   return checkpoint(rule, when, {
     activity: description || str(e.derivedStatus),
     location: place(e.scanLocation ?? {}),
     rawCode: type || derived || null,
     rawStatus: description || null,
-    remark: rule.state === "exception" ? exception || description || null : rule.sub === "ready_for_pickup" ? exception || null : null,
+    remark:
+      rule.state === "exception"
+        ? exception || description || null
+        : rule.sub === "ready_for_pickup"
+          ? exception || null
+          : null,
   });
 }
 
@@ -94,7 +129,13 @@ function scanCheckpoints(r: FedexTrackResult): RawCheckpoint[] {
   const offsets = scans.map((s) => offsetOf(str(s.date)));
   const out: RawCheckpoint[] = [];
   scans.forEach((s, i) => {
-    const fallback = offsets.slice(i + 1).find((o) => o !== undefined) ?? offsets.slice(0, i).reverse().find((o) => o !== undefined) ?? 0;
+    const fallback =
+      offsets.slice(i + 1).find((o) => o !== undefined) ??
+      offsets
+        .slice(0, i)
+        .reverse()
+        .find((o) => o !== undefined) ??
+      0;
     const when = parseIsoLocal(str(s.date), fallback);
     if (when) out.push(scanToCheckpoint(s, when));
   });
@@ -106,7 +147,11 @@ const windowDate = (w: FedexTimeWindow | undefined) => estimateDate(w?.window?.e
 /** The EDD of one trackResult, `YYYY-MM-DD`, or null (order: see the module comment). */
 export function fedexEstimate(r: FedexTrackResult): string | null {
   const listed = (r.dateAndTimes ?? []).find((d) => str(d.type) === "ESTIMATED_DELIVERY");
-  return windowDate(r.estimatedDeliveryTimeWindow) ?? estimateDate(listed?.dateTime) ?? windowDate(r.standardTransitTimeWindow);
+  return (
+    windowDate(r.estimatedDeliveryTimeWindow) ??
+    estimateDate(listed?.dateTime) ??
+    windowDate(r.standardTransitTimeWindow)
+  );
 }
 
 const newestAt = (cps: RawCheckpoint[]) => cps.reduce((a, c) => (c.at > a ? c.at : a), "");
@@ -129,12 +174,16 @@ export function parseFedex(text: string, awb: string): TrackingSnapshot {
   }
   const complete = checkWire("fedex", FedexTrackResponse, raw).output?.completeTrackResults;
   if (!complete) throw new CourierError("backend", "fedex: no completeTrackResults");
-  const entry = complete.find((c) => str(c.trackingNumber) === awb) ?? (complete.length === 1 ? complete[0] : undefined);
+  const entry =
+    complete.find((c) => str(c.trackingNumber) === awb) ?? (complete.length === 1 ? complete[0] : undefined);
   const results = entry?.trackResults ?? [];
   const usable = results.filter((r) => !Object.keys(r.error ?? {}).length);
   if (!usable.length) {
     const code = str(results[0]?.error?.code);
-    throw new CourierError(results.length && code ? fedexErrorKind(code) : "not_found", `fedex: ${code || "no track result"}`);
+    throw new CourierError(
+      results.length && code ? fedexErrorKind(code) : "not_found",
+      `fedex: ${code || "no track result"}`,
+    );
   }
   // Several results for one number: take the shipment with the newest scan.
   const scored = usable.map((r) => ({ r, cps: scanCheckpoints(r) }));
@@ -142,14 +191,24 @@ export function parseFedex(text: string, awb: string): TrackingSnapshot {
   const latest = r.latestStatusDetail ?? {};
   const latestText = `${str(latest.description)} ${str(latest.statusByLocale)}`;
   let summaryRule = fedexRule([str(latest.code), str(latest.derivedCode)], latestText);
-  if (summaryRule.state === "delivered" && Object.keys(r.returnDetail ?? {}).length && RETURNED_TEXT.test(latestText)) summaryRule = sub(R, "rto_delivered");
+  if (summaryRule.state === "delivered" && Object.keys(r.returnDetail ?? {}).length && RETURNED_TEXT.test(latestText))
+    summaryRule = sub(R, "rto_delivered");
   const newest = newestOf(cps, "first-listed");
   const actual = (r.dateAndTimes ?? []).find((d) => str(d.type) === "ACTUAL_DELIVERY");
   const summaryAt = actual && summaryRule.state === "delivered" ? parseIsoLocal(str(actual.dateTime))?.at : newest?.at;
   return {
     checkpoints: cps,
-    summary: Object.keys(latest).length ? summary(summaryRule, { rawCode: str(latest.code) || null, rawStatus: str(latest.statusByLocale) || str(latest.description) || null, at: summaryAt ?? null }) : undefined,
-    originCity: str(r.originLocation?.locationContactAndAddress?.address?.city) || str(r.shipperInformation?.address?.city) || null,
+    summary: Object.keys(latest).length
+      ? summary(summaryRule, {
+          rawCode: str(latest.code) || null,
+          rawStatus: str(latest.statusByLocale) || str(latest.description) || null,
+          at: summaryAt ?? null,
+        })
+      : undefined,
+    originCity:
+      str(r.originLocation?.locationContactAndAddress?.address?.city) ||
+      str(r.shipperInformation?.address?.city) ||
+      null,
     destinationCity: str(r.lastUpdatedDestinationAddress?.city) || str(r.recipientInformation?.address?.city) || null,
     podUrl: null,
     remark: newest?.remark ?? null,
@@ -158,8 +217,17 @@ export function parseFedex(text: string, awb: string): TrackingSnapshot {
 }
 
 const tokens = new TokenCache(async (ctx) => {
-  const form = new URLSearchParams({ grant_type: "client_credentials", client_id: ctx.credentials.FEDEX_CLIENT_ID ?? "", client_secret: ctx.credentials.FEDEX_CLIENT_SECRET ?? "" });
-  const res = await ctx.http.request({ method: "POST", path: "/oauth/token", headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" }, body: form.toString() });
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: ctx.credentials.FEDEX_CLIENT_ID ?? "",
+    client_secret: ctx.credentials.FEDEX_CLIENT_SECRET ?? "",
+  });
+  const res = await ctx.http.request({
+    method: "POST",
+    path: "/oauth/token",
+    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+    body: form.toString(),
+  });
   return readTokenResponse("fedex", res.status, res.text);
 });
 
@@ -168,7 +236,10 @@ export const fedexTokens = tokens;
 
 /** The documented request body for one number (`track-request.json`). */
 export function fedexRequestBody(awb: string): string {
-  return JSON.stringify({ trackingInfo: [{ trackingNumberInfo: { trackingNumber: awb } }], includeDetailedScans: true });
+  return JSON.stringify({
+    trackingInfo: [{ trackingNumberInfo: { trackingNumber: awb } }],
+    includeDetailedScans: true,
+  });
 }
 
 export const fedexAdapter: CourierAdapter = {
@@ -181,7 +252,12 @@ export const fedexAdapter: CourierAdapter = {
       ctx.http.request({
         method: "POST",
         path: "/track/v1/trackingnumbers",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json", "x-locale": "en_US" },
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          accept: "application/json",
+          "x-locale": "en_US",
+        },
         body: fedexRequestBody(awb),
         signal: ctx.signal,
       });

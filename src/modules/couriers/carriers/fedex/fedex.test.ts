@@ -15,7 +15,10 @@ const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   courierLoopback(
     "fedex",
     { FEDEX_CLIENT_ID: "id-1", FEDEX_CLIENT_SECRET: "s&cret=1" },
-    (s, i, req) => (s.path.endsWith("/oauth/token") ? Response.json({ access_token: `tok-${i + 1}`, token_type: "bearer", expires_in: 3599, scope: "CXS" }) : track(req)),
+    (s, i, req) =>
+      s.path.endsWith("/oauth/token")
+        ? Response.json({ access_token: `tok-${i + 1}`, token_type: "bearer", expires_in: 3599, scope: "CXS" })
+        : track(req),
     "/base",
   );
 
@@ -24,7 +27,12 @@ describe("FedEx samples", () => {
     const snap = parseFedex(sample("fedex/track.json"), "776094337676");
     expect(snap.checkpoints).toHaveLength(8);
     const n = newest(snap.checkpoints);
-    expect([n.state, n.localDate, n.localTime, n.at]).toEqual(["delivered", "2024-04-26", "09:26", "2024-04-26T16:26:00.000Z"]);
+    expect([n.state, n.localDate, n.localTime, n.at]).toEqual([
+      "delivered",
+      "2024-04-26",
+      "09:26",
+      "2024-04-26T16:26:00.000Z",
+    ]);
     expect(snap.summary?.state).toBe("delivered");
     // Order as FedEx sent it: newest first.
     expect(snap.checkpoints.map((c) => c.rawCode)).toEqual(["DL", "OD", "AO", "PU", "AF", "DE", "DE", "OD"]);
@@ -47,7 +55,11 @@ describe("FedEx samples", () => {
     expect(newest(snap.checkpoints).state).toBe("in_transit");
     expect(snap.summary).toMatchObject({ state: "in_transit", subStatus: "reached_destination", rawCode: "FD" });
     const hp = snap.checkpoints.find((c) => c.rawCode === "HP")!;
-    expect([hp.state, hp.subStatus, hp.remark]).toEqual(["out_for_delivery", "ready_for_pickup", "Package available for pickup at: 2420 N BLACKSTONE AVE"]);
+    expect([hp.state, hp.subStatus, hp.remark]).toEqual([
+      "out_for_delivery",
+      "ready_for_pickup",
+      "Package available for pickup at: 2420 N BLACKSTONE AVE",
+    ]);
     const dy = snap.checkpoints.find((c) => c.rawCode === "DY")!;
     expect([dy.state, dy.subStatus, dy.remark]).toEqual(["exception", "delayed", "Package delayed"]);
     expect(snap.checkpoints.find((c) => c.rawCode === "OC")!.state).toBe("pending");
@@ -57,10 +69,20 @@ describe("FedEx samples", () => {
     const snap = parseFedex(sample("fedex/track-delivered.json"), "738488882438");
     expect(snap.checkpoints).toHaveLength(17);
     const n = newest(snap.checkpoints);
-    expect([n.state, n.localDate, n.localTime, n.location]).toEqual(["delivered", "2024-08-20", "12:41", "Blue Point, NY"]);
+    expect([n.state, n.localDate, n.localTime, n.location]).toEqual([
+      "delivered",
+      "2024-08-20",
+      "12:41",
+      "Blue Point, NY",
+    ]);
     expect(n.at).toBe("2024-08-20T16:41:57.000Z");
     const naive = snap.checkpoints[16]!;
-    expect([naive.rawCode, naive.localDate, naive.localTime, naive.at]).toEqual(["PU", "2024-08-15", "00:00", "2024-08-15T05:00:00.000Z"]);
+    expect([naive.rawCode, naive.localDate, naive.localTime, naive.at]).toEqual([
+      "PU",
+      "2024-08-15",
+      "00:00",
+      "2024-08-15T05:00:00.000Z",
+    ]);
     expect(snap.summary?.at).toBe("2024-08-20T16:41:57.000Z");
     expect(snap.originCity).toBe("MANKATO");
     expect(snap.remark).toBeNull();
@@ -75,12 +97,27 @@ describe("FedEx samples", () => {
   });
 
   test("per-number NOTFOUND inside a 200 → not_found", () => {
-    const body = JSON.stringify({ output: { completeTrackResults: [{ trackingNumber: "123456789014", trackResults: [{ trackingNumberInfo: { trackingNumber: "123456789014" }, error: { code: "TRACKING.TRACKINGNUMBER.NOTFOUND", message: "Tracking number cannot be found." } }] }] } });
+    const body = JSON.stringify({
+      output: {
+        completeTrackResults: [
+          {
+            trackingNumber: "123456789014",
+            trackResults: [
+              {
+                trackingNumberInfo: { trackingNumber: "123456789014" },
+                error: { code: "TRACKING.TRACKINGNUMBER.NOTFOUND", message: "Tracking number cannot be found." },
+              },
+            ],
+          },
+        ],
+      },
+    });
     expect(kindOf(() => parseFedex(body, "123456789014"))).toBe("not_found");
   });
 
   test("catalogue pattern accepts the sample numbers", () => {
-    for (const n of ["776094337676", "738488882438", "123456789012", "399368623212"]) expect(fedex.awb.pattern.test(n)).toBe(true);
+    for (const n of ["776094337676", "738488882438", "123456789012", "399368623212"])
+      expect(fedex.awb.pattern.test(n)).toBe(true);
   });
 
   test("mapping table per `fixtures/SOURCE.md`", () => {
@@ -88,7 +125,9 @@ describe("FedEx samples", () => {
       const r = fedexRule(codes, text);
       return r.sub ? `${r.state}/${r.sub}` : r.state;
     };
-    expect(["OC", "EP", "PU", "IT", "AR", "DP", "OD", "DL", "DE", "SE", "CA", "HP", "RS", "RL"].map((c) => st([c]))).toEqual([
+    expect(
+      ["OC", "EP", "PU", "IT", "AR", "DP", "OD", "DL", "DE", "SE", "CA", "HP", "RS", "RL"].map((c) => st([c])),
+    ).toEqual([
       "pending/info_received",
       "pending",
       "in_transit/picked_up",
@@ -108,7 +147,13 @@ describe("FedEx samples", () => {
     expect(st(["ZZ"], "")).toBe("in_transit");
   });
 
-  test.each(["", "<html>502</html>", '{"output":{}}', '{"output":{"completeTrackResults":[{"trackResults":[{"scanEvents":[{"date":5}]}]}]}', '{"output":{"completeTrackR'])("hostile body %p → classified, never a crash", (body) => {
+  test.each([
+    "",
+    "<html>502</html>",
+    '{"output":{}}',
+    '{"output":{"completeTrackResults":[{"trackResults":[{"scanEvents":[{"date":5}]}]}]}',
+    '{"output":{"completeTrackR',
+  ])("hostile body %p → classified, never a crash", (body) => {
     try {
       expect(parseFedex(body, "1").checkpoints).toEqual([]);
     } catch (e) {
@@ -119,14 +164,20 @@ describe("FedEx samples", () => {
 
 describe("FedEx requests (loopback)", () => {
   test("token by client credentials form, then POST /track/v1/trackingnumbers as documented", async () => {
-    const lb = loopback(() => new Response(sample("fedex/track-delivered.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(
+      () => new Response(sample("fedex/track-delivered.json"), { headers: { "content-type": "application/json" } }),
+    );
     try {
       const snap = await fedexAdapter.track("738488882438", lb.ctx);
       expect(snap.checkpoints).toHaveLength(17);
       const [tok, track] = lb.seen;
       expect([tok!.method, tok!.path]).toEqual(["POST", "/base/oauth/token"]);
       expect(tok!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
-      expect(Object.fromEntries(new URLSearchParams(tok!.body))).toEqual({ grant_type: "client_credentials", client_id: "id-1", client_secret: "s&cret=1" });
+      expect(Object.fromEntries(new URLSearchParams(tok!.body))).toEqual({
+        grant_type: "client_credentials",
+        client_id: "id-1",
+        client_secret: "s&cret=1",
+      });
       expect([track!.method, track!.path]).toEqual(["POST", "/base/track/v1/trackingnumbers"]);
       expect(track!.headers.get("authorization")).toBe("Bearer tok-1");
       expect(track!.headers.get("content-type")).toBe("application/json");
@@ -144,11 +195,24 @@ describe("FedEx requests (loopback)", () => {
   });
 
   test("401 on tracking → exactly one token refresh; still 401 → auth", async () => {
-    const lb = loopback(() => Response.json({ errors: [{ code: "NOT.AUTHORIZED.ERROR", message: "The given JWT is invalid." }] }, { status: 401 }));
+    const lb = loopback(() =>
+      Response.json(
+        { errors: [{ code: "NOT.AUTHORIZED.ERROR", message: "The given JWT is invalid." }] },
+        { status: 401 },
+      ),
+    );
     try {
-      const got = await fedexAdapter.track("123456789010", lb.ctx).then(() => "ok", (e: CourierError) => e.kind);
+      const got = await fedexAdapter.track("123456789010", lb.ctx).then(
+        () => "ok",
+        (e: CourierError) => e.kind,
+      );
       expect(got).toBe("auth");
-      expect(lb.seen.map((r) => r.path.replace("/base", ""))).toEqual(["/oauth/token", "/track/v1/trackingnumbers", "/oauth/token", "/track/v1/trackingnumbers"]);
+      expect(lb.seen.map((r) => r.path.replace("/base", ""))).toEqual([
+        "/oauth/token",
+        "/track/v1/trackingnumbers",
+        "/oauth/token",
+        "/track/v1/trackingnumbers",
+      ]);
       expect(lb.seen[3]!.headers.get("authorization")).toBe("Bearer tok-3");
     } finally {
       await lb.close();
@@ -165,7 +229,12 @@ describe("FedEx requests (loopback)", () => {
   ])("HTTP %d %p → %s", async (status, body, kind) => {
     const lb = loopback(() => new Response(body, { status }));
     try {
-      expect(await fedexAdapter.track("123456789010", lb.ctx).then(() => "ok", (e: CourierError) => e.kind)).toBe(kind);
+      expect(
+        await fedexAdapter.track("123456789010", lb.ctx).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      ).toBe(kind);
     } finally {
       await lb.close();
     }
@@ -177,7 +246,11 @@ describe("FedEx through the simulator", () => {
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
   const look = (n: string) => sb.backends.lookup(fedex, n).then((r) => r.snapshot);
-  const kind = (n: string) => sb.backends.lookup(fedex, n).then(() => "ok", (e: CourierError) => e.kind);
+  const kind = (n: string) =>
+    sb.backends.lookup(fedex, n).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
   const tokenCalls = () => sb.sim.calls("fedex", "oauth/token");
 
   test("token caching: 100 parallel lookups of different numbers → one token request", async () => {
@@ -229,7 +302,11 @@ describe("FedEx through the simulator", () => {
   test("3: failed attempt with remark, then return to shipper, then returned", async () => {
     const n = "123456789013";
     const first = newest((await look(n)).checkpoints);
-    expect([first.state, first.subStatus, first.remark]).toEqual(["exception", "delivery_attempt_failed", "Consignee not available"]);
+    expect([first.state, first.subStatus, first.remark]).toEqual([
+      "exception",
+      "delivery_attempt_failed",
+      "Consignee not available",
+    ]);
     clock.advance(3_600_000);
     const second = newest((await look(n)).checkpoints);
     expect([second.state, second.subStatus]).toEqual(["exception", "rto_in_transit"]);
@@ -238,7 +315,11 @@ describe("FedEx through the simulator", () => {
   });
 
   test("4 → not_found (per-number error in a 200), 5 → timeout, 6 → backend", async () => {
-    expect(await Promise.all(["123456789014", "123456789015", "123456789016"].map(kind))).toEqual(["not_found", "timeout", "backend"]);
+    expect(await Promise.all(["123456789014", "123456789015", "123456789016"].map(kind))).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("7: label created, no scans → pending, empty table", async () => {
@@ -258,22 +339,46 @@ describe("FedEx estimated delivery (EDD)", () => {
     expect(parseFedex(sample("fedex/track.json"), "776094337676").estimatedDelivery).toBe("2024-04-26");
     expect(parseFedex(sample("fedex/track-delivered.json"), "738488882438").estimatedDelivery).toBe("2024-08-21");
     // The OpenAPI example answers a per-number error for its second number, so its first trackResult is read directly.
-    const example = JSON.parse(sample("fedex/track-openapi-example.json")).output.completeTrackResults[0].trackResults[0];
+    const example = JSON.parse(sample("fedex/track-openapi-example.json")).output.completeTrackResults[0]
+      .trackResults[0];
     expect(fedexEstimate(example)).toBe("2021-10-15");
   });
 
   test("order: estimate window, then dateAndTimes ESTIMATED_DELIVERY, then the committed window; end before start; the date as written in its offset", () => {
     const committed = { window: { ends: "2024-04-25T10:30:00-07:00" } };
-    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { begins: "2024-04-27T08:00:00", ends: "2024-04-27T23:30:00-07:00" } }, dateAndTimes: [{ type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" }], standardTransitTimeWindow: committed })).toBe("2024-04-27");
-    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { begins: "2024-04-29T08:00:00-07:00" } } })).toBe("2024-04-29");
-    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: {} }, dateAndTimes: [{ type: "ACTUAL_PICKUP", dateTime: "2024-04-24T16:05:00-07:00" }, { type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" }], standardTransitTimeWindow: committed })).toBe("2024-04-28");
-    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: {} }, standardTransitTimeWindow: committed })).toBe("2024-04-25");
+    expect(
+      fedexEstimate({
+        estimatedDeliveryTimeWindow: { window: { begins: "2024-04-27T08:00:00", ends: "2024-04-27T23:30:00-07:00" } },
+        dateAndTimes: [{ type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" }],
+        standardTransitTimeWindow: committed,
+      }),
+    ).toBe("2024-04-27");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { begins: "2024-04-29T08:00:00-07:00" } } })).toBe(
+      "2024-04-29",
+    );
+    expect(
+      fedexEstimate({
+        estimatedDeliveryTimeWindow: { window: {} },
+        dateAndTimes: [
+          { type: "ACTUAL_PICKUP", dateTime: "2024-04-24T16:05:00-07:00" },
+          { type: "ESTIMATED_DELIVERY", dateTime: "2024-04-28T12:00:00-07:00" },
+        ],
+        standardTransitTimeWindow: committed,
+      }),
+    ).toBe("2024-04-28");
+    expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: {} }, standardTransitTimeWindow: committed })).toBe(
+      "2024-04-25",
+    );
     expect(fedexEstimate({ estimatedDeliveryTimeWindow: { window: { ends: "soon" } } })).toBeNull();
     expect(fedexEstimate({})).toBeNull();
   });
 
   test("through the simulator: the estimate in transit, the committed date kept once delivered; none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("fedex", (d) => `12345678901${d}`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

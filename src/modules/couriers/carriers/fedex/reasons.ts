@@ -7,13 +7,25 @@ export const FEDEX_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords (exception codes not documented here)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "DE", activity: "Delivery exception", remark: "Consignee not available" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "DE",
+        activity: "Delivery exception",
+        remark: "Consignee not available",
+      },
     },
     {
       code: null,
       reason: "premises_closed",
       source: "remark keywords (exception codes not documented here)",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "DE", activity: "Delivery exception", remark: "Business closed" },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "DE",
+        activity: "Delivery exception",
+        remark: "Business closed",
+      },
     },
   ],
 };

@@ -27,15 +27,27 @@ export const FedexScanEvent = T.Object({
   derivedStatus: Opt(Text),
 });
 
-export const FedexStatusDetail = T.Object({ code: Opt(Text), derivedCode: Opt(Text), statusByLocale: Opt(Text), description: Opt(Text), scanLocation: Opt(FedexAddress) });
+export const FedexStatusDetail = T.Object({
+  code: Opt(Text),
+  derivedCode: Opt(Text),
+  statusByLocale: Opt(Text),
+  description: Opt(Text),
+  scanLocation: Opt(FedexAddress),
+});
 
 const Party = T.Object({ contact: Opt(Any), address: Opt(FedexAddress) });
 
 /** A FedEx `TimeWindow` (estimate or committed transit window); `begins`/`ends` ISO 8601, offset optional. */
-export const FedexTimeWindow = T.Object({ description: Opt(Text), type: Opt(Text), window: Opt(T.Object({ begins: Opt(Text), ends: Opt(Text) })) });
+export const FedexTimeWindow = T.Object({
+  description: Opt(Text),
+  type: Opt(Text),
+  window: Opt(T.Object({ begins: Opt(Text), ends: Opt(Text) })),
+});
 
 export const FedexTrackResult = T.Object({
-  trackingNumberInfo: Opt(T.Object({ trackingNumber: Opt(Text), trackingNumberUniqueId: Opt(Text), carrierCode: Opt(Text) })),
+  trackingNumberInfo: Opt(
+    T.Object({ trackingNumber: Opt(Text), trackingNumberUniqueId: Opt(Text), carrierCode: Opt(Text) }),
+  ),
   additionalTrackingInfo: Opt(Any),
   error: Opt(FedexError),
   shipperInformation: Opt(Party),
@@ -56,7 +68,13 @@ export const FedexTrackResult = T.Object({
 /** The Track API answer: `output` on success (per-number errors inside), `errors[]` for a whole-request error. */
 export const FedexTrackResponse = T.Object({
   transactionId: Opt(Text),
-  output: Opt(T.Object({ completeTrackResults: Opt(T.Array(T.Object({ trackingNumber: Opt(Text), trackResults: Opt(T.Array(FedexTrackResult)) }))) })),
+  output: Opt(
+    T.Object({
+      completeTrackResults: Opt(
+        T.Array(T.Object({ trackingNumber: Opt(Text), trackResults: Opt(T.Array(FedexTrackResult)) })),
+      ),
+    }),
+  ),
   errors: Opt(T.Array(FedexError)),
 });
 

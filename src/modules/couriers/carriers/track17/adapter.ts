@@ -1,6 +1,16 @@
 /** 17TRACK API v2.2, the asynchronous aggregator (spec-map Decisions); details: README.md here. */
 import {
-  arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+  arr,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  estimateDate,
+  newestOf,
+  obj,
+  parseJson,
+  str,
+  summary,
+  throwForStatus,
 } from "../../adapters/kit.ts";
 import { mapStatus, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseIsoLocal } from "../../adapters/time.ts";
@@ -89,7 +99,8 @@ export function parseTrack17Register(text: string, awb: string): void {
   const err = rej.error ?? {};
   const code = Number(err.code);
   if (code === ALREADY_REGISTERED) return;
-  if (INVALID_FORMAT.has(code)) throw new CourierError("invalid_number", `track17: ${str(err.message) || "invalid number"}`);
+  if (INVALID_FORMAT.has(code))
+    throw new CourierError("invalid_number", `track17: ${str(err.message) || "invalid number"}`);
   if (QUOTA_CODES.has(code)) throw new CourierError("rate_limited", `track17: ${str(err.message) || "quota spent"}`);
   throw new CourierError("backend", `track17: register rejected (${code})`);
 }
@@ -116,9 +127,13 @@ export function parseTrack17(text: string, awb: string): Track17Outcome {
   const status = str(latest.status);
   const subStatus = str(latest.sub_status);
   const providers = info.tracking?.providers ?? [];
-  const checkpoints = checkpointsOf(providers.flatMap((p) => p.events ?? []), toCheckpoint);
+  const checkpoints = checkpointsOf(
+    providers.flatMap((p) => p.events ?? []),
+    toCheckpoint,
+  );
   if (status === "NotFound" || !status) {
-    if (subStatus === "NotFound_InvalidCode") throw new CourierError("invalid_number", "track17: the carrier says the number is invalid");
+    if (subStatus === "NotFound_InvalidCode")
+      throw new CourierError("invalid_number", "track17: the carrier says the number is invalid");
     const synced = providers.some((p) => str(p.latest_sync_status) === "Success");
     if (!checkpoints.length) {
       if (synced) throw new CourierError("not_found", "track17: the carrier has no record of the number");
@@ -132,11 +147,17 @@ export function parseTrack17(text: string, awb: string): Track17Outcome {
   const estimate = info.time_metrics?.estimated_delivery_date;
   return {
     checkpoints,
-    summary: summary(rule, { rawCode: subStatus || status || null, rawStatus: str(latestEvent.description) || status || null, at: summaryAt }),
+    summary: summary(rule, {
+      rawCode: subStatus || status || null,
+      rawStatus: str(latestEvent.description) || status || null,
+      at: summaryAt,
+    }),
     originCity: str(info.shipping_info?.shipper_address?.city) || null,
     destinationCity: str(info.shipping_info?.recipient_address?.city) || null,
     podUrl: null,
-    remark: newest?.remark ?? (rule.state === "exception" ? str(latest.sub_status_descr) || str(latestEvent.description) || null : null),
+    remark:
+      newest?.remark ??
+      (rule.state === "exception" ? str(latest.sub_status_descr) || str(latestEvent.description) || null : null),
     estimatedDelivery: estimateDate(estimate?.to) ?? estimateDate(estimate?.from),
   };
 }
@@ -150,7 +171,11 @@ async function post(ctx: AdapterContext, path: string, body: string) {
   const res = await ctx.http.request({
     method: "POST",
     path,
-    headers: { "17token": ctx.credentials.TRACK17_API_KEY ?? "", "content-type": "application/json", accept: "application/json" },
+    headers: {
+      "17token": ctx.credentials.TRACK17_API_KEY ?? "",
+      "content-type": "application/json",
+      accept: "application/json",
+    },
     body,
     signal: ctx.signal,
   });

@@ -23,8 +23,14 @@ describe("17TRACK samples", () => {
     expect([n.state, n.subStatus, n.rawCode]).toEqual(["out_for_delivery", "ready_for_pickup", "AvailableForPickup"]);
     expect([n.localDate, n.localTime, n.at]).toEqual(["2022-09-14", "08:47", "2022-09-14T07:47:00.000Z"]);
     expect(n.location).toBe("Germany");
-    expect(out.summary).toMatchObject({ state: "exception", rawCode: "Exception_Other", at: "2022-09-14T07:47:00.000Z" });
-    expect(out.remark).toBe("The shipment is available for pick-up from the retail outlet retail outlet Valentinskamp 88 20355 Hamburg as of now.");
+    expect(out.summary).toMatchObject({
+      state: "exception",
+      rawCode: "Exception_Other",
+      at: "2022-09-14T07:47:00.000Z",
+    });
+    expect(out.remark).toBe(
+      "The shipment is available for pick-up from the retail outlet retail outlet Valentinskamp 88 20355 Hamburg as of now.",
+    );
     expect(out.podUrl).toBeNull();
   });
 
@@ -39,7 +45,13 @@ describe("17TRACK samples", () => {
   });
 
   test("already registered (-18019901) is fine", () => {
-    const body = JSON.stringify({ code: 0, data: { accepted: [], rejected: [{ number: "EE123456780IN", error: { code: -18019901, message: "has been registered" } }] } });
+    const body = JSON.stringify({
+      code: 0,
+      data: {
+        accepted: [],
+        rejected: [{ number: "EE123456780IN", error: { code: -18019901, message: "has been registered" } }],
+      },
+    });
     expect(kindOf(() => parseTrack17Register(body, "EE123456780IN"))).toBe("ok");
   });
 
@@ -96,7 +108,13 @@ describe("17TRACK samples", () => {
     expect(st("", "Returned")).toBe("returned/rto_delivered");
   });
 
-  test.each(["", "<html>502</html>", '{"code":0}', '{"code":0,"data":{"accepted":[{"number":"1","track_info":{"latest_status":{"status":"InTransit"},"tracking":{"providers":[{"events":[{"time_iso":5}]}]}}}]}}', '{"code":0,"da'])("hostile body %p → classified, never a crash", (body) => {
+  test.each([
+    "",
+    "<html>502</html>",
+    '{"code":0}',
+    '{"code":0,"data":{"accepted":[{"number":"1","track_info":{"latest_status":{"status":"InTransit"},"tracking":{"providers":[{"events":[{"time_iso":5}]}]}}}]}}',
+    '{"code":0,"da',
+  ])("hostile body %p → classified, never a crash", (body) => {
     try {
       const out = parseTrack17(body, "1");
       if (out !== "pending") expect(out.checkpoints).toEqual([]);
@@ -115,22 +133,50 @@ describe("17TRACK requests (loopback)", () => {
       port: 0,
       async fetch(req) {
         const path = new URL(req.url).pathname;
-        seen.push({ path, token: req.headers.get("17token"), type: req.headers.get("content-type"), body: await req.json() });
-        if (path.endsWith("/register")) return new Response(sample("track17/register.json").replace("RR123456789CN", "EE123456780IN"));
+        seen.push({
+          path,
+          token: req.headers.get("17token"),
+          type: req.headers.get("content-type"),
+          body: await req.json(),
+        });
+        if (path.endsWith("/register"))
+          return new Response(sample("track17/register.json").replace("RR123456789CN", "EE123456780IN"));
         polls++;
-        if (polls < 3) return Response.json({ code: 0, data: { accepted: [{ number: "EE123456780IN", carrier: 9021, track_info: null }], rejected: [] } });
+        if (polls < 3)
+          return Response.json({
+            code: 0,
+            data: { accepted: [{ number: "EE123456780IN", carrier: 9021, track_info: null }], rejected: [] },
+          });
         return new Response(gettrackinfo({ ...webhookEntry(), number: "EE123456780IN" }));
       },
     });
-    const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}/base`, timeoutMs: 2000, connections: 2 });
+    const http = createCourierHttp({
+      baseUrl: `http://127.0.0.1:${server.port}/base`,
+      timeoutMs: 2000,
+      connections: 2,
+    });
     const sleeps: number[] = [];
-    const ctx: AdapterContext = { courier: indiapost, http, credentials: { TRACK17_API_KEY: "key-17" }, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: async (ms) => void sleeps.push(ms) };
+    const ctx: AdapterContext = {
+      courier: indiapost,
+      http,
+      credentials: { TRACK17_API_KEY: "key-17" },
+      signal: AbortSignal.timeout(5000),
+      now: () => Date.now(),
+      sleep: async (ms) => void sleeps.push(ms),
+    };
     try {
       const snap = await track17Adapter.track("EE123456780IN", ctx);
       expect(snap.checkpoints).toHaveLength(1);
-      expect(seen.map((s) => s.path)).toEqual(["/base/track/v2.2/register", "/base/track/v2.2/gettrackinfo", "/base/track/v2.2/gettrackinfo", "/base/track/v2.2/gettrackinfo"]);
+      expect(seen.map((s) => s.path)).toEqual([
+        "/base/track/v2.2/register",
+        "/base/track/v2.2/gettrackinfo",
+        "/base/track/v2.2/gettrackinfo",
+        "/base/track/v2.2/gettrackinfo",
+      ]);
       expect(seen.every((s) => s.token === "key-17" && s.type === "application/json")).toBe(true);
-      expect(seen.every((s) => JSON.stringify(s.body) === JSON.stringify([{ number: "EE123456780IN", carrier: 9021 }]))).toBe(true);
+      expect(
+        seen.every((s) => JSON.stringify(s.body) === JSON.stringify([{ number: "EE123456780IN", carrier: 9021 }])),
+      ).toBe(true);
       expect(sleeps).toEqual([1000, 2000]);
       expect(track17Adapter.async).toBe(true);
       expect([0, 1, 2, 10].map(track17Backoff)).toEqual([1000, 2000, 3000, 5000]);
@@ -150,9 +196,21 @@ describe("17TRACK requests (loopback)", () => {
   ])("HTTP %d %p → %s", async (status, body, kind) => {
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(body, { status }) });
     const http = createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}`, timeoutMs: 2000, connections: 2 });
-    const ctx: AdapterContext = { courier: indiapost, http, credentials: { TRACK17_API_KEY: "k" }, signal: AbortSignal.timeout(5000), now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
+    const ctx: AdapterContext = {
+      courier: indiapost,
+      http,
+      credentials: { TRACK17_API_KEY: "k" },
+      signal: AbortSignal.timeout(5000),
+      now: () => Date.now(),
+      sleep: (ms) => Bun.sleep(ms),
+    };
     try {
-      expect(await track17Adapter.track("EE123456780IN", ctx).then(() => "ok", (e: CourierError) => e.kind)).toBe(kind);
+      expect(
+        await track17Adapter.track("EE123456780IN", ctx).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      ).toBe(kind);
     } finally {
       await http.close();
       server.stop(true);
@@ -165,10 +223,18 @@ describe("17TRACK through the simulator: the asynchronous path", () => {
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
   const lookup = (slug: string, n: string) => sb.backends.lookup(courierBySlug(slug)!, n).then((r) => r.snapshot);
-  const kind = (slug: string, n: string) => sb.backends.lookup(courierBySlug(slug)!, n).then(() => "ok", (e: CourierError) => e.kind);
+  const kind = (slug: string, n: string) =>
+    sb.backends.lookup(courierBySlug(slug)!, n).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("digit 9 of direct couriers resolves through 17TRACK polling: in transit", async () => {
-    const [dhl, fedex, ups] = await Promise.all([lookup("dhl", "1234567899"), lookup("fedex", "123456789019"), lookup("ups", "1Z12345E0205271689")]);
+    const [dhl, fedex, ups] = await Promise.all([
+      lookup("dhl", "1234567899"),
+      lookup("fedex", "123456789019"),
+      lookup("ups", "1Z12345E0205271689"),
+    ]);
     for (const snap of [dhl, fedex, ups]) {
       expect(snap.checkpoints).toHaveLength(3);
       expect(newest(snap.checkpoints).state).toBe("in_transit");
@@ -180,7 +246,11 @@ describe("17TRACK through the simulator: the asynchronous path", () => {
   });
 
   test("digit 0 of aggregated couriers (indiapost, usps, dpd): delivered with full history", async () => {
-    const snaps = await Promise.all([lookup("indiapost", "EE123456780IN"), lookup("usps", "9400123456789012345670"), lookup("dpd", "01234567890120")]);
+    const snaps = await Promise.all([
+      lookup("indiapost", "EE123456780IN"),
+      lookup("usps", "9400123456789012345670"),
+      lookup("dpd", "01234567890120"),
+    ]);
     for (const snap of snaps) {
       expect(snap.checkpoints).toHaveLength(7);
       const n = newest(snap.checkpoints);
@@ -217,7 +287,10 @@ describe("17TRACK: an answer later than the budget → timeout", () => {
   afterAll(() => sb.close());
 
   test("polling is cut off by the budget and reported as timeout", async () => {
-    const got = await sb.backends.lookup(courierBySlug("dpd")!, "01234567890120").then(() => "ok", (e: CourierError) => e.kind);
+    const got = await sb.backends.lookup(courierBySlug("dpd")!, "01234567890120").then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
     expect(got).toBe("timeout");
     expect(sb.sim.calls("track17", "gettrackinfo:01234567890120")).toBeGreaterThanOrEqual(1);
   });
@@ -225,13 +298,20 @@ describe("17TRACK: an answer later than the budget → timeout", () => {
 
 describe("17TRACK estimated delivery (EDD)", () => {
   test("sample: time_metrics.estimated_delivery_date with null from/to → no EDD", () => {
-    expect((parseTrack17(sample("track17/webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot).estimatedDelivery).toBeNull();
+    expect(
+      (parseTrack17(sample("track17/webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot)
+        .estimatedDelivery,
+    ).toBeNull();
   });
 
   test("a window (the 17TRACK docs' delivered example: source Official) → its end, dated in its own offset; else its start", () => {
     const doc = JSON.parse(sample("track17/webhook-tracking-updated.json"));
     const metrics = doc.data.track_info.time_metrics;
-    metrics.estimated_delivery_date = { source: "Official", from: "2022-05-01T08:00:00-04:00", to: "2022-05-03T20:00:00-04:00" };
+    metrics.estimated_delivery_date = {
+      source: "Official",
+      from: "2022-05-01T08:00:00-04:00",
+      to: "2022-05-03T20:00:00-04:00",
+    };
     expect((parseTrack17(JSON.stringify(doc), "1234567890") as TrackingSnapshot).estimatedDelivery).toBe("2022-05-03");
     metrics.estimated_delivery_date = { source: "Official", from: "2022-05-01", to: null };
     expect((parseTrack17(JSON.stringify(doc), "1234567890") as TrackingSnapshot).estimatedDelivery).toBe("2022-05-01");
@@ -241,6 +321,10 @@ describe("17TRACK estimated delivery (EDD)", () => {
 
   test("through the simulator (indiapost via the aggregator): the window from pickup on, kept once delivered; none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("indiapost", (d) => `EE12345678${d}IN`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: EDD_COMMON.inTransit.edd },
+      returned: { state: "returned", edd: null },
+    });
   }, 30_000);
 });

@@ -1,7 +1,15 @@
 /** 17TRACK v2.2 twin: register, then `gettrackinfo` is "not ready" until `sim.asyncSeconds` pass. */
 import { rememberBounded } from "../../../../sandbox/bounded.ts";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
-import type { Track17Accepted, Track17Address, Track17Envelope, Track17Estimate, Track17Event, Track17Rejected, Track17TrackInfo } from "./wire.ts";
+import type {
+  Track17Accepted,
+  Track17Address,
+  Track17Envelope,
+  Track17Estimate,
+  Track17Event,
+  Track17Rejected,
+  Track17TrackInfo,
+} from "./wire.ts";
 import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
 import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
 
@@ -20,7 +28,14 @@ const RENDER: Record<SimEventKind, { stage: string | null; sub: string; text: st
   cancelled: { stage: null, sub: "Exception_Cancel", text: "Shipment cancelled" },
 };
 
-const nullAddress = (city: string | null = null, country: string | null = null): Track17Address => ({ country, state: null, city, street: null, postal_code: null, coordinates: { longitude: null, latitude: null } });
+const nullAddress = (city: string | null = null, country: string | null = null): Track17Address => ({
+  country,
+  state: null,
+  city,
+  street: null,
+  postal_code: null,
+  coordinates: { longitude: null, latitude: null },
+});
 
 function eventOf(e: SimEvent): Track17Event & { time_iso: string; time_utc: string; sub_status: string } {
   const r = RENDER[e.kind];
@@ -35,28 +50,75 @@ function eventOf(e: SimEvent): Track17Event & { time_iso: string; time_utc: stri
   };
 }
 
-const MILESTONES = ["InfoReceived", "PickedUp", "Departure", "Arrival", "AvailableForPickup", "OutForDelivery", "Delivered", "Returning", "Returned"];
+const MILESTONES = [
+  "InfoReceived",
+  "PickedUp",
+  "Departure",
+  "Arrival",
+  "AvailableForPickup",
+  "OutForDelivery",
+  "Delivered",
+  "Returning",
+  "Returned",
+];
 
 const estimateOf = (edd: string | null | undefined): Track17Estimate =>
-  edd ? { source: "Official", from: `${edd}T09:00:00+05:30`, to: `${edd}T18:00:00+05:30` } : { source: null, from: null, to: null };
+  edd
+    ? { source: "Official", from: `${edd}T09:00:00+05:30`, to: `${edd}T18:00:00+05:30` }
+    : { source: null, from: null, to: null };
 
-function trackInfo(carrier: number, status: string, subStatus: string, events: ReturnType<typeof eventOf>[], synced: boolean, shipping?: { origin: string; destination: string; edd?: string | null }): Track17TrackInfo {
+function trackInfo(
+  carrier: number,
+  status: string,
+  subStatus: string,
+  events: ReturnType<typeof eventOf>[],
+  synced: boolean,
+  shipping?: { origin: string; destination: string; edd?: string | null },
+): Track17TrackInfo {
   return {
-    shipping_info: { shipper_address: nullAddress(shipping?.origin ?? null, shipping ? "IN" : null), recipient_address: nullAddress(shipping?.destination ?? null, shipping ? "IN" : null) },
+    shipping_info: {
+      shipper_address: nullAddress(shipping?.origin ?? null, shipping ? "IN" : null),
+      recipient_address: nullAddress(shipping?.destination ?? null, shipping ? "IN" : null),
+    },
     latest_status: { status, sub_status: subStatus, sub_status_descr: null },
     latest_event: events[0] ?? null,
-    time_metrics: { days_after_order: 0, days_of_transit: 0, days_of_transit_done: 0, days_after_last_update: 0, estimated_delivery_date: estimateOf(shipping?.edd) },
+    time_metrics: {
+      days_after_order: 0,
+      days_of_transit: 0,
+      days_of_transit_done: 0,
+      days_after_last_update: 0,
+      estimated_delivery_date: estimateOf(shipping?.edd),
+    },
     milestone: MILESTONES.map((key_stage) => {
       const e = events.find((x) => x.stage === key_stage);
       return { key_stage, time_iso: e?.time_iso ?? null, time_utc: e?.time_utc ?? null };
     }),
-    misc_info: { risk_factor: 0, service_type: null, weight_raw: null, weight_kg: null, pieces: null, dimensions: null, customer_number: null, reference_number: null, local_number: null, local_provider: null, local_key: 0 },
+    misc_info: {
+      risk_factor: 0,
+      service_type: null,
+      weight_raw: null,
+      weight_kg: null,
+      pieces: null,
+      dimensions: null,
+      customer_number: null,
+      reference_number: null,
+      local_number: null,
+      local_provider: null,
+      local_key: 0,
+    },
     tracking: {
       providers_hash: synced ? carrier : 0,
       providers: synced
         ? [
             {
-              provider: { key: carrier, name: "Sandbox Courier", alias: "Sandbox Courier", tel: null, homepage: "https://sandbox.example", country: "IN" },
+              provider: {
+                key: carrier,
+                name: "Sandbox Courier",
+                alias: "Sandbox Courier",
+                tel: null,
+                homepage: "https://sandbox.example",
+                country: "IN",
+              },
               service_type: null,
               latest_sync_status: "Success",
               latest_sync_time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
@@ -87,22 +149,33 @@ function registrations(sim: SimContext): Map<string, { at: number; carrier: numb
 }
 
 const answer = (body: Track17Envelope, status = 200) => Response.json(body, { status });
-const envelope = (accepted: Track17Accepted[], rejected: Track17Rejected[]) => answer({ code: 0, data: { accepted, rejected } });
-const reject = (number: string, code: number, message: string): Track17Rejected => ({ number, error: { code, message } });
+const envelope = (accepted: Track17Accepted[], rejected: Track17Rejected[]) =>
+  answer({ code: 0, data: { accepted, rejected } });
+const reject = (number: string, code: number, message: string): Track17Rejected => ({
+  number,
+  error: { code, message },
+});
 
 export const track17Twin: Twin = {
   id: "track17",
   async handle(req, url, sim) {
     if (req.headers.get("17token") !== sandboxCredential("TRACK17_API_KEY"))
-      return answer({ code: -18010002, data: { errors: [{ code: -18010002, message: "The access key is invalid." }] } }, 401);
+      return answer(
+        { code: -18010002, data: { errors: [{ code: -18010002, message: "The access key is invalid." }] } },
+        401,
+      );
     const op = /\/track\/v2\.2\/(register|gettrackinfo)$/.exec(url.pathname)?.[1];
-    if (req.method !== "POST" || !op) return answer({ code: -18010013, data: { errors: [{ code: -18010013, message: "Unknown endpoint." }] } }, 404);
+    if (req.method !== "POST" || !op)
+      return answer({ code: -18010013, data: { errors: [{ code: -18010013, message: "Unknown endpoint." }] } }, 404);
     let items: { number?: unknown; carrier?: unknown }[];
     try {
       items = (await req.json()) as typeof items;
       if (!Array.isArray(items)) throw new Error("not an array");
     } catch {
-      return answer({ code: -18010013, data: { errors: [{ code: -18010013, message: "Submitted data is invalid." }] } });
+      return answer({
+        code: -18010013,
+        data: { errors: [{ code: -18010013, message: "Submitted data is invalid." }] },
+      });
     }
     const numbers = items.map((i) => ({ number: String(i?.number ?? ""), carrier: Number(i?.carrier) || 0 }));
     for (const n of numbers) sim.count("track17", `${op}:${n.number}`);
@@ -118,7 +191,14 @@ export const track17Twin: Twin = {
       }
       const reg = regs.get(number);
       if (op === "register") {
-        if (reg) rejected.push(reject(number, -18019901, `The tracking number '${number}' has been registered, don't need to repeat registration.`));
+        if (reg)
+          rejected.push(
+            reject(
+              number,
+              -18019901,
+              `The tracking number '${number}' has been registered, don't need to repeat registration.`,
+            ),
+          );
         else {
           rememberBounded(regs, number, { at: performance.now(), carrier });
           accepted.push({ origin: 1, number, carrier, email: null, tag: null, lang: null });
@@ -126,11 +206,15 @@ export const track17Twin: Twin = {
         continue;
       }
       if (!reg) {
-        rejected.push(reject(number, -18019902, `The tracking number '${number}' does not register, please register first.`));
+        rejected.push(
+          reject(number, -18019902, `The tracking number '${number}' does not register, please register first.`),
+        );
         continue;
       }
       const ready = performance.now() - reg.at >= sim.asyncSeconds * 1000;
-      const track_info = ready ? rendered(sim.scenario(number), reg.carrier) : trackInfo(reg.carrier, "NotFound", "NotFound_Other", [], false);
+      const track_info = ready
+        ? rendered(sim.scenario(number), reg.carrier)
+        : trackInfo(reg.carrier, "NotFound", "NotFound_Other", [], false);
       accepted.push({ number, carrier: reg.carrier, param: null, tag: null, track_info });
     }
     return envelope(accepted, rejected);

@@ -34,7 +34,9 @@ export const Track17Provider = T.Object({
 export const Track17Estimate = T.Object({ source: Opt(Text), from: Opt(Text), to: Opt(Text) });
 
 export const Track17TrackInfo = T.Object({
-  shipping_info: OptNull(T.Object({ shipper_address: OptNull(Track17Address), recipient_address: OptNull(Track17Address) })),
+  shipping_info: OptNull(
+    T.Object({ shipper_address: OptNull(Track17Address), recipient_address: OptNull(Track17Address) }),
+  ),
   latest_status: OptNull(T.Object({ status: Opt(Text), sub_status: Opt(Text), sub_status_descr: Opt(Text) })),
   latest_event: OptNull(Track17Event),
   time_metrics: OptNull(

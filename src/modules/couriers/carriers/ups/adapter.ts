@@ -1,11 +1,32 @@
 /** UPS Track API v1 (developer.ups.com). Endpoint, mapping, times, EDD, errors: README.md in this folder. */
 import { accountKey, readTokenResponse, TokenCache } from "../../adapters/token-cache.ts";
 import {
-  arr, checkWire, checkpoint, checkpointsOf, estimateDate, newestOf, obj, parseJson, str, summary, throwForStatus,
+  arr,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  estimateDate,
+  newestOf,
+  obj,
+  parseJson,
+  str,
+  summary,
+  throwForStatus,
   tryJson,
 } from "../../adapters/kit.ts";
 import {
-  mapStatus, sub, withExceptionReason, C, D, E, O, P, R, T, type StatusRule, type StatusTable,
+  mapStatus,
+  sub,
+  withExceptionReason,
+  C,
+  D,
+  E,
+  O,
+  P,
+  R,
+  T,
+  type StatusRule,
+  type StatusTable,
 } from "../../adapters/status-map.ts";
 import { fromParts, type LocalTime } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
@@ -81,7 +102,8 @@ function toCheckpoint(a: UpsActivity): RawCheckpoint | undefined {
 function throwForCode(code: string, message: string, status?: number): never {
   if (code === "TW0001") throw new CourierError("not_found", `ups: ${code} ${message}`.trim(), status);
   if (code === "TV1002") throw new CourierError("invalid_number", `ups: ${code} ${message}`.trim(), status);
-  if (/^250\d{3}$/.test(code) || /^10401$/.test(code)) throw new CourierError("auth", `ups: ${code} ${message}`.trim(), status);
+  if (/^250\d{3}$/.test(code) || /^10401$/.test(code))
+    throw new CourierError("auth", `ups: ${code} ${message}`.trim(), status);
   throw new CourierError("backend", `ups: ${code} ${message}`.trim(), status);
 }
 
@@ -126,7 +148,13 @@ export function parseUps(text: string, awb: string): TrackingSnapshot {
   const city = (t: string) => str(pkg.packageAddress?.find((a) => str(a.type).includes(t))?.address?.city) || null;
   return {
     checkpoints,
-    summary: Object.keys(current).length ? summary(upsRule(current), { rawCode: str(current.statusCode) || str(current.code) || null, rawStatus: str(current.description) || null, at: newest?.at ?? null }) : undefined,
+    summary: Object.keys(current).length
+      ? summary(upsRule(current), {
+          rawCode: str(current.statusCode) || str(current.code) || null,
+          rawStatus: str(current.description) || null,
+          at: newest?.at ?? null,
+        })
+      : undefined,
     originCity: city("ORIGIN"),
     destinationCity: city("DESTINATION"),
     podUrl: photoDataUrl(str(pkg.deliveryInformation?.deliveryPhoto?.photo)),
@@ -136,11 +164,17 @@ export function parseUps(text: string, awb: string): TrackingSnapshot {
 }
 
 const tokens = new TokenCache(async (ctx) => {
-  const basic = Buffer.from(`${ctx.credentials.UPS_CLIENT_ID ?? ""}:${ctx.credentials.UPS_CLIENT_SECRET ?? ""}`).toString("base64");
+  const basic = Buffer.from(
+    `${ctx.credentials.UPS_CLIENT_ID ?? ""}:${ctx.credentials.UPS_CLIENT_SECRET ?? ""}`,
+  ).toString("base64");
   const res = await ctx.http.request({
     method: "POST",
     path: "/security/v1/oauth/token",
-    headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+    headers: {
+      authorization: `Basic ${basic}`,
+      "content-type": "application/x-www-form-urlencoded",
+      accept: "application/json",
+    },
     body: "grant_type=client_credentials",
   });
   return readTokenResponse("ups", res.status, res.text);
@@ -162,7 +196,12 @@ export const upsAdapter: CourierAdapter = {
       ctx.http.request({
         path: `/api/track/v1/details/${encodeURIComponent(awb)}`,
         query: { locale: "en_US", returnSignature: "false" },
-        headers: { authorization: `Bearer ${token}`, transId: crypto.randomUUID().replace(/-/g, ""), transactionSrc: UPS_TRANSACTION_SRC, accept: "application/json" },
+        headers: {
+          authorization: `Bearer ${token}`,
+          transId: crypto.randomUUID().replace(/-/g, ""),
+          transactionSrc: UPS_TRANSACTION_SRC,
+          accept: "application/json",
+        },
         signal: ctx.signal,
       });
     const res = await tokens.send(ctx, accountKey(ctx, "UPS_CLIENT_ID"), "ups", send);

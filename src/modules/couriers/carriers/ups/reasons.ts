@@ -7,13 +7,25 @@ export const UPS_REASONS: ReasonTable = {
       code: null,
       reason: "customer_unavailable",
       source: "remark keywords on the description",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "048", activity: "Delivery attempt failed. The receiver was not available for delivery.", remark: null },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "048",
+        activity: "Delivery attempt failed. The receiver was not available for delivery.",
+        remark: null,
+      },
     },
     {
       code: null,
       reason: "weather_or_disaster",
       source: "remark keywords on the description",
-      example: { state: "exception", subStatus: "delivery_attempt_failed", rawCode: "X", activity: "Severe weather conditions have delayed delivery.", remark: null },
+      example: {
+        state: "exception",
+        subStatus: "delivery_attempt_failed",
+        rawCode: "X",
+        activity: "Severe weather conditions have delayed delivery.",
+        remark: null,
+      },
     },
   ],
 };

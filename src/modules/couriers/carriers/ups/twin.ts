@@ -11,13 +11,23 @@ export const UPS_TOKEN_SECONDS = 14399;
 export const UPS_SANDBOX_PHOTO = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
 const RENDER: Record<SimEventKind, { type: string; code: string; statusCode: string; description: string }> = {
-  manifested: { type: "M", code: "MP", statusCode: "003", description: "Shipper created a label, UPS has not received the package yet. " },
+  manifested: {
+    type: "M",
+    code: "MP",
+    statusCode: "003",
+    description: "Shipper created a label, UPS has not received the package yet. ",
+  },
   picked_up: { type: "P", code: "PU", statusCode: "038", description: "Pickup Scan " },
   in_transit: { type: "I", code: "DP", statusCode: "005", description: "Departed from Facility" },
   reached_destination: { type: "I", code: "AR", statusCode: "005", description: "Arrived at Facility" },
   out_for_delivery: { type: "I", code: "OT", statusCode: "021", description: "Out For Delivery Today" },
   delivered: { type: "D", code: "F4", statusCode: "011", description: "DELIVERED " },
-  delivery_failed: { type: "X", code: "48", statusCode: "048", description: "Delivery attempt failed. The receiver was not available for delivery." },
+  delivery_failed: {
+    type: "X",
+    code: "48",
+    statusCode: "048",
+    description: "Delivery attempt failed. The receiver was not available for delivery.",
+  },
   rto_initiated: { type: "X", code: "RS", statusCode: "067", description: "Returning package to the sender." },
   returned: { type: "D", code: "FS", statusCode: "011", description: "Returned to the sender." },
   cancelled: { type: "MV", code: "MV", statusCode: "007", description: "Shipment label voided by the shipper." },
@@ -40,7 +50,8 @@ function activityOf(e: SimEvent): UpsActivity & { date: string; time: string } {
 }
 
 const answer = (body: UpsTrackResponse, status = 200) => Response.json(body, { status });
-const upsError = (status: number, code: string, message: string) => answer({ response: { errors: [{ code, message }] } }, status);
+const upsError = (status: number, code: string, message: string) =>
+  answer({ response: { errors: [{ code, message }] } }, status);
 
 /** The one package of a found shipment, as the Track API shows it. */
 function packageOf(awb: string, s: Extract<Scenario, { kind: "found" }>): UpsPackage {
@@ -49,9 +60,24 @@ function packageOf(awb: string, s: Extract<Scenario, { kind: "found" }>): UpsPac
   const lastWall = activityOf(last);
   return {
     trackingNumber: awb,
-    ...(delivered ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } } : {}),
-    ...(!delivered && s.edd ? { deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }], deliveryTime: { type: "EOD", endTime: "235900" } } : {}),
-    ...(delivered && s.podUrl ? { deliveryInformation: { location: "Front Door", receivedBy: "SANDBOX", deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" } } } : {}),
+    ...(delivered
+      ? { deliveryDate: [{ type: "DEL", date: lastWall.date }], deliveryTime: { type: "DEL", endTime: lastWall.time } }
+      : {}),
+    ...(!delivered && s.edd
+      ? {
+          deliveryDate: [{ type: "SDD", date: s.edd.replace(/-/g, "") }],
+          deliveryTime: { type: "EOD", endTime: "235900" },
+        }
+      : {}),
+    ...(delivered && s.podUrl
+      ? {
+          deliveryInformation: {
+            location: "Front Door",
+            receivedBy: "SANDBOX",
+            deliveryPhoto: { isNonPostalCodeCountry: false, photo: UPS_SANDBOX_PHOTO, photoCaptureInd: "Y" },
+          },
+        }
+      : {}),
     currentStatus: { ...statusOf(last), simplifiedTextDescription: statusOf(last).description.trim() },
     packageAddress: [
       { type: "ORIGIN", address: { city: s.origin.toUpperCase(), countryCode: "IN", country: "IN" } },
@@ -71,7 +97,14 @@ async function tokenAnswer(req: Request, sim: SimContext): Promise<Response> {
   if (form.get("grant_type") !== "client_credentials") return upsError(400, "10400", "Invalid/Missing grant_type");
   const token = `ups-${crypto.randomUUID()}`;
   issuedTokens(sim, "ups").set(token, sim.now() + UPS_TOKEN_SECONDS * 1000);
-  return Response.json({ token_type: "Bearer", issued_at: String(sim.now()), client_id: sandboxCredential("UPS_CLIENT_ID"), access_token: token, expires_in: String(UPS_TOKEN_SECONDS), status: "approved" });
+  return Response.json({
+    token_type: "Bearer",
+    issued_at: String(sim.now()),
+    client_id: sandboxCredential("UPS_CLIENT_ID"),
+    access_token: token,
+    expires_in: String(UPS_TOKEN_SECONDS),
+    status: "approved",
+  });
 }
 
 export const upsTwin: Twin = {
@@ -82,14 +115,19 @@ export const upsTwin: Twin = {
     if (req.method !== "GET" || !m) return upsError(404, "404", "Resource not found");
     const bearer = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
     const expiry = issuedTokens(sim, "ups").get(bearer);
-    if (expiry === undefined || expiry <= sim.now()) return upsError(401, "250002", "Invalid Authentication Information.");
-    if (!req.headers.get("transid") || !req.headers.get("transactionsrc")) return upsError(400, "VSS000", "Missing transId or transactionSrc header");
+    if (expiry === undefined || expiry <= sim.now())
+      return upsError(401, "250002", "Invalid Authentication Information.");
+    if (!req.headers.get("transid") || !req.headers.get("transactionsrc"))
+      return upsError(400, "VSS000", "Missing transId or transactionSrc header");
     const awb = decodeURIComponent(m[1]!);
     sim.count("ups", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
-    if (s.kind !== "found") return answer({ trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] } });
+    if (s.kind !== "found")
+      return answer({
+        trackResponse: { shipment: [{ warnings: [{ code: "TW0001", message: "Tracking Information Not Found" }] }] },
+      });
     return answer({
       trackResponse: {
         shipment: [

@@ -15,7 +15,10 @@ const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   courierLoopback(
     "ups",
     { UPS_CLIENT_ID: "cid", UPS_CLIENT_SECRET: "csecret" },
-    (s, i, req) => (s.path.endsWith("/security/v1/oauth/token") ? Response.json({ token_type: "Bearer", access_token: `tok-${i + 1}`, expires_in: "14399", status: "approved" }) : track(req)),
+    (s, i, req) =>
+      s.path.endsWith("/security/v1/oauth/token")
+        ? Response.json({ token_type: "Bearer", access_token: `tok-${i + 1}`, expires_in: "14399", status: "approved" })
+        : track(req),
     "/base",
   );
 
@@ -47,7 +50,8 @@ describe("UPS samples", () => {
   });
 
   test("catalogue pattern accepts the sample numbers", () => {
-    for (const n of ["1Z1442YY7229014688", "1Z023E2X0214323462", "1Z12345E6205277936"]) expect(ups.awb.pattern.test(n)).toBe(true);
+    for (const n of ["1Z1442YY7229014688", "1Z023E2X0214323462", "1Z12345E6205277936"])
+      expect(ups.awb.pattern.test(n)).toBe(true);
   });
 
   test("mapping: statusCode first, then status.type, then keywords", () => {
@@ -67,7 +71,9 @@ describe("UPS samples", () => {
     expect(st("I", "017")).toBe("out_for_delivery/ready_for_pickup");
     expect(st("X", "007")).toBe("cancelled");
     expect(st("D", "011", "Returned to the sender.")).toBe("returned/rto_delivered");
-    expect(st("X", "048", "Delivery attempt failed. The receiver was not available.")).toBe("exception/delivery_attempt_failed");
+    expect(st("X", "048", "Delivery attempt failed. The receiver was not available.")).toBe(
+      "exception/delivery_attempt_failed",
+    );
     expect(st("ZZ", "999", "")).toBe("in_transit");
   });
 
@@ -77,7 +83,13 @@ describe("UPS samples", () => {
     expect(photoDataUrl("AAAA")).toBeNull();
   });
 
-  test.each(["", "<html>502</html>", '{"trackResponse":{}}', '{"trackResponse":{"shipment":[{"package":[{"activity":[{"date":1}]}]}]}}', '{"trackResp'])("hostile body %p → classified, never a crash", (body) => {
+  test.each([
+    "",
+    "<html>502</html>",
+    '{"trackResponse":{}}',
+    '{"trackResponse":{"shipment":[{"package":[{"activity":[{"date":1}]}]}]}}',
+    '{"trackResp',
+  ])("hostile body %p → classified, never a crash", (body) => {
     try {
       expect(parseUps(body, "1").checkpoints).toEqual([]);
     } catch (e) {
@@ -88,13 +100,19 @@ describe("UPS samples", () => {
 
 describe("UPS requests (loopback)", () => {
   test("Basic-auth token, then GET /api/track/v1/details/{n}?locale=en_US&returnSignature=false with Bearer, transId, transactionSrc", async () => {
-    const lb = loopback(() => new Response(sample("ups/track.json"), { headers: { "content-type": "application/json" } }));
+    const lb = loopback(
+      () => new Response(sample("ups/track.json"), { headers: { "content-type": "application/json" } }),
+    );
     try {
       await upsAdapter.track("1Z1442YY7229014688", lb.ctx);
       await upsAdapter.track("1Z1442YY7229014688", lb.ctx);
       const [tok, t1, t2] = lb.seen;
       expect(lb.seen).toHaveLength(3); // one token for both lookups
-      expect([tok!.method, tok!.path, tok!.body]).toEqual(["POST", "/base/security/v1/oauth/token", "grant_type=client_credentials"]);
+      expect([tok!.method, tok!.path, tok!.body]).toEqual([
+        "POST",
+        "/base/security/v1/oauth/token",
+        "grant_type=client_credentials",
+      ]);
       expect(tok!.headers.get("authorization")).toBe(`Basic ${btoa("cid:csecret")}`);
       expect(tok!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
       expect([t1!.method, t1!.path]).toEqual(["GET", "/base/api/track/v1/details/1Z1442YY7229014688"]);
@@ -109,9 +127,19 @@ describe("UPS requests (loopback)", () => {
   });
 
   test("401 → exactly one token refresh; still 401 → auth", async () => {
-    const lb = loopback(() => Response.json({ response: { errors: [{ code: "250002", message: "Invalid Authentication Information." }] } }, { status: 401 }));
+    const lb = loopback(() =>
+      Response.json(
+        { response: { errors: [{ code: "250002", message: "Invalid Authentication Information." }] } },
+        { status: 401 },
+      ),
+    );
     try {
-      expect(await upsAdapter.track("1Z12345E0205271680", lb.ctx).then(() => "ok", (e: CourierError) => e.kind)).toBe("auth");
+      expect(
+        await upsAdapter.track("1Z12345E0205271680", lb.ctx).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      ).toBe("auth");
       expect(lb.seen.map((r) => r.method)).toEqual(["POST", "GET", "POST", "GET"]);
     } finally {
       await lb.close();
@@ -129,7 +157,12 @@ describe("UPS requests (loopback)", () => {
   ])("HTTP %d %p → %s", async (status, body, kind) => {
     const lb = loopback(() => new Response(body, { status }));
     try {
-      expect(await upsAdapter.track("1Z12345E0205271680", lb.ctx).then(() => "ok", (e: CourierError) => e.kind)).toBe(kind);
+      expect(
+        await upsAdapter.track("1Z12345E0205271680", lb.ctx).then(
+          () => "ok",
+          (e: CourierError) => e.kind,
+        ),
+      ).toBe(kind);
     } finally {
       await lb.close();
     }
@@ -141,7 +174,11 @@ describe("UPS through the simulator", () => {
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
   const look = (n: string) => sb.backends.lookup(ups, n).then((r) => r.snapshot);
-  const kind = (n: string) => sb.backends.lookup(ups, n).then(() => "ok", (e: CourierError) => e.kind);
+  const kind = (n: string) =>
+    sb.backends.lookup(ups, n).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
   const tokenCalls = () => sb.sim.calls("ups", "oauth/token");
   const awb = (d: number | string) => `1Z12345E020527168${d}`;
 
@@ -216,7 +253,14 @@ describe("UPS estimated delivery (EDD)", () => {
 
   test("deliveryDate: RDD (rescheduled) wins over SDD (scheduled); DEL is ignored", () => {
     expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220128" }] })).toBe("2022-01-28");
-    expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220128" }, { type: "RDD", date: "20220131" }] })).toBe("2022-01-31");
+    expect(
+      upsEstimate({
+        deliveryDate: [
+          { type: "SDD", date: "20220128" },
+          { type: "RDD", date: "20220131" },
+        ],
+      }),
+    ).toBe("2022-01-31");
     expect(upsEstimate({ deliveryDate: [{ type: "DEL", date: "20220126" }] })).toBeNull();
     expect(upsEstimate({ deliveryDate: [{ type: "SDD", date: "20220231" }] })).toBeNull();
     expect(upsEstimate({})).toBeNull();
@@ -230,6 +274,10 @@ describe("UPS estimated delivery (EDD)", () => {
 
   test("through the simulator: SDD until delivery, then DEL only (no EDD); none while manifested, cancelled or returning", async () => {
     const seen = await eddJourney("ups", (d) => `1Z12345E020527168${d}`);
-    expect(seen).toEqual({ ...EDD_COMMON, delivered: { state: "delivered", edd: null }, returned: { state: "returned", edd: null } });
+    expect(seen).toEqual({
+      ...EDD_COMMON,
+      delivered: { state: "delivered", edd: null },
+      returned: { state: "returned", edd: null },
+    });
   });
 });

@@ -2,10 +2,22 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Opt, Text } from "../../adapters/wire/common.ts";
 
-export const UpsAddress = T.Object({ city: Opt(Text), stateProvince: Opt(Text), countryCode: Opt(Text), country: Opt(Text), postalCode: Opt(Text) });
+export const UpsAddress = T.Object({
+  city: Opt(Text),
+  stateProvince: Opt(Text),
+  countryCode: Opt(Text),
+  country: Opt(Text),
+  postalCode: Opt(Text),
+});
 
 /** An activity's `status` and the package's `currentStatus`. */
-export const UpsStatus = T.Object({ type: Opt(Text), code: Opt(Text), description: Opt(Text), statusCode: Opt(Text), simplifiedTextDescription: Opt(Text) });
+export const UpsStatus = T.Object({
+  type: Opt(Text),
+  code: Opt(Text),
+  description: Opt(Text),
+  statusCode: Opt(Text),
+  simplifiedTextDescription: Opt(Text),
+});
 
 export const UpsActivity = T.Object({
   location: Opt(T.Object({ address: Opt(UpsAddress), slic: Opt(Text) })),
@@ -28,7 +40,9 @@ export const UpsPackage = T.Object({
     T.Object({
       location: Opt(Text),
       receivedBy: Opt(Text),
-      deliveryPhoto: Opt(T.Object({ isNonPostalCodeCountry: Opt(T.Boolean()), photo: Opt(Text), photoCaptureInd: Opt(Text) })),
+      deliveryPhoto: Opt(
+        T.Object({ isNonPostalCodeCountry: Opt(T.Boolean()), photo: Opt(Text), photoCaptureInd: Opt(Text) }),
+      ),
     }),
   ),
   currentStatus: Opt(UpsStatus),
@@ -39,7 +53,15 @@ export const UpsPackage = T.Object({
 
 /** Any Track API answer: `trackResponse` (not found is a `TW0001` warning inside it) or `response.errors[]`. */
 export const UpsTrackResponse = T.Object({
-  trackResponse: Opt(T.Object({ shipment: Opt(T.Array(T.Object({ inquiryNumber: Opt(Text), package: Opt(T.Array(UpsPackage)), warnings: Opt(T.Array(UpsMessage)) }))) })),
+  trackResponse: Opt(
+    T.Object({
+      shipment: Opt(
+        T.Array(
+          T.Object({ inquiryNumber: Opt(Text), package: Opt(T.Array(UpsPackage)), warnings: Opt(T.Array(UpsMessage)) }),
+        ),
+      ),
+    }),
+  ),
   response: Opt(T.Object({ errors: Opt(T.Array(UpsMessage)) })),
 });
 

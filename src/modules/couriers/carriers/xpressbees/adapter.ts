@@ -1,6 +1,15 @@
 /** Xpressbees: login for a token, then track (fixtures/SOURCE.md); details: README.md in this folder. */
 import {
-  checkWire, checkpoint, checkpointsOf, newestOf, obj, parseJson, str, summary, throwForStatus, validItems,
+  checkWire,
+  checkpoint,
+  checkpointsOf,
+  newestOf,
+  obj,
+  parseJson,
+  str,
+  summary,
+  throwForStatus,
+  validItems,
 } from "../../adapters/kit.ts";
 import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseNaive } from "../../adapters/time.ts";
@@ -36,7 +45,8 @@ export function xpressbeesRule(code: string, message: string): StatusRule {
   const c = code.toUpperCase().trim();
   const exact = XPRESSBEES_STATUS[c];
   if (exact) return exact;
-  if (c.startsWith("RTO")) return /deliver/i.test(message) || c.endsWith("DLVD") ? sub(R, "rto_delivered") : sub(E, "rto_in_transit");
+  if (c.startsWith("RTO"))
+    return /deliver/i.test(message) || c.endsWith("DLVD") ? sub(R, "rto_delivered") : sub(E, "rto_in_transit");
   return byKeyword(message) ?? T;
 }
 
@@ -45,7 +55,13 @@ function toCheckpoint(h: XpressbeesEvent): RawCheckpoint | undefined {
   const when = parseNaive(str(h.event_time));
   if (!when) return undefined;
   const rule = xpressbeesRule(code, message);
-  return checkpoint(rule, when, { activity: message, location: str(h.location), rawCode: code || null, rawStatus: message || null, remark: rule.state === "exception" ? message || null : null });
+  return checkpoint(rule, when, {
+    activity: message,
+    location: str(h.location),
+    rawCode: code || null,
+    rawStatus: message || null,
+    remark: rule.state === "exception" ? message || null : null,
+  });
 }
 
 /**
@@ -54,22 +70,32 @@ function toCheckpoint(h: XpressbeesEvent): RawCheckpoint | undefined {
  */
 export function parseXpressbees(text: string, awb: string): TrackingSnapshot {
   const doc = parseJson(text);
-  if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new CourierError("backend", "xpressbees: unexpected document");
+  if (!doc || typeof doc !== "object" || Array.isArray(doc))
+    throw new CourierError("backend", "xpressbees: unexpected document");
   const d = doc as Record<string, unknown>;
   if (d.status === false) {
-    if (/token|unauthori[sz]ed|expired/i.test(str(d.message))) throw new CourierError("auth", "xpressbees: token refused");
+    if (/token|unauthori[sz]ed|expired/i.test(str(d.message)))
+      throw new CourierError("auth", "xpressbees: token refused");
     throw new CourierError("not_found", `xpressbees: no record of ${awb}`);
   }
-  if (d.status !== true || typeof d.data !== "object" || d.data === null || Array.isArray(d.data)) throw new CourierError("backend", "xpressbees: no data object");
+  if (d.status !== true || typeof d.data !== "object" || d.data === null || Array.isArray(d.data))
+    throw new CourierError("backend", "xpressbees: no data object");
   const raw = obj(d.data);
-  if (raw.history !== undefined && !Array.isArray(raw.history)) throw new CourierError("backend", "xpressbees: history is not a list");
+  if (raw.history !== undefined && !Array.isArray(raw.history))
+    throw new CourierError("backend", "xpressbees: history is not a list");
   // One malformed event is skipped (the rest of the history still counts); a malformed document is refused.
-  const data = checkWire("xpressbees", XpressbeesTrackResponse, { ...d, data: { ...raw, history: validItems(XpressbeesEvent, raw.history) } }).data ?? {};
+  const data =
+    checkWire("xpressbees", XpressbeesTrackResponse, {
+      ...d,
+      data: { ...raw, history: validItems(XpressbeesEvent, raw.history) },
+    }).data ?? {};
   const checkpoints = checkpointsOf(data.history ?? [], toCheckpoint);
   const status = str(data.status);
   return {
     checkpoints,
-    summary: status ? summary(xpressbeesRule(status, status), { rawCode: null, rawStatus: status, at: null }) : undefined,
+    summary: status
+      ? summary(xpressbeesRule(status, status), { rawCode: null, rawStatus: status, at: null })
+      : undefined,
     originCity: str(data.origin) || null,
     destinationCity: str(data.destination) || null,
     podUrl: null,
@@ -88,13 +114,17 @@ async function login(ctx: AdapterContext): Promise<string> {
     method: "POST",
     path: "/api/users/login",
     headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ email: ctx.credentials.XPRESSBEES_EMAIL ?? "", password: ctx.credentials.XPRESSBEES_PASSWORD ?? "" }),
+    body: JSON.stringify({
+      email: ctx.credentials.XPRESSBEES_EMAIL ?? "",
+      password: ctx.credentials.XPRESSBEES_PASSWORD ?? "",
+    }),
   });
   throwForStatus("xpressbees", res.status, { notFoundOn404: false });
   const doc = obj(parseJson(res.text));
   if (doc.status === false) throw new CourierError("auth", "xpressbees: email or password refused");
   const token = str(checkWire("xpressbees", XpressbeesLoginResponse, doc).data);
-  if (doc.status !== true || !token || /\s/.test(token)) throw new CourierError("backend", "xpressbees: login did not answer a token");
+  if (doc.status !== true || !token || /\s/.test(token))
+    throw new CourierError("backend", "xpressbees: login did not answer a token");
   return token;
 }
 
@@ -117,7 +147,9 @@ export const xpressbeesAdapter: CourierAdapter = {
   envPrefix: "XPRESSBEES",
   credentialVars: ["XPRESSBEES_EMAIL", "XPRESSBEES_PASSWORD"],
   async track(awb, ctx) {
-    const res = await tokens.send(ctx, accountKey(ctx, "XPRESSBEES_EMAIL"), "xpressbees", (token) => trackCall(awb, token, ctx));
+    const res = await tokens.send(ctx, accountKey(ctx, "XPRESSBEES_EMAIL"), "xpressbees", (token) =>
+      trackCall(awb, token, ctx),
+    );
     throwForStatus("xpressbees", res.status);
     return parseXpressbees(res.text, awb);
   },

@@ -12,7 +12,11 @@ const RENDER: Record<SimEventKind, { code: string; message: string; status: stri
   manifested: { code: "DRC", message: "Pending Manifest Data Received", status: "data received" },
   picked_up: { code: "PUD", message: "PickDone", status: "in transit" },
   in_transit: { code: "IT", message: "InTransit Shipment added in Bag", status: "in transit" },
-  reached_destination: { code: "RAD", message: "Reached at Destination Shipment BagOut From Bag", status: "in transit" },
+  reached_destination: {
+    code: "RAD",
+    message: "Reached at Destination Shipment BagOut From Bag",
+    status: "in transit",
+  },
   out_for_delivery: { code: "OFD", message: "Out for Delivery", status: "out for delivery" },
   delivered: { code: "DLVD", message: "Delivered", status: "delivered" },
   delivery_failed: { code: "UD", message: "Undelivered", status: "exception" },
@@ -21,12 +25,16 @@ const RENDER: Record<SimEventKind, { code: string; message: string; status: stri
   cancelled: { code: "CAN", message: "Shipment Cancelled", status: "cancelled" },
 };
 
-
 function historyItem(e: SimEvent): XpressbeesEvent {
   const r = RENDER[e.kind];
   const w = wallTime(e.at, 330);
   const up = e.location.toUpperCase();
-  return { status_code: r.code, location: `${up.slice(0, 3)}/FC1, ${up}`, event_time: `${w.date} ${w.time.slice(0, 5)}`, message: e.remark ? `${r.message}: ${e.remark}` : r.message };
+  return {
+    status_code: r.code,
+    location: `${up.slice(0, 3)}/FC1, ${up}`,
+    event_time: `${w.date} ${w.time.slice(0, 5)}`,
+    message: e.remark ? `${r.message}: ${e.remark}` : r.message,
+  };
 }
 
 const unauthorized = () => Response.json({ status: false, message: "Unauthorized" }, { status: 401 });
@@ -37,10 +45,14 @@ export const xpressbeesTwin: Twin = {
   id: "xpressbees",
   async handle(req, url, sim) {
     if (url.pathname.endsWith("/api/users/login")) {
-      if (req.method !== "POST") return Response.json({ status: false, message: "Method not allowed" }, { status: 405 });
+      if (req.method !== "POST")
+        return Response.json({ status: false, message: "Method not allowed" }, { status: 405 });
       sim.count("xpressbees-token", "*");
       const body = (await req.json().catch(() => ({}))) as { email?: unknown; password?: unknown };
-      if (body.email !== sandboxCredential("XPRESSBEES_EMAIL") || body.password !== sandboxCredential("XPRESSBEES_PASSWORD"))
+      if (
+        body.email !== sandboxCredential("XPRESSBEES_EMAIL") ||
+        body.password !== sandboxCredential("XPRESSBEES_PASSWORD")
+      )
         return Response.json({ status: false, message: "Invalid email or password" } satisfies XpressbeesLoginResponse);
       const token = `sbx.${crypto.randomUUID().replace(/-/g, "")}`;
       issuedTokens(sim, "xpressbees").set(token, sim.now());

@@ -6,7 +6,12 @@ import { Opt, Text } from "../../adapters/wire/common.ts";
 export const XpressbeesLoginResponse = T.Object({ status: T.Boolean(), data: Opt(Text), message: Opt(Text) });
 
 /** One `data.history[]` event; `event_time` is `YYYY-MM-DD HH:MM`, naive IST. */
-export const XpressbeesEvent = T.Object({ status_code: Opt(Text), location: Opt(Text), event_time: Opt(Text), message: Opt(Text) });
+export const XpressbeesEvent = T.Object({
+  status_code: Opt(Text),
+  location: Opt(Text),
+  event_time: Opt(Text),
+  message: Opt(Text),
+});
 
 /** `{status: true, data: {…, history[]}}`, or `{status: false, message}` ("No data found", token refused). */
 export const XpressbeesTrackResponse = T.Object({

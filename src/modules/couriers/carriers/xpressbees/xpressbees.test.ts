@@ -14,14 +14,15 @@ import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/hel
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
 
-
 interface Activity {
   date: string;
   status: string;
   activity: string;
   location: string;
 }
-const shiprocket = JSON.parse(sample("xpressbees/shiprocket-track-awb.json")) as { tracking_data: { shipment_track_activities: Activity[] } };
+const shiprocket = JSON.parse(sample("xpressbees/shiprocket-track-awb.json")) as {
+  tracking_data: { shipment_track_activities: Activity[] };
+};
 const activities = shiprocket.tracking_data.shipment_track_activities;
 
 /** The real Shiprocket history in the documented Xpressbees shape (event_time "%Y-%m-%d %H:%M"). */
@@ -30,14 +31,23 @@ const XB_DOC = JSON.stringify({
   data: {
     awb_number: "141123221084922",
     status: "delivered",
-    history: activities.map((a) => ({ status_code: a.status, location: a.location, event_time: a.date.slice(0, 16), message: a.activity.trim() })),
+    history: activities.map((a) => ({
+      status_code: a.status,
+      location: a.location,
+      event_time: a.date.slice(0, 16),
+      message: a.activity.trim(),
+    })),
   },
 });
 
-
 const capture = (awb: string, respond: (req: Seen) => Response) => {
   clearXpressbeesTokens();
-  return captureTrack(xpressbeesAdapter, awb, { XPRESSBEES_EMAIL: "ops@shop.example", XPRESSBEES_PASSWORD: 'pa"ss' }, respond);
+  return captureTrack(
+    xpressbeesAdapter,
+    awb,
+    { XPRESSBEES_EMAIL: "ops@shop.example", XPRESSBEES_PASSWORD: 'pa"ss' },
+    respond,
+  );
 };
 
 const login = (t: string) => Response.json({ status: true, data: t });
@@ -62,7 +72,15 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
   test("the real history in the documented shape: 8 events, newest delivered 2022-07-19 11:37 IST", () => {
     const snap = parseXpressbees(XB_DOC, "141123221084922");
     expect(snap.checkpoints).toHaveLength(8);
-    expect(newest(snap.checkpoints)).toMatchObject({ state: "delivered", localDate: "2022-07-19", localTime: "11:37", at: "2022-07-19T06:07:00.000Z", rawCode: "DLVD", rawStatus: "Delivered", location: "MADANPALLI, Madanapalli, ANDHRA PRADESH" });
+    expect(newest(snap.checkpoints)).toMatchObject({
+      state: "delivered",
+      localDate: "2022-07-19",
+      localTime: "11:37",
+      at: "2022-07-19T06:07:00.000Z",
+      rawCode: "DLVD",
+      rawStatus: "Delivered",
+      location: "MADANPALLI, Madanapalli, ANDHRA PRADESH",
+    });
     expect(snap.checkpoints.find((c) => c.rawCode === "RAD")!.subStatus).toBe("reached_destination");
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "delivered" });
     expect([snap.podUrl, snap.remark]).toEqual([null, null]);
@@ -96,7 +114,23 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
   });
 
   test("an exception event keeps its message as remark", () => {
-    const snap = parseXpressbees(JSON.stringify({ status: true, data: { status: "exception", history: [{ status_code: "UD", location: "PUNE", event_time: "2026-11-05 10:20", message: "Undelivered: Consignee not available" }] } }), "x");
+    const snap = parseXpressbees(
+      JSON.stringify({
+        status: true,
+        data: {
+          status: "exception",
+          history: [
+            {
+              status_code: "UD",
+              location: "PUNE",
+              event_time: "2026-11-05 10:20",
+              message: "Undelivered: Consignee not available",
+            },
+          ],
+        },
+      }),
+      "x",
+    );
     expect(snap.remark).toBe("Undelivered: Consignee not available");
     expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
   });
@@ -104,12 +138,19 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
 
 describe("Xpressbees requests (as documented: login, then shipments2/track with Bearer)", () => {
   test("POST /api/users/login {email,password}, then GET /api/shipments2/track/{awb} with the Bearer token", async () => {
-    const { seen, result } = await capture("141123221084922", (r) => (isLogin(r) ? login("tok-1") : new Response(XB_DOC, { headers: { "content-type": "application/json" } })));
+    const { seen, result } = await capture("141123221084922", (r) =>
+      isLogin(r) ? login("tok-1") : new Response(XB_DOC, { headers: { "content-type": "application/json" } }),
+    );
     expect(seen).toHaveLength(2);
     const [l, t] = seen as [Seen, Seen];
     expect([l.method, l.path, l.headers.get("content-type")]).toEqual(["POST", "/api/users/login", "application/json"]);
     expect(JSON.parse(l.body)).toEqual({ email: "ops@shop.example", password: 'pa"ss' });
-    expect([t.method, t.path, t.headers.get("authorization"), t.body]).toEqual(["GET", "/api/shipments2/track/141123221084922", "Bearer tok-1", ""]);
+    expect([t.method, t.path, t.headers.get("authorization"), t.body]).toEqual([
+      "GET",
+      "/api/shipments2/track/141123221084922",
+      "Bearer tok-1",
+      "",
+    ]);
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(8);
     expect(xpressbeesAdapter.defaultBaseUrl).toBe("https://shipment.xpressbees.com");
     expect(xpressbeesAdapter.credentialVars).toEqual(["XPRESSBEES_EMAIL", "XPRESSBEES_PASSWORD"]);
@@ -118,7 +159,11 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
   test("401 on tracking → exactly one new login, retried with the new token", async () => {
     let n = 0;
     const { seen, result } = await capture("141123221084922", (r) =>
-      isLogin(r) ? login(`tok-${++n}`) : r.headers.get("authorization") === "Bearer tok-1" ? Response.json({ status: false, message: "Unauthorized" }, { status: 401 }) : new Response(XB_DOC),
+      isLogin(r)
+        ? login(`tok-${++n}`)
+        : r.headers.get("authorization") === "Bearer tok-1"
+          ? Response.json({ status: false, message: "Unauthorized" }, { status: 401 })
+          : new Response(XB_DOC),
     );
     expect(seen.map((s) => (isLogin(s) ? "login" : "track"))).toEqual(["login", "track", "login", "track"]);
     expect(seen[3]!.headers.get("authorization")).toBe("Bearer tok-2");
@@ -126,7 +171,9 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
   });
 
   test("401 again after the refresh → auth, no third login", async () => {
-    const { seen, result } = await capture("141123221084922", (r) => (isLogin(r) ? login("t") : new Response("{}", { status: 401 })));
+    const { seen, result } = await capture("141123221084922", (r) =>
+      isLogin(r) ? login("t") : new Response("{}", { status: 401 }),
+    );
     expect(seen).toHaveLength(4);
     expect((result as CourierError).kind).toBe("auth");
   });
@@ -150,7 +197,9 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
     [429, "rate_limited"],
     [500, "backend"],
   ])("tracking answering HTTP %i → %s", async (status, kind) => {
-    const { result } = await capture("14123456789010", (r) => (isLogin(r) ? login("t") : new Response("x", { status })));
+    const { result } = await capture("14123456789010", (r) =>
+      isLogin(r) ? login("t") : new Response("x", { status }),
+    );
     expect((result as CourierError).kind).toBe(kind as CourierError["kind"]);
   });
 });
@@ -161,10 +210,16 @@ describe("Xpressbees through the simulator", () => {
   afterAll(() => sb.close());
   const xb = courierBySlug("xpressbees")!;
   const lookup = (awb: string) => sb.backends.lookup(xb, awb).then((r) => r.snapshot);
-  const fail = (awb: string) => sb.backends.lookup(xb, awb).then(() => "ok", (e: CourierError) => e.kind);
+  const fail = (awb: string) =>
+    sb.backends.lookup(xb, awb).then(
+      () => "ok",
+      (e: CourierError) => e.kind,
+    );
 
   test("token caching: 100 parallel lookups of different numbers → one login", async () => {
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(String(14_100_000_000_000 + i * 10))));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => lookup(String(14_100_000_000_000 + i * 10))),
+    );
     expect(results.every((s) => newest(s.checkpoints).state === "delivered")).toBe(true);
     expect(sb.sim.calls("xpressbees-token", "*")).toBe(1);
   });
@@ -205,16 +260,30 @@ describe("Xpressbees through the simulator", () => {
 
   test("digit 3: undelivered, then RTO, then returned", async () => {
     const s0 = await lookup("14123456789033");
-    expect(newest(s0.checkpoints)).toMatchObject({ state: "exception", subStatus: "delivery_attempt_failed", rawCode: "UD" });
+    expect(newest(s0.checkpoints)).toMatchObject({
+      state: "exception",
+      subStatus: "delivery_attempt_failed",
+      rawCode: "UD",
+    });
     expect(s0.remark).toContain("Consignee not available");
     clock.advance(3_600_000);
-    expect(newest((await lookup("14123456789033")).checkpoints)).toMatchObject({ state: "exception", subStatus: "rto_in_transit" });
+    expect(newest((await lookup("14123456789033")).checkpoints)).toMatchObject({
+      state: "exception",
+      subStatus: "rto_in_transit",
+    });
     clock.advance(3_600_000);
-    expect(newest((await lookup("14123456789033")).checkpoints)).toMatchObject({ state: "returned", subStatus: "rto_delivered" });
+    expect(newest((await lookup("14123456789033")).checkpoints)).toMatchObject({
+      state: "returned",
+      subStatus: "rto_delivered",
+    });
   });
 
   test("digit 4 → not_found; 5 → timeout; 6 → backend", async () => {
-    expect([await fail("14123456789014"), await fail("14123456789015"), await fail("14123456789016")]).toEqual(["not_found", "timeout", "backend"]);
+    expect([await fail("14123456789014"), await fail("14123456789015"), await fail("14123456789016")]).toEqual([
+      "not_found",
+      "timeout",
+      "backend",
+    ]);
   });
 
   test("digit 7: data received, no history → pending", async () => {
