@@ -16,6 +16,20 @@ export const SERVER_ENV = {
         "PostgreSQL connection string (`postgres://user:pass@host:5432/db`). Set it for any deployment of more than one process.",
     }),
   ),
+  PGSSLMODE: T.Optional(
+    Text({
+      "x-default": "unset: `sslmode` of `DATABASE_URL`, else `disable`",
+      description:
+        'libpq\'s default `sslmode` for `DATABASE_URL` when the URL has none (`require`, `verify-ca`, `verify-full` …; docs/deployment.md, "Database TLS").',
+    }),
+  ),
+  PGSSLROOTCERT: T.Optional(
+    Text({
+      "x-default": "unset: `sslrootcert` of `DATABASE_URL`",
+      description:
+        "libpq's default `sslrootcert` (a CA bundle file, or `system`) for `DATABASE_URL` when the URL has none.",
+    }),
+  ),
   DATA_DIR: Text({
     minLength: 1,
     default: "./data",

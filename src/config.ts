@@ -120,7 +120,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   for (const name of ENV_NAMES) if (env[name]) raw[name] = env[name];
   const problems = textProblems(raw);
   const s = readSettings(raw, problems);
-  const { tlsCertFile, tlsKeyFile, webhookRetrySchedule, secretsKeyGenerate, billingProvider, ...rest } = s;
+  const {
+    tlsCertFile,
+    tlsKeyFile,
+    webhookRetrySchedule,
+    secretsKeyGenerate,
+    billingProvider,
+    pgsslmode,
+    pgsslrootcert,
+    ...rest
+  } = s;
   const courierEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v && COURIER_VAR.test(k)) courierEnv[k] = v;
   const hasCredentials = Object.keys(courierEnv).some((k) => COURIER_CREDENTIAL.test(k));
@@ -149,6 +158,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   >;
   return {
     ...own,
+    databaseUrl:
+      s.databaseUrl && withLibpqTlsDefaults(s.databaseUrl, { sslmode: pgsslmode, sslrootcert: pgsslrootcert }),
     host: s.host ?? (s.databaseUrl ? "0.0.0.0" : "127.0.0.1"),
     tls: tlsCertFile && tlsKeyFile ? { certFile: tlsCertFile, keyFile: tlsKeyFile } : undefined,
     publicBaseUrl: (s.publicBaseUrl ?? `https://localhost:${s.port}`).replace(/\/+$/, ""),
@@ -204,4 +215,20 @@ function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: C
 /** The process environment, parsed once. Only `main.ts` and the CLI call this. */
 export function configFromProcess(): Config {
   return loadConfig(process.env);
+}
+
+/**
+ * `url` with libpq's environment defaults (`PGSSLMODE`, `PGSSLROOTCERT`) written in as the
+ * `sslmode` / `sslrootcert` parameters it does not already have: the URL's own win, as in libpq.
+ */
+function withLibpqTlsDefaults(url: string, defaults: { sslmode?: string; sslrootcert?: string }): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  for (const [name, value] of Object.entries(defaults))
+    if (value && !u.searchParams.has(name)) u.searchParams.set(name, value);
+  return u.toString();
 }

@@ -33,11 +33,12 @@ export interface DatabaseTls {
 }
 
 /**
- * Reads the TLS settings from `url` and `env` as libpq does (modes: docs/deployment.md#database-tls); our default
+ * Reads the TLS settings from `url` and `env` (`PGSSLMODE`, `PGSSLROOTCERT`; the service's config writes them into
+ * `DATABASE_URL` instead) as libpq does (modes: docs/deployment.md#database-tls); our default
  * stays `disable` when nothing is set.
  * @throws DatabaseTlsError for an unknown mode, an unsupported parameter, or an unreadable root certificate file
  */
-export function databaseTls(url: string, env: Record<string, string | undefined> = process.env): DatabaseTls {
+export function databaseTls(url: string, env: Record<string, string | undefined> = {}): DatabaseTls {
   let u: URL;
   try {
     u = new URL(url);

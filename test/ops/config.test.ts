@@ -4,6 +4,22 @@ import { ConfigError, loadConfig } from "../../src/config.ts";
 import { withoutSecrets } from "../../src/config-secrets.ts";
 
 describe("configuration", () => {
+  test("PGSSLMODE and PGSSLROOTCERT fill the TLS parameters DATABASE_URL lacks; the URL's own win", () => {
+    const base = "postgres://app:pw@db.example.com:5432/app";
+    const env = { PGSSLMODE: "verify-full", PGSSLROOTCERT: "/etc/ssl/rds.pem" };
+    const filled = new URL(loadConfig({ DATABASE_URL: base, ...env }).databaseUrl!);
+    expect([filled.searchParams.get("sslmode"), filled.searchParams.get("sslrootcert")]).toEqual([
+      "verify-full",
+      "/etc/ssl/rds.pem",
+    ]);
+    const own = new URL(loadConfig({ DATABASE_URL: `${base}?sslmode=require`, ...env }).databaseUrl!);
+    expect([own.searchParams.get("sslmode"), own.searchParams.get("sslrootcert")]).toEqual([
+      "require",
+      "/etc/ssl/rds.pem",
+    ]);
+    expect(loadConfig({ DATABASE_URL: base }).databaseUrl).toBe(base);
+  });
+
   test("a bad configuration reports every bad variable at once, in one line", () => {
     let err: ConfigError | undefined;
     try {
