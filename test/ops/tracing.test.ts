@@ -92,49 +92,53 @@ async function lookupThatChanges(svc: RunningService, receiver: Receiver, path: 
   throw new Error("the sandbox shipment never changed");
 }
 
-describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
-  let receiver: Receiver;
-  let collector: ReturnType<typeof startCollector>;
-  let svc: RunningService | undefined;
+/** A loopback receiver and collector for a describe block, and the service its test starts (stopped after). */
+function loopback() {
+  const parts = {} as { receiver: Receiver; collector: ReturnType<typeof startCollector>; svc?: RunningService };
   beforeAll(async () => {
-    receiver = await startReceiver();
-    collector = startCollector();
+    parts.receiver = await startReceiver();
+    parts.collector = startCollector();
   });
   afterAll(async () => {
-    await svc?.stop();
-    receiver?.stop();
-    collector?.stop();
+    await parts.svc?.stop();
+    parts.receiver?.stop();
+    parts.collector?.stop();
   });
+  return parts;
+}
+
+describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
+  const p = loopback();
 
   test("a lookup, its courier call, its record transaction and its event's delivery arrive as one trace", async () => {
-    svc = await startService(
+    p.svc = await startService(
       await webhookEnv({
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: p.collector.url,
         OTEL_SERVICE_NAME: "ct-traced",
         SANDBOX_STEP_SECONDS: "1",
       }),
     );
-    const { traceId, spanId, delivery } = await lookupThatChanges(svc, receiver, "/traced");
+    const { traceId, spanId, delivery } = await lookupThatChanges(p.svc, p.receiver, "/traced");
     // A malformed client traceparent is ignored: the request gets a trace of its own.
-    const bad = await svc.fetch("/v1/couriers", {
-      headers: { "x-api-key": svc.key, traceparent: "00-not-a-trace-01" },
+    const bad = await p.svc.fetch("/v1/couriers", {
+      headers: { "x-api-key": p.svc.key, traceparent: "00-not-a-trace-01" },
     });
     expect(bad.status).toBe(200);
     // The receiver got the delivery span's context, in the lookup's trace.
     const sent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(delivery.headers.traceparent ?? "");
     expect(sent?.[1]).toBe(traceId);
     // SIGTERM flushes the queued spans before the process exits.
-    expect(await svc.stop()).toBe(0);
+    expect(await p.svc.stop()).toBe(0);
     // The lookup's access line names its trace, so logs and traces join.
-    const lines = svc
+    const lines = p.svc
       .stdout()
       .split("\n")
       .filter((l) => l.includes('"msg":"request"') && l.includes("/v1/track"));
     expect(lines.some((l) => JSON.parse(l).trace_id === traceId)).toBe(true);
-    svc = undefined;
+    p.svc = undefined;
 
-    expect(collector.requests.every((r) => r.path === "/v1/traces")).toBe(true);
-    const all = collector.spans();
+    expect(p.collector.requests.every((r) => r.path === "/v1/traces")).toBe(true);
+    const all = p.collector.spans();
     expect(all.every((s) => s.service === "ct-traced")).toBe(true);
     const trace = all.filter((s) => s.traceId === traceId);
     const one = (name: string) => {
@@ -178,46 +182,35 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
 });
 
 describe("traces on, a scheduled re-check", () => {
-  let receiver: Receiver;
-  let collector: ReturnType<typeof startCollector>;
-  let svc: RunningService | undefined;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    collector = startCollector();
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    receiver?.stop();
-    collector?.stop();
-  });
+  const p = loopback();
 
   test("a change a re-check finds is one trace from the re-check to the delivery", async () => {
     const env = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: p.collector.url,
       SANDBOX_STEP_SECONDS: "1",
       RECHECK_INTERVAL_SECONDS: "1",
       RECHECK_POLL_SECONDS: "1",
     };
-    svc = await startService(await webhookEnv(env));
-    const headers = { "x-api-key": svc.key, "content-type": "application/json" };
+    p.svc = await startService(await webhookEnv(env));
+    const headers = { "x-api-key": p.svc.key, "content-type": "application/json" };
     expect(
       (
-        await svc.fetch("/v1/webhooks", {
+        await p.svc.fetch("/v1/webhooks", {
           method: "POST",
           headers,
-          body: JSON.stringify({ url: receiver.url("/rechecked"), events: EVENTS, mode: "live" }),
+          body: JSON.stringify({ url: p.receiver.url("/rechecked"), events: EVENTS, mode: "live" }),
         })
       ).status,
     ).toBe(201);
-    expect((await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers })).status).toBe(
+    expect((await p.svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", { headers })).status).toBe(
       200,
     );
-    const [delivery] = await receiver.waitFor("/rechecked", 1, 30_000);
+    const [delivery] = await p.receiver.waitFor("/rechecked", 1, 30_000);
     const traceId = /^00-([0-9a-f]{32})-/.exec(delivery!.headers.traceparent ?? "")?.[1];
-    expect(await svc.stop()).toBe(0);
-    svc = undefined;
+    expect(await p.svc.stop()).toBe(0);
+    p.svc = undefined;
 
-    const trace = collector.spans().filter((s) => s.traceId === traceId);
+    const trace = p.collector.spans().filter((s) => s.traceId === traceId);
     const named = (name: string) => trace.find((s) => s.name === name)!;
     expect(trace.map((s) => s.name).sort()).toEqual([
       "courier delhivery",
@@ -234,31 +227,23 @@ describe("traces on, a scheduled re-check", () => {
 });
 
 describe("traces off (OTEL_EXPORTER_OTLP_ENDPOINT unset)", () => {
-  let receiver: Receiver;
-  let collector: ReturnType<typeof startCollector>;
-  let svc: RunningService | undefined;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    collector = startCollector();
-  });
-  afterAll(async () => {
-    await svc?.stop();
-    receiver?.stop();
-    collector?.stop();
-  });
+  const p = loopback();
 
   test("no span reaches a collector and receivers get no traceparent", async () => {
     // The signal-specific variable the OpenTelemetry exporter itself would read: the service must not start one.
-    svc = await startService(
-      await webhookEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, SANDBOX_STEP_SECONDS: "1" }),
+    p.svc = await startService(
+      await webhookEnv({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${p.collector.url}/v1/traces`,
+        SANDBOX_STEP_SECONDS: "1",
+      }),
     );
-    const { delivery } = await lookupThatChanges(svc, receiver, "/untraced");
+    const { delivery } = await lookupThatChanges(p.svc, p.receiver, "/untraced");
     expect(delivery.headers.traceparent).toBeUndefined();
-    expect(svc.stdout()).not.toContain("traces on");
+    expect(p.svc.stdout()).not.toContain("traces on");
     // A stop flushes whatever a provider would have queued: nothing is.
-    expect(await svc.stop()).toBe(0);
-    svc = undefined;
-    expect(collector.requests.length).toBe(0);
+    expect(await p.svc.stop()).toBe(0);
+    p.svc = undefined;
+    expect(p.collector.requests.length).toBe(0);
   }, 90_000);
 });
 
