@@ -20,7 +20,18 @@ import { createSession, resolveSession } from "../../src/modules/dashboard/sessi
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { rawRequest } from "../helpers/raw-http.ts";
 import { docValidator, type DocValidator } from "../client/openapi.ts";
-import { EVENTS, isErrorCode, LEAKS, METHODS, prng } from "../helpers/hostile-requests.ts";
+import {
+  CONTENT_TYPES,
+  EVENTS,
+  isErrorCode,
+  LEAKS,
+  METHODS,
+  prng,
+  RAW_ESCAPES,
+  SAFE_URLS,
+  SLUGS,
+  STRINGS,
+} from "../helpers/hostile-requests.ts";
 
 const SEED = 0x5eed_2026;
 const API_REQUESTS = 2400;
@@ -33,74 +44,7 @@ const int = (n: number) => Math.floor(rand() * n);
 const chance = (p: number) => rand() < p;
 const pick = <T>(a: readonly T[]): T => a[int(a.length)]!;
 
-// ---- values -------------------------------------------------------------------------------
-
-const SAFE_URLS = [
-  "https://hooks.fuzz.invalid/h",
-  "https://hooks.fuzz.invalid:0/",
-  "http://hooks.fuzz.invalid/",
-  "https://user:pw@hooks.fuzz.invalid/",
-  "https://127.0.0.1/x",
-  "https://10.1.2.3/",
-  "https://[::1]/",
-  "https://169.254.169.254/latest",
-  "ftp://hooks.fuzz.invalid/",
-  "javascript:alert(1)",
-  `https://${"a".repeat(3000)}.invalid/`,
-  "https://hooks.fuzz.invalid/\u0000",
-  "not a url",
-];
-const STRINGS = [
-  "",
-  " ",
-  "a",
-  "\u0000",
-  "a\u0000b",
-  "\u0001\u001f\u007f",
-  "\ud800",
-  "\udfff\ud800",
-  "ü",
-  "📦",
-  "١٢٣٤",
-  "\u202e",
-  "\r\n",
-  "\t",
-  "x".repeat(5000),
-  "9".repeat(70),
-  "' or 1=1 --",
-  "'; drop table accounts; --",
-  "../../etc/passwd",
-  "<script>alert(1)</script>",
-  "${jndi:ldap://x.invalid/a}",
-  "%00",
-  "%",
-  "%zz",
-  "%FF",
-  "null",
-  "true",
-  "[]",
-  "{}",
-  "__proto__",
-  "constructor",
-  "1e999",
-  "-1",
-  "0",
-  "1234567890120",
-  "1234567890121",
-  "1234567890127",
-  "JD014600006281470000",
-  "dhl",
-  "delhivery",
-  "bluedart",
-  "wh_" + "0".repeat(32),
-  "tracking.delivered",
-  "test",
-  "live",
-  "active",
-  "business",
-  ...SAFE_URLS,
-];
-const RAW_ESCAPES = ["%FF", "%E0%A4", "%00", "%zz", "%", "%ED%A0%80", "%C0%AF", "%2e%2e%2f"];
+// ---- values (the lists are the shared hostile-request helpers') ------------------------------
 
 function hostileJson(depth = 0): unknown {
   switch (int(depth > 6 ? 4 : 9)) {
@@ -300,16 +244,6 @@ async function inBatches(n: number, one: (i: number) => Promise<void>) {
 }
 
 // ---- generators ---------------------------------------------------------------------------
-
-const CONTENT_TYPES = [
-  "application/json",
-  "text/plain",
-  "application/x-www-form-urlencoded",
-  "multipart/form-data; boundary=x",
-  "application/json; charset=latin1",
-  "",
-];
-const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost"];
 
 function apiRequest(ops: { path: string; method: string; op: any }[]): { path: string; init: RequestInit } {
   const { path: template, method, op } = pick(ops);

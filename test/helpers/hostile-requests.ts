@@ -44,7 +44,7 @@ export const SAFE_URLS = [
   "https://xn--bcher-kva.fuzz.invalid/",
   "https://bücher.fuzz.invalid/",
 ];
-const STRINGS = [
+export const STRINGS = [
   "",
   " ",
   "a",
@@ -126,7 +126,7 @@ export const EVENTS = [
   "tracking.delivered",
   "tracking.exception",
 ];
-const RAW_ESCAPES = [
+export const RAW_ESCAPES = [
   "%FF",
   "%E0%A4",
   "%00",
@@ -141,7 +141,7 @@ const RAW_ESCAPES = [
   "%20",
 ];
 export const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"];
-const CONTENT_TYPES = [
+export const CONTENT_TYPES = [
   "application/json",
   "text/plain",
   "application/x-www-form-urlencoded",
@@ -150,7 +150,7 @@ const CONTENT_TYPES = [
   "application/xml",
   "",
 ];
-const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost", "auto"];
+export const SLUGS = ["delhivery", "dhl", "bluedart", "ups", "fedex", "indiapost", "auto"];
 const EXTRA_PATHS = [
   "/",
   "/v1",
