@@ -8,7 +8,11 @@ import { createLogger } from "../../src/lib/log.ts";
 
 describe("Bun's TracingChannel", () => {
   test("has no hasSubscribers of its own (upstream behaviour)", () => {
-    const out = Bun.spawnSync(["bun", "-e", "console.log(require('node:diagnostics_channel').tracingChannel('t').hasSubscribers)"]);
+    const out = Bun.spawnSync([
+      "bun",
+      "-e",
+      "console.log(require('node:diagnostics_channel').tracingChannel('t').hasSubscribers)",
+    ]);
     expect(out.stdout.toString().trim()).toBe("undefined");
   });
 

@@ -102,7 +102,10 @@ describe("tracking data", () => {
 describe("the answer's JSON", () => {
   test("is JSON.stringify's text, whatever the courier's strings hold, and reuses the checkpoints' serialisation", () => {
     const tricky = 'Held "Checkpoints":[] $& $1 \u2028 \\ "quoted"';
-    const r = { ...record([checkpoint({ activity: tricky }), checkpoint({ location: "$`$'" })]), mostRecentStatus: tricky };
+    const r = {
+      ...record([checkpoint({ activity: tricky }), checkpoint({ location: "$`$'" })]),
+      mostRecentStatus: tricky,
+    };
     const usage = { used: 3, limit: 100, remaining: 97, plan: "growth" };
     for (const detected of [undefined, "delhivery"]) {
       const answer = {
