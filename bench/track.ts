@@ -9,8 +9,8 @@
  * database from the test template), the simulator as a real server. The load
  * generator runs in a Worker thread (bench/load-client.ts), not on the
  * service's own JavaScript thread.
- * Requests are spread over 200 Business accounts so the per-minute limit does
- * not cap the run. Bounded: DURATION_S seconds per endpoint (default 10).
+ * Requests are spread over ACCOUNTS Business accounts (default 2,000: 40,000/s
+ * before the per-minute limit of 1,200 each could cap a run). Bounded: DURATION_S seconds per endpoint (default 10).
  *
  *   bun run bench:track            # CONCURRENCY=32 DURATION_S=10
  */
@@ -45,7 +45,8 @@ const app = buildApp({
 const base = `http://127.0.0.1:${app.server!.port}`;
 
 const keys: string[] = [];
-for (let i = 0; i < 200; i++) {
+const ACCOUNTS = Number(process.env.ACCOUNTS ?? 2000);
+for (let i = 0; i < ACCOUNTS; i++) {
   const a = await createAccount(tdb.db, { email: `bench${i}@example.com`, plan: "business" });
   keys.push((await createApiKey(tdb.db, a.id)).key);
 }

@@ -6,8 +6,20 @@ export interface SetHeaders {
 }
 
 /**
- * A route handler answering `200` with `body` (already serialised) and `contentType`, carrying the headers the hooks
- * put in `set.headers` (which is left empty). No `return f(` in it, so Elysia reads it as synchronous.
+ * `200` with `text` (already serialised) and `contentType`, carrying the headers the hooks put in `set.headers`
+ * (which is left empty, so Elysia adds none twice). Elysia skips a route's response schema for a Response: the
+ * caller's body must already match it (the contract tests check every documented answer).
+ */
+export function prebuiltResponse(set: SetHeaders, text: string, contentType: string): Response {
+  const headers = set.headers as Record<string, string>;
+  headers["content-type"] = contentType;
+  set.headers = Object.create(null) as Record<string, unknown>;
+  return new Response(text, { headers });
+}
+
+/**
+ * A route handler answering {@link prebuiltResponse} with `body` (or what it returns). No `return f(` in it, so
+ * Elysia reads it as synchronous.
  */
 export function prebuiltHandler(
   body: string | (() => string),
@@ -15,9 +27,7 @@ export function prebuiltHandler(
 ): (c: { set: SetHeaders }) => Response {
   return function prebuilt({ set }) {
     const text = typeof body === "string" ? body : body();
-    const headers = set.headers as Record<string, string>;
-    headers["content-type"] = contentType;
-    set.headers = Object.create(null) as Record<string, unknown>;
-    return new Response(text, { headers });
+    const response = prebuiltResponse(set, text, contentType);
+    return response;
   };
 }

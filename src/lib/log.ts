@@ -1,6 +1,7 @@
 /** Structured logging through pino: one JSON object per line, secrets redacted (docs/logging.md). */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pino from "pino";
+import "./bun-quirks.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { StoredCheckpoint } from "../../src/domain/checkpoint.ts";
 import { COURIERS } from "../../src/modules/couriers/catalogue.ts";
 import type { ShipmentRecord } from "../../src/modules/following/normalise.ts";
-import { trackingData } from "../../src/modules/tracking/view.ts";
+import { trackAnswerJson, trackingData } from "../../src/modules/tracking/view.ts";
 
 const checkpoint = (over: Partial<StoredCheckpoint> = {}): StoredCheckpoint => ({
   state: "delivered",
@@ -96,5 +96,28 @@ describe("tracking data", () => {
       timing,
     );
     expect(newer.Checkpoints[0]!.Activity).toBe("Delivered; signed by the consignee");
+  });
+});
+
+describe("the answer's JSON", () => {
+  test("is JSON.stringify's text, whatever the courier's strings hold, and reuses the checkpoints' serialisation", () => {
+    const tricky = 'Held "Checkpoints":[] $& $1 \u2028 \\ "quoted"';
+    const r = {
+      ...record([checkpoint({ activity: tricky }), checkpoint({ location: "$`$'" })]),
+      mostRecentStatus: tricky,
+    };
+    const usage = { used: 3, limit: 100, remaining: 97, plan: "growth" };
+    for (const detected of [undefined, "delhivery"]) {
+      const answer = {
+        success: true as const,
+        data: trackingData(delhivery, r, timing),
+        usage,
+        ...(detected ? { detected_courier: detected } : {}),
+      };
+      expect(trackAnswerJson(answer)).toBe(JSON.stringify(answer));
+      expect(trackAnswerJson(answer)).toBe(JSON.stringify(answer));
+    }
+    const empty = { success: true as const, data: trackingData(delhivery, record([]), timing), usage };
+    expect(trackAnswerJson(empty)).toBe(JSON.stringify(empty));
   });
 });

@@ -6,6 +6,9 @@ import { authPlugin } from "../../http/auth.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
 import { TrackQuery, trackingModels } from "./model.ts";
 import { trackForAccount } from "./service.ts";
+import { trackAnswerJson } from "./view.ts";
+import { prebuiltResponse } from "../../http/prebuilt.ts";
+import { JSON_CONTENT_TYPE } from "../../lib/json.ts";
 
 const e = errorResponses.errorResponse;
 
@@ -33,11 +36,12 @@ export function trackingModule(deps: AppDeps) {
     .use(authPlugin(deps))
     .get(
       "/track",
-      async ({ auth, query }) => {
+      async ({ auth, query, set }) => {
         // courier=auto: detected here, before the service (which takes a slug); docs/shipments.md.
         const slug = resolveCourierParam(query.courier, query.tracking_number);
         const res = await trackForAccount(deps, auth, slug, query.tracking_number);
-        return slug === query.courier ? res : { ...res, detected_courier: slug };
+        const answer = slug === query.courier ? res : { ...res, detected_courier: slug };
+        return prebuiltResponse(set, trackAnswerJson(answer), JSON_CONTENT_TYPE);
       },
       {
         apiKey: true,

@@ -70,3 +70,31 @@ export function trackingData(
   if (h.stalled) data.Stalled = true;
   return data;
 }
+
+/** What `GET /v1/track` answers with 200 (the `TrackResponse` schema in model.ts). */
+export interface TrackAnswer {
+  success: true;
+  data: TrackingData;
+  usage: unknown;
+  detected_courier?: string;
+}
+
+const CHECKPOINTS_KEY = '"Checkpoints":[]';
+/** Checkpoints as JSON, once per view array: a record answered again hands over the same frozen array. */
+const checkpointsJson = new WeakMap<readonly CheckpointView[], string>();
+
+/**
+ * `answer` as JSON, the same text `JSON.stringify(answer)` gives, with the checkpoints (most of the body)
+ * serialised once per stored record. The first `"Checkpoints":[]` of the outer text is the key itself: inside a
+ * JSON string a quote is always escaped.
+ */
+export function trackAnswerJson(answer: TrackAnswer): string {
+  const checkpoints = answer.data.Checkpoints;
+  let json = checkpointsJson.get(checkpoints);
+  if (json === undefined) {
+    json = JSON.stringify(checkpoints);
+    checkpointsJson.set(checkpoints, json);
+  }
+  const outer = JSON.stringify({ ...answer, data: { ...answer.data, Checkpoints: [] } });
+  return outer.replace(CHECKPOINTS_KEY, () => `"Checkpoints":${json}`);
+}
