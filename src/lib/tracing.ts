@@ -14,18 +14,16 @@ import {
   type Span,
   type Tracer,
 } from "@opentelemetry/api";
-import { setGlobalErrorHandler, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { TracingSdk } from "./tracing-sdk.ts";
 
 export { SpanKind, SpanStatusCode, type Span };
 
-let provider: TracerProvider | undefined;
+let provider: TracingSdk | undefined;
 let tracer: Tracer | undefined;
+/** Set with the provider; read only while `tracer` is. */
+let propagator: TracingSdk["propagator"];
 let reportError: (err: unknown) => void = () => undefined;
 const active = new AsyncLocalStorage<Context>();
-const propagator = new W3CTraceContextPropagator();
 const fromRecord = {
   get: (c: Record<string, string>, k: string) => c[k],
   keys: (c: Record<string, string>) => Object.keys(c),
@@ -50,16 +48,11 @@ export const tracingOn = (): boolean => tracer !== undefined;
 /** Starts the provider when `opts.endpoint` is set (once per process). Returns whether tracing is on. */
 export function startTracing(opts: TracingOptions): boolean {
   if (!opts.endpoint || provider) return tracingOn();
-  const exporter = new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/+$/, "")}/v1/traces` });
-  provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": opts.serviceName }),
-    spanProcessors: [new BatchSpanProcessor({ exporter })],
-  });
-  if (opts.onError) {
-    reportError = opts.onError;
-    setGlobalErrorHandler(opts.onError);
-  }
-  tracer = provider.getTracer("courier-tracking-api");
+  // The SDK loads only here (docs/performance.md, "Idle RSS"); Bun's `require` loads an ES module synchronously.
+  const { startSdk } = require("./tracing-sdk.ts") as typeof import("./tracing-sdk.ts");
+  provider = startSdk(opts.endpoint, opts.serviceName, opts.onError);
+  if (opts.onError) reportError = opts.onError;
+  ({ tracer, propagator } = provider);
   return true;
 }
 

@@ -89,6 +89,14 @@ async function tracked<T>(r: Running, key: "housekeeping" | "predictions" | "sta
   }
 }
 
+/** The predictions rebuild: daily at 03:30 UTC (docs/predictions.md). */
+export const PREDICTIONS_PATTERN = "0 30 3 * * *";
+/**
+ * UTC as a fixed offset, not `timezone: "UTC"`: the same runs whatever TZ the process has, without croner reaching
+ * for `Intl` time zones (~1.3 MiB of idle RSS, docs/performance.md "Idle RSS").
+ */
+export const PREDICTIONS_CRON = { protect: true, utcOffset: 0 } as const;
+
 type JobBuilder = (deps: AppDeps, opts: SchedulerOptions, r: Running) => Cron | Promise<Cron> | undefined;
 
 /** The jobs in start order; a builder returns undefined when its job is off (alerts without SMTP). */
@@ -148,8 +156,8 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
     "predictions",
     (deps, opts, r) =>
       new Cron(
-        opts.predictionsPattern ?? "0 30 3 * * *",
-        { protect: true, timezone: "UTC" },
+        opts.predictionsPattern ?? PREDICTIONS_PATTERN,
+        PREDICTIONS_CRON,
         guarded(
           "predictions",
           deps,

@@ -1,7 +1,7 @@
 /** Alert emails (docs/alerts.md): the SMTP_URL transport (nodemailer) and each kind's text, plain text only. */
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
-import nodemailer from "nodemailer";
+import type * as Nodemailer from "nodemailer";
 import type { Config } from "../../config.ts";
 import { KIND_LABELS, type AlertKind } from "./model.ts";
 
@@ -23,7 +23,9 @@ export function smtpTransport(config: Pick<Config, "smtpUrl" | "smtpCaFile">): M
   const u = new URL(config.smtpUrl);
   const secure = u.protocol === "smtps:";
   const user = decodeURIComponent(u.username);
-  return nodemailer.createTransport({
+  // Loaded only with SMTP_URL (docs/performance.md, "Idle RSS"); Bun's `require` is synchronous.
+  const { createTransport } = require("nodemailer") as typeof Nodemailer;
+  return createTransport({
     host: u.hostname.replace(/^\[|\]$/g, ""),
     port: u.port ? Number(u.port) : secure ? 465 : 587,
     secure,
