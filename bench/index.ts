@@ -15,7 +15,8 @@
  * - the same service with `LOG_LEVEL=warn` (no access lines) and with
  *   `ROLE=api` (no jobs), for the extra rows and the access log's cost
  *   (`--skip warn,api` leaves them out);
- * - a bare Elysia "hello" and a bare `Bun.serve` "hello" (bench/bare.ts);
+ * - a bare Elysia "hello" and a bare `Bun.serve` "hello" (bench/bare.ts), and a bare `Bun.serve` doing only
+ *   the `/v1/couriers` answer's own work, P1's ceiling (`--skip work` leaves it out);
  * - the load generator: Debian's `wrk` (keep-alive, `CONNECTIONS` connections,
  *   2 threads), rotating keys and paths from a generated Lua script; P6 uses
  *   bench/p6-client.ts, one TLS connection per client.
@@ -247,6 +248,22 @@ const bare = await spawnReady(["bun", "bench/bare.ts", "bun", String(bunPort), c
   httpsOk(`https://127.0.0.1:${bunPort}/`),
 );
 
+// P1's ceiling: a bare Bun.serve doing only the work any server pays for this answer (bench/bare.ts "work").
+const couriersBody = await (
+  await fetch(`${svcBase}/v1/couriers`, {
+    headers: { "x-api-key": keys[0]! },
+    tls: { rejectUnauthorized: false },
+  } as RequestInit)
+).text();
+const bodyFile = join(work, "couriers.json");
+writeFileSync(bodyFile, couriersBody);
+const workPort = freePort();
+const bareWork = SKIP.has("work")
+  ? undefined
+  : await spawnReady(["bun", "bench/bare.ts", "work", String(workPort), certFile, keyFile, bodyFile], {}, () =>
+      httpsOk(`https://127.0.0.1:${workPort}/`),
+    );
+
 // ---- the extra rows: the same service without access lines, and with the API role only ------------------
 const quiet = SKIP.has("warn") ? undefined : await startService("warn", { LOG_LEVEL: "warn" });
 const apiOnly = SKIP.has("api") ? undefined : await startService("api", { ROLE: "api" });
@@ -256,7 +273,7 @@ const trackPaths = Array.from(
   { length: 200 },
   (_, n) => `/v1/track?courier=delhivery&tracking_number=12345${String(n).padStart(7, "0")}0`,
 );
-type Target = "bun" | "elysia" | "couriers" | "track" | "warn" | "api";
+type Target = "bun" | "elysia" | "work" | "couriers" | "track" | "warn" | "api";
 const targets: Partial<Record<Target, { name: string; base: string; paths: string[]; keys: string[]; pid: number }>> = {
   bun: { name: "bare Bun.serve hello", base: `https://127.0.0.1:${bunPort}`, paths: ["/"], keys: [], pid: bare.pid },
   elysia: {
@@ -266,6 +283,17 @@ const targets: Partial<Record<Target, { name: string; base: string; paths: strin
     keys: [],
     pid: elysia.pid,
   },
+  ...(bareWork
+    ? {
+        work: {
+          name: "bare Bun.serve, the answer's own work",
+          base: `https://127.0.0.1:${workPort}`,
+          paths: ["/v1/couriers"],
+          keys,
+          pid: bareWork.pid,
+        },
+      }
+    : {}),
   couriers: { name: "GET /v1/couriers", base: svcBase, paths: ["/v1/couriers"], keys, pid: service.pid },
   track: { name: "GET /v1/track (delivered)", base: trackSvc.base, paths: trackPaths, keys, pid: trackSvc.proc.pid },
 };
@@ -354,6 +382,7 @@ for (const t of active) await measure(t, 3);
 const perTarget = (): Record<Target, Measured[]> => ({
   bun: [],
   elysia: [],
+  work: [],
   couriers: [],
   track: [],
   warn: [],
@@ -362,6 +391,8 @@ const perTarget = (): Record<Target, Measured[]> => ({
 const rounds = perTarget();
 const p1: number[] = [];
 const p2: number[] = [];
+/** P1's ceiling: the bare server doing the answer's own work ÷ bare Elysia hello, per round. */
+const ceiling: number[] = [];
 /** Requests/s of `GET /v1/couriers` with LOG_LEVEL=warn ÷ with the default (access log on), per round. */
 const accessRatio: number[] = [];
 /** The access log's CPU per request: default − LOG_LEVEL=warn, µs, per round. */
@@ -375,6 +406,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const i = rounds.bun.length - 1;
   p1.push(rounds.couriers[i]!.rps / rounds.elysia[i]!.rps);
   p2.push(rounds.track[i]!.rps / rounds.couriers[i]!.rps);
+  if (bareWork) ceiling.push(rounds.work[i]!.rps / rounds.elysia[i]!.rps);
   if (quiet) {
     accessRatio.push(rounds.warn[i]!.rps / rounds.couriers[i]!.rps);
     accessCpuUs.push(rounds.couriers[i]!.cpuUs - rounds.warn[i]!.cpuUs);
@@ -468,6 +500,15 @@ printTable(rows, [
     goal: "≥ 0.6",
     ok: median(p1) >= 0.6,
     note: `default configuration (access log on); rounds ${p1.map((x) => x.toFixed(3)).join(" ")}`,
+  },
+  {
+    id: "P1c",
+    what: "P1's ceiling: the answer's own work, no framework",
+    value: bareWork ? median(ceiling).toFixed(3) : "skipped",
+    goal: "(reported)",
+    note: bareWork
+      ? `bare Bun.serve (key hash, id, 7 headers, same body) ÷ bare Elysia hello; rounds ${ceiling.map((x) => x.toFixed(3)).join(" ")}`
+      : "",
   },
   {
     id: "P2",
