@@ -1,7 +1,7 @@
 /**
  * Where the per-file test databases live: a tablespace on tmpfs (`/dev/shm`) when the PostgreSQL server runs on
  * this machine, else the server's default. On this machine a `CREATE DATABASE … TEMPLATE` of the migrated
- * template (529 files) cost 0.5–0.8 s of the server's CPU, nearly all of it in the kernel creating and syncing
+ * template (529 files) cost 0.3–0.8 s of the server's CPU, nearly all of it in the kernel creating and syncing
  * files on ext4; into the tmpfs tablespace it costs 0.02 s. The data is a test file's, dropped when it ends, so
  * memory-backed storage loses nothing the tests check; the WAL stays in the server's data directory.
  *
