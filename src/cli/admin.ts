@@ -1,6 +1,6 @@
 /** Operator CLI (`bun run admin help`): each command prints one JSON object; errors `{"error"}`, exit 1. */
 import { parseArgs } from "node:util";
-import { ConfigError, configFromProcess } from "../config.ts";
+import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
@@ -63,31 +63,50 @@ export function parseCommandLine(argv: string[]): { command: string; args: Args 
   return { command: parsed.values.help ? "help" : command, args: { positionals, flags: parsed.values } };
 }
 
-if (import.meta.main) {
+/** Where {@link runCli} writes whole lines (no trailing newline): the JSON object or the usage; an unexpected error's message. */
+export interface CliOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/**
+ * What `bun run admin <argv>` does, configured from `env`, short of exiting: returns the exit code (0, or 1 after
+ * printing `{"error"}`). The process entry below is this plus `process.exit`; tests call it for the commands whose
+ * point is not the process itself.
+ */
+export async function runCli(argv: string[], env: Record<string, string | undefined>, io: CliOutput): Promise<number> {
   let database: Database | undefined;
-  let code = 0;
   try {
-    const { command, args } = parseCommandLine(process.argv.slice(2));
-    if (command === "help") process.stdout.write(USAGE);
-    else {
-      const config = configFromProcess();
-      setPasswordHashMemory(config.passwordHashMemoryKib);
-      database = await openDatabase({
-        databaseUrl: config.databaseUrl,
-        dataDir: config.dataDir,
-        log: createLogger("silent"),
-        max: 2,
-      });
-      await migrateDatabase(database.url);
-      console.log(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), config.publicBaseUrl)));
+    const { command, args } = parseCommandLine(argv);
+    if (command === "help") {
+      io.out(USAGE.trimEnd());
+      return 0;
     }
+    const config = loadConfig(env);
+    setPasswordHashMemory(config.passwordHashMemoryKib);
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      log: createLogger("silent"),
+      max: 2,
+    });
+    await migrateDatabase(database.url);
+    io.out(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), config.publicBaseUrl)));
+    return 0;
   } catch (err) {
-    code = 1;
     const known = err instanceof UsageError || err instanceof ConfigError;
-    console.log(JSON.stringify({ error: known ? (err as Error).message : "unexpected error (see stderr)" }));
-    if (!known) console.error((err as Error).message);
+    io.out(JSON.stringify({ error: known ? (err as Error).message : "unexpected error (see stderr)" }));
+    if (!known) io.err((err as Error).message);
+    return 1;
   } finally {
     await database?.close();
   }
+}
+
+if (import.meta.main) {
+  const code = await runCli(process.argv.slice(2), process.env, {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  });
   process.exit(code);
 }

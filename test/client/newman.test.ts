@@ -1,7 +1,8 @@
 /**
  * Postman: the collection served at /postman runs green with newman
- * against the real, running sandbox service, as a customer would run it:
- * `newman run c.json --insecure --env-var api_key=… --env-var webhook_url=…`.
+ * against the real, running sandbox service, with what a customer would run,
+ * `newman run c.json --insecure --env-var api_key=… --env-var webhook_url=…`,
+ * as newman.run options in one Node process for the file (newman-driver.mjs).
  * The webhook URL is a real HTTPS receiver on loopback whose certificate the
  * service trusts (WEBHOOK_CA_FILE); loopback is allowed for this test only.
  */
@@ -22,6 +23,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  expect(await driver?.stop()).toBe(0);
   expect(await svc?.stop()).toBe(0);
   receiver?.stop();
 }, 60_000);
@@ -38,6 +40,42 @@ interface NewmanRun {
   run: { failures: { error: { test?: string; message: string } }[]; executions: Execution[] };
 }
 
+/**
+ * newman in one Node process for the file (newman-driver.mjs): each run is `newman run c.json --insecure
+ * --env-var … --reporters cli,json --reporter-json-export report.json`, spelled as the options newman.run takes,
+ * with the CLI's exit code. The README's own `npx newman run` command runs as a process in newman-readme.test.ts.
+ */
+const MARK = `--newman-run-done-${Bun.randomUUIDv7()}--`;
+let driver: ReturnType<typeof startDriver> | undefined;
+function startDriver() {
+  const proc = Bun.spawn(["node", join(import.meta.dir, "newman-driver.mjs"), MARK], {
+    cwd: join(import.meta.dir, "../.."),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  /** Sends one run's options; resolves with what newman printed and its exit code. */
+  async function run(options: object): Promise<{ code: number; stdout: string }> {
+    proc.stdin.write(`${JSON.stringify(options)}\n`);
+    proc.stdin.flush();
+    const done = new RegExp(`\\n${MARK} (\\d+)\\n`);
+    for (let m = done.exec(buffered); ; m = done.exec(buffered)) {
+      if (m) {
+        const stdout = buffered.slice(0, m.index);
+        buffered = buffered.slice(m.index + m[0].length);
+        return { code: Number(m[1]), stdout };
+      }
+      const { value, done: ended } = await reader.read();
+      if (ended) throw new Error(`the newman driver exited (${await proc.exited}):\n${buffered}`);
+      buffered += decoder.decode(value, { stream: true });
+    }
+  }
+  return { run, stop: () => (proc.stdin.end(), proc.exited) };
+}
+
 /** Fetches /postman and runs it with newman as a customer would, with `--env-var` for each of `vars`. */
 async function newman(vars: Record<string, string>): Promise<NewmanRun> {
   const res = await svc.fetch("/postman");
@@ -49,26 +87,14 @@ async function newman(vars: Record<string, string>): Promise<NewmanRun> {
   const file = join(dir, "c.json");
   const report = join(dir, "report.json");
   writeFileSync(file, JSON.stringify(await res.json()));
-  const env = Object.entries(vars).flatMap(([k, v]) => ["--env-var", `${k}=${v}`]);
-  const proc = Bun.spawn(
-    [
-      "node",
-      join(import.meta.dir, "../../node_modules/newman/bin/newman.js"),
-      "run",
-      file,
-      "--insecure",
-      ...env,
-      "--reporters",
-      "cli,json",
-      "--reporter-json-export",
-      report,
-    ],
-    {
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
-  const [code, stdout] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+  driver ??= startDriver();
+  const { code, stdout } = await driver.run({
+    collection: file,
+    insecure: true,
+    envVar: Object.entries(vars).map(([key, value]) => ({ key, value })),
+    reporters: ["cli", "json"],
+    reporter: { json: { export: report } },
+  });
   return { code, stdout, run: JSON.parse(readFileSync(report, "utf8")).run };
 }
 

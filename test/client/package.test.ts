@@ -174,6 +174,11 @@ test("a TypeScript consumer gets the types through exports (nodenext), and the R
     join(app, "tsconfig.json"),
     JSON.stringify({ compilerOptions, files: ["consumer.ts", ...examples.map((_, i) => `readme-${i}.ts`)] }),
   );
-  const tsc = createRequire(import.meta.url).resolve("typescript5/bin/tsc");
-  run(process.execPath, [tsc, "-p", "tsconfig.json"], app);
+  // TypeScript 5 as a consumer's project compiles (`tsc --init` sets skipLibCheck): the imports resolve through
+  // `exports` and the consumer's code checks against the types. The declarations themselves (the package's, and
+  // @types/node and lib.dom, which cost TypeScript 5 about 9 s of CPU here) are checked in full by TypeScript 7,
+  // the project's checker, in under 2 s.
+  const tsc5 = createRequire(import.meta.url).resolve("typescript5/bin/tsc");
+  run(process.execPath, [tsc5, "-p", "tsconfig.json", "--skipLibCheck"], app);
+  run(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json", "--singleThreaded"], app);
 }, 120_000);

@@ -18,6 +18,7 @@ import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { runHousekeeping } from "../../src/scheduler/housekeeping.ts";
 import { ADMIN_URL } from "../helpers/db.ts";
+import { testTablespace } from "../helpers/db-tablespace.ts";
 
 const DAY = 86_400_000;
 const name = `ct_t_mig_${Bun.randomUUIDv7().replaceAll("-", "").slice(-12)}`;
@@ -32,7 +33,9 @@ const now = Date.now();
 
 beforeAll(async () => {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
+  // In the test tablespace (tmpfs) where there is one, like every test database (test/helpers/db-tablespace.ts).
+  const tablespace = await testTablespace(admin, ADMIN_URL);
+  await admin.unsafe(`create database "${name}"${tablespace ? ` tablespace "${tablespace}"` : ""}`);
   await admin.end();
   // The migrations up to the one before partitioning.
   const dir = mkdtempSync(join(tmpdir(), "ct-mig-"));

@@ -13,6 +13,7 @@ import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/db/migrate.ts";
 import { ADMIN_URL } from "../helpers/db.ts";
+import { testTablespace } from "../helpers/db-tablespace.ts";
 
 const name = `ct_m_${Bun.randomUUIDv7().replaceAll("-", "").slice(-16)}`;
 const url = (() => {
@@ -32,7 +33,9 @@ beforeAll(async () => {
   for (const e of journal.entries)
     copyFileSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), join(before0010, `${e.tag}.sql`));
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
+  // In the test tablespace (tmpfs) where there is one, like every test database (test/helpers/db-tablespace.ts).
+  const tablespace = await testTablespace(admin, ADMIN_URL);
+  await admin.unsafe(`create database "${name}"${tablespace ? ` tablespace "${tablespace}"` : ""}`);
   await admin.end({ timeout: 5 });
 });
 afterAll(async () => {
