@@ -18,8 +18,9 @@ export function prebuiltResponse(set: SetHeaders, text: string, contentType: str
 }
 
 /**
- * A route handler answering {@link prebuiltResponse} with `body` (or what it returns). No `return f(` in it, so
- * Elysia reads it as synchronous.
+ * A route handler answering {@link prebuiltResponse} with `body` (or what it returns), written out: Elysia reads
+ * a handler with `return f(` in its source as asynchronous (src/http/elysia-quirks.ts), and Bun's transpiler
+ * folds a `const r = f(); return r` into one.
  */
 export function prebuiltHandler(
   body: string | (() => string),
@@ -27,7 +28,9 @@ export function prebuiltHandler(
 ): (c: { set: SetHeaders }) => Response {
   return function prebuilt({ set }) {
     const text = typeof body === "string" ? body : body();
-    const response = prebuiltResponse(set, text, contentType);
-    return response;
+    const headers = set.headers as Record<string, string>;
+    headers["content-type"] = contentType;
+    set.headers = Object.create(null) as Record<string, unknown>;
+    return new Response(text, { headers });
   };
 }
