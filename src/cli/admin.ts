@@ -1,6 +1,6 @@
 /** Operator CLI (`bun run admin help`): each command prints one JSON object; errors `{"error"}`, exit 1. */
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, configFromProcess, type Config } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
@@ -70,11 +70,11 @@ export interface CliOutput {
 }
 
 /**
- * What `bun run admin <argv>` does, configured from `env`, short of exiting: returns the exit code (0, or 1 after
- * printing `{"error"}`). The process entry below is this plus `process.exit`; tests call it for the commands whose
+ * What `bun run admin <argv>` does, short of exiting: returns the exit code (0, or 1 after printing `{"error"}`).
+ * `config()` is read only by a command that needs it (the entry: the process's environment, via src/config.ts). The process entry below is this plus `process.exit`; tests call it for the commands whose
  * point is not the process itself.
  */
-export async function runCli(argv: string[], env: Record<string, string | undefined>, io: CliOutput): Promise<number> {
+export async function runCli(argv: string[], config: () => Config, io: CliOutput): Promise<number> {
   let database: Database | undefined;
   try {
     const { command, args } = parseCommandLine(argv);
@@ -82,16 +82,16 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       io.out(USAGE.trimEnd());
       return 0;
     }
-    const config = loadConfig(env);
-    setPasswordHashMemory(config.passwordHashMemoryKib);
+    const settings = config();
+    setPasswordHashMemory(settings.passwordHashMemoryKib);
     database = await openDatabase({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
+      databaseUrl: settings.databaseUrl,
+      dataDir: settings.dataDir,
       log: createLogger("silent"),
       max: 2,
     });
     await migrateDatabase(database.url);
-    io.out(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), config.publicBaseUrl)));
+    io.out(JSON.stringify(await runAdmin(database.db, command, args, Date.now(), settings.publicBaseUrl)));
     return 0;
   } catch (err) {
     const known = err instanceof UsageError || err instanceof ConfigError;
@@ -104,7 +104,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 }
 
 if (import.meta.main) {
-  const code = await runCli(process.argv.slice(2), process.env, {
+  const code = await runCli(process.argv.slice(2), configFromProcess, {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
   });

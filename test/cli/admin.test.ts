@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { runCli } from "../../src/cli/admin.ts";
+import { loadConfig } from "../../src/config.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 // The CLI against a real database, as an operator would run it. The exit code and the one line on stdout are the
@@ -37,7 +38,10 @@ function adminProcess(...args: string[]): CliRun {
 /** The CLI's entry in this process: what the process would print and the code it would exit with. */
 async function admin(...args: string[]): Promise<CliRun> {
   let stdout = "";
-  const code = await runCli(args, cliEnv(), { out: (line) => (stdout += `${line}\n`), err: () => {} });
+  const code = await runCli(args, () => loadConfig(cliEnv()), {
+    out: (line) => (stdout += `${line}\n`),
+    err: () => {},
+  });
   return { code, out: lastJson(stdout), stdout };
 }
 
@@ -120,7 +124,7 @@ describe("bun run admin: help, keys and plan requests", () => {
         if (args[0] === "help") {
           const p = Bun.spawnSync(["bun", "run", "src/cli/admin.ts", ...args], { cwd: ROOT, env });
           [out, code] = [p.stdout.toString(), p.exitCode];
-        } else code = await runCli(args, env, { out: (line) => (out += `${line}\n`), err: () => {} });
+        } else code = await runCli(args, () => loadConfig(env), { out: (line) => (out += `${line}\n`), err: () => {} });
         expect(code).toBe(0);
         expect(out).toStartWith("Usage: bun run admin <command>");
         for (const c of [

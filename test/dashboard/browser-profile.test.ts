@@ -27,6 +27,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accounts, deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { runCli } from "../../src/cli/admin.ts";
+import { loadConfig } from "../../src/config.ts";
 import { startService, type RunningService } from "../client/service.ts";
 import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
@@ -124,13 +125,14 @@ async function cliPasswordLink(account: string): Promise<string> {
   let out = "";
   const code = await runCli(
     ["password-link", account],
-    {
-      ...process.env,
-      DATABASE_URL: tdb.url,
-      PUBLIC_BASE_URL: svc.baseUrl,
-      COURIER_MODE: "sandbox",
-      LOG_LEVEL: "silent",
-    },
+    () =>
+      loadConfig({
+        ...process.env,
+        DATABASE_URL: tdb.url,
+        PUBLIC_BASE_URL: svc.baseUrl,
+        COURIER_MODE: "sandbox",
+        LOG_LEVEL: "silent",
+      }),
     { out: (line) => (out += `${line}\n`), err: (line) => console.error(line) },
   );
   expect(code).toBe(0);
