@@ -24,6 +24,10 @@ export function prng(seed: number): () => number {
   };
 }
 
+/**
+ * Webhook URLs a fuzzer may register. The private and link-local ones only reach the address classifier, which
+ * refuses them (the fuzz contexts allow no private range and resolve no name): nothing is ever sent to them.
+ */
 export const SAFE_URLS = [
   "https://hooks.fuzz.invalid/h",
   "https://hooks.fuzz.invalid:0/",
