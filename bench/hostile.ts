@@ -27,15 +27,8 @@
  * the end. Exit code 1 when any answer had a problem.
  */
 import { readFileSync } from "node:fs";
-import { buildApp } from "../src/app.ts";
-import { createServices } from "../src/services.ts";
-import { loadConfig } from "../src/config.ts";
-import { systemClock } from "../src/lib/clock.ts";
-import { silentLogger } from "../src/lib/log.ts";
 import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
-import { createCourierBackends } from "../src/modules/couriers/registry.ts";
-import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
-import { createTestDatabase } from "../test/helpers/db.ts";
+import { listenInProcess } from "./in-process.ts";
 
 if (process.argv[2] === "fuzz") {
   await fuzz();
@@ -129,24 +122,8 @@ async function fuzz(): Promise<void> {
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const DEPTH = 32_000;
 
-const tdb = await createTestDatabase({ max: 10 });
-const config = loadConfig({ COURIER_MODE: "sandbox" });
-const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger });
-const app = buildApp({
-  config,
-  db: tdb.db,
-  clock: systemClock,
-  log: silentLogger,
-  secretsKey: new Uint8Array(32),
-  backends,
-  services: createServices(tdb.db, systemClock),
-  onEvents: outboxEventSink,
-}).listen({
-  port: 0,
-  hostname: "127.0.0.1",
-  development: false,
-});
-const base = `http://127.0.0.1:${app.server!.port}`;
+const served = await listenInProcess(10);
+const { tdb, base } = served;
 const account = await createAccount(tdb.db, { email: "hostile@example.com", plan: "business" });
 const { key } = await createApiKey(tdb.db, account.id);
 
@@ -222,7 +199,5 @@ await run("unknown key", { "content-type": "application/json", "x-api-key": `ctk
 await run("valid key", { "content-type": "application/json", "x-api-key": key });
 
 worker.terminate();
-await app.stop(true);
-await backends.close();
-await tdb.drop();
+await served.stop();
 process.exit(0);

@@ -14,35 +14,17 @@
  *
  *   bun run bench:track            # CONCURRENCY=32 DURATION_S=10
  */
-import { buildApp } from "../src/app.ts";
-import { createServices } from "../src/services.ts";
-import { loadConfig } from "../src/config.ts";
 import { systemClock } from "../src/lib/clock.ts";
-import { silentLogger } from "../src/lib/log.ts";
 import { createAccount, createApiKey } from "../src/modules/accounts/service.ts";
-import { createCourierBackends } from "../src/modules/couriers/registry.ts";
-import { outboxEventSink } from "../src/modules/webhooks/delivery/outbox.ts";
 import { startSimulator } from "../src/sandbox/server.ts";
-import { createTestDatabase } from "../test/helpers/db.ts";
+import { listenInProcess } from "./in-process.ts";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const DURATION_MS = Number(process.env.DURATION_S ?? 10) * 1000;
 
-const tdb = await createTestDatabase({ max: 20 });
-const config = loadConfig({ COURIER_MODE: "sandbox" });
 const sim = startSimulator({ clock: systemClock, stepSeconds: 3600, asyncSeconds: 1 });
-const backends = createCourierBackends({ config, clock: systemClock, log: silentLogger, simulator: sim });
-const app = buildApp({
-  config,
-  db: tdb.db,
-  clock: systemClock,
-  log: silentLogger,
-  secretsKey: new Uint8Array(32),
-  backends,
-  services: createServices(tdb.db, systemClock),
-  onEvents: outboxEventSink,
-}).listen({ port: 0, hostname: "127.0.0.1" });
-const base = `http://127.0.0.1:${app.server!.port}`;
+const served = await listenInProcess(20, sim);
+const { tdb, base } = served;
 
 const keys: string[] = [];
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 2000);
@@ -90,8 +72,6 @@ const track = await run(
 );
 console.log(`ratio /v1/track : /v1/couriers throughput = 1 : ${(couriers / track).toFixed(2)}`);
 
-await app.stop(true);
-await backends.close();
+await served.stop();
 await sim.stop();
-await tdb.drop();
 process.exit(0);
