@@ -339,7 +339,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
+         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once; test fires and audits are never recovered. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
