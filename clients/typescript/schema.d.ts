@@ -339,7 +339,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
+         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once; test fires and audits are never recovered. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -2388,7 +2388,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -2846,7 +2846,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -3443,7 +3443,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4101,7 +4101,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -4892,7 +4892,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -5304,7 +5304,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -5479,7 +5479,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -5694,7 +5694,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;
@@ -5911,7 +5911,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
                  * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
                  */
                 "Idempotency-Key"?: string;

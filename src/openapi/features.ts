@@ -17,7 +17,7 @@ export const IDEMPOTENCY_PARAMETER: Json = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: `Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request. A different request under the key → 422 with \`type: "idempotency_key_reused"\` at \`loc: ["header", "Idempotency-Key"]\`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
+  description: `Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with \`type: "idempotency_key_reused"\` at \`loc: ["header", "Idempotency-Key"]\`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
   schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
   example: "5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21",
 };

@@ -102,7 +102,7 @@ function eventReplay(deps: AppDeps) {
           summary: "Recover failed deliveries",
           tags: ["Webhooks"],
           description:
-            "Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.",
+            "Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once; test fires and audits are never recovered. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.",
         },
       },
     );

@@ -27,7 +27,8 @@ export interface AttemptInput {
   sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
-  deliveryId?: string;
+  /** The delivery row this attempt belongs to (span attribute `webhook.delivery_id`, docs/operations.md, Traces). */
+  deliveryId: string;
   /** The event's stored W3C `traceparent` to continue; null: a trace of its own; absent: the active span's. */
   traceParent?: string | null;
   /** Changes the service's headers after signing: the receiver audit marks its cases and removes signatures. */
@@ -41,7 +42,7 @@ export function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<Sen
     "webhook.id": a.webhookId,
     "webhook.event": a.event,
     "webhook.attempt": a.attempt,
-    ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}),
+    "webhook.delivery_id": a.deliveryId,
   };
   return inSpan(
     "webhook delivery",
