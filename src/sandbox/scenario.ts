@@ -210,6 +210,12 @@ export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   30: "Shipment held: awaiting instructions",
 };
 
+/** The reason family (a key of {@link FAILED_ATTEMPT_REMARKS}) whose remark is `remark`, so a twin can render its courier's code for it. */
+export function failedAttemptFamily(remark: string | null): number | undefined {
+  for (const [n, text] of Object.entries(FAILED_ATTEMPT_REMARKS)) if (text === remark) return Number(n);
+  return undefined;
+}
+
 export function failedAttemptRemark(trackingNumber: string): string {
   const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);
   const n = m ? Number(m[1]) * 10 + Number(m[2]) : -1;
