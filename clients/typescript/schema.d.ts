@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Move a sandbox shipment to its next state (sandbox only)
-         * @description Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.
+         * @description Sandbox mode only (absent in live mode). Moves a simulated shipment your account follows (after GET /v1/track or POST /v1/shipments) to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and your webhooks delivered exactly as a scheduled re-check would. Only shipments no other account follows: a shipment you do not follow is 404 SHIPMENT_NOT_FOLLOWED, one another account follows too 409 SANDBOX_SHIPMENT_SHARED, and neither moves. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. At most 30 advances a minute per account (429 RATE_LIMITED with Retry-After). Numbers ending in …991 revise the courier's EDD two days later at their first step, which sends `tracking.eta_changed`. Not counted against the quota.
          */
         post: operations["advanceSandboxShipment"];
         delete?: never;
@@ -739,7 +739,7 @@ export interface components {
                  * @description Machine-readable error code; each operation's responses name the ones it can give.
                  * @enum {string}
                  */
-                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "SANDBOX_SHIPMENT_SHARED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -2505,7 +2505,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number. */
+            /** @description Unknown courier slug, a courier the simulator does not answer, a shipment your account does not follow, or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2516,14 +2516,14 @@ export interface operations {
                         error: {
                             candidates?: unknown;
                             /** @enum {string} */
-                            code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "TRACKING_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
                     };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. */
+            /** @description Another account follows this shipment too, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2535,7 +2535,7 @@ export interface operations {
                         error: {
                             candidates?: unknown;
                             /** @enum {string} */
-                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            code: "SANDBOX_SHIPMENT_SHARED" | "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -2552,7 +2552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            /** @description Per-minute rate limit, or more than 30 sandbox advances this minute; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

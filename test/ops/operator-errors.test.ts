@@ -1,7 +1,7 @@
 /**
  * What an operator reads when a start goes wrong, with real processes on loopback: a bad configuration names
  * each variable and what is wrong with it, never a value (the database password, SECRETS_KEY, METRICS_TOKEN);
- * a database refusal does not print the password either; a second process on a port in use refuses to start;
+ * a database refusal does not print the password either; a second process on a port (PORT, SANDBOX_PORT) in use refuses to start;
  * a body trickled slower than BODY_TIMEOUT_MS is answered 408 (docs/deployment.md).
  */
 import { expect, test } from "bun:test";
@@ -91,6 +91,33 @@ test("a second service on a port in use refuses to start with one line naming th
   expect(second.stderr()).toBe("");
   // The first one still answers.
   expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+});
+
+test("a SANDBOX_PORT in use: one line naming the variable and the port, no stack, exit 1", async () => {
+  const port = freePort();
+  const holder = Bun.serve({ hostname: "127.0.0.1", port, reusePort: false, fetch: () => new Response("held") });
+  try {
+    const p = spawn({
+      DATABASE_URL: services.db().url,
+      SECRETS_KEY: DB_KEY,
+      TRUST_PROXY: "1",
+      HOST: "127.0.0.1",
+      PORT: String(freePort()),
+      COURIER_MODE: "sandbox",
+      SANDBOX_PORT: String(port),
+      ROLE: "api",
+    });
+    expect(await p.exited).toBe(1);
+    const last = p.lines().at(-1)!;
+    expect(last.level).toBe("error");
+    expect(last.msg).toContain(`SANDBOX_PORT=${port}`);
+    expect(last.msg).toContain(`127.0.0.1:${port} is already in use`);
+    expect(JSON.stringify(last)).not.toContain("    at ");
+    expect(p.lines().some((l) => String(l.msg).startsWith("listening on"))).toBe(false);
+    expect(p.stderr()).toBe("");
+  } finally {
+    await holder.stop(true);
+  }
 });
 
 /**

@@ -13,6 +13,7 @@ import { followingMetrics } from "../metrics/following.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
+import { requireSoleFollower, soleFollowerSink } from "./sandbox-guard.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
@@ -160,14 +161,20 @@ export async function trackDemo(deps: TrackingDeps, slug: string, rawNumber: str
 }
 
 /**
- * Sandbox advance: the simulator moves the shipment to its next state, then it is looked up like any shipment (no
- * reuse, no quota), so its events and webhooks go out as in production.
- * @throws AppError NOT_FOUND when the simulator does not know this courier; otherwise a lookup's errors.
+ * Sandbox advance of a shipment the account alone follows: the simulator moves it to its next state, then it is
+ * looked up like any shipment (no reuse, no quota, no follow made), so its events and webhooks go out as in
+ * production, to this account's webhooks only (docs/spec-map.md#sandbox).
+ * @throws AppError NOT_FOUND when the simulator does not answer this courier; SHIPMENT_NOT_FOLLOWED (404) or
+ * SANDBOX_SHIPMENT_SHARED (409) from {@link requireSoleFollower}; otherwise a lookup's errors.
  */
 export async function advanceSandboxForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
-  if (deps.backends.advanceSandbox(courier, awb) === undefined)
+  if (deps.backends.availability(courier) !== "sandbox")
     throw new AppError("NOT_FOUND", `${courier.name} is not answered by the sandbox simulator here.`);
-  return { success: true as const, data: await fetchAndStore(deps, courier, awb, started, auth.account.id, false) };
+  const accountId = auth.account.id;
+  await requireSoleFollower(deps.db, accountId, courier, awb);
+  deps.backends.advanceSandbox(courier, awb);
+  const guarded = { ...deps, onEvents: soleFollowerSink(deps.onEvents, accountId, courier, awb) };
+  return { success: true as const, data: await fetchAndStore(guarded, courier, awb, started, undefined, false) };
 }
