@@ -174,8 +174,8 @@ async function start(): Promise<void> {
     listenOrExplain(config, () => app.listen(publicListenOptions(config, tls)));
     running.server = app;
     lifecycle.starting = false;
-    const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
-    log.info(`listening on ${scheme}://${config.host}:${config.port}`, {
+    const url = `${tls ? "https" : "http"}://${config.host}:${config.port}`;
+    log.info(tls ? `listening on ${url}` : `listening on ${url} (plain HTTP behind a TLS-terminating proxy)`, {
       role: config.role,
       tls: tls ? tls.source : "proxy",
       cert: tls?.certFile,

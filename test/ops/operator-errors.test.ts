@@ -80,7 +80,9 @@ test("a second service on a port in use refuses to start with one line naming th
     ROLE: "api",
   };
   const first = spawn(env);
-  await first.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
+  const listening = await first.waitForLine((l) => String(l.msg).startsWith("listening on"), 30_000);
+  // A URL a reader can copy; the proxy note after it, not inside its scheme.
+  expect(listening.msg).toBe(`listening on http://127.0.0.1:${port} (plain HTTP behind a TLS-terminating proxy)`);
   const second = spawn(env);
   expect(await second.exited).toBe(1);
   const last = second.lines().at(-1)!;
