@@ -130,7 +130,8 @@ function hotShares(a: Awaited<ReturnType<typeof tableStats>>, b: Awaited<ReturnT
   for (const [name, v] of b) {
     const parent = name.replace(/_p\d{8}$|_default$/, "");
     const before = a.get(name) ?? { upd: 0, hot: 0 };
-    const o = (out[parent] ??= { updates: 0, hot: 0 });
+    out[parent] ??= { updates: 0, hot: 0 };
+    const o = out[parent];
     o.updates += v.upd - before.upd;
     o.hot += v.hot - before.hot;
   }
