@@ -1180,7 +1180,7 @@ export interface components {
             /** @enum {string} */
             mode: "test" | "live";
             /**
-             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
+             * @description https URL of the receiver, at most 2,048 characters: a host name in ASCII (an internationalised name in its `xn--` form) or a public IPv4 (dotted decimal) or [IPv6] (hex groups) address; a port from 1 to 65535; no user name or password, fragment, white space or control characters.
              * @example https://example.com/hooks/courier
              */
             url: string;
@@ -1279,7 +1279,7 @@ export interface components {
              */
             status?: "active";
             /**
-             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
+             * @description https URL of the receiver, at most 2,048 characters: a host name in ASCII (an internationalised name in its `xn--` form) or a public IPv4 (dotted decimal) or [IPv6] (hex groups) address; a port from 1 to 65535; no user name or password, fragment, white space or control characters.
              * @example https://example.com/hooks/courier
              */
             url?: string;
@@ -2389,7 +2389,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example a2501fb5-fb87-42e6-bae0-8cb84f511f83
                  */
                 "Idempotency-Key"?: string;
             };
@@ -2847,7 +2847,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 56148e34-2ede-42ab-9c6e-f4b33a01a2b7
                  */
                 "Idempotency-Key"?: string;
             };
@@ -3444,7 +3444,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 67c07a45-19e7-43c4-9ee3-5702dc129867
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4102,7 +4102,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example e4b772fa-1107-4783-b883-58d8f0a01b93
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4893,7 +4893,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 27b5222c-6fd3-44d5-9025-23f958b257d4
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5305,7 +5305,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 3e9782d5-c811-4f93-88e0-46843f352198
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5480,7 +5480,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 137f7cf2-feab-4425-aa15-70dbd0de24e0
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5695,7 +5695,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example f0c41b04-d3a2-42aa-aec3-c185f6aca4e4
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5912,7 +5912,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @example 9bc185ef-2dce-430a-b846-04cdb85673b9
                  */
                 "Idempotency-Key"?: string;
             };

@@ -9,6 +9,7 @@ import { WebhookIdParams } from "../webhooks/model.ts";
 import { recover, RECOVER_WINDOW_MS, redeliver } from "../webhooks/replay.ts";
 import { eventModels, EventsQuery, RedeliverParams } from "./model.ts";
 import { listEvents } from "./service.ts";
+import { dateTimeMs } from "../../http/text.ts";
 
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
@@ -78,7 +79,7 @@ function eventReplay(deps: AppDeps) {
       "/webhooks/:webhook_id/recover",
       (c) =>
         idempotent(deps, c, async () => {
-          const since = Date.parse(c.body.since);
+          const since = dateTimeMs(c.body.since)!;
           const now = deps.clock.now();
           if (!(since >= now - RECOVER_WINDOW_MS && since <= now))
             throw new RequestValidationError([
