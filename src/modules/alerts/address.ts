@@ -74,7 +74,7 @@ export async function requestAddress(
         and(
           eq(alerts.accountId, accountId),
           eq(alerts.kind, "address_confirmation"),
-          gt(alerts.createdAt, sql`now() - interval '1 hour'`),
+          gt(alerts.createdAt, new Date(nowMs - 3_600_000)),
         ),
       );
     if ((n?.n ?? 0) >= CONFIRMATIONS_PER_HOUR) return false;
@@ -87,6 +87,7 @@ export async function requestAddress(
       .values({ id, tokenHash: sha256(token), accountId, email, createdAt: new Date(nowMs), expiresAt });
     await tx.insert(alerts).values({
       accountId,
+      createdAt: new Date(nowMs),
       kind: "address_confirmation",
       dedupeKey: id,
       state: "queued",
