@@ -139,7 +139,8 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
 
   async function sendOne(a: ClaimedAlert): Promise<void> {
     if (a.disabled) return completeAlert(sql, a, "skipped", a.recipient);
-    if (isLimitedKind(a.kind)) {
+    // Counted once, at the first attempt: a retry after an SMTP failure spends no second slot.
+    if (isLimitedKind(a.kind) && a.attempts === 1) {
       const slot = await takeSlot(sql, a.account_id, a.kind);
       if (!slot.ok && (await foldAlert(sql, a, slot)) !== "busy") return;
     }
