@@ -97,7 +97,7 @@ export async function lastErrors(sql: postgres.Sql, webhookId: string, at: strin
             and created_at <= coalesce(${at ?? null}::timestamptz, 'infinity')
           order by created_at desc limit 20) d
     join delivery_attempts a on a.delivery_id = d.id
-    where a.status_code is null or a.status_code not between 200 and 299
+    where a.error is not null or a.status_code is null or a.status_code >= 400
     order by a.started_at desc limit 3`;
 }
 
