@@ -36,6 +36,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   courier_budgets: "src/modules/couriers",
   alerts: "src/modules/alerts",
   alert_settings: "src/modules/alerts",
+  alert_windows: "src/modules/alerts",
+  alert_address_links: "src/modules/alerts",
   transit_stats: "src/modules/predictions",
 };
 
