@@ -42,7 +42,6 @@ const ALLOWED: Readonly<Record<string, { timers: number; why: string }>> = {
     why: "load and fault schedule (client pacing, outage lengths), a poll loop, and the client honouring Retry-After",
   },
   "test/ops/operator-errors.test.ts": { timers: 1, why: "the slow client itself: one body byte every 100 ms" },
-  "test/ops/partition.test.ts": { timers: 1, why: "poll loop until the healed service answers 200" },
   "test/ops/process.ts": {
     timers: 2,
     why: "waitForLine's poll loop; a bound on reading a dead child's pipes (a grandchild may hold them)",
@@ -53,8 +52,6 @@ const ALLOWED: Readonly<Record<string, { timers: number; why: string }>> = {
   },
   "test/ops/sequence-workers.test.ts": { timers: 1, why: "polls pg_locks until both workers wait at the barrier" },
   "test/ops/tracing.test.ts": { timers: 1, why: "polls the sandbox until the shipment changes (bounded loop)" },
-  "test/webhooks/delivery.test.ts": { timers: 1, why: "its until() poll loop (deadline)" },
-  "test/webhooks/outage.test.ts": { timers: 1, why: "its until() poll loop (deadline)" },
   "test/webhooks/receiver.ts": { timers: 1, why: "waitFor()'s deadline: rejects when requests never come" },
 };
 

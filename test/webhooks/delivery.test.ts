@@ -571,11 +571,7 @@ describe("the pump: claimed rows waiting for a slot", () => {
     return { ...s, answer: () => gate.resolve() };
   }
   const until = async (what: () => Promise<boolean>) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await what())) {
-      if (Date.now() > deadline) throw new Error("condition not reached");
-      await Bun.sleep(20);
-    }
+    if (!(await eventually(what, 10_000))) throw new Error("condition not reached");
   };
 
   test("stop() sends none of them and clears their leases, so any worker claims them at once", async () => {

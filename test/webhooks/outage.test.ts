@@ -41,8 +41,7 @@ test("the worker rides out a database outage and delivers what was enqueued duri
       (rows) => rows.map((r) => r.state as string),
     );
   const until = async (want: string[], ms: number) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline && JSON.stringify(await states()) !== JSON.stringify(want)) await Bun.sleep(100);
+    await eventually(async () => JSON.stringify(await states()) === JSON.stringify(want), ms);
     return states();
   };
 
