@@ -52,6 +52,7 @@ const ALLOWED: Readonly<Record<string, { timers: number; why: string }>> = {
   },
   "test/ops/sequence-workers.test.ts": { timers: 1, why: "polls pg_locks until both workers wait at the barrier" },
   "test/ops/tracing.test.ts": { timers: 1, why: "polls the sandbox until the shipment changes (bounded loop)" },
+  "test/upgrade/upgrade.test.ts": { timers: 1, why: "its until() poll loop (deadline)" },
   "test/webhooks/receiver.ts": { timers: 1, why: "waitFor()'s deadline: rejects when requests never come" },
 };
 
