@@ -176,11 +176,11 @@ const COMMANDS: Record<string, Command> = {
     return { ...(await rebuildTransitStats(db, nowMs)) };
   },
   async contract(db) {
-    const { from, to } = await contract(db.$client);
+    const { from, to } = await contract(db);
     return { compat_level: to, previous: from };
   },
   async "show-compat"(db) {
-    return { compat_level: await compatLevel(db.$client), build_level: COMPAT_LEVEL };
+    return { compat_level: await compatLevel(db), build_level: COMPAT_LEVEL };
   },
   async "list-upgrade-requests"(db, a) {
     const rows = await listRequests(db, a.flags.all === true ? undefined : "pending");

@@ -52,8 +52,9 @@ export async function migrateDatabase(url: string): Promise<void> {
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
     const fresh = (await appliedMigrations(sql)) === 0;
-    await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
-    await recordCompatLevel(sql, fresh);
+    const db = drizzle(sql);
+    await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    await recordCompatLevel(db, fresh);
     await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
     await sql.end({ timeout: 5 });

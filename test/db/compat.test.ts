@@ -27,17 +27,17 @@ const cli = async (url: string, argv: string[]) => {
 test("a database this build created is at this build's level: nothing old is written", async () => {
   const tdb = await createTestDatabase();
   dbs.push(tdb);
-  expect(await compatLevel(tdb.sql)).toBe(COMPAT_LEVEL);
+  expect(await compatLevel(tdb.db)).toBe(COMPAT_LEVEL);
   await migrateDatabase(tdb.url); // at head: a no-op that leaves the level alone
-  expect(await compatLevel(tdb.sql)).toBe(COMPAT_LEVEL);
-  expect(await compatView(tdb.sql, () => 0).legacy(COMPAT_LEVEL)).toBe(false);
+  expect(await compatLevel(tdb.db)).toBe(COMPAT_LEVEL);
+  expect(await compatView(tdb.db, () => 0).legacy(COMPAT_LEVEL)).toBe(false);
 });
 
 test("the previous release's database stays at level 1 after migrating; contract raises it, a later start keeps it", async () => {
   const tdb = await restoreFixture(previousRelease());
   dbs.push(tdb);
   await migrateDatabase(tdb.url);
-  expect(await compatLevel(tdb.sql)).toBe(FIRST_LEVEL);
+  expect(await compatLevel(tdb.db)).toBe(FIRST_LEVEL);
   expect(await cli(tdb.url, ["show-compat"])).toEqual({
     code: 0,
     json: { compat_level: FIRST_LEVEL, build_level: COMPAT_LEVEL },
@@ -45,7 +45,7 @@ test("the previous release's database stays at level 1 after migrating; contract
   // A structure moved at this build's level, on a database an older layout still uses:
   await tdb.sql`update service_settings set value = ${String(COMPAT_LEVEL - 1)} where name = 'compat_level'`;
   let now = 0;
-  const view = compatView(tdb.sql, () => now, 30_000);
+  const view = compatView(tdb.db, () => now, 30_000);
   expect(await view.legacy(COMPAT_LEVEL)).toBe(true);
 
   expect(await cli(tdb.url, ["contract"])).toEqual({
@@ -53,7 +53,7 @@ test("the previous release's database stays at level 1 after migrating; contract
     json: { compat_level: COMPAT_LEVEL, previous: COMPAT_LEVEL - 1 },
   });
   await migrateDatabase(tdb.url);
-  expect(await compatLevel(tdb.sql)).toBe(COMPAT_LEVEL);
+  expect(await compatLevel(tdb.db)).toBe(COMPAT_LEVEL);
   expect(await view.legacy(COMPAT_LEVEL)).toBe(true); // a process reads the level at most every 30 s
   now = 30_000;
   expect(await view.legacy(COMPAT_LEVEL)).toBe(false);
