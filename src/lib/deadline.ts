@@ -8,6 +8,9 @@ import { AsyncLocalStorage } from "node:async_hooks";
 export class Deadline {
   private at: number;
   private open = true;
+  /** Calls off the clock now, and since when (overlapping calls move the deadline once). */
+  private off = 0;
+  private offSince = 0;
 
   constructor(
     budgetMs: number,
@@ -21,13 +24,13 @@ export class Deadline {
     return this.open ? this.at - this.now() : undefined;
   }
 
-  /** Runs `fn` off the clock: the deadline moves later by the time it took. */
+  /** Runs `fn` off the clock: the deadline moves later by the time it took (once for calls that overlap). */
   async excluding<T>(fn: () => Promise<T>): Promise<T> {
-    const started = this.now();
+    if (this.off++ === 0) this.offSince = this.now();
     try {
       return await fn();
     } finally {
-      this.at += this.now() - started;
+      if (--this.off === 0) this.at += this.now() - this.offSince;
     }
   }
 

@@ -51,6 +51,18 @@ test("a Deadline: ms left, moved later by time off the clock, none once closed o
     now += 5_000;
   });
   expect(d.leftMs()).toBe(300);
+  // Two calls off the clock that overlap move it once, by the time from the first start to the last end.
+  let release!: () => void;
+  const first = d.excluding(() => new Promise<void>((r) => (release = r)));
+  now += 100;
+  const second = d.excluding(async () => {
+    now += 100;
+  });
+  await second;
+  now += 100;
+  release();
+  await first;
+  expect(d.leftMs()).toBe(300);
   now += 400;
   expect(d.leftMs()).toBe(-100);
   d.close();
