@@ -10,6 +10,7 @@ import { CourierBusyError } from "../couriers/lane.ts";
 import type { LookupResult } from "../couriers/registry.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
+import { offTheClock, withoutDeadline } from "../../lib/deadline.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
@@ -86,7 +87,8 @@ async function fetchAndStore(
     return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup: LookupResult;
   try {
-    lookup = await deps.backends.lookup(courier, awb);
+    // The courier call has its own budget (lane and COURIER_TIMEOUT_MS): it does not spend the database deadline.
+    lookup = await offTheClock(() => deps.backends.lookup(courier, awb));
   } catch (err) {
     if (!(err instanceof CourierError)) throw err;
     deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
@@ -126,7 +128,10 @@ async function fetchAndStore(
   );
 }
 
-/** `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. */
+/**
+ * `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. Its database
+ * waits share the request's deadline (src/lib/deadline.ts); the courier call is bounded by its own budget.
+ */
 export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
@@ -146,9 +151,11 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
     const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
     return { success: true as const, data, usage: usageView(used, plan.monthly_quota, plan.id) };
   } catch (err) {
-    await leases
-      .release(auth.account.id, reservation)
-      .catch((e) => deps.log.error("quota release failed", { error: e }));
+    // Owed at once, so later answers count without it; the give-back statement runs without this request's
+    // deadline and does not hold its answer (a failed one is sent again with the next: accounts/quota-lease.ts).
+    void withoutDeadline(() => leases.release(auth.account.id, reservation)).catch((e: unknown) =>
+      deps.log.error("quota release failed", { error: e }),
+    );
     throw err;
   }
 }
