@@ -25,10 +25,18 @@ const ALLOWED: Readonly<Record<string, { timers: number; why: string }>> = {
     timers: 2,
     why: "the hostile backend itself: a body dripped a byte per 200 ms, an answer 5 s after the client's 800 ms timeout",
   },
+  "test/db/request-deadline.test.ts": {
+    timers: 1,
+    why: "one event-loop turn inside the deadline's scope: the scope must survive an await (the subject)",
+  },
   "test/e2e/kill9.test.ts": { timers: 2, why: "poll loops: the killed process gone, the row delivered (deadlines)" },
   "test/e2e/live-webhook.test.ts": { timers: 1, why: "polls the receiver for the delivered event (deadline)" },
   "test/e2e/recover.test.ts": { timers: 1, why: "its until() poll loop (deadline)" },
   "test/following/outage.test.ts": { timers: 3, why: "poll loops for the back-off line, the resumed call, the lease" },
+  "test/http/request-deadline.test.ts": {
+    timers: 1,
+    why: "a slow receiver's own pacing: it answers after the request deadline, which the test fire must outlast",
+  },
   "test/lib/log.test.ts": {
     timers: 2,
     why: "timers are the subject (the request scope follows a timer); each is awaited, no assertion races it",

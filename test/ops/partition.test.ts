@@ -69,13 +69,11 @@ test("a partition: database-backed requests and /readyz answer 503 with Retry-Af
     // A burst at once (the pool's connections and its queue), then one at a time while the partition lasts.
     const burst = await Promise.all([...Array.from({ length: 16 }, () => timed(list, svc.key)), timed("/readyz")]);
     // Lookups of one account: before the request deadline each also waited for the give-back of its unit, and
-    // those ran one after another, so the last answered after tens of seconds. Now each stops at its deadline;
-    // 8 s, not 4.5 s, so that a loaded machine running timers late does not fail it.
+    // those ran one after another, past the client's timeout. Now each stops at its deadline, while the
+    // partition still holds (the bound itself is the code's: test/tracking/partition-deadline.test.ts).
     const lookups = await Promise.all(Array.from({ length: 8 }, (_, i) => timed(track(i + 1), svc.key)));
-    for (const r of lookups) {
-      expect(r).toMatchObject({ status: 503, code: "SERVICE_UNAVAILABLE", retryAfter: "5" });
-      expect(r.s).toBeLessThan(8);
-    }
+    for (const r of lookups)
+      expect(r).toMatchObject({ status: 503, code: "SERVICE_UNAVAILABLE", retryAfter: "5", duringPartition: true });
     const later: Awaited<ReturnType<typeof timed>>[] = [];
     for (let i = 0; i < 3; i++) later.push(await timed(list, svc.key), await timed("/readyz"));
     // Answered by the deadlines while the partition still held, not when it ended (it ends only below).
