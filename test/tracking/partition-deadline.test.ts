@@ -76,10 +76,8 @@ for (const [i, when] of (["during", "after"] as const).entries())
     expect((await track(account.key, `55500000${i}0011`)).status).toBe(200);
 
     cut = when;
-    let answeredAt = 0;
     try {
       const res = await track(account.key, `55500000${i}0021`);
-      answeredAt = performance.now();
       expect(res.status).toBe(503);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("SERVICE_UNAVAILABLE");
       expect(res.headers.get("retry-after")).toBe("5");
@@ -87,18 +85,18 @@ for (const [i, when] of (["during", "after"] as const).entries())
       relay.heal();
     }
     expect(cutAt).toBeGreaterThan(0);
-    // Within the test's time at all means the deadline ended it (the pool's own bounds are 60 s); the log says so.
-    // 10 s, not 1.125 s: a loaded machine may run the deadline's timer late, never by a partition's length.
-    expect(answeredAt - cutAt).toBeLessThan(10_000);
+    // Answered at all while the partition held (healed only above; the pool's own bounds are 60 s, beyond the
+    // test's timeout): the request deadline ended it, as the log says.
     expect(lines.some((l) => l.includes("database unavailable") && l.includes("DEADLINE_EXCEEDED"))).toBe(true);
 
     // Healed: 200 again (the ended connection is reopened), and only the two 200s are counted.
     let last: Response | undefined;
-    for (let n = 0; n < 50 && last?.status !== 200; n++) {
-      last = await track(account.key, `55500000${i}0031`);
-      if (last.status !== 200) await Bun.sleep(100);
-    }
-    expect(last?.status).toBe(200);
+    expect(
+      await eventually(async () => {
+        last = await track(account.key, `55500000${i}0031`);
+        return last.status === 200;
+      }, 10_000),
+    ).toBe(true);
     expect(((await last!.json()) as { usage: { used: number } }).usage.used).toBe(2);
     await servicesFor(pool.db).quotaLeases.returnAll();
     expect(await eventually(async () => (await usedThisMonth(ctx.tdb.db, account.id, ctx.clock.now())) === 2)).toBe(
