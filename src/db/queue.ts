@@ -138,16 +138,18 @@ function queueParts(table: string, spec: QueueSpec) {
     held: (token: string) =>
       frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
     free: raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null"),
-    // Rows by key (`from`: what the statement joins); on a partitioned table by (key, partition key), {@link sameKey}.
-    rows: (keys: Keys): { from: Fragment; match: Fragment } => {
+    // Rows by key: `join(kw)` is what the statement joins (after `using` / `from`), `match` its condition; on a
+    // partitioned table by (key, partition key), {@link sameKey}.
+    rows: (keys: Keys): { join: (kw: string) => Fragment; match: Fragment } => {
       const part = spec.partition;
-      if (!("ids" in keys)) {
-        if (part) throw new TypeError(`queue ${table} is partitioned: pass the partition keys with the keys`);
-        return { from: raw(""), match: frag`${raw(spec.key)} = any(${keys}::text[])` };
-      }
-      if (!part) return { from: raw(""), match: frag`${raw(spec.key)} = any(${keys.ids}::text[])` };
+      const ids = "ids" in keys ? keys.ids : keys;
+      if (part && !("ids" in keys))
+        throw new TypeError(`queue ${table} is partitioned: pass the partition keys with the keys`);
+      if (!part || !("ids" in keys))
+        return { join: () => raw(""), match: frag`${raw(spec.key)} = any(${ids}::text[])` };
+      const u = frag`unnest(${keys.ids}::text[], ${keys.parts}::text[]::${raw(part.type)}[]) as u(u_key, u_part)`;
       return {
-        from: frag`unnest(${keys.ids}::text[], ${keys.parts}::text[]::${raw(part.type)}[]) as u(u_key, u_part)`,
+        join: (kw) => frag` ${raw(kw)} ${u}`,
         match: frag`${sameKey(`${table}.${spec.key}`, "u.u_key")} and ${sameKey(`${table}.${part.column}`, "u.u_part")}`,
       };
     },
@@ -198,9 +200,8 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
     },
     async complete(sql, ids, token) {
       if (keyCount(ids) === 0) return 0;
-      const { from, match } = byKeys(ids);
-      const using = from.strings[0] ? frag` using ${from}` : raw("");
-      return (await run(sql, frag`delete from ${t}${using} where ${match} and ${held(token)}`)).count;
+      const { join, match } = byKeys(ids);
+      return (await run(sql, frag`delete from ${t}${join("using")} where ${match} and ${held(token)}`)).count;
     },
     async fail(sql, id, token, nextAtMs) {
       const count = raw(spec.failures ? `${spec.failures} = ${spec.failures} + 1,` : "");
@@ -217,11 +218,11 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
     async release(sql, ids, token, nowMs) {
       if (keyCount(ids) === 0) return 0;
       const dueNow = due ? frag`${raw(due)} = ${iso(nowMs)},` : raw("");
-      const { from, match } = byKeys(ids);
+      const { join, match } = byKeys(ids);
       const rows = await run(
         sql,
         frag`
-        update ${t} set ${dueNow} ${free}${from.strings[0] ? frag` from ${from}` : raw("")}
+        update ${t} set ${dueNow} ${free}${join("from")}
         where ${match} and ${held(token)}
         returning ${t}.${k}
       `,
@@ -230,11 +231,11 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
     },
     async renew(sql, ids, token, untilMs) {
       if (keyCount(ids) === 0) return [];
-      const { from, match } = byKeys(ids);
+      const { join, match } = byKeys(ids);
       const rows = await run<{ id: string }[]>(
         sql,
         frag`
-        update ${t} set lease_until = ${iso(untilMs)}${from.strings[0] ? frag` from ${from}` : raw("")}
+        update ${t} set lease_until = ${iso(untilMs)}${join("from")}
         where ${match} and ${held(token)}
         returning ${t}.${k} as id
       `,
