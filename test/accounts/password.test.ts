@@ -10,6 +10,7 @@ import {
   setPasswordHashMemory,
   verifyPassword,
 } from "../../src/modules/accounts/password.ts";
+import { Deadline, withDeadline } from "../../src/lib/deadline.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 // The preload runs every test at the smallest memory; each test here sets what it needs and puts it back.
@@ -90,5 +91,19 @@ describe("the operator CLI", () => {
     const [row] = await tdb.sql`select password_hash from accounts where email = 'kib@example.com'`;
     expect(memoryOf(row!.password_hash)).toBe(22_528);
     expect(await verifyPassword("sharma-is-my-surname", row!.password_hash)).toBe(true);
+  });
+});
+
+test("hashing and verifying are off the request's database deadline: CPU work, not a database wait", async () => {
+  setPasswordHashMemory(DEFAULT_PASSWORD_HASH_MEMORY_KIB);
+  const d = new Deadline(60_000);
+  await withDeadline(d, async () => {
+    const before = d.leftMs()!;
+    const t0 = performance.now();
+    const hash = await hashPassword("correct horse battery");
+    expect(await verifyPassword("correct horse battery", hash)).toBe(true);
+    const took = performance.now() - t0;
+    // The deadline moved later by the work's own time: what is left fell by far less than the work took.
+    expect(before - d.leftMs()!).toBeLessThan(took / 2);
   });
 });

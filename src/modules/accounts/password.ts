@@ -1,6 +1,7 @@
 /** Password hashing: argon2id via `Bun.password` (spec-map Decisions: Accounts; OWASP cheat sheet). */
 
 import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";
+import { offTheClock } from "../../lib/deadline.ts";
 
 export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB };
 /** argon2id passes over memory (OWASP: t = 2 at 19 MiB). */
@@ -22,14 +23,19 @@ export function setPasswordHashMemory(kib: number): void {
 /** Memory of the next hash, KiB. */
 export const passwordHashMemory = (): number => memoryKib;
 
-/** The argon2id hash of `password` (PHC string `$argon2id$v=19$m=…,t=2,p=1$…`). */
+/**
+ * The argon2id hash of `password` (PHC string `$argon2id$v=19$m=…,t=2,p=1$…`). Off the request's database
+ * deadline (src/lib/deadline.ts): it is CPU work, seconds on a busy machine, not a database wait.
+ */
 export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "argon2id", memoryCost: memoryKib, timeCost: TIME_COST });
+  return offTheClock(() =>
+    Bun.password.hash(password, { algorithm: "argon2id", memoryCost: memoryKib, timeCost: TIME_COST }),
+  );
 }
 
-/** True when `password` matches `hash` (any argon2 or bcrypt PHC string `Bun.password` knows). */
+/** True when `password` matches `hash` (any argon2 or bcrypt PHC string `Bun.password` knows); off the deadline too. */
 export function verifyPassword(password: string, hash: string): Promise<boolean> {
-  return Bun.password.verify(password, hash);
+  return offTheClock(() => Bun.password.verify(password, hash));
 }
 
 /** A hash to verify unknown emails against, so they cost what a wrong password costs. */
