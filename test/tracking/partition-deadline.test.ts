@@ -15,6 +15,7 @@ import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { startPgRelay, type PgRelay } from "../helpers/pg-relay.ts";
 import { servicesFor } from "../helpers/services.ts";
+import { Client, csrfOf } from "../dashboard/support.ts";
 
 let ctx: TestContext;
 let relay: PgRelay;
@@ -103,3 +104,22 @@ for (const [i, when] of (["during", "after"] as const).entries())
       true,
     );
   });
+
+test("the dashboard caught by a partition answers its 503 page with Retry-After at the request deadline, not a 500", async () => {
+  const browser = new Client(app);
+  const [page, html] = await browser.get("/dashboard/sign-in");
+  expect(page.status).toBe(200);
+  relay.blackhole();
+  try {
+    const [res, body] = await browser.post("/dashboard/sign-in", {
+      _csrf: csrfOf(html),
+      email: "someone@example.com",
+      password: "correct horse battery",
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(body).toContain("Temporarily unavailable");
+  } finally {
+    relay.heal();
+  }
+});

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
-import { safePathname } from "../../http/core.ts";
+import { isDatabaseUnavailable, safePathname } from "../../http/core.ts";
 import { syncRequestHook } from "../../http/elysia-quirks.ts";
 import type { SocketAddressOf } from "../../http/server.ts";
 import { systemResolver, type Resolver } from "../webhooks/delivery/address-guard.ts";
@@ -74,6 +74,14 @@ function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Reques
       connection: "close",
     });
   if (code === "PARSE") return htmlResponse(messagePage("Bad request", "The form could not be read."), 400);
+  if (isDatabaseUnavailable(error)) {
+    rd.deps.log.warn("database unavailable", { path: safePathname(request.url) });
+    return htmlResponse(
+      messagePage("Temporarily unavailable", "The service cannot reach its database. Try again in a moment."),
+      503,
+      { "retry-after": "5" },
+    );
+  }
   rd.deps.log.error("dashboard error", {
     path: safePathname(request.url),
     error: error instanceof Error ? error : String(error),
