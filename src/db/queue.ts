@@ -5,6 +5,7 @@
 import type postgres from "postgres";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { type Fragment, frag, raw, run } from "./fragment.ts";
 
 /** A queue table's shape: text key, due time, `lease_until`, by default `lease_owner`. Names are code constants. */
 export interface QueueSpec {
@@ -77,50 +78,6 @@ export interface Queue<Row> {
   renew(sql: postgres.Sql, ids: Keys, token: string, untilMs: number): Promise<string[]>;
   expireLeases(sql: postgres.Sql, nowMs: number): Promise<number>;
   listen(sql: postgres.Sql, wake: () => void): Promise<() => Promise<void>>;
-}
-
-/** SQL text and parameters, sent as ONE tagged-template call by {@link run} (wrappers see the whole statement). */
-export interface Fragment {
-  readonly strings: readonly string[];
-  readonly values: readonly unknown[];
-}
-
-const isFragment = (v: unknown): v is Fragment =>
-  typeof v === "object" && v !== null && "strings" in v && "values" in v && !Array.isArray(v);
-
-/** A fragment from a template; a value that is itself a {@link Fragment} is spliced in, any other is a parameter. */
-export function frag(strings: TemplateStringsArray | readonly string[], ...values: unknown[]): Fragment {
-  const out = [strings[0]!];
-  const vals: unknown[] = [];
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (isFragment(v)) {
-      out[out.length - 1] += v.strings[0]!;
-      for (let j = 0; j < v.values.length; j++) {
-        vals.push(v.values[j]);
-        out.push(v.strings[j + 1]!);
-      }
-    } else {
-      vals.push(v);
-      out.push("");
-    }
-    out[out.length - 1] += strings[i + 1]!;
-  }
-  return { strings: out, values: vals };
-}
-
-/** Text spliced in as it is: code constants only (table and column names, fixed expressions), never input. */
-export const raw = (text: string): Fragment => ({ strings: [text], values: [] });
-
-/** Runs `f` as one statement on `sql`. */
-export function run<T extends readonly object[] = postgres.Row[]>(
-  sql: postgres.Sql,
-  f: Fragment,
-): postgres.PendingQuery<T & postgres.Row[]> {
-  const strings = Object.assign([...f.strings], { raw: [...f.strings] }) as unknown as TemplateStringsArray;
-  return sql(strings, ...(f.values as postgres.ParameterOrFragment<never>[])) as unknown as postgres.PendingQuery<
-    T & postgres.Row[]
-  >;
 }
 
 // Timestamps travel as ISO text: drizzle switches postgres-js's Date (de)serialisers off on this client.

@@ -1,6 +1,7 @@
 /** The re-check queue (`recheck_queue`) on the claim engine, with a claim walk whose cost stays flat (docs/rechecks.md). */
 import type { Db } from "../../db/client.ts";
-import { defineQueue, frag, raw, run } from "../../db/queue.ts";
+import { frag, raw, run } from "../../db/fragment.ts";
+import { defineQueue } from "../../db/queue.ts";
 
 export interface ClaimedShipment {
   id: string;

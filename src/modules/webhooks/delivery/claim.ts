@@ -1,6 +1,7 @@
 /** The outbox as a queue of the claim engine: a claim that reads what an attempt needs, and the release of unsent rows. */
 import type postgres from "postgres";
-import { defineQueue, frag, run, type Fragment } from "../../../db/queue.ts";
+import { type Fragment, frag, run } from "../../../db/fragment.ts";
+import { defineQueue } from "../../../db/queue.ts";
 import type { EventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import type { PayloadData, ShipmentRow } from "./payload.ts";
