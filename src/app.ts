@@ -11,6 +11,7 @@ import { ApiServer, SocketPeer } from "./http/server.ts";
 import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
+import { courierHealthModule } from "./modules/courier-health/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { methodGuard, RouteTable } from "./http/methods.ts";
@@ -38,7 +39,8 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(healthModule(deps))
     .use(metricsModule(deps))
     .use(billingModule(deps))
-    .use(couriersModule(deps))
+    .use(couriersModule({ ...deps, healthOf: (slug) => deps.services.courierHealth.summary(slug) }))
+    .use(courierHealthModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps, peer.addressOf))
     .use(postmanModule(deps, (self) => openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl })))

@@ -104,6 +104,7 @@ function startCouriers(database: Database, clock: Clock): { services: Services; 
     adapters: instrumentAdapters(ADAPTERS),
     db: database.db,
     budgets: services.courierBudgets,
+    calls: services.courierCalls,
   });
   const backends = running.backends;
   if (sim)

@@ -32,6 +32,9 @@ const EventName = t.Union(
     t.Literal("tracking.exception"),
     t.Literal("tracking.eta_changed"),
     t.Literal("tracking.stalled"),
+    t.Literal("courier.degraded"),
+    t.Literal("courier.down"),
+    t.Literal("courier.recovered"),
   ],
   { description: "An event name." },
 );

@@ -97,6 +97,7 @@ export async function outcomeOf(
     // A test fire stored before payloads carried the follow data gets its empty values.
     data: (enq) => {
       const synthetic = row.synthetic_data;
+      if (synthetic && !("checkpoints" in synthetic)) return synthetic;
       return synthetic
         ? {
             ...synthetic,
