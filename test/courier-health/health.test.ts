@@ -99,6 +99,13 @@ describe("an outage, scripted", () => {
     expect(body.data.current.shares.timeout).toBe(0.2);
     expect(body.data.windows["15m"].calls).toBe(30 * 12);
     expect(body.data.incident.transitions).toHaveLength(1);
+    // While degraded, a tracking answer says so beside the spec's fields.
+    await ctx.deps.services.courierHealth.refresh();
+    const [tracked, answer] = await ctx.call("/v1/track?courier=delhivery&tracking_number=5555555555121", { key });
+    expect(tracked.status).toBe(200);
+    expect(answer.courier_warning).toMatchObject({ state: "degraded", since: body.data.since });
+    expect(answer.courier_warning.message).toContain("Delhivery");
+    expect(answer.data.ShipmentState).toBeString();
 
     const down = await minutes(20, { ok: 9, server_error: 21 });
     expect(down.map((t) => t.event)).toEqual(["courier.down"]);
@@ -132,6 +139,8 @@ describe("an outage, scripted", () => {
     const [, list] = await ctx.call("/v1/couriers", { key });
     const item = list.data.couriers.find((c: { slug: string }) => c.slug === "delhivery");
     expect(item.health).toMatchObject({ state: "operational", success_share_15m: 1 });
+    const [, calm] = await ctx.call("/v1/track?courier=delhivery&tracking_number=5555555555121", { key });
+    expect(calm.courier_warning).toBeUndefined();
   }, 60_000);
 
   test("an unknown slug answers 404 with a suggestion; a key is required", async () => {
