@@ -13,6 +13,7 @@ import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
 import { courierHealthModule } from "./modules/courier-health/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
+import { statusPageModule } from "./modules/dashboard/status-page.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { methodGuard, RouteTable } from "./http/methods.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
@@ -50,6 +51,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(shipmentsModule(deps))
     .use(eventsModule(deps))
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))
+    .use(statusPageModule(deps))
     .compile();
   // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
