@@ -11,7 +11,9 @@ import { ApiServer, SocketPeer } from "./http/server.ts";
 import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
 import { billingModule } from "./modules/billing/index.ts";
 import { couriersModule } from "./modules/couriers/index.ts";
+import { courierHealthModule } from "./modules/courier-health/index.ts";
 import { dashboardModule } from "./modules/dashboard/index.ts";
+import { statusPageModule } from "./modules/dashboard/status-page.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { methodGuard, RouteTable } from "./http/methods.ts";
 import { metricsModule } from "./modules/metrics/index.ts";
@@ -38,7 +40,8 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(healthModule(deps))
     .use(metricsModule(deps))
     .use(billingModule(deps))
-    .use(couriersModule(deps))
+    .use(couriersModule({ ...deps, healthOf: (slug) => deps.services.courierHealth.summary(slug) }))
+    .use(courierHealthModule(deps))
     .use(trackingModule(deps))
     .use(demoModule(deps, peer.addressOf))
     .use(postmanModule(deps, (self) => openApiDocument(self, { publicBaseUrl: deps.config.publicBaseUrl })))
@@ -48,6 +51,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(shipmentsModule(deps))
     .use(eventsModule(deps))
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))
+    .use(statusPageModule(deps))
     .compile();
   // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));

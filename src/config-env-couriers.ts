@@ -24,6 +24,13 @@ export const COURIER_ENV = {
     description: "Simulator: seconds the asynchronous (aggregator) path takes to answer.",
   }),
   SANDBOX_PORT: Port({ default: 0, description: "Simulator: loopback port (`0`: any free port)." }),
+  SANDBOX_DEGRADE: T.Array(T.String({ pattern: "^[a-z0-9]+:[0-9]{1,3}:[0-9]{1,6}$" }), {
+    default: [],
+    "x-pattern": "^([a-z0-9]+:[0-9]{1,3}:[0-9]{1,6}(,[a-z0-9]+:[0-9]{1,3}:[0-9]{1,6})*)?$",
+    "x-expected": "comma-separated backend:failPercent:delayMs entries (e.g. delhivery:30:2500)",
+    description:
+      'Simulator: make a courier twin degrade, to see courier health end to end (docs/courier-health.md, "Sandbox"): the given percent of its answers fail with HTTP 503 and every answer waits delayMs first. Backends are the folder names under `src/modules/couriers/carriers/`.',
+  }),
   COURIER_TIMEOUT_MS: Int({ default: 10_000, description: "Timeout of one synchronous courier request, ms." }),
   COURIER_ASYNC_BUDGET_MS: Int({
     default: SPEC_ASYNC_BUDGET_MS,

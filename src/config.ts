@@ -150,6 +150,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   } catch (err) {
     problems.push({ variable: "COURIER_RATE_LIMITS", detail: (err as Error).message });
   }
+  for (const id of s.sandboxDegrade.map((e) => e.split(":")[0]!))
+    if (!COURIER_BACKENDS.some((b) => b === id))
+      problems.push({ variable: "SANDBOX_DEGRADE", detail: `${id} is not a courier backend` });
   ConfigError.throwIfAny(problems);
 
   const own = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("stripe"))) as Omit<

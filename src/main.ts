@@ -20,7 +20,7 @@ import { startAdminServer } from "./modules/health/admin-server.ts";
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
 import { outboxEventSink } from "./modules/webhooks/delivery/outbox.ts";
-import { SIMULATOR_HOST, startSimulator } from "./sandbox/server.ts";
+import { parseDegrade, SIMULATOR_HOST, startSimulator } from "./sandbox/server.ts";
 import { createScheduler } from "./scheduler/index.ts";
 import { createServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
@@ -90,6 +90,7 @@ function startCouriers(database: Database, clock: Clock): { services: Services; 
             stepSeconds: config.sandboxStepSeconds,
             asyncSeconds: config.sandboxAsyncSeconds,
             port: config.sandboxPort,
+            degrade: parseDegrade(config.sandboxDegrade),
           }),
         )
       : undefined;
@@ -104,6 +105,7 @@ function startCouriers(database: Database, clock: Clock): { services: Services; 
     adapters: instrumentAdapters(ADAPTERS),
     db: database.db,
     budgets: services.courierBudgets,
+    calls: services.courierCalls,
   });
   const backends = running.backends;
   if (sim)

@@ -14,6 +14,8 @@ import { loadKeys } from "./modules/accounts/service.ts";
 import { CourierBudgets } from "./modules/couriers/budget.ts";
 import { TransitStatsCache } from "./modules/predictions/stats.ts";
 import { createFetchRead, type FetchRead } from "./db/fetch-read.ts";
+import { CallBuckets } from "./modules/courier-health/buckets.ts";
+import { HealthCache } from "./modules/courier-health/cache.ts";
 
 /** Finished shipments remembered per process for re-answering lookups (tracking/recent.ts). */
 export const RECENT_FETCHES_MAX = 10_000;
@@ -35,6 +37,10 @@ export interface Services {
   transitStats: TransitStatsCache;
   /** The prepared read of a fetch's fast path on this pool (following/store.ts); holds nothing to stop. */
   fetchRead: FetchRead;
+  /** Courier calls counted per minute, added to PostgreSQL once a minute (courier-health/buckets.ts). */
+  courierCalls: CallBuckets;
+  /** Each courier's health state as last read (courier-health/cache.ts). */
+  courierHealth: HealthCache;
 }
 
 /**
@@ -51,6 +57,8 @@ export function createServices(db: Db, clock: Clock, timers?: Timers): Services 
     recentFetches: new RecentCache(RECENT_FETCHES_MAX),
     transitStats: new TransitStatsCache(db, () => clock.now()),
     fetchRead: createFetchRead(db),
+    courierCalls: new CallBuckets(db, clock),
+    courierHealth: new HealthCache(db, clock),
   };
 }
 
@@ -71,6 +79,8 @@ export async function stopServices(
     ["courier budgets", () => s.courierBudgets.stop()],
     ["recent fetches", () => s.recentFetches.stop()],
     ["transit statistics", () => s.transitStats.stop()],
+    ["courier call buckets", () => s.courierCalls.stop()],
+    ["courier health", () => s.courierHealth.stop()],
   ];
   for (const [step, stop] of steps) {
     try {

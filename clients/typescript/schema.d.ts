@@ -84,6 +84,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/couriers/{slug}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a courier's API health
+         * @description The courier's state (operational, degraded, down, or unknown with too few calls) and the figures behind it, from this service's own calls to the courier (every account's lookups and re-checks; no tracking numbers): answered share, each failure kind's share, p50/p95 latency over 15 minutes, 1 hour and 24 hours, the 7-day p95 baseline, the age of the oldest due re-check and the open incident. Evaluated every minute; thresholds in docs/courier-health.md. Does not count against the monthly quota.
+         */
+        get: operations["getCourierHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/couriers/detect": {
         parameters: {
             query?: never;
@@ -390,6 +410,72 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "courier.degraded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * courier.degraded
+         * @description A courier's API became degraded (answered share under 95 % or p95 latency over 3× its 7-day baseline, for 10 minutes), or stepped back from down to degraded. `data.figures` are the figures that triggered it. Not about a shipment: sent to every live webhook that lists it (docs/courier-health.md).
+         *
+         *     POSTed to each active webhook that lists `courier.degraded`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onCourierDegraded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "courier.down": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * courier.down
+         * @description A courier's API is down: under 50 % of calls answered for 10 minutes. `data.figures` are the figures that triggered it. Sent only to webhooks that list it.
+         *
+         *     POSTed to each active webhook that lists `courier.down`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onCourierDown"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "courier.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * courier.recovered
+         * @description A degraded or down courier has been within bounds for 15 minutes; closes the incident (`data.incident_id`). Sent only to webhooks that list it.
+         *
+         *     POSTed to each active webhook that lists `courier.recovered`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onCourierRecovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "tracking.delivered": {
         parameters: {
             query?: never;
@@ -575,6 +661,7 @@ export interface components {
              * @example true
              */
             available: boolean;
+            health: components["schemas"]["CourierHealthSummary"];
             /** @example Delhivery */
             name: string;
             /** @description The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none. */
@@ -613,6 +700,164 @@ export interface components {
             /** @constant */
             success: true;
         };
+        /** CourierEventData */
+        CourierEventData: {
+            /** @description The courier's 7-day p95 latency, ms; null with too few calls for a baseline. */
+            baseline_p95_ms: number | null;
+            /**
+             * @description Courier slug.
+             * @example delhivery
+             */
+            courier: string;
+            /** @example Delhivery */
+            courier_name: string;
+            /**
+             * Format: date-time
+             * @description Same as the top-level `enqueued_at`.
+             */
+            enqueued_at: string;
+            figures: components["schemas"]["CourierHealthWindow"];
+            /** @description The incident this transition belongs to (`inc_…`); the same from the first event to `courier.recovered`. */
+            incident_id: string;
+            /** @enum {string} */
+            previous_state: "operational" | "degraded" | "down" | "unknown";
+            /**
+             * Format: date-time
+             * @description When the new state began (ISO 8601 UTC, to the second).
+             */
+            since: string;
+            /** @enum {string} */
+            state: "operational" | "degraded" | "down";
+            /** @description The window the figures cover, minutes. */
+            window_minutes: number;
+        };
+        /**
+         * CourierEventPayload
+         * @description A courier's API health changed (docs/courier-health.md). Signed and retried like every delivery; deduplicate on `X-Webhook-Event-Id`. `data` is fixed when the event is enqueued.
+         */
+        CourierEventPayload: {
+            data: components["schemas"]["CourierEventData"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, to the second.
+             */
+            enqueued_at: string;
+            /** @enum {string} */
+            event: "courier.degraded" | "courier.down" | "courier.recovered";
+            /** @description As on every delivery: this webhook's number for the event. */
+            sequence?: number;
+        };
+        /** CourierHealth */
+        CourierHealth: {
+            /** @description The 7-day p95 latency, ms; null below 200 calls. */
+            baseline_p95_ms: number | null;
+            /** @example delhivery */
+            courier: string;
+            current: components["schemas"]["CourierHealthWindow"];
+            /**
+             * Format: date-time
+             * @description The last evaluation (every minute).
+             */
+            evaluated_at: string | null;
+            incident: components["schemas"]["CourierIncident"];
+            /** @example Delhivery */
+            name: string;
+            /** @description Seconds the oldest due re-check of this courier's followed shipments has waited at the evaluation; null when none is due. */
+            oldest_due_recheck_age_s: number | null;
+            /**
+             * Format: date-time
+             * @description When the state began; null before the first evaluation.
+             */
+            since: string | null;
+            /** @enum {string} */
+            state: "operational" | "degraded" | "down" | "unknown";
+            /** @description The window the thresholds read, minutes. */
+            window_minutes: number;
+            windows: {
+                "1h": components["schemas"]["CourierHealthWindow"];
+                "15m": components["schemas"]["CourierHealthWindow"];
+                "24h": components["schemas"]["CourierHealthWindow"];
+            };
+        };
+        /** CourierHealthResponse */
+        CourierHealthResponse: {
+            data: components["schemas"]["CourierHealth"];
+            /** @constant */
+            success: true;
+        };
+        /**
+         * CourierHealthSummary
+         * @description Details: GET /v1/couriers/{slug}/health.
+         */
+        CourierHealthSummary: {
+            p95_ms_15m: number | null;
+            /**
+             * Format: date-time
+             * @description When the state began; null before the first evaluation.
+             */
+            since: string | null;
+            /** @enum {string} */
+            state: "operational" | "degraded" | "down" | "unknown";
+            success_share_15m: number | null;
+        };
+        /** CourierHealthWindow */
+        CourierHealthWindow: {
+            /** @description Calls to the courier in the window, every account's lookups and re-checks. */
+            calls: number;
+            /** @description Median call latency, ms, from a fixed histogram (interpolated in its bucket); null without calls. */
+            p50_ms: number | null;
+            /** @description 95th percentile call latency, ms; null without calls. */
+            p95_ms: number | null;
+            /** @description Each kind's share of the calls; 0 without calls. */
+            shares: {
+                /** @description An answer we could not read, or the backend could not be reached. */
+                malformed: number;
+                /** @description Answered that it does not know the number (counted as answered). */
+                not_found: number;
+                /** @description Found the shipment. */
+                ok: number;
+                /** @description Any other failure (credentials refused). */
+                other: number;
+                /** @description The courier refused for its rate limit (HTTP 429 or its own signal). */
+                rate_limited: number;
+                /** @description HTTP 5xx. */
+                server_error: number;
+                /** @description No answer within the lookup budget. */
+                timeout: number;
+            };
+            /** @description Share of calls the courier answered (a found shipment or a clear not-found). */
+            success_share: number | null;
+        };
+        /**
+         * CourierIncident
+         * @description The open incident, or null.
+         */
+        CourierIncident: {
+            courier: string;
+            /**
+             * Format: date-time
+             * @description null while the incident is open.
+             */
+            ended_at: string | null;
+            /** @description `inc_…` */
+            id: string;
+            /** Format: date-time */
+            started_at: string;
+            /** @enum {string} */
+            state: "degraded" | "down";
+            /** @description Each state change, oldest first, with the figures that triggered it. */
+            transitions: {
+                /** Format: date-time */
+                at: string;
+                /** @enum {string} */
+                event: "courier.degraded" | "courier.down" | "courier.recovered";
+                /** @description The event's id (`X-Webhook-Event-Id` of its deliveries). */
+                event_id: string;
+                figures: components["schemas"]["CourierHealthWindow"];
+                /** @enum {string} */
+                state: "operational" | "degraded" | "down";
+            }[];
+        } | null;
         /** CourierList */
         CourierList: {
             data: {
@@ -628,12 +873,24 @@ export interface components {
             /** @constant */
             success: true;
         };
+        /**
+         * CourierWarning
+         * @description Present only while the courier's API is degraded or down (GET /v1/couriers/{slug}/health): show the customer that the courier is slow right now. Absent otherwise.
+         */
+        CourierWarning: {
+            /** @example Delhivery's tracking API is slow or failing right now; this answer may be out of date. */
+            message: string;
+            /** Format: date-time */
+            since: string;
+            /** @enum {string} */
+            state: "degraded" | "down";
+        };
         /** CreatedWebhook */
         CreatedWebhook: {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -684,7 +941,7 @@ export interface components {
             /** @description The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire. */
             event_id: string | null;
             /** @enum {string} */
-            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
             id: string;
             last_error: string | null;
             last_status_code: number | null;
@@ -1073,6 +1330,7 @@ export interface components {
         };
         /** TrackResponse */
         TrackResponse: {
+            courier_warning?: components["schemas"]["CourierWarning"];
             data: components["schemas"]["TrackingData"];
             /** @description Only with `courier=auto`: the slug the number was tracked with. */
             detected_courier?: string;
@@ -1120,7 +1378,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1167,7 +1425,7 @@ export interface components {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1254,14 +1512,14 @@ export interface components {
         /** @description Optional (or null). Default event: the webhook's first. */
         WebhookTestFire: {
             /** @enum {string} */
-            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
         } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled")[];
+            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1701,6 +1959,12 @@ export interface operations {
                      *               "per_second": 2,
                      *               "per_day": null,
                      *               "covers_followed": true
+                     *             },
+                     *             "health": {
+                     *               "state": "degraded",
+                     *               "since": "2026-11-05T13:10:00Z",
+                     *               "success_share_15m": 0.82,
+                     *               "p95_ms_15m": 4800
                      *             }
                      *           },
                      *           {
@@ -1712,6 +1976,12 @@ export interface operations {
                      *               "per_second": 5,
                      *               "per_day": null,
                      *               "covers_followed": true
+                     *             },
+                     *             "health": {
+                     *               "state": "operational",
+                     *               "since": "2026-11-04T08:00:00Z",
+                     *               "success_share_15m": 0.998,
+                     *               "p95_ms_15m": 900
                      *             }
                      *           },
                      *           {
@@ -1723,6 +1993,12 @@ export interface operations {
                      *               "per_second": 5,
                      *               "per_day": null,
                      *               "covers_followed": true
+                     *             },
+                     *             "health": {
+                     *               "state": "operational",
+                     *               "since": "2026-11-04T08:00:00Z",
+                     *               "success_share_15m": 0.998,
+                     *               "p95_ms_15m": 900
                      *             }
                      *           }
                      *         ],
@@ -1873,11 +2149,273 @@ export interface operations {
                      *           "per_second": 2,
                      *           "per_day": null,
                      *           "covers_followed": true
+                     *         },
+                     *         "health": {
+                     *           "state": "degraded",
+                     *           "since": "2026-11-05T13:10:00Z",
+                     *           "success_share_15m": 0.82,
+                     *           "p95_ms_15m": 4800
                      *         }
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CourierResponse"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unknown slug; may carry did_you_mean. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error: every problem listed at once. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "tracking_number"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getCourierHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Courier slug, e.g. `delhivery`.
+                 * @example delhivery
+                 */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "courier": "delhivery",
+                     *         "name": "Delhivery",
+                     *         "state": "degraded",
+                     *         "since": "2026-11-05T13:10:00Z",
+                     *         "evaluated_at": "2026-11-05T13:30:30Z",
+                     *         "window_minutes": 10,
+                     *         "current": {
+                     *           "calls": 240,
+                     *           "success_share": 0.8,
+                     *           "shares": {
+                     *             "ok": 0.78,
+                     *             "not_found": 0.02,
+                     *             "timeout": 0.2,
+                     *             "server_error": 0,
+                     *             "rate_limited": 0,
+                     *             "malformed": 0,
+                     *             "other": 0
+                     *           },
+                     *           "p50_ms": 420,
+                     *           "p95_ms": 4800
+                     *         },
+                     *         "windows": {
+                     *           "15m": {
+                     *             "calls": 355,
+                     *             "success_share": 0.82,
+                     *             "shares": {
+                     *               "ok": 0.8,
+                     *               "not_found": 0.02,
+                     *               "timeout": 0.18,
+                     *               "server_error": 0,
+                     *               "rate_limited": 0,
+                     *               "malformed": 0,
+                     *               "other": 0
+                     *             },
+                     *             "p50_ms": 420,
+                     *             "p95_ms": 4800
+                     *           },
+                     *           "1h": {
+                     *             "calls": 1410,
+                     *             "success_share": 0.93,
+                     *             "shares": {
+                     *               "ok": 0.91,
+                     *               "not_found": 0.02,
+                     *               "timeout": 0.07,
+                     *               "server_error": 0,
+                     *               "rate_limited": 0,
+                     *               "malformed": 0,
+                     *               "other": 0
+                     *             },
+                     *             "p50_ms": 420,
+                     *             "p95_ms": 3900
+                     *           },
+                     *           "24h": {
+                     *             "calls": 33800,
+                     *             "success_share": 0.99,
+                     *             "shares": {
+                     *               "ok": 0.97,
+                     *               "not_found": 0.02,
+                     *               "timeout": 0.01,
+                     *               "server_error": 0,
+                     *               "rate_limited": 0,
+                     *               "malformed": 0,
+                     *               "other": 0
+                     *             },
+                     *             "p50_ms": 420,
+                     *             "p95_ms": 1100
+                     *           }
+                     *         },
+                     *         "baseline_p95_ms": 850,
+                     *         "oldest_due_recheck_age_s": 540,
+                     *         "incident": {
+                     *           "id": "inc_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                     *           "courier": "delhivery",
+                     *           "state": "degraded",
+                     *           "started_at": "2026-11-05T13:10:00Z",
+                     *           "ended_at": null,
+                     *           "transitions": [
+                     *             {
+                     *               "at": "2026-11-05T13:10:00Z",
+                     *               "state": "degraded",
+                     *               "event": "courier.degraded",
+                     *               "event_id": "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0d",
+                     *               "figures": {
+                     *                 "calls": 238,
+                     *                 "success_share": 0.81,
+                     *                 "shares": {
+                     *                   "ok": 0.79,
+                     *                   "not_found": 0.02,
+                     *                   "timeout": 0.19,
+                     *                   "server_error": 0,
+                     *                   "rate_limited": 0,
+                     *                   "malformed": 0,
+                     *                   "other": 0
+                     *                 },
+                     *                 "p50_ms": 420,
+                     *                 "p95_ms": 4700
+                     *               }
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CourierHealthResponse"];
                 };
             };
             /** @description Missing or invalid X-API-Key. */
@@ -2040,6 +2578,12 @@ export interface operations {
                      *               "per_second": 2,
                      *               "per_day": null,
                      *               "covers_followed": true
+                     *             },
+                     *             "health": {
+                     *               "state": "degraded",
+                     *               "since": "2026-11-05T13:10:00Z",
+                     *               "success_share_15m": 0.82,
+                     *               "p95_ms_15m": 4800
                      *             }
                      *           }
                      *         ],
@@ -5097,7 +5641,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /** @example tracking.delivered */
-                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
                 /**
                  * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20
@@ -6048,6 +6592,303 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    onCourierDegraded: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "courier.degraded";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "courier.degraded",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "courier": "delhivery",
+                 *         "courier_name": "Delhivery",
+                 *         "state": "degraded",
+                 *         "previous_state": "operational",
+                 *         "since": "2026-11-05T13:30:00Z",
+                 *         "incident_id": "inc_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                 *         "window_minutes": 10,
+                 *         "figures": {
+                 *           "calls": 240,
+                 *           "success_share": 0.82,
+                 *           "shares": {
+                 *             "ok": 0.82,
+                 *             "not_found": 0,
+                 *             "timeout": 0.18,
+                 *             "server_error": 0,
+                 *             "rate_limited": 0,
+                 *             "malformed": 0,
+                 *             "other": 0
+                 *           },
+                 *           "p50_ms": 420,
+                 *           "p95_ms": 4800
+                 *         },
+                 *         "baseline_p95_ms": 850,
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CourierEventPayload"] & {
+                    /** @constant */
+                    event?: "courier.degraded";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCourierDown: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "courier.down";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "courier.down",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "courier": "delhivery",
+                 *         "courier_name": "Delhivery",
+                 *         "state": "down",
+                 *         "previous_state": "operational",
+                 *         "since": "2026-11-05T13:30:00Z",
+                 *         "incident_id": "inc_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                 *         "window_minutes": 10,
+                 *         "figures": {
+                 *           "calls": 240,
+                 *           "success_share": 0.31,
+                 *           "shares": {
+                 *             "ok": 0.31,
+                 *             "not_found": 0,
+                 *             "timeout": 0.69,
+                 *             "server_error": 0,
+                 *             "rate_limited": 0,
+                 *             "malformed": 0,
+                 *             "other": 0
+                 *           },
+                 *           "p50_ms": 420,
+                 *           "p95_ms": 4800
+                 *         },
+                 *         "baseline_p95_ms": 850,
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CourierEventPayload"] & {
+                    /** @constant */
+                    event?: "courier.down";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCourierRecovered: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "courier.recovered";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "courier.recovered",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "courier": "delhivery",
+                 *         "courier_name": "Delhivery",
+                 *         "state": "operational",
+                 *         "previous_state": "degraded",
+                 *         "since": "2026-11-05T13:30:00Z",
+                 *         "incident_id": "inc_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                 *         "window_minutes": 10,
+                 *         "figures": {
+                 *           "calls": 240,
+                 *           "success_share": 0.99,
+                 *           "shares": {
+                 *             "ok": 0.99,
+                 *             "not_found": 0,
+                 *             "timeout": 0.01,
+                 *             "server_error": 0,
+                 *             "rate_limited": 0,
+                 *             "malformed": 0,
+                 *             "other": 0
+                 *           },
+                 *           "p50_ms": 420,
+                 *           "p95_ms": 900
+                 *         },
+                 *         "baseline_p95_ms": 850,
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CourierEventPayload"] & {
+                    /** @constant */
+                    event?: "courier.recovered";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

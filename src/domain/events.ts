@@ -1,5 +1,6 @@
 /** Event names (spec: Events) and which state change has an event of its own. */
 import type { ShipmentState } from "./states.ts";
+import { COURIER_EVENT_TYPES } from "./courier-health.ts";
 
 /** Every event name: the spec's Events table in order, then our two (docs/predictions.md), sent only when listed. */
 export const EVENT_TYPES = [
@@ -12,6 +13,12 @@ export const EVENT_TYPES = [
   "tracking.stalled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What a webhook may list: the shipment events, then the courier health events (docs/courier-health.md). */
+export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...COURIER_EVENT_TYPES] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** True for an event about a courier rather than a shipment. */
+export const isCourierEvent = (e: string): e is (typeof COURIER_EVENT_TYPES)[number] => e.startsWith("courier.");
 
 /** A shipment event as the tracking module stored it (spec: Events; `enqueuedAt` fixed per event, UTC, to the second). */
 export interface StoredEvent {

@@ -30,7 +30,58 @@ const view = (slug: string) => ({
     slug === "delhivery"
       ? { per_second: 2, per_day: null, covers_followed: true }
       : { per_second: 5, per_day: null, covers_followed: true },
+  health:
+    slug === "delhivery"
+      ? { state: "degraded", since: "2026-11-05T13:10:00Z", success_share_15m: 0.82, p95_ms_15m: 4800 }
+      : { state: "operational", since: "2026-11-04T08:00:00Z", success_share_15m: 0.998, p95_ms_15m: 900 },
 });
+const healthWindow = (calls: number, success: number, p95: number) => ({
+  calls,
+  success_share: success,
+  shares: {
+    ok: Math.round((success - 0.02) * 10_000) / 10_000,
+    not_found: 0.02,
+    timeout: Math.round((1 - success) * 10_000) / 10_000,
+    server_error: 0,
+    rate_limited: 0,
+    malformed: 0,
+    other: 0,
+  },
+  p50_ms: 420,
+  p95_ms: p95,
+});
+const HEALTH_EXAMPLE = {
+  courier: "delhivery",
+  name: "Delhivery",
+  state: "degraded",
+  since: "2026-11-05T13:10:00Z",
+  evaluated_at: "2026-11-05T13:30:30Z",
+  window_minutes: 10,
+  current: healthWindow(240, 0.8, 4800),
+  windows: {
+    "15m": healthWindow(355, 0.82, 4800),
+    "1h": healthWindow(1410, 0.93, 3900),
+    "24h": healthWindow(33_800, 0.99, 1100),
+  },
+  baseline_p95_ms: 850,
+  oldest_due_recheck_age_s: 540,
+  incident: {
+    id: "inc_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+    courier: "delhivery",
+    state: "degraded",
+    started_at: "2026-11-05T13:10:00Z",
+    ended_at: null,
+    transitions: [
+      {
+        at: "2026-11-05T13:10:00Z",
+        state: "degraded",
+        event: "courier.degraded",
+        event_id: "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0d",
+        figures: healthWindow(238, 0.81, 4700),
+      },
+    ],
+  },
+};
 
 /** Per operationId: parameter values, request body and success body examples (what Swagger UI and Postman prefill). */
 export const OPERATION_EXAMPLES: Record<
@@ -55,6 +106,7 @@ export const OPERATION_EXAMPLES: Record<
     ok: { success: true, data: { couriers: [view("delhivery")], count: 1 } },
   },
   getCourier: { params: { slug: "delhivery" }, ok: { success: true, data: view("delhivery") } },
+  getCourierHealth: { params: { slug: "delhivery" }, ok: { success: true, data: HEALTH_EXAMPLE } },
   listPlans: { ok: { success: true, data: { plans: PLANS, count: PLANS.length } } },
   createWebhook: {
     body: { url: WEBHOOK.url, events: WEBHOOK.events, mode: "test", description: WEBHOOK.description },

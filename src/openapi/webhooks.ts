@@ -1,13 +1,13 @@
 /** The OpenAPI 3.1 `webhooks` section (spec: Events): each event's `WebhookPayload` and the signed delivery headers. */
-import { EVENT_TYPES, type EventType } from "../domain/events.ts";
-import { sampleData } from "../modules/webhooks/delivery/payload.ts";
+import { isCourierEvent, WEBHOOK_EVENT_TYPES, type WebhookEventType } from "../domain/events.ts";
+import { sampleDataFor } from "../modules/webhooks/delivery/payload.ts";
 import { WH_ID } from "./examples.ts";
 
 type Json = Record<string, any>;
 
 const EVT_EXAMPLE = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
 
-const EVENT_WHEN: Record<EventType, string> = {
+const EVENT_WHEN: Record<WebhookEventType, string> = {
   "tracking.updated":
     "A re-check found more checkpoints than before, with no change to a state that has its own event.",
   "tracking.in_transit": "The shipment's status changed to in_transit.",
@@ -20,9 +20,15 @@ const EVENT_WHEN: Record<EventType, string> = {
     "The expected delivery day moved by at least one calendar day: the courier's own estimate, or our predicted date when the courier gives none; `data.eta_change` holds both days. Sent only to webhooks that list it.",
   "tracking.stalled":
     "The unfinished shipment has had no new checkpoint for longer than its lane's usual longest gap between scans (`data.stalled`); once per stall, a new checkpoint ends it. Sent only to webhooks that list it.",
+  "courier.degraded":
+    "A courier's API became degraded (answered share under 95 % or p95 latency over 3× its 7-day baseline, for 10 minutes), or stepped back from down to degraded. `data.figures` are the figures that triggered it. Not about a shipment: sent to every live webhook that lists it (docs/courier-health.md).",
+  "courier.down":
+    "A courier's API is down: under 50 % of calls answered for 10 minutes. `data.figures` are the figures that triggered it. Sent only to webhooks that list it.",
+  "courier.recovered":
+    "A degraded or down courier has been within bounds for 15 minutes; closes the incident (`data.incident_id`). Sent only to webhooks that list it.",
 };
 
-const DELIVERY_HEADERS = (event: EventType): Json[] => [
+const DELIVERY_HEADERS = (event: WebhookEventType): Json[] => [
   {
     name: "X-Service-Signature",
     in: "header",
@@ -94,15 +100,19 @@ const DELIVERY_HEADERS = (event: EventType): Json[] => [
 
 export function webhookEvents(): Json {
   const out: Json = {};
-  for (const event of EVENT_TYPES) {
+  for (const event of WEBHOOK_EVENT_TYPES) {
     const sample = {
       event,
       enqueued_at: "2026-11-05T13:30:00Z",
-      data: { ...sampleData(event, "2026-11-05T13:30:00Z"), courier: "delhivery" },
+      data: { ...sampleDataFor(event, "2026-11-05T13:30:00Z"), courier: "delhivery" },
     };
+    const component = isCourierEvent(event) ? "CourierEventPayload" : "WebhookPayload";
     out[event] = {
       post: {
-        operationId: `on${event.replace("tracking.", "Tracking_").replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`,
+        operationId: `on${event
+          .replace("tracking.", "Tracking_")
+          .replace("courier.", "Courier_")
+          .replace(/_(\w)/g, (_, c: string) => c.toUpperCase())}`,
         summary: event,
         description: `${EVENT_WHEN[event]}\n\nPOSTed to each active webhook that lists \`${event}\`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.`,
         security: [],
@@ -112,7 +122,7 @@ export function webhookEvents(): Json {
           content: {
             "application/json": {
               schema: {
-                allOf: [{ $ref: "#/components/schemas/WebhookPayload" }, { properties: { event: { const: event } } }],
+                allOf: [{ $ref: `#/components/schemas/${component}` }, { properties: { event: { const: event } } }],
               },
               example: sample,
             },

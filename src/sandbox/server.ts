@@ -27,6 +27,8 @@ export interface Simulator extends CourierSimulator {
   calls(twinId: string, trackingNumber: string): number;
   /** Forgets first-seen times and counters (tests). */
   reset(): void;
+  /** Makes twin `adapterId` slow or failing from now on; null restores it. */
+  degrade(adapterId: string, d: Degradation | null): void;
   stop(): Promise<void>;
 }
 
@@ -38,7 +40,31 @@ export interface SimulatorOptions {
   port?: number;
   /** Extra latency added to every answer, in ms (benchmarks). */
   latencyMs?: number;
+  /** Twins that degrade from the start (`SANDBOX_DEGRADE`), by adapter id. */
+  degrade?: Readonly<Record<string, Degradation>>;
 }
+
+/** A twin made slow or failing (docs/courier-health.md, "Sandbox"). */
+export interface Degradation {
+  /** Share of answers that fail with HTTP 503, in percent (0..100), spread evenly over the calls. */
+  failPercent: number;
+  /** Wait before every answer, ms. */
+  delayMs: number;
+}
+
+/** Parses `SANDBOX_DEGRADE` entries (`backend:failPercent:delayMs`); percents above 100 count as 100. */
+export function parseDegrade(entries: readonly string[]): Record<string, Degradation> {
+  const out: Record<string, Degradation> = {};
+  for (const e of entries) {
+    const [id, fail, delay] = e.split(":");
+    if (id) out[id] = { failPercent: Math.min(100, Number(fail) || 0), delayMs: Number(delay) || 0 };
+  }
+  return out;
+}
+
+/** Whether call `n` (1, 2, 3…) of a twin failing `percent` % fails: exactly that share of every 100 calls. */
+export const failsAt = (n: number, percent: number) =>
+  Math.floor((n * percent) / 100) > Math.floor(((n - 1) * percent) / 100);
 
 /** When number `n` was first seen; a new number is seen `now`. */
 function firstSeenAt(firstSeen: Map<string, number>, n: string, now: number): number {
@@ -63,6 +89,33 @@ function advance(
   mine.set(k, now);
   rememberBounded(pulled, n, mine);
   return true;
+}
+
+/** One request to the simulator: the twin named by the path's first segment answers, unless degraded first. */
+async function serveTwin(
+  req: Request,
+  opts: SimulatorOptions,
+  byId: ReadonlyMap<string, (typeof TWINS)[keyof typeof TWINS]>,
+  degraded: Map<string, Degradation & { n: number }>,
+  sim: SimContext,
+): Promise<Response> {
+  const url = new URL(req.url);
+  const id = url.pathname.split("/")[1] ?? "";
+  const twin = byId.get(id);
+  if (!twin) return new Response("not found", { status: 404 });
+  if (opts.latencyMs) await Bun.sleep(opts.latencyMs);
+  const d = degraded.get(id);
+  if (d) {
+    d.n++;
+    const fail = failsAt(d.n, d.failPercent);
+    if (d.delayMs) await Bun.sleep(d.delayMs);
+    if (fail) return new Response("<html><body><h1>503 Service Unavailable</h1></body></html>", { status: 503 });
+  }
+  try {
+    return await twin.handle(req, url, sim);
+  } catch (err) {
+    return new Response(`simulator error: ${(err as Error).message}`, { status: 500 });
+  }
 }
 
 /** The simulator's address: loopback only. */
@@ -108,22 +161,14 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     state,
   };
   const byId = new Map(Object.values(TWINS).map((t) => [t.id, t]));
+  const degraded = new Map<string, Degradation & { n: number }>(
+    Object.entries(opts.degrade ?? {}).map(([id, d]) => [id, { ...d, n: 0 }]),
+  );
   const server = Bun.serve({
     hostname: SIMULATOR_HOST,
     port: opts.port ?? 0,
     idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const id = url.pathname.split("/")[1] ?? "";
-      const twin = byId.get(id);
-      if (!twin) return new Response("not found", { status: 404 });
-      if (opts.latencyMs) await Bun.sleep(opts.latencyMs);
-      try {
-        return await twin.handle(req, url, sim);
-      } catch (err) {
-        return new Response(`simulator error: ${(err as Error).message}`, { status: 500 });
-      }
-    },
+    fetch: (req) => serveTwin(req, opts, byId, degraded, sim),
   });
   const url = `http://${SIMULATOR_HOST}:${server.port}`;
   return {
@@ -133,6 +178,10 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     route: sandboxRoute,
     advance: (n) => advance(n, opts, firstSeen, pulled),
     calls: (twinId, n) => counts.get(`${twinId}:${n}`) ?? 0,
+    degrade(adapterId, d) {
+      if (d) degraded.set(adapterId, { ...d, n: 0 });
+      else degraded.delete(adapterId);
+    },
     reset() {
       firstSeen.clear();
       pulled.clear();

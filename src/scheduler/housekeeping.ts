@@ -11,6 +11,7 @@ import { pruneSessions } from "../modules/dashboard/session.ts";
 import { releaseExpiredLeases } from "../modules/following/claims.ts";
 import { eventPartitions, pruneEvents } from "../modules/following/prune.ts";
 import { deliveryPartitions, pruneDeliveries } from "../modules/webhooks/prune.ts";
+import { pruneCourierHealth } from "../modules/courier-health/prune.ts";
 
 export { releaseExpiredLeases } from "../modules/following/claims.ts";
 
@@ -40,6 +41,8 @@ export interface HousekeepingResult {
   /** Weekly history partitions created ahead / dropped whole past retention (src/db/partitions.ts). */
   partitionsCreated: string[];
   partitionsDropped: string[];
+  /** Courier call buckets and ended incidents past 30 days (modules/courier-health/prune.ts). */
+  courierHealth: { buckets: number; incidents: number };
   ms: number;
 }
 
@@ -72,6 +75,7 @@ export async function runHousekeeping(
   // Idempotency keys answer retries for 24 h (docs/idempotency.md), whatever RETENTION_DAYS says.
   const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batches.batchSize);
   const alerts = await pruneAlerts(deps.db, cutoffMs, nowMs, batches);
+  const courierHealth = await pruneCourierHealth(deps.db, nowMs);
 
   const result = {
     leasesReleased,
@@ -85,6 +89,7 @@ export async function runHousekeeping(
     alerts,
     partitionsCreated,
     partitionsDropped,
+    courierHealth,
     ms: Math.round(performance.now() - started),
   };
   const touched =
@@ -98,7 +103,9 @@ export async function runHousekeeping(
     idempotencyKeys +
     alerts +
     partitionsCreated.length +
-    partitionsDropped.length;
+    partitionsDropped.length +
+    courierHealth.buckets +
+    courierHealth.incidents;
   if (leasesReleased > 0)
     deps.log.warn("expired re-check leases released (a process died mid re-check)", {
       component: "housekeeping",

@@ -16,9 +16,19 @@ import { settleWithin } from "../lib/settle.ts";
 import { createAlertSender, type AlertSender, type AlertSenderOptions } from "../modules/alerts/sender.ts";
 import { rebuildIfDue } from "../modules/predictions/daily.ts";
 import { markStalled } from "../modules/following/stalls.ts";
+import { evaluateHealth } from "../modules/courier-health/evaluate.ts";
+import { fanOutCourierEvent } from "../modules/webhooks/delivery/outbox.ts";
 
-export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls";
-const ALL_JOBS: readonly JobName[] = ["recheck", "delivery", "housekeeping", "alerts", "predictions", "stalls"];
+export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls" | "health";
+const ALL_JOBS: readonly JobName[] = [
+  "recheck",
+  "delivery",
+  "housekeeping",
+  "alerts",
+  "predictions",
+  "stalls",
+  "health",
+];
 
 export interface Scheduler {
   /** Starts the jobs (the delivery worker's LISTEN included); resolves once they are running. */
@@ -41,6 +51,8 @@ export interface SchedulerOptions {
   alerts?: AlertSenderOptions;
   predictionsPattern?: string;
   stallsPattern?: string;
+  /** Courier health: flush this process's call buckets, then evaluate (one process at a time; default second 30). */
+  healthPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -78,9 +90,14 @@ interface Running {
   housekeeping?: Promise<unknown>;
   predictions?: Promise<unknown>;
   stalls?: Promise<unknown>;
+  health?: Promise<unknown>;
 }
 
-async function tracked<T>(r: Running, key: "housekeeping" | "predictions" | "stalls", p: Promise<T>): Promise<T> {
+async function tracked<T>(
+  r: Running,
+  key: "housekeeping" | "predictions" | "stalls" | "health",
+  p: Promise<T>,
+): Promise<T> {
   r[key] = p;
   try {
     return await p;
@@ -181,6 +198,21 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
       return new Cron(opts.stallsPattern ?? "30 */10 * * * *", { protect: true }, body);
     },
   ],
+  [
+    "health",
+    (deps, opts, r) => {
+      const body = guarded("health", deps, async () => {
+        const run = async () => {
+          await deps.services.courierCalls.flush();
+          const moved = await evaluateHealth(deps.db, deps.clock.now(), fanOutCourierEvent);
+          for (const t of moved ?? []) deps.log.info("courier health changed", { component: "health", ...t });
+          if (moved) await deps.services.courierHealth.refresh();
+        };
+        await tracked(r, "health", run());
+      });
+      return new Cron(opts.healthPattern ?? "30 * * * * *", { protect: true }, body);
+    },
+  ],
 ];
 
 /** Builds the jobs; nothing runs until `start()`. */
@@ -216,9 +248,9 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       await Promise.all([r.runner?.stop({ timeout }), r.worker?.stop({ timeout }), r.alerts?.stop({ timeout })]);
       Object.assign(r, { runner: undefined, worker: undefined, alerts: undefined });
       if (r.housekeeping) await settleWithin(r.housekeeping, deadline - Date.now());
-      if (r.predictions || r.stalls)
+      if (r.predictions || r.stalls || r.health)
         await settleWithin(
-          [r.predictions, r.stalls].filter((p) => p !== undefined),
+          [r.predictions, r.stalls, r.health].filter((p) => p !== undefined),
           deadline - Date.now(),
         );
     },

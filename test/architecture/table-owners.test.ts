@@ -39,6 +39,9 @@ const OWNERS: Readonly<Record<string, string>> = {
   alert_windows: "src/modules/alerts",
   alert_address_links: "src/modules/alerts",
   transit_stats: "src/modules/predictions",
+  courier_call_buckets: "src/modules/courier-health",
+  courier_health: "src/modules/courier-health",
+  courier_incidents: "src/modules/courier-health",
 };
 
 const root = join(import.meta.dir, "..", "..");

@@ -52,6 +52,8 @@ describe("GET /v1/couriers/{slug}", () => {
       available: true,
       sandbox: true,
       rate_budget: null,
+      // No evaluation has run on this database yet (docs/courier-health.md).
+      health: { state: "unknown", since: null, success_share_15m: null, p95_ms_15m: null },
     });
   });
 

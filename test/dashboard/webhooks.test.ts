@@ -123,6 +123,21 @@ describe("create, list, edit, delete", () => {
     expect(await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, id))).toHaveLength(0);
   });
 
+  test("courier health events can be chosen, and the edit form shows them checked so saving keeps them", async () => {
+    const [made] = await create(alice, {
+      url: rx.url("/courier"),
+      events: ["courier.down", "courier.recovered"],
+      mode: "test",
+    });
+    expect(made.status).toBe(303);
+    const id = whId(made.headers.get("location"));
+    const [row] = await ctx.tdb.db.select().from(webhooks).where(eq(webhooks.id, id));
+    expect(row!.events).toEqual(["courier.down", "courier.recovered"]);
+    const [, form] = await alice.get(`/dashboard/webhooks/${id}/edit`);
+    expect(form).toContain('value="courier.down" checked');
+    expect(form).toContain('value="courier.degraded">');
+  });
+
   test("rotate secret: a confirmation page, then the new secret once", async () => {
     const [confirm, page] = await alice.get("/dashboard/webhooks/rotate-secret");
     expect(confirm.status).toBe(200);

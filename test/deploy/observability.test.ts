@@ -282,7 +282,14 @@ describe("database and quota failure metrics", () => {
 });
 
 /** For each alert: series shaped like the scrape's (checked below), when it must fire, and a case where it must not. */
-const CASES: { alert: string; series: Record<string, string>; at: string; fires: Record<string, string>[] }[] = [
+/** `interval`: the input series' step and promtool's evaluation interval (default 1m). */
+const CASES: {
+  alert: string;
+  series: Record<string, string>;
+  at: string;
+  fires: Record<string, string>[];
+  interval?: string;
+}[] = [
   {
     alert: "CourierTrackingOutboxBacklog",
     series: { 'courier_tracking_outbox_oldest_due_age_seconds{namespace="prod",pod="api-1"}': "400+60x40" },
@@ -420,7 +427,78 @@ const CASES: { alert: string; series: Record<string, string>; at: string; fires:
     at: "80m",
     fires: [{ backend: "delhivery" }],
   },
+  ...courierHealthCases(),
 ];
+
+type AlertCase = (typeof CASES)[number];
+
+/** Courier health alerts (docs/courier-health.md): answered share under 95 % / 50 %, p95 over 3× its 7-day p95. */
+function courierHealthCases(): AlertCase[] {
+  const calls = (courier: string, outcome: string) =>
+    `courier_tracking_courier_call_duration_seconds_count{namespace="prod",pod="worker-1",courier="${courier}",outcome="${outcome}"}`;
+  // A week and 40 minutes in 5-minute steps, 100 calls a step, all under 0.5 s; for the last 40 minutes half of
+  // them take 5–10 s. Samples at 40 minutes (inside the baseline's week) and in the last 80 minutes only.
+  const week = (7 * 24 * 60) / 5;
+  const counter = (at: (step: number) => number) =>
+    `0 _x7 ${at(8)} _x${week - 17} ${Array.from({ length: 17 }, (_, i) => at(week - 8 + i)).join(" ")}`;
+  const steady = counter((k) => 100 * k);
+  const halfSlow = counter((k) => (k <= week ? 100 * k : 100 * week + 50 * (k - week)));
+  const bucket = (courier: string, le: string) =>
+    `courier_tracking_courier_call_duration_seconds_bucket{namespace="prod",pod="worker-1",courier="${courier}",outcome="ok",le="${le}"}`;
+  // dtdc slows down, bluedart stays as it was: one input, so promtool evaluates the week once.
+  const slowCase: AlertCase = {
+    alert: "CourierTrackingCourierSlow",
+    series: Object.fromEntries(
+      ["dtdc", "bluedart"].flatMap((c) => [
+        ...["0.5", "5"].map((le) => [bucket(c, le), c === "dtdc" ? halfSlow : steady]),
+        ...["10", "+Inf"].map((le) => [bucket(c, le), steady]),
+        [calls(c, "ok"), steady],
+      ]),
+    ),
+    at: `${(week + 7) * 5}m`,
+    fires: [{ courier: "dtdc" }],
+    interval: "5m",
+  };
+  return [
+    {
+      alert: "CourierTrackingCourierDegraded",
+      series: {
+        [calls("dhl", "ok")]: "0+18x40",
+        [calls("dhl", "timeout")]: "0+2x40",
+        [calls("dtdc", "ok")]: "0+20x40",
+      },
+      at: "35m",
+      fires: [{ courier: "dhl" }],
+    },
+    {
+      alert: "CourierTrackingCourierDegraded",
+      series: {
+        [calls("dhl", "ok")]: "0+96x40",
+        [calls("dhl", "not_found")]: "0+3x40",
+        [calls("dhl", "backend")]: "0+1x40",
+      },
+      at: "35m",
+      fires: [],
+    },
+    {
+      alert: "CourierTrackingCourierDown",
+      series: {
+        [calls("dhl", "ok")]: "0+8x40",
+        [calls("dhl", "backend")]: "0+12x40",
+        [calls("dtdc", "ok")]: "0+20x40",
+      },
+      at: "35m",
+      fires: [{ courier: "dhl" }],
+    },
+    {
+      alert: "CourierTrackingCourierDown",
+      series: { [calls("dhl", "ok")]: "0+12x40", [calls("dhl", "backend")]: "0+8x40" },
+      at: "35m",
+      fires: [],
+    },
+    slowCase,
+  ];
+}
 
 describe("alerts fire on series like the scrape's (promtool test rules)", () => {
   test("every alert has a case that fires and the input series exist in the scrape", () => {
@@ -442,25 +520,34 @@ describe("alerts fire on series like the scrape's (promtool test rules)", () => 
       const bare = {
         groups: RULE.spec.groups.map((g: any) => ({ ...g, rules: g.rules.map(({ annotations: _, ...r }: any) => r) })),
       };
-      writeFileSync(join(dir, "bare.yaml"), JSON.stringify(bare));
       const severity = Object.fromEntries(ALERTS.map((a) => [a.alert, a.labels.severity]));
-      const tests = CASES.map((c) => ({
-        interval: "1m",
-        input_series: Object.entries(c.series).map(([series, values]) => ({ series, values })),
-        alert_rule_test: [
-          {
-            eval_time: c.at,
-            alertname: c.alert,
-            exp_alerts: c.fires.map((labels) => ({ exp_labels: { ...labels, severity: severity[c.alert] } })),
-          },
-        ],
-      }));
-      writeFileSync(
-        join(dir, "test.yaml"),
-        JSON.stringify({ rule_files: ["bare.yaml"], evaluation_interval: "1m", tests }),
-      );
-      const run = spawnSync("promtool", ["test", "rules", join(dir, "test.yaml")], { encoding: "utf8" });
-      expect([run.status, run.stdout + run.stderr]).toEqual([0, expect.stringContaining("SUCCESS")]);
+      // One test file per interval with the rules its cases test: promtool evaluates each of them at every step.
+      for (const interval of new Set(CASES.map((c) => c.interval ?? "1m"))) {
+        const cases = CASES.filter((c) => (c.interval ?? "1m") === interval);
+        const tested = new Set(cases.map((c) => c.alert));
+        const rules = {
+          groups: bare.groups.map((g: any) => ({ ...g, rules: g.rules.filter((r: any) => tested.has(r.alert)) })),
+        };
+        writeFileSync(join(dir, `bare-${interval}.yaml`), JSON.stringify(rules));
+        const tests = cases.map((c) => ({
+          interval,
+          input_series: Object.entries(c.series).map(([series, values]) => ({ series, values })),
+          alert_rule_test: [
+            {
+              eval_time: c.at,
+              alertname: c.alert,
+              exp_alerts: c.fires.map((labels) => ({ exp_labels: { ...labels, severity: severity[c.alert] } })),
+            },
+          ],
+        }));
+        const file = join(dir, `test-${interval}.yaml`);
+        writeFileSync(
+          file,
+          JSON.stringify({ rule_files: [`bare-${interval}.yaml`], evaluation_interval: interval, tests }),
+        );
+        const run = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
+        expect([run.status, run.stdout + run.stderr]).toEqual([0, expect.stringContaining("SUCCESS")]);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -50,7 +50,14 @@ export async function testContext(
     stepSeconds: config.sandboxStepSeconds,
     asyncSeconds: config.sandboxAsyncSeconds,
   });
-  const backends = createCourierBackends({ config, clock, log: silentLogger, simulator: sim });
+  const services = servicesFor(tdb.db, clock);
+  const backends = createCourierBackends({
+    config,
+    clock,
+    log: silentLogger,
+    simulator: sim,
+    calls: services.courierCalls,
+  });
   const deps: AppDeps = {
     config,
     db: tdb.db,
@@ -58,7 +65,7 @@ export async function testContext(
     log: silentLogger,
     secretsKey: crypto.getRandomValues(new Uint8Array(32)),
     backends,
-    services: servicesFor(tdb.db, clock),
+    services,
     ...extra,
     onEvents: extra.onEvents ?? outboxEventSink,
   };

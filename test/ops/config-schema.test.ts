@@ -46,6 +46,7 @@ describe("configuration schema", () => {
         "retentionDays",
         "role",
         "sandboxAsyncSeconds",
+        "sandboxDegrade",
         "sandboxPort",
         "sandboxStepSeconds",
         "secretsKey",

@@ -8,3 +8,4 @@ export * from "./links.ts";
 export * from "./couriers.ts";
 export * from "./alerts.ts";
 export * from "./predictions.ts";
+export * from "./courier-health.ts";

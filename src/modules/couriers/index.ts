@@ -8,12 +8,14 @@ import { detectCouriers } from "./detect.ts";
 import { courierModels, DetectQuery, SlugParams } from "./model.ts";
 import type { Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
-import { courierView, requireCourier } from "./service.ts";
+import { courierView, requireCourier, type HealthOf } from "./service.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/json.ts";
 import { prebuiltHandler } from "../../http/prebuilt.ts";
 
-export function couriersModule(deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends }) {
-  const view = (c: Courier) => courierView(c, deps.backends);
+export function couriersModule(
+  deps: Pick<CoreDeps, "db" | "clock" | "log"> & { backends: CourierBackends; healthOf?: HealthOf },
+) {
+  const view = (c: Courier) => courierView(c, deps.backends, deps.healthOf);
   // The list changes only with a budget's coverage: serialised once per change, checked at most once a second.
   let listed = { views: "", body: "", atMs: -Infinity };
   const listBody = () => {

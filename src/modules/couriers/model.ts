@@ -5,6 +5,61 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 
+const share = (description: string) => T.Number({ minimum: 0, maximum: 1, description });
+const ms = (description: string) => T.Union([T.Integer({ minimum: 0 }), T.Null()], { description });
+
+/** One window's figures of a courier's calls (docs/courier-health.md, "Figures"). */
+export const HealthWindowSchema = T.Object(
+  {
+    calls: T.Integer({
+      minimum: 0,
+      description: "Calls to the courier in the window, every account's lookups and re-checks.",
+    }),
+    success_share: T.Union(
+      [share("Share of calls the courier answered (a found shipment or a clear not-found)."), T.Null()],
+      {
+        description: "null without calls.",
+      },
+    ),
+    shares: T.Object(
+      {
+        ok: share("Found the shipment."),
+        not_found: share("Answered that it does not know the number (counted as answered)."),
+        timeout: share("No answer within the lookup budget."),
+        server_error: share("HTTP 5xx."),
+        rate_limited: share("The courier refused for its rate limit (HTTP 429 or its own signal)."),
+        malformed: share("An answer we could not read, or the backend could not be reached."),
+        other: share("Any other failure (credentials refused)."),
+      },
+      { description: "Each kind's share of the calls; 0 without calls." },
+    ),
+    p50_ms: ms("Median call latency, ms, from a fixed histogram (interpolated in its bucket); null without calls."),
+    p95_ms: ms("95th percentile call latency, ms; null without calls."),
+  },
+  { title: "CourierHealthWindow" },
+);
+
+export const HealthStateSchema = T.Union(
+  [T.Literal("operational"), T.Literal("degraded"), T.Literal("down"), T.Literal("unknown")],
+  {
+    description:
+      "`unknown`: too few calls in the last 10 minutes to judge. Thresholds and hysteresis: docs/courier-health.md.",
+  },
+);
+
+/** The health summary on each `/v1/couriers` item. */
+export const HealthSummarySchema = T.Object(
+  {
+    state: HealthStateSchema,
+    since: T.Union([T.String({ format: "date-time" }), T.Null()], {
+      description: "When the state began; null before the first evaluation.",
+    }),
+    success_share_15m: T.Union([T.Number({ minimum: 0, maximum: 1 }), T.Null()]),
+    p95_ms_15m: T.Union([T.Integer({ minimum: 0 }), T.Null()]),
+  },
+  { title: "CourierHealthSummary", description: "Details: GET /v1/couriers/{slug}/health." },
+);
+
 export const CourierSchema = T.Object(
   {
     slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }),
@@ -43,6 +98,7 @@ export const CourierSchema = T.Object(
           "The courier's call budget, shared by live lookups and re-checks (a share is kept for live lookups); null when this deployment sets none.",
       },
     ),
+    health: HealthSummarySchema,
   },
   { title: "Courier" },
 );

@@ -50,6 +50,12 @@ export function longestAnswerMs(config: Pick<Config, "courierAsyncBudgetMs" | "c
   return 2 * Math.max(config.courierAsyncBudgetMs, config.courierTimeoutMs) + 5_000;
 }
 
+/** Hears every courier backend call (courier health, src/modules/courier-health/buckets.ts); never the number. */
+export interface CallRecorder {
+  /** `failure`: the CourierError kind, null when the courier answered; `ms`: the call's duration. */
+  record(courier: string, failure: string | null, ms: number, httpStatus?: number): void;
+}
+
 export interface BackendsOptions {
   config: Config;
   clock: Clock;
@@ -60,6 +66,8 @@ export interface BackendsOptions {
   db?: Db;
   /** This process's courier budgets (`Services.courierBudgets`, src/services.ts); without them no budget applies (tests of adapters). */
   budgets?: CourierBudgets;
+  /** This process's courier health buckets (`Services.courierCalls`). */
+  calls?: CallRecorder;
 }
 
 function budgetOf(config: Pick<Config, "courierAsyncBudgetMs" | "courierTimeoutMs">, adapter: CourierAdapter): number {
@@ -143,12 +151,13 @@ async function callBackend(
         now: () => opts.clock.now(),
         sleep: (ms) => abortableSleep(ms, signal),
       });
-      return { snapshot, fetchMs: performance.now() - started };
+      const fetchMs = performance.now() - started;
+      opts.calls?.record(courier.slug, null, fetchMs);
+      return { snapshot, fetchMs };
     } catch (err) {
-      if (err instanceof CourierError) throw err;
-      if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
-      opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
-      throw new CourierError("backend", `${courier.slug}: unexpected response`);
+      const e = classified(err, signal, courier, budget, opts);
+      opts.calls?.record(courier.slug, e.kind, performance.now() - started, e.httpStatus);
+      throw e;
     } finally {
       clear();
     }
@@ -211,6 +220,19 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
       await Promise.all([...backends.values()].map((b) => b.http.close()));
     },
   };
+}
+
+function classified(
+  err: unknown,
+  signal: AbortSignal,
+  courier: Courier,
+  budget: number,
+  opts: BackendsOptions,
+): CourierError {
+  if (err instanceof CourierError) return err;
+  if (signal.aborted) return new CourierError("timeout", `${courier.slug}: lookup exceeded ${budget} ms`);
+  opts.log.warn("courier adapter failed", { courier: courier.slug, error: err as Error });
+  return new CourierError("backend", `${courier.slug}: unexpected response`);
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

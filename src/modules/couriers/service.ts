@@ -2,6 +2,12 @@
 import { AppError } from "../../errors.ts";
 import { COURIERS, courierBySlug, type Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
+import type { HealthSummarySchema } from "./model.ts";
+
+export type HealthSummary = typeof HealthSummarySchema.static;
+/** A courier's health summary by slug (the courier health module's cache, wired by app.ts). */
+export type HealthOf = (slug: string) => HealthSummary;
+const NO_HEALTH: HealthSummary = { state: "unknown", since: null, success_share_15m: null, p95_ms_15m: null };
 
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
 
@@ -58,7 +64,11 @@ export function requireCourier(slug: string): Courier {
 }
 
 /** A courier as the API shows it; `available`, `sandbox` and `rate_budget` come from the running backends (registry.ts). */
-export const courierView = (c: Courier, backends: Pick<CourierBackends, "availability" | "budget">) => {
+export const courierView = (
+  c: Courier,
+  backends: Pick<CourierBackends, "availability" | "budget">,
+  healthOf?: HealthOf,
+) => {
   const a = backends.availability(c);
   return {
     slug: c.slug,
@@ -66,5 +76,6 @@ export const courierView = (c: Courier, backends: Pick<CourierBackends, "availab
     available: a !== "unavailable",
     sandbox: a === "sandbox",
     rate_budget: backends.budget(c),
+    health: healthOf?.(c.slug) ?? NO_HEALTH,
   };
 };

@@ -146,6 +146,22 @@ export const TRACK_EXAMPLE = {
   usage: { used: 42, quota: 100, plan: "free", percent: 42 },
 };
 
+/** Beside `data` while the courier's API is degraded or down (docs/courier-health.md): the answer may be stale. */
+export const CourierWarningSchema = T.Object(
+  {
+    state: T.Union([T.Literal("degraded"), T.Literal("down")]),
+    since: T.String({ format: "date-time" }),
+    message: T.String({
+      examples: ["Delhivery's tracking API is slow or failing right now; this answer may be out of date."],
+    }),
+  },
+  {
+    title: "CourierWarning",
+    description:
+      "Present only while the courier's API is degraded or down (GET /v1/couriers/{slug}/health): show the customer that the courier is slow right now. Absent otherwise.",
+  },
+);
+
 export const TrackResponse = T.Object(
   {
     success: T.Literal(true),
@@ -154,6 +170,7 @@ export const TrackResponse = T.Object(
     detected_courier: T.Optional(
       T.String({ description: "Only with `courier=auto`: the slug the number was tracked with." }),
     ),
+    courier_warning: T.Optional(CourierWarningSchema),
   },
   { title: "TrackResponse" },
 );

@@ -149,7 +149,13 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
     const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
     // The units counted when the answer is produced, by any path of this process (accounts/quota-lease.ts).
     const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
-    return { success: true as const, data, usage: usageView(used, plan.monthly_quota, plan.id) };
+    const warning = courierWarning(deps, courier);
+    return {
+      success: true as const,
+      data,
+      usage: usageView(used, plan.monthly_quota, plan.id),
+      ...(warning ? { courier_warning: warning } : {}),
+    };
   } catch (err) {
     // Owed at once, so later answers count without it; the give-back statement runs without this request's
     // deadline and does not hold its answer (a failed one is sent again with the next: accounts/quota-lease.ts).
@@ -158,6 +164,18 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
     );
     throw err;
   }
+}
+
+/** The warning an answer carries while its courier is degraded or down (docs/courier-health.md), else undefined. */
+function courierWarning(deps: TrackingDeps, courier: Courier) {
+  const h = deps.services.courierHealth.summary(courier.slug);
+  if ((h.state !== "degraded" && h.state !== "down") || h.since === null) return undefined;
+  const how = h.state === "down" ? "failing" : "slow or failing";
+  return {
+    state: h.state,
+    since: h.since,
+    message: `${courier.name}'s tracking API is ${how} right now; this answer may be out of date.`,
+  };
 }
 
 /** `GET /demo/track`: no account, no quota, nobody starts following. */

@@ -77,6 +77,7 @@ export interface TrackAnswer {
   data: TrackingData;
   usage: unknown;
   detected_courier?: string;
+  courier_warning?: { state: "degraded" | "down"; since: string; message: string };
 }
 
 const CHECKPOINTS_KEY = '"Checkpoints":[]';

@@ -2,11 +2,11 @@
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { WebhookEventType } from "../../domain/events.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
 import { sendAttempt } from "./delivery/attempt.ts";
 import type { SendOutcome, WebhookSender } from "./delivery/http.ts";
-import { sampleData } from "./delivery/payload.ts";
+import { sampleDataFor } from "./delivery/payload.ts";
 import { openHeaders } from "./headers.ts";
 import { generateSecret } from "./secrets.ts";
 import { requireWebhook } from "./service.ts";
@@ -59,7 +59,7 @@ export async function auditReceiver(
     );
   const secret = await signingSecret(deps, accountId);
   const headers = openHeaders(deps.secretsKey, wh.id, wh.headersEnc);
-  const ev = wh.events[0] as EventType;
+  const ev = wh.events[0] as WebhookEventType;
   const cases: AuditCaseResult[] = [];
   for (const c of AUDIT_CASES) {
     const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
@@ -74,7 +74,7 @@ export async function auditReceiver(
       attempt: 1,
       enqueuedAt,
       headers,
-      data: (enq) => sampleData(ev, enq),
+      data: (enq) => sampleDataFor(ev, enq),
       secret: c === "wrong_signature" ? generateSecret() : secret,
       nowMs: c === "stale_timestamp" ? Date.now() - STALE_TIMESTAMP_MS : Date.now(),
       adjustHeaders: (h) => {

@@ -1,6 +1,6 @@
 /** The delivery side's response schemas: a test fire, a receiver audit, the delivery log (spec: Resources, Webhook). */
 import { Type as T } from "@sinclair/typebox";
-import { EVENT_TYPES } from "../../domain/events.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../domain/events.ts";
 
 export const EventNameOut = T.Union([
   T.Literal("tracking.updated"),
@@ -10,10 +10,13 @@ export const EventNameOut = T.Union([
   T.Literal("tracking.exception"),
   T.Literal("tracking.eta_changed"),
   T.Literal("tracking.stalled"),
+  T.Literal("courier.degraded"),
+  T.Literal("courier.down"),
+  T.Literal("courier.recovered"),
 ]);
 
-// The literal list above must stay the names of EVENT_TYPES.
-void (EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
+// The literal list above must stay the names of WEBHOOK_EVENT_TYPES.
+void (WEBHOOK_EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
 
 export const TestFireResponse = T.Object(
   {

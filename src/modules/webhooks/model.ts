@@ -8,6 +8,7 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { WebhookPayloadSchema } from "./delivery/payload.ts";
+import { CourierEventPayloadSchema } from "../courier-health/event.ts";
 import { WEBHOOK_URL_PATTERN } from "./url.ts";
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
@@ -32,6 +33,9 @@ const EventName = t.Union(
     t.Literal("tracking.exception"),
     t.Literal("tracking.eta_changed"),
     t.Literal("tracking.stalled"),
+    t.Literal("courier.degraded"),
+    t.Literal("courier.down"),
+    t.Literal("courier.recovered"),
   ],
   { description: "An event name." },
 );
@@ -225,4 +229,6 @@ export const webhookModels = schemaModels("webhooks.models", {
   DeliveryList: DeliveryListResponse,
   // No route's body: what every delivery carries (the document's `webhooks` section refers to it by this name).
   WebhookPayload: WebhookPayloadSchema,
+  // The courier health events' body (docs/courier-health.md): no shipment behind it.
+  CourierEventPayload: CourierEventPayloadSchema,
 });

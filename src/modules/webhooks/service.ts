@@ -8,7 +8,7 @@ import { recordAlert } from "../alerts/record.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { planOf } from "../../domain/plans.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { WebhookEventType } from "../../domain/events.ts";
 import type { CreateWebhookInput, DELIVERY_STATUSES, UpdateWebhookInput } from "./model.ts";
 
 type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -38,7 +38,7 @@ export function webhookView(w: WebhookRow) {
   return {
     id: w.id,
     url: w.url,
-    events: w.events as EventType[],
+    events: w.events as WebhookEventType[],
     mode: w.mode as "test" | "live",
     description: w.description ?? null,
     status: w.status as "active" | "deactivated",
@@ -205,7 +205,7 @@ export interface DeliveryFilter {
   limit: number;
   cursor?: string;
   status?: DeliveryStatus;
-  event_type?: EventType;
+  event_type?: WebhookEventType;
   since?: string;
   until?: string;
   after_sequence?: number;
@@ -252,7 +252,7 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
     id: d.id,
     event: d.eventType,
     event_id: d.eventId,
-    event_type: d.eventType as EventType,
+    event_type: d.eventType as WebhookEventType,
     sequence: d.sequence,
     mode: d.mode as "test" | "live",
     state: d.state,

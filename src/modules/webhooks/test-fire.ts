@@ -7,10 +7,10 @@ import type { AppDeps } from "../../deps.ts";
 import { accounts, deliveries, deliveryAttempts } from "../../db/schema/index.ts";
 import { AppError } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { WebhookEventType } from "../../domain/events.ts";
 import { sendAttempt } from "./delivery/attempt.ts";
 import type { SendOutcome, WebhookSender } from "./delivery/http.ts";
-import { sampleData } from "./delivery/payload.ts";
+import { sampleDataFor } from "./delivery/payload.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { requireWebhook, type WebhookRow } from "./service.ts";
 import { openHeaders } from "./headers.ts";
@@ -24,14 +24,14 @@ export async function testFire(
   sender: WebhookSender,
   accountId: string,
   id: string,
-  event?: EventType,
+  event?: WebhookEventType,
 ) {
   requireTestFires(deps);
   const wh = await requireWebhook(deps.db, accountId, id);
   if (wh.mode !== "test")
     throw new AppError("WEBHOOK_IS_LIVE", "Test fires go to test webhooks only; this webhook is live.");
   const secret = await signingSecret(deps, accountId);
-  const ev = event ?? (wh.events[0] as EventType);
+  const ev = event ?? (wh.events[0] as WebhookEventType);
   const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
   const started = performance.now();
   const deliveryId = newId("dlv");
@@ -43,7 +43,7 @@ export async function testFire(
     mode: "test",
     attempt: 1,
     enqueuedAt,
-    data: (enq) => sampleData(ev, enq),
+    data: (enq) => sampleDataFor(ev, enq),
     secret,
     headers: openHeaders(deps.secretsKey, wh.id, wh.headersEnc),
   });
@@ -79,7 +79,7 @@ export async function recordTestDelivery(
   deps: Pick<AppDeps, "db" | "clock">,
   wh: WebhookRow,
   dlv: string,
-  ev: EventType,
+  ev: WebhookEventType,
   enqueuedAt: Date,
   out: SendOutcome,
 ): Promise<void> {
@@ -96,7 +96,7 @@ export async function recordTestDelivery(
       attempts: 1,
       nextAttemptAt: null,
       enqueuedAt,
-      syntheticData: sampleData(ev, enqueuedAt.toISOString()),
+      syntheticData: sampleDataFor(ev, enqueuedAt.toISOString()),
       lastStatusCode: out.statusCode,
       lastError: out.error,
       createdAt: now,

@@ -1,5 +1,5 @@
 /** The webhook pages' headers editor, deliveries filter and receiver audit report (docs/webhooks.md). */
-import { EVENT_TYPES } from "../../../domain/events.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../../domain/events.ts";
 import { DELIVERY_STATUSES } from "../../webhooks/model.ts";
 import { AUDIT_CASES, type AuditCase } from "../../webhooks/audit.ts";
 import { MAX_CUSTOM_HEADERS } from "../../webhooks/headers.ts";
@@ -30,7 +30,7 @@ ${all.map(
 /** The deliveries filter as the detail page applies it: dates are UTC days (YYYY-MM-DD), `until` inclusive. */
 export interface DeliveryFilterForm {
   status?: (typeof DELIVERY_STATUSES)[number];
-  event_type?: (typeof EVENT_TYPES)[number];
+  event_type?: (typeof WEBHOOK_EVENT_TYPES)[number];
   since?: string;
   until?: string;
 }
@@ -43,7 +43,7 @@ const validDay = (v: string | undefined) =>
 export function deliveryFilterOf(q: Record<string, string | undefined>): DeliveryFilterForm {
   return {
     status: DELIVERY_STATUSES.find((s) => s === q.status),
-    event_type: EVENT_TYPES.find((e) => e === q.event_type),
+    event_type: WEBHOOK_EVENT_TYPES.find((e) => e === q.event_type),
     since: validDay(q.since),
     until: validDay(q.until),
   };
@@ -55,7 +55,7 @@ export function deliveriesFilter(webhookId: string, f: DeliveryFilterForm): Safe
     html`<option value="${v}"${cur === v ? html` selected` : ""}>${label}</option>`;
   return html`<form method="get" action="/dashboard/webhooks/${webhookId}" class="row filters" aria-label="Filter deliveries">
 <div class="field"><label for="f-status">Status</label><select id="f-status" name="status">${opt("", f.status, "any")}${DELIVERY_STATUSES.map((s) => opt(s, f.status))}</select></div>
-<div class="field"><label for="f-event">Event type</label><select id="f-event" name="event_type">${opt("", f.event_type, "any")}${EVENT_TYPES.map((e) => opt(e, f.event_type))}</select></div>
+<div class="field"><label for="f-event">Event type</label><select id="f-event" name="event_type">${opt("", f.event_type, "any")}${WEBHOOK_EVENT_TYPES.map((e) => opt(e, f.event_type))}</select></div>
 <div class="field"><label for="f-since">From (UTC day)</label><input id="f-since" name="since" type="date" value="${f.since ?? ""}"></div>
 <div class="field"><label for="f-until">To (UTC day, inclusive)</label><input id="f-until" name="until" type="date" value="${f.until ?? ""}"></div>
 <div class="field"><button type="submit" class="secondary">Filter</button></div>

@@ -1,6 +1,6 @@
 /** Webhook pages: list, create/edit form, detail with chart and recent deliveries, secret reveal and confirmations. */
 import { DEACTIVATE_AFTER_FAILURES as DEACTIVATE_AFTER } from "../../../domain/delivery.ts";
-import { EVENT_TYPES } from "../../../domain/events.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../../domain/events.ts";
 import type { listDeliveries, webhookView } from "../../webhooks/service.ts";
 import { fmtTime, html, type SafeHtml } from "../html.ts";
 import type { DeliveryShipment } from "../delivery-shipments.ts";
@@ -100,7 +100,7 @@ export function webhookFormPage(
 <label class="choice"><input type="radio" name="mode" value="live"${v.mode === "live" ? html` checked` : ""}> Live — receives real shipment events${opts.liveAllowed ? "" : html` (needs Growth or Business: <a href="/dashboard/billing">upgrade</a>)`}</label>
 </fieldset>
 <fieldset${inv("events")}><legend>Events</legend>${err("events")}
-${EVENT_TYPES.map((ev) => html`<label class="choice"><input type="checkbox" name="events" value="${ev}"${v.events.includes(ev) ? html` checked` : ""}> <code>${ev}</code></label>`)}
+${WEBHOOK_EVENT_TYPES.map((ev) => html`<label class="choice"><input type="checkbox" name="events" value="${ev}"${v.events.includes(ev) ? html` checked` : ""}> <code>${ev}</code></label>`)}
 </fieldset>
 ${headersFieldset(v.headers, e.headers)}
 <p class="actions"><button type="submit" class="primary">${opts.id ? "Save changes" : "Create webhook"}</button> <a href="${opts.id ? `/dashboard/webhooks/${opts.id}` : "/dashboard/webhooks"}">Cancel</a></p>

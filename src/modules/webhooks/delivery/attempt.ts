@@ -1,8 +1,8 @@
 /** One attempt: body from current data, serialised once, exactly those bytes signed and sent (spec: Authentication 5). */
 import type { AppDeps } from "../../../deps.ts";
-import type { EventType } from "../../../domain/events.ts";
+import type { WebhookEventType } from "../../../domain/events.ts";
 import { WebhookSender, type SendOutcome } from "./http.ts";
-import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
+import { isoSecond, serialisePayload, type CourierEventData, type PayloadData } from "./payload.ts";
 import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
 import { deliveryHeaders } from "./signing.ts";
 import { newId } from "../../../lib/ids.ts";
@@ -13,12 +13,12 @@ import { sandboxEcho } from "../../postman/echo.ts";
 export interface AttemptInput {
   webhookId: string;
   url: string;
-  event: EventType;
+  event: WebhookEventType;
   mode: "live" | "test";
   /** 1-based (`X-Webhook-Delivery: <webhook_id>-<attempt>`). */
   attempt: number;
   enqueuedAt: Date;
-  data: (enqueuedAt: string) => PayloadData;
+  data: (enqueuedAt: string) => PayloadData | CourierEventData;
   secret: string;
   /** The webhook's custom headers, raw (sent to its own origin only). */
   headers?: Record<string, string>;

@@ -2,9 +2,9 @@
 import type postgres from "postgres";
 import { type Fragment, frag, run } from "../../../db/fragment.ts";
 import { defineQueue } from "../../../db/queue.ts";
-import type { EventType } from "../../../domain/events.ts";
+import type { WebhookEventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
-import type { PayloadData, ShipmentRow } from "./payload.ts";
+import type { CourierEventData, PayloadData, ShipmentRow } from "./payload.ts";
 
 export const DELIVERIES_CHANNEL = "deliveries";
 
@@ -34,13 +34,14 @@ export interface ClaimedDelivery {
   event_id: string | null;
   /** The event's W3C traceparent; read only when tracing is on. */
   trace_parent: string | null;
-  event_type: EventType;
+  event_type: WebhookEventType;
   mode: "live" | "test";
   attempts: number;
   enqueued_at: string;
   /** The event's number for this webhook; null for test fires. */
   sequence: number | null;
-  synthetic_data: PayloadData | null;
+  /** A test fire's sample, or a courier event's data (docs/courier-health.md). */
+  synthetic_data: PayloadData | CourierEventData | null;
   lease_until: string;
   url: string;
   webhook_mode: string;

@@ -7,9 +7,10 @@ import { inSpan } from "../../../lib/tracing.ts";
 import { PLANS } from "../../../domain/plans.ts";
 import { DEACTIVATE_AFTER_FAILURES, failureEffect } from "../../../domain/delivery.ts";
 import type { EventSink } from "../../../core-deps.ts";
-import type { EventType } from "../../../domain/events.ts";
+import type { EventType, WebhookEventType } from "../../../domain/events.ts";
+import type { CourierEventType } from "../../../domain/courier-health.ts";
 import type { Hop } from "./http.ts";
-import type { PayloadData } from "./payload.ts";
+import type { CourierEventData, PayloadData } from "./payload.ts";
 import { deactivationCte } from "../../alerts/record.ts";
 import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
@@ -35,12 +36,41 @@ export async function fanOutEvent(
         dsql`, `,
       )})
   `)) as unknown as { id: string; account_id: string }[];
+  return insertOutbox(tx, targets, ev, null);
+}
+
+/**
+ * Writes a courier health event's outbox rows (docs/courier-health.md, "Events"): every live, active webhook on a
+ * live plan that lists `type`, whoever follows what; `data` is stored with the row and sent as is. Returns how many.
+ */
+export async function fanOutCourierEvent(
+  tx: DbOrTx,
+  ev: { eventId: string; type: CourierEventType; enqueuedAt: Date; data: CourierEventData },
+): Promise<number> {
+  const targets = (await tx.execute(dsql`
+    select w.id, w.account_id from webhooks w join accounts a on a.id = w.account_id
+    where w.mode = 'live' and w.status = 'active' and ${ev.type} = any(w.events)
+      and a.plan in (${dsql.join(
+        LIVE_PLANS.map((p) => dsql`${p}`),
+        dsql`, `,
+      )})
+  `)) as unknown as { id: string; account_id: string }[];
+  return insertOutbox(tx, targets, { ...ev, shipmentId: null }, ev.data);
+}
+
+async function insertOutbox(
+  tx: DbOrTx,
+  targets: { id: string; account_id: string }[],
+  ev: { eventId: string; shipmentId: string | null; type: WebhookEventType; enqueuedAt: Date },
+  data: CourierEventData | null,
+): Promise<number> {
   if (targets.length === 0) return 0;
   const at = ev.enqueuedAt.toISOString();
   const sorted = targets.toSorted((x, y) => (x.id < y.id ? -1 : 1)); // counters locked in one order: fan-outs queue, never deadlock
   const rows = JSON.stringify(
     sorted.map((w, ord) => ({ id: newId("dlv"), webhook_id: w.id, account_id: w.account_id, ord })),
   );
+  const synthetic = data === null ? null : JSON.stringify(data);
   // One round trip: sequences (locked until commit: no gaps), outbox rows (queued by trigger), wake-up.
   await tx.execute(dsql`
     with v as (
@@ -50,9 +80,9 @@ export async function fanOutEvent(
       on conflict (webhook_id) do update set last_sequence = ws.last_sequence + 1 returning ws.webhook_id, ws.last_sequence
     ), d as (
       insert into deliveries (id, webhook_id, account_id, sequence, event_id, shipment_id, event_type, mode, state, attempts,
-        next_attempt_at, enqueued_at, created_at, updated_at)
+        next_attempt_at, enqueued_at, synthetic_data, created_at, updated_at)
       select v.id, v.webhook_id, v.account_id, s.last_sequence, ${ev.eventId}, ${ev.shipmentId}, ${ev.type}, 'live', 'pending', 0,
-        ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        ${at}::timestamptz, ${at}::timestamptz, ${synthetic}::jsonb, ${at}::timestamptz, ${at}::timestamptz
       from v join s on s.webhook_id = v.webhook_id
       returning id
     )

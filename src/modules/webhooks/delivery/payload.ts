@@ -14,7 +14,10 @@ import {
   type SubStatus,
   type WebhookSpelling,
 } from "../../../domain/states.ts";
-import { EVENT_TYPES, type EventType } from "../../../domain/events.ts";
+import { EVENT_TYPES, isCourierEvent, type EventType, type WebhookEventType } from "../../../domain/events.ts";
+import { sampleCourierData, type CourierEventData } from "../../courier-health/event.ts";
+
+export type { CourierEventData } from "../../courier-health/event.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
 
@@ -180,12 +183,17 @@ const enc = new TextEncoder();
 
 /** The exact bytes to sign and send; over 256 KiB, serialised again with `checkpoints: null`. */
 export function serialisePayload(
-  event: EventType,
+  event: WebhookEventType,
   enqueuedAt: string,
-  data: PayloadData,
+  data: PayloadData | CourierEventData,
   sequence?: number | null,
 ): Uint8Array {
   const seq = sequence == null ? {} : { sequence };
+  if (!("checkpoints" in data)) return enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data }));
+  return shipmentPayload(event as EventType, enqueuedAt, data, seq);
+}
+
+function shipmentPayload(event: EventType, enqueuedAt: string, data: PayloadData, seq: { sequence?: number }) {
   let bytes = enc.encode(JSON.stringify({ event, enqueued_at: enqueuedAt, ...seq, data } satisfies Payload));
   if (bytes.byteLength > MAX_PAYLOAD_BYTES)
     bytes = enc.encode(
@@ -208,6 +216,13 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.eta_changed": "in_transit",
   "tracking.stalled": "in_transit",
 };
+
+/** The synthetic `data` of a test fire of any event a webhook may list: a courier event's for `courier.*`. */
+export function sampleDataFor(event: WebhookEventType, enqueuedAt: string): PayloadData | CourierEventData {
+  return isCourierEvent(event)
+    ? sampleCourierData(event, enqueuedAt, TEST_COURIER_PREFIX)
+    : sampleData(event, enqueuedAt);
+}
 
 /** The synthetic `data` of a test fire (spec: Events rule 3): `synthetic-test-<slug>`, the example AWB, a short history. */
 export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {

@@ -18,6 +18,7 @@ import { decryptSecret } from "../../../secrets/cipher.ts";
 import { openHeaders } from "../headers.ts";
 import { eventIdentity } from "../replay.ts";
 import { planOf } from "../../../domain/plans.ts";
+import { isCourierEvent } from "../../../domain/events.ts";
 import { observeDelivery } from "../../metrics/registry.ts";
 import { settleWithin } from "../../../lib/settle.ts";
 import { listenForWork } from "../../../db/queue.ts";
@@ -70,7 +71,7 @@ function skipReason(row: ClaimedDelivery): string | null {
     if (row.webhook_mode !== "live") return "webhook_not_live";
     if (!row.webhook_events.includes(row.event_type)) return "event_unsubscribed";
     if (!planOf(row.plan).live_webhooks) return "plan_without_live_webhooks";
-    if (!row.shipment) return "shipment_gone";
+    if (!row.shipment && !isCourierEvent(row.event_type)) return "shipment_gone";
   }
   if (!row.secret_enc) return "no_secret";
   return null;
@@ -97,6 +98,7 @@ export async function outcomeOf(
     // A test fire stored before payloads carried the follow data gets its empty values.
     data: (enq) => {
       const synthetic = row.synthetic_data;
+      if (synthetic && !("checkpoints" in synthetic)) return synthetic;
       return synthetic
         ? {
             ...synthetic,
