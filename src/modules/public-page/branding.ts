@@ -157,3 +157,12 @@ export function brandingJson(b: Branding) {
     updated_at: b.updatedAt,
   };
 }
+
+/** The account's page views of the last `days` UTC days that had any, newest first. */
+export async function recentViews(db: Db, accountId: string, nowMs: number, days = 14) {
+  const since = new Date(nowMs - days * 86_400_000).toISOString().slice(0, 10);
+  return (await db.$client`
+    select to_char(day, 'YYYY-MM-DD') as day, views from public_page_views
+    where account_id = ${accountId} and day >= ${since} order by day desc
+  `) as unknown as { day: string; views: number }[];
+}

@@ -22,7 +22,7 @@ const cssVersion = createHash("sha256").update(cssText).digest("hex").slice(0, 1
 export const CSS_HREF = `/t/assets/page.css?v=${cssVersion}`;
 
 /** Headers of every page answer (HTML): no indexing, no referrer, no script, framing per the account. */
-function pageHeaders(styleSource: string | null, frameAncestors: readonly string[]): Record<string, string> {
+export function pageHeaders(styleSource: string | null, frameAncestors: readonly string[]): Record<string, string> {
   const frames = frameAncestors.length ? frameAncestors.join(" ") : "'none'";
   return {
     "content-type": "text/html; charset=utf-8",
