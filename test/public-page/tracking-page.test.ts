@@ -176,7 +176,7 @@ describe("the page and its JSON", () => {
 });
 
 describe("links cannot be guessed and stop working", () => {
-  test("unknown, malformed, rotated-away and unfollowed links all answer the same 404", async () => {
+  test("unknown, malformed (bad escapes too), rotated-away and unfollowed links all answer the same 404", async () => {
     const a = await ctx.account("business");
     const { public_url } = await follow(a.key, "delhivery", "3000000000161");
     const path = new URL(public_url!).pathname;
@@ -194,7 +194,7 @@ describe("links cannot be guessed and stop working", () => {
 
     const unknown = `/t/${"A".repeat(43)}`;
     const answers = [];
-    for (const p of [path, unknown, "/t/short", `/t/${"%3Cscript%3E".repeat(3)}`]) {
+    for (const p of [path, unknown, "/t/short", `/t/${"%3Cscript%3E".repeat(3)}`, "/t/%ZZ", "/t/%00"]) {
       const [r, body] = await ctx.call(p);
       const [rj, json] = await ctx.call(`${p}.json`);
       answers.push({ status: r.status, body, jstatus: rj.status, json });

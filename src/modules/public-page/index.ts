@@ -18,43 +18,49 @@ export { CSS_HREF, PAGE_LIMIT_PER_IP, PAGE_LIMIT_PER_TOKEN, PAGE_MAX_AGE_S } fro
 /** The page routes (no key; limited per address and per token) and the branding API. */
 export function publicPageModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () => undefined) {
   const open = linkOpener(deps, socketAddressOf);
-  return new Elysia()
-    .get(
-      "/t/assets/page.css",
-      () =>
-        new Response(cssText, {
-          headers: {
-            "content-type": "text/css; charset=utf-8",
-            "cache-control": "public, max-age=31536000, immutable",
-            "x-content-type-options": "nosniff",
-          },
-        }),
-      { detail: { hide: true } },
-    )
-    .get(
-      "/t/:token",
-      ({ request, params }) =>
-        params.token.endsWith(".json")
-          ? open(request, params.token.slice(0, -5), "json")
-          : open(request, params.token, "html"),
-      { detail: { hide: true } },
-    )
-    .get("/t/:token/logo", ({ request, params }) => open(request, params.token, "logo"), { detail: { hide: true } })
-    .options(
-      "/t/:token",
-      () =>
-        new Response(null, {
-          status: 204,
-          headers: {
-            "access-control-allow-origin": "*",
-            "access-control-allow-methods": "GET",
-            "access-control-max-age": "86400",
-          },
-        }),
-      { detail: { hide: true } },
-    )
-    .use(brandingRoutes(deps));
+  return (
+    new Elysia()
+      .get(
+        "/t/assets/page.css",
+        () =>
+          new Response(cssText, {
+            headers: {
+              "content-type": "text/css; charset=utf-8",
+              "cache-control": "public, max-age=31536000, immutable",
+              "x-content-type-options": "nosniff",
+            },
+          }),
+        { detail: { hide: true } },
+      )
+      // The token is read from the raw path (never percent-decoded): a malformed escape is just an unknown token.
+      .get(
+        "/t/:token",
+        ({ request }) => {
+          const raw = rawSegment(request, 2);
+          return raw.endsWith(".json") ? open(request, raw.slice(0, -5), "json") : open(request, raw, "html");
+        },
+        { detail: { hide: true } },
+      )
+      .get("/t/:token/logo", ({ request }) => open(request, rawSegment(request, 2), "logo"), { detail: { hide: true } })
+      .options(
+        "/t/:token",
+        () =>
+          new Response(null, {
+            status: 204,
+            headers: {
+              "access-control-allow-origin": "*",
+              "access-control-allow-methods": "GET",
+              "access-control-max-age": "86400",
+            },
+          }),
+        { detail: { hide: true } },
+      )
+      .use(brandingRoutes(deps))
+  );
 }
+
+/** Path segment `i` of the request as sent (`/t/{token}` → 2), not decoded. */
+const rawSegment = (request: Request, i: number) => new URL(request.url).pathname.split("/")[i] ?? "";
 
 const errs = { ...errorResponses.authed, ...errorResponses.common };
 
