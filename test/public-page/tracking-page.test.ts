@@ -9,6 +9,7 @@ import { ShipmentListResponse, StoredShipmentResponse } from "../../src/modules/
 import { findLink, hashToken } from "../../src/modules/following/public-links.ts";
 import { CSS_HREF, PAGE_LIMIT_PER_TOKEN } from "../../src/modules/public-page/index.ts";
 import { createRecheckRunner } from "../../src/modules/following/recheck.ts";
+import { serviceRegistry } from "../../src/modules/metrics/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 let ctx: TestContext;
@@ -319,5 +320,22 @@ describe("budget and metrics", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]!.views).toBeGreaterThanOrEqual(1);
     expect(Object.keys(rows[0]!).sort()).toEqual(["account_id", "day", "views"]);
+  });
+
+  test("requests are counted by kind and outcome in the process metrics, without any account or token label", async () => {
+    const value = async (kind: string, outcome: string) => {
+      const m = await serviceRegistry.getSingleMetric("courier_tracking_public_page_requests_total")?.get();
+      return m?.values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
+    };
+    const a = await ctx.account("business");
+    const { public_url } = await follow(a.key, "delhivery", "3000000000210");
+    const [okBefore, nfBefore] = [await value("json", "ok"), await value("html", "not_found")];
+    await open(`${public_url}.json`);
+    await ctx.call(`/t/${"C".repeat(43)}`);
+    expect(await value("json", "ok")).toBe(okBefore + 1);
+    expect(await value("html", "not_found")).toBe(nfBefore + 1);
+    const text = await serviceRegistry.getSingleMetricAsString("courier_tracking_public_page_requests_total");
+    expect(text).not.toContain(a.id);
+    expect(text).not.toContain(new URL(public_url!).pathname.slice(3));
   });
 });

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import { addressLimitKey, clientIp } from "../../http/client-ip.ts";
 import type { SocketAddressOf } from "../../http/server.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
+import { observePublicPage } from "../metrics/registry.ts";
 import { findLink, hashToken, type LinkTarget } from "../following/public-links.ts";
 import { pickLang } from "./i18n.ts";
 import { pageData } from "./service.ts";
@@ -89,7 +90,14 @@ export function linkOpener(deps: AppDeps, socketAddressOf: SocketAddressOf) {
     return Math.max(byIp.allowed ? 0 : byIp.resetSeconds, byToken.allowed ? 0 : byToken.resetSeconds);
   };
 
-  return async (request: Request, raw: string, kind: LinkKind): Promise<Response> => {
+  const OUTCOME = { 200: "ok", 304: "not_modified", 404: "not_found", 429: "limited" } as const;
+  const counted = async (request: Request, raw: string, kind: LinkKind): Promise<Response> => {
+    const res = await serve(request, raw, kind);
+    const outcome = OUTCOME[res.status as keyof typeof OUTCOME];
+    if (outcome) observePublicPage(kind, outcome);
+    return res;
+  };
+  const serve = async (request: Request, raw: string, kind: LinkKind): Promise<Response> => {
     const url = new URL(request.url);
     const lang = pickLang(url.searchParams.get("lang"), request.headers.get("accept-language"));
     const w = words(lang);
@@ -133,6 +141,7 @@ export function linkOpener(deps: AppDeps, socketAddressOf: SocketAddressOf) {
     const style = accentStyle(found.data.merchant.accent_color);
     return cached(request, body, pageHeaders(style.source, found.branding.frameAncestors));
   };
+  return counted;
 }
 
 function notFound(kind: LinkKind, lang: ReturnType<typeof pickLang>): Response {
