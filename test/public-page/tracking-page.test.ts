@@ -65,6 +65,21 @@ describe("public_url", () => {
   });
 });
 
+describe("a follow made by GET /v1/track", () => {
+  test("gets its link at once, so the payloads of its first events carry public_url", async () => {
+    const a = await ctx.account("business");
+    const [tr] = await ctx.call("/v1/track?courier=delhivery&tracking_number=3000000000221", { key: a.key });
+    expect(tr.status).toBe(200);
+    const [row] = (await ctx.tdb.db
+      .$client`select public_token_hash from follows where account_id = ${a.id}`) as unknown as {
+      public_token_hash: string | null;
+    }[];
+    expect(row!.public_token_hash).toMatch(/^[0-9a-f]{64}$/);
+    const [, stored] = await ctx.call("/v1/shipments/delhivery/3000000000221", { key: a.key });
+    expect(hashToken(stored.follow.public_url.split("/t/")[1])).toBe(row!.public_token_hash!);
+  });
+});
+
 describe("the page and its JSON", () => {
   test("a followed sandbox shipment's page: state in words, courier and AWB, timeline in IST, safe headers, ETag and 304", async () => {
     const a = await ctx.account("business");
