@@ -44,6 +44,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the tracking page's branding
+         * @description The account's public tracking page settings: whether links are on, display name, logo (as `has_logo`), accent colour, support URL and e-mail, whether the page shows your reference, and who may frame it.
+         */
+        get: operations["getBranding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the tracking page's branding
+         * @description Changes the public tracking page of every followed shipment (`public_url`): fields sent are set, null clears one, fields not sent stay. `accent_color` must reach WCAG AA contrast (4.5:1) on the white page; `logo_png_base64` is a PNG of at most 16 KiB. `public_links_enabled: false` turns every link off (pages 404, `public_url` null). Free: no quota.
+         */
+        patch: operations["updateBranding"];
+        trace?: never;
+    };
     "/v1/couriers": {
         parameters: {
             query?: never;
@@ -214,6 +238,26 @@ export interface paths {
          * @description Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.
          */
         patch: operations["updateShipment"];
+        trace?: never;
+    };
+    "/v1/shipments/{courier}/{tracking_number}/public-link/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke and reissue a shipment's public tracking link
+         * @description Revokes the shipment's `public_url` (the old page and its JSON answer 404 from now on, exactly as an unknown link) and answers the new one. Use it when a link was sent to the wrong person. Unfollowing revokes it too. Free: no quota.
+         */
+        post: operations["rotatePublicLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/track": {
@@ -633,6 +677,46 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** BrandingResult */
+        BrandingResult: {
+            data: {
+                /** @description `#rrggbb`. */
+                accent_color: string | null;
+                /** @description Shown at the top of the page. */
+                display_name: string | null;
+                /** @description Origins allowed to frame the page. */
+                frame_ancestors: string[];
+                has_logo: boolean;
+                public_links_enabled: boolean;
+                show_reference: boolean;
+                /** @description Help address. */
+                support_email: string | null;
+                /** @description https help page. */
+                support_url: string | null;
+                /** Format: date-time */
+                updated_at: string | null;
+            };
+            /** @constant */
+            success: true;
+        };
+        BrandingUpdate: {
+            /** @description `#rrggbb`, used for the page's headings and links; it must reach WCAG AA contrast (4.5:1) against the white page. Null: the default. */
+            accent_color?: string | null;
+            /** @description The shop name shown at the top of the page; null: none. */
+            display_name?: string | null;
+            /** @description https origins allowed to show the page in an `<iframe>` (CSP `frame-ancestors`); null or empty: none. */
+            frame_ancestors?: string[] | null;
+            /** @description The logo, a PNG of at most 16 KiB, base64; null removes it. Checked by content. SVG is not accepted (docs/tracking-page.md#branding). */
+            logo_png_base64?: string | null;
+            /** @description False turns every public tracking link of the account off: `public_url` reads null and the pages answer 404. True turns them back on (the same links work again). */
+            public_links_enabled?: boolean;
+            /** @description Show your `reference` (e.g. order number) on the page. Default false. */
+            show_reference?: boolean;
+            /** @description An address buyers can write to. */
+            support_email?: string | null;
+            /** @description An https page where buyers get help; shown with a failed delivery attempt and at the foot of the page. */
+            support_url?: string | null;
+        };
         /** Checkpoint */
         Checkpoint: {
             /** @description The courier's description of the event. */
@@ -1115,6 +1199,21 @@ export interface components {
              */
             sample_size: number;
         };
+        /** PublicLinkResult */
+        PublicLinkResult: {
+            data: {
+                courier: string;
+                /**
+                 * Format: uri
+                 * @description The public tracking page of this shipment for this account (`/t/{token}`), to send to the buyer: no API key, no personal data, revocable with POST /v1/shipments/{courier}/{tracking_number}/public-link/rotate and by unfollowing. Null while the account's public links are off (PATCH /v1/account/branding).
+                 * @example https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x
+                 */
+                public_url: string | null;
+                tracking_number: string;
+            };
+            /** @constant */
+            success: true;
+        };
         /** ReceiverAuditReport */
         ReceiverAuditReport: {
             data: {
@@ -1190,6 +1289,12 @@ export interface components {
                 code: string;
                 message: string;
             };
+            /**
+             * Format: uri
+             * @description The public tracking page of this shipment for this account (`/t/{token}`), to send to the buyer: no API key, no personal data, revocable with POST /v1/shipments/{courier}/{tracking_number}/public-link/rotate and by unfollowing. Null while the account's public links are off (PATCH /v1/account/branding).
+             * @example https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x
+             */
+            public_url?: string | null;
             /** @enum {string} */
             result: "accepted" | "invalid" | "quota_exceeded";
             /** @description Normalised when the courier is known, else as sent. */
@@ -1246,6 +1351,12 @@ export interface components {
              */
             next_check_at: string | null;
             predicted_delivery?: components["schemas"]["PredictedDelivery"];
+            /**
+             * Format: uri
+             * @description The public tracking page of this shipment for this account (`/t/{token}`), to send to the buyer: no API key, no personal data, revocable with POST /v1/shipments/{courier}/{tracking_number}/public-link/rotate and by unfollowing. Null while the account's public links are off (PATCH /v1/account/branding).
+             * @example https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x
+             */
+            public_url: string | null;
             /** @description The normalised reason of the newest failed delivery attempt or exception among the checkpoints (the `ReasonCode` of that checkpoint), kept after the shipment moves on (e.g. to return to origin); null when no checkpoint carries one. */
             reason_code: "customer_unavailable" | "customer_refused" | "address_issue" | "cod_not_ready" | "rescheduled_by_customer" | "premises_closed" | "out_of_delivery_area" | "damaged" | "lost" | "weather_or_disaster" | "other" | null;
             /** @description Your reference for this shipment, or null. */
@@ -1273,6 +1384,12 @@ export interface components {
                 metadata: {
                     [key: string]: string;
                 };
+                /**
+                 * Format: uri
+                 * @description The public tracking page of this shipment for this account (`/t/{token}`), to send to the buyer: no API key, no personal data, revocable with POST /v1/shipments/{courier}/{tracking_number}/public-link/rotate and by unfollowing. Null while the account's public links are off (PATCH /v1/account/branding).
+                 * @example https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x
+                 */
+                public_url: string | null;
                 /** @description Your reference for this shipment, or null. */
                 reference: string | null;
             };
@@ -1484,6 +1601,11 @@ export interface components {
                 most_recent_status: string;
                 origin_city: string | null;
                 predicted_delivery?: components["schemas"]["PredictedDelivery"];
+                /**
+                 * Format: uri
+                 * @description The receiving account's public tracking page for this shipment, to send to the buyer (docs/tracking-page.md); null when the account's public links are off, it no longer follows the shipment, or for a test delivery. Absent from test deliveries stored before this field existed.
+                 */
+                public_url?: string | null;
                 /** @description The receiving account's own reference for this shipment (POST /v1/shipments, PATCH), or null. */
                 reference: string | null;
                 /** @description True while the shipment is stalled (docs/predictions.md): no new checkpoint for longer than its lane's usual longest gap. */
@@ -1918,6 +2040,352 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getBranding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "public_links_enabled": true,
+                     *         "display_name": "Chai & Co",
+                     *         "has_logo": true,
+                     *         "accent_color": "#7a1f5c",
+                     *         "support_url": "https://help.chai.example/orders",
+                     *         "support_email": "care@chai.example",
+                     *         "show_reference": false,
+                     *         "frame_ancestors": [
+                     *           "https://shop.chai.example"
+                     *         ],
+                     *         "updated_at": "2026-11-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BrandingResult"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error: every problem listed at once. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "tracking_number"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateBranding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 4e908017-dae9-4b56-8881-9a7eb3a357a5
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON body (read as JSON whatever the Content-Type), at most 64 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "display_name": "Chai & Co",
+                 *       "accent_color": "#7a1f5c",
+                 *       "support_url": "https://help.chai.example/orders"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BrandingUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "public_links_enabled": true,
+                     *         "display_name": "Chai & Co",
+                     *         "has_logo": true,
+                     *         "accent_color": "#7a1f5c",
+                     *         "support_url": "https://help.chai.example/orders",
+                     *         "support_email": "care@chai.example",
+                     *         "show_reference": false,
+                     *         "frame_ancestors": [
+                     *           "https://shop.chai.example"
+                     *         ],
+                     *         "updated_at": "2026-11-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BrandingResult"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body over 64 KiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -2766,6 +3234,7 @@ export interface operations {
                      *                   "channel": "web",
                      *                   "warehouse": "BLR-2"
                      *                 },
+                     *                 "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x",
                      *                 "status": "delivered",
                      *                 "most_recent_status": "Delivered",
                      *                 "origin_city": "Mumbai",
@@ -3271,7 +3740,8 @@ export interface operations {
                      *             "metadata": {
                      *               "channel": "web",
                      *               "warehouse": "BLR-2"
-                     *             }
+                     *             },
+                     *             "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x"
                      *           }
                      *         ],
                      *         "count": 1,
@@ -3444,13 +3914,15 @@ export interface operations {
                      *             "courier": "delhivery",
                      *             "tracking_number": "1234567890121",
                      *             "result": "accepted",
-                     *             "already_followed": false
+                     *             "already_followed": false,
+                     *             "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x"
                      *           },
                      *           {
                      *             "courier": "ups",
                      *             "tracking_number": "1Z999AA10123456784",
                      *             "result": "accepted",
-                     *             "already_followed": false
+                     *             "already_followed": false,
+                     *             "public_url": "https://track.example.com/t/Zx8vN2mQ4rT6yU1wE3oP5aS7dF9gH0jK2lL4zX6cV8b"
                      *           }
                      *         ],
                      *         "accepted": 2,
@@ -3702,7 +4174,8 @@ export interface operations {
                      *         "metadata": {
                      *           "channel": "web",
                      *           "warehouse": "BLR-2"
-                     *         }
+                     *         },
+                     *         "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x"
                      *       }
                      *     }
                      */
@@ -4135,6 +4608,182 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    rotatePublicLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 9c0a20db-290f-424d-8646-cefe369800f4
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description Courier slug.
+                 * @example delhivery
+                 */
+                courier: string;
+                /**
+                 * @description The tracking number (normalised like /v1/track).
+                 * @example 1234567890121
+                 */
+                tracking_number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "courier": "delhivery",
+                     *         "tracking_number": "1234567890121",
+                     *         "public_url": "https://track.example.com/t/Qm9vN3pL5tR7wY2uE4iO6aS8dF0gH1jK3lZ5xC7vB9n"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublicLinkResult"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The account does not follow this shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -6945,6 +7594,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "delivered",
                  *         "most_recent_status": "Delivered",
                  *         "origin_city": "Mumbai",
@@ -7070,6 +7720,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",
@@ -7181,6 +7832,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "exception",
                  *         "most_recent_status": "Delivery attempt failed",
                  *         "origin_city": "Mumbai",
@@ -7297,6 +7949,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",
@@ -7404,6 +8057,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "out_for_delivery",
                  *         "most_recent_status": "Out for delivery",
                  *         "origin_city": "Mumbai",
@@ -7520,6 +8174,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",
@@ -7627,6 +8282,7 @@ export interface operations {
                  *         "courier": "delhivery",
                  *         "reference": null,
                  *         "metadata": {},
+                 *         "public_url": null,
                  *         "status": "in_transit",
                  *         "most_recent_status": "In transit",
                  *         "origin_city": "Mumbai",

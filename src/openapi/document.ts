@@ -53,6 +53,11 @@ const TAGS = [
     name: "Events",
     description: "The account's events of the last 30 days, with stable ids and the payload a delivery carries.",
   },
+  {
+    name: "Tracking page",
+    description:
+      "The branded public tracking page behind every followed shipment's `public_url` (`/t/{token}`, no key, no personal data): its settings and branding.",
+  },
   { name: "Demo", description: "Public demo tracking: 5 requests per hour per IP, no key." },
   { name: "Billing", description: "Public plan listing." },
 ];

@@ -87,11 +87,13 @@ export function addIdempotency(op: Json): void {
 }
 
 const FOLLOW_DATA = { reference: "ORD-10042", metadata: { channel: "web", warehouse: "BLR-2" } };
+const PUBLIC_URL = "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x";
 const samplePayload = {
   event: "tracking.delivered",
   enqueued_at: "2026-11-05T13:30:00Z",
   data: {
     ...sampleData("tracking.delivered", "2026-11-05T13:30:00Z"),
+    public_url: PUBLIC_URL,
     courier: "delhivery",
     tracking_number: "1234567890121",
     ...FOLLOW_DATA,
@@ -118,6 +120,19 @@ const SUMMARY = {
     sample_size: 412,
   },
   ...FOLLOW_DATA,
+  public_url: PUBLIC_URL,
+};
+
+const BRANDING = {
+  public_links_enabled: true,
+  display_name: "Chai & Co",
+  has_logo: true,
+  accent_color: "#7a1f5c",
+  support_url: "https://help.chai.example/orders",
+  support_email: "care@chai.example",
+  show_reference: false,
+  frame_ancestors: ["https://shop.chai.example"],
+  updated_at: "2026-11-05T10:00:00.000Z",
 };
 
 /** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
@@ -136,8 +151,20 @@ export const FEATURE_EXAMPLES: Record<
       success: true,
       data: {
         shipments: [
-          { courier: "delhivery", tracking_number: "1234567890121", result: "accepted", already_followed: false },
-          { courier: "ups", tracking_number: "1Z999AA10123456784", result: "accepted", already_followed: false },
+          {
+            courier: "delhivery",
+            tracking_number: "1234567890121",
+            result: "accepted",
+            already_followed: false,
+            public_url: PUBLIC_URL,
+          },
+          {
+            courier: "ups",
+            tracking_number: "1Z999AA10123456784",
+            result: "accepted",
+            already_followed: false,
+            public_url: "https://track.example.com/t/Zx8vN2mQ4rT6yU1wE3oP5aS7dF9gH0jK2lL4zX6cV8b",
+          },
         ],
         accepted: 2,
         counted: 2,
@@ -162,8 +189,24 @@ export const FEATURE_EXAMPLES: Record<
     ok: {
       success: true,
       data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" },
-      follow: FOLLOW_DATA,
+      follow: { ...FOLLOW_DATA, public_url: PUBLIC_URL },
     },
+  },
+  rotatePublicLink: {
+    params: { courier: "delhivery", tracking_number: "1234567890121" },
+    ok: {
+      success: true,
+      data: {
+        courier: "delhivery",
+        tracking_number: "1234567890121",
+        public_url: "https://track.example.com/t/Qm9vN3pL5tR7wY2uE4iO6aS8dF0gH1jK3lZ5xC7vB9n",
+      },
+    },
+  },
+  getBranding: { ok: { success: true, data: BRANDING } },
+  updateBranding: {
+    body: { display_name: "Chai & Co", accent_color: "#7a1f5c", support_url: "https://help.chai.example/orders" },
+    ok: { success: true, data: BRANDING },
   },
   updateShipment: {
     params: { courier: "delhivery", tracking_number: "1234567890121" },

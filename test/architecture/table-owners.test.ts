@@ -42,6 +42,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   courier_call_buckets: "src/modules/courier-health",
   courier_health: "src/modules/courier-health",
   courier_incidents: "src/modules/courier-health",
+  account_branding: "src/modules/public-page",
+  public_page_views: "src/modules/public-page",
 };
 
 const root = join(import.meta.dir, "..", "..");

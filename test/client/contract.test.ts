@@ -354,6 +354,12 @@ describe("live responses validate against the document", () => {
     await call("/v1/shipments/delhivery/1234567890999", json("PATCH", { reference: null }));
     await call("/v1/shipments/delhivery/1234567890121", json("PATCH", { metadata: { "bad key": "v" } }));
     await call("/v1/shipments?reference=ORD-1", { key: a.key });
+    const [, rotated] = await call("/v1/shipments/delhivery/1234567890121/public-link/rotate", json("POST"));
+    expect(rotated.data.public_url).toMatch(/\/t\/[A-Za-z0-9_-]{43}$/);
+    await call("/v1/shipments/delhivery/1234567890999/public-link/rotate", json("POST"));
+    await call("/v1/account/branding", { key: a.key });
+    await call("/v1/account/branding", json("PATCH", { display_name: "Shop", accent_color: "#0b57d0" }));
+    await call("/v1/account/branding", json("PATCH", { accent_color: "#ffff00" }));
     const [advanced] = await call("/v1/sandbox/shipments/delhivery/1234567890121/advance", {
       method: "POST",
       key: a.key,

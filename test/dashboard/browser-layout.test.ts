@@ -98,6 +98,7 @@ const pages = (): [string, string][] => [
   ["shipments-filtered", "/dashboard/shipments?state=exception&reason=address_issue&courier=dtdc"],
   ["profile", "/dashboard/profile"],
   ["alerts", "/dashboard/alerts"],
+  ["branding", "/dashboard/branding"],
   ["not-found", "/dashboard/no-such-page"],
 ];
 

@@ -48,6 +48,10 @@ const EXTRA_RULES: Record<string, [string, RegExp][]> = {
   updateWebhook: WEBHOOK_PROSE,
   recoverWebhookDeliveries: [["body.since", /30 days/]],
   listEvents: [["query.since", /30 days/]],
+  updateBranding: [
+    ["body.accent_color", /contrast/],
+    ["body.logo_png_base64", /PNG/],
+  ],
 };
 
 /** A body whose `url` would name an IP address gets a `.invalid` host instead (the rest of the URL is kept). */

@@ -98,10 +98,14 @@ describe("reference and metadata through every read and a real delivery", () => 
     const [sr, stored] = await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: a.key });
     expect(sr.status).toBe(200);
     expect(Value.Check(StoredShipmentResponse, stored)).toBe(true);
-    expect(stored.follow).toEqual({ reference: "ORD-A-1", metadata: { channel: "web", "shop.id": "7" } });
+    expect(stored.follow).toEqual({
+      reference: "ORD-A-1",
+      metadata: { channel: "web", "shop.id": "7" },
+      public_url: expect.any(String),
+    });
     expect(stored.data.Reference).toBeUndefined();
     const [, storedB] = await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: b.key });
-    expect(storedB.follow).toEqual({ reference: "B-77", metadata: {} });
+    expect(storedB.follow).toEqual({ reference: "B-77", metadata: {}, public_url: expect.any(String) });
 
     // One event, fanned out to both accounts' webhooks: each delivery carries its own account's follow data.
     const shp = (await shipmentRow(ctx, "delhivery", awb))!;
@@ -130,6 +134,10 @@ describe("reference and metadata through every read and a real delivery", () => 
     });
     const [, eventsB] = await ctx.call(`/v1/events?tracking_number=${awb}`, { key: b.key });
     expect(eventsB.data.events[0].payload.data).toMatchObject({ reference: "B-77", metadata: {} });
+    // Each account's own public tracking page, in its deliveries and its events alike.
+    expect(rx.on(a.path)[0]!.json.data.public_url).toBe(stored.follow.public_url);
+    expect(rx.on(b.path)[0]!.json.data.public_url).toBe(storedB.follow.public_url);
+    expect(eventsB.data.events[0].payload.data.public_url).toBe(storedB.follow.public_url);
     // The webhook's copy adds its own per-webhook `sequence`; the rest is the same payload.
     const { sequence, ...delivered } = rx.on(a.path)[0]!.json;
     expect(sequence).toBe(1);
@@ -149,7 +157,7 @@ describe("reference and metadata through every read and a real delivery", () => 
       metadata: { "shop.id": "7", priority: "high" },
     });
     const [, storedB2] = await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: b.key });
-    expect(storedB2.follow).toEqual({ reference: "B-77", metadata: {} });
+    expect(storedB2.follow).toEqual({ reference: "B-77", metadata: {}, public_url: storedB.follow.public_url });
 
     // The next delivery (built from the freshest record) carries the new values.
     ctx.clock.advance(1000);
@@ -222,7 +230,7 @@ describe("PATCH /v1/shipments/{courier}/{tracking_number}", () => {
     expect(res.status).toBe(422);
     expect(body.detail).toEqual([{ loc: ["body", "metadata"], msg: expect.any(String), type: "too_long" }]);
     const [, stored] = await ctx.call("/v1/shipments/delhivery/4300000000011", { key: a.key });
-    expect(stored.follow).toEqual({ reference: null, metadata: twenty });
+    expect(stored.follow).toEqual({ reference: null, metadata: twenty, public_url: expect.any(String) });
     const [ok, okBody] = await patch(a.key, "delhivery/4300000000011", { metadata: { k0: null, extra: "v" } });
     expect(ok.status).toBe(200);
     expect(Object.keys(okBody.data.metadata).length).toBe(20);
@@ -272,7 +280,11 @@ describe("validation: the 422 detail with the exact loc", () => {
     expect(ok.status).toBe(202);
     expect(okBody.data.accepted).toBe(1);
     const [, stored] = await ctx.call("/v1/shipments/delhivery/4500000000011", { key: a.key });
-    expect(stored.follow).toEqual({ reference: emoji(128), metadata: { e: emoji(500) } });
+    expect(stored.follow).toEqual({
+      reference: emoji(128),
+      metadata: { e: emoji(500) },
+      public_url: expect.any(String),
+    });
     const [, filtered] = await ctx.call(`/v1/shipments?reference=${encodeURIComponent(emoji(128))}`, { key: a.key });
     expect(filtered.data.shipments.length).toBe(1);
 
@@ -308,6 +320,6 @@ describe("validation: the 422 detail with the exact loc", () => {
       { loc: ["body", "metadata", "k".repeat(41)], msg: expect.any(String), type: expect.any(String) },
     ]);
     const [, stored] = await ctx.call("/v1/shipments/delhivery/4600000000011", { key: a.key });
-    expect(stored.follow).toEqual({ reference: null, metadata: {} });
+    expect(stored.follow).toEqual({ reference: null, metadata: {}, public_url: expect.any(String) });
   });
 });

@@ -59,6 +59,7 @@ describe("POST /v1/shipments", () => {
       tracking_number: "1234567890121",
       result: "accepted",
       already_followed: false,
+      public_url: expect.stringMatching(/\/t\/[A-Za-z0-9_-]{43}$/),
     });
     expect(r[1].error.code).toBe("INVALID_TRACKING_NUMBER");
     expect(r[2].error.code).toBe("COURIER_NOT_FOUND");
@@ -242,6 +243,7 @@ describe("GET /v1/shipments", () => {
       reference: null,
       metadata: {},
       stalled: false,
+      public_url: expect.stringMatching(/\/t\/[A-Za-z0-9_-]{43}$/),
     });
     await recheck();
     const [, transit] = await ctx.call("/v1/shipments?state=in_transit", { key: a.key });

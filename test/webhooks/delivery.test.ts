@@ -96,6 +96,8 @@ describe("a live delivery", () => {
         courier: "delhivery",
         reference: null,
         metadata: {},
+        // The fixture's follow was written directly, so no public link was issued for it yet.
+        public_url: null,
         status: "in_transit",
         most_recent_status: "In transit",
         origin_city: "Mumbai",

@@ -18,6 +18,8 @@ export const accounts = pgTable(
     webhookSecretRotatedAt: timestamp("webhook_secret_rotated_at", { withTimezone: true }),
     /** True once the raw secret has been returned to the customer (spec: secret shown once). */
     webhookSecretRevealed: boolean("webhook_secret_revealed").notNull().default(false),
+    /** Key deriving the account's public link tokens, AES-256-GCM encrypted like the secrets above; null until first needed. */
+    publicLinkKeyEnc: text("public_link_key_enc"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

@@ -9,3 +9,4 @@ export * from "./couriers.ts";
 export * from "./alerts.ts";
 export * from "./predictions.ts";
 export * from "./courier-health.ts";
+export * from "./tracking-page.ts";

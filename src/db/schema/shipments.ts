@@ -137,6 +137,10 @@ export const follows = pgTable(
     reference: text("reference"),
     /** The merchant's own string key/value pairs for this follow, at most 20 keys; `{}` when none. */
     metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+    /** Random id of the follow's public link (docs/tracking-page.md); the token is derived from it, never stored. Null: not issued yet. */
+    publicLinkNonce: text("public_link_nonce"),
+    /** SHA-256 hex of the public link's token: the page's lookup key. A new nonce (rotate) replaces it. */
+    publicTokenHash: text("public_token_hash"),
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.shipmentId] }),
@@ -145,6 +149,7 @@ export const follows = pgTable(
     index("follows_shipment_idx").on(t.shipmentId),
     // GET /v1/shipments pages an account's follows newest first.
     index("follows_account_created_idx").on(t.accountId, t.createdAt, t.shipmentId),
+    uniqueIndex("follows_public_token_hash_key").on(t.publicTokenHash),
   ],
 );
 

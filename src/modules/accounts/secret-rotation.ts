@@ -1,4 +1,4 @@
-/** Re-encrypts every webhook signing secret under SECRETS_KEY (docs/deployment.md#rotating-secrets_key). */
+/** Re-encrypts every webhook signing secret and public link key under SECRETS_KEY (docs/deployment.md#rotating-secrets_key). */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { decryptSecretWith, encryptSecret } from "../../secrets/cipher.ts";
@@ -13,13 +13,13 @@ export interface RotationReport {
   failed: number;
 }
 
-const COLUMNS = ["webhook_secret_enc", "webhook_secret_prev_enc"] as const;
+const COLUMNS = ["webhook_secret_enc", "webhook_secret_prev_enc", "public_link_key_enc"] as const;
 
 /** Rewrites what the previous key encrypted, guarded by the old ciphertext; safe to run again. The key check moves only when nothing failed and `storeCheck` holds. */
 export async function reencryptSecrets(db: Db, key: SecretsKey, { storeCheck = true } = {}): Promise<RotationReport> {
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = (await db.execute(
-    sql`select id, webhook_secret_enc, webhook_secret_prev_enc from accounts where webhook_secret_enc is not null or webhook_secret_prev_enc is not null`,
+    sql`select id, webhook_secret_enc, webhook_secret_prev_enc, public_link_key_enc from accounts where webhook_secret_enc is not null or webhook_secret_prev_enc is not null or public_link_key_enc is not null`,
   )) as unknown as Record<string, string | null>[];
   for (const row of rows) {
     const id = row.id!;

@@ -18,6 +18,7 @@ import { accountRoutes } from "./routes/account.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
+import { brandingRoutes } from "./routes/branding.ts";
 import { profileRoutes } from "./routes/profile.ts";
 import { shipmentRoutes } from "./routes/shipments.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -38,7 +39,10 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 
 /** Security headers added to every `/dashboard…` response. */
 export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
-  h.set("content-security-policy", DASHBOARD_CSP);
+  // The tracking page preview keeps its own policy: `default-src 'none'` with no script source allows no script at all.
+  const own = h.get("content-security-policy");
+  if (!own?.startsWith("default-src 'none';") || own.includes("script-src"))
+    h.set("content-security-policy", DASHBOARD_CSP);
   h.set("x-content-type-options", "nosniff");
   h.set("x-frame-options", "DENY");
   // A page with a token in its path (a password or confirmation link) keeps its stricter `no-referrer`.
@@ -151,6 +155,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
       .use(profileRoutes(rd))
       .use(shipmentRoutes(rd))
       .use(alertRoutes(rd))
+      .use(brandingRoutes(rd))
       .all("/dashboard", () => notFound())
       .all("/dashboard/*", () => notFound())
   );

@@ -27,7 +27,7 @@ function eventList(deps: AppDeps) {
     "/events",
     async ({ auth, query }) => ({
       success: true as const,
-      data: await listEvents(deps.db, auth.account.id, deps.clock.now(), query),
+      data: await listEvents(deps, auth.account.id, deps.clock.now(), query),
     }),
     {
       apiKey: true,

@@ -175,3 +175,18 @@ for (const outcome of ["sent", "skipped", "retried", "failed"]) alertEmails.labe
 export function observeAlertEmail(outcome: "sent" | "skipped" | "retried" | "failed"): void {
   alertEmails.labels({ outcome }).inc();
 }
+
+const publicPage = new Counter({
+  name: "courier_tracking_public_page_requests_total",
+  help: "Public tracking page requests (docs/tracking-page.md), by kind (html, json, logo) and outcome (ok, not_modified, not_found, limited); per-account views are in the database.",
+  labelNames: ["kind", "outcome"],
+  registers: [serviceRegistry],
+});
+
+/** Counts one request of a public tracking link (src/modules/public-page/serve.ts). */
+export function observePublicPage(
+  kind: "html" | "json" | "logo",
+  outcome: "ok" | "not_modified" | "not_found" | "limited",
+): void {
+  publicPage.labels({ kind, outcome }).inc();
+}

@@ -39,6 +39,7 @@ export const OWN_SHIPMENT_OPS = new Set([
   "getShipment",
   "updateShipment",
   "advanceSandboxShipment",
+  "rotatePublicLink",
   "unfollowShipment",
 ]);
 

@@ -31,6 +31,7 @@ const SHIPMENT_ORDER = [
   "getShipment",
   "updateShipment",
   "advanceSandboxShipment",
+  "rotatePublicLink",
   "unfollowShipment",
 ];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };

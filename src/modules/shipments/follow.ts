@@ -11,17 +11,19 @@ import { recordQuotaMarks } from "../alerts/record.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
+import { publicUrlsByAwb } from "../following/public-links.ts";
 import { followedKeys, followMany, setFollowData, type FollowDataItem } from "../following/follows.ts";
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 
-type Deps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "services">;
+type Deps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "services" | "secretsKey">;
 
 export interface FollowResult {
   courier: string;
   tracking_number: string;
   result: "accepted" | "invalid" | "quota_exceeded";
   already_followed?: boolean;
+  public_url?: string | null;
   error?: { code: ErrorCode; message: string; candidates?: string[] };
 }
 
@@ -86,6 +88,9 @@ export async function followShipments(
   const quota = planOf(auth.account.plan).monthly_quota;
   const nowMs = deps.clock.now();
   const counted = valid.length ? await followValid(deps, auth.account.id, quota, nowMs, valid, results) : 0;
+  const accepted = results.filter((r) => r.result === "accepted");
+  const urls = await publicUrlsByAwb(deps, auth.account.id, accepted);
+  for (const r of accepted) r.public_url = urls.get(`${r.courier}/${r.tracking_number}`) ?? null;
   return { shipments: results, accepted: results.filter((r) => r.result === "accepted").length, counted };
 }
 

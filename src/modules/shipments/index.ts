@@ -8,7 +8,7 @@ import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { followShipments } from "./follow.ts";
 import { ListShipmentsQuery, MAX_SHIPMENTS_PER_CALL, ShipmentParams, shipmentModels } from "./model.ts";
-import { listShipments, storedShipment, unfollowShipment, updateShipment } from "./service.ts";
+import { listShipments, rotateShipmentLink, storedShipment, unfollowShipment, updateShipment } from "./service.ts";
 
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
@@ -19,7 +19,7 @@ const notFollowed = { 404: E("The account does not follow this shipment.", ["SHI
 
 /** The `/v1/shipments` routes: follow and list, then one followed shipment. */
 export function shipmentsModule(deps: AppDeps) {
-  return new Elysia().use(shipmentCollection(deps)).use(shipmentById(deps));
+  return new Elysia().use(shipmentCollection(deps)).use(shipmentById(deps)).use(publicLink(deps));
 }
 
 const shipmentRoutes = (deps: AppDeps) =>
@@ -56,7 +56,13 @@ function shipmentCollection(deps: AppDeps) {
       "",
       async ({ auth, query }) => ({
         success: true as const,
-        data: await listShipments(deps.db, auth.account.id, query, {}, await deps.services.transitStats.get()),
+        data: await listShipments(
+          deps.db,
+          auth.account.id,
+          query,
+          { links: deps },
+          await deps.services.transitStats.get(),
+        ),
       }),
       {
         apiKey: true,
@@ -135,4 +141,28 @@ function shipmentById(deps: AppDeps) {
         },
       },
     );
+}
+
+/** Rotate the public tracking link of one followed shipment. */
+function publicLink(deps: AppDeps) {
+  return shipmentRoutes(deps).post(
+    "/:courier/:tracking_number/public-link/rotate",
+    (c) =>
+      idempotent(deps, c, async () => ({
+        success: true as const,
+        data: await rotateShipmentLink(deps, c.auth.account.id, c.params.courier, c.params.tracking_number),
+      })),
+    {
+      apiKey: true,
+      params: ShipmentParams,
+      response: { 200: "PublicLinkResult", ...notFollowed, ...errs },
+      detail: {
+        operationId: "rotatePublicLink",
+        summary: "Revoke and reissue a shipment's public tracking link",
+        tags,
+        description:
+          "Revokes the shipment's `public_url` (the old page and its JSON answer 404 from now on, exactly as an unknown link) and answers the new one. Use it when a link was sent to the wrong person. Unfollowing revokes it too. Free: no quota.",
+      },
+    },
+  );
 }

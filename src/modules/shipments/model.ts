@@ -13,6 +13,7 @@ import {
 } from "../../domain/follow-data.ts";
 import { TrackingDataSchema } from "../tracking/model.ts";
 import { PredictedDeliverySchema } from "../predictions/model.ts";
+import { PublicLinkResponse, PublicUrl } from "./public-url.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
 export const MAX_SHIPMENTS_PER_CALL = 100;
@@ -182,6 +183,7 @@ const ItemResult = T.Object(
     already_followed: T.Optional(
       T.Boolean({ description: "On `accepted`: the account already followed it (not counted again)." }),
     ),
+    public_url: T.Optional(PublicUrl),
     error: T.Optional(
       T.Object({
         code: T.String({ description: "The code GET /v1/track would answer for this item." }),
@@ -235,6 +237,7 @@ export const ShipmentSummarySchema = T.Object(
     }),
     predicted_delivery: T.Optional(PredictedDeliverySchema),
     ...followDataFields,
+    public_url: PublicUrl,
   },
   { title: "ShipmentSummary" },
 );
@@ -255,10 +258,13 @@ export const StoredShipmentResponse = T.Object(
   {
     success: T.Literal(true),
     data: TrackingDataSchema,
-    follow: T.Object(followDataFields, {
-      description:
-        "This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's).",
-    }),
+    follow: T.Object(
+      { ...followDataFields, public_url: PublicUrl },
+      {
+        description:
+          "This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's).",
+      },
+    ),
   },
   { title: "StoredShipmentResponse" },
 );
@@ -282,4 +288,5 @@ export const shipmentModels = schemaModels("shipments.models", {
   StoredShipmentResponse,
   ShipmentUpdate: UpdateShipmentBody,
   UpdateShipmentResult: UpdateShipmentResponse,
+  PublicLinkResult: PublicLinkResponse,
 });

@@ -17,6 +17,7 @@ import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { StatsIndex } from "../predictions/stats.ts";
 import { dateTimeMs } from "../../http/text.ts";
+import { publicUrls, rotatePublicLink } from "../following/public-links.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError(
@@ -82,7 +83,7 @@ export async function listShipments(
   db: Db,
   accountId: string,
   q: ListShipmentsInput,
-  opts: { match?: string } = {},
+  opts: { match?: string; links?: Parameters<typeof publicUrls>[0] } = {},
   stats: StatsIndex = new StatsIndex(),
 ) {
   const sql = db.$client;
@@ -112,6 +113,13 @@ export async function listShipments(
     limit ${limit + 1}
   `) as unknown as ListRow[];
   const page = rows.slice(0, limit);
+  const urls = opts.links
+    ? await publicUrls(
+        opts.links,
+        accountId,
+        page.map((r) => r.shipment_id),
+      )
+    : new Map<string, string | null>();
   const shipments = page.map((r) => ({
     courier: r.courier,
     tracking_number: r.tracking_number,
@@ -126,6 +134,7 @@ export async function listShipments(
     metadata: r.metadata ?? {},
     stalled: r.stalled,
     ...predicted(stats, r),
+    public_url: urls.get(r.shipment_id) ?? null,
   }));
   return { shipments, count: shipments.length, next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
 }
@@ -152,11 +161,11 @@ async function requireFollowed(
 
 /** A followed shipment's stored `GET /v1/track` `data` (`FetchTime` 0) and its follow. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function storedShipment(
-  deps: Pick<AppDeps, "db" | "services">,
+  deps: Pick<AppDeps, "db" | "services" | "secretsKey" | "config">,
   accountId: string,
   slug: string,
   rawNumber: string,
-): Promise<{ data: TrackingData; follow: FollowData }> {
+): Promise<{ data: TrackingData; follow: FollowData & { public_url: string | null } }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
   const record = rowToRecord(row);
@@ -171,7 +180,7 @@ export async function storedShipment(
       { fetchMs: 0, executionMs: performance.now() - started, noRecord: false },
       history,
     ),
-    follow,
+    follow: { ...follow, public_url: (await publicUrls(deps, accountId, [row.id])).get(row.id) ?? null },
   };
 }
 
@@ -205,7 +214,23 @@ export async function updateShipment(
   return { courier: courier.slug, tracking_number: n, ...next };
 }
 
-/** Stops following; an unfollowed shipment leaves the re-check schedule. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
+/**
+ * Revokes the follow's public link and issues a new one (docs/tracking-page.md#links).
+ * @throws AppError SHIPMENT_NOT_FOLLOWED (404)
+ */
+export async function rotateShipmentLink(
+  deps: Parameters<typeof rotatePublicLink>[0],
+  accountId: string,
+  slug: string,
+  rawNumber: string,
+) {
+  const { courier, row } = await requireFollowed(deps.db, accountId, slug, rawNumber);
+  const url = await rotatePublicLink(deps, accountId, row.id);
+  if (url === undefined) throw notFollowed(courier.slug, row.trackingNumber);
+  return { courier: courier.slug, tracking_number: row.trackingNumber, public_url: url };
+}
+
+/** Stops following (which revokes its public link: the follow row and its token hash go); an unfollowed shipment leaves the re-check schedule. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */
 export async function unfollowShipment(db: Db, accountId: string, slug: string, rawNumber: string): Promise<void> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(rawNumber);

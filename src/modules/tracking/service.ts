@@ -13,10 +13,14 @@ import { followingMetrics } from "../metrics/following.ts";
 import { offTheClock, withoutDeadline } from "../../lib/deadline.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
+import { publicUrls } from "../following/public-links.ts";
 import { trackingData, type TrackingData } from "./view.ts";
 import { requireSoleFollower, soleFollowerSink } from "./sandbox-guard.ts";
 
-export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
+export type TrackingDeps = Pick<
+  AppDeps,
+  "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services" | "secretsKey"
+>;
 
 /** Resolves and validates courier + number. @throws AppError COURIER_NOT_FOUND, COURIER_NOT_SUPPORTED, INVALID_TRACKING_NUMBER */
 export function resolveRequest(
@@ -107,7 +111,7 @@ async function fetchAndStore(
   }
   const nowMs = deps.clock.now();
   const history = await deps.services.transitStats.get();
-  const { shipment, event } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
+  const { shipment, event, followed } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
     predict: (c, r) => history.predict(c, r),
     followAccountId,
     nowMs,
@@ -115,6 +119,8 @@ async function fetchAndStore(
     onEvents: deps.onEvents,
     fetchRead: deps.services.fetchRead,
   });
+  // A new follow gets its public link now, so its first event's payload carries `public_url` (docs/tracking-page.md).
+  if (followed && followAccountId) await publicUrls(deps, followAccountId, [shipment.id]);
   // A lookup is a re-check too (spec-map Decisions: Re-checks): its events count with the scheduled ones.
   if (event) followingMetrics.events.inc({ type: event });
   const record = rowToRecord(shipment);

@@ -6,7 +6,7 @@ export interface PageSession {
   csrfToken: string;
 }
 
-export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments" | "alerts" | "profile";
+export type NavKey = "overview" | "keys" | "billing" | "webhooks" | "shipments" | "branding" | "alerts" | "profile";
 
 const NAV: [NavKey, string, string][] = [
   ["overview", "/dashboard", "Overview"],
@@ -14,6 +14,7 @@ const NAV: [NavKey, string, string][] = [
   ["billing", "/dashboard/billing", "Usage & plan"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
   ["shipments", "/dashboard/shipments", "Shipments"],
+  ["branding", "/dashboard/branding", "Tracking page"],
   ["alerts", "/dashboard/alerts", "Alerts"],
   ["profile", "/dashboard/profile", "Profile"],
 ];

@@ -59,6 +59,15 @@ export const PayloadDataSchema = T.Object({
   metadata: T.Record(T.String(), T.String(), {
     description: "The receiving account's own key/value pairs for this shipment; `{}` when none.",
   }),
+  public_url: T.Optional(
+    nullable(
+      T.String({
+        format: "uri",
+        description:
+          "The receiving account's public tracking page for this shipment, to send to the buyer (docs/tracking-page.md); null when the account's public links are off, it no longer follows the shipment, or for a test delivery. Absent from test deliveries stored before this field existed.",
+      }),
+    ),
+  ),
   status: WebhookStatus,
   most_recent_status: T.String({ description: "The service's own short label." }),
   origin_city: nullable(T.String()),
@@ -132,6 +141,10 @@ export interface ShipmentRow {
   /** The receiving account's follow data (null when it no longer follows the shipment). */
   reference?: string | null;
   metadata?: Record<string, string> | null;
+  /** The follow's link nonce and the account's sealed link key, null while links are off (the claim joins them). */
+  public_link?: { nonce: string; key_enc: string | null } | null;
+  /** The receiving account's public tracking page (docs/tracking-page.md), computed by the reader; null: none. */
+  public_url?: string | null;
 }
 
 /** ISO 8601 UTC to the second: `2026-11-05T10:00:00Z` (spec: enqueued_at). */
@@ -165,6 +178,7 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
     courier: s.courier,
     reference: s.reference ?? null,
     metadata: s.metadata ?? {},
+    public_url: s.public_url ?? null,
     status: spell(s.state),
     most_recent_status: s.most_recent_status,
     origin_city: s.origin_city ?? null,
@@ -244,6 +258,7 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
     courier: `${TEST_COURIER_PREFIX}${courier.slug}`,
     reference: null,
     metadata: {},
+    public_url: null,
     status: spell(state),
     most_recent_status: mostRecentStatus(state, state === "exception" ? "delivery_attempt_failed" : null),
     origin_city: "Mumbai",

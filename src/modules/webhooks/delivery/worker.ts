@@ -14,6 +14,7 @@ import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
 import { createDeliveryPump } from "./pump.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
+import { publicUrlOf } from "../../following/public-links.ts";
 import { decryptSecret } from "../../../secrets/cipher.ts";
 import { openHeaders } from "../headers.ts";
 import { eventIdentity } from "../replay.ts";
@@ -106,7 +107,7 @@ export async function outcomeOf(
             metadata: synthetic.metadata ?? {},
             stalled: synthetic.stalled ?? false,
           }
-        : dataFromShipment(shipment!, enq);
+        : dataFromShipment({ ...shipment!, public_url: publicUrlOf(deps, row.account_id, shipment!.public_link) }, enq);
     },
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
     secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
