@@ -1,9 +1,18 @@
 /** The process's metrics in ONE prom-client registry; labels bounded (never an account, key or AWB). */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { SERVICE_VERSION } from "../../lib/version.ts";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
 export const serviceRegistry = new Registry();
 collectDefaultMetrics({ register: serviceRegistry });
+
+// The `build_info` convention (Prometheus' own, kube-state-metrics): a constant 1 whose label is the version.
+new Gauge({
+  name: "courier_tracking_build_info",
+  help: "Always 1; `version` is the service's version (package.json, docs/releases.md).",
+  labelNames: ["version"],
+  registers: [serviceRegistry],
+}).set({ version: SERVICE_VERSION }, 1);
 
 const http = new Histogram({
   name: "courier_tracking_http_request_duration_seconds",
