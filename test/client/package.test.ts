@@ -90,7 +90,7 @@ afterAll(async () => {
   rmSync(join(PKG_DIR, "dist"), { recursive: true, force: true });
 }, 30_000);
 
-test("built, packed, installed offline into an empty folder: ESM JavaScript, declarations, the README, nothing else", () => {
+test("built, packed, installed offline into an empty folder: ESM JavaScript, declarations, README and LICENSE, nothing else", () => {
   build();
   run("npm", ["pack", "--ignore-scripts", "--pack-destination", work], PKG_DIR);
   const tarball = readdirSync(work).find((f) => f.endsWith(".tgz"))!;
@@ -100,6 +100,7 @@ test("built, packed, installed offline into an empty folder: ESM JavaScript, dec
     .split("\n")
     .sort();
   expect(listed).toEqual([
+    "package/LICENSE",
     "package/README.md",
     "package/dist/index.d.ts",
     "package/dist/index.js",
@@ -129,7 +130,11 @@ test("built, packed, installed offline into an empty folder: ESM JavaScript, dec
   const installed = JSON.parse(
     readFileSync(join(app, "node_modules", "@courier-tracking", "client", "package.json"), "utf8"),
   );
-  expect([installed.name, installed.version]).toEqual(["@courier-tracking/client", "1.0.0"]);
+  expect([installed.name, installed.version, installed.license]).toEqual([
+    "@courier-tracking/client",
+    pkg.version,
+    "Apache-2.0",
+  ]);
 }, 120_000);
 
 for (const runtime of ["node", "bun"] as const)
