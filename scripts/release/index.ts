@@ -50,8 +50,8 @@ export function changelogSection(changelog: string, version: string): string {
   return body;
 }
 
-function run(cmd: string, args: string[], cwd = ROOT): string {
-  const r = spawnSync(cmd, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+function run(cmd: string, args: string[], cwd = ROOT, env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(cmd, args, { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}):\n${r.stdout}${r.stderr}`);
   return r.stdout;
 }
@@ -108,19 +108,26 @@ export async function release(opts: {
     // The image installs `--production`: the SBOM lists what it ships, not the development tools.
     const sbom = join(outDir, `courier-tracking-api-${version}.cdx.json`);
     const cli = join(ROOT, "node_modules", "@cyclonedx", "cyclonedx-npm", "bin", "cyclonedx-npm-cli.js");
-    run("node", [
-      cli,
-      "--omit",
-      "dev",
-      "--output-format",
-      "JSON",
-      "--output-file",
-      sbom,
-      "--spec-version",
-      "1.6",
-      "--mc-type",
-      "application",
-    ]);
+    // `bun run` sets npm_execpath to bun; cyclonedx-npm runs `npm ls` through it and needs npm's own.
+    const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("npm_")));
+    run(
+      "node",
+      [
+        cli,
+        "--omit",
+        "dev",
+        "--output-format",
+        "JSON",
+        "--output-file",
+        sbom,
+        "--spec-version",
+        "1.6",
+        "--mc-type",
+        "application",
+      ],
+      ROOT,
+      npmEnv,
+    );
     rmSync(join(CLIENT_DIR, "dist"), { recursive: true, force: true });
     if (opts.dryRun) return { version, tag: undefined, fixtureDir, clientTarball, sbom };
     run("git", ["add", ...manifests.map((f) => relative(ROOT, f)), relative(ROOT, fixtureDir)]);

@@ -37,7 +37,8 @@ beforeAll(() => {
   clone = mkdtempSync(join(tmpdir(), "ct-release-"));
   expect(sh("git", ["clone", "-q", "--no-hardlinks", ROOT, clone], tmpdir()).code).toBe(0);
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
-  // node_modules is ignored, so the link leaves the tree clean.
+  // .gitignore's `node_modules/` matches directories only: the clone's own exclude file covers the link.
+  writeFileSync(join(clone, ".git", "info", "exclude"), "node_modules\n");
   expect(sh("git", ["status", "--porcelain"]).out).toBe("");
 });
 afterAll(() => {
