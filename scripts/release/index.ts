@@ -1,7 +1,7 @@
 /**
- * Cuts a release (docs/releases.md): checks CHANGELOG.md has the version's section, bumps package.json (service and
- * client), writes the release's upgrade fixture, builds and packs the client, writes a CycloneDX SBOM of the
- * image's dependencies, commits and tags `v<version>`. Pushes nothing.
+ * Cuts a release (docs/releases.md): checks CHANGELOG.md has the version's section, bumps the version (service and
+ * client package.json, the Kubernetes release and image tag), writes the release's upgrade fixture, builds and packs
+ * the client, writes a CycloneDX SBOM of the image's dependencies, commits and tags `v<version>`. Pushes nothing.
  *
  *   bun run release 1.1.0 [--dry-run] [--out dist/release/1.1.0] [--pg postgres://…]
  *
@@ -56,10 +56,18 @@ function run(cmd: string, args: string[], cwd = ROOT, env: NodeJS.ProcessEnv = p
   return r.stdout;
 }
 
-function setVersion(file: string, version: string): void {
-  const pkg = JSON.parse(readFileSync(file, "utf8"));
-  pkg.version = version;
-  writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
+const K8S_DIR = join(ROOT, "deploy", "kubernetes");
+/** The files that name the version, each with how to set it (package.json's rewritten; the YAML edited in place). */
+const VERSION_FILES: [string, (text: string, version: string) => string][] = [
+  [join(ROOT, "package.json"), (t, v) => `${JSON.stringify({ ...JSON.parse(t), version: v }, null, 2)}\n`],
+  [join(CLIENT_DIR, "package.json"), (t, v) => `${JSON.stringify({ ...JSON.parse(t), version: v }, null, 2)}\n`],
+  // The Kubernetes release (the migration Job's name) and the placeholder image's tag (docs/deployment.md).
+  [join(K8S_DIR, "settings.yaml"), (t, v) => t.replace(/^( {2}release: ).+$/m, `$1${v}`)],
+  [join(K8S_DIR, "kustomization.yaml"), (t, v) => t.replace(/^( {4}newTag: ).+$/m, `$1${v}`)],
+];
+
+function setVersion(version: string): void {
+  for (const [file, set] of VERSION_FILES) writeFileSync(file, set(readFileSync(file, "utf8"), version));
 }
 
 /** What a release run wrote, for the caller (and the test) to check. */
@@ -94,8 +102,7 @@ export async function release(opts: {
 
   const outDir = opts.outDir ?? join(ROOT, "dist", "release", version);
   mkdirSync(outDir, { recursive: true });
-  const manifests = [join(ROOT, "package.json"), join(CLIENT_DIR, "package.json")];
-  for (const f of manifests) setVersion(f, version);
+  setVersion(version);
   // A dry run leaves test/upgrade/ alone: a fixture there would become the "previous release" of the upgrade tests.
   const fixtureDir = opts.dryRun ? join(outDir, "upgrade-fixture") : join(FIXTURES_DIR, version);
   try {
@@ -130,12 +137,12 @@ export async function release(opts: {
     );
     rmSync(join(CLIENT_DIR, "dist"), { recursive: true, force: true });
     if (opts.dryRun) return { version, tag: undefined, fixtureDir, clientTarball, sbom };
-    run("git", ["add", ...manifests.map((f) => relative(ROOT, f)), relative(ROOT, fixtureDir)]);
+    run("git", ["add", ...VERSION_FILES.map(([f]) => relative(ROOT, f)), relative(ROOT, fixtureDir)]);
     run("git", ["commit", "-q", "-m", `Release ${version}`]);
     run("git", ["tag", "-a", tag, "-m", `${tag}\n\n${notes}`]);
     return { version, tag, fixtureDir, clientTarball, sbom };
   } finally {
-    if (opts.dryRun) for (const f of manifests) setVersion(f, current);
+    if (opts.dryRun) setVersion(current);
   }
 }
 

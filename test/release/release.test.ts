@@ -87,6 +87,9 @@ test("a release bumps the versions, writes the fixture, the client package and t
   expect(r.code, r.out).toBe(0);
   expect(JSON.parse(readFileSync(join(clone, "package.json"), "utf8")).version).toBe(NEXT);
   expect(JSON.parse(readFileSync(join(clone, "clients", "typescript", "package.json"), "utf8")).version).toBe(NEXT);
+  const k8s = join(clone, "deploy", "kubernetes");
+  expect((Bun.YAML.parse(readFileSync(join(k8s, "settings.yaml"), "utf8")) as any).data.release).toBe(NEXT);
+  expect((Bun.YAML.parse(readFileSync(join(k8s, "kustomization.yaml"), "utf8")) as any).images[0].newTag).toBe(NEXT);
 
   const fixture = join(clone, "test", "upgrade", NEXT);
   const manifest = JSON.parse(readFileSync(join(fixture, "manifest.json"), "utf8"));
