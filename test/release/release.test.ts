@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { changelogSection, compareVersions, ReleaseError } from "../../scripts/release/index.ts";
@@ -34,13 +34,15 @@ function sh(cmd: string, args: string[], cwd = clone) {
 const releaseRun = (...args: string[]) => sh("bun", ["run", "scripts/release/index.ts", ...args, "--pg", ADMIN_URL]);
 
 beforeAll(() => {
-  // Beside the checkout (test/artifacts/ is ignored): the same file system, so node_modules can be hard-linked.
-  mkdirSync(join(ROOT, "test", "artifacts"), { recursive: true });
-  clone = mkdtempSync(join(ROOT, "test", "artifacts", "release-"));
+  clone = mkdtempSync(join(tmpdir(), "ct-release-"));
   expect(sh("git", ["clone", "-q", "--no-hardlinks", ROOT, clone], tmpdir()).code).toBe(0);
-  // Hard links (cp -l), not a symlink: `npm ls`, which the SBOM tool runs, takes a linked node_modules for
-  // extraneous packages.
-  expect(sh("cp", ["-al", join(ROOT, "node_modules"), join(clone, "node_modules")]).code).toBe(0);
+  // A copy, not a symlink: `npm ls`, which the SBOM tool runs, takes a linked node_modules for extraneous
+  // packages. Hard links where /tmp shares the checkout's file system, else a real copy.
+  const modules = [join(ROOT, "node_modules"), join(clone, "node_modules")];
+  if (sh("cp", ["-al", ...modules], tmpdir()).code !== 0) {
+    rmSync(modules[1]!, { recursive: true, force: true });
+    expect(sh("cp", ["-a", ...modules], tmpdir()).code).toBe(0);
+  }
   expect(sh("git", ["status", "--porcelain"]).out).toBe("");
 });
 afterAll(() => {
