@@ -27,6 +27,8 @@ export const MANIFEST_FILE = "manifest.json";
 export interface FixtureManifest {
   version: string;
   generated_at: string;
+  /** The commit whose code wrote the fixture (the upgrade test runs that code on the migrated schema). */
+  commit?: string;
   /** The SECRETS_KEY the webhook secrets are sealed with (a throw-away key made for the fixture). */
   secrets_key: string;
   accounts: { email: string; plan: string; api_key: string }[];
@@ -342,6 +344,7 @@ export async function writeFixture(opts: { version: string; outDir: string; admi
       const manifest: FixtureManifest = {
         version: opts.version,
         generated_at: new Date().toISOString(),
+        commit: spawnSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).stdout.trim() || undefined,
         secrets_key: secretsKey,
         accounts,
         row_counts: await rowCounts(sql),
