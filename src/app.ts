@@ -5,6 +5,8 @@ import { accessLogPlugin, answeredRoute, withAccessLog } from "./http/access-log
 import { traceRequests } from "./lib/tracing.ts";
 import { apiKeyGate, withKeyLookup } from "./http/auth.ts";
 import { corePlugin, pathOf } from "./http/core.ts";
+import { withRequestDeadline } from "./http/deadline.ts";
+import { requestDeadlineMs } from "./db/client.ts";
 import { ApiServer, SocketPeer } from "./http/server.ts";
 import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
 import { billingModule } from "./modules/billing/index.ts";
@@ -50,8 +52,12 @@ export function buildApp(deps: AppDeps): ApiServer {
   // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
   // Tracing on: a span per request around it all (lib/tracing.ts); off, the same `fetch` unwrapped.
-  const fetch = traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) =>
-    answeredRoute(req, status, routeOf),
+  // One deadline per request bounds all its database waits together (http/deadline.ts).
+  const fetch = withRequestDeadline(
+    traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) =>
+      answeredRoute(req, status, routeOf),
+    ),
+    requestDeadlineMs(deps.config.dbDeadlineSeconds),
   );
   return new ApiServer(router, fetch, peer);
 }

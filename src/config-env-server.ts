@@ -89,6 +89,6 @@ export const TIMEOUT_ENV = {
     minimum: 1,
     maximum: 600,
     description:
-      "How long a statement may wait for the database's answer before its connection is taken for dead and the request answers 503; the wait for a free connection is half of it and the server's statement_timeout seven eighths of it (docs/deployment.md, \"When the database does not answer\").",
+      "How long a statement may wait for the database's answer before its connection is taken for dead and the request answers 503; the wait for a free connection is half of it, the server's statement_timeout seven eighths of it, and the deadline of all of one request's database waits together nine eighths of it (docs/deployment.md, \"When the database does not answer\").",
   }),
 };

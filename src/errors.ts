@@ -22,6 +22,8 @@ export const CODE_STATUS = {
   WEBHOOK_IS_LIVE: 409,
   WEBHOOK_LIMIT_REACHED: 409,
   IDEMPOTENCY_IN_PROGRESS: 409,
+  /** Sandbox advance of a shipment another account follows too (docs/spec-map.md#sandbox). */
+  SANDBOX_SHIPMENT_SHARED: 409,
   /** The request body did not arrive within BODY_TIMEOUT_MS (docs/deployment.md, Request bodies). */
   REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,

@@ -20,7 +20,7 @@ import { startAdminServer } from "./modules/health/admin-server.ts";
 import { createLifecycle } from "./modules/health/state.ts";
 import { instrumentAdapters } from "./modules/couriers/instrument.ts";
 import { outboxEventSink } from "./modules/webhooks/delivery/outbox.ts";
-import { startSimulator } from "./sandbox/server.ts";
+import { SIMULATOR_HOST, startSimulator } from "./sandbox/server.ts";
 import { createScheduler } from "./scheduler/index.ts";
 import { createServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
@@ -88,12 +88,14 @@ async function openChecked(secretsKey: SecretsKey, generated: boolean): Promise<
 function startCouriers(database: Database, clock: Clock): { services: Services; backends: CourierBackends } {
   running.sim =
     config.courierMode === "sandbox"
-      ? startSimulator({
-          clock,
-          stepSeconds: config.sandboxStepSeconds,
-          asyncSeconds: config.sandboxAsyncSeconds,
-          port: config.sandboxPort,
-        })
+      ? listenOrExplain({ port: config.sandboxPort, host: SIMULATOR_HOST, variable: "SANDBOX_PORT" }, () =>
+          startSimulator({
+            clock,
+            stepSeconds: config.sandboxStepSeconds,
+            asyncSeconds: config.sandboxAsyncSeconds,
+            port: config.sandboxPort,
+          }),
+        )
       : undefined;
   const sim = running.sim;
   running.services = createServices(database.db, clock);
@@ -176,8 +178,8 @@ async function start(): Promise<void> {
     listenOrExplain(config, () => app.listen(publicListenOptions(config, tls)));
     running.server = app;
     lifecycle.starting = false;
-    const scheme = tls ? "https" : "http (behind a TLS-terminating proxy)";
-    log.info(`listening on ${scheme}://${config.host}:${config.port}`, {
+    const url = `${tls ? "https" : "http"}://${config.host}:${config.port}`;
+    log.info(tls ? `listening on ${url}` : `listening on ${url} (plain HTTP behind a TLS-terminating proxy)`, {
       role: config.role,
       version: SERVICE_VERSION,
       tls: tls ? tls.source : "proxy",

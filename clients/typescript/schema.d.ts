@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Move a sandbox shipment to its next state (sandbox only)
-         * @description Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.
+         * @description Sandbox mode only (absent in live mode). Moves a simulated shipment your account follows (after GET /v1/track or POST /v1/shipments) to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and your webhooks delivered exactly as a scheduled re-check would. Only shipments no other account follows: a shipment you do not follow is 404 SHIPMENT_NOT_FOLLOWED, one another account follows too 409 SANDBOX_SHIPMENT_SHARED, and neither moves. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. At most 30 advances a minute per account (429 RATE_LIMITED with Retry-After). Numbers ending in …991 revise the courier's EDD two days later at their first step, which sends `tracking.eta_changed`. Not counted against the quota.
          */
         post: operations["advanceSandboxShipment"];
         delete?: never;
@@ -339,7 +339,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed deliveries
-         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
+         * @description Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once; test fires and audits are never recovered. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.
          */
         post: operations["recoverWebhookDeliveries"];
         delete?: never;
@@ -739,7 +739,7 @@ export interface components {
                  * @description Machine-readable error code; each operation's responses name the ones it can give.
                  * @enum {string}
                  */
-                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "SANDBOX_SHIPMENT_SHARED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
@@ -1180,7 +1180,7 @@ export interface components {
             /** @enum {string} */
             mode: "test" | "live";
             /**
-             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
+             * @description https URL of the receiver, at most 2,048 characters: a host name in ASCII (an internationalised name in its `xn--` form) or a public IPv4 (dotted decimal) or [IPv6] (hex groups) address; a port from 1 to 65535; no user name or password, fragment, white space or control characters.
              * @example https://example.com/hooks/courier
              */
             url: string;
@@ -1279,7 +1279,7 @@ export interface components {
              */
             status?: "active";
             /**
-             * @description https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.
+             * @description https URL of the receiver, at most 2,048 characters: a host name in ASCII (an internationalised name in its `xn--` form) or a public IPv4 (dotted decimal) or [IPv6] (hex groups) address; a port from 1 to 65535; no user name or password, fragment, white space or control characters.
              * @example https://example.com/hooks/courier
              */
             url?: string;
@@ -2388,8 +2388,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example a2501fb5-fb87-42e6-bae0-8cb84f511f83
                  */
                 "Idempotency-Key"?: string;
             };
@@ -2505,7 +2505,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number. */
+            /** @description Unknown courier slug, a courier the simulator does not answer, a shipment your account does not follow, or the courier has no record of the number. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2516,14 +2516,14 @@ export interface operations {
                         error: {
                             candidates?: unknown;
                             /** @enum {string} */
-                            code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "TRACKING_NOT_FOUND";
+                            code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "TRACKING_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
                     };
                 };
             };
-            /** @description A request with this Idempotency-Key is still running. */
+            /** @description Another account follows this shipment too, or a request with this Idempotency-Key is still running. */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2535,7 +2535,7 @@ export interface operations {
                         error: {
                             candidates?: unknown;
                             /** @enum {string} */
-                            code: "IDEMPOTENCY_IN_PROGRESS";
+                            code: "SANDBOX_SHIPMENT_SHARED" | "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };
@@ -2552,7 +2552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            /** @description Per-minute rate limit, or more than 30 sandbox advances this minute; see Retry-After. */
             429: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2846,8 +2846,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 56148e34-2ede-42ab-9c6e-f4b33a01a2b7
                  */
                 "Idempotency-Key"?: string;
             };
@@ -3443,8 +3443,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 67c07a45-19e7-43c4-9ee3-5702dc129867
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4101,8 +4101,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example e4b772fa-1107-4783-b883-58d8f0a01b93
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4892,8 +4892,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 27b5222c-6fd3-44d5-9025-23f958b257d4
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5304,8 +5304,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 3e9782d5-c811-4f93-88e0-46843f352198
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5479,8 +5479,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 137f7cf2-feab-4425-aa15-70dbd0de24e0
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5694,8 +5694,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example f0c41b04-d3a2-42aa-aec3-c185f6aca4e4
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5911,8 +5911,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
-                 * @example 5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 9bc185ef-2dce-430a-b846-04cdb85673b9
                  */
                 "Idempotency-Key"?: string;
             };

@@ -31,6 +31,11 @@ Plans and billing (docs/billing.md)
 Predictions (docs/predictions.md)
   rebuild-transit-stats                                 rebuild the transit statistics now: {deliveries, rows, batches, ms}
 
+Upgrades (docs/releases.md, "Expand and contract")
+  show-compat                                           the oldest storage layout a process may still use: {compat_level, build_level}
+  contract                                              once no process of an older release runs: stop writing the old
+                                                        structures: {compat_level, previous}
+
 Plans: free, starter, pro, growth, business.
   help, --help, -h                                      this text
 `;

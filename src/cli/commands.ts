@@ -20,6 +20,7 @@ import {
 import { issuePasswordLink } from "../modules/accounts/password-links.ts";
 import { isPlanId, PLAN_IDS, type PlanId } from "../domain/plans.ts";
 import { rebuildTransitStats } from "../modules/predictions/rebuild.ts";
+import { COMPAT_LEVEL, compatLevel, contract } from "../db/compat.ts";
 import {
   approveRequest,
   listRequests,
@@ -173,6 +174,13 @@ const COMMANDS: Record<string, Command> = {
   },
   async "rebuild-transit-stats"(db, _a, nowMs) {
     return { ...(await rebuildTransitStats(db, nowMs)) };
+  },
+  async contract(db) {
+    const { from, to } = await contract(db);
+    return { compat_level: to, previous: from };
+  },
+  async "show-compat"(db) {
+    return { compat_level: await compatLevel(db), build_level: COMPAT_LEVEL };
   },
   async "list-upgrade-requests"(db, a) {
     const rows = await listRequests(db, a.flags.all === true ? undefined : "pending");

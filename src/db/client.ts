@@ -8,6 +8,7 @@ import postgres from "postgres";
 import * as schema from "./schema/index.ts";
 import { databaseTls } from "./tls.ts";
 import { waitForDatabase } from "./wait.ts";
+import { deadlineLeftMs } from "../lib/deadline.ts";
 import type { Logger } from "../lib/log.ts";
 
 export { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "./wait.ts";
@@ -37,11 +38,18 @@ export const DB_DEADLINES = {
   statementMs: 3_500,
   /** Most seconds between two tries to reconnect after a failed connection (postgres-js backs off up to 20 s). */
   backoffMaxSeconds: 0.5,
+  /** Ms all the database waits of one request may take together (its deadline, src/lib/deadline.ts). */
+  requestMs: 4_500,
 } as const;
+
+/** The request deadline (ms) for a DB_DEADLINE_SECONDS of `deadlineSeconds`, scaled as the others ({@link DB_DEADLINES}). */
+export function requestDeadlineMs(deadlineSeconds: number = DB_DEADLINES.answerSeconds): number {
+  return (DB_DEADLINES.requestMs * deadlineSeconds) / DB_DEADLINES.answerSeconds;
+}
 
 /**
  * Opens a pool on `url` (`max` connections, default 10); with `deadlines` every statement is bounded by
- * {@link DB_DEADLINES}. TLS as libpq's `sslmode`/`sslrootcert` say ({@link databaseTls}).
+ * {@link DB_DEADLINES} and by the deadline of the request that sends it ({@link deadlineLeftMs}). TLS as libpq's `sslmode`/`sslrootcert` say ({@link databaseTls}).
  * @throws DatabaseTlsError when those settings are unusable
  */
 export function connect(
@@ -56,6 +64,8 @@ export function connect(
         queue_timeout: DB_DEADLINES.queueSeconds * scale,
         backoff: (retries: number) => Math.min(DB_DEADLINES.backoffMaxSeconds, 0.05 * 2 ** retries),
         connection: { statement_timeout: Math.round(DB_DEADLINES.statementMs * scale) },
+        // The current request's deadline bounds each statement's waits too (patch: DEADLINE_EXCEEDED).
+        deadline: deadlineLeftMs,
       }
     : {};
   const tls = databaseTls(url);

@@ -22,7 +22,31 @@ export interface QueueSpec {
   live?: string;
   /** How the claim finds the locked rows again: `ctid` (default, no key probe per row) or `key`. */
   by?: "ctid" | "key";
+  /**
+   * A partitioned table's partition key and its SQL type (e.g. `created_at`, `timestamptz`): the candidates select
+   * it next to the key, and the statements after the claim take {@link PartKeys}, so that each row is found in
+   * its one partition (run-time pruning) instead of by a probe of every partition's key index.
+   */
+  partition?: { column: string; type: string };
 }
+
+/** Keys of rows of a partitioned queue: `parts[i]` is the partition key (as text) of the row `ids[i]`. */
+export interface PartKeys {
+  ids: readonly string[];
+  parts: readonly string[];
+}
+
+/** The rows a statement after the claim changes: keys, or key and partition key for a partitioned queue. */
+export type Keys = readonly string[] | PartKeys;
+
+const keyCount = (keys: Keys) => ("ids" in keys ? keys.ids.length : keys.length);
+
+/**
+ * `a = b` between two columns of a row lookup, written as the closed range `a >= b and a <= b`: no hash or merge join
+ * can use it, so the planner's only join is a nested loop that probes the key index per row — on a partitioned table,
+ * with the partition key so compared, in one partition per row (run-time pruning), whatever the statistics say.
+ */
+export const sameKey = (a: string, b: string): Fragment => raw(`${a} >= ${b} and ${a} <= ${b}`);
 
 /** What a claim statement needs; times in ms since the epoch, `leaseMs` in ms. */
 export interface ClaimArgs {
@@ -30,7 +54,10 @@ export interface ClaimArgs {
   limit: number;
   leaseMs: number;
   owner: string;
-  /** A select of `ctid`s (keys when `by: "key"`) ending in `for update skip locked`; default: due rows in due order. */
+  /**
+   * A select of `ctid`s (keys when `by: "key"`; key and partition key columns, by those names, for a partitioned
+   * queue) ending in `for update skip locked`; default: due rows in due order.
+   */
   candidates?: Fragment;
 }
 
@@ -42,11 +69,12 @@ export interface Queue<Row> {
   /** The claim as a fragment, to be wrapped (reading more per row) and {@link run}. */
   claimStatement(a: ClaimArgs): Fragment;
   leaseToken(a: Pick<ClaimArgs, "nowMs" | "leaseMs" | "owner">): string;
-  complete(sql: postgres.Sql, ids: readonly string[], token: string): Promise<number>;
+  /** @throws TypeError for plain keys on a partitioned queue. */
+  complete(sql: postgres.Sql, ids: Keys, token: string): Promise<number>;
   /** Counts a failure and makes the row due at `nextAtMs`; false when the lease was lost. */
   fail(sql: postgres.Sql, id: string, token: string, nextAtMs: number): Promise<boolean>;
-  release(sql: postgres.Sql, ids: readonly string[], token: string, nowMs: number): Promise<number>;
-  renew(sql: postgres.Sql, ids: readonly string[], token: string, untilMs: number): Promise<string[]>;
+  release(sql: postgres.Sql, ids: Keys, token: string, nowMs: number): Promise<number>;
+  renew(sql: postgres.Sql, ids: Keys, token: string, untilMs: number): Promise<string[]>;
   expireLeases(sql: postgres.Sql, nowMs: number): Promise<number>;
   listen(sql: postgres.Sql, wake: () => void): Promise<() => Promise<void>>;
 }
@@ -110,6 +138,21 @@ function queueParts(table: string, spec: QueueSpec) {
     held: (token: string) =>
       frag`${byOwner ? frag`lease_owner = ${token}` : frag`lease_until = ${token}::timestamptz`}${raw(spec.live ? ` and ${spec.live}` : "")}`,
     free: raw(byOwner ? "lease_until = null, lease_owner = null" : "lease_until = null"),
+    // Rows by key: `join(kw)` is what the statement joins (after `using` / `from`), `match` its condition; on a
+    // partitioned table by (key, partition key), {@link sameKey}.
+    rows: (keys: Keys): { join: (kw: string) => Fragment; match: Fragment } => {
+      const part = spec.partition;
+      const ids = "ids" in keys ? keys.ids : keys;
+      if (part && !("ids" in keys))
+        throw new TypeError(`queue ${table} is partitioned: pass the partition keys with the keys`);
+      if (!part || !("ids" in keys))
+        return { join: () => raw(""), match: frag`${raw(spec.key)} = any(${ids}::text[])` };
+      const u = frag`unnest(${keys.ids}::text[], ${keys.parts}::text[]::${raw(part.type)}[]) as u(u_key, u_part)`;
+      return {
+        join: (kw) => frag` ${raw(kw)} ${u}`,
+        match: frag`${sameKey(`${table}.${spec.key}`, "u.u_key")} and ${sameKey(`${table}.${part.column}`, "u.u_part")}`,
+      };
+    },
     dueCol: () => {
       if (!due)
         throw new TypeError(
@@ -127,8 +170,17 @@ function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: 
     a.candidates ??
     frag`select ctid from ${p.t} where ${p.dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
       order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
+  const set = frag`lease_until = ${iso(a.nowMs + a.leaseMs)}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}`;
+  const part = spec.partition?.column;
+  if (part)
+    return frag`
+    update ${p.t} q set ${set}
+    from (${candidates}) c
+    where ${sameKey(`q.${spec.key}`, `c.${spec.key}`)} and ${sameKey(`q.${part}`, `c.${part}`)}
+    returning ${raw(spec.returning)}
+  `;
   return frag`
-    update ${p.t} q set lease_until = ${iso(a.nowMs + a.leaseMs)}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}
+    update ${p.t} q set ${set}
     where q.${raw(spec.by === "key" ? spec.key : "ctid")} = any(array(${candidates}))
     returning ${raw(spec.returning)}
   `;
@@ -137,7 +189,7 @@ function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: 
 /** The statements of queue table `table`. @throws TypeError for a statement its spec cannot serve (no channel, `due: null`). */
 export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
   const parts = queueParts(table, spec);
-  const { byOwner, due, t, k, held, free, dueCol } = parts;
+  const { byOwner, due, t, k, held, free, dueCol, rows: byKeys } = parts;
   const q: Queue<Row> = {
     table,
     channel: spec.channel,
@@ -147,8 +199,9 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
       return (await run(sql, q.claimStatement(a))) as unknown as Row[];
     },
     async complete(sql, ids, token) {
-      if (ids.length === 0) return 0;
-      return (await run(sql, frag`delete from ${t} where ${k} = any(${ids}::text[]) and ${held(token)}`)).count;
+      if (keyCount(ids) === 0) return 0;
+      const { join, match } = byKeys(ids);
+      return (await run(sql, frag`delete from ${t}${join("using")} where ${match} and ${held(token)}`)).count;
     },
     async fail(sql, id, token, nextAtMs) {
       const count = raw(spec.failures ? `${spec.failures} = ${spec.failures} + 1,` : "");
@@ -163,26 +216,28 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
       return rows.length > 0;
     },
     async release(sql, ids, token, nowMs) {
-      if (ids.length === 0) return 0;
+      if (keyCount(ids) === 0) return 0;
       const dueNow = due ? frag`${raw(due)} = ${iso(nowMs)},` : raw("");
+      const { join, match } = byKeys(ids);
       const rows = await run(
         sql,
         frag`
-        update ${t} set ${dueNow} ${free}
-        where ${k} = any(${ids}::text[]) and ${held(token)}
-        returning ${k}
+        update ${t} set ${dueNow} ${free}${join("from")}
+        where ${match} and ${held(token)}
+        returning ${t}.${k}
       `,
       );
       return rows.length;
     },
     async renew(sql, ids, token, untilMs) {
-      if (ids.length === 0) return [];
+      if (keyCount(ids) === 0) return [];
+      const { join, match } = byKeys(ids);
       const rows = await run<{ id: string }[]>(
         sql,
         frag`
-        update ${t} set lease_until = ${iso(untilMs)}
-        where ${k} = any(${ids}::text[]) and ${held(token)}
-        returning ${k} as id
+        update ${t} set lease_until = ${iso(untilMs)}${join("from")}
+        where ${match} and ${held(token)}
+        returning ${t}.${k} as id
       `,
       );
       return rows.map((r) => r.id);

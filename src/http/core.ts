@@ -11,7 +11,7 @@ import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
 
-/** Codes meaning the database is unreachable or late (ANSWER/QUEUE_TIMEOUT: our postgres-js patch). */
+/** Codes meaning the database is unreachable or late (ANSWER/QUEUE_TIMEOUT, DEADLINE_EXCEEDED: our postgres-js patch). */
 const DB_DOWN = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -24,6 +24,7 @@ const DB_DOWN = new Set([
   "CONNECTION_DESTROYED",
   "ANSWER_TIMEOUT",
   "QUEUE_TIMEOUT",
+  "DEADLINE_EXCEEDED",
   "57014",
   "57P01",
   "57P02",
@@ -37,9 +38,14 @@ const DB_DOWN = new Set([
 ]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
+  return databaseDownCode(err) !== undefined;
+}
+
+/** The code in `err` or its causes that says the database is unreachable or late, if any (logged with the 503). */
+export function databaseDownCode(err: unknown): string | undefined {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++)
-    if (typeof e.code === "string" && DB_DOWN.has(e.code)) return true;
-  return false;
+    if (typeof e.code === "string" && DB_DOWN.has(e.code)) return e.code;
+  return undefined;
 }
 
 /** Headers on every response: HSTS (spec: Conventions, HTTPS only) and nosniff. */
@@ -184,7 +190,7 @@ function renderError(
   if (code === "NOT_FOUND")
     return json(404, errorBody("NOT_FOUND", "No such endpoint. The API reference is at /docs."), headers);
   if (isDatabaseUnavailable(error)) {
-    log.warn("database unavailable", { request_id: rid, code: (error as { code?: string }).code });
+    log.warn("database unavailable", { request_id: rid, code: databaseDownCode(error) });
     return json(503, errorBody("SERVICE_UNAVAILABLE", "The service is temporarily unavailable; retry shortly."), {
       ...headers,
       "retry-after": "5",

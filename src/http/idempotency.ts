@@ -99,7 +99,7 @@ async function claim(
   if (won.length) return "owner";
   const [row] =
     (await sql`select request_hash, state, status, body_enc from idempotency_keys where account_id = ${accountId} and key = ${key}`) as unknown as StoredRow[];
-  // Deleted in between (the first request failed with a 5xx): run as the owner of a fresh claim.
+  // Deleted in between (the first request was refused or failed with a 5xx): run as the owner of a fresh claim.
   return row ?? claim(db, accountId, key, hash, nowMs);
 }
 
@@ -167,16 +167,27 @@ export async function idempotent<R>(deps: Deps, c: IdempotentContext, run: () =>
     await store(deps, accountId, key, typeof c.set.status === "number" ? c.set.status : 200, out);
     return out;
   } catch (e) {
-    if (e instanceof AppError && e.status < 500)
+    if (e instanceof AppError && executed(e.status))
       await store(deps, accountId, key, e.status, errorBody(e.code, e.message, e.extra));
-    else if (e instanceof RequestValidationError) await store(deps, accountId, key, 422, { detail: e.items });
-    // Anything else (a 5xx) frees the key: the retry runs again.
+    // A refusal (validation, a limit, 401/402/408) or a 5xx frees the key: the retry runs again.
     else
       await deps.db.$client`delete from idempotency_keys where account_id = ${accountId} and key = ${key}`.catch(
         () => {},
       );
     throw e;
   }
+}
+
+/** Statuses that refuse to run the operation now (auth, account state, timeout, a limit with Retry-After). */
+const REFUSALS: ReadonlySet<number> = new Set([401, 402, 408, 429]);
+
+/**
+ * Whether an error answer of `status` is the result of the operation having run, and so is stored under the key:
+ * Stripe saves a result only once the endpoint began executing; a refusal or a 5xx leaves the key free
+ * (docs/idempotency.md). Request-check failures (RequestValidationError, 422) are never AppErrors, never stored.
+ */
+export function executed(status: number): boolean {
+  return status < 500 && !REFUSALS.has(status);
 }
 
 /** Deletes stored responses created before `cutoffMs` (epoch ms), `batch` rows at a time; returns how many. */

@@ -25,15 +25,28 @@ const regexOf = (pattern: string): RegExp => {
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
-/** RFC 3339 `date-time` (section 5.6), every field in range, that `Date.parse` reads. */
-export function isDateTime(s: string): boolean {
+/** RFC 3339 `date-time` (section 5.6), every field in range, that `Date.parse` reads (see {@link dateTimeMs}). */
+export const isDateTime = (s: string): boolean => dateTimeMs(s) !== undefined;
+
+/**
+ * Milliseconds since the epoch of an RFC 3339 `date-time`, or undefined when `s` is not one. Second 60 is a leap
+ * second, valid only at 23:59 UTC (sections 5.6, 5.7; ajv-formats checks the same); POSIX time has none, so it
+ * reads as the last millisecond of its minute (`23:59:59.999`), never later than the second that follows.
+ */
+export function dateTimeMs(s: string): number | undefined {
   const m = RFC3339.exec(s);
-  if (!m) return false;
+  if (!m) return undefined;
   const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
   const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
-  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 59 || oh! > 23 || om! > 59)
-    return false;
-  return Number.isFinite(Date.parse(s));
+  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 60 || oh! > 23 || om! > 59)
+    return undefined;
+  if (se! < 60) {
+    const ms = Date.parse(s);
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+  const ms = Date.parse(`${s.slice(0, 17)}59${s.slice(19).replace(/^\.\d+/, "")}`) + 999;
+  const utc = new Date(ms);
+  return Number.isFinite(ms) && utc.getUTCHours() === 23 && utc.getUTCMinutes() === 59 ? ms : undefined;
 }
 
 /** Formats checked here as JSON Schema defines them; others are TypeBox's registry's. */

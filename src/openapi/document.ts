@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document at `/openapi.json` and Swagger UI at `/docs` (assets from `swagger-ui-dist`, no CDN).
  * Operations come from the routes' TypeBox schemas via `@elysiajs/openapi`; {@link openApiDocument} adds JSON
- * bodies, hoisted components, examples, headers, 413s and the `webhooks` section
+ * bodies, hoisted components, examples, headers, 413s, `links` and the `webhooks` section
  * (Why: docs/architecture.md#schemas-one-registration-per-body).
  */
 import { dirname, join } from "node:path";
@@ -12,6 +12,7 @@ import { errorComponent } from "./errors.ts";
 import { errorMessages } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
 import { addIdempotency, REPLAYED_HEADER_DOC } from "./features.ts";
+import { addLinks } from "./links.ts";
 import { finishOperation, hoistInside, type Json } from "./operations.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -117,6 +118,7 @@ export function openApiDocument(app: AnyElysia, opts: OpenApiOptions): Json {
     }
     paths[clean] = { ...paths[clean], ...(ops as Json) };
   }
+  addLinks(paths);
   const doc: Json = {
     openapi: "3.1.0",
     info: {

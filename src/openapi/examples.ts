@@ -157,6 +157,7 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     COURIER_AMBIGUOUS:
       "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
     IDEMPOTENCY_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry shortly.",
+    SANDBOX_SHIPMENT_SHARED: `Another account follows delhivery 1234567890121 too, so advancing it would send that account's webhooks; advance a number only your account follows.`,
     NOT_FOUND: "No such endpoint. The API reference is at /docs.",
     COURIER_NOT_SUPPORTED: `Tracking for ${delhivery.name} is not available through the API right now.`,
     INVALID_TRACKING_NUMBER: `That is not a ${delhivery.name} tracking number: expected ${delhivery.awb.description} (e.g. ${delhivery.awb.example}).`,

@@ -1,4 +1,5 @@
 /** OpenAPI additions: `Idempotency-Key` on every `POST /v1/…` (docs/idempotency.md) and the shipments/events examples. */
+import { createHash } from "node:crypto";
 import { ERROR_MESSAGES, VALIDATION_EXAMPLE, WH_ID } from "./examples.ts";
 import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } from "../http/idempotency.ts";
 import { codesIn, errorSchema } from "./errors.ts";
@@ -17,9 +18,8 @@ export const IDEMPOTENCY_PARAMETER: Json = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: `Makes a retry safe: the first response to this key is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request. A different request under the key → 422 with \`type: "idempotency_key_reused"\` at \`loc: ["header", "Idempotency-Key"]\`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
+  description: `Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with \`Idempotent-Replayed: true\`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with \`type: "idempotency_key_reused"\` at \`loc: ["header", "Idempotency-Key"]\`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good key.`,
   schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
-  example: "5f1d7c1e-3b0a-4c57-9e54-0a3c2f1b8d21",
 };
 
 export const REPLAYED_HEADER_DOC: Json = {
@@ -37,9 +37,22 @@ const KEY_REUSED_EXAMPLE = {
   ],
 };
 
+/**
+ * The operation's own example key: a UUID (version 4 layout) from the SHA-256 of its operationId. A key shared by
+ * every example would make the second operation tried in Swagger UI or Postman a 422 `idempotency_key_reused`.
+ */
+export function exampleIdempotencyKey(operationId: string): string {
+  const h = createHash("sha256").update(operationId).digest("hex");
+  const variant = "89ab"[Number.parseInt(h[16]!, 16) & 3];
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** Adds the Idempotency-Key parameter, the replay header and the 409/422 codes to one finished POST operation. */
 export function addIdempotency(op: Json): void {
-  op.parameters = [...(op.parameters ?? []), IDEMPOTENCY_PARAMETER];
+  op.parameters = [
+    ...(op.parameters ?? []),
+    { ...IDEMPOTENCY_PARAMETER, example: exampleIdempotencyKey(String(op.operationId)) },
+  ];
   for (const [status, r] of Object.entries(op.responses as Json))
     if (status.startsWith("2"))
       r.headers = { ...r.headers, "Idempotent-Replayed": ref("headers", "Idempotent-Replayed") };

@@ -98,8 +98,31 @@ export function scenarioFor(
     { origin, hub, destination },
   );
   const visible = events.filter((e) => e.at <= nowMs);
-  return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd: estimateOf(events, visible) };
+  let edd = estimateOf(events, visible);
+  if (
+    edd &&
+    digit === 1 &&
+    revisesEdd(trackingNumber) &&
+    nowMs >= step(1) &&
+    !visible.some((e) => e.kind === "delivered")
+  )
+    edd = addDays(edd, EDD_REVISION_DAYS);
+  return { kind: "found", events: visible, origin, destination, podUrl, noScans, edd };
 }
+
+/** Digit-1 numbers whose two digits before the last are these (…991) revise the courier's EDD at their first step. */
+export const EDD_REVISION_DIGITS = "99";
+/** How far that revision moves the EDD, in calendar days (later: a delay, the usual reason couriers revise). */
+export const EDD_REVISION_DAYS = 2;
+
+/** Whether `trackingNumber` is one of the EDD-revising numbers ({@link EDD_REVISION_DIGITS}). */
+export function revisesEdd(trackingNumber: string): boolean {
+  const m = /(\d\d)\d\D*$/.exec(trackingNumber);
+  return m?.[1] === EDD_REVISION_DIGITS;
+}
+
+const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 const ev = (kind: SimEventKind, at: number, location: string, remark: string | null = null): SimEvent => ({
   kind,
@@ -209,6 +232,12 @@ export const FAILED_ATTEMPT_REMARKS: Readonly<Record<number, string>> = {
   29: "Heavy rain, delivery not possible",
   30: "Shipment held: awaiting instructions",
 };
+
+/** The reason family (a key of {@link FAILED_ATTEMPT_REMARKS}) whose remark is `remark`, so a twin can render its courier's code for it. */
+export function failedAttemptFamily(remark: string | null): number | undefined {
+  for (const [n, text] of Object.entries(FAILED_ATTEMPT_REMARKS)) if (text === remark) return Number(n);
+  return undefined;
+}
 
 export function failedAttemptRemark(trackingNumber: string): string {
   const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);

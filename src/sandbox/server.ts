@@ -65,7 +65,10 @@ function advance(
   return true;
 }
 
-/** Starts the simulator on 127.0.0.1. */
+/** The simulator's address: loopback only. */
+export const SIMULATOR_HOST = "127.0.0.1";
+
+/** Starts the simulator on {@link SIMULATOR_HOST}; a port in use throws Bun's EADDRINUSE error. */
 export function startSimulator(opts: SimulatorOptions): Simulator {
   const firstSeen = new Map<string, number>();
   /** Steps pulled forward by `advance`, by number: step → when (ms). */
@@ -106,7 +109,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
   };
   const byId = new Map(Object.values(TWINS).map((t) => [t.id, t]));
   const server = Bun.serve({
-    hostname: "127.0.0.1",
+    hostname: SIMULATOR_HOST,
     port: opts.port ?? 0,
     idleTimeout: 0,
     async fetch(req) {
@@ -122,7 +125,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       }
     },
   });
-  const url = `http://127.0.0.1:${server.port}`;
+  const url = `http://${SIMULATOR_HOST}:${server.port}`;
   return {
     url,
     baseUrlFor: (id) => `${url}/${id}`,

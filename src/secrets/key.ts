@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { sql } from "drizzle-orm";
 import { ConfigError, type Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import { initSetting, putSetting, readSetting } from "../db/settings.ts";
 import { decryptSecret } from "./cipher.ts";
 
 /** The current key; `previous` (while rotating) is tried for decryption only. */
@@ -66,28 +67,24 @@ export async function verifySecretsKey(db: Db, key: SecretsKey): Promise<"stored
   const mine = keyCheckValue(key);
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${KEY_CHECK_LOCK})`);
-    const [row] = (await tx.execute(
-      sql`select value from service_settings where name = ${KEY_CHECK_SETTING}`,
-    )) as unknown as { value: string }[];
-    if (row) {
-      if (row.value === mine) return "current";
-      if (key.previous && row.value === keyCheckValue(key.previous)) return "previous";
+    const stored = await readSetting(tx, KEY_CHECK_SETTING);
+    if (stored !== undefined) {
+      if (stored === mine) return "current";
+      if (key.previous && stored === keyCheckValue(key.previous)) return "previous";
       throw mismatch();
     }
     const [sample] = (await tx.execute(
       sql`select id, webhook_secret_enc as enc from accounts where webhook_secret_enc is not null limit 1`,
     )) as unknown as { id: string; enc: string }[];
     if (sample && !decrypts(key, sample.id, sample.enc)) throw mismatch();
-    await tx.execute(sql`insert into service_settings (name, value) values (${KEY_CHECK_SETTING}, ${mine})`);
+    await initSetting(tx, KEY_CHECK_SETTING, mine);
     return "stored";
   });
 }
 
 /** Records `key` as the database's key (after a rotation re-encrypted every secret). */
 export async function storeKeyCheck(db: Db, key: Uint8Array): Promise<void> {
-  await db.execute(sql`
-    insert into service_settings (name, value) values (${KEY_CHECK_SETTING}, ${keyCheckValue(key)})
-    on conflict (name) do update set value = excluded.value, updated_at = now()`);
+  await putSetting(db, KEY_CHECK_SETTING, keyCheckValue(key));
 }
 
 function decrypts(key: SecretsKey, accountId: string, enc: string): boolean {

@@ -2,7 +2,7 @@
  * The monthly quota leased in blocks (src/modules/accounts/quota-lease.ts): exact across pools (each pool
  * stands in for one replica), blocks that shrink to one unit near the end, units given back.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { dayOf, usageByDay } from "../../src/modules/accounts/quota-days.ts";
@@ -17,6 +17,7 @@ import { quotaLeasesFor } from "../helpers/services.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -75,17 +76,22 @@ describe("quota blocks", () => {
     const a = await ctx.account("business");
     const now = ctx.clock.now();
     const leases = quotaLeasesFor(ctx.tdb.db);
-    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(1);
-    await Bun.sleep(500);
-    // Taken from the block held (no statement): the gap since the first request is at least 500 ms.
-    const before = Date.now();
-    expect((await leases.reserve(a.id, 500_000, now)).used).toBe(2);
-    const after = Date.now();
-    // 1.2 s after the second request: past the shortest idle period, inside this account's (≥ 1.5 s).
-    await leases.returnIdle(before + LEASE_IDLE_MS + 200);
-    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
-    await leases.returnIdle(after + LEASE_IDLE_MAX_MS);
-    expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(2);
+    // The leases pace by the system clock: set by hand here, so the gap is exactly half a second.
+    const t0 = Date.now();
+    setSystemTime(t0);
+    try {
+      expect((await leases.reserve(a.id, 500_000, now)).used).toBe(1);
+      setSystemTime(t0 + 500);
+      // Taken from the block held (no statement): the gap since the first request is 500 ms.
+      expect((await leases.reserve(a.id, 500_000, now)).used).toBe(2);
+      // 1.2 s after the second request: past the shortest idle period, inside this account's (1.5 s).
+      await leases.returnIdle(t0 + 500 + LEASE_IDLE_MS + 200);
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(LEASE_MAX);
+      await leases.returnIdle(t0 + 500 + LEASE_IDLE_MAX_MS);
+      expect(await usedThisMonth(ctx.tdb.db, a.id, now)).toBe(2);
+    } finally {
+      setSystemTime();
+    }
   });
 
   test("a unit given back goes to the row: the row ends exact, the block goes on", async () => {
@@ -125,8 +131,13 @@ describe("quota blocks", () => {
       await other.sql.begin(async (tx) => {
         await tx`insert into usage_counters (account_id, period, used) values (${a.id}, '2026-11', 0)`;
         pending = Promise.resolve(quotaLeasesFor(ctx.tdb.db).reserve(a.id, 5_000, now));
-        // Our grant has run by now, and our insert is waiting on theirs.
-        await Bun.sleep(300);
+        // Our grant has run once our insert waits on theirs (a lock wait in pg_stat_activity).
+        const waiting = async () =>
+          (
+            await ctx.tdb.sql`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock' and query like 'insert into usage_counters%'`
+          )[0]!.n > 0;
+        expect(await eventually(waiting)).toBe(true);
       });
       expect(await pending).toMatchObject({ ok: true, used: 1 });
     } finally {

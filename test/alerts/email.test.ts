@@ -19,7 +19,7 @@ import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { startSmtp, type SmtpTwin } from "../helpers/smtp.ts";
 import { emit, shipment } from "../webhooks/fixtures.ts";
-import { webhookEnv } from "../webhooks/receiver.ts";
+import { startReceiver, webhookEnv } from "../webhooks/receiver.ts";
 
 // intranet.test is data only: the address guard refuses it before any socket opens.
 const resolver: Resolver = async () => [{ address: "10.0.0.7", family: 4 }];
@@ -74,6 +74,51 @@ describe("alert emails", () => {
     expect((await rowsOf(acc.id)).map((r) => [r.kind, r.state, r.recipient])).toEqual([
       ["webhook_deactivated", "sent", acc.email],
     ]);
+  });
+
+  test("the deactivation email quotes the receiver's last real answers (HTTP 500), not the deliveries skipped after", async () => {
+    const rx = await startReceiver();
+    try {
+      rx.route("/down", () => new Response("maintenance", { status: 500 }));
+      const acc = await ctx.account("business");
+      const [res, body] = await ctx.call("/v1/webhooks", {
+        key: acc.key,
+        method: "POST",
+        body: JSON.stringify({ url: rx.url("/down"), events: ["tracking.updated"], mode: "live" }),
+      });
+      expect(res.status).toBe(201);
+      const shp = await shipment(ctx.tdb.db, [acc.id]);
+      const worker = createDeliveryWorker(ctx.deps);
+      const emitMany = async (n: number) => {
+        for (let i = 0; i < n; i++) await emit(ctx.tdb.db, shp, "tracking.updated", new Date(ctx.clock.now()));
+      };
+      // 20 deliveries fail their 6 attempts (retries 1 s apart) and deactivate the webhook; 5 more, queued 2 s
+      // later, are between attempts then, and their next retries are skipped.
+      await emitMany(20);
+      await worker.runOnce();
+      for (let s = 1; s <= 5; s++) {
+        ctx.clock.advance(1_000);
+        if (s === 2) await emitMany(5);
+        await worker.runOnce();
+      }
+      const [, hook] = await ctx.call(`/v1/webhooks/${body.data.id}`, { key: acc.key });
+      expect(hook.data.status).toBe("deactivated");
+      const answered = rx.on("/down").length;
+      // Their retries come due after the deactivation: each is skipped without an attempt.
+      ctx.clock.advance(60_000);
+      expect(await worker.runOnce()).toBeGreaterThan(0);
+      await worker.stop();
+      expect(rx.on("/down")).toHaveLength(answered);
+      await sender.poll();
+      const [mail] = mailsTo(acc.email);
+      expect(mail!.subject).toBe(`Webhook ${body.data.id} was deactivated`);
+      const quoted = mail!.text.split("\n").filter((l) => l.startsWith("- "));
+      expect(quoted).toHaveLength(3);
+      expect(quoted.every((l) => l.includes("HTTP 500"))).toBe(true);
+      expect(mail!.text).not.toContain("webhook_deactivated");
+    } finally {
+      rx.stop();
+    }
   });
 
   test("the 80 % and 100 % quota marks: one email each, even when units go back and are counted again", async () => {

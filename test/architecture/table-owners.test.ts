@@ -32,10 +32,12 @@ const OWNERS: Readonly<Record<string, string>> = {
   billing_subscriptions: "src/modules/billing",
   stripe_events: "src/modules/billing",
   idempotency_keys: "src/http",
-  service_settings: "src/secrets",
+  service_settings: "src/db",
   courier_budgets: "src/modules/couriers",
   alerts: "src/modules/alerts",
   alert_settings: "src/modules/alerts",
+  alert_windows: "src/modules/alerts",
+  alert_address_links: "src/modules/alerts",
   transit_stats: "src/modules/predictions",
 };
 

@@ -359,6 +359,18 @@ describe("live responses validate against the document", () => {
     });
     expect(advanced.status).toBe(200);
     await call("/v1/sandbox/shipments/nosuch/1234567890121/advance", { method: "POST", key: a.key });
+    const [, unfollowed] = await call("/v1/sandbox/shipments/delhivery/1234567890131/advance", {
+      method: "POST",
+      key: a.key,
+    });
+    expect(unfollowed.error.code).toBe("SHIPMENT_NOT_FOLLOWED");
+    const other = await ctx.account("growth");
+    await call("/v1/track?courier=delhivery&tracking_number=1234567890121", { key: other.key });
+    const [, shared] = await call("/v1/sandbox/shipments/delhivery/1234567890121/advance", {
+      method: "POST",
+      key: a.key,
+    });
+    expect(shared.error.code).toBe("SANDBOX_SHIPMENT_SHARED");
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     await call("/v1/shipments/delhivery/1234567890121", { method: "DELETE", key: a.key });
     const [, ambiguous] = await call("/v1/track?courier=auto&tracking_number=1234567890", { key: a.key });

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEMO_LIMIT_PER_HOUR } from "../../src/domain/limits.ts";
 import { freePort, insecureFetch, spawnService, type Proc } from "../ops/process.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -109,3 +110,17 @@ test("the README's newman command passes on the embedded default: every request 
   // The user's own follow is untouched; the collection's own shipment is gone again.
   expect(await followed()).toEqual(["1234567890121"]);
 }, 120_000);
+
+test("the README's note on re-runs matches the collection: one public demo request a run, against the demo's hourly limit", async () => {
+  const section = README.split(/^## /m).find((s) => s.startsWith("Postman"))!;
+  const collection = (await (await insecureFetch(`${base}/postman`)).json()) as {
+    item: { item?: { request: { url: { path: string[] } } }[]; request?: { url: { path: string[] } } }[];
+  };
+  const requests = collection.item.flatMap((f) => f.item ?? [f as { request: { url: { path: string[] } } }]);
+  expect(requests.filter((r) => r.request.url.path.join("/") === "demo/track")).toHaveLength(1);
+  const note = section.replace(/\s+/g, " ");
+  expect(note).toContain(
+    `Each run makes one request to the public demo, which allows ${DEMO_LIMIT_PER_HOUR} requests per rolling hour per IP address`,
+  );
+  expect(note).toContain("a re-run within the hour gets 429 `DEMO_RATE_LIMITED` on that request");
+});

@@ -1,6 +1,7 @@
 /**
- * The typed client as an npm package, the way a client developer gets it: `bun run client:build`, `npm pack`,
- * then `npm install <tarball>` into an empty folder, offline (its runtime dependencies are packed from the repo's
+ * The typed client as an npm package, the way a client developer gets it: the README's build-and-pack lines as
+ * written (`bun run client:build`, `npm pack`, the tarball's absolute path in `TGZ`), then `npm install "$TGZ"` from
+ * an empty folder outside the repository, offline (its runtime dependencies are packed from the repo's
  * node_modules, so a fresh CI machine needs no registry), then a script importing `@courier-tracking/client` calls
  * the running service from Node and from Bun: track, follow in bulk, verify a Standard Webhooks signature. The
  * consumer's TypeScript resolves the package's types through `exports`.
@@ -11,12 +12,22 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { build } from "../../clients/typescript/build.ts";
 import { startService, type RunningService } from "./service.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const PKG_DIR = join(ROOT, "clients", "typescript");
 const pkg = JSON.parse(readFileSync(join(PKG_DIR, "package.json"), "utf8"));
+const TARBALL = join(PKG_DIR, `courier-tracking-client-${pkg.version}.tgz`);
+
+/** The README's "Typed client" shell block: build and pack, remember the tarball's path, install it elsewhere. */
+function readmeClientLines(): [string, string, string] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = /^## Typed client\n[\s\S]*?```sh\n([\s\S]*?)```/m.exec(readme)?.[1];
+  if (!block) throw new Error("README's Typed client section has no sh block");
+  const lines = block.trim().split("\n");
+  expect(lines).toHaveLength(3);
+  return lines as [string, string, string];
+}
 
 let svc: RunningService;
 let work: string;
@@ -88,17 +99,17 @@ afterAll(async () => {
   expect(await svc?.stop()).toBe(0);
   rmSync(work, { recursive: true, force: true });
   rmSync(join(PKG_DIR, "dist"), { recursive: true, force: true });
+  rmSync(TARBALL, { force: true });
 }, 30_000);
 
-test("built, packed, installed offline into an empty folder: ESM JavaScript, declarations, README and LICENSE, nothing else", () => {
-  build();
-  run("npm", ["pack", "--ignore-scripts", "--pack-destination", work], PKG_DIR);
-  const tarball = readdirSync(work).find((f) => f.endsWith(".tgz"))!;
-  expect(tarball).toBe(`courier-tracking-client-${pkg.version}.tgz`);
-  const listed = run("tar", ["-tzf", join(work, tarball)], work)
-    .trim()
-    .split("\n")
-    .sort();
+test("built and packed by the README's lines, installed offline by its absolute path into an empty folder: ESM JavaScript, declarations, README and LICENSE, nothing else", () => {
+  const [make, remember, install] = readmeClientLines();
+  // The install line runs in the reader's own project: only `cd` differs here, and the path it installs is absolute.
+  expect(install).toStartWith('cd /path/to/your/project && npm install "$TGZ"');
+  const printed = run("bash", ["-euo", "pipefail", "-c", `${make}\n${remember}\nprintf '%s' "$TGZ"`], ROOT);
+  const tarball = printed.split("\n").at(-1)!;
+  expect(tarball).toBe(TARBALL);
+  const listed = run("tar", ["-tzf", tarball], work).trim().split("\n").sort();
   expect(listed).toEqual([
     "package/LICENSE",
     "package/README.md",
@@ -122,7 +133,7 @@ test("built, packed, installed offline into an empty folder: ESM JavaScript, dec
       "--no-fund",
       "--cache",
       join(work, "npm-cache"),
-      join(work, tarball),
+      tarball,
       ...deps,
     ],
     app,

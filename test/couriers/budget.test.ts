@@ -27,6 +27,7 @@ import { CourierBusyError } from "../../src/modules/couriers/lane.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { startSimulator } from "../../src/sandbox/server.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 let t: TestDatabase;
 let second: { db: Db; sql: { end(o?: { timeout?: number }): Promise<void> } };
@@ -123,7 +124,7 @@ describe("shared token bucket (fake clock)", () => {
     await r.acquire(b, "live");
     let done = false;
     const waiting = r.acquire(b, "live").then(() => (done = true));
-    for (let i = 0; i < 20 && clock.pendingTimers() === 0; i++) await Bun.sleep(5);
+    expect(await eventually(() => clock.pendingTimers() > 0)).toBe(true);
     expect(done).toBe(false);
     clock.advance(1_000);
     await waiting;

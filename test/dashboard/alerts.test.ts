@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, alerts, alertSettings } from "../../src/db/schema/index.ts";
+import { ADDRESS_LINK_TTL_MS } from "../../src/modules/alerts/model.ts";
 import { createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
 import { UNREADABLE_FIELD } from "../../src/modules/dashboard/http.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -25,6 +26,10 @@ afterAll(async () => {
   await smtp.close();
   await ctx.close();
 });
+
+const mailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
+/** The token of the confirmation link in an email's text. */
+const tokenOf = (text: string) => /\/dashboard\/alerts\/confirm\/([A-Za-z0-9_-]{43})/.exec(text)![1]!;
 
 async function signedIn(): Promise<{ c: Client; email: string; id: string }> {
   const c = new Client(ctx.app);
@@ -56,10 +61,14 @@ describe("dashboard alerts page", () => {
       kinds: ["quota_80", "quota_100", "webhook_deactivated"],
     });
     expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/alerts?done=requested");
+    // The kinds are saved at once; the address waits for its confirmation link.
     const [row] = await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id));
-    expect(row).toMatchObject({ email: "ops@example.com", disabledKinds: ["secret_rotated", "api_key_created"] });
-    [, html] = await c.get("/dashboard/alerts?done=saved");
+    expect(row).toMatchObject({ email: null, disabledKinds: ["secret_rotated", "api_key_created"] });
+    [, html] = await c.get("/dashboard/alerts?done=requested");
     expect(html).toContain('value="ops@example.com"');
+    expect(html).toContain('data-status="pending"');
+    expect(html).toMatch(/Alerts go to <strong>[^<]+<\/strong> \(your account email\)/);
     expect(html).toMatch(/value="quota_80" checked/);
     expect(html).not.toMatch(/value="api_key_created" checked/);
   });
@@ -91,25 +100,112 @@ describe("dashboard alerts page", () => {
     expect(await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id))).toEqual([]);
   });
 
-  test("send a test email: one email at the alert address, even with every kind turned off; once a minute; listed", async () => {
-    const { c, id } = await signedIn();
+  test("a new address gets only its confirmation link; alerts go to the sign-in address until it is opened, then to it", async () => {
+    const { c, email, id } = await signedIn();
     let [, html] = await c.get("/dashboard/alerts");
     await c.post("/dashboard/alerts", { _csrf: csrfOf(html), email: "team@example.com" });
     [, html] = await c.get("/dashboard/alerts");
     let [res] = await c.post("/dashboard/alerts/test", { _csrf: csrfOf(html) });
     expect(res.headers.get("location")).toBe("/dashboard/alerts?done=test");
+    await sender.poll();
+    expect(mailsTo("team@example.com").map((m) => m.subject)).toEqual(["Confirm your alert email address"]);
+    expect(mailsTo(email).map((m) => m.subject)).toEqual(["Test email from Courier Tracking"]);
+    const token = tokenOf(mailsTo("team@example.com")[0]!.text);
+    // Hashed at rest: neither the link table nor the sent alert holds the token.
+    const stored = JSON.stringify([
+      await ctx.tdb.sql`select * from alert_address_links where account_id = ${id}`,
+      await ctx.tdb.sql`select details from alerts where account_id = ${id}`,
+    ]);
+    expect(stored).not.toContain(token);
+
+    // The holder of the address opens the link (no sign-in): a page with a button, then the POST confirms.
+    const holder = new Client(ctx.app);
+    let page: string;
+    [res, page] = await holder.get(`/dashboard/alerts/confirm/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page).toContain("team@example.com");
+    expect(
+      (await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id)))[0]?.email ?? null,
+    ).toBe(null);
+    [res, page] = await holder.post(`/dashboard/alerts/confirm/${token}`, { _csrf: csrfOf(page) });
+    expect(res.status).toBe(200);
+    expect(page).toContain("now go to team@example.com");
+
+    ctx.clock.advance(60_000);
+    [, html] = await c.get("/dashboard/alerts");
+    expect(html).toContain('data-status="confirmed"');
+    expect(html).toContain("(confirmed)");
+    [res] = await c.post("/dashboard/alerts/test", { _csrf: csrfOf(html) });
+    expect(res.headers.get("location")).toBe("/dashboard/alerts?done=test");
     [res] = await c.post("/dashboard/alerts/test", { _csrf: csrfOf(html) });
     expect(res.headers.get("location")).toBe("/dashboard/alerts?done=test-again");
     await sender.poll();
-    const mails = smtp.messages.filter((m) => m.to.includes("team@example.com"));
-    expect(mails.map((m) => m.subject)).toEqual(["Test email from Courier Tracking"]);
-    expect((await ctx.tdb.db.select().from(alerts).where(eq(alerts.accountId, id))).map((a) => a.state)).toEqual([
-      "sent",
+    expect(mailsTo("team@example.com").map((m) => m.subject)).toEqual([
+      "Confirm your alert email address",
+      "Test email from Courier Tracking",
     ]);
+    expect(mailsTo(email)).toHaveLength(1);
     [, html] = await c.get("/dashboard/alerts");
     expect(html).toContain('data-testid="recent-alerts"');
     expect(html).toContain("emailed");
-    expect(html).toContain("team@example.com");
+  });
+
+  test("a used, expired, replaced or made-up link is refused: 404 'Link not valid', the address unchanged", async () => {
+    const { c, id } = await signedIn();
+    const confirmVia = async (token: string) => {
+      const holder = new Client(ctx.app);
+      const [, page] = await holder.get("/dashboard/sign-in");
+      return holder.post(`/dashboard/alerts/confirm/${token}`, { _csrf: csrfOf(page) });
+    };
+    const ask = async (address: string) => {
+      const [, html] = await c.get("/dashboard/alerts");
+      await c.post("/dashboard/alerts", { _csrf: csrfOf(html), email: address });
+      await sender.poll();
+      return tokenOf(mailsTo(address).at(-1)!.text);
+    };
+    const used = await ask("first@example.com");
+    expect((await confirmVia(used))[0].status).toBe(200);
+    let [res, page] = await confirmVia(used);
+    expect(res.status).toBe(404);
+    expect(page).toContain("Link not valid");
+    const [getRes] = await new Client(ctx.app).get(`/dashboard/alerts/confirm/${used}`);
+    expect(getRes.status).toBe(404);
+
+    const replaced = await ask("old@example.com");
+    const expired = await ask("new@example.com");
+    expect((await confirmVia(replaced))[0].status).toBe(404);
+    expect((await confirmVia("x".repeat(43)))[0].status).toBe(404);
+    expect((await confirmVia("<script>"))[0].status).toBe(404);
+    ctx.clock.advance(ADDRESS_LINK_TTL_MS + 1);
+    [res, page] = await confirmVia(expired);
+    expect(res.status).toBe(404);
+    expect(page).toContain("unknown, already used or expired");
+
+    const [row] = await ctx.tdb.db.select().from(alertSettings).where(eq(alertSettings.accountId, id));
+    expect(row!.email).toBe("first@example.com");
+  });
+
+  test("at most 3 confirmation emails an hour; the sign-in address is back at once, without a link", async () => {
+    const { c, email, id } = await signedIn();
+    const save = async (address: string) => {
+      const [, html] = await c.get("/dashboard/alerts");
+      const [res] = await c.post("/dashboard/alerts", { _csrf: csrfOf(html), email: address });
+      return res.headers.get("location");
+    };
+    for (let i = 0; i < 3; i++) expect(await save(`victim${i}@example.com`)).toBe("/dashboard/alerts?done=requested");
+    expect(await save("victim3@example.com")).toBe("/dashboard/alerts?done=limited");
+    expect(await save("victim2@example.com")).toBe("/dashboard/alerts?done=saved");
+    const [, html] = await c.get("/dashboard/alerts");
+    const [res] = await c.post("/dashboard/alerts/resend", { _csrf: csrfOf(html) });
+    expect(res.headers.get("location")).toBe("/dashboard/alerts?done=limited");
+    ctx.clock.advance(3_600_001);
+    expect(await save("victim3@example.com")).toBe("/dashboard/alerts?done=requested");
+    expect(await save(email)).toBe("/dashboard/alerts?done=saved");
+    const kinds = await ctx.tdb.sql`select kind from alerts where account_id = ${id}`;
+    expect(kinds.map((k) => k.kind)).toEqual(Array(4).fill("address_confirmation"));
+    const [, after] = await c.get("/dashboard/alerts");
+    expect(after).toContain('data-status="confirmed"');
   });
 
   test("without SMTP_URL the page says alerts are listed only, and lists them", async () => {

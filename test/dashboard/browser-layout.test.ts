@@ -20,7 +20,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
-import { accounts } from "../../src/db/schema/index.ts";
+import { accounts, deliveries, webhooks } from "../../src/db/schema/index.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { seedRealistic, type Seeded } from "./layout-seed.ts";
@@ -229,4 +231,118 @@ describe("every dashboard page fits the screen and passes axe", () => {
       40 * BROWSER_STEP_MS,
     );
   }
+});
+
+/** What the test reads off one chart: its box, its labels' rendered size, and its bars. */
+interface ChartSeen {
+  width: number;
+  height: number;
+  /** Each label's text and its rendered size in CSS px (font size × the SVG's scale on screen). */
+  labels: [string, number][];
+  /** Each bar's title, class and rendered height in CSS px. */
+  bars: [string, string, number][];
+}
+
+function readChart(testid: string): ChartSeen {
+  const svg = document.querySelector<SVGSVGElement>(`[data-testid="${testid}"]`)!;
+  const box = svg.getBoundingClientRect();
+  const labels = [...svg.querySelectorAll<SVGTextElement>("text")].map((t): [string, number] => [
+    t.textContent ?? "",
+    Number.parseFloat(getComputedStyle(t).fontSize) * (t.getScreenCTM()?.a ?? 0),
+  ]);
+  const bars = [...svg.querySelectorAll<SVGRectElement>("rect")].map((r): [string, string, number] => [
+    r.parentElement?.querySelector("title")?.textContent ?? "",
+    r.getAttribute("class") ?? "",
+    r.getBoundingClientRect().height,
+  ]);
+  return { width: box.width, height: box.height, labels, bars };
+}
+
+describe("the overview's two charts at 390 px, with small values", () => {
+  test(
+    "usage by day and delivery success by day render, their labels are at least 11 px, a 1 among 0s has a visible bar",
+    async () => {
+      const email = `charts-${Bun.randomUUIDv7().slice(-6)}@example.com`;
+      await new Client(ctx.app).signUp(email, PASSWORD);
+      const [acc] = await ctx.tdb.db.select().from(accounts).where(eq(accounts.email, email));
+      const db = ctx.tdb.db;
+      const now = ctx.clock.now();
+      // Growth: a quota of 150,000 against which 1 request is 0.001 px of a plain scale.
+      await db.update(accounts).set({ plan: "growth" }).where(eq(accounts.id, acc!.id));
+      await setUsage(db, acc!.id, 1, now);
+      const hook = newId("wh");
+      await db.insert(webhooks).values({
+        id: hook,
+        accountId: acc!.id,
+        url: "https://example.com/hook",
+        events: ["tracking.delivered"],
+        mode: "test",
+      });
+      const row = (state: string, daysAgo: number) => ({
+        id: newId("dlv"),
+        webhookId: hook,
+        accountId: acc!.id,
+        eventType: "tracking.delivered",
+        mode: "test",
+        state,
+        attempts: 1,
+        enqueuedAt: new Date(now - daysAgo * 86_400_000),
+      });
+      // Three days ago one failure alone; yesterday one failure among 400 deliveries (0.25 %: 0.4 px by plain scale).
+      await db
+        .insert(deliveries)
+        .values([row("abandoned", 3), ...Array.from({ length: 400 }, () => row("delivered", 1)), row("dropped", 1)]);
+
+      const c = await newBrowserContext(browser, {
+        ignoreHTTPSErrors: true,
+        bypassCSP: true,
+        viewport: { width: 390, height: 844 },
+        isMobile: true,
+        hasTouch: true,
+      });
+      const p = await c.newPage();
+      await p.goto(`${base}/dashboard/sign-in`);
+      await p.getByLabel("Email").fill(email);
+      await p.getByLabel("Password").fill(PASSWORD);
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.waitForURL(`${base}/dashboard`);
+      const usage = await p.evaluate(readChart, "usage-chart");
+      const success = await p.evaluate(readChart, "success-chart");
+      for (const [name, chart] of [
+        ["usage", usage],
+        ["success", success],
+      ] as const) {
+        expect(chart.width, `${name} chart width`).toBeGreaterThan(300);
+        expect(chart.height, `${name} chart height`).toBeGreaterThanOrEqual(150);
+        expect(chart.labels.length, `${name} chart labels`).toBeGreaterThanOrEqual(3);
+        for (const [label, px] of chart.labels) expect(px, `${name} chart label "${label}"`).toBeGreaterThanOrEqual(11);
+      }
+      // The usage bars: 0 on the 1st to the 4th (no bar drawn tall), 1 so far today.
+      const today = usage.bars.find(([t]) => t.endsWith("1 that day, 1 so far"));
+      expect(today?.[2]).toBeGreaterThanOrEqual(2);
+      expect(usage.bars.filter(([t]) => t.endsWith(", 0 so far")).every(([, , h]) => h === 0)).toBe(true);
+      const dayOf = (daysAgo: number) => new Date(now - daysAgo * 86_400_000).toISOString().slice(0, 10);
+      const bar = (daysAgo: number, cls: string) =>
+        success.bars.find(([t, c]) => t.startsWith(`${dayOf(daysAgo)}:`) && c === cls)?.[2] ?? 0;
+      expect(bar(3, "bar-bad")).toBeGreaterThan(100); // 1 failed, 0 delivered: the whole bar
+      expect(bar(1, "bar-bad")).toBeGreaterThanOrEqual(2); // 1 failed among 400 delivered: still seen
+      expect(bar(1, "bar-ok")).toBeGreaterThan(100);
+      expect(success.bars.filter(([, c]) => c.startsWith("bar")).length).toBe(3);
+      // The webhook's own 14-day chart: the same labels and minimum heights.
+      await p.goto(`${base}/dashboard/webhooks/${hook}`);
+      const perHook = await p.evaluate(readChart, "deliveries-chart");
+      expect(perHook.width).toBeGreaterThan(300);
+      for (const [label, px] of perHook.labels) expect(px, `webhook chart label "${label}"`).toBeGreaterThanOrEqual(11);
+      const failedYesterday = perHook.bars.find(([t, c]) => t.startsWith(`${dayOf(1)}:`) && c === "bar-bad");
+      expect(failedYesterday?.[2]).toBeGreaterThanOrEqual(2);
+      await p.goto(`${base}/dashboard`);
+      for (const card of ["proj-h", "health-h"])
+        await p
+          .locator(`section[aria-labelledby="${card}"]`)
+          .screenshot({ path: join(SHOTS, `chart-${card}-390.png`) });
+      await audit(p, "overview-small-values", "/dashboard", 390);
+      await c.close();
+    },
+    10 * BROWSER_STEP_MS,
+  );
 });

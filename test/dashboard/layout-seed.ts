@@ -10,6 +10,7 @@ import { newId } from "../../src/lib/ids.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import type { TestContext } from "../helpers/app.ts";
 import { recordAlert } from "../../src/modules/alerts/record.ts";
+import { requestAddress } from "../../src/modules/alerts/address.ts";
 import { saveAlertSettings } from "../../src/modules/alerts/settings.ts";
 
 export const LONG_URL =
@@ -116,6 +117,14 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
     email: "logistics-operations-alerts.primary-contact@merchant-logistics-integration.example.com",
     disabled: ["api_key_created"],
   });
+  // A second long address waiting for its confirmation link: the page's pending state and its resend button.
+  await requestAddress(
+    db,
+    ctx.deps.secretsKey,
+    accountId,
+    "escalations-after-hours.logistics-team@merchant-logistics-integration.example.com",
+    now,
+  );
   await recordAlert(db, {
     accountId,
     kind: "webhook_deactivated",

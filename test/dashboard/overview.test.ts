@@ -78,6 +78,23 @@ describe("overview", () => {
     const failing = /data-testid="failing-webhooks">([\s\S]*?)<\/ul>/.exec(html)![1]!;
     expect(failing).toContain(`/dashboard/webhooks/${seeded.busy}`);
     expect(failing).not.toContain(`/dashboard/webhooks/${hook}`); // its one failure is 20 days old
+    // The same deliveries by UTC day: the chart's title, its bars' titles and its table.
+    expect(html).toContain(
+      '<title id="success-chart-title">Webhook delivery success by day, last 30 days: 72.7% delivered (16 delivered, 6 failed)</title>',
+    );
+    expect(html).toContain("<title>2026-10-16: 50% delivered (1 delivered, 1 failed)</title>");
+    const days = [
+      .../data-testid="success-days">([\s\S]*?)<\/table>/
+        .exec(html)![1]!
+        .matchAll(/<th scope="row">([0-9-]+)<\/th><td[^>]*>(\d+)<\/td><td[^>]*>(\d+)<\/td><td[^>]*>([^<]+)<\/td>/g),
+    ].map((m) => [m[1], m[2], m[3], m[4]]);
+    expect(days).toHaveLength(30);
+    expect([days[0]![0], days[29]![0]]).toEqual(["2026-10-07", "2026-11-05"]);
+    expect(days.filter((d) => d[3] !== "—")).toEqual([
+      ["2026-10-16", "1", "1", "50%"],
+      ["2026-11-04", "15", "0", "100%"],
+      ["2026-11-05", "0", "5", "0%"],
+    ]);
   });
 
   test("shipments by state link to the filtered list, which lists exactly those; another account sees none of it", async () => {

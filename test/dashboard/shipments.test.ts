@@ -6,9 +6,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema/index.ts";
+import { accounts, follows, shipments } from "../../src/db/schema/index.ts";
+import { newId } from "../../src/lib/ids.ts";
 import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
+import { parseImport } from "../../src/modules/dashboard/shipments.ts";
+import { rebuildTransitStats } from "../../src/modules/predictions/rebuild.ts";
+import { listShipments } from "../../src/modules/shipments/service.ts";
+import { generateDeliveries, insertDeliveries } from "../helpers/history.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { seedRealistic } from "./layout-seed.ts";
 import { Client } from "./support.ts";
@@ -87,6 +92,11 @@ describe("CSV import and export", () => {
       "last_checkpoint_at",
       "estimated_delivery_date",
       "followed_since",
+      "metadata",
+      "stalled",
+      "predicted_delivery_date",
+      "predicted_delivery_earliest",
+      "predicted_delivery_latest",
     ]);
     // Cells starting with = + - @ carry a leading ' (OWASP CSV injection); nothing else changed.
     const guarded = rows.filter((r) => r.reference!.startsWith("'")).map((r) => r.reference);
@@ -184,6 +194,102 @@ describe("CSV import and export", () => {
     });
     expect(summary(html)).toBe("1 accepted, 1 invalid, 0 over the quota.");
     expect(html).toContain("tracking_number: ");
+  });
+});
+
+describe("export: the stored read's columns and OWASP's whole formula guard", () => {
+  /** Cells a spreadsheet runs as formulas once it skips what precedes them (spaces, BOM, zero-width), or folds full-width forms. */
+  const HOSTILE = [
+    "\uFF1D1+1", // full-width equals
+    "\uFF0B91 98765 43210", // full-width plus
+    "\uFF0D42", // full-width hyphen-minus
+    "\uFF20SUM(A1)", // full-width commercial at
+    "\uFE661+1", // small equals sign
+    " =1+1",
+    '\uFEFF=HYPERLINK("http://x.example")',
+    "\u00A0+1",
+    "\u3000-1",
+    "\u200B@SUM(A1)",
+    "  \uFF1D1",
+    "'=already quoted", // keeps its own quote through the round trip
+  ];
+  const SAFE = ["ORD-1", "a=b", "'plain", "\u2212 5"];
+
+  test("every formula start is quoted, nothing else is; metadata, stalled and predicted delivery equal the list's; the import reads the references back", async () => {
+    const m = await merchant();
+    const now = ctx.clock.now();
+    const lane = { courier: "dtdc", origin: "Pune", destination: "Kochi", medianH: 72, sigma: 0.3, meanGapH: 6 };
+    await insertDeliveries(ctx.tdb.sql, generateDeliveries([lane], 31, now, 11));
+    await rebuildTransitStats(ctx.tdb.db, now);
+    ctx.deps.services.transitStats.invalidate();
+    // An in-transit shipment on that lane: the generated checkpoints up to now, newest first.
+    const [g] = generateDeliveries([lane], 1, now + 48 * 3_600_000, 12);
+    const live = g!.checkpoints.filter((c) => c.state !== "delivered" && Date.parse(c.at) <= now);
+    const refs = [...HOSTILE, ...SAFE];
+    const rows = refs.map((reference, i) => ({
+      id: newId("shp"),
+      courier: "dtdc",
+      trackingNumber: `X${String(90_000_000 + i)}`,
+      state: "in_transit",
+      mostRecentStatus: i === 0 ? "\t=cmd|' /C calc'!A0" : "In transit",
+      checkpoints: live as never,
+      originCity: lane.origin,
+      destinationCity: lane.destination,
+      stalledAt: i % 2 ? new Date(now - 3_600_000) : null,
+      reference,
+    }));
+    await ctx.tdb.db.insert(shipments).values(rows.map(({ reference: _r, ...s }) => s));
+    await ctx.tdb.db.insert(follows).values(
+      rows.map((s, i) => ({
+        accountId: m.id,
+        shipmentId: s.id,
+        reference: s.reference,
+        metadata: (i === 0 ? { order: "=1+1", channel: "web" } : {}) as Record<string, string>,
+        createdAt: new Date(now - i * 1000),
+      })),
+    );
+
+    const [, raw] = await m.c.get("/dashboard/shipments/export.csv");
+    const out = parse(raw, { columns: true }) as Record<string, string>[];
+    const byAwb = new Map(out.map((r) => [r.tracking_number, r]));
+    const quoted = (v: string) => `'${v}`;
+    expect(rows.map((s) => byAwb.get(s.trackingNumber)!.reference)).toEqual(
+      rows.map((s, i) => (i < HOSTILE.length ? quoted(s.reference) : s.reference)),
+    );
+    expect(byAwb.get(rows[0]!.trackingNumber)!.most_recent_status).toBe(quoted(rows[0]!.mostRecentStatus));
+
+    // The other columns say what GET /v1/shipments says of each shipment.
+    const listed = await listShipments(
+      ctx.tdb.db,
+      m.id,
+      { limit: 100 },
+      {},
+      await ctx.deps.services.transitStats.get(),
+    );
+    expect(listed.shipments[0]!.predicted_delivery).toBeDefined();
+    for (const s of listed.shipments) {
+      const r = byAwb.get(s.tracking_number)!;
+      expect([
+        r.metadata,
+        r.stalled,
+        r.predicted_delivery_date,
+        r.predicted_delivery_earliest,
+        r.predicted_delivery_latest,
+      ]).toEqual([
+        JSON.stringify(s.metadata),
+        String(s.stalled),
+        s.predicted_delivery!.date,
+        s.predicted_delivery!.earliest,
+        s.predicted_delivery!.latest,
+      ]);
+    }
+    expect(JSON.parse(byAwb.get(rows[0]!.trackingNumber)!.metadata!)).toEqual({ order: "=1+1", channel: "web" });
+
+    // The import takes each quote off again: the references come back as they were.
+    const imported = parseImport([raw]);
+    expect("items" in imported && imported.items.map((it) => it.reference ?? null)).toEqual(
+      listed.shipments.map((s) => s.reference),
+    );
   });
 });
 

@@ -119,3 +119,42 @@ describe("defineQueue statements", () => {
     );
   });
 });
+
+describe("a partitioned queue table", () => {
+  const parts = defineQueue<{ id: string; created_at: string }>("engine_parts", {
+    key: "id",
+    by: "key",
+    partition: { column: "created_at", type: "timestamptz" },
+    returning: "q.id, q.created_at",
+  });
+  const at = (i: number) => new Date(T0 - (i % 2) * 7 * 86_400_000).toISOString();
+
+  test("the claim returns each row's partition key; renew, release and complete take it; plain keys are refused", async () => {
+    await tdb.sql`create table engine_parts (id text, created_at timestamptz, due_at timestamptz not null, lease_until timestamptz, lease_owner text, primary key (id, created_at)) partition by range (created_at)`;
+    const cut = new Date(T0 - 86_400_000).toISOString();
+    await tdb.sql.unsafe(
+      `create table engine_parts_old partition of engine_parts for values from (minvalue) to ('${cut}')`,
+    );
+    await tdb.sql.unsafe(
+      `create table engine_parts_new partition of engine_parts for values from ('${cut}') to (maxvalue)`,
+    );
+    for (let i = 0; i < 4; i++)
+      await tdb.sql`insert into engine_parts (id, created_at, due_at) values (${`p${i}`}, ${at(i)}, ${new Date(T0).toISOString()})`;
+    const now = T0 + 1000;
+    const claimed = await parts.claim(tdb.sql, {
+      nowMs: now,
+      limit: 10,
+      leaseMs: 60_000,
+      owner: "w1",
+      candidates: { strings: ["select id, created_at from engine_parts for update skip locked"], values: [] },
+    });
+    expect(claimed.map((r) => r.id).sort()).toEqual(["p0", "p1", "p2", "p3"]);
+    const keys = (rows: typeof claimed) => ({ ids: rows.map((r) => r.id), parts: rows.map((r) => r.created_at) });
+    expect((await parts.renew(tdb.sql, keys(claimed), "w1", now + 120_000)).sort()).toEqual(["p0", "p1", "p2", "p3"]);
+    expect(await parts.release(tdb.sql, keys(claimed.slice(0, 1)), "w1", now)).toBe(1);
+    expect(await parts.complete(tdb.sql, keys(claimed.slice(1)), "w1")).toBe(3);
+    await expect(parts.complete(tdb.sql, ["p0"], "w1")).rejects.toBeInstanceOf(TypeError);
+    const left = await tdb.sql`select id, lease_owner from engine_parts`;
+    expect(left.map((r) => ({ ...r }))).toEqual([{ id: claimed[0]!.id, lease_owner: null }]);
+  });
+});

@@ -247,4 +247,64 @@ describe("redeliver and recover", () => {
     const [nf] = await ctx.call("/v1/webhooks/wh_nope/recover", json(s.acc.key, "POST", { since }));
     expect(nf.status).toBe(404);
   });
+
+  test("recover never queues a test fire: one failed test fire, then five recovers, queue nothing", async () => {
+    const acc = await ctx.account("business");
+    const path = `/t-${acc.id}`;
+    rx.route(path, () => new Response("down", { status: 500 }));
+    const [, created] = await ctx.call(
+      "/v1/webhooks",
+      json(acc.key, "POST", { url: rx.url(path), events: ["tracking.delivered"], mode: "test" }),
+    );
+    const webhookId = created.data.id as string;
+    const [fired, fire] = await ctx.call(`/v1/webhooks/${webhookId}/test`, json(acc.key, "POST"));
+    expect([fired.status, fire.data.delivered]).toEqual([200, false]);
+    const since = new Date(ctx.clock.now() - 3600_000).toISOString();
+    const queued: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [res, body] = await ctx.call(`/v1/webhooks/${webhookId}/recover`, json(acc.key, "POST", { since }));
+      expect(res.status).toBe(202);
+      queued.push(body.data.queued);
+      await drain(1);
+    }
+    expect(queued).toEqual([0, 0, 0, 0, 0]);
+    const rows = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
+    expect(rows.length).toBe(1);
+    expect(rx.on(path).length).toBe(1);
+  });
+
+  test("repeated recovers queue the newest delivery of each event once per call, never multiplied; audit deliveries stay out", async () => {
+    const s = await setup();
+    rx.route(s.path, () => new Response("down", { status: 500 }));
+    await emit(ctx.tdb.db, s.shp, "tracking.in_transit", new Date(ctx.clock.now()));
+    await emit(ctx.tdb.db, s.shp, "tracking.delivered", new Date(ctx.clock.now()));
+    await drain();
+    // Four failed test deliveries (event_id null) on the same live webhook.
+    const [audited] = await ctx.call(`/v1/webhooks/${s.webhookId}/audit`, json(s.acc.key, "POST"));
+    expect(audited.status).toBe(200);
+    const since = new Date(ctx.clock.now() - 3600_000).toISOString();
+    const queued: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [, body] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since }));
+      queued.push(body.data.queued);
+      await drain(); // each recovered copy is abandoned again after its six attempts
+    }
+    expect(queued).toEqual([2, 2, 2, 2, 2]);
+    const rows = await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, s.webhookId));
+    expect(rows.filter((r) => r.eventId === null).length).toBe(4);
+    expect(rows.filter((r) => r.eventId !== null).length).toBe(2 + 2 * 5);
+    expect(rows.every((r) => r.state === "abandoned")).toBe(true);
+
+    rx.route(s.path, () => new Response("ok"));
+    const before = rx.on(s.path).length;
+    const [, last] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since }));
+    expect(last.data.queued).toBe(2);
+    await worker.runOnce();
+    const got = rx.on(s.path).slice(before);
+    expect(got.map((r) => r.json.event).sort()).toEqual(["tracking.delivered", "tracking.in_transit"]);
+    expect(new Set(got.map((r) => r.headers["x-webhook-event-id"])).size).toBe(2);
+    // The newest delivery of each event is now delivered: nothing left to recover.
+    const [, none] = await ctx.call(`/v1/webhooks/${s.webhookId}/recover`, json(s.acc.key, "POST", { since }));
+    expect(none.data.queued).toBe(0);
+  });
 });

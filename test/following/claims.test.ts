@@ -33,6 +33,7 @@ import {
   unscheduleRows,
 } from "./helpers.ts";
 import { servicesFor } from "../helpers/services.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 let ctx: TestContext;
 let growth: { id: string; key: string };
@@ -143,7 +144,12 @@ describe("claims shared through Postgres", () => {
     );
     const r = createRecheckRunner(ctx.deps, { perCourierConcurrency: 1, owner: "stopping" });
     const drained = r.drain();
-    await Bun.sleep(200);
+    // Stop once the drain holds all ten: one call waiting at the courier, nine queued in the lane.
+    const held = async () =>
+      (await ctx.tdb.sql`select count(*)::int as n from recheck_queue where lease_owner = 'stopping'`)[0]!.n === 10;
+    const calling = () =>
+      Array.from({ length: 10 }, (_, i) => ctx.sim.calls("delhivery", `8${String(i).padStart(11, "0")}5`));
+    expect(await eventually(async () => (await held()) && calling().some((n) => n > 0))).toBe(true);
     await r.stop({ timeout: 5_000 });
     const stats = await drained;
     expect(stats.claimed).toBeGreaterThanOrEqual(10);
@@ -302,8 +308,8 @@ describe("claim order and cost", () => {
           .sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_queue where lease_owner = ${owner}`
       ).map((r) => r.until as number);
     try {
-      await Bun.sleep(300);
       // A claim holds a row for one slack, not for the worst case of a full lane behind a slow courier.
+      expect(await eventually(async () => (await leases("alive")).length >= 8)).toBe(true);
       const first = await leases("alive");
       expect(first.length).toBeGreaterThanOrEqual(8);
       expect(new Set(first)).toEqual(new Set([t0 + slack]));

@@ -4,10 +4,12 @@
  * and nothing after `stop()`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Cron } from "croner";
 import { runRecheckBatch, type RecheckStats } from "../../src/modules/following/recheck.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventsOf, seedMany, shipmentRow, unscheduleRows } from "./helpers.ts";
+import { eventually } from "../helpers/eventually.ts";
 
 let ctx: TestContext;
 let acc: { id: string; key: string };
@@ -81,8 +83,7 @@ describe("scheduler", () => {
       onDrain: (s) => drains.push(s),
     });
     await scheduler.start();
-    const deadline = Date.now() + 15_000;
-    while (ctx.sim.calls("delhivery", "5234567890111") === 0 && Date.now() < deadline) await Bun.sleep(50);
+    await eventually(() => ctx.sim.calls("delhivery", "5234567890111") > 0, 15_000);
     await scheduler.stop({ timeout: 5_000 });
     expect(ctx.sim.calls("delhivery", "5234567890111")).toBe(1);
     expect(await eventsOf(ctx, id!)).toEqual(["tracking.in_transit/in_transit"]);
@@ -93,7 +94,14 @@ describe("scheduler", () => {
     // Stopped: due again (clock moved), yet nobody re-checks it.
     const seen = drains.length;
     ctx.clock.advance(60_000);
-    await Bun.sleep(1_500);
+    // A job on the same pattern, started now, ticks twice: a tick of the stopped job's pattern has passed meanwhile.
+    let ticks = 0;
+    const control = new Cron("* * * * * *", () => void ticks++);
+    try {
+      expect(await eventually(() => ticks >= 2)).toBe(true);
+    } finally {
+      control.stop();
+    }
     expect(drains.length).toBe(seen);
     expect(ctx.sim.calls("delhivery", "5234567890111")).toBe(1);
   }, 30_000);

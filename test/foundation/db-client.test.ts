@@ -8,7 +8,8 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
-import { ADMIN_URL } from "../helpers/db.ts";
+import { ADMIN_URL, createTestDatabase } from "../helpers/db.ts";
+import { startPgRelay } from "../helpers/pg-relay.ts";
 
 const seen: unknown[] = [];
 const onUnhandled = (e: unknown) => void seen.push(e);
@@ -33,7 +34,8 @@ test("a connection whose type fetch fails leaves no unhandled rejection; the poo
         outcomes.push(String((e as { code?: string }).code));
       }
     }
-    await Bun.sleep(100); // rejections are reported after the microtask queue drains
+    // Unhandled rejections are reported once the microtask queue drains: one turn of the event loop, not a time.
+    await new Promise((turn) => setImmediate(turn));
     expect(seen.map((e) => String((e as { code?: string })?.code ?? e))).toEqual([]);
     expect(outcomes.every((o) => o === "ok" || o === "57014")).toBe(true);
     expect(outcomes).toContain("ok");
@@ -41,3 +43,37 @@ test("a connection whose type fetch fails leaves no unhandled rejection; the poo
     await sql.end({ timeout: 1 });
   }
 });
+
+test("a connection a partition ended reconnects once it heals (a write cancelled by the close does not block it)", async () => {
+  const tdb = await createTestDatabase({ max: 1 });
+  const relay = startPgRelay(tdb.url);
+  // The pool's only connection: after the answer timeout ends it, every later statement needs it to reconnect.
+  const { sql } = connect(relay.url, { max: 1, deadlines: true, deadlineSeconds: 1 });
+  try {
+    await sql`select 1`;
+    relay.blackhole();
+    const cut = await sql`select 1`.then(
+      () => "ok",
+      (e: { code?: string }) => e.code,
+    );
+    expect(cut).toBe("ANSWER_TIMEOUT");
+    relay.heal();
+    // The first statement may still meet the closing socket (CONNECTION_CLOSED); unpatched, every one after it
+    // failed with CONNECT_TIMEOUT for ever, the new socket never sent its startup message.
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5 && !outcomes.includes("ok"); i++)
+      outcomes.push(
+        await sql`select 1`.then(
+          () => "ok",
+          (e: { code?: string }) => String(e.code),
+        ),
+      );
+    expect(outcomes).toContain("ok");
+    expect(outcomes.filter((o) => o === "CONNECT_TIMEOUT")).toEqual([]);
+  } finally {
+    relay.heal();
+    await sql.end({ timeout: 1 });
+    relay.stop();
+    await tdb.drop();
+  }
+}, 30_000);

@@ -29,6 +29,8 @@ function migrationsHash(): string {
     .sort())
     h.update(f).update(readFileSync(join(MIGRATIONS_FOLDER, f)));
   h.update(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json")));
+  // What migrateDatabase writes besides the migrations (the layout level, src/db/compat.ts) is part of the template.
+  for (const f of ["migrate.ts", "compat.ts"]) h.update(readFileSync(new URL(`../../src/db/${f}`, import.meta.url)));
   return h.digest("hex").slice(0, 12);
 }
 

@@ -93,7 +93,17 @@ function anyValid(doc: Json, raw: Json, known: Known = {}): fc.Arbitrary<unknown
         record[k] = known[k]?.length
           ? fc.oneof(fc.constantFrom(...known[k]!), anyValid(doc, s, known))
           : anyValid(doc, s, known);
-      return fc.record(record, { requiredKeys: [...required] });
+      const declared = fc.record(record, { requiredKeys: [...required] });
+      // A map (`patternProperties`): up to 3 keys its name pattern admits (HTTP tokens, metadata keys), each with a value.
+      const maps = Object.entries((schema.patternProperties ?? {}) as Json);
+      if (maps.length === 0) return declared;
+      const [pattern, valueSchema] = maps[0]!;
+      const entries = fc.dictionary(
+        fc.stringMatching(new RegExp(pattern, "u"), { maxLength: 12 }),
+        anyValid(doc, valueSchema, known),
+        { maxKeys: Math.min(schema.maxProperties ?? 3, 3) },
+      );
+      return fc.tuple(declared, entries).map(([d, e]) => ({ ...e, ...d }));
     }
     default:
       return validString(schema);
@@ -104,7 +114,19 @@ function validString(schema: Json): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = Math.min(schema.maxLength ?? 40, min + 40);
   if (schema.format === "date-time")
-    return fc.integer({ min: NOW - 60 * DAY, max: NOW + DAY }).map((ms) => new Date(ms).toISOString());
+    return fc.oneof(
+      {
+        weight: 9,
+        arbitrary: fc.integer({ min: NOW - 60 * DAY, max: NOW + DAY }).map((ms) => new Date(ms).toISOString()),
+      },
+      // A leap second (RFC 3339 section 5.6): 23:59:60 UTC of a day in the same range.
+      {
+        weight: 1,
+        arbitrary: fc
+          .integer({ min: NOW - 60 * DAY, max: NOW })
+          .map((ms) => `${new Date(ms).toISOString().slice(0, 10)}T23:59:60Z`),
+      },
+    );
   const ok = (s: string) => chars(s) >= min && chars(s) <= (schema.maxLength ?? Infinity);
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern, "u"), { maxLength: 2 * max + 8 }).filter(ok);
   return fc.string({

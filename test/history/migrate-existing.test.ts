@@ -43,8 +43,9 @@ beforeAll(async () => {
   const journal = JSON.parse(readFileSync(join(dir, "meta", "_journal.json"), "utf8")) as {
     entries: { tag: string }[];
   };
-  const last = journal.entries.pop()!;
-  expect(last.tag).toBe("0022_partitioned_history");
+  const cut = journal.entries.findIndex((e) => e.tag === "0022_partitioned_history");
+  expect(cut).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, cut);
   writeFileSync(join(dir, "meta", "_journal.json"), JSON.stringify(journal));
   sql = postgres(url, { max: 4, onnotice: () => {} });
   await migrate(drizzle(sql), { migrationsFolder: dir });

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { idempotencyKeys, webhooks } from "../../src/db/schema/index.ts";
-import { IDEMPOTENCY_TTL_MS, prune } from "../../src/http/idempotency.ts";
+import { executed, IDEMPOTENCY_TTL_MS, prune } from "../../src/http/idempotency.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 
@@ -134,6 +134,48 @@ describe("Idempotency-Key", () => {
         ["body.mode", "missing"],
       ],
     ]);
+  });
+
+  test("a 429 is never stored: the 11th audit in an hour answers 429 with Retry-After, and once the hour has passed the same key runs the audit", async () => {
+    const a = await ctx.account("growth");
+    const [, created] = await post("/v1/webhooks", a.key, undefined, hook("/audit-limit"));
+    const audit = (idem?: string) => post(`/v1/webhooks/${created.data.id}/audit`, a.key, idem);
+    for (let i = 0; i < 10; i++) expect((await audit())[0].status).toBe(200);
+    const sent = rx.on("/audit-limit").length;
+    const [r1, b1] = await audit("audit-later");
+    expect([r1.status, b1.error.code]).toEqual([429, "RATE_LIMITED"]);
+    const wait = Number(r1.headers.get("retry-after"));
+    expect(wait).toBeGreaterThan(0);
+    // Retried too early with the same key: refused again, afresh (Retry-After included), not a replay.
+    const [r2] = await audit("audit-later");
+    expect([r2.status, r2.headers.get("idempotent-replayed"), Number(r2.headers.get("retry-after")) > 0]).toEqual([
+      429,
+      null,
+      true,
+    ]);
+    ctx.clock.advance(wait * 1000);
+    const [r3, b3] = await audit("audit-later");
+    expect([r3.status, r3.headers.get("idempotent-replayed"), b3.data.cases.length]).toEqual([200, null, 4]);
+    expect(rx.on("/audit-limit").length).toBe(sent + 4);
+    // That execution is what the key now holds.
+    const [r4, b4] = await audit("audit-later");
+    expect([r4.status, r4.headers.get("idempotent-replayed"), b4]).toEqual([200, "true", b3]);
+    expect(rx.on("/audit-limit").length).toBe(sent + 4);
+    // The same rule for every refusal: stored only what ran (docs/idempotency.md).
+    expect([401, 402, 408, 429, 500, 503, 504].filter(executed)).toEqual([]);
+    expect([400, 403, 404, 409].filter(executed)).toEqual([400, 403, 404, 409]);
+  });
+
+  test("a request check the operation makes (422, nothing ran) is not stored: the same key and body run again later", async () => {
+    const a = await ctx.account("growth");
+    const [, created] = await post("/v1/webhooks", a.key, undefined, hook("/rec"));
+    // A client clock a minute ahead: `since` lies in the future, so it is refused until the minute has passed.
+    const body = { since: new Date(ctx.clock.now() + 60_000).toISOString() };
+    const [r1, b1] = await post(`/v1/webhooks/${created.data.id}/recover`, a.key, "rec", body);
+    expect([r1.status, b1.detail[0].loc]).toEqual([422, ["body", "since"]]);
+    ctx.clock.advance(120_000);
+    const [r2, b2] = await post(`/v1/webhooks/${created.data.id}/recover`, a.key, "rec", body);
+    expect([r2.status, r2.headers.get("idempotent-replayed"), b2.data]).toEqual([202, null, { queued: 0 }]);
   });
 
   test("after 24 h the key is free again and prune() deletes stored responses older than the cutoff", async () => {

@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia, t } from "elysia";
-import { charCount, Text, textProblem } from "../../src/http/text.ts";
+import { charCount, dateTimeMs, Text, textProblem } from "../../src/http/text.ts";
 
 const EMOJI = "📦";
 
@@ -48,7 +48,7 @@ describe("Text", () => {
     expect(() => Text({ pattern: "[" })).toThrow(SyntaxError);
   });
 
-  test("date-time is RFC 3339's: a date alone, a date in prose, a 30th of February or a leap second are not", () => {
+  test("date-time is RFC 3339's: a date alone, a date in prose, a 30th of February or a second 60 off 23:59 UTC are not", () => {
     const s = Text({ format: "date-time" });
     const ok = [
       "2026-11-05T10:00:00Z",
@@ -56,18 +56,39 @@ describe("Text", () => {
       "2026-11-05T10:00:00+05:30",
       "2024-02-29T00:00:00Z",
       "2026-11-05 10:00:00Z",
+      // Leap seconds (section 5.6 allows second 60; section 5.7: at 23:59:60 UTC, in any offset).
+      "2016-12-31T23:59:60Z",
+      "2016-12-31T23:59:60.5Z",
+      "2017-01-01T05:29:60+05:30",
+      "2016-12-31T15:59:60-08:00",
     ];
     const bad = [
       "2026-11-05",
       "Thu Nov 05 2026 10:00:00 GMT+0000 (UTC)",
       "x 2026-11-05T10:00:00Z",
       "2026-02-30T10:00:00Z",
-      "2026-11-05T23:59:60Z",
+      "2026-11-05T10:00:60Z",
+      "2026-11-05T23:58:60Z",
+      "2026-11-05T23:59:60+05:30",
+      "2026-11-05T23:59:61Z",
       "2026-11-05T10:00Z",
       "2026-11-05T10:00:00",
     ];
     expect(ok.map((v) => textProblem(s, v))).toEqual(ok.map(() => undefined));
     expect(bad.map((v) => textProblem(s, v))).toEqual(bad.map(() => "format"));
+  });
+
+  test("dateTimeMs reads a leap second as the last millisecond of its minute; other instants as Date.parse does", () => {
+    const last = Date.parse("2016-12-31T23:59:59.999Z");
+    expect(
+      ["2016-12-31T23:59:60Z", "2016-12-31T23:59:60.25Z", "2017-01-01T05:29:60+05:30"].map((v) => dateTimeMs(v)),
+    ).toEqual([last, last, last]);
+    expect(dateTimeMs("2026-11-05T10:00:00.123+05:30")).toBe(Date.parse("2026-11-05T04:30:00.123Z"));
+    expect(["2026-11-05T10:00:60Z", "yesterday", "2026-02-30T10:00:00Z"].map((v) => dateTimeMs(v))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   test("renders as a plain JSON Schema string", () => {

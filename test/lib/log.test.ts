@@ -137,16 +137,18 @@ describe("request scope", () => {
 
   test("concurrent scopes keep their own ids; a line's own request_id field wins", async () => {
     const { log, records } = capture();
-    const run = (id: string) =>
+    // req_1 starts first and logs after req_2 has: it resumes from a promise req_2's scope resolved.
+    const second = Promise.withResolvers<void>();
+    const run = (id: string, after: Promise<void>) =>
       runInRequestScope(
         { id, open: true },
         async () => {
-          await Bun.sleep(id === "req_1" ? 5 : 1);
+          await after;
           log.info(id);
         },
         undefined,
       );
-    await Promise.all([run("req_1"), run("req_2")]);
+    await Promise.all([run("req_1", second.promise), run("req_2", Promise.resolve()).then(second.resolve)]);
     runInRequestScope({ id: "req_3", open: true }, () => log.info("explicit", { request_id: "req_given" }), undefined);
     expect(records().map((r) => [r.msg, r.request_id])).toEqual([
       ["req_2", "req_2"],

@@ -73,6 +73,7 @@ async function lookupThatChanges(svc: RunningService, receiver: Receiver, path: 
     body: JSON.stringify({ url: receiver.url(path), events: EVENTS, mode: "live" }),
   });
   expect(created.status).toBe(201);
+  const webhookId = ((await created.json()) as { data: { id: string } }).data.id;
   const track = async (traceParent: string) => {
     const res = await svc.fetch("/v1/track?courier=delhivery&tracking_number=1234567890111", {
       headers: { ...headers, traceparent: traceParent },
@@ -86,7 +87,7 @@ async function lookupThatChanges(svc: RunningService, receiver: Receiver, path: 
     const spanId = hex(8);
     if ((await track(`00-${traceId}-${spanId}-01`)) > first) {
       const [delivery] = await receiver.waitFor(path, 1, 30_000);
-      return { traceId, spanId, delivery: delivery! };
+      return { traceId, spanId, delivery: delivery!, webhookId };
     }
     await Bun.sleep(200);
   }
@@ -120,7 +121,26 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
         SANDBOX_STEP_SECONDS: "1",
       }),
     );
-    const { traceId, spanId, delivery } = await lookupThatChanges(p.svc, p.receiver, "/traced");
+    const { traceId, spanId, delivery, webhookId } = await lookupThatChanges(p.svc, p.receiver, "/traced");
+    const headers = { "x-api-key": p.svc.key, "content-type": "application/json" };
+    const deliveryIds = async (id: string) => {
+      const res = await p.svc!.fetch(`/v1/webhooks/${id}/deliveries`, { headers });
+      const { data } = (await res.json()) as { data: { deliveries: { id: string; event_id: string | null }[] } };
+      return data.deliveries;
+    };
+    const delivered = (await deliveryIds(webhookId)).find(
+      (d) => d.event_id === delivery.headers["x-webhook-event-id"],
+    )!;
+    // A test fire's attempt span names the test delivery it recorded.
+    const testHook = await p.svc.fetch("/v1/webhooks", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ url: p.receiver.url("/traced-test"), events: EVENTS, mode: "test" }),
+    });
+    const testHookId = ((await testHook.json()) as { data: { id: string } }).data.id;
+    const fired = await p.svc.fetch(`/v1/webhooks/${testHookId}/test`, { method: "POST", headers });
+    expect(fired.status).toBe(200);
+    const [testDelivery] = await deliveryIds(testHookId);
     // A malformed client traceparent is ignored: the request gets a trace of its own.
     const bad = await p.svc.fetch("/v1/couriers", {
       headers: { "x-api-key": p.svc.key, traceparent: "00-not-a-trace-01" },
@@ -183,6 +203,10 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       attr(attempt, "http.response.status_code"),
       attr(attempt, "webhook.attempt"),
     ]).toEqual(["delivered", 200, 1]);
+    expect([attr(attempt, "webhook.id"), attr(attempt, "webhook.delivery_id")]).toEqual([webhookId, delivered.id]);
+    const testAttempt = all.find((s) => s.name === "webhook delivery" && attr(s, "webhook.id") === testHookId)!;
+    expect(attr(testAttempt, "webhook.delivery_id")).toBe(testDelivery!.id);
+    expect(all.find((s) => s.spanId === testAttempt.parentSpanId)?.name).toBe("POST /v1/webhooks/:webhook_id/test");
     // The worker's claim is its own span, linked to the trace of each event it claimed.
     expect(
       all.some(

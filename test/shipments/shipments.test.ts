@@ -256,6 +256,20 @@ describe("GET /v1/shipments", () => {
       key: a.key,
     });
     expect(later.data.count).toBe(0);
+    // A leap second (RFC 3339 section 5.6) is accepted and reads as 23:59:59.999 of its minute (docs/shipments.md).
+    const [one, two] = all.data.shipments as { tracking_number: string }[];
+    await ctx.tdb
+      .sql`update shipments set updated_at = '2026-06-30T23:59:59.998Z' where tracking_number = ${one!.tracking_number}`;
+    await ctx.tdb
+      .sql`update shipments set updated_at = '2026-06-30T23:59:59.999Z' where tracking_number = ${two!.tracking_number}`;
+    const [leapRes, leap] = await ctx.call("/v1/shipments?updated_since=2026-06-30T23:59:60Z", { key: a.key });
+    expect(leapRes.status).toBe(200);
+    const sinceLeap = leap.data.shipments.map((s: { tracking_number: string }) => s.tracking_number);
+    expect([
+      sinceLeap.includes(one!.tracking_number),
+      sinceLeap.includes(two!.tracking_number),
+      leap.data.count,
+    ]).toEqual([false, true, 7]);
     const [bad] = await ctx.call("/v1/shipments?state=lost", { key: a.key });
     expect(bad.status).toBe(422);
     const [, garbage] = await ctx.call("/v1/shipments?cursor=not-a-cursor", { key: a.key });

@@ -530,8 +530,9 @@ describe("the scheduler's delivery job", () => {
   test("stop() waits for the attempt in flight and records it", async () => {
     const s = await setup();
     let answered = 0;
+    const gate = Promise.withResolvers<void>();
     rx.route(s.path, async () => {
-      await Bun.sleep(1_000);
+      await gate.promise;
       answered++;
       return new Response("ok");
     });
@@ -539,8 +540,10 @@ describe("the scheduler's delivery job", () => {
     await scheduler.start();
     await emit(ctx.tdb.db, s.shp, "tracking.delivered", now());
     await rx.waitFor(s.path, 1, 10_000);
-    expect(answered).toBe(0); // in flight
-    await scheduler.stop({ timeout: 5_000 });
+    expect(answered).toBe(0); // in flight: the receiver answers only once stop() has been called
+    const stopped = scheduler.stop({ timeout: 5_000 });
+    gate.resolve();
+    await stopped;
     expect(answered).toBe(1);
     expect(await state(s.id)).toMatchObject({ state: "delivered", attempts: 1 });
     await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));
@@ -552,31 +555,34 @@ describe("the scheduler's delivery job", () => {
 describe("the pump: claimed rows waiting for a slot", () => {
   const rowsOf = async (webhookId: string) =>
     await ctx.tdb.db.select().from(deliveries).where(eq(deliveries.webhookId, webhookId));
-  /** A webhook whose receiver answers after `ms`, and three due deliveries to it (committed before any worker starts). */
-  async function threeDue(ms: number) {
+  /**
+   * A webhook whose receiver holds every request until `answer()`, and three due deliveries to it (committed before
+   * any worker starts).
+   */
+  async function threeDue() {
     const s = await setup();
+    const gate = Promise.withResolvers<void>();
     rx.route(s.path, async () => {
-      await Bun.sleep(ms);
+      await gate.promise;
       return new Response("ok");
     });
     for (const type of ["tracking.in_transit", "tracking.updated", "tracking.delivered"] as const)
       await emit(ctx.tdb.db, s.shp, type, now());
-    return s;
+    return { ...s, answer: () => gate.resolve() };
   }
   const until = async (what: () => Promise<boolean>) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await what())) {
-      if (Date.now() > deadline) throw new Error("condition not reached");
-      await Bun.sleep(20);
-    }
+    if (!(await eventually(what, 10_000))) throw new Error("condition not reached");
   };
 
   test("stop() sends none of them and clears their leases, so any worker claims them at once", async () => {
-    const s = await threeDue(500);
+    const s = await threeDue();
     const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4, minPrefetch: 4 });
     await w.start();
     await rx.waitFor(s.path, 1, 10_000);
-    await w.stop({ timeout: 5_000 });
+    // The first attempt is still running when stop() is called; it is answered after.
+    const stopped = w.stop({ timeout: 5_000 });
+    s.answer();
+    await stopped;
     expect(rx.on(s.path)).toHaveLength(1);
     const rows = await rowsOf(s.id);
     expect(rows.filter((r) => r.state === "delivered" && r.attempts === 1)).toHaveLength(1);
@@ -588,13 +594,15 @@ describe("the pump: claimed rows waiting for a slot", () => {
   }, 30_000);
 
   test("a row that waited longer than half the lease slack is released unsent, then sent once after the next poll", async () => {
-    const s = await threeDue(500);
+    const s = await threeDue();
     const w = createDeliveryWorker({ ...ctx.deps, resolver, concurrency: 1, prefetch: 4, minPrefetch: 4 });
     await w.start();
     try {
       await rx.waitFor(s.path, 1, 10_000);
-      // The first attempt still runs; the two waiting rows now waited past LEASE_SLACK_SECONDS / 2.
+      // The first attempt still runs (held); the two waiting rows now waited past LEASE_SLACK_SECONDS / 2.
       ctx.clock.advance((ctx.deps.config.leaseSlackSeconds * 1000) / 2 + 1);
+      // Its answer frees the slot: the waiting rows are released unsent, not sent.
+      s.answer();
       await until(
         async () => (await rowsOf(s.id)).filter((r) => r.state === "pending" && r.leaseUntil === null).length === 2,
       );
@@ -605,6 +613,7 @@ describe("the pump: claimed rows waiting for a slot", () => {
       expect((await rowsOf(s.id)).map((r) => r.attempts)).toEqual([1, 1, 1]);
       expect(rx.on(s.path)).toHaveLength(3);
     } finally {
+      s.answer();
       await w.stop({ timeout: 5_000 });
     }
     await ctx.tdb.db.delete(webhooks).where(eq(webhooks.id, s.id));

@@ -7,8 +7,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
+import { createLogger } from "../../src/lib/log.ts";
 import { createScheduler } from "../../src/scheduler/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { eventually } from "../helpers/eventually.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
@@ -39,15 +41,16 @@ test("the worker rides out a database outage and delivers what was enqueued duri
       (rows) => rows.map((r) => r.state as string),
     );
   const until = async (want: string[], ms: number) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline && JSON.stringify(await states()) !== JSON.stringify(want)) await Bun.sleep(100);
+    await eventually(async () => JSON.stringify(await states()) === JSON.stringify(want), ms);
     return states();
   };
 
   const relay = startPgRelay(ctx.tdb.url);
   const conn = connect(relay.url, { max: 4 });
   // The delivery job as the service runs it: the worker, and the scheduler's poll that resumes it after a back-off.
-  const worker = createScheduler({ ...ctx.deps, db: conn.db }, { jobs: ["delivery"] });
+  const lines: string[] = [];
+  const log = createLogger("debug", {}, (l) => void lines.push(l));
+  const worker = createScheduler({ ...ctx.deps, db: conn.db, log }, { jobs: ["delivery"] });
   await worker.start();
   try {
     expect(await emit(ctx.tdb.db, shp, "tracking.in_transit", new Date(ctx.clock.now()))).toBe(1);
@@ -56,7 +59,10 @@ test("the worker rides out a database outage and delivers what was enqueued duri
 
     relay.stop(); // the outage: the worker's pool and its LISTEN connection drop
     expect(await emit(ctx.tdb.db, shp, "tracking.in_transit", new Date(ctx.clock.now()))).toBe(1); // written directly, during the outage
-    await Bun.sleep(2_500); // several of the worker's polls fail meanwhile
+    // Two of the worker's claims fail meanwhile: the row was due at both, and neither sent it.
+    const failed = () => lines.filter((l) => l.includes('"msg":"delivery claim failed; backing off"')).length;
+    const before = failed();
+    expect(await eventually(() => failed() >= before + 2, 15_000)).toBe(true);
     expect(rx.on("/outage")).toHaveLength(1);
 
     relay.start();

@@ -21,15 +21,21 @@ afterAll(async () => {
   await ctx.close();
 });
 
-/** `sql` whose tagged-template queries run at once but answer only once `gate` is open. */
+/**
+ * `sql` whose tagged-template queries run at once but answer only once `gate` is open. `close()` resolves when a
+ * statement has run and its answer is being held (its snapshot is taken).
+ */
 function gated(sql: postgres.Sql) {
   let open: Promise<void> = Promise.resolve();
   let release = () => {};
+  let ran = () => {};
   const proxy = new Proxy(sql, {
     apply(target, self, args) {
       const answer = Reflect.apply(target, self, args) as Promise<unknown>;
       const gate = open;
+      const held = ran;
       return answer.then(async (r) => {
+        held();
         await gate;
         return r;
       });
@@ -37,7 +43,10 @@ function gated(sql: postgres.Sql) {
   });
   return {
     sql: proxy,
-    close: () => (open = new Promise<void>((r) => (release = r))),
+    close(): Promise<void> {
+      open = new Promise<void>((r) => (release = r));
+      return new Promise<void>((r) => (ran = r));
+    },
     open: () => release(),
   };
 }
@@ -70,9 +79,9 @@ test("a wake-up during a claim that comes back empty claims again, so a row comm
   await pump.wake(); // nothing due: the pump is drained
   expect(started).toHaveLength(0);
 
-  g.close();
+  const claimed = g.close();
   const pass = pump.wake(); // the claim runs and finds nothing; its answer is held back
-  await Bun.sleep(50);
+  await claimed;
   await emit(ctx.tdb.db, shp, "tracking.updated", new Date(ctx.clock.now())); // committed after the claim's snapshot
   void pump.wake(); // the NOTIFY of that commit, while the claim is still in flight
   g.open();

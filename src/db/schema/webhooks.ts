@@ -102,6 +102,12 @@ export const deliveryQueue = pgTable(
     // Removed with its outbox row by the `deliveries_drop_attempts` trigger (migration 0022), not a foreign key.
     deliveryId: text("delivery_id").primaryKey(),
     dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
+    /**
+     * The outbox row's partition key, copied by the triggers: the claim and every statement after it find the row
+     * by (id, created_at), one partition each (docs/webhooks.md, "The worker"). Null only for a row whose
+     * delivery is gone; such a row is never claimed.
+     */
+    createdAt: timestamp("created_at", { withTimezone: true }),
   },
   (t) => [index("delivery_queue_due_idx").on(t.dueAt)],
 );

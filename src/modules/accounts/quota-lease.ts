@@ -5,6 +5,7 @@
  * Why and bounds: docs/performance.md#decisions ("The monthly quota, leased in blocks"), docs/billing.md.
  */
 import type { Db } from "../../db/client.ts";
+import { untilDeadline, withoutDeadline } from "../../lib/deadline.ts";
 import { quotaMarksCte } from "../alerts/record.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
@@ -102,9 +103,12 @@ class QuotaLeases {
     for (;;) {
       const inFlight = this.pending.get(accountId);
       if (inFlight) {
-        await inFlight;
+        await untilDeadline(inFlight);
       } else {
-        const p = this.grant(accountId, quota, period, day).finally(() => this.pending.delete(accountId));
+        // The grant runs off the request's deadline and is awaited only until it: a late block is kept, not lost.
+        const p = withoutDeadline(() => this.grant(accountId, quota, period, day)).finally(() =>
+          this.pending.delete(accountId),
+        );
         this.pending.set(
           accountId,
           p.then(
@@ -112,7 +116,7 @@ class QuotaLeases {
             () => undefined,
           ),
         );
-        if (!(await p)) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period, day };
+        if (!(await untilDeadline(p))) return { ok: false, used: this.usedNow(accountId, period) ?? 0, period, day };
       }
       const taken = this.take(accountId, quota, period);
       if (taken) return taken;
@@ -276,7 +280,10 @@ class QuotaLeases {
 
   private startSweeper(): void {
     if (this.sweeper) return;
-    this.sweeper = setInterval(() => void this.returnIdle().catch(() => undefined), LEASE_IDLE_MS);
+    // Started by a request's grant or give-back: its ticks must not inherit that request's deadline.
+    this.sweeper = withoutDeadline(() =>
+      setInterval(() => void this.returnIdle().catch(() => undefined), LEASE_IDLE_MS),
+    );
     this.sweeper.unref?.();
   }
 

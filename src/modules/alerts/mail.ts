@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type * as Nodemailer from "nodemailer";
 import type { Config } from "../../config.ts";
-import { KIND_LABELS, type AlertKind } from "./model.ts";
+import { confirmPath } from "./address.ts";
+import { ALERTS_PER_WINDOW, KIND_LABELS, type AlertKind } from "./model.ts";
 
 /** What nodemailer needs of a transport: tests may pass their own (still a real SMTP connection). */
 export interface MailTransport {
@@ -50,7 +51,14 @@ export interface AlertFacts {
   createdAt: Date;
   /** Webhook deactivation: the last failed attempts, newest first. */
   lastErrors?: { at: string; status: number | null; error: string | null }[];
+  /** Digest: the alerts folded into it, oldest first. */
+  folded?: { kind: AlertKind; details: Record<string, unknown>; created_at: string }[];
+  /** Address confirmation: the raw token of the link. */
+  token?: string;
 }
+
+/** Lines a digest lists at most; the rest are counted. */
+const DIGEST_LINES = 50;
 
 const str = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
 
@@ -104,6 +112,10 @@ export function composeAlert(a: AlertFacts, base: string): { subject: string; te
         `A new API key "${str(d.name)}" (${str(d.prefix)}…) was created on your account.`,
         `If you did not do this, revoke it: ${base}/dashboard/keys`,
       );
+    case "digest":
+      return lines(...digestText(a, base));
+    case "address_confirmation":
+      return confirmationText(a, base);
     case "test":
       return lines(
         "Test email from Courier Tracking",
@@ -111,6 +123,40 @@ export function composeAlert(a: AlertFacts, base: string): { subject: string; te
       );
   }
   return lines(KIND_LABELS[a.kind as AlertKind] ?? "Alert", "");
+}
+
+/** A digest's subject and lines: the alerts folded into it, at most {@link DIGEST_LINES} of them. */
+function digestText(a: AlertFacts, base: string): [string, ...string[]] {
+  const folded = a.folded ?? [];
+  const items = folded
+    .slice(0, DIGEST_LINES)
+    .map(
+      (f) =>
+        `- ${new Date(f.created_at).toISOString()}: ${composeAlert({ ...f, id: 0, createdAt: a.createdAt }, base).subject}`,
+    );
+  if (folded.length > DIGEST_LINES) items.push(`- … and ${folded.length - DIGEST_LINES} more`);
+  return [
+    `${folded.length} more alerts: ${KIND_LABELS[a.details.kind as AlertKind] ?? str(a.details.kind)}`,
+    `Your account had more than ${ALERTS_PER_WINDOW} alerts of this kind within an hour; the ones after the ${ALERTS_PER_WINDOW}th are listed here instead of one email each:`,
+    "",
+    ...items,
+    "",
+    `Every alert is also listed at ${base}/dashboard/alerts`,
+  ];
+}
+
+/** The confirmation email: the link, and nothing an address that did not ask could be flooded with. */
+function confirmationText(a: AlertFacts, base: string): { subject: string; text: string } {
+  return {
+    subject: "Confirm your alert email address",
+    text: [
+      "Someone asked for the alert emails of a Courier Tracking account to be sent to this address.",
+      `To confirm, open this link (valid until ${str(a.details.expires_at)}, once): ${base}${confirmPath(a.token ?? "")}`,
+      "",
+      "If you did not ask for this, ignore this email: nothing is sent here until the link is opened.",
+      "",
+    ].join("\n"),
+  };
 }
 
 function hostOf(url: string): string {

@@ -8,7 +8,8 @@ export const ALERT_KINDS = [
   "secret_rotated",
   "api_key_created",
 ] as const;
-export type AlertKind = (typeof ALERT_KINDS)[number] | "test";
+/** `digest`: the alerts of one kind folded in an hour; `address_confirmation`: the link to a new alert address. */
+export type AlertKind = (typeof ALERT_KINDS)[number] | "test" | "digest" | "address_confirmation";
 
 export const KIND_LABELS: Record<AlertKind, string> = {
   webhook_deactivated: "A webhook is deactivated after repeated failed deliveries",
@@ -17,7 +18,23 @@ export const KIND_LABELS: Record<AlertKind, string> = {
   secret_rotated: "The webhook signing secret is rotated",
   api_key_created: "An API key is created",
   test: "Test email",
+  digest: "Digest of alerts over the hourly limit",
+  address_confirmation: "Confirmation of a new alert address",
 };
+
+/**
+ * At most this many emails of one kind per account in a window of {@link ALERT_WINDOW_MS}; later alerts of the kind
+ * are folded into one digest sent when the window ends (docs/alerts.md#limits-and-digests).
+ */
+export const ALERTS_PER_WINDOW = 5;
+export const ALERT_WINDOW_MS = 3_600_000;
+/** Confirmation emails an account may ask for per hour (each goes to an address not yet confirmed). */
+export const CONFIRMATIONS_PER_HOUR = 3;
+/** How long a confirmation link works, ms. */
+export const ADDRESS_LINK_TTL_MS = 24 * 3_600_000;
+
+/** Kinds counted against {@link ALERTS_PER_WINDOW}: all but digests and confirmations (limited on their own). */
+export const isLimitedKind = (k: AlertKind) => k !== "digest" && k !== "address_confirmation";
 
 /** Quota marks that raise an alert, percent of the plan's monthly quota (docs/alerts.md#kinds). */
 export const QUOTA_MARKS = [80, 100] as const;

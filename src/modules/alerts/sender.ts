@@ -7,8 +7,17 @@ import { withoutSecrets } from "../../config-secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { observeAlertEmail } from "../metrics/registry.ts";
-import { alertFrom, composeAlert, smtpTransport, SMTP_TIMEOUT_MS, type MailTransport } from "./mail.ts";
-import type { AlertKind } from "./model.ts";
+import { decryptSecret } from "../../secrets/cipher.ts";
+import { foldAlert, foldedInto, takeSlot } from "./limits.ts";
+import {
+  alertFrom,
+  composeAlert,
+  smtpTransport,
+  SMTP_TIMEOUT_MS,
+  type AlertFacts,
+  type MailTransport,
+} from "./mail.ts";
+import { isLimitedKind, type AlertKind } from "./model.ts";
 
 /** Tries before an alert is given up (`failed`); the waits double from {@link RETRY_BASE_MS} to at most {@link RETRY_MAX_MS}. */
 export const MAX_ATTEMPTS = 10;
@@ -34,7 +43,7 @@ export interface ClaimedAlert {
 export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LEASE_MS): Promise<ClaimedAlert[]> {
   return (await sql`
     with c as (
-      select id from alerts where state = 'pending' and next_attempt_at <= now()
+      select id from alerts where state in ('pending', 'queued') and next_attempt_at <= now()
       order by next_attempt_at limit ${limit} for update skip locked
     ), u as (
       update alerts a set attempts = a.attempts + 1, next_attempt_at = l.until, lease_until = l.until
@@ -42,7 +51,9 @@ export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LE
       where a.id = c.id
       returning a.id, a.account_id, a.kind, a.details, a.attempts, a.lease_until, a.created_at
     )
-    select u.*, coalesce(s.email, acc.email) as recipient, coalesce(u.kind = any(s.disabled_kinds), false) as disabled
+    select u.*,
+      case when u.kind = 'address_confirmation' then u.details->>'email' else coalesce(s.email, acc.email) end as recipient,
+      coalesce(coalesce(u.details->>'kind', u.kind) = any(s.disabled_kinds) and u.kind <> 'address_confirmation', false) as disabled
     from u join accounts acc on acc.id = u.account_id left join alert_settings s on s.account_id = u.account_id
   `) as unknown as ClaimedAlert[];
 }
@@ -55,7 +66,9 @@ export async function completeAlert(
   recipient: string,
 ): Promise<void> {
   observeAlertEmail(state);
-  await sql`update alerts set state = ${state}, recipient = ${recipient}, sent_at = now(), lease_until = null, last_error = null
+  // A confirmation's token leaves the row once sent: the link table keeps only its hash.
+  await sql`update alerts set state = ${state}, recipient = ${recipient}, sent_at = now(), lease_until = null, last_error = null,
+      details = details - 'token'
     where id = ${a.id} and lease_until = ${a.lease_until}`;
 }
 
@@ -68,18 +81,24 @@ export async function failAlert(
   const giveUp = a.attempts >= MAX_ATTEMPTS;
   const waitMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (a.attempts - 1));
   observeAlertEmail(giveUp ? "failed" : "retried");
-  await sql`update alerts set state = ${giveUp ? "failed" : "pending"}, next_attempt_at = now() + ${waitMs} * interval '1 millisecond',
+  await sql`update alerts set state = ${giveUp ? "failed" : sql`state`}, next_attempt_at = now() + ${waitMs} * interval '1 millisecond',
       lease_until = null, last_error = ${error.slice(0, 500)}
     where id = ${a.id} and lease_until = ${a.lease_until}`;
 }
 
-/** The last failed deliveries of a webhook, newest first (for the deactivation email). */
-async function lastErrors(sql: postgres.Sql, webhookId: string) {
-  const rows = await sql<{ at: string; status: number | null; error: string | null }[]>`
-    select updated_at as at, last_status_code as status, last_error as error from deliveries
-    where webhook_id = ${webhookId} and (last_error is not null or last_status_code is not null)
-    order by created_at desc limit 3`;
-  return rows;
+/**
+ * The webhook's last failed attempts up to its deactivation at `at`, newest first (for the deactivation email): real
+ * attempts only (delivery_attempts: an answer, or a try to reach the receiver), never the deliveries skipped after.
+ */
+export async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | undefined) {
+  return sql<{ at: string; status: number | null; error: string | null }[]>`
+    select a.started_at as at, a.status_code as status, a.error
+    from (select id from deliveries where webhook_id = ${webhookId} and attempts > 0
+            and created_at <= coalesce(${at ?? null}::timestamptz, 'infinity')
+          order by created_at desc limit 20) d
+    join delivery_attempts a on a.delivery_id = d.id
+    where a.error is not null or a.status_code is null or a.status_code >= 400
+    order by a.started_at desc limit 3`;
 }
 
 export interface AlertSender {
@@ -104,14 +123,31 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
   const log = deps.log.child({ component: "alerts" });
   let running: Promise<number> | undefined;
 
+  /** What the alert's text needs beyond its row; undefined: nothing left to send (an empty digest). */
+  async function factsOf(a: ClaimedAlert): Promise<AlertFacts | undefined> {
+    const facts: AlertFacts = { id: a.id, kind: a.kind, details: a.details, createdAt: new Date(a.created_at) };
+    if (a.kind === "webhook_deactivated")
+      facts.lastErrors = await lastErrors(sql, String(a.details.webhook_id), a.details.at as string | undefined);
+    if (a.kind === "digest") {
+      facts.folded = await foldedInto(sql, a.id);
+      if (facts.folded.length === 0) return undefined;
+    }
+    if (a.kind === "address_confirmation")
+      facts.token = decryptSecret(deps.secretsKey, a.account_id, String(a.details.token));
+    return facts;
+  }
+
   async function sendOne(a: ClaimedAlert): Promise<void> {
     if (a.disabled) return completeAlert(sql, a, "skipped", a.recipient);
+    // Counted once, at the first attempt: a retry after an SMTP failure spends no second slot.
+    if (isLimitedKind(a.kind) && a.attempts === 1) {
+      const slot = await takeSlot(sql, a.account_id, a.kind);
+      if (!slot.ok && (await foldAlert(sql, a, slot)) !== "busy") return;
+    }
     try {
-      const errors = a.kind === "webhook_deactivated" ? await lastErrors(sql, String(a.details.webhook_id)) : undefined;
-      const m = composeAlert(
-        { id: a.id, kind: a.kind, details: a.details, createdAt: new Date(a.created_at), lastErrors: errors },
-        deps.config.publicBaseUrl,
-      );
+      const facts = await factsOf(a);
+      if (!facts) return completeAlert(sql, a, "skipped", a.recipient);
+      const m = composeAlert(facts, deps.config.publicBaseUrl);
       await transport.sendMail({
         from,
         to: a.recipient,

@@ -41,7 +41,8 @@ export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
   h.set("content-security-policy", DASHBOARD_CSP);
   h.set("x-content-type-options", "nosniff");
   h.set("x-frame-options", "DENY");
-  h.set("referrer-policy", "same-origin");
+  // A page with a token in its path (a password or confirmation link) keeps its stricter `no-referrer`.
+  if (h.get("referrer-policy") !== "no-referrer") h.set("referrer-policy", "same-origin");
   h.set("cross-origin-opener-policy", "same-origin");
   h.set("cross-origin-resource-policy", "same-origin");
   h.set("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=()");

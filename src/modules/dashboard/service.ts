@@ -109,15 +109,19 @@ export interface DayCount {
 
 export const CHART_DAYS = 14;
 
-/** Deliveries per UTC day enqueued over the last {@link CHART_DAYS} days: `delivered`, `failed` (abandoned, dropped). */
+/**
+ * Deliveries per UTC day enqueued over the last `days` UTC days (today included): `delivered`, `failed` (abandoned,
+ * dropped); pending ones are not counted yet. `webhookId` null counts every webhook of the account.
+ */
 export async function deliveriesPerDay(
   db: Db,
   accountId: string,
-  webhookId: string,
+  webhookId: string | null,
   nowMs: number,
+  days = CHART_DAYS,
 ): Promise<DayCount[]> {
   const today = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
-  const from = today - (CHART_DAYS - 1) * 86_400_000;
+  const from = today - (days - 1) * 86_400_000;
   const rows = await db
     .select({
       day: sql<string>`to_char(${deliveries.enqueuedAt} at time zone 'UTC', 'YYYY-MM-DD')`,
@@ -128,14 +132,14 @@ export async function deliveriesPerDay(
     .where(
       and(
         eq(deliveries.accountId, accountId),
-        eq(deliveries.webhookId, webhookId),
+        webhookId === null ? undefined : eq(deliveries.webhookId, webhookId),
         gte(deliveries.enqueuedAt, new Date(from)),
       ),
     )
     .groupBy(sql`1`);
   const byDay = new Map(rows.map((r) => [r.day, r]));
   const out: DayCount[] = [];
-  for (let i = 0; i < CHART_DAYS; i++) {
+  for (let i = 0; i < days; i++) {
     const day = new Date(from + i * 86_400_000).toISOString().slice(0, 10);
     const r = byDay.get(day);
     out.push({ day, delivered: Number(r?.delivered ?? 0), failed: Number(r?.failed ?? 0) });

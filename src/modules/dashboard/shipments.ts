@@ -9,6 +9,7 @@ import { WEBHOOK_SPELLING, type WebhookSpelling } from "../../domain/states.ts";
 import { charCount } from "../../http/text.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { courierBySlug } from "../couriers/catalogue.ts";
+import { guardCell, unguardCell } from "./csv-guard.ts";
 import { followShipments, type FollowResult } from "../shipments/follow.ts";
 import { FollowShipmentsBody, MAX_SHIPMENTS_PER_CALL, type ListShipmentsInput } from "../shipments/model.ts";
 import { listShipments } from "../shipments/service.ts";
@@ -84,14 +85,23 @@ const EXPORT_COLUMNS = [
   "last_checkpoint_at",
   "estimated_delivery_date",
   "followed_since",
+  "metadata",
+  "stalled",
+  "predicted_delivery_date",
+  "predicted_delivery_earliest",
+  "predicted_delivery_latest",
 ] as const;
 
-/** A cell a spreadsheet would run as a formula gets a leading `'` (OWASP, "CSV Injection"); import removes it again. */
-const FORMULA_START = /^[=+\-@\t\r]/;
-const guard = (v: string) => (FORMULA_START.test(v) ? `'${v}` : v);
-
-/** The filtered list as CSV (a header, then one row per shipment), read page by page (100 rows a query) as the client takes it. */
-export function exportCsv(db: Db, accountId: string, f: ShipmentFilters): ReadableStream<Uint8Array> {
+/**
+ * The filtered list as CSV (a header, then one row per shipment; columns in docs/dashboard.md, "Shipments"), read
+ * page by page (100 rows a query) as the client takes it; `stats` gives the predicted delivery as the API's list does.
+ */
+export function exportCsv(
+  db: Db,
+  accountId: string,
+  f: ShipmentFilters,
+  stats?: StatsIndex,
+): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
   let cursor: string | undefined;
   let first = true;
@@ -104,6 +114,7 @@ export function exportCsv(db: Db, accountId: string, f: ShipmentFilters): Readab
             accountId,
             { ...lq.q, limit: 100, ...(cursor ? { cursor } : {}) },
             lq.match !== undefined ? { match: lq.match } : {},
+            stats,
           )
         : { shipments: [], next_cursor: null };
       const rows = r.shipments.map((s) => [
@@ -116,9 +127,14 @@ export function exportCsv(db: Db, accountId: string, f: ShipmentFilters): Readab
         s.last_checkpoint_at ?? "",
         s.estimated_delivery_date,
         s.followed_since,
+        JSON.stringify(s.metadata),
+        String(s.stalled),
+        s.predicted_delivery?.date ?? "",
+        s.predicted_delivery?.earliest ?? "",
+        s.predicted_delivery?.latest ?? "",
       ]);
       ctl.enqueue(
-        enc.encode(stringify(rows, { header: first, columns: [...EXPORT_COLUMNS], cast: { string: guard } })),
+        enc.encode(stringify(rows, { header: first, columns: [...EXPORT_COLUMNS], cast: { string: guardCell } })),
       );
       first = false;
       if (!r.next_cursor) ctl.close();
@@ -147,7 +163,6 @@ const HEADER_NAMES = new Map<string, keyof Omit<Item, "line">>([
   ["tracking number", "tracking_number"],
   ["reference", "reference"],
 ]);
-const unguard = (v: string) => (v.startsWith("'") && FORMULA_START.test(v.slice(1)) ? v.slice(1) : v);
 
 /**
  * Items of pasted lists and CSV files (comma, semicolon or tab): by header names (`tracking_number`/`awb`, `courier`,
@@ -193,7 +208,7 @@ function itemsOf(records: string[][]): Item[] {
   const named = head.some((c) => HEADER_NAMES.get(c) === "tracking_number");
   const cols = named ? head.map((c) => HEADER_NAMES.get(c)) : undefined;
   records.slice(named ? 1 : 0).forEach((rec, i) => {
-    const cells = rec.map(unguard);
+    const cells = rec.map(unguardCell);
     const item: Item = { line: i + (named ? 2 : 1), courier: "auto", tracking_number: "" };
     if (cols) {
       cols.forEach((k, j) => {

@@ -9,6 +9,7 @@ import { WebhookIdParams } from "../webhooks/model.ts";
 import { recover, RECOVER_WINDOW_MS, redeliver } from "../webhooks/replay.ts";
 import { eventModels, EventsQuery, RedeliverParams } from "./model.ts";
 import { listEvents } from "./service.ts";
+import { dateTimeMs } from "../../http/text.ts";
 
 const E = errorResponses.errorResponse;
 const errs = { ...errorResponses.authed, ...errorResponses.common };
@@ -78,7 +79,7 @@ function eventReplay(deps: AppDeps) {
       "/webhooks/:webhook_id/recover",
       (c) =>
         idempotent(deps, c, async () => {
-          const since = Date.parse(c.body.since);
+          const since = dateTimeMs(c.body.since)!;
           const now = deps.clock.now();
           if (!(since >= now - RECOVER_WINDOW_MS && since <= now))
             throw new RequestValidationError([
@@ -102,7 +103,7 @@ function eventReplay(deps: AppDeps) {
           summary: "Recover failed deliveries",
           tags: ["Webhooks"],
           description:
-            "Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.",
+            "Queues again every delivery to this webhook that ended abandoned (six failed attempts) or dropped (address check) at or after `since` (at most 30 days ago), the newest delivery of each event once; test fires and audits are never recovered. Each is a new delivery with a fresh attempt sequence, built from the freshest record. Answers how many were queued.",
         },
       },
     );

@@ -6,6 +6,7 @@ import type { Db } from "../../db/client.ts";
 import { normaliseTrackingNumber } from "../couriers/catalogue.ts";
 import type { EventType } from "../../domain/events.ts";
 import { dataFromShipment, isoSecond, type ShipmentRow } from "../webhooks/delivery/payload.ts";
+import { dateTimeMs } from "../../http/text.ts";
 
 /** How far back the list reaches (ms): 30 days. */
 export const EVENTS_WINDOW_MS = 30 * 86_400_000;
@@ -31,7 +32,7 @@ export async function listEvents(db: Db, accountId: string, nowMs: number, f: Ev
   const sql = db.$client;
   const limit = f.limit ?? 20;
   const floor = nowMs - EVENTS_WINDOW_MS;
-  const since = Math.max(floor, f.since ? new Date(f.since).getTime() : floor);
+  const since = Math.max(floor, f.since ? dateTimeMs(f.since)! : floor);
   const cursor = f.cursor && /^evt_[0-9a-f]{32}$/.test(f.cursor) ? f.cursor : undefined;
   if (f.cursor && !cursor) return { events: [], count: 0, next_cursor: null };
   const rows = (await sql`

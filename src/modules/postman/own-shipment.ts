@@ -24,6 +24,8 @@ export const SHIPMENT_NOTES: Record<string, string> = {
   getShipment: "Postman collection: reads the collection's own shipment (`own_tracking_number`); read only.",
   updateShipment:
     "Postman collection: changes the reference and metadata of the collection's own shipment (`own_tracking_number`) only; free.",
+  advanceSandboxShipment:
+    "Postman collection: advances the collection's own shipment (`own_tracking_number`; manifested in the sandbox, so it has no step to take and is answered as it is) only; free.",
   unfollowShipment:
     "Postman collection: stops following the collection's own shipment (`own_tracking_number`) only, and only when Follow shipments followed it in this run; your own shipments are never unfollowed.",
   trackShipment:

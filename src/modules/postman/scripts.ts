@@ -35,7 +35,12 @@ const ID_SOURCES: Record<string, string> = {
 };
 
 /** The operations that act on the collection's own shipment (and need `own_followed`). */
-export const OWN_SHIPMENT_OPS = new Set(["getShipment", "updateShipment", "unfollowShipment"]);
+export const OWN_SHIPMENT_OPS = new Set([
+  "getShipment",
+  "updateShipment",
+  "advanceSandboxShipment",
+  "unfollowShipment",
+]);
 
 /** Pre-request script of a request needing `{{webhook_id}}`/`{{delivery_id}}`: unset, it fails a test and is not sent. */
 export function requireIds(op: Operation): Json | undefined {

@@ -25,7 +25,14 @@ const WEBHOOK_ORDER = [
   "deleteWebhook",
 ];
 /** Order of the shipment requests: follow first (the others read and unfollow what it followed, and only that). */
-const SHIPMENT_ORDER = ["followShipments", "listShipments", "getShipment", "updateShipment", "unfollowShipment"];
+const SHIPMENT_ORDER = [
+  "followShipments",
+  "listShipments",
+  "getShipment",
+  "updateShipment",
+  "advanceSandboxShipment",
+  "unfollowShipment",
+];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
 
 /** Runs the converter (loaded on the first call) as a promise. @throws when it reports a failure */

@@ -16,6 +16,7 @@ import type { ListShipmentsInput, UpdateShipmentInput } from "./model.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { StatsIndex } from "../predictions/stats.ts";
+import { dateTimeMs } from "../../http/text.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError(
@@ -105,7 +106,7 @@ export async function listShipments(
       ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
       ${opts.match !== undefined ? sql`and (s.tracking_number = ${normaliseTrackingNumber(opts.match)} or f.reference = ${opts.match})` : sql``}
       ${q.stalled ? sql`and (s.stalled_at is not null) = ${q.stalled === "true"}` : sql``}
-      ${q.updated_since ? sql`and s.updated_at >= ${new Date(q.updated_since).toISOString()}` : sql``}
+      ${q.updated_since ? sql`and s.updated_at >= ${new Date(dateTimeMs(q.updated_since)!).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
     limit ${limit + 1}

@@ -10,6 +10,8 @@ import { TrackingDataSchema } from "./model.ts";
 import { trackErrors } from "./index.ts";
 import { schemaModels } from "../../http/models.ts";
 import { advanceSandboxForAccount } from "./service.ts";
+import { idempotent } from "../../http/idempotency.ts";
+import { limitAdvances, SANDBOX_ADVANCES_PER_MINUTE } from "./sandbox-guard.ts";
 
 const e = errorResponses.errorResponse;
 
@@ -47,7 +49,13 @@ export function sandboxAdvanceModule(deps: AppDeps) {
     .use(authPlugin(deps))
     .post(
       "/v1/sandbox/shipments/:courier/:tracking_number/advance",
-      ({ auth, params }) => advanceSandboxForAccount(deps, auth, params.courier, params.tracking_number),
+      async (c) => {
+        // Counted before the key is looked at, like the per-minute limit: a 429 is never an operation's answer.
+        await limitAdvances(deps, c.auth.account.id);
+        return idempotent(deps, c, () =>
+          advanceSandboxForAccount(deps, c.auth, c.params.courier, c.params.tracking_number),
+        );
+      },
       {
         apiKey: true,
         params: AdvanceParams,
@@ -57,16 +65,20 @@ export function sandboxAdvanceModule(deps: AppDeps) {
           ...errorResponses.common,
           ...trackErrors,
           404: e(
-            "Unknown courier slug, a courier the simulator does not answer, or the courier has no record of the number.",
-            ["COURIER_NOT_FOUND", "NOT_FOUND", "TRACKING_NOT_FOUND"],
+            "Unknown courier slug, a courier the simulator does not answer, a shipment your account does not follow, or the courier has no record of the number.",
+            ["COURIER_NOT_FOUND", "NOT_FOUND", "SHIPMENT_NOT_FOLLOWED", "TRACKING_NOT_FOUND"],
+          ),
+          409: e("Another account follows this shipment too.", ["SANDBOX_SHIPMENT_SHARED"]),
+          429: e(
+            `Per-minute rate limit, or more than ${SANDBOX_ADVANCES_PER_MINUTE} sandbox advances this minute; see Retry-After.`,
+            ["RATE_LIMITED"],
           ),
         },
         detail: {
           operationId: "advanceSandboxShipment",
           summary: "Move a sandbox shipment to its next state (sandbox only)",
-          tags: ["Tracking"],
-          description:
-            "Sandbox mode only (absent in live mode). Moves the simulated shipment to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and webhooks delivered exactly as a scheduled re-check would. Answers the new tracking data (the same `data` as GET /v1/track); a shipment with no scripted state left is answered as it is. Your account follows the shipment, as after a lookup. Not counted against the quota.",
+          tags: ["Shipments"],
+          description: `Sandbox mode only (absent in live mode). Moves a simulated shipment your account follows (after GET /v1/track or POST /v1/shipments) to its next scripted state now, then re-checks it at once through the normal path: the change is stored, its event written and your webhooks delivered exactly as a scheduled re-check would. Only shipments no other account follows: a shipment you do not follow is 404 SHIPMENT_NOT_FOLLOWED, one another account follows too 409 SANDBOX_SHIPMENT_SHARED, and neither moves. Answers the new tracking data (the same \`data\` as GET /v1/track); a shipment with no scripted state left is answered as it is. At most ${SANDBOX_ADVANCES_PER_MINUTE} advances a minute per account (429 RATE_LIMITED with Retry-After). Numbers ending in …991 revise the courier's EDD two days later at their first step, which sends \`tracking.eta_changed\`. Not counted against the quota.`,
         },
       },
     );

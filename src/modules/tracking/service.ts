@@ -11,9 +11,11 @@ import type { LookupResult } from "../couriers/registry.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
 import { observeTrackOwnTime, type TrackResult } from "../metrics/registry.ts";
+import { offTheClock, withoutDeadline } from "../../lib/deadline.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
 import { trackingData, type TrackingData } from "./view.ts";
+import { requireSoleFollower, soleFollowerSink } from "./sandbox-guard.ts";
 
 export type TrackingDeps = Pick<AppDeps, "db" | "clock" | "log" | "config" | "backends" | "onEvents" | "services">;
 
@@ -88,7 +90,8 @@ async function fetchAndStore(
   let lookup: LookupResult;
   const calling = performance.now();
   try {
-    lookup = await deps.backends.lookup(courier, awb);
+    // The courier call has its own budget (lane and COURIER_TIMEOUT_MS): it does not spend the database deadline.
+    lookup = await offTheClock(() => deps.backends.lookup(courier, awb));
   } catch (err) {
     timing.courierMs = performance.now() - calling;
     if (!(err instanceof CourierError)) throw err;
@@ -140,8 +143,9 @@ function trackResult(err: unknown): TrackResult {
 }
 
 /**
- * `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. Records its own
- * time (the courier call's excluded) for the lookup SLO (docs/operations/slo.md).
+ * `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. Its database
+ * waits share the request's deadline (src/lib/deadline.ts); the courier call is bounded by its own budget. Records
+ * its own time (the courier call's excluded) for the lookup SLO (docs/operations/slo.md).
  */
 export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
@@ -182,9 +186,11 @@ async function trackOnce(
     const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
     return { success: true as const, data, usage: usageView(used, plan.monthly_quota, plan.id) };
   } catch (err) {
-    await leases
-      .release(auth.account.id, reservation)
-      .catch((e) => deps.log.error("quota release failed", { error: e }));
+    // Owed at once, so later answers count without it; the give-back statement runs without this request's
+    // deadline and does not hold its answer (a failed one is sent again with the next: accounts/quota-lease.ts).
+    void withoutDeadline(() => leases.release(auth.account.id, reservation)).catch((e: unknown) =>
+      deps.log.error("quota release failed", { error: e }),
+    );
     throw err;
   }
 }
@@ -197,14 +203,20 @@ export async function trackDemo(deps: TrackingDeps, slug: string, rawNumber: str
 }
 
 /**
- * Sandbox advance: the simulator moves the shipment to its next state, then it is looked up like any shipment (no
- * reuse, no quota), so its events and webhooks go out as in production.
- * @throws AppError NOT_FOUND when the simulator does not know this courier; otherwise a lookup's errors.
+ * Sandbox advance of a shipment the account alone follows: the simulator moves it to its next state, then it is
+ * looked up like any shipment (no reuse, no quota, no follow made), so its events and webhooks go out as in
+ * production, to this account's webhooks only (docs/spec-map.md#sandbox).
+ * @throws AppError NOT_FOUND when the simulator does not answer this courier; SHIPMENT_NOT_FOLLOWED (404) or
+ * SANDBOX_SHIPMENT_SHARED (409) from {@link requireSoleFollower}; otherwise a lookup's errors.
  */
 export async function advanceSandboxForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
-  if (deps.backends.advanceSandbox(courier, awb) === undefined)
+  if (deps.backends.availability(courier) !== "sandbox")
     throw new AppError("NOT_FOUND", `${courier.name} is not answered by the sandbox simulator here.`);
-  return { success: true as const, data: await fetchAndStore(deps, courier, awb, started, auth.account.id, false) };
+  const accountId = auth.account.id;
+  await requireSoleFollower(deps.db, accountId, courier, awb);
+  deps.backends.advanceSandbox(courier, awb);
+  const guarded = { ...deps, onEvents: soleFollowerSink(deps.onEvents, accountId, courier, awb) };
+  return { success: true as const, data: await fetchAndStore(guarded, courier, awb, started, undefined, false) };
 }

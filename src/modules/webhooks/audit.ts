@@ -1,6 +1,7 @@
 /** `POST /v1/webhooks/{id}/audit`: one signed test delivery, three a receiver must refuse (docs/webhooks.md). */
 import type { AppDeps } from "../../deps.ts";
 import { AppError } from "../../errors.ts";
+import { newId } from "../../lib/ids.ts";
 import type { EventType } from "../../domain/events.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
 import { sendAttempt } from "./delivery/attempt.ts";
@@ -63,7 +64,9 @@ export async function auditReceiver(
   for (const c of AUDIT_CASES) {
     const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
     // The receiver compares webhook-timestamp with its own clock.
+    const deliveryId = newId("dlv");
     const out = await sendAttempt(sender, {
+      deliveryId,
       webhookId: wh.id,
       url: wh.url,
       event: ev,
@@ -79,7 +82,7 @@ export async function auditReceiver(
         if (c === "no_signature") for (const name of SIGNATURE_HEADERS) delete h[name];
       },
     });
-    await recordTestDelivery(deps, wh, ev, enqueuedAt, out);
+    await recordTestDelivery(deps, wh, deliveryId, ev, enqueuedAt, out);
     cases.push({ case: c, status: out.statusCode, verdict: verdictOf(c, out), error: out.error });
   }
   return {

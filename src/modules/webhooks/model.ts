@@ -8,7 +8,8 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { WebhookPayloadSchema } from "./delivery/payload.ts";
-import { HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
+import { WEBHOOK_URL_PATTERN } from "./url.ts";
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
 
 export {
@@ -37,14 +38,12 @@ const EventName = t.Union(
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], {
   description: "`test`: only test fires; `live`: real events (Growth and Business plans).",
 });
-/** The receiver URL rules a schema can state: https, no credentials, fragment or white space (url.ts checks the rest). */
-export const WEBHOOK_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]://[^/?#@\\s]+(?:[/?][^#\\s]*)?$";
 const Url = Text({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
   pattern: WEBHOOK_URL_PATTERN,
   description:
-    "https URL of the receiver (at most 2,048 characters, no user name or password, no fragment); host name or public IP.",
+    "https URL of the receiver, at most 2,048 characters: a host name in ASCII (an internationalised name in its `xn--` form) or a public IPv4 (dotted decimal) or [IPv6] (hex groups) address; a port from 1 to 65535; no user name or password, fragment, white space or control characters.",
   examples: ["https://example.com/hooks/courier"],
 });
 const Events = t.Array(EventName, {
@@ -57,9 +56,9 @@ const Description = Text({
   description: "Free text; U+0000 is refused.",
 });
 
-/** Names are checked beside the schema (headers.ts). */
+/** Names: HTTP tokens here (the pattern headers.ts checks too, for its message); the reserved names beside the schema. */
 const Headers = t.Record(
-  t.String(),
+  t.String({ pattern: HEADER_NAME_PATTERN }),
   Text({
     maxLength: MAX_HEADER_VALUE_LENGTH,
     pattern: HEADER_VALUE_PATTERN,
@@ -67,6 +66,7 @@ const Headers = t.Record(
   }),
   {
     maxProperties: MAX_CUSTOM_HEADERS,
+    additionalProperties: false,
     description:
       "Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.",
     examples: [{ Authorization: "Bearer gw_token_123" }],

@@ -55,14 +55,15 @@ export async function pruneDeliveries(
   // `created_at < cutoff` follows from `updated_at < cutoff` (a row is changed only after it is
   // created) and lets deliveries_created_idx bound the scan: no index covers updated_at or state, so
   // the worker's claim and outcome updates stay HOT. Rows created before the cutoff but changed after
-  // it (retries still running then) are the only ones the scan passes over.
+  // it (retries still running then) are the only ones the scan passes over. The delete repeats the bound
+  // and matches (id, created_at): it looks in the partitions below the bound only.
   const deliveries = await deleteInBatches(
     batches,
     async () =>
       (
         await sql`
-      delete from deliveries where id in (
-        select id from deliveries
+      delete from deliveries where created_at < ${below} and (id, created_at) in (
+        select id, created_at from deliveries
         where created_at < ${below} and updated_at < ${cutoff}
           and state in ('delivered', 'abandoned', 'dropped', 'skipped')
         limit ${batch})

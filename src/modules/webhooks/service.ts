@@ -18,6 +18,7 @@ import { encryptSecret } from "../../secrets/cipher.ts";
 import { validateWebhookUrl } from "./url.ts";
 import { sandboxEcho } from "../postman/echo.ts";
 import { sealHeaders } from "./headers.ts";
+import { dateTimeMs } from "../../http/text.ts";
 
 /** Webhooks per account, then 409 WEBHOOK_LIMIT_REACHED (spec: Limits leaves it open; docs/spec-map.md, "Decisions"). */
 export const MAX_WEBHOOKS = 10;
@@ -226,8 +227,8 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
     );
   else if (page.status) conds.push(eq(deliveries.state, page.status));
   if (page.event_type) conds.push(eq(deliveries.eventType, page.event_type));
-  if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(page.since)));
-  if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(page.until)));
+  if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(dateTimeMs(page.since)!)));
+  if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(dateTimeMs(page.until)!)));
   const order = bySequence ? [asc(deliveries.sequence), asc(deliveries.id)] : [desc(deliveries.id)];
   const rows = await db
     .select()

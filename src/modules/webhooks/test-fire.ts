@@ -34,7 +34,9 @@ export async function testFire(
   const ev = event ?? (wh.events[0] as EventType);
   const enqueuedAt = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
   const started = performance.now();
+  const deliveryId = newId("dlv");
   const out = await sendAttempt(sender, {
+    deliveryId,
     webhookId: wh.id,
     url: wh.url,
     event: ev,
@@ -46,7 +48,7 @@ export async function testFire(
     headers: openHeaders(deps.secretsKey, wh.id, wh.headersEnc),
   });
   const attemptMs = Math.round(performance.now() - started);
-  await recordTestDelivery(deps, wh, ev, enqueuedAt, out);
+  await recordTestDelivery(deps, wh, deliveryId, ev, enqueuedAt, out);
   return { delivered: out.kind === "delivered", status_code: out.statusCode, attempt_ms: attemptMs };
 }
 
@@ -72,10 +74,11 @@ export async function signingSecret(deps: Pick<AppDeps, "db" | "secretsKey">, ac
   return decryptSecret(deps.secretsKey, accountId, acc.enc);
 }
 
-/** Writes a sent test delivery with its final state and every hop, so the worker never picks it up. */
+/** Writes sent test delivery `dlv` (the id its attempt span named) with its final state and every hop; the worker never picks it up. */
 export async function recordTestDelivery(
   deps: Pick<AppDeps, "db" | "clock">,
   wh: WebhookRow,
+  dlv: string,
   ev: EventType,
   enqueuedAt: Date,
   out: SendOutcome,
@@ -83,7 +86,6 @@ export async function recordTestDelivery(
   const now = new Date(deps.clock.now());
   const state = out.kind === "delivered" ? "delivered" : out.kind === "dropped" ? "dropped" : "abandoned";
   await deps.db.transaction(async (tx) => {
-    const dlv = newId("dlv");
     await tx.insert(deliveries).values({
       id: dlv,
       webhookId: wh.id,

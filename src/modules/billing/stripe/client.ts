@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import Stripe from "stripe";
 import type { BillingConfig } from "../../../config.ts";
+import { offTheClock } from "../../../lib/deadline.ts";
 
 export type StripeBillingConfig = Extract<BillingConfig, { provider: "stripe" }>;
 
@@ -9,9 +10,9 @@ export type StripeBillingConfig = Extract<BillingConfig, { provider: "stripe" }>
 export function createStripeClient(cfg: StripeBillingConfig): Stripe {
   const ca = cfg.apiCaFile ? readFileSync(cfg.apiCaFile, "utf8") : undefined;
   const base = cfg.apiBase;
-  const fetchFn: typeof fetch | undefined = ca
-    ? (((url: string | URL | Request, init?: RequestInit) => fetch(url, { ...init, tls: { ca } })) as typeof fetch)
-    : undefined;
+  // Stripe's time (its own timeout and retries) spends no request's database deadline (src/lib/deadline.ts).
+  const fetchFn = ((url: string | URL | Request, init?: RequestInit) =>
+    offTheClock(() => fetch(url, ca ? { ...init, tls: { ca } } : init))) as typeof fetch;
   return new Stripe(cfg.secretKey, {
     maxNetworkRetries: 2,
     timeout: 20_000,

@@ -23,7 +23,8 @@ import {
 import { KeyNameForm } from "../model.ts";
 import type { DashboardSession } from "../session.ts";
 import { keysPage, messagePage, type UsageInfo } from "../views/account.ts";
-import { overviewPage } from "../views/overview.ts";
+import { overviewPage, SUCCESS_CHART_DAYS } from "../views/overview.ts";
+import { deliveriesPerDay } from "../service.ts";
 import { deliveryHealth, needsAction, projectedMonthEnd, shipmentsByState } from "../overview.ts";
 import { usageByDay } from "../../accounts/quota-days.ts";
 import type { Flash } from "../views/layout.ts";
@@ -111,13 +112,24 @@ async function overviewResponse(rd: RouteDeps, s: DashboardSession, flash: Flash
     shipments: n?.n ?? 0,
   };
   const now = deps.clock.now();
-  const [health, states, days, action] = await Promise.all([
+  const [health, success, states, days, action] = await Promise.all([
     deliveryHealth(deps.db, s.account.id, now),
+    deliveriesPerDay(deps.db, s.account.id, null, now, SUCCESS_CHART_DAYS),
     shipmentsByState(deps.db, s.account.id),
     usageByDay(deps.db, s.account.id, now),
     needsAction(deps.db, s.account.id),
   ]);
   const monthDays = new Date(quotaResetsAt(now).getTime() - 1).getUTCDate();
-  const data = { usage: u, projected: projectedMonthEnd(u.used, now), health, states, counts, days, monthDays, action };
+  const data = {
+    usage: u,
+    projected: projectedMonthEnd(u.used, now),
+    health,
+    success,
+    states,
+    counts,
+    days,
+    monthDays,
+    action,
+  };
   return htmlResponse(overviewPage(pageSession(s), data, flash));
 }

@@ -38,9 +38,10 @@ export function shipmentRoutes(rd: RouteDeps) {
       withSession(rd, { request, cookie }, async (s) => htmlResponse(await page(s, query))),
     )
     .get("/dashboard/shipments/export.csv", ({ request, cookie, query }) =>
-      withSession(rd, { request, cookie }, (s) => {
+      withSession(rd, { request, cookie }, async (s) => {
         const name = `shipments-${new Date(deps.clock.now()).toISOString().slice(0, 10)}.csv`;
-        return new Response(exportCsv(deps.db, s.account.id, filtersOf(query)), {
+        const stats = await deps.services.transitStats.get();
+        return new Response(exportCsv(deps.db, s.account.id, filtersOf(query), stats), {
           headers: {
             "content-type": "text/csv; charset=utf-8",
             "content-disposition": `attachment; filename="${name}"`,

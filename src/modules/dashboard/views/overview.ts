@@ -2,9 +2,11 @@
 import { fmtInt, html, type SafeHtml } from "../html.ts";
 import type { DayUsage } from "../../accounts/quota-days.ts";
 import type { DeliveryHealth, NeedsAction, Outcomes } from "../overview.ts";
+import type { DayCount } from "../service.ts";
 import { usageBlock, type UsageInfo } from "./account.ts";
 import { layout, type Flash, type PageSession } from "./layout.ts";
 import { midTrunc } from "./truncate.ts";
+import { successByDayChart } from "./success-chart.ts";
 import { usageByDayChart } from "./usage-chart.ts";
 
 export interface OverviewData {
@@ -15,6 +17,8 @@ export interface OverviewData {
   monthDays: number;
   action: NeedsAction;
   health: DeliveryHealth;
+  /** Finished deliveries per UTC day, oldest first ({@link SUCCESS_CHART_DAYS} days), across all webhooks. */
+  success: DayCount[];
   states: { state: string; n: number }[];
   counts: { keys: number; webhooks: number; deactivated: number; shipments: number };
 }
@@ -24,12 +28,17 @@ const rate = (o: Outcomes) =>
     ? "no finished deliveries"
     : `${Math.round((o.delivered / (o.delivered + o.failed)) * 1000) / 10}% delivered`;
 
-function healthCard(h: DeliveryHealth): SafeHtml {
+/** Days of the overview's delivery-success chart: the 30-day rate's window, by UTC day. */
+export const SUCCESS_CHART_DAYS = 30;
+
+function healthCard(h: DeliveryHealth, days: DayCount[]): SafeHtml {
   return html`<section class="card" aria-labelledby="health-h"><h2 id="health-h">Webhook deliveries</h2>
 <dl class="facts">
 <div><dt>Last 7 days</dt><dd data-testid="success-7">${rate(h.d7)} (${fmtInt(h.d7.delivered)} delivered, ${fmtInt(h.d7.failed)} failed)</dd></div>
 <div><dt>Last 30 days</dt><dd data-testid="success-30">${rate(h.d30)} (${fmtInt(h.d30.delivered)} delivered, ${fmtInt(h.d30.failed)} failed)</dd></div>
 </dl>
+<h3 class="sub">Delivery success by day, last ${SUCCESS_CHART_DAYS} days</h3>
+${successByDayChart(days)}
 ${
   h.failing.length === 0
     ? html`<p>No webhook failed a delivery in the last 7 days.</p>`
@@ -81,7 +90,7 @@ export function overviewPage(s: PageSession, d: OverviewData, flash?: Flash): Sa
     body: html`${usageBlock(d.usage)}
 <section class="card" aria-labelledby="proj-h"><h2 id="proj-h">Usage by day against the quota</h2>${usageByDayChart(d.days, d.usage.plan.monthly_quota, d.projected, d.monthDays)}</section>
 ${actionCard(d.action)}
-${healthCard(d.health)}
+${healthCard(d.health, d.success)}
 ${statesCard(d.states, c.shipments)}
 <section class="card" aria-labelledby="glance-h">
   <h2 id="glance-h">At a glance</h2>

@@ -6,6 +6,7 @@ import { isoSecond, serialisePayload, type PayloadData } from "./payload.ts";
 import { cachingResolver, systemResolver, type Resolver } from "./address-guard.ts";
 import { deliveryHeaders } from "./signing.ts";
 import { newId } from "../../../lib/ids.ts";
+import { offTheClock } from "../../../lib/deadline.ts";
 import { currentTraceParent, inSpan, SpanKind, SpanStatusCode, tracingOn } from "../../../lib/tracing.ts";
 import { sandboxEcho } from "../../postman/echo.ts";
 
@@ -27,7 +28,8 @@ export interface AttemptInput {
   sequence?: number | null;
   /** When the attempt is made, ms since the epoch (default: the system clock). */
   nowMs?: number;
-  deliveryId?: string;
+  /** The delivery row this attempt belongs to (span attribute `webhook.delivery_id`, docs/operations.md, Traces). */
+  deliveryId: string;
   /** The event's stored W3C `traceparent` to continue; null: a trace of its own; absent: the active span's. */
   traceParent?: string | null;
   /** Changes the service's headers after signing: the receiver audit marks its cases and removes signatures. */
@@ -41,7 +43,7 @@ export function sendAttempt(sender: WebhookSender, a: AttemptInput): Promise<Sen
     "webhook.id": a.webhookId,
     "webhook.event": a.event,
     "webhook.attempt": a.attempt,
-    ...(a.deliveryId ? { "webhook.delivery_id": a.deliveryId } : {}),
+    "webhook.delivery_id": a.deliveryId,
   };
   return inSpan(
     "webhook delivery",
@@ -76,7 +78,8 @@ async function send(sender: WebhookSender, a: AttemptInput, traceParent: string 
   );
   if (traceParent) headers.traceparent = traceParent;
   a.adjustHeaders?.(headers);
-  return sender.send({ url: a.url, body, headers, customHeaders: a.headers });
+  // In a request (a test fire, an audit) the receiver's time, bounded by its own timeout, spends no database deadline.
+  return offTheClock(() => sender.send({ url: a.url, body, headers, customHeaders: a.headers }));
 }
 
 /** The sender configured from `WEBHOOK_*` settings, host names cached per sender ({@link cachingResolver}). */

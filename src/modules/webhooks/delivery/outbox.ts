@@ -85,13 +85,14 @@ export interface Outcome {
 const clean = (s: string | null) => (s === null || !s.includes("\u0000") ? s : s.replaceAll("\u0000", ""));
 
 export interface OutcomeItem {
-  delivery: Pick<ClaimedDelivery, "id" | "lease_until" | "webhook_id" | "mode">;
+  delivery: Pick<ClaimedDelivery, "id" | "created_at" | "lease_until" | "webhook_id" | "mode">;
   outcome: Outcome;
 }
 
 function outcomeParams(items: OutcomeItem[]) {
   const rows = items.map(({ delivery: d, outcome: o }, ord) => ({
     id: d.id,
+    created_at: d.created_at,
     ord,
     lease: d.lease_until,
     state: o.state,
@@ -133,13 +134,16 @@ export async function recordOutcomes(
   const out = (await sql`
     with v as (
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        as v(id text, ord int, lease text, state text, attempts int, next_at text, status_code int, error text, effect text)
+        as v(id text, created_at timestamptz, ord int, lease text, state text, attempts int, next_at text, status_code int, error text, effect text)
     ), d as (
+      -- No equality a hash join could use: a nested loop, one partition per outcome (sameKey, src/db/queue.ts).
       update deliveries
       set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at::timestamptz, lease_until = null,
           last_status_code = v.status_code, last_error = v.error, updated_at = ${nowD}
       from v
-      where deliveries.id = v.id and deliveries.lease_until = v.lease::timestamptz and deliveries.state = 'pending'
+      where deliveries.id >= v.id and deliveries.id <= v.id and deliveries.created_at >= v.created_at
+        and deliveries.created_at <= v.created_at and deliveries.lease_until is not distinct from v.lease::timestamptz
+        and deliveries.state = 'pending'
       returning deliveries.id, deliveries.webhook_id, deliveries.state, deliveries.next_attempt_at, v.ord, v.effect
     ), gone as (
       delete from delivery_queue q using d where q.delivery_id = d.id and d.state <> 'pending'

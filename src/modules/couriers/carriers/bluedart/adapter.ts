@@ -29,7 +29,11 @@ import {
 import { IST_ZONE, parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
+import { REASON_CODES, reasonFromRemark, type ReasonCode } from "../../../../domain/ndr.ts";
+import { BLUEDART_NDR_CODES } from "./reasons.ts";
 import { BluedartDocument, type BluedartScan } from "./wire.ts";
+
+const NOT_ATTEMPT: ReadonlySet<ReasonCode> = new Set(["damaged", "lost", "other"]);
 
 /** Scan text rules, checked first, most specific first (upper-case text). Edit here when Blue Dart wording is confirmed. */
 export const BLUEDART_TEXT: TextRules = [
@@ -46,29 +50,67 @@ export const BLUEDART_TEXT: TextRules = [
   [/SHIPMENT INSCAN/, T],
 ];
 
-/** `StatusType` codes. UD is deliberately absent: it falls through to the keyword match, then in transit. */
+/**
+ * `StatusType` codes (README.md, "Mapping"). UD ("undelivered": not delivered yet) is deliberately absent: the real
+ * sample carries it on every in-progress scan, so a UD scan is told apart by its code or wording ({@link bluedartRule}).
+ */
 export const BLUEDART_TYPE: StatusTable = {
   DL: D,
   RT: sub(E, "rto_in_transit"),
   PU: sub(T, "picked_up"),
+  IT: T,
 };
 
-/** Maps one Blue Dart status: scan text rules → `StatusType` → common keywords → in transit. */
-export function bluedartRule(type: string, text: string): StatusRule {
+/** Failed-attempt scan codes (`<ScanCode>-<ScanGroupType>`, reasons.ts): damaged and lost keep their sub-status. */
+export const BLUEDART_CODES: StatusTable = Object.fromEntries(
+  Object.entries(BLUEDART_NDR_CODES).map(([key, reason]) => [
+    key,
+    reason === "damaged" || reason === "lost" ? sub(E, reason) : sub(E, "delivery_attempt_failed"),
+  ]),
+);
+
+/** Reasons that mean a delivery was tried and failed (damaged and lost have their own text rules). */
+const ATTEMPT_REASONS: ReadonlySet<ReasonCode> = new Set(REASON_CODES.filter((r) => !NOT_ATTEMPT.has(r)));
+
+/** A UD scan whose wording names a failed-attempt reason (docs/ndr.md, remark keywords) is a failed attempt. */
+function failedAttemptByWording(type: string, text: string): StatusRule | undefined {
+  if (type !== "UD") return undefined;
+  const reason = reasonFromRemark(text);
+  return reason && ATTEMPT_REASONS.has(reason) ? sub(E, "delivery_attempt_failed") : undefined;
+}
+
+/**
+ * Maps one Blue Dart status: its scan code (`scanCode`, `"003-T"`) → scan text rules → a UD scan's failed-attempt
+ * wording → `StatusType` → common keywords → in transit.
+ */
+export function bluedartRule(type: string, text: string, scanCode = ""): StatusRule {
+  const t = type.toUpperCase();
   return (
-    firstMatch(BLUEDART_TEXT, text.toUpperCase().trim()) ?? BLUEDART_TYPE[type.toUpperCase()] ?? byKeyword(text) ?? T
+    BLUEDART_CODES[scanCode.toUpperCase()] ??
+    firstMatch(BLUEDART_TEXT, text.toUpperCase().trim()) ??
+    failedAttemptByWording(t, text) ??
+    BLUEDART_TYPE[t] ??
+    byKeyword(text) ??
+    T
   );
 }
 
 function toCheckpoint(d: BluedartScan): RawCheckpoint | undefined {
-  const [text, type, code] = [str(d.Scan), str(d.ScanType).toUpperCase(), str(d.ScanCode)];
+  const [text, type, code, group] = [
+    str(d.Scan),
+    str(d.ScanType).toUpperCase(),
+    str(d.ScanCode),
+    str(d.ScanGroupType).toUpperCase(),
+  ];
   const when = parseNaive(str(d.ScanDate), str(d.ScanTime));
   if (!when) return undefined;
-  const rule = bluedartRule(type, text);
+  // A code means something only with its group (`001-S` is a dispatch, `001-T` a failed attempt).
+  const scanCode = code && group ? `${code}-${group}` : "";
+  const rule = bluedartRule(type, text, scanCode);
   return checkpoint(rule, when, {
     activity: text,
     location: str(d.ScannedLocation),
-    rawCode: code || type || null,
+    rawCode: scanCode || code || type || null,
     rawStatus: text || null,
     remark: rule.state === "exception" ? text || null : null,
   });

@@ -3,6 +3,7 @@ import { bluedartAdapter, bluedartRule, parseBluedart } from "./adapter.ts";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import { courierBySlug } from "../../catalogue.ts";
+import { checkpointReason } from "../../reasons.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
@@ -103,6 +104,45 @@ describe("Blue Dart errors and mapping", () => {
     expect(snap.checkpoints).toHaveLength(1);
     expect(snap.remark).toBe("CONSIGNEE NOT AVAILABLE");
     expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
+  });
+});
+
+describe("Blue Dart failed attempts (README.md, Failed attempts)", () => {
+  const scan = (text: string, code = "", group = "") =>
+    `<ShipmentData><Shipment WaybillNo="50112345673"><Status>${text}</Status><StatusType>UD</StatusType><Scans><ScanDetail><Scan>${text}</Scan>${code ? `<ScanCode>${code}</ScanCode>` : ""}${group ? `<ScanGroupType>${group}</ScanGroupType>` : ""}<ScanType>UD</ScanType><ScanDate>05-Nov-2026</ScanDate><ScanTime>10:20</ScanTime><ScannedLocation>PUNE</ScannedLocation></ScanDetail></Scans></Shipment></ShipmentData>`;
+  const only = (xml: string) => parseBluedart(xml, "50112345673").checkpoints[0]!;
+
+  test.each([
+    ["003", "customer_unavailable"],
+    ["011", "customer_refused"],
+    ["008", "address_issue"],
+    ["044", "cod_not_ready"],
+    ["001", "rescheduled_by_customer"],
+    ["002", "out_of_delivery_area"],
+  ])("ScanCode %s of group T is a failed attempt with its reason, whatever the wording", (code, reason) => {
+    const c = only(scan("SHIPMENT HELD FOR CUSTOMER INSTRUCTION", code, "T"));
+    expect([c.state, c.subStatus, c.rawCode]).toEqual(["exception", "delivery_attempt_failed", `${code}-T`]);
+    expect(checkpointReason("bluedart", c) as string).toBe(reason);
+  });
+
+  test("the same number in group S is another scan: no failed attempt; a code without its group is not read", () => {
+    expect(only(scan("SHIPMENT FURTHER CONNECTED", "001", "S")).state).toBe("in_transit");
+    expect(only(scan("SHIPMENT FURTHER CONNECTED", "003")).state).toBe("in_transit");
+  });
+
+  test.each([
+    ["CONSIGNEE REFUSED TO ACCEPT", "customer_refused"],
+    ["INCOMPLETE ADDRESS, HOUSE NOT FOUND", "address_issue"],
+    ["COD AMOUNT NOT READY", "cod_not_ready"],
+    ["CONSIGNEE ASKED TO RESCHEDULE DELIVERY", "rescheduled_by_customer"],
+    ["OFFICE CLOSED", "premises_closed"],
+    ["OUT OF DELIVERY AREA", "out_of_delivery_area"],
+    ["HEAVY RAIN, DELIVERY NOT POSSIBLE", "weather_or_disaster"],
+  ])("a UD scan without a code worded %p is a failed attempt (%s)", (text, reason) => {
+    const c = only(scan(text));
+    expect([c.state, c.subStatus]).toEqual(["exception", "delivery_attempt_failed"]);
+    expect(checkpointReason("bluedart", c) as string).toBe(reason);
+    expect(parseBluedart(scan(text), "50112345673").summary?.state).toBe("exception");
   });
 });
 
@@ -210,6 +250,7 @@ describe("Blue Dart through the simulator", () => {
     const s0 = await lookup(awb);
     expect(newest(s0.checkpoints)).toMatchObject({ state: "exception", subStatus: "delivery_attempt_failed" });
     expect(s0.remark).toBe("CONSIGNEE NOT AVAILABLE");
+    expect(newest(s0.checkpoints).rawCode).toBe("003-T");
     clock.advance(3_600_000);
     expect(newest((await lookup(awb)).checkpoints)).toMatchObject({ state: "exception", subStatus: "rto_in_transit" });
     clock.advance(3_600_000);

@@ -2,7 +2,7 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
 import type { Twin } from "../../../../sandbox/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
@@ -44,13 +44,35 @@ function ist(ms: number) {
   };
 }
 
+/**
+ * The failed attempt's `ScanCode` (group `T`) per reason family (README.md, "Sandbox couriers"), from the codes the
+ * adapter knows (reasons.ts); families with no code in our source (premises closed, weather, held) go by wording alone.
+ */
+const FAILED_CODE: Readonly<Record<number, string>> = {
+  20: "003",
+  21: "011",
+  22: "008",
+  23: "044",
+  24: "001",
+  26: "002",
+  27: "025",
+  28: "021",
+};
+
 const scanText = (e: SimEvent) =>
   e.kind === "delivery_failed" && e.remark ? e.remark.toUpperCase() : RENDER[e.kind].scan;
+
+function failedCode(e: SimEvent): Pick<BluedartScan, "ScanCode" | "ScanGroupType"> {
+  const family = e.kind === "delivery_failed" ? failedAttemptFamily(e.remark) : undefined;
+  const code = family === undefined ? undefined : FAILED_CODE[family];
+  return code ? { ScanCode: code, ScanGroupType: "T" } : {};
+}
 
 function scanOf(e: SimEvent): BluedartScan {
   const t = ist(e.at);
   return {
     Scan: scanText(e),
+    ...failedCode(e),
     ScanType: RENDER[e.kind].type,
     ScanDate: t.scanDate,
     ScanTime: t.time,

@@ -5,6 +5,8 @@ import { OneOrMany, Opt, OrEmpty, XmlText } from "../../adapters/wire/common.ts"
 export const BluedartScan = T.Object({
   Scan: Opt(XmlText),
   ScanCode: Opt(XmlText),
+  /** `T` or `S`: the table a `ScanCode` belongs to (the same number means different scans in each; README.md). */
+  ScanGroupType: Opt(XmlText),
   ScanType: Opt(XmlText),
   ScanDate: Opt(XmlText),
   ScanTime: Opt(XmlText),

@@ -14,13 +14,18 @@ import { mapStatus, sub, C, D, E, O, P, R, T, type StatusTable } from "../../ada
 import { IST_ZONE, parseNaive } from "../../adapters/time.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
+import { DELHIVERY_NDR_CODES } from "./reasons.ts";
 import { DelhiveryResponse, type DelhiveryScan } from "./wire.ts";
 
-const NDR = ["EOD-11", "EOD-74", "EOD-15", "EOD-104", "EOD-43", "EOD-86", "EOD-69", "EOD-6", "ST-108"];
+/** Failed or impossible deliveries under UD: the NSL codes of reasons.ts, and ST-108 (fixtures/SOURCE.md). */
+const NDR = [...Object.keys(DELHIVERY_NDR_CODES), "ST-108"];
 
-/** Keys: `TYPE:CODE`, `TYPE:SCAN` (upper-cased), `TYPE`. */
+/** Keys: `TYPE:CODE`, `TYPE:SCAN` (upper-cased), `TYPE`. Damaged, lost and held codes: README.md, "Failed attempts". */
 export const DELHIVERY_STATUS: StatusTable = {
   ...Object.fromEntries(NDR.map((c) => [`UD:${c}`, sub(E, "delivery_attempt_failed")])),
+  "UD:RT-104": sub(E, "damaged"),
+  "UD:DLYRPC-416": sub(E, "held"),
+  LT: sub(E, "lost"),
   "UD:X-PPOM": sub(T, "picked_up"),
   "UD:MANIFESTED": sub(P, "info_received"),
   "UD:NOT PICKED": P,

@@ -94,6 +94,21 @@ describe("Delhivery through the simulator", () => {
     expect(kinds).toEqual(["not_found", "timeout", "backend"]);
   });
 
+  test.each([
+    ["20", "EOD-11", "delivery_attempt_failed"],
+    ["21", "EOD-6", "delivery_attempt_failed"],
+    ["25", "DLYDC-107", "delivery_attempt_failed"],
+    ["27", "RT-104", "damaged"],
+    ["28", "LT-100", "lost"],
+    ["30", "DLYRPC-416", "held"],
+  ])(
+    "digit 3, family %s: the failed attempt carries NSL code %s (not always EOD-11) → exception/%s",
+    async (f, code, sub) => {
+      const { snapshot } = await sb.backends.lookup(delhivery, `1234567890${f}3`);
+      expect(newest(snapshot.checkpoints)).toMatchObject({ state: "exception", subStatus: sub, rawCode: code });
+    },
+  );
+
   test("50 concurrent lookups of one AWB make one backend call", async () => {
     const awb = "1234567890111";
     const results = await Promise.all(Array.from({ length: 50 }, () => sb.backends.lookup(delhivery, awb)));

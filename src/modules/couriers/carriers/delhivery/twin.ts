@@ -1,7 +1,7 @@
 /** Delhivery twin: `GET /delhivery/api/v1/packages/json/`, documents shaped like the real fixtures. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
 import type { Twin } from "../../../../sandbox/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
@@ -34,13 +34,34 @@ const STATE: Record<string, string> = {
 };
 const facility = (city: string) => `${city}_Hub_H (${STATE[city] ?? "India"})`;
 
+/**
+ * The failed attempt's NSL code per reason family (README.md, "Sandbox couriers"; the codes: reasons.ts and
+ * README.md, "Failed attempts"); Instructions carry the scenario's remark, as Delhivery's carry its own words.
+ */
+const FAILED: Readonly<Record<number, { type: string; scan: string; code: string }>> = {
+  20: { type: "UD", scan: "Pending", code: "EOD-11" },
+  21: { type: "UD", scan: "Pending", code: "EOD-6" },
+  22: { type: "UD", scan: "Pending", code: "EOD-74" },
+  23: { type: "UD", scan: "Pending", code: "EOD-16" },
+  24: { type: "UD", scan: "Pending", code: "EOD-3" },
+  25: { type: "UD", scan: "Pending", code: "DLYDC-107" },
+  26: { type: "UD", scan: "Pending", code: "DLYDC-132" },
+  27: { type: "UD", scan: "Pending", code: "RT-104" },
+  28: { type: "LT", scan: "Lost", code: "LT-100" },
+  29: { type: "UD", scan: "Pending", code: "DLYDC-101" },
+  30: { type: "UD", scan: "Pending", code: "DLYRPC-416" },
+};
+
+const renderOf = (e: SimEvent) =>
+  (e.kind === "delivery_failed" && FAILED[failedAttemptFamily(e.remark) ?? 20]) || RENDER[e.kind];
+
 const ist = (ms: number) => {
   const w = wallTime(ms, 330);
   return `${w.date}T${w.time}.000`;
 };
 
 function scanOf(e: SimEvent): Required<DelhiveryScan> {
-  const r = RENDER[e.kind];
+  const r = renderOf(e);
   const place = facility(e.location);
   return {
     ScanDateTime: ist(e.at),
@@ -49,7 +70,7 @@ function scanOf(e: SimEvent): Required<DelhiveryScan> {
     StatusDateTime: ist(e.at),
     ScannedLocation: place,
     StatusCode: r.code,
-    Instructions: e.remark ?? r.text,
+    Instructions: e.remark ?? RENDER[e.kind].text,
   };
 }
 

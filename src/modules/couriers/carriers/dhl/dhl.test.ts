@@ -127,6 +127,18 @@ describe("DHL through the simulator", () => {
       (e: CourierError) => e.kind,
     );
 
+  test.each([
+    ["20", "Delivery attempt failed; Consignee not available", "delivery_attempt_failed"],
+    ["25", "Delivery attempt failed; Office closed", "delivery_attempt_failed"],
+    ["30", "Shipment held: awaiting instructions", "held"],
+  ])(
+    "3, family %s: the failure describes the family's reason (%p), never always 'recipient not available'",
+    async (f, description, sub) => {
+      const c = newest((await look(`1234567${f}3`)).checkpoints);
+      expect(c).toMatchObject({ state: "exception", subStatus: sub, rawCode: "failure", activity: description });
+    },
+  );
+
   test("0: delivered, full history, POD URL", async () => {
     const snap = await look("1234567890");
     expect(snap.checkpoints).toHaveLength(7);

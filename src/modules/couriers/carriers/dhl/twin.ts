@@ -1,8 +1,26 @@
 /** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
 import type { Twin } from "../../../../sandbox/twin.ts";
+
+/** Families that are not a delivery attempt (README.md, "Sandbox couriers"): DHL's status for each. */
+const NOT_ATTEMPT: Readonly<Record<number, string>> = {
+  27: "Shipment damaged",
+  28: "Shipment lost",
+  30: "Shipment on hold",
+};
+
+/**
+ * A failure event in the scenario's words: DHL documents no reason codes, only `statusCode` `failure` and a
+ * description (README.md), so the description names the reason family, never one fixed reason.
+ */
+function failureOf(remark: string | null): { code: string; status: string; description: string } {
+  const text = remark ?? "Consignee not available";
+  const other = NOT_ATTEMPT[failedAttemptFamily(text) ?? 20];
+  if (other) return { code: "failure", status: other, description: text };
+  return { code: "failure", status: "Delivery attempted", description: `Delivery attempt failed; ${text}` };
+}
 
 const RENDER: Record<SimEventKind, { code: string; status: string; description: string }> = {
   manifested: {
@@ -23,11 +41,7 @@ const RENDER: Record<SimEventKind, { code: string; status: string; description: 
     description: "Shipment is out with courier for delivery",
   },
   delivered: { code: "delivered", status: "Delivered", description: "Delivered - Signed for by: SANDBOX" },
-  delivery_failed: {
-    code: "failure",
-    status: "Delivery attempted",
-    description: "Delivery attempt failed; recipient not available",
-  },
+  delivery_failed: failureOf(null),
   rto_initiated: {
     code: "transit",
     status: "Shipment is being returned to shipper",
@@ -42,7 +56,7 @@ const address = (city: string) => ({
 });
 
 function eventOf(e: SimEvent): DhlEvent & { timestamp: string } {
-  const r = RENDER[e.kind];
+  const r = e.kind === "delivery_failed" ? failureOf(e.remark) : RENDER[e.kind];
   return {
     timestamp: wallTime(e.at, 330).iso,
     location: address(e.location),

@@ -1,7 +1,13 @@
 /** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { UpsActivity, UpsPackage, UpsStatus, UpsTrackResponse } from "./wire.ts";
-import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
+import {
+  failedAttemptFamily,
+  wallTime,
+  type Scenario,
+  type SimEvent,
+  type SimEventKind,
+} from "../../../../sandbox/scenario.ts";
 import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
 import { issuedTokens } from "../../../../sandbox/tokens.ts";
 
@@ -33,8 +39,22 @@ const RENDER: Record<SimEventKind, { type: string; code: string; statusCode: str
   cancelled: { type: "MV", code: "MV", statusCode: "007", description: "Shipment label voided by the shipper." },
 };
 
+/**
+ * A failed attempt's description in the scenario's words (README.md, "Sandbox couriers"): UPS carries the reason only
+ * in the description of activity type X, so each family is worded, never one fixed reason. Family 20 keeps UPS's
+ * own sentence; 27, 28 and 30 are not delivery attempts.
+ */
+function failedDescription(remark: string | null): string {
+  const family = failedAttemptFamily(remark) ?? 20;
+  if (family === 20) return RENDER.delivery_failed.description;
+  return family === 27 || family === 28 || family === 30 ? `${remark}.` : `Delivery attempt failed. ${remark}.`;
+}
+
 function statusOf(e: SimEvent): Required<Omit<UpsStatus, "simplifiedTextDescription">> & { description: string } {
-  const r = RENDER[e.kind];
+  const r =
+    e.kind === "delivery_failed"
+      ? { ...RENDER.delivery_failed, description: failedDescription(e.remark) }
+      : RENDER[e.kind];
   return { type: r.type, description: r.description, code: r.code, statusCode: r.statusCode };
 }
 

