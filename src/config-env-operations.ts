@@ -27,6 +27,15 @@ export const OPERATIONS_ENV = {
     default: "courier-tracking-api",
     description: "`service.name` of the spans sent to `OTEL_EXPORTER_OTLP_ENDPOINT`.",
   }),
+  OTEL_RESOURCE_ATTRIBUTES: T.Optional(
+    Text({
+      pattern: "^[^=,\\s]+=[^,]*(,[^=,\\s]+=[^,]*)*$",
+      "x-expected": "key=value pairs separated by commas (values percent-encoded)",
+      "x-default": "unset (`service.version` is the service's version, `service.instance.id` a UUID per process)",
+      description:
+        "Resource attributes of the spans (OpenTelemetry's variable: `k8s.pod.name=…,deployment.environment=…`); they override the defaults, `OTEL_SERVICE_NAME` gives `service.name`.",
+    }),
+  ),
   // Operations: probes and metrics port, key checks, shutdown and start-up budgets (docs/deployment.md).
   ADMIN_PORT: T.Optional(
     Port({

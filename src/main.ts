@@ -26,6 +26,7 @@ import { createServices, type Services } from "./services.ts";
 import { setPasswordHashMemory } from "./modules/accounts/password.ts";
 import { setBodyTimeout } from "./http/body.ts";
 import { startTracing } from "./lib/tracing.ts";
+import { SERVICE_VERSION } from "./lib/version.ts";
 import { listenOrExplain, PortInUseError, publicListenOptions } from "./main-listen.ts";
 import { stopAll, type Running } from "./main-stop.ts";
 
@@ -52,12 +53,15 @@ if (
   startTracing({
     endpoint: config.otelExporterOtlpEndpoint,
     serviceName: config.otelServiceName,
+    resourceAttributes: config.otelResourceAttributes,
+    serviceVersion: SERVICE_VERSION,
     onError: (err) => log.warn("trace export failed", { error: secretFree(err) }),
   })
 )
   log.info("traces on", {
     collector: new URL(config.otelExporterOtlpEndpoint!).host,
     service_name: config.otelServiceName,
+    service_version: SERVICE_VERSION,
   });
 
 /** Opens the database, migrates it and checks the secrets key against it. */
@@ -179,6 +183,7 @@ async function start(): Promise<void> {
     const url = `${tls ? "https" : "http"}://${config.host}:${config.port}`;
     log.info(tls ? `listening on ${url}` : `listening on ${url} (plain HTTP behind a TLS-terminating proxy)`, {
       role: config.role,
+      version: SERVICE_VERSION,
       tls: tls ? tls.source : "proxy",
       cert: tls?.certFile,
       docs: `${config.publicBaseUrl}/docs`,
@@ -186,7 +191,11 @@ async function start(): Promise<void> {
     });
   } else {
     lifecycle.starting = false;
-    log.info("worker started", { role: config.role, ready_ms: Math.round(performance.now() - bootStarted) });
+    log.info("worker started", {
+      role: config.role,
+      version: SERVICE_VERSION,
+      ready_ms: Math.round(performance.now() - bootStarted),
+    });
   }
 }
 

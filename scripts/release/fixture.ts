@@ -27,6 +27,8 @@ export const MANIFEST_FILE = "manifest.json";
 export interface FixtureManifest {
   version: string;
   generated_at: string;
+  /** The commit whose code wrote the fixture (the upgrade test runs that code on the migrated schema). */
+  commit?: string;
   /** The SECRETS_KEY the webhook secrets are sealed with (a throw-away key made for the fixture). */
   secrets_key: string;
   accounts: { email: string; plan: string; api_key: string }[];
@@ -233,8 +235,8 @@ async function populate(svc: Service, env: Record<string, string>, receiverUp: s
   await hook("ops@example.com", ops.api_key, "live", "down", "/ops-down");
   await hook("shop@example.com", shopKey, "test", "up", "/shop-test");
 
-  // Follows: in transit (advanced below), out for delivery, failed attempt, manifested, delivered; then lookups
-  // (a delivered one is not followed).
+  // Follows shared by two accounts: in transit, out for delivery, failed attempt, manifested, delivered; then
+  // lookups (a delivered one is not followed).
   const numbers = ["1234567890121", "1234567890122", "1234567890263", "1234567890127", "1234567890120"];
   for (const [email, key] of [
     ["dev@localhost", svc.devKey],
@@ -251,17 +253,27 @@ async function populate(svc: Service, env: Record<string, string>, receiverUp: s
     const r = await svc.api(shopKey, "GET", `/v1/track?courier=${courier}&tracking_number=${n}`);
     expectStatus(`track ${n}`, r.status, 200, r.data);
   }
-  // History: a lookup now, then the simulator's next steps, each a checkpoint and an event for the live webhooks.
-  for (const n of ["1234567890121", "1234567890122", "1234567890263"]) {
-    const r = await svc.api(svc.devKey, "GET", `/v1/track?courier=delhivery&tracking_number=${n}`);
+  // History: a lookup (a follow) of numbers each account alone follows (the sandbox advances no shared
+  // shipment), then the simulator's next steps, each a checkpoint and an event for that account's live webhooks.
+  const own: [string, string][] = [
+    [svc.devKey, "1234567890311"],
+    [svc.devKey, "1234567890312"],
+    [svc.devKey, "1234567890323"],
+    [ops.api_key, "1234567890411"],
+    [ops.api_key, "1234567890412"],
+  ];
+  for (const [key, n] of own) {
+    const r = await svc.api(key, "GET", `/v1/track?courier=delhivery&tracking_number=${n}`);
     expectStatus(`track ${n}`, r.status, 200, r.data);
-    for (let step = 0; step < 3; step++) {
-      const r = await svc.api(svc.devKey, "POST", `/v1/sandbox/shipments/delhivery/${n}/advance`);
-      if (r.status !== 200 && r.status !== 409) throw new Error(`advance ${n}: HTTP ${r.status}`);
-    }
+    const steps: number[] = [];
+    for (let step = 0; step < 3; step++)
+      steps.push((await svc.api(key, "POST", `/v1/sandbox/shipments/delhivery/${n}/advance`)).status);
+    // 409 once the script has no step left; the first step must go through.
+    if (steps[0] !== 200 || steps.some((st) => st !== 200 && st !== 409))
+      throw new Error(`advance ${n}: HTTP ${steps.join(", ")}`);
   }
   // An ETA, a note of the customer's own, a rotated signing secret (a `secret_rotated` alert).
-  const patched = await svc.api(svc.devKey, "PATCH", "/v1/shipments/delhivery/1234567890121", {
+  const patched = await svc.api(svc.devKey, "PATCH", "/v1/shipments/delhivery/1234567890311", {
     reference: "order-1001",
   });
   if (patched.status >= 500) throw new Error(`update shipment: HTTP ${patched.status}`);
@@ -309,7 +321,7 @@ export async function writeFixture(opts: { version: string; outDir: string; admi
     LOG_LEVEL: "info", // the development key is printed at info
     PASSWORD_HASH_MEMORY_KIB: process.env.PASSWORD_HASH_MEMORY_KIB ?? "19456",
     WEBHOOK_CA_FILE: join(work, "ca.pem"),
-    WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8",
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: "127.0.0.0/8,::1/128",
   };
   let svc: Service | undefined;
   try {
@@ -319,8 +331,8 @@ export async function writeFixture(opts: { version: string; outDir: string; admi
     const { accounts, webhooks } = await populate(
       svc,
       env,
-      `https://localhost:${up.port}`,
-      `https://localhost:${freePort()}`,
+      `https://127.0.0.1:${up.port}`,
+      `https://127.0.0.1:${freePort()}`,
     );
     const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
     try {
@@ -342,6 +354,7 @@ export async function writeFixture(opts: { version: string; outDir: string; admi
       const manifest: FixtureManifest = {
         version: opts.version,
         generated_at: new Date().toISOString(),
+        commit: spawnSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).stdout.trim() || undefined,
         secrets_key: secretsKey,
         accounts,
         row_counts: await rowCounts(sql),

@@ -15,11 +15,15 @@ export interface TracingSdk {
   shutdown(): Promise<void>;
 }
 
-/** Starts a provider exporting to `<endpoint>/v1/traces` as `serviceName`; `onError` hears failed exports. */
-export function startSdk(endpoint: string, serviceName: string, onError?: (err: unknown) => void): TracingSdk {
+/** Starts a provider exporting to `<endpoint>/v1/traces` with `resource` attributes; `onError` hears failed exports. */
+export function startSdk(
+  endpoint: string,
+  resource: Record<string, string>,
+  onError?: (err: unknown) => void,
+): TracingSdk {
   const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` });
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": serviceName }),
+    resource: resourceFromAttributes(resource),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
   if (onError) setGlobalErrorHandler(onError);

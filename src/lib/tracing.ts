@@ -38,8 +38,35 @@ export interface TracingOptions {
   endpoint: string | undefined;
   /** OTEL_SERVICE_NAME: the resource's `service.name`. */
   serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES as given (`k=v,k=v`); unset: none beyond the defaults. */
+  resourceAttributes?: string;
+  /** The resource's `service.version` unless the attributes name one. */
+  serviceVersion?: string;
   /** Hears each failed export (that batch's spans are lost). */
   onError?: (err: unknown) => void;
+}
+
+/**
+ * The spans' resource (OpenTelemetry resource semantic conventions, "Service"): `service.version` and a
+ * `service.instance.id` (a UUID per process) by default, then OTEL_RESOURCE_ATTRIBUTES (W3C Baggage syntax, values
+ * percent-decoded, as the SDK specification's environment variables define it), then `service.name`.
+ */
+export function tracingResource(
+  opts: Pick<TracingOptions, "serviceName" | "resourceAttributes" | "serviceVersion">,
+): Record<string, string> {
+  const resource: Record<string, string> = { "service.instance.id": crypto.randomUUID() };
+  if (opts.serviceVersion) resource["service.version"] = opts.serviceVersion;
+  for (const pair of opts.resourceAttributes?.split(",") ?? []) {
+    const i = pair.indexOf("=");
+    if (i <= 0) continue;
+    try {
+      resource[pair.slice(0, i).trim()] = decodeURIComponent(pair.slice(i + 1).trim());
+    } catch {
+      resource[pair.slice(0, i).trim()] = pair.slice(i + 1).trim();
+    }
+  }
+  resource["service.name"] = opts.serviceName;
+  return resource;
 }
 
 /** True when spans are recorded (a provider was started). */
@@ -50,7 +77,7 @@ export function startTracing(opts: TracingOptions): boolean {
   if (!opts.endpoint || provider) return tracingOn();
   // The SDK loads only here (docs/performance.md, "Idle RSS"); Bun's `require` loads an ES module synchronously.
   const { startSdk } = require("./tracing-sdk.ts") as typeof import("./tracing-sdk.ts");
-  provider = startSdk(opts.endpoint, opts.serviceName, opts.onError);
+  provider = startSdk(opts.endpoint, tracingResource(opts), opts.onError);
   if (opts.onError) reportError = opts.onError;
   ({ tracer, propagator } = provider);
   return true;

@@ -102,7 +102,7 @@ afterAll(async () => {
   rmSync(TARBALL, { force: true });
 }, 30_000);
 
-test("built and packed by the README's lines, installed offline by its absolute path into an empty folder: ESM JavaScript, declarations, the README, nothing else", () => {
+test("built and packed by the README's lines, installed offline by its absolute path into an empty folder: ESM JavaScript, declarations, README and LICENSE, nothing else", () => {
   const [make, remember, install] = readmeClientLines();
   // The install line runs in the reader's own project: only `cd` differs here, and the path it installs is absolute.
   expect(install).toStartWith('cd /path/to/your/project && npm install "$TGZ"');
@@ -111,6 +111,7 @@ test("built and packed by the README's lines, installed offline by its absolute 
   expect(tarball).toBe(TARBALL);
   const listed = run("tar", ["-tzf", tarball], work).trim().split("\n").sort();
   expect(listed).toEqual([
+    "package/LICENSE",
     "package/README.md",
     "package/dist/index.d.ts",
     "package/dist/index.js",
@@ -140,7 +141,11 @@ test("built and packed by the README's lines, installed offline by its absolute 
   const installed = JSON.parse(
     readFileSync(join(app, "node_modules", "@courier-tracking", "client", "package.json"), "utf8"),
   );
-  expect([installed.name, installed.version]).toEqual(["@courier-tracking/client", "1.0.0"]);
+  expect([installed.name, installed.version, installed.license]).toEqual([
+    "@courier-tracking/client",
+    pkg.version,
+    "Apache-2.0",
+  ]);
 }, 120_000);
 
 for (const runtime of ["node", "bun"] as const)

@@ -45,6 +45,8 @@ export interface StartOptions {
   tdb?: TestDatabase;
   /** Wait for the development key to be printed (only a first start on a database prints it). */
   expectKey?: boolean;
+  /** Run the code of this folder instead of this checkout's (another release's, test/upgrade/). */
+  cwd?: string;
 }
 
 export async function startService(
@@ -59,7 +61,7 @@ export async function startService(
   const port = freePort();
   const baseUrl = `https://localhost:${port}`;
   const proc = Bun.spawn(["bun", "run", "src/main.ts"], {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: {
       ...process.env,
       DATABASE_URL: tdb.url,

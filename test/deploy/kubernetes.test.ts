@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { podOf, podSecurityViolations, RULES } from "./pod-security.ts";
 import { HAS_KUBECTL, renderKustomization } from "./render.ts";
+import pkg from "../../package.json" with { type: "json" };
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BASE = join(ROOT, "deploy", "kubernetes");
@@ -214,30 +215,71 @@ describe('Pod Security "restricted"', () => {
   });
 });
 
+/** Renders a copy of deploy/kubernetes after `edit(files)` changes its files (name → text). */
+function renderEdited(edit: (files: { read(f: string): string; write(f: string, text: string): void }) => void) {
+  const dir = mkdtempSync(join(tmpdir(), "k8s-edit-"));
+  try {
+    cpSync(BASE, dir, { recursive: true });
+    edit({ read: (f) => readFileSync(join(dir, f), "utf8"), write: (f, text) => writeFileSync(join(dir, f), text) });
+    return renderKustomization(dir).objects;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A Job name: a DNS-1123 subdomain that is also a label value (the pods' `job-name`), so at most 63 characters. */
+const validJobName = (name: string) =>
+  name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+
 describe("the migration Job runs once per release", () => {
-  test.skipIf(!HAS_KUBECTL)(
-    "its name carries the image tag: a new tag renders a new Job, the same tag the same one",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "k8s-release-"));
-      try {
-        cpSync(BASE, dir, { recursive: true });
-        const k = join(dir, "kustomization.yaml");
-        writeFileSync(k, readFileSync(k, "utf8").replace(/newTag: \S+/, "newTag: 1.4.2-rc.1"));
-        const next = renderKustomization(dir).objects;
-        const job = next.find((o) => o.kind === "Job");
-        expect(job.metadata.name).toBe("courier-tracking-migrate-1.4.2-rc.1");
-        // A Job name becomes a label value (job-name): at most 63 characters.
-        expect(job.metadata.name.length).toBeLessThanOrEqual(63);
-        for (const w of next.filter((o) => podOf(o)))
-          expect(podOf(w)!.spec.containers!.map((c: any) => c.image)).toEqual([
-            "ghcr.io/example/courier-tracking:1.4.2-rc.1",
-          ]);
-        expect(byKind("Job")[0].metadata.name).toBe("courier-tracking-migrate-1.0.0");
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
+  const digest = `sha256:${"0123456789abcdef".repeat(4)}`;
+  // [the kustomization's `images` entry, the image the pods run]
+  const references: [string, string][] = [
+    ["newTag: 1.2.3", "ghcr.io/example/courier-tracking:1.2.3"],
+    ["newName: registry.local:5000/courier-tracking\n    newTag: 1.2.3", "registry.local:5000/courier-tracking:1.2.3"],
+    [
+      `newName: registry.local:5000/team/courier-tracking\n    digest: ${digest}`,
+      `registry.local:5000/team/courier-tracking@${digest}`,
+    ],
+    [
+      `newName: localhost:5000/courier-tracking\n    newTag: 1.2.3\n    digest: ${digest}`,
+      `localhost:5000/courier-tracking:1.2.3@${digest}`,
+    ],
+  ];
+  for (const [entry, image] of references)
+    test.skipIf(!HAS_KUBECTL)(`its name is the release's, whatever the image reference: ${image}`, () => {
+      const next = renderEdited(({ read, write }) => {
+        write("kustomization.yaml", read("kustomization.yaml").replace(/newTag: \S+/, entry));
+        write("settings.yaml", read("settings.yaml").replace(/release: \S+/, "release: 1.2.3"));
+      });
+      const job = next.find((o) => o.kind === "Job");
+      expect(job.metadata.name).toBe("courier-tracking-migrate-1.2.3");
+      expect(validJobName(job.metadata.name)).toBe(true);
+      for (const w of next.filter((o) => podOf(o))) {
+        const [ran] = podOf(w)!.spec.containers!.map((c: any) => c.image as string);
+        expect(ran).toBe(image);
+        expect(w.spec.template.metadata.labels["app.kubernetes.io/version"]).toBe("1.2.3");
       }
-    },
-  );
+    });
+
+  test.skipIf(!HAS_KUBECTL)("a new release renders a new Job, the same release the same one", () => {
+    const next = renderEdited(({ read, write }) =>
+      write("settings.yaml", read("settings.yaml").replace(/release: \S+/, "release: 1.4.2-rc.1")),
+    );
+    expect(next.find((o) => o.kind === "Job").metadata.name).toBe("courier-tracking-migrate-1.4.2-rc.1");
+    expect(byKind("Job")[0].metadata.name).toBe(`courier-tracking-migrate-${pkg.version}`);
+  });
+
+  test("the release in settings.yaml and the image tag are the service's version (bun run release sets all three)", () => {
+    const settings = Bun.YAML.parse(readFileSync(join(BASE, "settings.yaml"), "utf8")) as any;
+    expect(settings.data.release).toBe(pkg.version);
+    const k = Bun.YAML.parse(readFileSync(join(BASE, "kustomization.yaml"), "utf8")) as any;
+    expect(k.images[0].newTag).toBe(pkg.version);
+    expect(validJobName(`courier-tracking-migrate-${settings.data.release}`)).toBe(true);
+    // The check can fail: a registry port in the name (the old name's mistake) or semver build metadata.
+    expect(validJobName("courier-tracking-migrate-5000/courier-tracking")).toBe(false);
+    expect(validJobName("courier-tracking-migrate-1.2.3+build.5")).toBe(false);
+  });
 
   test("it runs the migration CLI, which serialises with the processes' own start-up migration (advisory lock)", () => {
     const job = byKind("Job")[0];
@@ -290,4 +332,90 @@ describe("port 9090 stays internal; Prometheus scrapes it", () => {
     // No token on the internal port (src/modules/health/admin-server.ts), so the ServiceMonitor carries none.
     expect(ep.authorization ?? ep.bearerTokenSecret).toBeUndefined();
   });
+});
+
+describe("network policies (settings.yaml's namespaces), the database CA, the spans' resource", () => {
+  const [policy] = byKind("NetworkPolicy");
+  const rules = policy.spec.ingress as { ports: { port: number }[]; from: any[] }[];
+  const namespaces = (from: any[]) => from.map((f) => f.namespaceSelector?.matchLabels["kubernetes.io/metadata.name"]);
+
+  test.skipIf(!kustomized)(
+    "the public port admits only the Ingress controller's namespace and monitoring; every rule names its sources",
+    () => {
+      const public8443 = rules.filter((r) => r.ports.some((p) => p.port === 8443));
+      expect(public8443).toHaveLength(1);
+      expect(namespaces(public8443[0]!.from)).toEqual(["ingress-nginx", "monitoring"]);
+      expect(rules.every((r) => Array.isArray(r.from) && r.from.length > 0)).toBe(true);
+    },
+  );
+
+  test.skipIf(!HAS_KUBECTL)("the namespaces are settings: another controller and monitoring namespace render", () => {
+    const next = renderEdited(({ read, write }) =>
+      write(
+        "settings.yaml",
+        read("settings.yaml")
+          .replace(/ingressNamespace: \S+/, "ingressNamespace: traefik")
+          .replace(/monitoringNamespace: \S+/, "monitoringNamespace: observability"),
+      ),
+    );
+    const p = next.find((o) => o.kind === "NetworkPolicy");
+    expect(p.spec.ingress.map((r: any) => namespaces(r.from))).toEqual([
+      ["traefik", "observability"],
+      ["observability", undefined],
+    ]);
+    // settings.yaml itself is never applied (local-config).
+    expect(next.some((o) => o.metadata.name === "courier-tracking-settings")).toBe(false);
+  });
+
+  test.skipIf(!HAS_KUBECTL)(
+    "the egress component: DNS, PostgreSQL, HTTPS to public addresses, SMTP, OTLP; valid",
+    async () => {
+      const next = renderEdited(({ read, write }) =>
+        write("kustomization.yaml", `${read("kustomization.yaml")}components:\n  - egress\n`),
+      );
+      const egress = next.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "courier-tracking-egress");
+      const Model = await modelOf(egress);
+      new Model(egress).validate();
+      expect(egress.spec.policyTypes).toEqual(["Egress"]);
+      expect(egress.spec.podSelector).toEqual(policy.spec.podSelector);
+      const ports = egress.spec.egress.map((r: any) => r.ports.map((p: any) => `${p.protocol}/${p.port}`).join(" "));
+      expect(ports).toEqual(["UDP/53 TCP/53", "TCP/5432", "TCP/443", "TCP/587 TCP/465", "TCP/4318"]);
+      expect(egress.spec.egress[1].to[0].ipBlock.cidr).toBe("10.0.0.0/8");
+      expect(egress.spec.egress[4].to[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"]).toBe(
+        "observability",
+      );
+      // Couriers and receivers: public addresses only, as the service's own address check (docs/webhooks.md).
+      expect(egress.spec.egress[2].to[0].ipBlock.except).toContain("10.0.0.0/8");
+      expect(egress.spec.egress[2].to[0].ipBlock.except).toContain("169.254.0.0/16");
+    },
+  );
+
+  test("every pod mounts the database CA from its Secret, read-only, where PGSSLROOTCERT points", () => {
+    const configMap = byKind("ConfigMap")[0];
+    for (const w of workloads) {
+      const pod = w.spec.template.spec;
+      const volume = pod.volumes.find((v: any) => v.secret?.secretName === "courier-tracking-db-ca");
+      expect([w.metadata.name, volume?.secret.optional]).toEqual([w.metadata.name, true]);
+      const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === volume.name);
+      expect([mount.readOnly, configMap.data.PGSSLROOTCERT.startsWith(`${mount.mountPath}/`)]).toEqual([true, true]);
+    }
+  });
+
+  test.skipIf(!kustomized)(
+    "API and worker pods describe themselves to the collector (OTEL_RESOURCE_ATTRIBUTES from the Downward API)",
+    () => {
+      for (const d of byKind("Deployment")) {
+        const env = d.spec.template.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+        const attrs = env.find((e) => e.name === "OTEL_RESOURCE_ATTRIBUTES")!.value!;
+        expect(attrs).toContain(`k8s.deployment.name=${d.metadata.name}`);
+        for (const ref of attrs.matchAll(/\$\(([A-Z_]+)\)/g))
+          expect([
+            ref[1],
+            env.findIndex((e) => e.name === ref[1]) < env.findIndex((e) => e.name === "OTEL_RESOURCE_ATTRIBUTES"),
+          ]).toEqual([ref[1], true]);
+        expect(env.find((e) => e.name === "POD_NAME")!.valueFrom.fieldRef.fieldPath).toBe("metadata.name");
+        expect(d.spec.template.metadata.labels["app.kubernetes.io/version"]).toBe(pkg.version);
+      }
+    },
+  );
 });

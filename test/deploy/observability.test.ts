@@ -27,12 +27,20 @@ import { startPgRelay } from "../helpers/pg-relay.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 const RULE = Bun.YAML.parse(read("deploy/kubernetes/monitoring/prometheusrule.yaml")) as any;
-const ALERTS = RULE.spec.groups.flatMap((g: any) => g.rules) as {
+const RULES = RULE.spec.groups.flatMap((g: any) => g.rules) as { record?: string; alert?: string; expr: string }[];
+const ALERTS = RULES.filter((r) => r.alert) as {
   alert: string;
   expr: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }[];
+/** Series the recording rules write (the SLOs'), each with the labels it keeps. */
+const RECORDED = new Map(
+  RULES.filter((r) => r.record).map((r) => [
+    r.record!,
+    new Set((/sum by \(([\w, ]+)\)/.exec(r.expr)?.[1] ?? "").split(/, */)),
+  ]),
+);
 const DASHBOARD = JSON.parse(read("deploy/grafana/courier-tracking.json")) as any;
 const OPERATIONS = read("docs/operations.md");
 const HAS_PROMTOOL = spawnSync("promtool", ["--version"], { stdio: "ignore" }).status === 0;
@@ -105,6 +113,14 @@ function checkPromQL(expr: string): { problems: string[]; series: string[] } {
         const id = n.node.getChild("Identifier");
         const name = id ? q.slice(id.from, id.to) : "";
         series.push(name);
+        if (RECORDED.has(name)) {
+          const matchers = n.node.getChild("LabelMatchers");
+          for (const l of matchers?.getChildren("UnquotedLabelMatcher") ?? []) {
+            const label = q.slice(l.getChild("LabelName")!.from, l.getChild("LabelName")!.to);
+            if (!RECORDED.get(name)!.has(label)) problems.push(`${name} has no label ${label}`);
+          }
+          return;
+        }
         const family = familyOf(name);
         if (!family) problems.push(`no series ${name} in the scrape`);
         else used.add(family);
@@ -123,7 +139,11 @@ function checkPromQL(expr: string): { problems: string[]; series: string[] } {
     },
   });
   for (const label of grouping) {
-    const ok = TARGET_LABELS.has(label) || label === "le" || [...used].some((f) => families.get(f)!.labels.has(label));
+    const ok =
+      TARGET_LABELS.has(label) ||
+      label === "le" ||
+      [...used].some((f) => families.get(f)!.labels.has(label)) ||
+      series.some((n) => RECORDED.get(n)?.has(label));
     if (!ok) problems.push(`no series of the expression has the label ${label} it groups by`);
   }
   if (series.length === 0) problems.push("no series selected");
@@ -194,6 +214,36 @@ describe("PrometheusRule", () => {
     });
 });
 
+describe("recording rules (the SLOs, docs/operations/slo.md)", () => {
+  test("each SLI over the burn-rate windows, from series and labels of the scrape", () => {
+    const records = RULES.filter((r) => r.record);
+    expect(records.map((r) => r.record)).toEqual(
+      ["track_errors", "delivery_late"].flatMap((sli) =>
+        ["5m", "30m", "1h", "6h"].map((w) => `courier_tracking:slo_${sli}:ratio_rate${w}`),
+      ),
+    );
+    for (const r of records) expect([r.record, checkPromQL(r.expr).problems]).toEqual([r.record, []]);
+    for (const r of records) expect(r.expr).toContain(`[${r.record!.split("ratio_rate")[1]}]`);
+  });
+
+  test("the burn-rate alerts pair the workbook's windows: 1 h with 5 min at 14.4×, 6 h with 30 min at 6×", () => {
+    for (const [slo, budget] of [
+      ["Track", "0.001"],
+      ["Delivery", "0.01"],
+    ]) {
+      const fast = ALERTS.find((a) => a.alert === `CourierTracking${slo}ErrorBudgetBurnCritical`)!;
+      const slow = ALERTS.find((a) => a.alert === `CourierTracking${slo}ErrorBudgetBurn`)!;
+      expect(fast.expr).toMatch(
+        new RegExp(`ratio_rate1h > \\(14\\.4 \\* ${budget}\\)[\\s\\S]*ratio_rate5m > \\(14\\.4 \\* ${budget}\\)`),
+      );
+      expect(slow.expr).toMatch(
+        new RegExp(`ratio_rate6h > \\(6 \\* ${budget}\\)[\\s\\S]*ratio_rate30m > \\(6 \\* ${budget}\\)`),
+      );
+      expect([fast.labels.severity, slow.labels.severity]).toEqual(["critical", "warning"]);
+    }
+  });
+});
+
 describe("Grafana dashboard", () => {
   const targets = DASHBOARD.panels.flatMap((p: any) =>
     (p.targets ?? []).map((t: any) => ({ panel: p.title, expr: t.expr as string })),
@@ -204,7 +254,7 @@ describe("Grafana dashboard", () => {
 
   test("has requests, latency, couriers, re-checks, outbox, deliveries and process panels", () => {
     const rows = DASHBOARD.panels.filter((p: any) => p.type === "row").map((p: any) => p.title);
-    expect(rows).toEqual(["Requests", "Couriers", "Re-checks", "Outbox and deliveries", "Process"]);
+    expect(rows).toEqual(["SLOs", "Requests", "Couriers", "Re-checks", "Outbox and deliveries", "Process"]);
     expect(
       targets.some((t: any) => t.expr.includes("histogram_quantile") && t.expr.includes("http_request_duration")),
     ).toBe(true);
@@ -428,6 +478,11 @@ const CASES: {
     fires: [{ backend: "delhivery" }],
   },
   ...courierHealthCases(),
+  // The SLOs: 1 000 lookups a minute; 2 % of them 500s burns the 0.1 % budget 20× (both alerts), 1 % 10× (the
+  // 6 h one only), 0.05 % not at all. Lookups' own time is under 1 s unless a case says otherwise.
+  ...trackCases(),
+  // 100 live deliveries a minute; 20 % first attempted after 60 s burns the 1 % budget 20×, 8 % 8×, 0.5 % never.
+  ...deliveryCases(),
 ];
 
 type AlertCase = (typeof CASES)[number];
@@ -500,6 +555,48 @@ function courierHealthCases(): AlertCase[] {
   ];
 }
 
+function trackCases() {
+  const at = "75m";
+  const series = (errorsPerMin: number, slowPerMin = 0) => ({
+    'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="200"}': `0+${1000 - errorsPerMin}x100`,
+    'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="500"}': `0+${errorsPerMin}x100`,
+    // Courier failures passed on are not ours: 10 % of 502s burn nothing.
+    'courier_tracking_http_request_duration_seconds_count{namespace="prod",pod="api-1",route="/v1/track",method="GET",status="502"}':
+      "0+100x100",
+    'courier_tracking_track_own_duration_seconds_bucket{namespace="prod",pod="api-1",result="ok",le="1"}': `0+${1000 - slowPerMin}x100`,
+    'courier_tracking_track_own_duration_seconds_count{namespace="prod",pod="api-1",result="ok"}': "0+1000x100",
+  });
+  return [
+    { alert: "CourierTrackingTrackErrorBudgetBurnCritical", series: series(20), at, fires: [{ namespace: "prod" }] },
+    { alert: "CourierTrackingTrackErrorBudgetBurn", series: series(20), at, fires: [{ namespace: "prod" }] },
+    { alert: "CourierTrackingTrackErrorBudgetBurnCritical", series: series(10), at, fires: [] },
+    { alert: "CourierTrackingTrackErrorBudgetBurn", series: series(10), at, fires: [{ namespace: "prod" }] },
+    // Slow lookups count as failures: 2 % over 1 s of our own time.
+    { alert: "CourierTrackingTrackErrorBudgetBurnCritical", series: series(0, 20), at, fires: [{ namespace: "prod" }] },
+    { alert: "CourierTrackingTrackErrorBudgetBurn", series: series(0.5, 0), at, fires: [] },
+  ];
+}
+
+function deliveryCases() {
+  const at = "75m";
+  const series = (latePerMin: number) => ({
+    'courier_tracking_webhook_first_attempt_delay_seconds_bucket{namespace="prod",pod="worker-1",mode="live",le="60"}': `0+${100 - latePerMin}x100`,
+    'courier_tracking_webhook_first_attempt_delay_seconds_count{namespace="prod",pod="worker-1",mode="live"}':
+      "0+100x100",
+    // Test fires are not in the SLO, however late.
+    'courier_tracking_webhook_first_attempt_delay_seconds_bucket{namespace="prod",pod="worker-1",mode="test",le="60"}':
+      "0x100",
+    'courier_tracking_webhook_first_attempt_delay_seconds_count{namespace="prod",pod="worker-1",mode="test"}':
+      "0+50x100",
+  });
+  return [
+    { alert: "CourierTrackingDeliveryErrorBudgetBurnCritical", series: series(20), at, fires: [{ namespace: "prod" }] },
+    { alert: "CourierTrackingDeliveryErrorBudgetBurn", series: series(8), at, fires: [{ namespace: "prod" }] },
+    { alert: "CourierTrackingDeliveryErrorBudgetBurnCritical", series: series(8), at, fires: [] },
+    { alert: "CourierTrackingDeliveryErrorBudgetBurn", series: series(0.5), at, fires: [] },
+  ];
+}
+
 describe("alerts fire on series like the scrape's (promtool test rules)", () => {
   test("every alert has a case that fires and the input series exist in the scrape", () => {
     for (const a of ALERTS)
@@ -514,19 +611,26 @@ describe("alerts fire on series like the scrape's (promtool test rules)", () => 
       const check = spawnSync("promtool", ["check", "rules", join(dir, "rules.yaml")], { encoding: "utf8" });
       expect([check.status, check.stdout + check.stderr]).toEqual([
         0,
-        expect.stringContaining(`SUCCESS: ${ALERTS.length} rules found`),
+        expect.stringContaining(`SUCCESS: ${RULES.length} rules found`),
       ]);
       // Annotations are templates checked above; the unit test compares labels only.
       const bare = {
         groups: RULE.spec.groups.map((g: any) => ({ ...g, rules: g.rules.map(({ annotations: _, ...r }: any) => r) })),
       };
       const severity = Object.fromEntries(ALERTS.map((a) => [a.alert, a.labels.severity]));
-      // One test file per interval with the rules its cases test: promtool evaluates each of them at every step.
+      // One test file per interval with the rules its cases test (and the recording rules the SLO alerts read):
+      // promtool evaluates each of them at every step.
       for (const interval of new Set(CASES.map((c) => c.interval ?? "1m"))) {
         const cases = CASES.filter((c) => (c.interval ?? "1m") === interval);
         const tested = new Set(cases.map((c) => c.alert));
+        const readsRecords = bare.groups.some((g: any) =>
+          g.rules.some((r: any) => tested.has(r.alert) && String(r.expr).includes("courier_tracking:")),
+        );
         const rules = {
-          groups: bare.groups.map((g: any) => ({ ...g, rules: g.rules.filter((r: any) => tested.has(r.alert)) })),
+          groups: bare.groups.map((g: any) => ({
+            ...g,
+            rules: g.rules.filter((r: any) => (r.record && readsRecords) || tested.has(r.alert)),
+          })),
         };
         writeFileSync(join(dir, `bare-${interval}.yaml`), JSON.stringify(rules));
         const tests = cases.map((c) => ({

@@ -37,6 +37,7 @@ describe("configuration schema", () => {
         "logLevel",
         "metricsToken",
         "otelExporterOtlpEndpoint",
+        "otelResourceAttributes",
         "otelServiceName",
         "passwordHashMemoryKib",
         "port",

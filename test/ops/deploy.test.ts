@@ -129,7 +129,13 @@ describe("deploy/kubernetes", () => {
     for (const [file, d] of workloads) {
       for (const c of d.spec.template.spec.containers) {
         const env: Record<string, string> = { ...configMap };
+        const values = (c.env ?? []).map((e: any) => String(e.value ?? "")).join(" ");
         for (const e of c.env ?? []) {
+          // A Downward API value the service never reads itself, only through $(NAME) in another variable.
+          if (e.valueFrom?.fieldRef) {
+            expect([file, e.name, values.includes(`$(${e.name})`)]).toEqual([file, e.name, true]);
+            continue;
+          }
           expect([file, e.name, known(e.name)]).toEqual([file, e.name, true]);
           if (e.valueFrom?.secretKeyRef) {
             expect(Object.keys(secret)).toContain(e.valueFrom.secretKeyRef.key);

@@ -13,6 +13,7 @@ import { startAdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle } from "../../src/modules/health/state.ts";
 import { isProbeRequest } from "../../src/modules/health/state.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import pkg from "../../package.json" with { type: "json" };
 
 const TOKEN = "metrics-token-for-tests-0123";
 let ctx: TestContext;
@@ -41,7 +42,9 @@ describe("probes behind a TLS-terminating proxy", () => {
     for (const path of ["/healthz", "/readyz", "/healthz?x=1"]) {
       const res = await get(path);
       expect([path, res.status]).toEqual([path, 200]);
-      expect(await res.json()).toEqual({ status: "ok" });
+      expect(await res.json()).toEqual(
+        path.startsWith("/healthz") ? { status: "ok", version: pkg.version } : { status: "ok" },
+      );
     }
     const other = await get("/v1/couriers");
     expect(other.status).toBe(400);
@@ -115,6 +118,7 @@ describe("/metrics on the public port", () => {
     );
     const ok = await get("/metrics", { "x-forwarded-proto": "https", authorization: `Bearer ${TOKEN}` });
     expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain(`courier_tracking_build_info{version="${pkg.version}"} 1\n`);
 
     const closed = buildApp({ ...ctx.deps, config: loadConfig({ COURIER_MODE: "sandbox" }) });
     const res = await closed.handle(
@@ -233,12 +237,15 @@ describe("couriers say whether they are available and whether they answer from t
       const res = await live.handle(new Request("http://localhost/v1/couriers", { headers: { "x-api-key": acc.key } }));
       const body = (await res.json()) as any;
       const bySlug = Object.fromEntries(body.data.couriers.map((c: any) => [c.slug, c]));
+      // No calls yet: every courier's health is unknown (docs/courier-health.md).
+      const health = { state: "unknown", since: null, success_share_15m: null, p95_ms_15m: null };
       expect(bySlug.dhl).toEqual({
         slug: "dhl",
         name: "DHL",
         available: true,
         sandbox: false,
         rate_budget: { per_second: 0.2, per_day: 250, covers_followed: null },
+        health,
       });
       expect(bySlug.delhivery).toEqual({
         slug: "delhivery",
@@ -246,11 +253,19 @@ describe("couriers say whether they are available and whether they answer from t
         available: false,
         sandbox: false,
         rate_budget: null,
+        health,
       });
       const one = (await (
         await live.handle(new Request("http://localhost/v1/couriers/ups", { headers: { "x-api-key": acc.key } }))
       ).json()) as any;
-      expect(one.data).toEqual({ slug: "ups", name: "UPS", available: false, sandbox: false, rate_budget: null });
+      expect(one.data).toEqual({
+        slug: "ups",
+        name: "UPS",
+        available: false,
+        sandbox: false,
+        rate_budget: null,
+        health,
+      });
     } finally {
       await backends.close();
     }
@@ -265,6 +280,7 @@ describe("the internal port", () => {
     try {
       const ok = await fetch(`http://127.0.0.1:${admin.port}/healthz`);
       expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ status: "ok", version: pkg.version });
       for (const host of ["a b", "[", "x:99999"]) {
         const res = await rawRequest(admin.port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
         // Bun itself refuses some of these before our code runs (bare 400); what reaches us is enveloped.

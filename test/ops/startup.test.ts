@@ -8,6 +8,7 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { freePort, servicesOnTestDatabase } from "./process.ts";
+import pkg from "../../package.json" with { type: "json" };
 
 const services = servicesOnTestDatabase();
 const spawn = services.spawn;
@@ -70,7 +71,7 @@ test("a worker answers on its internal port; a replica with another SECRETS_KEY 
   expect(worker.lines().find((l) => l.msg === "couriers")).toMatchObject({ mode: "live", sandbox: [] }); // DATABASE_URL: live unless said otherwise
   expect(worker.stdout()).not.toContain("development account");
   const base = `http://127.0.0.1:${adminPort}`;
-  expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: "ok" });
+  expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: "ok", version: pkg.version });
   expect((await fetch(`${base}/readyz`)).status).toBe(200);
   const metrics = await fetch(`${base}/metrics`);
   expect(metrics.status).toBe(200);

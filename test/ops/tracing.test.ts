@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { currentTraceParent, inSpan, traceRequests, tracingOn } from "../../src/lib/tracing.ts";
+import pkg from "../../package.json" with { type: "json" };
 import { startService, type RunningService } from "../client/service.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";
 
@@ -116,6 +117,7 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       await webhookEnv({
         OTEL_EXPORTER_OTLP_ENDPOINT: p.collector.url,
         OTEL_SERVICE_NAME: "ct-traced",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=ci,k8s.pod.name=api-7d9f%2C1",
         SANDBOX_STEP_SECONDS: "1",
       }),
     );
@@ -160,6 +162,20 @@ describe("traces on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(p.collector.requests.every((r) => r.path === "/v1/traces")).toBe(true);
     const all = p.collector.spans();
     expect(all.every((s) => s.service === "ct-traced")).toBe(true);
+    // The resource: the service's version, one instance id for the process, the operator's attributes decoded.
+    const resources = p.collector.requests.flatMap((r) =>
+      (r.body?.resourceSpans ?? []).map((rs: any) =>
+        Object.fromEntries(rs.resource.attributes.map((a: any) => [a.key, a.value.stringValue])),
+      ),
+    );
+    expect(new Set(resources.map((r) => r["service.instance.id"])).size).toBe(1);
+    expect(resources[0]).toMatchObject({
+      "service.name": "ct-traced",
+      "service.version": pkg.version,
+      "deployment.environment": "ci",
+      "k8s.pod.name": "api-7d9f,1",
+    });
+    expect(resources[0]!["service.instance.id"]).toMatch(/^[0-9a-f-]{36}$/);
     const trace = all.filter((s) => s.traceId === traceId);
     const one = (name: string) => {
       const found = trace.filter((s) => s.name === name);

@@ -4,12 +4,13 @@
  * comparison that keeps migrations expand/contract (docs/releases.md, "Upgrades").
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import postgres from "postgres";
 import { connect } from "../../src/db/client.ts";
-import { DUMP_FILE, FIXTURES_DIR, MANIFEST_FILE, type FixtureManifest } from "../../scripts/release/fixture.ts";
+import { DUMP_FILE, FIXTURES_DIR, MANIFEST_FILE, ROOT, type FixtureManifest } from "../../scripts/release/fixture.ts";
 import { ADMIN_URL, type TestDatabase } from "../helpers/db.ts";
 
 const semver = (v: string) => v.split(/[.-]/).map((p) => Number(p));
@@ -95,6 +96,21 @@ export async function restoreFixture(fixture: Fixture): Promise<TestDatabase> {
       await drop();
     },
   };
+}
+
+/**
+ * The code of `commit` (a previous release's) extracted from git into a temporary folder, with this checkout's
+ * node_modules linked in; undefined when the clone does not have that commit (a shallow clone).
+ */
+export function previousCode(commit: string | undefined): string | undefined {
+  if (!commit || spawnSync("git", ["cat-file", "-e", `${commit}^{commit}`], { cwd: ROOT }).status !== 0)
+    return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "ct-previous-"));
+  const archive = spawnSync("git", ["archive", "--format=tar", "-o", join(dir, "code.tar"), commit], { cwd: ROOT });
+  if (archive.status !== 0 || spawnSync("tar", ["-xf", "code.tar"], { cwd: dir }).status !== 0)
+    throw new Error(`could not extract ${commit}: ${archive.stderr}`);
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return dir;
 }
 
 /** A column as a client of the schema sees it. */

@@ -3,6 +3,7 @@ import type { CoreDeps } from "../../core-deps.ts";
 import { errorBody } from "../../errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { jsonResponse } from "../../lib/json.ts";
+import { SERVICE_VERSION } from "../../lib/version.ts";
 import { renderMetrics } from "../metrics/scrape.ts";
 import { createReadiness, READINESS_MESSAGE } from "./service.ts";
 import type { Lifecycle } from "./state.ts";
@@ -37,7 +38,7 @@ export function startAdminServer(
       }
       if (req.method !== "GET" && req.method !== "HEAD")
         return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
-      if (path === "/healthz") return json(200, { status: "ok" });
+      if (path === "/healthz") return json(200, { status: "ok", version: SERVICE_VERSION });
       if (path === "/readyz") {
         const r = await readiness();
         return r.ready

@@ -1,9 +1,18 @@
 /** The process's metrics in ONE prom-client registry; labels bounded (never an account, key or AWB). */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { SERVICE_VERSION } from "../../lib/version.ts";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
 export const serviceRegistry = new Registry();
 collectDefaultMetrics({ register: serviceRegistry });
+
+// The `build_info` convention (Prometheus' own, kube-state-metrics): a constant 1 whose label is the version.
+new Gauge({
+  name: "courier_tracking_build_info",
+  help: "Always 1; `version` is the service's version (package.json, docs/releases.md).",
+  labelNames: ["version"],
+  registers: [serviceRegistry],
+}).set({ version: SERVICE_VERSION }, 1);
 
 const http = new Histogram({
   name: "courier_tracking_http_request_duration_seconds",
@@ -57,6 +66,37 @@ const deliveryLatency = new Histogram({
   buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 1800, 7200, 86400],
   registers: [serviceRegistry],
 });
+
+// The two SLOs' own measures (docs/operations/slo.md): what the HTTP and delivery series cannot separate.
+const trackOwnTime = new Histogram({
+  name: "courier_tracking_track_own_duration_seconds",
+  help: "GET /v1/track handlers: their time minus the courier call's, by result (ok, client_error, courier_error, server_error).",
+  labelNames: ["result"],
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [serviceRegistry],
+});
+
+/** Outcome classes of a `/v1/track` lookup for {@link observeTrackOwnTime}: whose fault a failure was. */
+export type TrackResult = "ok" | "client_error" | "courier_error" | "server_error";
+
+/** Records one `/v1/track` handler's own time (seconds: its wall time minus the courier call's). */
+export function observeTrackOwnTime(result: TrackResult, seconds: number): void {
+  trackOwnTime.observe({ result }, Math.max(0, seconds));
+}
+
+const firstAttemptDelay = new Histogram({
+  name: "courier_tracking_webhook_first_attempt_delay_seconds",
+  help: "From the event's commit (enqueued_at) to the start of its delivery's first attempt, by mode.",
+  labelNames: ["mode"],
+  buckets: [1, 5, 15, 30, 60, 120, 300, 900, 3600],
+  registers: [serviceRegistry],
+});
+
+/** Records the start of a delivery's first attempt; `enqueuedAt` as the claim read it, `nowMs` epoch ms. */
+export function observeFirstAttempt(mode: string, enqueuedAt: string | Date, nowMs: number): void {
+  const committed = new Date(enqueuedAt).getTime();
+  if (Number.isFinite(committed)) firstAttemptDelay.observe({ mode }, Math.max(0, nowMs - committed) / 1000);
+}
 
 const deactivated = new Counter({
   name: "courier_tracking_webhooks_deactivated_total",

@@ -10,6 +10,7 @@ import { CourierBusyError } from "../couriers/lane.ts";
 import type { LookupResult } from "../couriers/registry.ts";
 import { requireCourier } from "../couriers/service.ts";
 import { followingMetrics } from "../metrics/following.ts";
+import { observeTrackOwnTime, type TrackResult } from "../metrics/registry.ts";
 import { offTheClock, withoutDeadline } from "../../lib/deadline.ts";
 import { recentTerminal, rememberFetch } from "./recent.ts";
 import { findShipment, recordFetch, rowToRecord } from "../following/store.ts";
@@ -77,6 +78,7 @@ async function fetchAndStore(
   startedMs: number,
   followAccountId?: string,
   reuse = true,
+  timing: { courierMs: number } = { courierMs: 0 },
 ): Promise<TrackingData> {
   const recent = reuse
     ? recentTerminal(
@@ -90,10 +92,12 @@ async function fetchAndStore(
   if (recent)
     return trackingData(courier, recent, { fetchMs: 0, executionMs: performance.now() - startedMs, noRecord: false });
   let lookup: LookupResult;
+  const calling = performance.now();
   try {
     // The courier call has its own budget (lane and COURIER_TIMEOUT_MS): it does not spend the database deadline.
     lookup = await offTheClock(() => deps.backends.lookup(courier, awb));
   } catch (err) {
+    timing.courierMs = performance.now() - calling;
     if (!(err instanceof CourierError)) throw err;
     deps.log.info("courier lookup failed", { courier: courier.slug, kind: err.kind, status: err.httpStatus });
     followingMetrics.courierErrors.inc({ courier: courier.slug, kind: err.kind, retryable: String(err.retryable) });
@@ -109,6 +113,7 @@ async function fetchAndStore(
     }
     throw toAppError(courier, err);
   }
+  timing.courierMs = performance.now() - calling;
   const nowMs = deps.clock.now();
   const history = await deps.services.transitStats.get();
   const { shipment, event, followed } = await recordFetch(deps.db, courier, awb, lookup.snapshot, {
@@ -134,12 +139,42 @@ async function fetchAndStore(
   );
 }
 
+/** Couriers' failures passed on (spec: Errors): the lookup SLO does not count them against us. */
+const COURIER_CODES: ReadonlySet<string> = new Set(["SERVICE_ERROR", "TIMEOUT", "COURIER_BUSY"]);
+
+function trackResult(err: unknown): TrackResult {
+  if (!(err instanceof AppError)) return "server_error";
+  if (COURIER_CODES.has(err.code)) return "courier_error";
+  return err.status >= 500 ? "server_error" : "client_error";
+}
+
 /**
  * `GET /v1/track` for an account: a quota unit reserved first, given back unless the answer is 200. Its database
- * waits share the request's deadline (src/lib/deadline.ts); the courier call is bounded by its own budget.
+ * waits share the request's deadline (src/lib/deadline.ts); the courier call is bounded by its own budget. Records
+ * its own time (the courier call's excluded) for the lookup SLO (docs/operations/slo.md).
  */
 export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slug: string, rawNumber: string) {
   const started = performance.now();
+  const timing = { courierMs: 0 };
+  let result: TrackResult = "ok";
+  try {
+    return await trackOnce(deps, auth, slug, rawNumber, started, timing);
+  } catch (err) {
+    result = trackResult(err);
+    throw err;
+  } finally {
+    observeTrackOwnTime(result, (performance.now() - started - timing.courierMs) / 1000);
+  }
+}
+
+async function trackOnce(
+  deps: TrackingDeps,
+  auth: AuthContext,
+  slug: string,
+  rawNumber: string,
+  started: number,
+  timing: { courierMs: number },
+) {
   const { courier, awb } = resolveRequest(deps, slug, rawNumber);
   if (auth.account.status === "needs_attention")
     throw new AppError("ACCOUNT_NEEDS_ATTENTION", "This account needs attention; contact support to restore tracking.");
@@ -152,7 +187,7 @@ export async function trackForAccount(deps: TrackingDeps, auth: AuthContext, slu
       `Monthly quota of ${plan.monthly_quota} tracking requests used up on the ${plan.name} plan. Upgrade at ${deps.config.publicBaseUrl}/dashboard/billing`,
     );
   try {
-    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id);
+    const data = await fetchAndStore(deps, courier, awb, started, auth.account.id, true, timing);
     // The units counted when the answer is produced, by any path of this process (accounts/quota-lease.ts).
     const used = leases.usedNow(auth.account.id, reservation.period) ?? reservation.used;
     const warning = courierWarning(deps, courier);

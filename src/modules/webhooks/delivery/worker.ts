@@ -20,7 +20,7 @@ import { openHeaders } from "../headers.ts";
 import { eventIdentity } from "../replay.ts";
 import { planOf } from "../../../domain/plans.ts";
 import { isCourierEvent } from "../../../domain/events.ts";
-import { observeDelivery } from "../../metrics/registry.ts";
+import { observeDelivery, observeFirstAttempt } from "../../metrics/registry.ts";
 import { settleWithin } from "../../../lib/settle.ts";
 import { listenForWork } from "../../../db/queue.ts";
 
@@ -88,6 +88,7 @@ export async function outcomeOf(
   if (skip)
     return { state: "skipped", attempts: row.attempts, nextAttemptAt: null, statusCode: null, error: skip, hops: [] };
   const attempt = row.attempts + 1;
+  if (attempt === 1) observeFirstAttempt(row.mode, row.enqueued_at, deps.clock.now());
   const shipment = row.shipment;
   const sent = await sendAttempt(sender, {
     webhookId: row.webhook_id,
