@@ -1,9 +1,11 @@
 /**
  * The aged database of `bench:steady`: followed shipments with histories of 1–40 checkpoints (uniform), their
  * events and outbox rows over the last six weeks, and pending deliveries spread the way retries spread them.
- * The one file that knows the storage layout of the history: a schema change edits the COPY targets here.
+ * The one file that knows the storage layout of the history: a schema change edits the COPY targets here. The
+ * history is laid out as the service lays out a new one (modules/following/history.ts), chunk ids `4i + 1…`.
  */
 import type { StoredCheckpoint } from "../src/domain/checkpoint.ts";
+import { planHistory } from "../src/modules/following/history.ts";
 
 const DAY = 86_400_000;
 const COURIERS = ["delhivery", "bluedart", "dtdc", "ecomexpress", "xpressbees"] as const;
@@ -105,7 +107,7 @@ export function shipmentGenerator(o: { nowMs: number; accountIds: string[]; webh
 type Gen = ReturnType<typeof shipmentGenerator>;
 
 /** The checkpoints of shipment `i`, oldest first: a walk through the hubs, ending delivered when terminal. */
-function history(g: Gen, i: number): StoredCheckpoint[] {
+export function history(g: Gen, i: number): StoredCheckpoint[] {
   const s = g.shape(i);
   const r = Math.imul(i, 40503) >>> 0;
   const step = (g.o.nowMs - 3_600_000 - s.createdMs) / Math.max(1, s.len);
@@ -130,6 +132,10 @@ function history(g: Gen, i: number): StoredCheckpoint[] {
   });
 }
 
+/** Tail and sealed chunks of a history given oldest first, stored newest first as the service stores it. */
+const layoutOf = (oldestFirst: StoredCheckpoint[]) =>
+  planHistory({ checkpoints: [], current: false, tailLength: 0, chunks: [] }, [...oldestFirst].reverse());
+
 const esc = (s: string) => s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n");
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -149,12 +155,13 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
   };
   return [
     [
-      "shipments (id, courier, tracking_number, state, most_recent_status, checkpoints, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at)",
+      "shipments (id, courier, tracking_number, state, most_recent_status, history_tail, history_chunks, history_at, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           const cps = history(g, i);
           const lastCp = cps.at(-1)!;
+          const layout = layoutOf(cps);
           yield [
             g.idOf(i),
             s.courier,
@@ -165,7 +172,9 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
               : lastCp.state === "pending"
                 ? "Order information received"
                 : "In transit",
-            esc(JSON.stringify(cps)),
+            esc(JSON.stringify(layout.tail)),
+            layout.seal.length ? `{${layout.seal.map((_, k) => 4 * i + 1 + k).join(",")}}` : "\\N",
+            iso(Date.parse(lastCp.at)),
             cps.length,
             CITIES[i % CITIES.length],
             CITIES[(i * 7 + 3) % CITIES.length],
@@ -177,6 +186,14 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
             s.terminal ? lastCp.at : "\\N",
           ].join("\t");
         }
+      })(),
+    ],
+    [
+      "shipment_checkpoint_chunks (id, shipment_id, checkpoints)",
+      (function* () {
+        for (let i = from; i < to; i++)
+          for (const [k, chunk] of layoutOf(history(g, i)).seal.entries())
+            yield `${4 * i + 1 + k}\t${g.idOf(i)}\t${esc(JSON.stringify(chunk))}`;
       })(),
     ],
     [

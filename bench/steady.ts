@@ -107,6 +107,20 @@ async function walBetween(sql: Sql, from: string, to: string) {
   return { bytes: Number(d!.b), fpiShare: Number(rows[0]!.fpi) / Math.max(1, Number(rows[0]!.total)) };
 }
 
+/** WAL block bytes (full-page images + block data) by relation between two positions, partitions summed by parent. */
+async function walByRelation(sql: Sql, from: string, to: string, per: number): Promise<string> {
+  const rows = await sql<{ rel: string; bytes: number }[]>`
+    select regexp_replace(coalesce(c.relname, 'other'), '_p\d{8}', '') as rel,
+      sum(b.block_fpi_length + b.block_data_length)::float8 as bytes
+    from pg_get_wal_block_info(${from}::pg_lsn, ${to}::pg_lsn, false) b
+    left join pg_class c on c.relfilenode = b.relfilenode and c.relfilenode <> 0
+    group by 1 order by 2 desc`;
+  return rows
+    .filter((r) => Number(r.bytes) / per >= 100)
+    .map((r) => `${r.rel} ${fmt(Number(r.bytes) / per)}`)
+    .join(", ");
+}
+
 /** Buffers (hit + read) every statement of this database used since the last reset. */
 async function buffersSinceReset(sql: Sql): Promise<number> {
   const [r] = await sql`
@@ -220,12 +234,13 @@ async function recheckWindow(url: string, sql: Sql, ids: string[], change: boole
   await pool.sql.end({ timeout: 5 }); // its backends exit, which flushes their table statistics
   const w1 = await walLsn(sql);
   const wal = await walBetween(sql, w0, w1);
+  const byRelation = await walByRelation(sql, w0, w1, ids.length);
   await Bun.sleep(200);
   const hot = hotShares(t0, await tableStats(sql));
   const done = stats.changed + stats.unchanged;
   if (done !== ids.length || (change ? stats.changed : stats.unchanged) !== ids.length)
     throw new Error(`re-check window: ${JSON.stringify(stats)} for ${ids.length}`);
-  return { perRecheck: wal.bytes / done, fpiShare: wal.fpiShare, hot };
+  return { perRecheck: wal.bytes / done, fpiShare: wal.fpiShare, hot, byRelation };
 }
 
 async function main() {
@@ -320,6 +335,7 @@ async function run(url: string) {
   await load(0, young);
   await sql`analyze`;
   await load(young, N);
+  await sql`select setval(pg_get_serial_sequence('shipment_checkpoint_chunks', 'id'), ${4 * N + 4})`;
   log(`generated ${fmt(N)} followed shipments in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
   // ---- delivery claim: 100 rows over 10 partitions, stale then fresh statistics ---------------------
@@ -388,7 +404,7 @@ async function run(url: string) {
     select c.relname as name, pg_total_relation_size(c.oid)::float8 as bytes
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition
-      and c.relname in ('shipments', 'follows', 'recheck_queue', 'checkpoints', 'shipment_checkpoints')`;
+      and c.relname in ('shipments', 'follows', 'recheck_queue', 'shipment_checkpoint_chunks')`;
   const perShipment: Record<string, number> = {};
   for (const s of sizes) perShipment[s.name] = Number(s.bytes) / N;
   const bytesPerShipment = Object.values(perShipment).reduce((a, b) => a + b, 0);
@@ -450,6 +466,7 @@ async function run(url: string) {
     log(
       `  re-check, change, 1–40 checkpoints:      ${fmt(w.changedAny.perRecheck)} B (${fmt(w.changedAny.fpiShare * 100)} % FPI)`,
     );
+    log(`    by relation, change, 30 checkpoints (B per re-check): ${w.changed30.byRelation}`);
     log(
       `  delivery (claim + attempt + outcome):   ${fmt(w.delivery.perDelivery)} B (${fmt(w.delivery.fpiShare * 100)} % FPI)`,
     );

@@ -348,7 +348,7 @@ export async function writeFixture(opts: { version: string; outDir: string; admi
       if (pending.length === 0) throw new Error("no pending delivery: the fixture must carry some");
       const shipments = await sql<FixtureManifest["shipments"]>`
         select a.email as account_email, s.courier, s.tracking_number,
-               jsonb_array_length(s.checkpoints)::int as checkpoints
+               s.checkpoint_count as checkpoints
         from follows f join shipments s on s.id = f.shipment_id join accounts a on a.id = f.account_id
         order by 1, 2, 3`;
       const manifest: FixtureManifest = {

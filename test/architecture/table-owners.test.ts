@@ -20,6 +20,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   password_links: "src/modules/accounts",
   sessions: "src/modules/dashboard",
   shipments: "src/modules/following",
+  shipment_checkpoint_chunks: "src/modules/following",
   follows: "src/modules/following",
   events: "src/modules/following",
   recheck_queue: "src/modules/following",

@@ -4,6 +4,7 @@
  */
 import { getTableColumns, sql } from "drizzle-orm";
 import {
+  bigint,
   boolean,
   date,
   index,
@@ -29,8 +30,18 @@ export const shipments = pgTable(
     subStatus: text("sub_status"),
     /** Service's own short label for `MostRecentStatus` (src/domain/states.ts). */
     mostRecentStatus: text("most_recent_status").notNull().default("Order information received"),
+    /**
+     * The history as release 1.0.0 stores it, newest first. Written only while an older release may run
+     * (layout level 2, docs/releases.md); read through `shipment_history` (docs/performance.md, "History appended").
+     */
     checkpoints: jsonb("checkpoints").$type<StoredCheckpoint[]>().notNull().default(sql`'[]'::jsonb`),
     checkpointCount: integer("checkpoint_count").notNull().default(0),
+    /** The newest 1–40 checkpoints (compact encoding, following/history.ts), in the row that a change rewrites anyway. */
+    historyTail: jsonb("history_tail").$type<unknown[]>(),
+    /** Ids of the sealed `shipment_checkpoint_chunks` holding the older checkpoints, oldest chunk first; null: none. */
+    historyChunks: bigint("history_chunks", { mode: "number" }).array(),
+    /** `updated_at` of the write that stored the tail and chunks: otherwise `checkpoints` is the history (an older release wrote it). */
+    historyAt: timestamp("history_at", { withTimezone: true }),
     originCity: text("origin_city"),
     destinationCity: text("destination_city"),
     deliveredAt: text("delivered_at"),
@@ -111,6 +122,16 @@ export const recheckQueue = pgTable(
 );
 
 /**
+ * Sealed chunks of a shipment's history: 40 checkpoints each (compact encoding, newest first), written once and
+ * never updated; found through `shipments.history_chunks` (docs/performance.md, "History appended").
+ */
+export const shipmentCheckpointChunks = pgTable("shipment_checkpoint_chunks", {
+  id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+  shipmentId: text("shipment_id").notNull(),
+  checkpoints: jsonb("checkpoints").$type<unknown[]>().notNull(),
+});
+
+/**
  * The columns of `shipments` this version reads: all but the four deprecated schedule columns, so that no
  * lookup pays for columns nothing uses. Select and return shipment rows with these.
  */
@@ -119,9 +140,17 @@ const {
   leaseUntil: _leaseUntil,
   leaseOwner: _leaseOwner,
   recheckFailures: _recheckFailures,
+  historyTail: _historyTail,
   ...current
 } = getTableColumns(shipments);
-export const shipmentColumns = current;
+export const shipmentColumns = {
+  ...current,
+  // The whole history, whichever layout holds it (migration 0027); the unaliased table is the row.
+  checkpoints: sql<StoredCheckpoint[]>`shipment_history(${shipments})`.mapWith(current.checkpoints).as("checkpoints"),
+  historyTailLength: sql<number>`coalesce(jsonb_array_length(${shipments.historyTail}), 0)`
+    .mapWith(Number)
+    .as("history_tail_length"),
+};
 
 export const follows = pgTable(
   "follows",

@@ -45,7 +45,7 @@ export async function listEvents(
     select e.id, e.type, to_json(e.enqueued_at)#>>'{}' as enqueued_at,
       jsonb_build_object('tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
         'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city, 'destination_city', s.destination_city,
-        'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
+        'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', shipment_history(s),
         'reference', fa.reference, 'metadata', fa.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
         'eta_change', case when e.eta_new is not null then jsonb_build_object('previous', e.eta_previous, 'current', e.eta_new) end,
         'public_link', case when fa.public_link_nonce is not null and coalesce(pb.public_links_enabled, true)

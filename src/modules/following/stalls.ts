@@ -39,7 +39,7 @@ export async function markStalled(
   for (;;) {
     const rows = (await sql`
       select q.shipment_id as id, s.courier, s.origin_city, s.destination_city,
-        coalesce(s.checkpoints->0->>'at', to_json(s.created_at)#>>'{}') as newest_at
+        coalesce(shipment_newest_checkpoint(s)->>'at', to_json(s.created_at)#>>'{}') as newest_at
       from recheck_queue q join shipments s on s.id = q.shipment_id
       where q.shipment_id > ${after} and s.stalled_at is null and not s.terminal
       order by q.shipment_id limit ${batchSize}`) as unknown as Candidate[];
@@ -61,7 +61,7 @@ async function mark(deps: { db: Db; onEvents: EventSink }, due: Candidate[], now
       update shipments s set stalled_at = ${now.toISOString()}
       from jsonb_to_recordset(${JSON.stringify(due.map((d) => ({ id: d.id, newest: d.newest_at })))}::jsonb) as v(id text, newest text)
       where s.id = v.id and s.stalled_at is null and not s.terminal
-        and coalesce(s.checkpoints->0->>'at', to_json(s.created_at)#>>'{}') = v.newest
+        and coalesce(shipment_newest_checkpoint(s)->>'at', to_json(s.created_at)#>>'{}') = v.newest
       returning s.id, s.state`)) as unknown as { id: string; state: ShipmentState }[];
     if (marked.length === 0) return 0;
     const out: StoredEvent[] = marked.map((m) => ({

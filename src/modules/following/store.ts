@@ -19,12 +19,13 @@ import { checkpointReasonOf, latestReason } from "../couriers/reasons.ts";
 import { countUnmappedReason } from "../metrics/registry.ts";
 import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { etaMove, writeEvents } from "./history-events.ts";
+import { historyLegacy, writeHistory } from "./history.ts";
 
-/** A shipment row without the deprecated schedule columns ({@link shipmentColumns}). */
+/** A shipment row as {@link shipmentColumns} reads it: the whole history in `checkpoints`, the tail's length. */
 export type ShipmentRow = Omit<
   typeof shipments.$inferSelect,
-  "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures"
->;
+  "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures" | "historyTail"
+> & { historyTailLength: number };
 /** A stored row as the fast path reads it, with whether the account follows it and whether it is scheduled. */
 export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 
@@ -178,17 +179,25 @@ export async function recordFetch(
   return recordChange(db, courier, trackingNumber, snap, opts);
 }
 
-/** Creates or locks the row: ON CONFLICT DO UPDATE locks like FOR UPDATE; the no-op `set` makes RETURNING yield it. */
+/**
+ * Locks the row (SELECT … FOR UPDATE, which writes no row version), creating it first when missing; a creation
+ * that loses a race to another transaction's locks the winner's row.
+ */
 async function lockShipment(tx: Tx, courier: Courier, trackingNumber: string): Promise<ShipmentRow> {
-  const [before] = await tx
+  const locked = () =>
+    tx
+      .select(shipmentColumns)
+      .from(shipments)
+      .where(and(eq(shipments.courier, courier.slug), eq(shipments.trackingNumber, trackingNumber)))
+      .for("update");
+  const [found] = await locked();
+  if (found) return found;
+  const [created] = await tx
     .insert(shipments)
     .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
-    .onConflictDoUpdate({
-      target: [shipments.courier, shipments.trackingNumber],
-      set: { followMode: sql`${shipments.followMode}` },
-    })
+    .onConflictDoNothing({ target: [shipments.courier, shipments.trackingNumber] })
     .returning(shipmentColumns);
-  return before!;
+  return created ?? (await locked())[0]!;
 }
 
 /** Counts new checkpoints whose failed-attempt reason no table knows, so the tables can grow (docs/ndr.md). */
@@ -209,8 +218,6 @@ function recordColumns(
     state: record.state,
     subStatus: record.subStatus,
     mostRecentStatus: record.mostRecentStatus,
-    checkpoints: record.checkpoints,
-    checkpointCount: record.checkpoints.length,
     originCity: record.originCity,
     destinationCity: record.destinationCity,
     deliveredAt: record.deliveredAt,
@@ -233,6 +240,7 @@ async function recordChange(
   opts: RecordOptions,
 ): Promise<RecordResult> {
   const attributes = { "db.system.name": "postgresql", "courier.slug": courier.slug };
+  const legacy = await historyLegacy(db);
   return inSpan("db shipment record", attributes, () =>
     db.transaction(async (tx) => {
       const before = await lockShipment(tx, courier, trackingNumber);
@@ -261,6 +269,7 @@ async function recordChange(
         .update(shipments)
         .set({
           ...recordColumns(courier, record, before, predicted),
+          ...(await writeHistory(tx, before, record, legacy, now)),
           terminal,
           followers,
           followMode: courier.follow,

@@ -107,8 +107,8 @@ export async function* storedCases(db: Db, nowMs: number, batchSize = 5_000): As
         edd: string | null;
       }[]
     >`
-      select id, courier, origin_city, destination_city, checkpoints, delivered_at, to_char(estimated_delivery, 'YYYY-MM-DD') as edd
-      from shipments where id > ${after} and state = 'delivered' and delivered_at >= ${cutoff} order by id limit ${batchSize}`;
+      select id, courier, origin_city, destination_city, shipment_history(s) as checkpoints, delivered_at, to_char(estimated_delivery, 'YYYY-MM-DD') as edd
+      from shipments s where id > ${after} and state = 'delivered' and delivered_at >= ${cutoff} order by id limit ${batchSize}`;
     for (const r of rows)
       yield {
         courier: r.courier,

@@ -51,12 +51,13 @@ function batchQuery(db: Db, after: string, upto: string | null, cutoff: string) 
   return db.$client<BatchRow[]>`
     with t as materialized (
       select s.courier, coalesce(lower(btrim(s.origin_city)), '') as o, coalesce(lower(btrim(s.destination_city)), '') as d,
-        s.checkpoints, x.transit
+        h.checkpoints, x.transit
       from shipments s
+      cross join lateral (select shipment_history(s) as checkpoints) h
       cross join lateral (
         select extract(epoch from min((e->>'at')::timestamptz) filter (where e->>'state' = 'delivered')
           - min((e->>'at')::timestamptz) filter (where e->>'state' <> 'pending')) as transit
-        from jsonb_array_elements(s.checkpoints) e
+        from jsonb_array_elements(h.checkpoints) e
       ) x
       where s.id > ${after} ${upto === null ? db.$client`` : db.$client`and s.id <= ${upto}`}
         and s.state = 'delivered' and s.delivered_at >= ${cutoff} and x.transit > 0

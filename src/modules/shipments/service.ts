@@ -92,12 +92,12 @@ export async function listShipments(
   if (q.cursor && !cursor) return { shipments: [], count: 0, next_cursor: null };
   const state = q.state ? Object.entries(WEBHOOK_SPELLING).find(([, w]) => w === q.state)?.[0] : undefined;
   const rows = (await sql`
-    select s.courier, s.tracking_number, s.state, s.most_recent_status, s.checkpoints->0->>'at' as newest_at,
+    select s.courier, s.tracking_number, s.state, s.most_recent_status, shipment_newest_checkpoint(s)->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
       to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at, s.reason_code,
       (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata,
-      s.stalled_at is not null as stalled, s.checkpoints->0 as newest, s.origin_city, s.destination_city,
-      (select e from jsonb_array_elements(s.checkpoints) e where e->>'state' <> 'pending' order by e->>'at' limit 1) as pickup
+      s.stalled_at is not null as stalled, shipment_newest_checkpoint(s) as newest, s.origin_city, s.destination_city,
+      (select e from jsonb_array_elements(shipment_history(s)) e where e->>'state' <> 'pending' order by e->>'at' limit 1) as pickup
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
     where f.account_id = ${accountId}

@@ -112,7 +112,7 @@ export function claimStatement(now: number, limit: number, leaseMs: number, trac
       (select json_build_object(
          'tracking_number', s.tracking_number, 'courier', s.courier, 'state', s.state,
          'most_recent_status', s.most_recent_status, 'origin_city', s.origin_city,
-         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', s.checkpoints,
+         'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', shipment_history(s),
          'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
          'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e
            where c.event_type = 'tracking.eta_changed' and e.id = c.event_id and e.eta_new is not null),
