@@ -12,7 +12,9 @@ import type { Basis, TransitStat } from "../../src/domain/predictions.ts";
 import { backtestEstimates } from "../../src/modules/predictions/backtest.ts";
 import { rebuildTransitStats } from "../../src/modules/predictions/rebuild.ts";
 import { loadStatsIndex } from "../../src/modules/predictions/stats.ts";
+import { parseDelhivery } from "../../src/modules/couriers/carriers/delhivery/adapter.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
+import { sample } from "../helpers/samples.ts";
 import { generateDeliveries, insertDeliveries, pincodeLanes, type LaneModel } from "../helpers/history.ts";
 
 const H = 3600;
@@ -132,7 +134,6 @@ describe("GET /v1/estimates", () => {
           },
         ],
         count: 2,
-        reason: null,
       },
     });
   });
@@ -216,6 +217,69 @@ describe("GET /v1/estimates", () => {
     expect(limited.status).toBe(429);
     expect(lb.error.code).toBe("RATE_LIMITED");
   });
+});
+
+describe("PINs of a followed shipment", () => {
+  test("given on follow (kept when known), changed by PATCH, read from Delhivery's answer; the prediction uses the pincode lane", async () => {
+    const ctx = await testContext();
+    try {
+      const a = await ctx.account("pro");
+      const pins = async (awb: string) =>
+        (
+          await ctx.tdb.sql<{ o: string | null; d: string | null }[]>`
+            select origin_pincode as o, destination_pincode as d from shipments where tracking_number = ${awb}`
+        )[0];
+      const follow = (awb: string, extra: object) =>
+        ctx.call("/v1/shipments", {
+          key: a.key,
+          method: "POST",
+          body: JSON.stringify({ shipments: [{ courier: "bluedart", tracking_number: awb, ...extra }] }),
+        });
+      const [res] = await follow("12345678901", { origin_pincode: "400001", destination_pincode: "560001" });
+      expect(res.status).toBe(202);
+      expect(await pins("12345678901")).toEqual({ o: "400001", d: "560001" });
+      await follow("12345678901", { destination_pincode: "110001" }); // already known: kept
+      expect(await pins("12345678901")).toEqual({ o: "400001", d: "560001" });
+      const [patched] = await ctx.call("/v1/shipments/bluedart/12345678901", {
+        key: a.key,
+        method: "PATCH",
+        body: JSON.stringify({ destination_pincode: "110001" }),
+      });
+      expect(patched.status).toBe(200);
+      expect(await pins("12345678901")).toEqual({ o: "400001", d: "110001" });
+      const [bad, badBody] = await follow("12345678902", { origin_pincode: "040001" });
+      expect(bad.status).toBe(422);
+      expect(badBody.detail[0].loc).toEqual(["body", "shipments", 0, "origin_pincode"]);
+
+      // A followed shipment with both PINs: a pincode lane with history backs its prediction.
+      const awb = "1234567890121";
+      const [track] = await ctx.call(`/v1/track?courier=delhivery&tracking_number=${awb}`, { key: a.key });
+      expect(track.status).toBe(200);
+      await ctx.call(`/v1/shipments/delhivery/${awb}`, {
+        key: a.key,
+        method: "PATCH",
+        body: JSON.stringify({ origin_pincode: "400001", destination_pincode: "560001" }),
+      });
+      await ctx.tdb.db.insert(transitStats).values({
+        ...stat("pincode_lane", 30, 40, 60, 45),
+        courier: "delhivery",
+        origin: "400",
+        destination: "560",
+        rebuiltAt: new Date(ctx.clock.now()),
+      });
+      ctx.deps.services.transitStats.invalidate();
+      const [, read] = await ctx.call(`/v1/shipments/delhivery/${awb}`, { key: a.key });
+      expect(read.data.PredictedDelivery).toMatchObject({ basis: "pincode_lane", sample_size: 45 });
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+test("Delhivery's answer gives the consignee's PIN as the destination PIN", () => {
+  expect(parseDelhivery(sample("delhivery/packages-json-delivered.json"), "26805710004060").destinationPincode).toBe(
+    "110008",
+  );
 });
 
 describe("pincode statistics and the estimate backtest", () => {

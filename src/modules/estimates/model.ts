@@ -6,11 +6,16 @@ import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { literalUnion } from "../../lib/literal-union.ts";
 import { BASES } from "../../domain/predictions.ts";
+import { CITY_PATTERN } from "../../domain/places.ts";
+
+/** A PIN or a city name as `parsePlace` reads them (src/domain/places.ts). */
+const PLACE_PATTERN = `^(?:[1-9][0-9]{5}|${CITY_PATTERN.source.slice(1, -1)})$`;
 
 const placeParam = (which: string) =>
   Text({
-    minLength: 1,
-    maxLength: 100,
+    minLength: 2,
+    maxLength: 60,
+    pattern: PLACE_PATTERN,
     description: `The ${which}: an Indian 6-digit PIN (\`560001\`) or a city name (\`Bengaluru\`, \`Bangalore\`: spellings and old names match).`,
     examples: [which === "origin" ? "400001" : "560001"],
   });
@@ -84,10 +89,12 @@ export const EstimateListResponse = T.Object(
           "One per courier with enough history, earliest `date` first (then earliest `latest`, then more samples).",
       }),
       count: T.Integer(),
-      reason: T.Union([T.Literal("not_enough_history"), T.Null()], {
-        description:
-          "`not_enough_history` when `estimates` is empty: no courier (or not the one asked for) has 30 deliveries on any basis; else null.",
-      }),
+      reason: T.Optional(
+        literalUnion(["not_enough_history"] as const, {
+          description:
+            "Only when `estimates` is empty: no courier (or not the one asked for) has 30 deliveries on any basis.",
+        }),
+      ),
     }),
   },
   { title: "EstimateList" },

@@ -77,6 +77,6 @@ export function estimatesBetween(index: StatsIndex, input: EstimateInput, nowMs:
       sample_size: e.sample_size,
     })),
     count: estimates.length,
-    reason: estimates.length === 0 ? ("not_enough_history" as const) : null,
+    ...(estimates.length === 0 ? { reason: "not_enough_history" as const } : {}),
   };
 }

@@ -2,6 +2,7 @@
  * The shipment store: one row per courier + AWB shared by every account (spec-map Decisions: Following); every
  * fetch goes through {@link recordFetch}, which writes only what changed (docs/performance.md).
  */
+import { parsePincode } from "../../domain/places.ts";
 import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
@@ -224,6 +225,13 @@ function recordColumns(
   };
 }
 
+/** The PINs a courier's answer gives, as columns to set; a missing one leaves the stored (or follow-given) PIN. */
+function courierPincodes(snap: TrackingSnapshot) {
+  const o = parsePincode(snap.originPincode);
+  const d = parsePincode(snap.destinationPincode);
+  return { ...(o ? { originPincode: o } : {}), ...(d ? { destinationPincode: d } : {}) };
+}
+
 /** The full path: record, events, follows and schedule in one transaction (docs/performance.md). */
 async function recordChange(
   db: Db,
@@ -242,7 +250,8 @@ async function recordChange(
       countUnmapped(courier, prior, record);
       const now = new Date(opts.nowMs);
       const terminal = isTerminal(record.state);
-      const predicted = opts.predict?.(courier.slug, record);
+      const pins = { originPincode: before.originPincode, destinationPincode: before.destinationPincode };
+      const predicted = opts.predict?.(courier.slug, { ...record, ...pins, ...courierPincodes(snap) });
       const eta = etaMove(prior, record, predicted);
       // Only accounts already following are notified: one that starts following now has the change in its response.
       const deliveries = await writeEvents(tx, id, record, event, eta, opts.nowMs, opts.onEvents);
@@ -261,6 +270,7 @@ async function recordChange(
         .update(shipments)
         .set({
           ...recordColumns(courier, record, before, predicted),
+          ...courierPincodes(snap),
           terminal,
           followers,
           followMode: courier.follow,

@@ -49,6 +49,18 @@ const metadataOf = <V extends Parameters<typeof t.Record>[1]>(value: V, descript
   });
 const METADATA_RULES = `at most ${MAX_METADATA_KEYS} keys; a key is 1 to 40 of \`A-Z a-z 0-9 _ . -\`; a value is a string of up to ${MAX_METADATA_VALUE_CHARS} characters`;
 
+/** An Indian PIN given by the merchant: a statistics key for estimates and predictions (docs/predictions.md). */
+const Pincode = (which: string) =>
+  t.Optional(
+    Text({
+      minLength: 6,
+      maxLength: 6,
+      pattern: "^[1-9][0-9]{5}$",
+      description: `The ${which} Indian PIN (6 digits). Keys the pincode lane of predictions and \`GET /v1/estimates\` (docs/predictions.md); never shown back.`,
+      examples: [which === "origin" ? "400001" : "560001"],
+    }),
+  );
+
 const FollowItem = t.Object(
   {
     courier: CourierParam,
@@ -64,6 +76,8 @@ const FollowItem = t.Object(
         `Your own key/value pairs for this shipment: ${METADATA_RULES}. Returned wherever \`reference\` is.`,
       ),
     ),
+    origin_pincode: Pincode("origin"),
+    destination_pincode: Pincode("destination"),
   },
   { additionalProperties: false },
 );
@@ -93,6 +107,8 @@ export const UpdateShipmentBody = t.Object(
         `Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds ${METADATA_RULES}.`,
       ),
     ),
+    origin_pincode: Pincode("origin"),
+    destination_pincode: Pincode("destination"),
   },
   { additionalProperties: false },
 );
