@@ -329,4 +329,25 @@ describe("pincode statistics and the estimate backtest", () => {
       await ctx.close();
     }
   });
+
+  test("`bun run backtest:edd --generated 3000` prints the estimate's figures per basis", () => {
+    const p = Bun.spawnSync(["bun", "run", "scripts/backtest-edd.ts", "--generated", "3000"], {
+      cwd: `${import.meta.dir}/../..`,
+      env: process.env,
+    });
+    expect(p.exitCode).toBe(0);
+    const lines = p.stdout.toString().trim().split("\n");
+    const at = lines.findIndex((l) => l.startsWith("estimate (GET /v1/estimates) by basis"));
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 5).map((l) => l.split(/\s+/)[0])).toEqual([
+      "pincode_lane",
+      "lane",
+      "region",
+      "courier",
+    ]);
+    // 3,000 deliveries over 336 pincode lanes: no pincode lane reaches 30, every postal region does.
+    const figures = JSON.parse(lines[at + 5]!) as { basis: string; estimated: number; answered: number }[];
+    expect(figures.find((f) => f.basis === "pincode_lane")).toMatchObject({ estimated: 0, answered: 0 });
+    expect(figures.find((f) => f.basis === "region")).toMatchObject({ estimated: 10_000, answered: 10_000 });
+  }, 120_000);
 });
