@@ -43,6 +43,18 @@ export const EstimateQuery = t.Object({
   ),
 });
 
+/** An Indian PIN given by the merchant on follow: a statistics key for estimates and predictions (docs/predictions.md). */
+export const PincodeField = (which: string) =>
+  t.Optional(
+    Text({
+      minLength: 6,
+      maxLength: 6,
+      pattern: "^[1-9][0-9]{5}$",
+      description: `The ${which} Indian PIN (6 digits). Keys the pincode lane of predictions and \`GET /v1/estimates\` (docs/predictions.md); never shown back.`,
+      examples: [which === "origin" ? "400001" : "560001"],
+    }),
+  );
+
 const Day = (description: string, example: string) => T.String({ format: "date", description, examples: [example] });
 
 const PlaceSchema = T.Object(

@@ -3,6 +3,7 @@ import { Type as T, type TLiteral, type TNull } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
+import { PincodeField } from "../estimates/model.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { REASON_CODES, type ReasonCode } from "../../domain/ndr.ts";
 import {
@@ -49,18 +50,6 @@ const metadataOf = <V extends Parameters<typeof t.Record>[1]>(value: V, descript
   });
 const METADATA_RULES = `at most ${MAX_METADATA_KEYS} keys; a key is 1 to 40 of \`A-Z a-z 0-9 _ . -\`; a value is a string of up to ${MAX_METADATA_VALUE_CHARS} characters`;
 
-/** An Indian PIN given by the merchant: a statistics key for estimates and predictions (docs/predictions.md). */
-const Pincode = (which: string) =>
-  t.Optional(
-    Text({
-      minLength: 6,
-      maxLength: 6,
-      pattern: "^[1-9][0-9]{5}$",
-      description: `The ${which} Indian PIN (6 digits). Keys the pincode lane of predictions and \`GET /v1/estimates\` (docs/predictions.md); never shown back.`,
-      examples: [which === "origin" ? "400001" : "560001"],
-    }),
-  );
-
 const FollowItem = t.Object(
   {
     courier: CourierParam,
@@ -76,8 +65,8 @@ const FollowItem = t.Object(
         `Your own key/value pairs for this shipment: ${METADATA_RULES}. Returned wherever \`reference\` is.`,
       ),
     ),
-    origin_pincode: Pincode("origin"),
-    destination_pincode: Pincode("destination"),
+    origin_pincode: PincodeField("origin"),
+    destination_pincode: PincodeField("destination"),
   },
   { additionalProperties: false },
 );
@@ -107,8 +96,8 @@ export const UpdateShipmentBody = t.Object(
         `Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds ${METADATA_RULES}.`,
       ),
     ),
-    origin_pincode: Pincode("origin"),
-    destination_pincode: Pincode("destination"),
+    origin_pincode: PincodeField("origin"),
+    destination_pincode: PincodeField("destination"),
   },
   { additionalProperties: false },
 );
