@@ -40,25 +40,24 @@ export class StatsIndex {
   private readonly byKey = new Map<string, TransitStat>();
   /** City lanes by courier and canonical city pair (`canonicalCity`): of several spellings, the most samples. */
   private readonly byCanonicalLane = new Map<string, TransitStat>();
+  /** Couriers whose courier-wide row holds at least {@link MIN_SAMPLES} deliveries, sorted. */
+  private readonly withHistory: string[] = [];
 
   constructor(rows: readonly (TransitStat & { courier: string; origin: string; destination: string })[] = []) {
     for (const r of rows) {
       this.byKey.set(JSON.stringify([r.courier, r.basis, r.origin, r.destination]), r);
+      if (r.basis === "courier" && r.transitCount >= MIN_SAMPLES) this.withHistory.push(r.courier);
       if (r.basis !== "lane") continue;
       const k = JSON.stringify([r.courier, canonicalCity(r.origin), canonicalCity(r.destination)]);
       const had = this.byCanonicalLane.get(k);
       if (!had || had.transitCount < r.transitCount) this.byCanonicalLane.set(k, r);
     }
+    this.withHistory.sort();
   }
 
   /** Couriers whose courier-wide statistics hold at least {@link MIN_SAMPLES} deliveries. */
-  couriersWithHistory(): string[] {
-    const out: string[] = [];
-    for (const [k, s] of this.byKey) {
-      const [courier, basis] = JSON.parse(k) as [string, string];
-      if (basis === "courier" && s.transitCount >= MIN_SAMPLES) out.push(courier);
-    }
-    return out.sort();
+  couriersWithHistory(): readonly string[] {
+    return this.withHistory;
   }
 
   /**
