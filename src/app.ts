@@ -26,6 +26,7 @@ import { webhooksModule } from "./modules/webhooks/index.ts";
 import { eventsModule } from "./modules/events/index.ts";
 import { shipmentsModule } from "./modules/shipments/index.ts";
 import { publicPageModule } from "./modules/public-page/index.ts";
+import { estimatesModule } from "./modules/estimates/index.ts";
 
 export function buildApp(deps: AppDeps): ApiServer {
   const peer = new SocketPeer();
@@ -50,6 +51,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(sandboxAdvanceModule(deps))
     .use(webhooksModule(deps))
     .use(shipmentsModule(deps))
+    .use(estimatesModule(deps))
     .use(eventsModule(deps))
     .use(publicPageModule(deps, peer.addressOf))
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))

@@ -148,6 +148,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/estimates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate a delivery date before shipping
+         * @description The predicted delivery day and its p10–p90 window between two places (Indian PIN or city) for a ship date, per courier with at least 30 deliveries of history, ranked; from the same statistics as `PredictedDelivery`, counting Sundays and the holiday list as non-working days. No courier is called and no quota unit is counted. Answers carry `ETag` and `Cache-Control`; a matching `If-None-Match` answers 304. Not enough history: 200 with an empty list and `reason: not_enough_history`.
+         */
+        get: operations["getEstimates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1088,6 +1108,78 @@ export interface components {
             /** @constant */
             success: false;
         };
+        /** Estimate */
+        Estimate: {
+            /** @enum {string} */
+            basis: "pincode_lane" | "lane" | "region" | "courier";
+            /**
+             * @description Courier slug.
+             * @example delhivery
+             */
+            courier: string;
+            /**
+             * Format: date
+             * @description Most likely delivery day (the median transit time), YYYY-MM-DD in India.
+             * @example 2026-12-03
+             */
+            date: string;
+            /**
+             * Format: date
+             * @description Start of the window that held about 80 % of past deliveries (p10), YYYY-MM-DD.
+             * @example 2026-12-02
+             */
+            earliest: string;
+            /**
+             * Format: date
+             * @description End of that window (p90), YYYY-MM-DD.
+             * @example 2026-12-05
+             */
+            latest: string;
+            /**
+             * Format: date
+             * @description The day counted as pickup: the ship date, or the next working day after it.
+             * @example 2026-11-30
+             */
+            pickup_date: string;
+            /**
+             * @description Delivered shipments of the last 90 days behind it.
+             * @example 412
+             */
+            sample_size: number;
+        };
+        /** EstimateList */
+        EstimateList: {
+            data: {
+                count: number;
+                destination: components["schemas"]["EstimatePlace"];
+                /** @description One per courier with enough history, earliest `date` first (then earliest `latest`, then more samples). */
+                estimates: components["schemas"]["Estimate"][];
+                origin: components["schemas"]["EstimatePlace"];
+                /**
+                 * @description Only when `estimates` is empty: no courier (or not the one asked for) has 30 deliveries on any basis.
+                 * @constant
+                 */
+                reason?: "not_enough_history";
+                /**
+                 * Format: date
+                 * @description The ship date asked for (or today), YYYY-MM-DD.
+                 * @example 2026-11-30
+                 */
+                ship_date: string;
+            };
+            /** @constant */
+            success: true;
+        };
+        /** EstimatePlace */
+        EstimatePlace: {
+            /** @enum {string} */
+            kind: "pincode" | "city";
+            /**
+             * @description The PIN, or the city as one name for all its spellings (lower case).
+             * @example 560001
+             */
+            value: string;
+        };
         /**
          * EtaChange
          * @description Only on `tracking.eta_changed`: the courier's EDD (or our predicted date when it gives none) before and after.
@@ -1174,7 +1266,7 @@ export interface components {
          */
         PredictedDelivery: {
             /** @enum {string} */
-            basis: "lane" | "region" | "courier";
+            basis: "pincode_lane" | "lane" | "region" | "courier";
             /**
              * Format: date
              * @description Most likely delivery day (the median transit time), YYYY-MM-DD in the destination's local calendar.
@@ -1315,10 +1407,20 @@ export interface components {
             shipments: {
                 /** @description Courier slug from GET /v1/couriers, or `auto` to detect it from the number. */
                 courier: string;
+                /**
+                 * @description The destination Indian PIN (6 digits). Keys the pincode lane of predictions and `GET /v1/estimates` (docs/predictions.md); never shown back.
+                 * @example 560001
+                 */
+                destination_pincode?: string;
                 /** @description Your own key/value pairs for this shipment: at most 20 keys; a key is 1 to 40 of `A-Z a-z 0-9 _ . -`; a value is a string of up to 500 characters. Returned wherever `reference` is. */
                 metadata?: {
                     [key: string]: string;
                 };
+                /**
+                 * @description The origin Indian PIN (6 digits). Keys the pincode lane of predictions and `GET /v1/estimates` (docs/predictions.md); never shown back.
+                 * @example 400001
+                 */
+                origin_pincode?: string;
                 /** @description Your own reference for this shipment (e.g. your order id), 1 to 128 characters. Returned in the list (filter with `reference`), the stored read, events and every webhook payload. */
                 reference?: string;
                 /** @description The AWB / tracking number. Spaces and hyphens are ignored; letters are upper-cased. */
@@ -1368,10 +1470,20 @@ export interface components {
             tracking_number: string;
         };
         ShipmentUpdate: {
+            /**
+             * @description The destination Indian PIN (6 digits). Keys the pincode lane of predictions and `GET /v1/estimates` (docs/predictions.md); never shown back.
+             * @example 560001
+             */
+            destination_pincode?: string;
             /** @description Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds at most 20 keys; a key is 1 to 40 of `A-Z a-z 0-9 _ . -`; a value is a string of up to 500 characters. */
             metadata?: {
                 [key: string]: string | null;
             };
+            /**
+             * @description The origin Indian PIN (6 digits). Keys the pincode lane of predictions and `GET /v1/estimates` (docs/predictions.md); never shown back.
+             * @example 400001
+             */
+            origin_pincode?: string;
             /** @description The new reference, 1 to 128 characters. */
             reference?: string | null;
         };
@@ -3074,6 +3186,198 @@ export interface operations {
                             candidates?: unknown;
                             /** @enum {string} */
                             code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error: every problem listed at once. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "tracking_number"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEstimates: {
+        parameters: {
+            query: {
+                /**
+                 * @description Only this courier (slug). Absent: every courier with enough history, ranked.
+                 * @example delhivery
+                 */
+                courier?: string;
+                /**
+                 * @description The destination: an Indian 6-digit PIN (`560001`) or a city name (`Bengaluru`, `Bangalore`: spellings and old names match).
+                 * @example 560001
+                 */
+                destination: string;
+                /**
+                 * @description The origin: an Indian 6-digit PIN (`560001`) or a city name (`Bengaluru`, `Bangalore`: spellings and old names match).
+                 * @example 400001
+                 */
+                origin: string;
+                /**
+                 * @description The day the parcel is handed to the courier, YYYY-MM-DD in India (from today to 60 days ahead); default today. A Sunday or holiday is picked up the next working day.
+                 * @example 2026-11-30
+                 */
+                ship_date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "origin": {
+                     *           "kind": "pincode",
+                     *           "value": "400001"
+                     *         },
+                     *         "destination": {
+                     *           "kind": "pincode",
+                     *           "value": "560001"
+                     *         },
+                     *         "ship_date": "2026-11-30",
+                     *         "estimates": [
+                     *           {
+                     *             "courier": "delhivery",
+                     *             "date": "2026-12-03",
+                     *             "earliest": "2026-12-02",
+                     *             "latest": "2026-12-05",
+                     *             "pickup_date": "2026-11-30",
+                     *             "basis": "pincode_lane",
+                     *             "sample_size": 412
+                     *           }
+                     *         ],
+                     *         "count": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EstimateList"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unknown courier slug; may carry did_you_mean. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "COURIER_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
                         };

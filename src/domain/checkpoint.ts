@@ -32,6 +32,9 @@ export interface TrackingSnapshot {
   };
   originCity: string | null;
   destinationCity: string | null;
+  /** Indian PINs when the courier gives them (statistics keys only: docs/predictions.md, "Pincode lanes"). */
+  originPincode?: string | null;
+  destinationPincode?: string | null;
   podUrl: string | null;
   remark: string | null;
   /** Return (RTO) waybill the courier reports, when it gives one (DTDC, Ecom Express). */

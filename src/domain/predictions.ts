@@ -1,5 +1,6 @@
 /** Predictions from our own delivery history (docs/predictions.md): statistics keys, predicted window, stall threshold. */
 import type { StoredCheckpoint } from "./checkpoint.ts";
+import { parsePincode, pinRegionKey, sortingDistrict } from "./places.ts";
 
 /** Fewer samples than this back no prediction and no stall threshold of their own. */
 export const MIN_SAMPLES = 30;
@@ -12,8 +13,12 @@ export const STALL_DEFAULT_S = 72 * 3600;
 export const TRANSIT_BUCKET_S = 1800;
 export const GAP_BUCKET_S = 900;
 
-/** Which statistics a figure comes from, most specific first. */
-export const BASES = ["lane", "region", "courier"] as const;
+/**
+ * Which statistics a figure comes from, most specific first: origin → destination sorting district (first three PIN
+ * digits), origin → destination city, the destination's region (its PIN's postal region, else the part after the
+ * city's last comma), the courier as a whole.
+ */
+export const BASES = ["pincode_lane", "lane", "region", "courier"] as const;
 export type Basis = (typeof BASES)[number];
 
 /** One row of statistics: durations in seconds. */
@@ -54,13 +59,31 @@ export function regionOf(destinationKey: string | null): string | null {
   return i < 0 ? null : cityKey(destinationKey!.slice(i + 1));
 }
 
+/** The pincode statistics keys of a shipment: its sorting-district lane and its destination's postal region. */
+export function pinKeys(
+  originPincode: string | null | undefined,
+  destinationPincode: string | null | undefined,
+): { lane: [string, string] | null; region: string | null } {
+  const o = parsePincode(originPincode);
+  const d = parsePincode(destinationPincode);
+  return { lane: o && d ? [sortingDistrict(o), sortingDistrict(d)] : null, region: d ? pinRegionKey(d) : null };
+}
+
 /** The lookup keys of a shipment's statistics, most specific first: `[basis, origin, destination]`. */
-export function statKeys(originCity: string | null, destinationCity: string | null): [Basis, string, string][] {
+export function statKeys(
+  originCity: string | null,
+  destinationCity: string | null,
+  originPincode?: string | null,
+  destinationPincode?: string | null,
+): [Basis, string, string][] {
   const o = cityKey(originCity);
   const d = cityKey(destinationCity);
   const r = regionOf(d);
+  const pins = pinKeys(originPincode, destinationPincode);
   const keys: [Basis, string, string][] = [];
+  if (pins.lane) keys.push(["pincode_lane", ...pins.lane]);
   if (o && d) keys.push(["lane", o, d]);
+  if (pins.region) keys.push(["region", "", pins.region]);
   if (r) keys.push(["region", "", r]);
   keys.push(["courier", "", ""]);
   return keys;

@@ -41,6 +41,11 @@ const TAGS = [
   { name: "Tracking", description: "Shipment status and checkpoints. Counts against the monthly quota." },
   { name: "Couriers", description: "The courier catalogue. Does not count against the quota." },
   {
+    name: "Estimates",
+    description:
+      "A delivery date before shipping, from the service's own delivered history; no courier call, no quota.",
+  },
+  {
     name: "Shipments",
     description: "Follow shipments in bulk, list them, read their stored records (no quota), stop following.",
   },

@@ -107,6 +107,29 @@ export const OPERATION_EXAMPLES: Record<
   },
   getCourier: { params: { slug: "delhivery" }, ok: { success: true, data: view("delhivery") } },
   getCourierHealth: { params: { slug: "delhivery" }, ok: { success: true, data: HEALTH_EXAMPLE } },
+  getEstimates: {
+    params: { origin: "400001", destination: "560001", courier: "delhivery", ship_date: "2026-11-30" },
+    ok: {
+      success: true,
+      data: {
+        origin: { kind: "pincode", value: "400001" },
+        destination: { kind: "pincode", value: "560001" },
+        ship_date: "2026-11-30",
+        estimates: [
+          {
+            courier: "delhivery",
+            date: "2026-12-03",
+            earliest: "2026-12-02",
+            latest: "2026-12-05",
+            pickup_date: "2026-11-30",
+            basis: "pincode_lane",
+            sample_size: 412,
+          },
+        ],
+        count: 1,
+      },
+    },
+  },
   listPlans: { ok: { success: true, data: { plans: PLANS, count: PLANS.length } } },
   createWebhook: {
     body: { url: WEBHOOK.url, events: WEBHOOK.events, mode: "test", description: WEBHOOK.description },

@@ -201,6 +201,14 @@ describe("live responses validate against the document", () => {
     await call("/billing/plans");
   });
 
+  test("estimates: 200 (an empty list without history), 404 with did_you_mean, 422", async () => {
+    const a = await ctx.account("free");
+    const [, ok] = await call("/v1/estimates?origin=400001&destination=Bengaluru", { key: a.key });
+    expect(ok.data).toMatchObject({ estimates: [], reason: "not_enough_history" });
+    await call("/v1/estimates?origin=400001&destination=560001&courier=delhivry", { key: a.key });
+    await call("/v1/estimates?origin=000001&destination=560001", { key: a.key });
+  });
+
   test("tracking: 200 and every error the sandbox can provoke (400, 401, 402 both codes, 404 both codes, 422, 502, 504)", async () => {
     const a = await ctx.account("free");
     const track = (courier: string, n: string, key = a.key) =>

@@ -36,6 +36,36 @@ export interface LaneModel {
   sigma: number;
   /** Mean hours between scans. */
   meanGapH: number;
+  /** Origin and destination PIN stored with each delivery; absent: none stored. */
+  originPincode?: string;
+  destinationPincode?: string;
+}
+
+/** A central PIN of each {@link HISTORY_CITIES} city, and one of an outlying sorting district of the same region. */
+export const CITY_PINS: Readonly<Record<string, readonly [string, string]>> = {
+  Mumbai: ["400001", "401101"],
+  Delhi: ["110001", "121001"],
+  Bengaluru: ["560001", "562101"],
+  Chennai: ["600001", "603001"],
+  Kolkata: ["700001", "712101"],
+  Pune: ["411001", "412101"],
+  Jaipur: ["302001", "303001"],
+  Kochi: ["682001", "683101"],
+};
+
+/**
+ * Each lane split in two pincode lanes: to the destination's central district at the lane's own distribution, and
+ * to its outlying district `slower` times slower; the city lane is then their mixture (the estimate backtest).
+ */
+export function pincodeLanes(lanes: readonly LaneModel[], slower = 1.4): LaneModel[] {
+  return lanes.flatMap((l) => {
+    const [o] = CITY_PINS[l.origin]!;
+    const [near, far] = CITY_PINS[l.destination]!;
+    return [
+      { ...l, originPincode: o, destinationPincode: near },
+      { ...l, medianH: l.medianH * slower, originPincode: o, destinationPincode: far },
+    ];
+  });
 }
 
 /** Every courier × ordered city pair, each with its own distribution drawn from `seed`. */
@@ -144,16 +174,19 @@ export async function insertDeliveries(sql: postgres.Sql, deliveries: readonly G
       checkpoints: d.checkpoints,
       origin: d.lane.origin,
       destination: d.lane.destination,
+      op: d.lane.originPincode ?? null,
+      dp: d.lane.destinationPincode ?? null,
       delivered_at: d.deliveredOn,
       edd: d.courierEdd,
       checked: new Date(d.deliveredMs).toISOString(),
     }));
     await sql`
       insert into shipments (id, courier, tracking_number, state, most_recent_status, checkpoints, checkpoint_count, origin_city,
-        destination_city, delivered_at, estimated_delivery, terminal, last_checked_at)
+        destination_city, origin_pincode, destination_pincode, delivered_at, estimated_delivery, terminal, last_checked_at)
       select id, courier, tracking_number, 'delivered', 'Delivered', checkpoints, jsonb_array_length(checkpoints), origin, destination,
-        delivered_at, edd::date, true, checked::timestamptz
+        op, dp, delivered_at, edd::date, true, checked::timestamptz
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        as x(id text, courier text, tracking_number text, checkpoints jsonb, origin text, destination text, delivered_at text, edd text, checked text)`;
+        as x(id text, courier text, tracking_number text, checkpoints jsonb, origin text, destination text, op text, dp text,
+          delivered_at text, edd text, checked text)`;
   }
 }

@@ -52,6 +52,7 @@ const EXTRA_RULES: Record<string, [string, RegExp][]> = {
     ["body.accent_color", /contrast/],
     ["body.logo_png_base64", /PNG/],
   ],
+  getEstimates: [["query.ship_date", /calendar day from/]],
 };
 
 /** A body whose `url` would name an IP address gets a `.invalid` host instead (the rest of the URL is kept). */

@@ -44,6 +44,9 @@ export const shipments = pgTable(
     historyAt: timestamp("history_at", { withTimezone: true }),
     originCity: text("origin_city"),
     destinationCity: text("destination_city"),
+    /** Indian 6-digit PIN of origin and destination, from the courier's answer or given on follow; null: unknown (docs/predictions.md). */
+    originPincode: text("origin_pincode"),
+    destinationPincode: text("destination_pincode"),
     deliveredAt: text("delivered_at"),
     podUrl: text("pod_url"),
     additionalInfo: text("additional_info"),

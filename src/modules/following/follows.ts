@@ -62,6 +62,41 @@ export async function followMany(
   `;
 }
 
+/** PINs a merchant gives for a followed shipment (docs/predictions.md, "Pincode lanes"). */
+export interface PincodeItem {
+  courier: string;
+  awb: string;
+  originPincode?: string;
+  destinationPincode?: string;
+}
+
+/**
+ * Stores merchant-given PINs on the shipments of `items`: on follow only where none is known yet (`overwrite`
+ * false), on a change (PATCH) in place of the stored one. A courier's answer that carries a PIN replaces either.
+ */
+export async function setShipmentPincodes(
+  sql: postgres.Sql | postgres.TransactionSql,
+  items: readonly PincodeItem[],
+  overwrite: boolean,
+): Promise<void> {
+  const rows = items.filter((i) => i.originPincode || i.destinationPincode);
+  if (rows.length === 0) return;
+  const json = JSON.stringify(
+    rows.map((i) => ({
+      courier: i.courier,
+      awb: i.awb,
+      op: i.originPincode ?? null,
+      dp: i.destinationPincode ?? null,
+    })),
+  );
+  await sql`
+    update shipments s
+    set origin_pincode = ${overwrite ? sql`coalesce(v.op, s.origin_pincode)` : sql`coalesce(s.origin_pincode, v.op)`},
+      destination_pincode = ${overwrite ? sql`coalesce(v.dp, s.destination_pincode)` : sql`coalesce(s.destination_pincode, v.dp)`}
+    from jsonb_to_recordset(${json}::jsonb) as v(courier text, awb text, op text, dp text)
+    where s.courier = v.courier and s.tracking_number = v.awb`;
+}
+
 /** The merchant's own data for one followed shipment (src/domain/follow-data.ts); an absent field is left as it is. */
 export interface FollowDataItem {
   courier: string;

@@ -2,6 +2,7 @@
  * The shipment store: one row per courier + AWB shared by every account (spec-map Decisions: Following); every
  * fetch goes through {@link recordFetch}, which writes only what changed (docs/performance.md).
  */
+import { courierPincodes } from "../../domain/places.ts";
 import { and, eq, sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db, Tx } from "../../db/client.ts";
@@ -250,7 +251,8 @@ async function recordChange(
       countUnmapped(courier, prior, record);
       const now = new Date(opts.nowMs);
       const terminal = isTerminal(record.state);
-      const predicted = opts.predict?.(courier.slug, record);
+      const pins = { originPincode: before.originPincode, destinationPincode: before.destinationPincode };
+      const predicted = opts.predict?.(courier.slug, { ...record, ...pins, ...courierPincodes(snap) });
       const eta = etaMove(prior, record, predicted);
       // Only accounts already following are notified: one that starts following now has the change in its response.
       const deliveries = await writeEvents(tx, id, record, event, eta, opts.nowMs, opts.onEvents);
@@ -270,6 +272,7 @@ async function recordChange(
         .set({
           ...recordColumns(courier, record, before, predicted),
           ...(await writeHistory(tx, before, record, legacy, now)),
+          ...courierPincodes(snap),
           terminal,
           followers,
           followMode: courier.follow,

@@ -24,7 +24,7 @@ export const PredictedDeliverySchema = T.Object(
     }),
     basis: literalUnion(BASES, {
       description:
-        "Which history backs it: this courier's origin → destination city lane, its destination region, or the courier as a whole (the most specific with at least 30 deliveries).",
+        "Which history backs it, the most specific with at least 30 deliveries: this courier's origin → destination sorting district (`pincode_lane`: first three PIN digits, when both PINs are known), its city lane (`lane`), the destination's region (its PIN's postal region, else the part after the city's comma), or the courier as a whole. Treat a value you do not know as lane-like.",
       examples: ["lane"],
     }),
     sample_size: T.Integer({

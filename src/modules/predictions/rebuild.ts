@@ -6,6 +6,7 @@ import {
   GAP_BUCKET_S,
   histogramQuantile,
   regionOf,
+  pinKeys,
   STATS_WINDOW_DAYS,
   TRANSIT_BUCKET_S,
   type Basis,
@@ -38,6 +39,9 @@ interface BatchRow {
   courier: string;
   o: string;
   d: string;
+  /** Origin and destination PIN, "" when unknown. */
+  op: string;
+  dp: string;
   kind: "t" | "g";
   bucket: number;
   n: number;
@@ -51,7 +55,7 @@ function batchQuery(db: Db, after: string, upto: string | null, cutoff: string) 
   return db.$client<BatchRow[]>`
     with t as materialized (
       select s.courier, coalesce(lower(btrim(s.origin_city)), '') as o, coalesce(lower(btrim(s.destination_city)), '') as d,
-        h.checkpoints, x.transit
+        coalesce(s.origin_pincode, '') as op, coalesce(s.destination_pincode, '') as dp, h.checkpoints, x.transit
       from shipments s
       cross join lateral (select shipment_history(s) as checkpoints) h
       cross join lateral (
@@ -62,14 +66,15 @@ function batchQuery(db: Db, after: string, upto: string | null, cutoff: string) 
       where s.id > ${after} ${upto === null ? db.$client`` : db.$client`and s.id <= ${upto}`}
         and s.state = 'delivered' and s.delivered_at >= ${cutoff} and x.transit > 0
     )
-    select courier, o, d, 't' as kind, floor(transit / ${TRANSIT_BUCKET_S})::int as bucket, count(*)::int as n from t group by 1, 2, 3, 5
+    select courier, o, d, op, dp, 't' as kind, floor(transit / ${TRANSIT_BUCKET_S})::int as bucket, count(*)::int as n
+    from t group by 1, 2, 3, 4, 5, 7
     union all
-    select t.courier, t.o, t.d, 'g', floor(g.gap / ${GAP_BUCKET_S})::int, count(*)::int
+    select t.courier, t.o, t.d, t.op, t.dp, 'g', floor(g.gap / ${GAP_BUCKET_S})::int, count(*)::int
     from t cross join lateral (
       select extract(epoch from a - lag(a) over (order by a)) as gap
       from (select (e->>'at')::timestamptz as a from jsonb_array_elements(t.checkpoints) e) y
     ) g
-    where g.gap is not null group by 1, 2, 3, 5`;
+    where g.gap is not null group by 1, 2, 3, 4, 5, 7`;
 }
 
 /**
@@ -104,7 +109,10 @@ export async function rebuildTransitStats(db: Db, nowMs: number, opts: RebuildOp
       const region = regionOf(r.d);
       const targets = [accOf(r.courier, "courier", "", "")];
       if (r.o && r.d) targets.push(accOf(r.courier, "lane", r.o, r.d));
-      if (region) targets.push(accOf(r.courier, "region", "", region));
+      const pins = pinKeys(r.op, r.dp);
+      if (pins.lane) targets.push(accOf(r.courier, "pincode_lane", pins.lane[0], pins.lane[1]));
+      if (pins.region) targets.push(accOf(r.courier, "region", "", pins.region));
+      if (region && region !== pins.region) targets.push(accOf(r.courier, "region", "", region));
       for (const a of targets) {
         if (r.kind === "t") {
           add(a.transit, r.bucket, r.n);

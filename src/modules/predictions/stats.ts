@@ -2,8 +2,12 @@
 import type { Db } from "../../db/client.ts";
 import { transitStats } from "../../db/schema/index.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
+import { estimateDelivery, type Estimate } from "../../domain/estimates.ts";
+import { canonicalCity, type Place } from "../../domain/places.ts";
 import {
   effectiveEta,
+  MIN_SAMPLES,
+  pinKeys,
   pickStat,
   pickupOf,
   predictDelivery,
@@ -26,14 +30,58 @@ export interface PredictionInput {
   originCity: string | null;
   destinationCity: string | null;
   estimatedDelivery?: string | null;
+  /** Indian PINs when known: they add the pincode lane and the postal region (docs/predictions.md). */
+  originPincode?: string | null;
+  destinationPincode?: string | null;
 }
 
 /** `transit_stats` by courier, basis, origin and destination. */
 export class StatsIndex {
   private readonly byKey = new Map<string, TransitStat>();
+  /** City lanes by courier and canonical city pair (`canonicalCity`): of several spellings, the most samples. */
+  private readonly byCanonicalLane = new Map<string, TransitStat>();
+  /** Couriers whose courier-wide row holds at least {@link MIN_SAMPLES} deliveries, sorted. */
+  private readonly withHistory: string[] = [];
 
   constructor(rows: readonly (TransitStat & { courier: string; origin: string; destination: string })[] = []) {
-    for (const r of rows) this.byKey.set(JSON.stringify([r.courier, r.basis, r.origin, r.destination]), r);
+    for (const r of rows) {
+      this.byKey.set(JSON.stringify([r.courier, r.basis, r.origin, r.destination]), r);
+      if (r.basis === "courier" && r.transitCount >= MIN_SAMPLES) this.withHistory.push(r.courier);
+      if (r.basis !== "lane") continue;
+      const k = JSON.stringify([r.courier, canonicalCity(r.origin), canonicalCity(r.destination)]);
+      const had = this.byCanonicalLane.get(k);
+      if (!had || had.transitCount < r.transitCount) this.byCanonicalLane.set(k, r);
+    }
+    this.withHistory.sort();
+  }
+
+  /** Couriers whose courier-wide statistics hold at least {@link MIN_SAMPLES} deliveries. */
+  couriersWithHistory(): readonly string[] {
+    return this.withHistory;
+  }
+
+  /**
+   * The statistics an estimate between two places could use, most specific first: the pincode lane (both PINs), the
+   * city lane (both cities, any spelling), the destination's region (its PIN's postal region), the courier.
+   */
+  estimateCandidates(courier: string, origin: Place, destination: Place): (TransitStat | undefined)[] {
+    const get = (b: Basis, o: string, d: string) => this.byKey.get(JSON.stringify([courier, b, o, d]));
+    const pins = pinKeys(
+      origin.kind === "pincode" ? origin.pincode : null,
+      destination.kind === "pincode" ? destination.pincode : null,
+    );
+    const out: (TransitStat | undefined)[] = [];
+    if (pins.lane) out.push(get("pincode_lane", ...pins.lane));
+    if (origin.kind === "city" && destination.kind === "city")
+      out.push(this.byCanonicalLane.get(JSON.stringify([courier, origin.city, destination.city])));
+    if (pins.region) out.push(get("region", "", pins.region));
+    out.push(get("courier", "", ""));
+    return out;
+  }
+
+  /** The estimate of `courier` between two places for `shipDate`; undefined without {@link MIN_SAMPLES} on any basis. */
+  estimate(courier: string, origin: Place, destination: Place, shipDate: string): Estimate | undefined {
+    return estimateDelivery(pickStat(this.estimateCandidates(courier, origin, destination), "transit"), shipDate);
   }
 
   get size(): number {
@@ -41,8 +89,16 @@ export class StatsIndex {
   }
 
   /** The statistics a shipment could use, most specific first (lane, region, courier); missing ones undefined. */
-  candidates(courier: string, originCity: string | null, destinationCity: string | null): (TransitStat | undefined)[] {
-    return statKeys(originCity, destinationCity).map(([b, o, d]) => this.byKey.get(JSON.stringify([courier, b, o, d])));
+  candidates(
+    courier: string,
+    originCity: string | null,
+    destinationCity: string | null,
+    originPincode?: string | null,
+    destinationPincode?: string | null,
+  ): (TransitStat | undefined)[] {
+    return statKeys(originCity, destinationCity, originPincode, destinationPincode).map(([b, o, d]) =>
+      this.byKey.get(JSON.stringify([courier, b, o, d])),
+    );
   }
 
   /** The predicted delivery of a picked-up, unfinished shipment; undefined otherwise or under {@link MIN_SAMPLES}. */
@@ -50,7 +106,10 @@ export class StatsIndex {
     if (isTerminal(s.state as ShipmentState)) return undefined;
     const pickup = pickupOf(s.checkpoints);
     if (!pickup) return undefined;
-    const stat = pickStat(this.candidates(courier, s.originCity, s.destinationCity), "transit");
+    const stat = pickStat(
+      this.candidates(courier, s.originCity, s.destinationCity, s.originPincode, s.destinationPincode),
+      "transit",
+    );
     return predictDelivery(stat, Date.parse(pickup.at), utcOffsetMinutes(s.checkpoints[0]!));
   }
 

@@ -12,7 +12,13 @@ import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
 import { publicUrlsByAwb } from "../following/public-links.ts";
-import { followedKeys, followMany, setFollowData, type FollowDataItem } from "../following/follows.ts";
+import {
+  followedKeys,
+  followMany,
+  setFollowData,
+  setShipmentPincodes,
+  type FollowDataItem,
+} from "../following/follows.ts";
 import { resolveRequest } from "../tracking/service.ts";
 import type { FollowShipmentsInput } from "./model.ts";
 
@@ -34,6 +40,8 @@ interface Valid {
   followMode: "scheduled" | "lookup";
   reference?: string;
   metadata?: Record<string, string>;
+  originPincode?: string;
+  destinationPincode?: string;
 }
 
 /** Validates one item the way `/v1/track` would; an invalid one carries the code /v1/track would answer. */
@@ -83,6 +91,8 @@ export async function followShipments(
         ...c.ok,
         ...(item.reference !== undefined ? { reference: item.reference } : {}),
         ...(item.metadata ? { metadata: item.metadata } : {}),
+        ...(item.origin_pincode ? { originPincode: item.origin_pincode } : {}),
+        ...(item.destination_pincode ? { destinationPincode: item.destination_pincode } : {}),
       });
   });
   const quota = planOf(auth.account.plan).monthly_quota;
@@ -143,6 +153,8 @@ async function followValid(
         }
         if (fresh.length > 0) await followMany(tx, accountId, fresh, now);
         await setFollowData(tx, accountId, followDataOf(valid, results));
+        const accepted = valid.filter((v) => results[v.index]?.result === "accepted");
+        await setShipmentPincodes(tx, accepted, false);
         if (fresh.length === 0) return { used, value: 0 };
         await addUsage(tx, accountId, period, dayOf(nowMs), fresh.length);
         await recordQuotaMarks(tx, accountId, period, used, used + fresh.length, quota);

@@ -3,6 +3,7 @@ import { Type as T, type TLiteral, type TNull } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
+import { PincodeField } from "../estimates/model.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { REASON_CODES, type ReasonCode } from "../../domain/ndr.ts";
 import {
@@ -64,6 +65,8 @@ const FollowItem = t.Object(
         `Your own key/value pairs for this shipment: ${METADATA_RULES}. Returned wherever \`reference\` is.`,
       ),
     ),
+    origin_pincode: PincodeField("origin"),
+    destination_pincode: PincodeField("destination"),
   },
   { additionalProperties: false },
 );
@@ -93,6 +96,8 @@ export const UpdateShipmentBody = t.Object(
         `Keys to change: a string sets the key, null removes it, a key not sent stays as it was. The result holds ${METADATA_RULES}.`,
       ),
     ),
+    origin_pincode: PincodeField("origin"),
+    destination_pincode: PincodeField("destination"),
   },
   { additionalProperties: false },
 );

@@ -10,7 +10,7 @@ import { toSpecDate } from "../../domain/dates.ts";
 import type { ReasonCode } from "../../domain/ndr.ts";
 import { rowToRecord, type ShipmentRow } from "../following/store.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
-import { unfollow, updateFollowData, type FollowData } from "../following/follows.ts";
+import { setShipmentPincodes, unfollow, updateFollowData, type FollowData } from "../following/follows.ts";
 import { trackingData, type TrackingData } from "../tracking/view.ts";
 import type { ListShipmentsInput, UpdateShipmentInput } from "./model.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
@@ -52,6 +52,8 @@ interface ListRow {
   pickup: StoredCheckpoint | null;
   origin_city: string | null;
   destination_city: string | null;
+  origin_pincode: string | null;
+  destination_pincode: string | null;
 }
 
 /** `predicted_delivery` of a list row, when there is one (docs/predictions.md). */
@@ -63,6 +65,8 @@ function predicted(stats: StatsIndex, r: ListRow): { predicted_delivery?: Predic
     checkpoints,
     originCity: r.origin_city,
     destinationCity: r.destination_city,
+    originPincode: r.origin_pincode,
+    destinationPincode: r.destination_pincode,
   });
   return p ? { predicted_delivery: p } : {};
 }
@@ -96,7 +100,7 @@ export async function listShipments(
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
       to_json(f.created_at)#>>'{}' as followed_since, to_json(q.due_at)#>>'{}' as next_check_at, s.reason_code,
       (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata,
-      s.stalled_at is not null as stalled, shipment_newest_checkpoint(s) as newest, s.origin_city, s.destination_city,
+      s.stalled_at is not null as stalled, shipment_newest_checkpoint(s) as newest, s.origin_city, s.destination_city, s.origin_pincode, s.destination_pincode,
       (select e from jsonb_array_elements(shipment_history(s)) e where e->>'state' <> 'pending' order by e->>'at' limit 1) as pickup
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
@@ -170,7 +174,11 @@ export async function storedShipment(
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
   const record = rowToRecord(row);
   const history = {
-    predicted: (await deps.services.transitStats.get()).predict(courier.slug, record),
+    predicted: (await deps.services.transitStats.get()).predict(courier.slug, {
+      ...record,
+      originPincode: row.originPincode,
+      destinationPincode: row.destinationPincode,
+    }),
     stalled: row.stalledAt !== null,
   };
   return {
@@ -211,6 +219,8 @@ export async function updateShipment(
     return { reference: input.reference === undefined ? current.reference : input.reference, metadata };
   });
   if (!next) throw notFollowed(courier.slug, n);
+  const pins = { originPincode: input.origin_pincode, destinationPincode: input.destination_pincode };
+  await setShipmentPincodes(db.$client, [{ courier: courier.slug, awb: n, ...pins }], true);
   return { courier: courier.slug, tracking_number: n, ...next };
 }
 

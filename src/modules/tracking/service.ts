@@ -130,7 +130,11 @@ async function fetchAndStore(
   if (event) followingMetrics.events.inc({ type: event });
   const record = rowToRecord(shipment);
   rememberFetch(deps.services.recentFetches, courier.slug, awb, record, nowMs);
-  const extra = { predicted: history.predict(courier.slug, record), stalled: shipment.stalledAt !== null };
+  const pins = { originPincode: shipment.originPincode, destinationPincode: shipment.destinationPincode };
+  const extra = {
+    predicted: history.predict(courier.slug, { ...record, ...pins }),
+    stalled: shipment.stalledAt !== null,
+  };
   return trackingData(
     courier,
     record,

@@ -1,4 +1,5 @@
 /** Delhivery B2C "Track Shipment" API; details: README.md in this folder. */
+import { parsePincode } from "../../../../domain/places.ts";
 import {
   checkWire,
   checkpoint,
@@ -102,6 +103,7 @@ export function parseDelhivery(text: string, awb: string): TrackingSnapshot {
     summary: statusCp ? summaryFromCheckpoint(statusCp) : undefined,
     originCity: str(ship.Origin) ? delhiveryPlace(str(ship.Origin)).split(",")[0]! : null,
     destinationCity: str(ship.Destination) || str(ship.Consignee?.City) || null,
+    destinationPincode: parsePincode(str(ship.Consignee?.PinCode)),
     podUrl: null,
     remark: newestOf(checkpoints, "last-listed")?.remark ?? null,
     estimatedDelivery:
