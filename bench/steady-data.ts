@@ -187,13 +187,13 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
       })(),
     ],
     [
-      "recheck_queue (shipment_id, courier, tracking_number, due_at)",
+      "recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           if (s.terminal) continue;
           // Steady state: due times spread over the next 8 hours (3 re-checks a day).
-          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${iso(nowMs + ((i * 7919) % 28_800) * 1000)}`;
+          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${iso(nowMs + ((i * 7919) % 28_800) * 1000)}\t${iso(nowMs - 3_600_000)}`;
         }
       })(),
     ],
