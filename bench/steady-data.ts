@@ -4,6 +4,7 @@
  * The one file that knows the storage layout of the history: a schema change edits the COPY targets here.
  */
 import type { StoredCheckpoint } from "../src/domain/checkpoint.ts";
+import { latestReason } from "../src/modules/couriers/reasons.ts";
 
 const DAY = 86_400_000;
 const COURIERS = ["delhivery", "bluedart", "dtdc", "ecomexpress", "xpressbees"] as const;
@@ -149,12 +150,14 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
   };
   return [
     [
-      "shipments (id, courier, tracking_number, state, most_recent_status, checkpoints, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at)",
+      "shipments (id, courier, tracking_number, state, most_recent_status, checkpoints, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at, reason_code, additional_info)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           const cps = history(g, i);
           const lastCp = cps.at(-1)!;
+          // Stored as the store keeps them (newest first, with the newest reason), so an unchanged answer is one.
+          const stored = [...cps].reverse();
           yield [
             g.idOf(i),
             s.courier,
@@ -165,7 +168,7 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
               : lastCp.state === "pending"
                 ? "Order information received"
                 : "In transit",
-            esc(JSON.stringify(cps)),
+            esc(JSON.stringify(stored)),
             cps.length,
             CITIES[i % CITIES.length],
             CITIES[(i * 7 + 3) % CITIES.length],
@@ -175,6 +178,8 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
             iso(s.createdMs),
             iso(Date.parse(lastCp.at)),
             s.terminal ? lastCp.at : "\\N",
+            latestReason(s.courier, stored) ?? "\\N",
+            stored[0]!.remark === null ? "\\N" : esc(stored[0]!.remark),
           ].join("\t");
         }
       })(),

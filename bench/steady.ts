@@ -160,7 +160,7 @@ function snapshotOf(row: ShipmentRow, extra: boolean, nowMs: number): TrackingSn
   if (extra) {
     const at = new Date(nowMs - 60_000).toISOString();
     checkpoints.push({
-      ...checkpoints.at(-1)!,
+      ...checkpoints[0]!,
       activity: "Shipment further connected to destination hub",
       location: "Nagpur_Hub (Maharashtra)",
       at,
