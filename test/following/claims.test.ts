@@ -146,7 +146,7 @@ describe("claims shared through Postgres", () => {
     const drained = r.drain();
     // Stop once the drain holds all ten: one call waiting at the courier, nine queued in the lane.
     const held = async () =>
-      (await ctx.tdb.sql`select count(*)::int as n from recheck_queue where lease_owner = 'stopping'`)[0]!.n === 10;
+      (await ctx.tdb.sql`select count(*)::int as n from recheck_schedule where lease_owner = 'stopping'`)[0]!.n === 10;
     const calling = () =>
       Array.from({ length: 10 }, (_, i) => ctx.sim.calls("delhivery", `8${String(i).padStart(11, "0")}5`));
     expect(await eventually(async () => (await held()) && calling().some((n) => n > 0))).toBe(true);
