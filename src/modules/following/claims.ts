@@ -24,7 +24,7 @@ export const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", 
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
 });
 
-/** The first grid's due index expression (migration 0025): a 15-minute bucket of `due_at`. */
+/** The first grid's due index expression (migration 0027): a 15-minute bucket of `due_at`. */
 const SCHEDULE_BUCKET = raw(DUE_BUCKET_SQL);
 
 /**
