@@ -5,6 +5,7 @@
  * history is laid out as the service lays out a new one (modules/following/history.ts), chunk ids `4i + 1…`.
  */
 import type { StoredCheckpoint } from "../src/domain/checkpoint.ts";
+import { latestReason } from "../src/modules/couriers/reasons.ts";
 import { planHistory } from "../src/modules/following/history.ts";
 
 const DAY = 86_400_000;
@@ -155,13 +156,15 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
   };
   return [
     [
-      "shipments (id, courier, tracking_number, state, most_recent_status, history_tail, history_chunks, history_at, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at)",
+      "shipments (id, courier, tracking_number, state, most_recent_status, history_tail, history_chunks, history_at, checkpoint_count, origin_city, destination_city, terminal, followers, last_checked_at, created_at, updated_at, delivered_at, reason_code, additional_info)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           const cps = history(g, i);
           const lastCp = cps.at(-1)!;
           const layout = layoutOf(cps);
+          // Stored as the store keeps them (newest first, with the newest reason), so an unchanged answer is one.
+          const stored = [...cps].reverse();
           yield [
             g.idOf(i),
             s.courier,
@@ -184,6 +187,8 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
             iso(s.createdMs),
             iso(Date.parse(lastCp.at)),
             s.terminal ? lastCp.at : "\\N",
+            latestReason(s.courier, stored) ?? "\\N",
+            stored[0]!.remark === null ? "\\N" : esc(stored[0]!.remark),
           ].join("\t");
         }
       })(),
@@ -204,13 +209,13 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
       })(),
     ],
     [
-      "recheck_queue (shipment_id, courier, tracking_number, due_at)",
+      "recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           if (s.terminal) continue;
           // Steady state: due times spread over the next 8 hours (3 re-checks a day).
-          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${iso(nowMs + ((i * 7919) % 28_800) * 1000)}`;
+          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${iso(nowMs + ((i * 7919) % 28_800) * 1000)}\t${iso(nowMs - 3_600_000)}`;
         }
       })(),
     ],

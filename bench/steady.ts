@@ -174,7 +174,7 @@ function snapshotOf(row: ShipmentRow, extra: boolean, nowMs: number): TrackingSn
   if (extra) {
     const at = new Date(nowMs - 60_000).toISOString();
     checkpoints.push({
-      ...checkpoints.at(-1)!,
+      ...checkpoints[0]!,
       activity: "Shipment further connected to destination hub",
       location: "Nagpur_Hub (Maharashtra)",
       at,
@@ -214,8 +214,12 @@ async function recheckWindow(url: string, sql: Sql, ids: string[], change: boole
   const rows = await storedRows(url, ids);
   const now = Date.now();
   const answers = new Map(rows.map((r) => [r.trackingNumber, snapshotOf(r, change, now)]));
-  await sql`update recheck_queue set due_at = now() - interval '1 minute' where shipment_id in ${sql(ids)}`;
-  await sql`vacuum recheck_queue`;
+  // Rows due together were appended together (one interval ago): move them to the end of the schedule, due now.
+  await sql`
+    with d as (delete from recheck_schedule where shipment_id in ${sql(ids)} returning *)
+    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)
+    select shipment_id, courier, tracking_number, now() - interval '1 minute', checked_at from d order by shipment_id`;
+  await sql`vacuum recheck_schedule`;
   await sql`checkpoint`;
   const t0 = await tableStats(sql);
   const w0 = await walLsn(sql);
@@ -385,12 +389,19 @@ async function run(url: string) {
     return { ms: med(ms), buffers: med(bufs) };
   };
   // A backlog of 1 % of the schedule due now, then every row rescheduled twice (what a burst of re-checks leaves).
-  await sql`update recheck_queue set due_at = now() - interval '30 minutes' + (hashtext(shipment_id) & 1023) * interval '1 second'
-            where hashtext(shipment_id) % 100 = 0`;
-  for (let k = 0; k < 2; k++)
-    await sql`update recheck_queue set due_at = due_at + interval '1 second', failures = 0, lease_until = null, lease_owner = null`;
+  // On the append-only schedule a reschedule is a delete and an append.
+  const reschedule = (due: string, where = "true") =>
+    sql.unsafe(`
+    with d as (delete from recheck_schedule where ${where} returning *)
+    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)
+    select shipment_id, courier, tracking_number, ${due}, checked_at from d order by ${due}`);
+  await reschedule(
+    "now() - interval '30 minutes' + (hashtext(shipment_id) & 1023) * interval '1 second'",
+    "hashtext(shipment_id) % 100 = 0",
+  );
+  for (let k = 0; k < 2; k++) await reschedule("due_at + interval '1 second'");
   const burst = await claimSchedule();
-  await sql`vacuum recheck_queue`;
+  await sql`vacuum recheck_schedule`;
   const vacuumed = await claimSchedule();
   const burstRatio = burst.buffers / Math.max(1, vacuumed.buffers);
   log(
@@ -398,13 +409,13 @@ async function run(url: string) {
   );
 
   // ---- sizes -----------------------------------------------------------------------------------------
-  await sql`update recheck_queue set due_at = now() + interval '1 day' + (hashtext(shipment_id) & 65535) * interval '1 second'`;
+  await reschedule("now() + interval '1 day' + (hashtext(shipment_id) & 65535) * interval '1 second'");
   await sql`vacuum analyze`;
   const sizes = await sql<{ name: string; bytes: number }[]>`
     select c.relname as name, pg_total_relation_size(c.oid)::float8 as bytes
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition
-      and c.relname in ('shipments', 'follows', 'recheck_queue', 'shipment_checkpoint_chunks')`;
+      and c.relname in ('shipments', 'follows', 'recheck_queue', 'recheck_schedule', 'shipment_checkpoint_chunks')`;
   const perShipment: Record<string, number> = {};
   for (const s of sizes) perShipment[s.name] = Number(s.bytes) / N;
   const bytesPerShipment = Object.values(perShipment).reduce((a, b) => a + b, 0);

@@ -21,6 +21,8 @@ import { issuePasswordLink } from "../modules/accounts/password-links.ts";
 import { isPlanId, PLAN_IDS, type PlanId } from "../domain/plans.ts";
 import { rebuildTransitStats } from "../modules/predictions/rebuild.ts";
 import { COMPAT_LEVEL, compatLevel, contract } from "../db/compat.ts";
+import { moveLegacySchedule } from "../modules/following/claims.ts";
+import { forgetScheduleLayout, SCHEDULE_LEVEL } from "../modules/following/layout.ts";
 import {
   approveRequest,
   listRequests,
@@ -177,7 +179,9 @@ const COMMANDS: Record<string, Command> = {
   },
   async contract(db) {
     const { from, to } = await contract(db);
-    return { compat_level: to, previous: from };
+    forgetScheduleLayout(db);
+    const moved = from < SCHEDULE_LEVEL && to >= SCHEDULE_LEVEL ? await moveLegacySchedule(db) : 0;
+    return { compat_level: to, previous: from, ...(moved ? { schedule_rows_moved: moved } : {}) };
   },
   async "show-compat"(db) {
     return { compat_level: await compatLevel(db), build_level: COMPAT_LEVEL };

@@ -9,7 +9,7 @@ export const createFetchRead = (db: Db) =>
     .select({
       ...shipmentColumns,
       following: sql<boolean>`exists(select 1 from follows f where f.account_id = ${sql.placeholder("account")} and f.shipment_id = ${shipments.id})`,
-      queued: sql<boolean>`exists(select 1 from recheck_queue q where q.shipment_id = ${shipments.id})`,
+      queued: sql<boolean>`(exists(select 1 from recheck_schedule q where q.shipment_id = ${shipments.id}) or exists(select 1 from recheck_queue q where q.shipment_id = ${shipments.id}))`,
     })
     .from(shipments)
     .where(and(eq(shipments.courier, sql.placeholder("courier")), eq(shipments.trackingNumber, sql.placeholder("awb"))))

@@ -8,7 +8,8 @@ import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../http/idemp
 import { pruneRateCounters } from "../modules/accounts/prune.ts";
 import { pruneAlerts } from "../modules/alerts/prune.ts";
 import { pruneSessions } from "../modules/dashboard/session.ts";
-import { releaseExpiredLeases } from "../modules/following/claims.ts";
+import { moveLegacySchedule, releaseExpiredLeases } from "../modules/following/claims.ts";
+import { legacyLayout } from "../modules/following/layout.ts";
 import { eventPartitions, pruneEvents } from "../modules/following/prune.ts";
 import { deliveryPartitions, pruneDeliveries } from "../modules/webhooks/prune.ts";
 import { pruneCourierHealth } from "../modules/courier-health/prune.ts";
@@ -27,6 +28,8 @@ export interface HousekeepingOptions {
 /** Rows affected per step of one run. */
 export interface HousekeepingResult {
   leasesReleased: number;
+  /** Rows moved from `recheck_queue` to `recheck_schedule` once contracted (docs/rechecks.md, "Layout level 2"). */
+  scheduleMoved: number;
   deliveries: number;
   attempts: number;
   events: number;
@@ -61,6 +64,8 @@ export async function runHousekeeping(
   const cutoffMs = nowMs - deps.config.retentionDays * 86_400_000;
 
   const leasesReleased = await releaseExpiredLeases(deps.db, nowMs);
+  // Once contracted, rows an older process wrote to `recheck_queue` go to `recheck_schedule` (docs/rechecks.md).
+  const scheduleMoved = (await legacyLayout(deps.db)) ? 0 : await moveLegacySchedule(deps.db);
   // Outbox rows first: an event goes only once no outbox row refers to it.
   const dp = await deliveryPartitions(deps.db, nowMs, cutoffMs);
   const { deliveries, attempts } = await pruneDeliveries(deps.db, cutoffMs, batches);
@@ -79,6 +84,7 @@ export async function runHousekeeping(
 
   const result = {
     leasesReleased,
+    scheduleMoved,
     deliveries,
     attempts,
     events,
@@ -94,6 +100,7 @@ export async function runHousekeeping(
   };
   const touched =
     leasesReleased +
+    scheduleMoved +
     deliveries +
     attempts +
     events +

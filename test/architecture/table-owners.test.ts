@@ -24,6 +24,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   follows: "src/modules/following",
   events: "src/modules/following",
   recheck_queue: "src/modules/following",
+  recheck_schedule: "src/modules/following",
   webhooks: "src/modules/webhooks",
   deliveries: "src/modules/webhooks",
   delivery_queue: "src/modules/webhooks",

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { eq } from "drizzle-orm";
-import { accounts, apiKeys, follows, recheckQueue, shipments } from "../../src/db/schema/index.ts";
+import { accounts, apiKeys, follows, recheckSchedule, shipments } from "../../src/db/schema/index.ts";
 import { corePlugin } from "../../src/http/core.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
@@ -166,7 +166,7 @@ describe("tracked shipments", () => {
         { at: "2026-11-05T08:00:00.000Z", state: "in_transit", status: "In transit", location: "Delhi" },
       ] as never,
     });
-    await ctx.tdb.db.insert(recheckQueue).values({
+    await ctx.tdb.db.insert(recheckSchedule).values({
       shipmentId: id,
       courier: "delhivery",
       trackingNumber: awb,

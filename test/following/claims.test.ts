@@ -96,7 +96,7 @@ describe("claims shared through Postgres", () => {
       ]);
     }
     // Out of the way of the next tests.
-    await ctx.tdb.sql`delete from recheck_queue where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
+    await ctx.tdb.sql`delete from recheck_schedule where tracking_number in ${ctx.tdb.sql(numbers.map(([, n]) => n))}`;
   }, 90_000);
 
   test("a lease left by a killed process is re-claimed after it expires; the change is emitted once", async () => {
@@ -146,7 +146,7 @@ describe("claims shared through Postgres", () => {
     const drained = r.drain();
     // Stop once the drain holds all ten: one call waiting at the courier, nine queued in the lane.
     const held = async () =>
-      (await ctx.tdb.sql`select count(*)::int as n from recheck_queue where lease_owner = 'stopping'`)[0]!.n === 10;
+      (await ctx.tdb.sql`select count(*)::int as n from recheck_schedule where lease_owner = 'stopping'`)[0]!.n === 10;
     const calling = () =>
       Array.from({ length: 10 }, (_, i) => ctx.sim.calls("delhivery", `8${String(i).padStart(11, "0")}5`));
     expect(await eventually(async () => (await held()) && calling().some((n) => n > 0))).toBe(true);
@@ -155,7 +155,7 @@ describe("claims shared through Postgres", () => {
     expect(stats.claimed).toBeGreaterThanOrEqual(10);
     const rows = await ctx.tdb.sql`
       select q.lease_owner, q.due_at <= ${new Date(ctx.clock.now()).toISOString()} as due
-      from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number like '8%5'`;
+      from shipments s left join recheck_schedule q on q.shipment_id = s.id where s.tracking_number like '8%5'`;
     // One was in flight (recorded as a failure, backed off); the queued ones are due again with no lease.
     expect(rows.filter((x) => x.lease_owner === "stopping")).toEqual([]);
     expect(rows.filter((x) => x.due).length).toBeGreaterThanOrEqual(9);
@@ -201,7 +201,7 @@ describe("claim order and cost", () => {
     // Everything due is leased now: a further claim finds nothing (`later` is not due yet).
     expect(await claimDueShipments(ctx.tdb.db, now, 10, 60_000, "order")).toEqual([]);
     // The claim stamped the lease and left the due time alone.
-    const row = await ctx.tdb.sql`select lease_owner, due_at from recheck_queue where shipment_id = ${ids[0]!}`;
+    const row = await ctx.tdb.sql`select lease_owner, due_at from recheck_schedule where shipment_id = ${ids[0]!}`;
     expect(row[0]!.lease_owner).toBe("order");
     expect(new Date(row[0]!.due_at).getTime()).toBe(at.old1);
     // Once the leases run out, every one of them is claimable again (the stale-lease reset).
@@ -252,7 +252,7 @@ describe("claim order and cost", () => {
           .sql`select id, xmin::text as x, ctid::text as c from shipments where id in ${ctx.tdb.sql(ids)} order by id`
       ).map((r) => `${r.id} ${r.x} ${r.c}`);
     const queueVersions = async () =>
-      (await ctx.tdb.sql`select xmin::text as x from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`).map(
+      (await ctx.tdb.sql`select xmin::text as x from recheck_schedule where shipment_id in ${ctx.tdb.sql(ids)}`).map(
         (r) => r.x as string,
       );
     const before = await versions();
@@ -274,7 +274,8 @@ describe("claim order and cost", () => {
     expect(await releaseExpiredLeases(ctx.tdb.db, now + 60_001)).toBe(3);
     expect(await versions()).toEqual(before);
     expect(
-      (await ctx.tdb.sql`select count(*)::int as n from recheck_queue where shipment_id in ${ctx.tdb.sql(ids)}`)[0]!.n,
+      (await ctx.tdb.sql`select count(*)::int as n from recheck_schedule where shipment_id in ${ctx.tdb.sql(ids)}`)[0]!
+        .n,
     ).toBe(5);
     await unscheduleRows(ctx, ids);
   });
@@ -305,7 +306,7 @@ describe("claim order and cost", () => {
     const leases = async (owner: string) =>
       (
         await ctx.tdb
-          .sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_queue where lease_owner = ${owner}`
+          .sql`select (extract(epoch from lease_until) * 1000)::float8 as until from recheck_schedule where lease_owner = ${owner}`
       ).map((r) => r.until as number);
     try {
       // A claim holds a row for one slack, not for the worst case of a full lane behind a slow courier.

@@ -178,7 +178,7 @@ describe("courier failures", () => {
       lookup: (c, n) => (c.slug === "bluedart" ? unavailable.lookup(c, n) : ctx.deps.backends.lookup(c, n)),
     };
     const nextIn = async (id: string) =>
-      (await ctx.tdb.sql`select due_at, failures from recheck_queue where shipment_id = ${id}`)[0]!;
+      (await ctx.tdb.sql`select due_at, failures from recheck_schedule where shipment_id = ${id}`)[0]!;
     try {
       for (let attempt = 1; attempt <= 2; attempt++) {
         const now = ctx.clock.now();

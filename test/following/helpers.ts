@@ -1,6 +1,6 @@
 /** Shared steps for the following tests: track through the API, seed followed rows, read events and the outbox. */
 import { asc, eq, sql } from "drizzle-orm";
-import { deliveries, events, follows, recheckQueue, shipments } from "../../src/db/schema/index.ts";
+import { deliveries, events, follows, recheckSchedule, shipments } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import type { TestContext } from "../helpers/app.ts";
 
@@ -33,19 +33,22 @@ export async function liveWebhook(ctx: TestContext, key: string): Promise<string
 }
 
 /**
- * The stored shipment with its re-check schedule as `recheck_queue` holds it: `nextCheckAt` (the queue row's
+ * The stored shipment with its re-check schedule as `recheck_schedule` holds it: `nextCheckAt` (the queue row's
  * `due_at`), `leaseUntil`, `leaseOwner` and `recheckFailures` (its `failures`); null, null, null and 0 when the
  * shipment has no queue row (it is not scheduled).
  */
 export async function shipmentRow(ctx: TestContext, courier: string, n: string) {
   const [r] = await ctx.tdb.db
-    .select({ s: shipments, q: recheckQueue })
+    .select({ s: shipments, q: recheckSchedule })
     .from(shipments)
-    .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, shipments.id))
+    .leftJoin(recheckSchedule, eq(recheckSchedule.shipmentId, shipments.id))
     .where(sql`${shipments.courier} = ${courier} and ${shipments.trackingNumber} = ${n}`);
   if (!r) return undefined;
+  const checked = [r.s.lastCheckedAt, r.q?.checkedAt].filter((d): d is Date => d != null);
   return {
     ...r.s,
+    // The check time: `shipments` when the record changed, the schedule row when a re-check found nothing new.
+    lastCheckedAt: checked.length ? new Date(Math.max(...checked.map((d) => d.getTime()))) : null,
     nextCheckAt: r.q?.dueAt ?? null,
     leaseUntil: r.q?.leaseUntil ?? null,
     leaseOwner: r.q?.leaseOwner ?? null,
@@ -55,14 +58,14 @@ export async function shipmentRow(ctx: TestContext, courier: string, n: string) 
 
 /** Takes the shipments `ids` (all when omitted) off the re-check schedule, out of the way of the next test. */
 export async function unscheduleRows(ctx: TestContext, ids?: readonly string[]): Promise<void> {
-  if (ids) await ctx.tdb.sql`delete from recheck_queue where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
-  else await ctx.tdb.sql`delete from recheck_queue`;
+  if (ids) await ctx.tdb.sql`delete from recheck_schedule where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
+  else await ctx.tdb.sql`delete from recheck_schedule`;
 }
 
 /** Moves the due time of shipments `ids` on the re-check schedule to `atMs` (ms since the epoch). */
 export async function setDue(ctx: TestContext, ids: readonly string[], atMs: number): Promise<void> {
   await ctx.tdb
-    .sql`update recheck_queue set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
+    .sql`update recheck_schedule set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;
 }
 
 /** Events of one shipment in the order they were written: `type/status`. */
@@ -112,7 +115,7 @@ export async function seedMany(
   }));
   await ctx.tdb.db.insert(shipments).values(rows);
   await ctx.tdb.db.insert(follows).values(rows.map((r) => ({ accountId, shipmentId: r.id })));
-  await ctx.tdb.db.insert(recheckQueue).values(
+  await ctx.tdb.db.insert(recheckSchedule).values(
     rows.map((r) => ({
       shipmentId: r.id,
       courier: r.courier,

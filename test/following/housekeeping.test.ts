@@ -7,7 +7,7 @@ import {
   demoHits,
   events,
   rateWindows,
-  recheckQueue,
+  recheckSchedule,
   sessions,
   webhooks,
 } from "../../src/db/schema/index.ts";
@@ -142,9 +142,9 @@ describe("housekeeping", () => {
       ["delhivery", "3234567890111"],
     ]);
     await ctx.tdb
-      .sql`update recheck_queue set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, due_at = ${new Date(now - 1000).toISOString()} where shipment_id = ${expired!}`;
+      .sql`update recheck_schedule set lease_owner = 'dead', lease_until = ${new Date(now - 1000).toISOString()}, due_at = ${new Date(now - 1000).toISOString()} where shipment_id = ${expired!}`;
     await ctx.tdb
-      .sql`update recheck_queue set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, due_at = ${new Date(now + 60_000).toISOString()} where shipment_id = ${live!}`;
+      .sql`update recheck_schedule set lease_owner = 'alive', lease_until = ${new Date(now + 60_000).toISOString()}, due_at = ${new Date(now + 60_000).toISOString()} where shipment_id = ${live!}`;
 
     const r = await runHousekeeping(ctx.deps, { batchSize: 2 }); // tiny batches: the loop must carry on until done
     expect(r).toMatchObject({
@@ -171,8 +171,8 @@ describe("housekeeping", () => {
     expect((await db.select().from(rateWindows)).map((w) => w.key)).toEqual(["rl:young"]);
     expect((await db.select().from(demoHits)).map((h) => h.ip)).toEqual(["192.0.2.2"]);
     const leases = await db
-      .select({ id: recheckQueue.shipmentId, owner: recheckQueue.leaseOwner, due: recheckQueue.dueAt })
-      .from(recheckQueue);
+      .select({ id: recheckSchedule.shipmentId, owner: recheckSchedule.leaseOwner, due: recheckSchedule.dueAt })
+      .from(recheckSchedule);
     expect(leases.find((s) => s.id === expired)).toMatchObject({ owner: null, due: new Date(now - 1000) });
     expect(leases.find((s) => s.id === live)).toMatchObject({ owner: "alive" });
 

@@ -50,7 +50,7 @@ describe("GET /v1/track through the simulator", () => {
     expect(second.data.Checkpoints).toHaveLength(4);
     const row = (await ctx.tdb.db.select().from(shipments).where(eq(shipments.trackingNumber, n)))[0]!;
     expect(row.followers).toBe(1);
-    expect((await ctx.tdb.sql`select 1 from recheck_queue where shipment_id = ${row.id}`).length).toBe(1);
+    expect((await ctx.tdb.sql`select 1 from recheck_schedule where shipment_id = ${row.id}`).length).toBe(1);
     const f = await ctx.tdb.db.select().from(follows).where(eq(follows.shipmentId, row.id));
     expect(f.map((x) => x.accountId)).toEqual([growth.id]);
   });

@@ -23,8 +23,8 @@ const track = (n: string) => ctx.call(`/v1/track?courier=delhivery&tracking_numb
 const rowOf = async (n: string) => {
   const r = (
     await ctx.tdb.sql`
-    select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, s.last_checked_at, q.due_at as next_check_at, s.updated_at
-    from shipments s left join recheck_queue q on q.shipment_id = s.id where s.tracking_number = ${n}`
+    select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, greatest(s.last_checked_at, q.checked_at) as last_checked_at, q.due_at as next_check_at, s.updated_at
+    from shipments s left join recheck_schedule q on q.shipment_id = s.id where s.tracking_number = ${n}`
   )[0]!;
   const ms = (x: unknown) => (x === null ? null : new Date(x as string).getTime());
   return {

@@ -8,6 +8,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
+import { runAdmin } from "../../src/cli/commands.ts";
+import { connect } from "../../src/db/client.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { rowCounts } from "../../scripts/release/fixture.ts";
 import { startService, type RunningService } from "../client/service.ts";
@@ -195,3 +197,28 @@ test.skipIf(!previous)(
   },
   60_000,
 );
+test("the previous release's schedule stays in recheck_queue until admin contract, which moves it to recheck_schedule", async () => {
+  const queued = async () =>
+    (await tdb.sql`select shipment_id, due_at, failures from recheck_queue order by shipment_id`).map((r) => ({
+      ...r,
+    }));
+  const before = await queued();
+  // The fixture's rows, and any the previous release's code (run above) scheduled on the migrated schema.
+  expect(before.length).toBeGreaterThanOrEqual(fixture.manifest.row_counts.recheck_queue!);
+  // Migrated from 1.0.0: layout level 1, so 1.0.0's processes keep claiming what this code schedules.
+  expect((await tdb.sql`select value from service_settings where name = 'compat_level'`)[0]?.value).toBe("1");
+  expect((await tdb.sql`select count(*)::int as n from recheck_schedule`)[0]!.n).toBe(0);
+  const { db, sql } = connect(tdb.url, { max: 1 });
+  try {
+    expect(await runAdmin(db, "contract", { flags: {}, positionals: [] })).toMatchObject({
+      compat_level: 2,
+      previous: 1,
+      schedule_rows_moved: before.length,
+    });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  expect(await queued()).toEqual([]);
+  const moved = await tdb.sql`select shipment_id, due_at, failures from recheck_schedule order by shipment_id`;
+  expect(moved.map((r) => ({ ...r }))).toEqual(before);
+});

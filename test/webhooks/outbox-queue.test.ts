@@ -3,7 +3,7 @@
  * a pending delivery has one `delivery_queue` row due at its next attempt, a
  * retry moves it, a final outcome removes it; and no index on `deliveries`
  * covers a column that a claim or an outcome writes, nor one on the re-check
- * schedule `recheck_queue` the lease columns its claim writes, so those
+ * schedule `recheck_queue` (and `recheck_schedule`) the lease columns its claim writes, so those
  * updates stay HOT (PostgreSQL writes no index entry for them).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -67,13 +67,24 @@ describe("HOT updates", () => {
     ]);
     for (const [name, cols] of idx)
       expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
-    // A followed lookup schedules the shipment in the queue only (the old columns are for the previous version).
+    // The schedule from layout level 2 (docs/rechecks.md): no index on the lease, the check time or `due_at` itself.
+    const schedule = await indexedColumns("recheck_schedule");
+    expect([...schedule.keys()].sort()).toEqual([
+      "recheck_schedule_due_bucket_idx",
+      "recheck_schedule_due_bucket_offset_idx",
+      "recheck_schedule_pkey",
+    ]);
+    for (const [name, cols] of schedule)
+      expect(`${name}: ${cols.filter((c) => ["lease_until", "lease_owner", "checked_at"].includes(c))}`).toBe(
+        `${name}: `,
+      );
+    // A followed lookup schedules the shipment in the schedule only (the old columns are for the previous version).
     const acc = await ctx.account("business");
     const [res] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890231", { key: acc.key });
     expect(res.status).toBe(200);
     const [row] = await ctx.tdb.sql`
       select s.next_check_at, s.lease_until, s.lease_owner, s.recheck_failures, q.due_at is not null as queued
-      from shipments s left join recheck_queue q on q.shipment_id = s.id
+      from shipments s left join recheck_schedule q on q.shipment_id = s.id
       where s.courier = 'delhivery' and s.tracking_number = '1234567890231'`;
     expect({ ...row }).toEqual({
       next_check_at: null,
@@ -86,14 +97,32 @@ describe("HOT updates", () => {
 
   test("the tables the claims stamp leave room on each page for the new row versions", async () => {
     const rows = await ctx.tdb
-      .sql`select relname, reloptions from pg_class where relname in ('recheck_queue', 'shipments') order by relname`;
+      .sql`select relname, reloptions from pg_class where relname in ('recheck_queue', 'recheck_schedule', 'shipments') order by relname`;
     // `deliveries` is partitioned (migration 0022): every partition, DEFAULT included, carries the fillfactor.
     const parts = await ctx.tdb
       .sql`select c.relname, c.reloptions from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'deliveries'::regclass`;
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) expect([p.relname, p.reloptions]).toEqual([p.relname, ["fillfactor=50"]]);
     expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
-      ["recheck_queue", ["fillfactor=70"]],
+      [
+        "recheck_queue",
+        [
+          "fillfactor=70",
+          "autovacuum_vacuum_scale_factor=0.01",
+          "autovacuum_vacuum_threshold=1000",
+          "autovacuum_analyze_scale_factor=0.02",
+        ],
+      ],
+      [
+        "recheck_schedule",
+        [
+          "fillfactor=50",
+          "autovacuum_vacuum_scale_factor=0.01",
+          "autovacuum_vacuum_threshold=1000",
+          "autovacuum_vacuum_insert_scale_factor=0.01",
+          "autovacuum_analyze_scale_factor=0.02",
+        ],
+      ],
       ["shipments", ["fillfactor=90"]],
     ]);
   });

@@ -135,6 +135,36 @@ export const shipmentCheckpointChunks = pgTable("shipment_checkpoint_chunks", {
 });
 
 /**
+ * The re-check schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"): a re-check deletes its
+ * claimed row and appends the next, and stamps the check time here, not on `shipments`. No foreign key: its check on
+ * insert would lock (and so write) the shipment row; the follow module deletes rows with their shipment.
+ */
+export const recheckSchedule = pgTable(
+  "recheck_schedule",
+  {
+    shipmentId: text("shipment_id").primaryKey(),
+    courier: text("courier").notNull(),
+    trackingNumber: text("tracking_number").notNull(),
+    dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
+    /** When the shipment was last fetched without a change to store (a change stamps `shipments.last_checked_at`). */
+    checkedAt: timestamp("checked_at", { withTimezone: true }),
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    leaseOwner: text("lease_owner"),
+    failures: integer("failures").notNull().default(0),
+  },
+  (t) => [
+    // No index on `due_at` itself: equal keys sit in heap order, so an append lands at the right end of its
+    // bucket in each grid (the two grids: `recheckQueue`'s, for the same reason).
+    index("recheck_schedule_due_bucket_idx").on(
+      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`,
+    ),
+    index("recheck_schedule_due_bucket_offset_idx").on(
+      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`,
+    ),
+  ],
+);
+
+/**
  * The columns of `shipments` this version reads: all but the four deprecated schedule columns, so that no
  * lookup pays for columns nothing uses. Select and return shipment rows with these.
  */

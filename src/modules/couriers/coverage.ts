@@ -63,7 +63,7 @@ export class BudgetCoverage {
     if (mine.length > 0) {
       const rows = await sql<
         { courier: string; n: number }[]
-      >`select courier, count(*)::int as n from recheck_queue group by courier`;
+      >`select courier, count(*)::int as n from (select courier from recheck_schedule union all select courier from recheck_queue) q group by courier`;
       const byAdapter = new Map<string, number>();
       for (const r of rows) {
         const adapter = COURIERS.find((c) => c.slug === r.courier && c.follow === "scheduled")?.adapter;

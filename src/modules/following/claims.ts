@@ -1,7 +1,8 @@
 /** The re-check queue (`recheck_queue`) on the claim engine, with a claim walk whose cost stays flat (docs/rechecks.md). */
 import type { Db } from "../../db/client.ts";
 import { frag, raw, run } from "../../db/fragment.ts";
-import { defineQueue } from "../../db/queue.ts";
+import { defineQueue, type Queue } from "../../db/queue.ts";
+import { DUE_BUCKET_SQL, legacyLayout } from "./layout.ts";
 
 export interface ClaimedShipment {
   id: string;
@@ -15,6 +16,53 @@ export const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   failures: "failures",
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
 });
+
+/** The schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"); same rows and statements. */
+export const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
+  key: "shipment_id",
+  failures: "failures",
+  returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
+});
+
+/** The first grid's due index expression (migration 0029): a 15-minute bucket of `due_at`. */
+const SCHEDULE_BUCKET = raw(DUE_BUCKET_SQL);
+
+/**
+ * The lease statements over both schedules: a held row is in one of them, and a key that is in neither costs an
+ * index probe and no write. The claim alone chooses its table (by layout level).
+ */
+export const scheduleQueues: Queue<ClaimedShipment> = {
+  ...recheckSchedule,
+  async complete(sql, ids, token) {
+    return (await recheckSchedule.complete(sql, ids, token)) + (await recheckQueue.complete(sql, ids, token));
+  },
+  async fail(sql, id, token, nextAtMs) {
+    return (
+      (await recheckSchedule.fail(sql, id, token, nextAtMs)) || (await recheckQueue.fail(sql, id, token, nextAtMs))
+    );
+  },
+  async release(sql, ids, token, nowMs) {
+    return (
+      (await recheckSchedule.release(sql, ids, token, nowMs)) + (await recheckQueue.release(sql, ids, token, nowMs))
+    );
+  },
+  async renew(sql, ids, token, untilMs) {
+    return [
+      ...(await recheckSchedule.renew(sql, ids, token, untilMs)),
+      ...(await recheckQueue.renew(sql, ids, token, untilMs)),
+    ];
+  },
+  async expireLeases(sql, nowMs) {
+    const now = new Date(nowMs).toISOString();
+    const fresh = await run(
+      sql,
+      frag`update recheck_schedule set lease_until = null, lease_owner = null
+        where ${SCHEDULE_BUCKET} <= date_bin('15 minutes', ${now}::timestamptz, timestamptz '2000-01-01 00:00:00+00')
+          and lease_until <= ${now} returning shipment_id`,
+    );
+    return fresh.length + (await recheckQueue.expireLeases(sql, nowMs));
+  },
+};
 
 /** Width of the due buckets an overdue backlog is claimed in, ms (docs/rechecks.md, "One claim statement"). */
 export const DUE_BUCKET_MS = 15 * 60_000;
@@ -46,12 +94,21 @@ export async function claimDueShipments(
   const exclude = opts.excludeCouriers?.length
     ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}`
     : raw("");
+  const legacy = await legacyLayout(db);
+  const t = raw(legacy ? "recheck_queue" : "recheck_schedule");
+  // `recheck_schedule` has no index on `due_at`: its predicates name the bucket too (docs/rechecks.md).
+  const nowBucket = new Date(nowMs - ((nowMs - GRIDS[0].originMs) % DUE_BUCKET_MS)).toISOString();
   const [oldest] = await run(
     sql,
-    frag`
+    legacy
+      ? frag`
     select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_queue
     where due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-    order by due_at limit 1`,
+    order by due_at limit 1`
+      : frag`
+    select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_schedule
+    where ${raw(GRIDS[0].sql)} <= ${nowBucket} and due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
+    order by ${raw(GRIDS[0].sql)}, due_at limit 1`,
   );
   if (!oldest) return [];
   const grid = GRIDS[bucketGrid(oldest.ms as number)];
@@ -60,7 +117,7 @@ export async function claimDueShipments(
   // `past`: ended buckets, a page at a time; `cur`: exact due order (docs/rechecks.md, "Storage order").
   const candidates = frag`
       select ctid from (
-        select ctid from recheck_queue
+        select ctid from ${t}
         where ${bucket} < ${bucketStart}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
@@ -70,8 +127,8 @@ export async function claimDueShipments(
       ) past
       union all
       select ctid from (
-        select ctid from recheck_queue
-        where due_at >= ${bucketStart} and due_at <= ${now}
+        select ctid from ${t}
+        where due_at >= ${bucketStart} and due_at <= ${now} ${legacy ? raw("") : frag`and ${bucket} = ${bucketStart}`}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
         order by due_at
@@ -79,30 +136,49 @@ export async function claimDueShipments(
         for update skip locked
       ) cur
       limit ${limit}`;
-  return recheckQueue.claim(sql, { nowMs, limit, leaseMs, owner, candidates });
+  return (legacy ? recheckQueue : recheckSchedule).claim(sql, { nowMs, limit, leaseMs, owner, candidates });
 }
 
 /** Records a failed re-check (docs/rechecks.md, "Courier failures"); false when `owner` lost the lease. @throws on DB errors. */
 export function recordFailure(db: Db, id: string, owner: string, nextAtMs: number): Promise<boolean> {
-  return recheckQueue.fail(db.$client, id, owner, nextAtMs);
+  return scheduleQueues.fail(db.$client, id, owner, nextAtMs);
 }
 
 /** Renews `owner`'s leases on `ids` until `leaseUntilMs`; returns the ids renewed. @throws on DB errors. */
 export function renewClaims(db: Db, ids: readonly string[], owner: string, leaseUntilMs: number): Promise<string[]> {
-  return recheckQueue.renew(db.$client, ids, owner, leaseUntilMs);
+  return scheduleQueues.renew(db.$client, ids, owner, leaseUntilMs);
 }
 
 /** Gives `owner`'s claimed rows back, due at `nowMs` (ms since the epoch); returns the count. @throws on DB errors. */
 export function releaseClaims(db: Db, ids: readonly string[], owner: string, nowMs: number): Promise<number> {
-  return recheckQueue.release(db.$client, ids, owner, nowMs);
+  return scheduleQueues.release(db.$client, ids, owner, nowMs);
 }
 
 /** Takes `owner`'s claimed row out of the schedule (spec-map Decisions, Lookup-only couriers). @throws on DB errors. */
 export async function unschedule(db: Db, id: string, owner: string): Promise<void> {
-  await recheckQueue.complete(db.$client, [id], owner);
+  await scheduleQueues.complete(db.$client, [id], owner);
 }
 
 /** Tidies leases that ran out before `nowMs` (ms since the epoch); returns the count. @throws on DB errors. */
 export function releaseExpiredLeases(db: Db, nowMs: number): Promise<number> {
-  return recheckQueue.expireLeases(db.$client, nowMs);
+  return scheduleQueues.expireLeases(db.$client, nowMs);
+}
+
+/**
+ * The contract step's move (docs/rechecks.md, "Layout level 2"): what `recheck_queue` holds goes to
+ * `recheck_schedule` (leases dropped: no 1.0.0 process runs any more), its check time from `shipments`. Run by
+ * `admin contract` and by housekeeping once contracted (rows a process wrote in the ≤ 30 s before it saw the new
+ * level). Returns the rows moved. @throws on DB errors
+ */
+export async function moveLegacySchedule(db: Db): Promise<number> {
+  const rows = await db.$client`
+    with moved as (delete from recheck_queue returning shipment_id, courier, tracking_number, due_at, failures)
+    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, failures, checked_at)
+    select m.shipment_id, m.courier, m.tracking_number, m.due_at, m.failures, s.last_checked_at
+    from moved m join shipments s on s.id = m.shipment_id
+    order by m.due_at
+    on conflict (shipment_id) do update set due_at = excluded.due_at, failures = excluded.failures,
+      checked_at = greatest(recheck_schedule.checked_at, excluded.checked_at), lease_until = null, lease_owner = null
+    returning shipment_id`;
+  return rows.length;
 }

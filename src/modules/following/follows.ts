@@ -2,7 +2,8 @@
 import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { follows, recheckQueue, shipments } from "../../db/schema/index.ts";
+import { follows, recheckQueue, recheckSchedule, shipments } from "../../db/schema/index.ts";
+import { CONTRACTED_SQL } from "./layout.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Metadata } from "../../domain/follow-data.ts";
 
@@ -55,10 +56,17 @@ export async function followMany(
       update shipments set followers = followers + 1 where id in (select shipment_id from f)
       returning id, courier, tracking_number, terminal, last_checked_at
     )
-    insert into recheck_queue (shipment_id, courier, tracking_number, due_at)
-    select id, courier, tracking_number, ${nowIso} from u where not terminal
-    on conflict (shipment_id) do update set due_at = least(recheck_queue.due_at, excluded.due_at)
-    where exists (select 1 from u where u.id = recheck_queue.shipment_id and u.last_checked_at is null)
+    ,
+    old as (
+      insert into recheck_queue (shipment_id, courier, tracking_number, due_at)
+      select id, courier, tracking_number, ${nowIso} from u where not terminal and not (${tx.unsafe(CONTRACTED_SQL)})
+      on conflict (shipment_id) do update set due_at = least(recheck_queue.due_at, excluded.due_at)
+      where exists (select 1 from u where u.id = recheck_queue.shipment_id and u.last_checked_at is null)
+    )
+    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at)
+    select id, courier, tracking_number, ${nowIso} from u where not terminal and ${tx.unsafe(CONTRACTED_SQL)}
+    on conflict (shipment_id) do update set due_at = least(recheck_schedule.due_at, excluded.due_at)
+    where exists (select 1 from u where u.id = recheck_schedule.shipment_id and u.last_checked_at is null)
   `;
 }
 
@@ -169,7 +177,8 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
       update shipments set followers = greatest(followers - 1, 0) where id in (select shipment_id from f)
       returning id, followers
     ),
-    q as (delete from recheck_queue where shipment_id in (select id from u where followers = 0))
+    q as (delete from recheck_queue where shipment_id in (select id from u where followers = 0)),
+    r as (delete from recheck_schedule where shipment_id in (select id from u where followers = 0))
     select id from u
   `;
   return rows.length > 0;
@@ -185,8 +194,12 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
       mostRecentStatus: shipments.mostRecentStatus,
       terminal: shipments.terminal,
       followMode: shipments.followMode,
-      lastCheckedAt: shipments.lastCheckedAt,
-      nextCheckAt: recheckQueue.dueAt,
+      lastCheckedAt: sql<Date | null>`greatest(${shipments.lastCheckedAt}, ${recheckSchedule.checkedAt})`.mapWith(
+        shipments.lastCheckedAt,
+      ),
+      nextCheckAt: sql<Date | null>`coalesce(${recheckSchedule.dueAt}, ${recheckQueue.dueAt})`.mapWith(
+        recheckQueue.dueAt,
+      ),
       followedAt: follows.createdAt,
       reference: follows.reference,
       stalled: sql<boolean>`${shipments.stalledAt} is not null`,
@@ -195,6 +208,7 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
     .from(follows)
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
+    .leftJoin(recheckSchedule, eq(recheckSchedule.shipmentId, follows.shipmentId))
     .where(
       and(
         eq(follows.accountId, accountId),
@@ -212,9 +226,25 @@ export async function followedShipmentIds(db: DbOrTx, accountId: string): Promis
   return rows.map((r) => r.id);
 }
 
-/** Deletes those of `ids` no account follows any more (events and schedule rows cascade); used by account deletion. */
+/**
+ * Deletes those of `ids` no account follows any more (events and `recheck_queue` rows cascade; `recheck_schedule`
+ * has no foreign key, so its rows go here); used by account deletion.
+ */
 export async function deleteUnfollowedShipments(db: DbOrTx, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
+  await db
+    .delete(recheckSchedule)
+    .where(
+      and(
+        inArray(recheckSchedule.shipmentId, [...ids]),
+        notExists(
+          db
+            .select({ one: follows.shipmentId })
+            .from(follows)
+            .where(eq(follows.shipmentId, recheckSchedule.shipmentId)),
+        ),
+      ),
+    );
   await db
     .delete(shipments)
     .where(

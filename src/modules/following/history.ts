@@ -5,7 +5,6 @@
  */
 import { inArray } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
-import { compatView } from "../../db/compat.ts";
 import { shipmentCheckpointChunks } from "../../db/schema/index.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import type { ShipmentRecord } from "./normalise.ts";
@@ -125,18 +124,6 @@ export function planHistory(before: StoredLayout, next: readonly StoredCheckpoin
 }
 
 /** Layout level 2 moved the history out of `shipments.checkpoints` (docs/releases.md, "Layout levels"). */
-const HISTORY_MOVED_AT = 2;
-const compatViews = new WeakMap<object, ReturnType<typeof compatView>>();
-/** Whether a process of release 1.0.0 may still read `shipments.checkpoints` (read at most every 30 s per pool). */
-export function historyLegacy(db: Db): Promise<boolean> {
-  let view = compatViews.get(db.$client);
-  if (!view) {
-    view = compatView(db, () => performance.now());
-    compatViews.set(db.$client, view);
-  }
-  return view.legacy(HISTORY_MOVED_AT);
-}
-
 /**
  * Stores the history of shipment `id`: appends the new checkpoints (tail, sealed chunks), rewrites all only when
  * sealed ones were revised; returns the columns to set. `legacy`: also the whole list in `checkpoints`, for 1.0.0.

@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { RecordOptions } from "./store.ts";
-import { recheckQueue, releaseClaims } from "./claims.ts";
+import { releaseClaims, scheduleQueues } from "./claims.ts";
 import { createLeaseKeeper } from "../../db/queue.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
@@ -149,7 +149,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
   const keeper = createLeaseKeeper({
-    queue: recheckQueue,
+    queue: scheduleQueues,
     sql: db.$client,
     clock: deps.clock,
     owner,

@@ -40,7 +40,8 @@ export async function markStalled(
     const rows = (await sql`
       select q.shipment_id as id, s.courier, s.origin_city, s.destination_city,
         coalesce(shipment_newest_checkpoint(s)->>'at', to_json(s.created_at)#>>'{}') as newest_at
-      from recheck_queue q join shipments s on s.id = q.shipment_id
+      from (select shipment_id from recheck_schedule union all select shipment_id from recheck_queue) q
+        join shipments s on s.id = q.shipment_id
       where q.shipment_id > ${after} and s.stalled_at is null and not s.terminal
       order by q.shipment_id limit ${batchSize}`) as unknown as Candidate[];
     result.checked += rows.length;

@@ -20,7 +20,9 @@ import { checkpointReasonOf, latestReason } from "../couriers/reasons.ts";
 import { countUnmappedReason } from "../metrics/registry.ts";
 import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { etaMove, writeEvents } from "./history-events.ts";
-import { historyLegacy, writeHistory } from "./history.ts";
+import { writeHistory } from "./history.ts";
+import { legacyLayout } from "./layout.ts";
+import { appendNext, FETCHED, reschedule, unscheduleIn } from "./schedule.ts";
 
 /** A shipment row as {@link shipmentColumns} reads it: the whole history in `checkpoints`, the tail's length. */
 export type ShipmentRow = Omit<
@@ -81,16 +83,6 @@ export async function findShipment(
   return rows[0];
 }
 
-const FETCHED = { failures: 0, leaseUntil: null, leaseOwner: null };
-
-/** Puts shipment `id` on the re-check schedule at `dueAt`, or moves it there (spec-map Decisions: Re-checks). */
-async function reschedule(tx: Tx, id: string, courier: string, trackingNumber: string, dueAt: Date): Promise<void> {
-  await tx
-    .insert(recheckQueue)
-    .values({ shipmentId: id, courier, trackingNumber, dueAt })
-    .onConflictDoUpdate({ target: recheckQueue.shipmentId, set: { dueAt, ...FETCHED } });
-}
-
 const sameRecord = (a: ShipmentRecord, b: ShipmentRecord) =>
   a.state === b.state &&
   a.subStatus === b.subStatus &&
@@ -126,9 +118,18 @@ async function recordUnchanged(
   if (!schedule) {
     return row.queued ? undefined : unchanged;
   }
-  // One statement; a concurrent change fails the guard (full path), and the queue row moves only with the shipment's.
   const now = new Date(opts.nowMs);
   const due = nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random).toISOString();
+  if (!(await legacyLayout(db))) {
+    if (!row.queued) return undefined;
+    const moved = await inSpan(
+      "db schedule append",
+      { "db.system.name": "postgresql", "courier.slug": courier.slug },
+      () => appendNext(db, row, due, now),
+    );
+    return moved ? { ...unchanged, shipment: { ...row, lastCheckedAt: now } } : undefined;
+  }
+  // One statement; a concurrent change fails the guard (full path), and the queue row moves only with the shipment's.
   const s = db.$with("s").as(
     db
       .update(shipments)
@@ -241,7 +242,7 @@ async function recordChange(
   opts: RecordOptions,
 ): Promise<RecordResult> {
   const attributes = { "db.system.name": "postgresql", "courier.slug": courier.slug };
-  const legacy = await historyLegacy(db);
+  const legacy = await legacyLayout(db);
   return inSpan("db shipment record", attributes, () =>
     db.transaction(async (tx) => {
       const before = await lockShipment(tx, courier, trackingNumber);
@@ -285,12 +286,12 @@ async function recordChange(
       if (!terminal && courier.follow === "scheduled" && followers > 0)
         await reschedule(
           tx,
-          id,
-          courier.slug,
-          trackingNumber,
+          legacy,
+          { id, courier: courier.slug, trackingNumber },
           nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random),
+          now,
         );
-      else await tx.delete(recheckQueue).where(eq(recheckQueue.shipmentId, id));
+      else await unscheduleIn(tx, legacy, id);
       return { shipment: shipment!, event, deliveries, followed };
     }),
   );

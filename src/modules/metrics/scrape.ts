@@ -38,10 +38,18 @@ const databaseUp = new Gauge({
  */
 export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
   const now = new Date(nowMs).toISOString();
+  // Both schedules (docs/rechecks.md, "Layout level 2"); `recheck_schedule`'s due index is its 15-minute bucket.
   const [r] = await db.$client`
+    with due as (
+      select due_at from recheck_queue where due_at <= ${now}
+      union all
+      select due_at from recheck_schedule
+      where date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')
+        <= date_bin('15 minutes', ${now}::timestamptz, timestamptz '2000-01-01 00:00:00+00') and due_at <= ${now}
+    )
     select
-      (select count(*)::int from (select 1 from recheck_queue where due_at <= ${now} limit ${COUNT_CAP}) s) as shipments_due,
-      (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from recheck_queue where due_at <= ${now}) as recheck_lag,
+      (select count(*)::int from (select 1 from due limit ${COUNT_CAP}) s) as shipments_due,
+      (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from due) as recheck_lag,
       (select count(*)::int from (select 1 from delivery_queue where due_at <= ${now} limit ${COUNT_CAP}) d) as outbox_due,
       (select coalesce(extract(epoch from (${now}::timestamptz - min(due_at))), 0)::float8 from delivery_queue where due_at <= ${now}) as outbox_age`;
   (serviceRegistry.getSingleMetric(DUE_BACKLOG_METRIC) as Gauge | undefined)?.set(Number(r?.shipments_due ?? 0));
