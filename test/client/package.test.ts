@@ -171,7 +171,7 @@ test("a TypeScript consumer gets the types through exports (nodenext), and the R
   const examples = [...readFileSync(join(PKG_DIR, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map(
     (m) => m[1]!,
   );
-  expect(examples).toHaveLength(3);
+  expect(examples).toHaveLength(4);
   examples.forEach((code, i) => {
     writeFileSync(join(app, `readme-${i}.ts`), `${code}export {};\n`);
   });
