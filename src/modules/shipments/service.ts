@@ -18,6 +18,7 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { StatsIndex } from "../predictions/stats.ts";
 import { dateTimeMs } from "../../http/text.ts";
 import { publicUrls, rotatePublicLink } from "../following/public-links.ts";
+import { deleteActionsOf } from "../actions/service.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError(
@@ -246,4 +247,5 @@ export async function unfollowShipment(db: Db, accountId: string, slug: string, 
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
   if (!(await unfollow(db, accountId, courier.slug, n))) throw notFollowed(courier.slug, n);
+  await deleteActionsOf(db, accountId, courier.slug, n);
 }

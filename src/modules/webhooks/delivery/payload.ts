@@ -20,6 +20,7 @@ import { sampleCourierData, type CourierEventData } from "../../courier-health/e
 export type { CourierEventData } from "../../courier-health/event.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
+import { actionView, ShipmentActionSchema, type ActionRowJson } from "../../actions/model.ts";
 
 /** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -84,6 +85,7 @@ export const PayloadDataSchema = T.Object({
   }),
   predicted_delivery: T.Optional(PredictedDeliverySchema),
   eta_change: T.Optional(EtaChangeSchema),
+  action: T.Optional(ShipmentActionSchema),
   checkpoints: nullable(
     T.Array(WebhookCheckpointSchema, {
       description:
@@ -138,6 +140,8 @@ export interface ShipmentRow {
   predicted_delivery?: PredictedDelivery | null;
   /** The event's own days, `tracking.eta_changed` only. */
   eta_change?: { previous: string; current: string } | null;
+  /** The event's NDR action, `tracking.action_updated` only (consignee masked). */
+  action?: ActionRowJson | null;
   /** The receiving account's follow data (null when it no longer follows the shipment). */
   reference?: string | null;
   metadata?: Record<string, string> | null;
@@ -188,6 +192,7 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
     stalled: s.stalled === true,
     ...(s.predicted_delivery ? { predicted_delivery: s.predicted_delivery } : {}),
     ...(s.eta_change ? { eta_change: s.eta_change } : {}),
+    ...(s.action ? { action: actionView(s.action) } : {}),
     checkpoints: checkpointsOf(s.courier, s.checkpoints ?? []),
     enqueued_at: enqueuedAt,
   };
@@ -221,6 +226,18 @@ function shipmentPayload(event: EventType, enqueuedAt: string, data: PayloadData
   return bytes;
 }
 
+const SAMPLE_ACTION = actionView({
+  id: "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+  action: "reattempt",
+  status: "accepted",
+  courier_reference: "UPL10575891229462827496",
+  reason: null,
+  deferred_date: null,
+  details_masked: null,
+  requested_at: "2026-11-05T14:30:00Z",
+  updated_at: "2026-11-05T14:31:00Z",
+});
+
 const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.updated": "in_transit",
   "tracking.in_transit": "in_transit",
@@ -229,6 +246,7 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.exception": "exception",
   "tracking.eta_changed": "in_transit",
   "tracking.stalled": "in_transit",
+  "tracking.action_updated": "exception",
 };
 
 /** The synthetic `data` of a test fire of any event a webhook may list: a courier event's for `courier.*`. */
@@ -267,6 +285,7 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
     estimated_delivery_date: state === "exception" ? "06-Nov-2026" : "05-Nov-2026",
     stalled: event === "tracking.stalled",
     ...(event === "tracking.eta_changed" ? { eta_change: { previous: "2026-11-04", current: "2026-11-05" } } : {}),
+    ...(event === "tracking.action_updated" ? { action: SAMPLE_ACTION } : {}),
     checkpoints: checkpointsOf(courier.slug, history),
     enqueued_at: enqueuedAt,
   };
