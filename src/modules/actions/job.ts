@@ -6,12 +6,11 @@
  */
 import { sql as dsql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
-import type { Tx } from "../../db/client.ts";
 import { CourierError, type ActionAnswer, type ActionRequest } from "../couriers/adapters/types.ts";
 import { courierBySlug } from "../couriers/catalogue.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { newId } from "../../lib/ids.ts";
-import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
+import { writeActionEvent } from "../following/action-events.ts";
 import type { ActionName, Consignee } from "../../domain/actions.ts";
 import { detailsAad } from "./service.ts";
 
@@ -129,28 +128,9 @@ async function record(deps: Pick<AppDeps, "db" | "onEvents">, r: Claimed, owner:
         courier_reference = ${o.reference}, reason = ${o.reason}, due_at = null, lease_until = null, lease_owner = null,
         updated_at = ${now}
       where id = ${r.id} and lease_owner = ${owner} returning id`)) as unknown as unknown[];
-    if (done.length > 0) await emitActionEvent(deps, tx, r, nowMs);
+    if (done.length > 0)
+      await writeActionEvent(deps, tx, { actionId: r.id, shipmentId: r.shipment_id, accountId: r.account_id }, nowMs);
   });
-}
-
-/** Writes `tracking.action_updated` for action `r` and hands it to the event sink, for the requesting account only. */
-async function emitActionEvent(
-  deps: Pick<AppDeps, "onEvents">,
-  tx: Tx,
-  r: Pick<Claimed, "id" | "shipment_id" | "account_id">,
-  nowMs: number,
-) {
-  const enqueuedAt = new Date(Math.floor(nowMs / 1000) * 1000);
-  const eventId = newId("evt");
-  const [s] = (await tx.execute(dsql`select state from shipments where id = ${r.shipment_id}`)) as unknown as {
-    state: ShipmentState;
-  }[];
-  await tx.execute(dsql`insert into events (id, shipment_id, type, status, enqueued_at, action_id)
-    values (${eventId}, ${r.shipment_id}, 'tracking.action_updated', ${WEBHOOK_SPELLING[s!.state]},
-      ${enqueuedAt.toISOString()}, ${r.id})`);
-  await deps.onEvents(tx, [
-    { eventId, shipmentId: r.shipment_id, type: "tracking.action_updated", enqueuedAt, accountId: r.account_id },
-  ]);
 }
 
 /**
