@@ -26,6 +26,7 @@ const view = (slug: string) => ({
   name: courier(slug).name,
   available: true,
   sandbox: false,
+  actions: slug === "delhivery" ? ["reattempt", "defer_delivery", "update_consignee", "return_to_origin"] : [],
   rate_budget:
     slug === "delhivery"
       ? { per_second: 2, per_day: null, covers_followed: true }
