@@ -21,7 +21,7 @@ export const detailsAad = (actionId: string) => `act:${actionId}`;
 /** Today in India (IST, UTC+05:30), `YYYY-MM-DD`: the calendar of every courier with an action API. */
 export const istToday = (nowMs: number) => new Date(nowMs + 330 * 60_000).toISOString().slice(0, 10);
 
-interface Followed {
+export interface Followed {
   id: string;
   courier: string;
   tracking_number: string;
@@ -31,7 +31,12 @@ interface Followed {
 }
 
 /** The followed shipment. @throws AppError SHIPMENT_NOT_FOLLOWED (404) */
-async function followed(deps: Pick<AppDeps, "db">, accountId: string, slug: string, raw: string): Promise<Followed> {
+export async function followed(
+  deps: Pick<AppDeps, "db">,
+  accountId: string,
+  slug: string,
+  raw: string,
+): Promise<Followed> {
   const courier = courierBySlug(slug.trim().toLowerCase());
   const n = normaliseTrackingNumber(raw);
   const rows = courier
