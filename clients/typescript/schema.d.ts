@@ -241,7 +241,7 @@ export interface paths {
         };
         /**
          * Get a followed shipment
-         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.
+         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`, and in `actions` your NDR actions on it (docs/ndr-actions.md). Before its first lookup it reads `pending` with no checkpoints.
          */
         get: operations["getShipment"];
         put?: never;
@@ -1605,6 +1605,8 @@ export interface components {
         };
         /** StoredShipmentResponse */
         StoredShipmentResponse: {
+            /** @description This account's NDR actions on the shipment, newest first (docs/ndr-actions.md; GET …/actions lists the same). */
+            actions: components["schemas"]["ShipmentAction"][];
             data: components["schemas"]["TrackingData"];
             /** @description This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's). */
             follow: {
@@ -4680,7 +4682,8 @@ export interface operations {
                      *           "warehouse": "BLR-2"
                      *         },
                      *         "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x"
-                     *       }
+                     *       },
+                     *       "actions": []
                      *     }
                      */
                     "application/json": components["schemas"]["StoredShipmentResponse"];

@@ -201,6 +201,7 @@ export const FEATURE_EXAMPLES: Record<
       success: true,
       data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" },
       follow: { ...FOLLOW_DATA, public_url: PUBLIC_URL },
+      actions: [],
     },
   },
   rotatePublicLink: {

@@ -173,6 +173,9 @@ describe("through the Delhivery twin", () => {
     const [done] = await actions(acc.key, number);
     expect(done!.status).toBe("accepted");
     expect(await actions(other.key, number)).toEqual([]);
+    const [stored, storedBody] = await ctx.call(`/v1/shipments/delhivery/${number}`, { key: acc.key });
+    expect(stored.status).toBe(200);
+    expect(storedBody.actions).toEqual([done]);
 
     await worker.runOnce();
     const got = rx.on("/mine");
