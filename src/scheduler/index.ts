@@ -21,7 +21,15 @@ import { fanOutCourierEvent } from "../modules/webhooks/delivery/outbox.ts";
 
 import { processDueActions } from "../modules/actions/job.ts";
 
-export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls" | "health" | "actions";
+export type JobName =
+  | "recheck"
+  | "delivery"
+  | "housekeeping"
+  | "alerts"
+  | "predictions"
+  | "stalls"
+  | "health"
+  | "actions";
 const ALL_JOBS: readonly JobName[] = [
   "recheck",
   "delivery",
