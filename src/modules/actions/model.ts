@@ -136,3 +136,16 @@ export function actionView(r: ActionRowJson): ShipmentAction {
     ...(r.details_masked?.consignee ? { consignee: r.details_masked.consignee } : {}),
   };
 }
+
+/** The action of the sample `tracking.action_updated` payload (test fires, the document's `webhooks`). */
+export const SAMPLE_ACTION = actionView({
+  id: "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+  action: "reattempt",
+  status: "accepted",
+  courier_reference: "UPL10575891229462827496",
+  reason: null,
+  deferred_date: null,
+  details_masked: null,
+  requested_at: "2026-11-05T14:30:00Z",
+  updated_at: "2026-11-05T14:31:00Z",
+});

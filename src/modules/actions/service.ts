@@ -12,6 +12,8 @@ import type { ShipmentState, SubStatus } from "../../domain/states.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import { courierBySlug, normaliseTrackingNumber } from "../couriers/catalogue.ts";
 import { encryptSecret } from "../../secrets/cipher.ts";
+import type { SecretsKey } from "../../secrets/key.ts";
+import { openForRotation, type RotationReport } from "../accounts/secret-rotation.ts";
 import { newId } from "../../lib/ids.ts";
 import { actionView, type ActionCreateInput, type ActionRowJson, type ShipmentAction } from "./model.ts";
 
@@ -159,4 +161,28 @@ export async function pruneActions(deps: Pick<AppDeps, "db">, cutoffMs: number):
     delete from shipment_actions where status <> 'requested' and updated_at < ${new Date(cutoffMs).toISOString()}
     returning 1`;
   return rows.length;
+}
+
+/**
+ * `bun run rotate-secrets`: re-encrypts every action's consignee details under the new SECRETS_KEY (those only the
+ * previous key opens); a row neither key opens counts as failed and is left as it is.
+ */
+export async function reencryptActionDetails(db: AppDeps["db"], key: SecretsKey): Promise<RotationReport> {
+  const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
+  const rows = (await db.$client`
+    select id, details_enc from shipment_actions where details_enc is not null`) as unknown as {
+    id: string;
+    details_enc: string;
+  }[];
+  for (const r of rows) {
+    const plain = openForRotation(key, detailsAad(r.id), r.details_enc);
+    if (plain === "current") report.alreadyCurrent++;
+    else if (plain === undefined) report.failed++;
+    else {
+      await db.$client`update shipment_actions set details_enc = ${encryptSecret(key, detailsAad(r.id), plain)}
+        where id = ${r.id} and details_enc = ${r.details_enc}`;
+      report.reEncrypted++;
+    }
+  }
+  return report;
 }

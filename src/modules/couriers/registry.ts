@@ -4,14 +4,8 @@ import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { ADAPTERS } from "./adapters/index.ts";
-import {
-  CourierError,
-  type ActionAnswer,
-  type ActionRequest,
-  type AdapterContext,
-  type CourierAdapter,
-  type CourierHttp,
-} from "./adapters/types.ts";
+import { CourierError, type AdapterContext, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
+import type { ActionAnswer, ActionRequest } from "./adapters/types.ts";
 import type { ActionRules } from "../../domain/actions.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
@@ -207,10 +201,7 @@ async function callAction(
       if (!actions.poll) throw new CourierError("backend", `${courier.slug}: no status API`);
       return await actions.poll(poll, req, ctx);
     } catch (err) {
-      if (err instanceof CourierError) throw err;
-      if (signal.aborted) throw new CourierError("timeout", `${courier.slug}: action exceeded ${budget} ms`);
-      opts.log.warn("courier action failed", { courier: courier.slug, error: (err as Error).name });
-      throw new CourierError("backend", `${courier.slug}: unexpected response`);
+      throw classified(err, signal, courier, budget, opts);
     } finally {
       clear();
     }

@@ -20,7 +20,7 @@ import { sampleCourierData, type CourierEventData } from "../../courier-health/e
 export type { CourierEventData } from "../../courier-health/event.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
-import { actionView, ShipmentActionSchema, type ActionRowJson } from "../../actions/model.ts";
+import { actionView, SAMPLE_ACTION, ShipmentActionSchema, type ActionRowJson } from "../../actions/model.ts";
 
 /** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -140,8 +140,7 @@ export interface ShipmentRow {
   predicted_delivery?: PredictedDelivery | null;
   /** The event's own days, `tracking.eta_changed` only. */
   eta_change?: { previous: string; current: string } | null;
-  /** The event's NDR action, `tracking.action_updated` only (consignee masked). */
-  action?: ActionRowJson | null;
+  action?: ActionRowJson | null; // `tracking.action_updated` only: its NDR action
   /** The receiving account's follow data (null when it no longer follows the shipment). */
   reference?: string | null;
   metadata?: Record<string, string> | null;
@@ -226,19 +225,7 @@ function shipmentPayload(event: EventType, enqueuedAt: string, data: PayloadData
   return bytes;
 }
 
-const SAMPLE_ACTION = actionView({
-  id: "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
-  action: "reattempt",
-  status: "accepted",
-  courier_reference: "UPL10575891229462827496",
-  reason: null,
-  deferred_date: null,
-  details_masked: null,
-  requested_at: "2026-11-05T14:30:00Z",
-  updated_at: "2026-11-05T14:31:00Z",
-});
-
-const SAMPLE_STATE: Record<EventType, ShipmentState> = {
+const SAMPLE_STATE: Record<Exclude<EventType, "tracking.action_updated">, ShipmentState> = {
   "tracking.updated": "in_transit",
   "tracking.in_transit": "in_transit",
   "tracking.out_for_delivery": "out_for_delivery",
@@ -246,7 +233,6 @@ const SAMPLE_STATE: Record<EventType, ShipmentState> = {
   "tracking.exception": "exception",
   "tracking.eta_changed": "in_transit",
   "tracking.stalled": "in_transit",
-  "tracking.action_updated": "exception",
 };
 
 /** The synthetic `data` of a test fire of any event a webhook may list: a courier event's for `courier.*`. */
@@ -259,7 +245,7 @@ export function sampleDataFor(event: WebhookEventType, enqueuedAt: string): Payl
 /** The synthetic `data` of a test fire (spec: Events rule 3): `synthetic-test-<slug>`, the example AWB, a short history. */
 export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {
   const courier = courierBySlug(slug) ?? COURIERS[0]!;
-  const state = SAMPLE_STATE[event];
+  const state = event === "tracking.action_updated" ? "exception" : SAMPLE_STATE[event];
   const history: StoredCheckpoint[] = [
     cp("in_transit", "Shipment picked up", "Mumbai", "2026-11-03", "09:15", "picked_up"),
     cp("in_transit", "Reached hub", "Mumbai to Bengaluru", "2026-11-04", "02:40", null),
