@@ -83,6 +83,7 @@ describe("GET /v1/couriers/detect", () => {
       name: "India Post",
       available: true,
       sandbox: true,
+      actions: [],
       rate_budget: null,
     });
     expect(body.data.count).toBe(body.data.couriers.length);
@@ -124,7 +125,14 @@ describe("GET /v1/couriers/detect", () => {
     expect(detect.data.couriers[0].slug).toBe("dtdc");
     const [res, body] = await ctx.call("/v1/couriers/dtdc", { key });
     expect(res.status).toBe(200);
-    expect(body.data).toEqual({ slug: "dtdc", name: "DTDC", available: true, sandbox: true, rate_budget: null });
+    expect(body.data).toEqual({
+      slug: "dtdc",
+      name: "DTDC",
+      available: true,
+      sandbox: true,
+      actions: [],
+      rate_budget: null,
+    });
   });
 
   test("does not count against the monthly quota", async () => {
