@@ -9,6 +9,8 @@ import { Value } from "@sinclair/typebox/value";
 import { createLogger } from "../../src/lib/log.ts";
 import { processDueActions } from "../../src/modules/actions/job.ts";
 import { ActionListResponse, ActionResponse } from "../../src/modules/actions/model.ts";
+import { detailsAad, reencryptActionDetails } from "../../src/modules/actions/service.ts";
+import { decryptSecretWith } from "../../src/secrets/cipher.ts";
 import { ACTION_COUNTER } from "../../src/modules/couriers/carriers/delhivery/twin-actions.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
@@ -271,6 +273,16 @@ describe("through the Delhivery twin", () => {
     const [ev, evBody] = await ctx.call("/v1/events?type=tracking.action_updated", { key: acc.key });
     expect(ev.status).toBe(200);
     expect(JSON.stringify(evBody)).not.toContain("9876501234");
+
+    // A SECRETS_KEY rotation moves the details to the new key (bun run rotate-secrets); a second run finds them current.
+    const next = Object.assign(crypto.getRandomValues(new Uint8Array(32)), { previous: ctx.deps.secretsKey });
+    const first = await reencryptActionDetails(ctx.deps.db, next);
+    expect(first.failed).toBe(0);
+    expect(first.reEncrypted).toBeGreaterThanOrEqual(1);
+    expect((await reencryptActionDetails(ctx.deps.db, next)).reEncrypted).toBe(0);
+    const [row] = (await ctx.deps.db.$client`
+      select details_enc from shipment_actions where id = ${body.data.id}`) as unknown as { details_enc: string }[];
+    expect(JSON.parse(decryptSecretWith(next, detailsAad(body.data.id), row!.details_enc)).consignee).toEqual(secret);
   });
 
   test("return to origin: the Cancel Order API answers at once, accepted; the shipment returns; a second RTO is refused by our check", async () => {
