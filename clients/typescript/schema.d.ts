@@ -3539,6 +3539,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3557,6 +3558,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3603,6 +3605,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3621,6 +3624,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3640,6 +3644,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
