@@ -89,6 +89,12 @@ export const ShipmentActionSchema = T.Object(
 );
 export type ShipmentAction = Static<typeof ShipmentActionSchema>;
 
+/** `actions` of the stored read (GET /v1/shipments/{courier}/{tracking_number}). */
+export const ShipmentActionsField = T.Array(ShipmentActionSchema, {
+  description:
+    "This account's NDR actions on the shipment, newest first (docs/ndr-actions.md; GET …/actions lists the same).",
+});
+
 export const ActionResponse = T.Object(
   { success: T.Literal(true), data: ShipmentActionSchema },
   { title: "ShipmentActionResponse" },

@@ -43,7 +43,7 @@ export async function followed(
   const n = normaliseTrackingNumber(raw);
   const rows = courier
     ? ((await deps.db.$client`
-        select s.id, s.courier, s.tracking_number, s.state, s.sub_status, s.checkpoints
+        select s.id, s.courier, s.tracking_number, s.state, s.sub_status, shipment_history(s) as checkpoints
         from shipments s join follows f on f.shipment_id = s.id and f.account_id = ${accountId}
         where s.courier = ${courier.slug} and s.tracking_number = ${n} limit 1`) as unknown as Followed[])
     : [];
