@@ -27,6 +27,7 @@ import { eventsModule } from "./modules/events/index.ts";
 import { shipmentsModule } from "./modules/shipments/index.ts";
 import { publicPageModule } from "./modules/public-page/index.ts";
 import { estimatesModule } from "./modules/estimates/index.ts";
+import { actionsModule } from "./modules/actions/index.ts";
 
 export function buildApp(deps: AppDeps): ApiServer {
   const peer = new SocketPeer();
@@ -52,6 +53,7 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(webhooksModule(deps))
     .use(shipmentsModule(deps))
     .use(estimatesModule(deps))
+    .use(actionsModule(deps))
     .use(eventsModule(deps))
     .use(publicPageModule(deps, peer.addressOf))
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))

@@ -22,6 +22,10 @@ export const CODE_STATUS = {
   WEBHOOK_IS_LIVE: 409,
   WEBHOOK_LIMIT_REACHED: 409,
   IDEMPOTENCY_IN_PROGRESS: 409,
+  /** An NDR action the shipment's state or the courier's status code rules out (docs/ndr-actions.md); `rule` names it. */
+  ACTION_NOT_ELIGIBLE: 409,
+  /** An NDR action of this account on this shipment is still awaiting the courier's answer. */
+  ACTION_IN_PROGRESS: 409,
   /** Sandbox advance of a shipment another account follows too (docs/spec-map.md#sandbox). */
   SANDBOX_SHIPMENT_SHARED: 409,
   /** The request body did not arrive within BODY_TIMEOUT_MS (docs/deployment.md, Request bodies). */
@@ -47,6 +51,8 @@ export interface ErrorExtra {
   did_you_mean?: string;
   /** Only on COURIER_AMBIGUOUS: the slugs whose formats fit the number (docs/shipments.md, courier=auto). */
   candidates?: string[];
+  /** Only on ACTION_* refusals: the eligibility rule that refused (docs/ndr-actions.md). */
+  rule?: string;
 }
 
 /** A failure a client can be told about. `headers` are added to the response (e.g. Retry-After). */
@@ -100,6 +106,11 @@ export const ErrorSchema = T.Object(
       did_you_mean: T.Optional(T.String({ description: "Only on COURIER_NOT_FOUND, when one slug is clearly meant." })),
       candidates: T.Optional(
         T.Array(T.String(), { description: "Only on COURIER_AMBIGUOUS: the courier slugs the number fits." }),
+      ),
+      rule: T.Optional(
+        T.String({
+          description: "Only on ACTION_NOT_ELIGIBLE and ACTION_IN_PROGRESS: the eligibility rule that refused.",
+        }),
       ),
     }),
   },

@@ -241,7 +241,7 @@ export interface paths {
         };
         /**
          * Get a followed shipment
-         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.
+         * @description The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`, and in `actions` your NDR actions on it (docs/ndr-actions.md). Before its first lookup it reads `pending` with no checkpoints.
          */
         get: operations["getShipment"];
         put?: never;
@@ -258,6 +258,30 @@ export interface paths {
          * @description Changes your own data on a shipment the account follows: `reference` (a string sets it, null clears it) and `metadata` (each key set to a string is set, each key set to null removed; keys not sent stay; at most 20 keys once changed). Fields not sent stay as they are. Answers the follow as it is now. Other accounts following the same shipment keep their own. Free: no quota.
          */
         patch: operations["updateShipment"];
+        trace?: never;
+    };
+    "/v1/shipments/{courier}/{tracking_number}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's actions on a followed shipment
+         * @description The NDR actions this account asked for on the shipment, newest first (at most 50), each with its status, the courier's reference and reason, consignee details masked. Free: no quota.
+         */
+        get: operations["listShipmentActions"];
+        put?: never;
+        /**
+         * Ask the courier to act on a failed delivery
+         * @description Asks the courier to act on a shipment the account follows after a failed delivery attempt: `reattempt`, `defer_delivery` (to `deferred_date`), `update_consignee` (`consignee` fields) or `return_to_origin`. Eligibility is checked before any courier call: the courier must document the action (GET /v1/couriers lists each courier's `actions`; otherwise 422 `action_not_supported`), the plan must include actions (Pro, Growth, Business; else 403 PLAN_UPGRADE_REQUIRED), the shipment's state and the courier's newest status code must be ones the courier accepts it for (409 ACTION_NOT_ELIGIBLE, `rule`: `state` or `status_code`), a deferred date must be within the courier's window (422 `action_date_out_of_range`), and one action at a time per shipment (409 ACTION_IN_PROGRESS). Answers 202 with the action `requested`; it is then sent through the courier's budget, retried with back-off, and, for an asynchronous courier (Delhivery), its decision polled. Each final status (`accepted`, `rejected`, `failed`) sends `tracking.action_updated` to this account's webhooks that list it. Consignee details are stored encrypted and only ever shown masked. Free: no quota.
+         */
+        post: operations["createShipmentAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/shipments/{courier}/{tracking_number}/public-link/rotate": {
@@ -540,6 +564,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "tracking.action_updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tracking.action_updated
+         * @description An NDR action the account asked for (POST /v1/shipments/{courier}/{tracking_number}/actions) changed status: the courier accepted or rejected it, or it failed; `data.action` holds it, consignee details masked. Sent only to the requesting account's webhooks that list it.
+         *
+         *     POSTed to each active webhook that lists `tracking.action_updated`. Answer any 2xx within 5 seconds. Other outcomes are retried after 1 min, 5 min, 30 min, 2 h and 24 h (six attempts in all); 20 failed deliveries in a row deactivate a live webhook.
+         */
+        post: operations["onTrackingActionUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "tracking.delivered": {
         parameters: {
             query?: never;
@@ -760,6 +806,16 @@ export interface components {
         };
         /** Courier */
         Courier: {
+            /**
+             * @description The NDR actions this deployment can send to the courier (POST /v1/shipments/{courier}/{tracking_number}/actions): those the courier documents an API for; empty otherwise (docs/ndr-actions.md).
+             * @example [
+             *       "reattempt",
+             *       "defer_delivery",
+             *       "update_consignee",
+             *       "return_to_origin"
+             *     ]
+             */
+            actions: ("reattempt" | "defer_delivery" | "update_consignee" | "return_to_origin")[];
             /**
              * @description True when this deployment can look the courier up now. False when it has no credentials for the courier: tracking answers 400 COURIER_NOT_SUPPORTED.
              * @example true
@@ -994,7 +1050,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1045,7 +1101,7 @@ export interface components {
             /** @description The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire. */
             event_id: string | null;
             /** @enum {string} */
-            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
+            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
             id: string;
             last_error: string | null;
             last_status_code: number | null;
@@ -1100,10 +1156,12 @@ export interface components {
                  * @description Machine-readable error code; each operation's responses name the ones it can give.
                  * @enum {string}
                  */
-                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "SANDBOX_SHIPMENT_SHARED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
+                code: "INVALID_API_KEY" | "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION" | "PLAN_UPGRADE_REQUIRED" | "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS" | "HTTPS_REQUIRED" | "BAD_REQUEST" | "WEBHOOK_IS_LIVE" | "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS" | "ACTION_NOT_ELIGIBLE" | "ACTION_IN_PROGRESS" | "SANDBOX_SHIPMENT_SHARED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "DEMO_RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_ERROR" | "SERVICE_UNAVAILABLE" | "COURIER_BUSY" | "TEST_WEBHOOKS_DISABLED" | "TIMEOUT";
                 /** @description Only on COURIER_NOT_FOUND, when one slug is clearly meant. */
                 did_you_mean?: string;
                 message: string;
+                /** @description Only on ACTION_NOT_ELIGIBLE and ACTION_IN_PROGRESS: the eligibility rule that refused. */
+                rule?: string;
             };
             /** @constant */
             success: false;
@@ -1214,7 +1272,7 @@ export interface components {
             payload: components["schemas"]["WebhookPayload"];
             tracking_number: string;
             /** @enum {string} */
-            type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+            type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated";
         };
         /** EventList */
         EventList: {
@@ -1369,6 +1427,64 @@ export interface components {
             /** @constant */
             success: true;
         };
+        /** ShipmentAction */
+        ShipmentAction: {
+            /** @enum {string} */
+            action: "reattempt" | "defer_delivery" | "update_consignee" | "return_to_origin";
+            /** @description The fields sent, masked (`98******10`). */
+            consignee?: {
+                [key: string]: string;
+            };
+            /** @description The courier's id for the request (Delhivery: the UPL id), once it gave one. */
+            courier_reference: string | null;
+            /** @example 2026-11-30 */
+            deferred_date?: string;
+            /** @example act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c */
+            id: string;
+            reason?: string;
+            /** Format: date-time */
+            requested_at: string;
+            /** @enum {string} */
+            status: "requested" | "accepted" | "rejected" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ShipmentActionCreate: {
+            /** @enum {string} */
+            action: "reattempt" | "defer_delivery" | "update_consignee" | "return_to_origin";
+            /** @description `update_consignee` only: the fields to change; which ones a courier can change is in GET /v1/couriers. Personal data: stored encrypted, shown back masked only. */
+            consignee?: {
+                address?: string;
+                landmark?: string;
+                name?: string;
+                /** @description Digits, optionally +, spaces, hyphens. */
+                phone?: string;
+                /** @description An Indian 6-digit pincode. */
+                pincode?: string;
+            };
+            /**
+             * @description `defer_delivery` only: the day to deliver, `YYYY-MM-DD` in the courier's calendar; after today and within the courier's window (Delhivery: at most 6 days after the first failed attempt).
+             * @example 2026-11-30
+             */
+            deferred_date?: string;
+            /** @description Your own note; stored encrypted, never sent to the courier nor shown back. */
+            note?: string;
+        };
+        /** ShipmentActionList */
+        ShipmentActionList: {
+            data: {
+                actions: components["schemas"]["ShipmentAction"][];
+                count: number;
+            };
+            /** @constant */
+            success: true;
+        };
+        /** ShipmentActionResponse */
+        ShipmentActionResponse: {
+            data: components["schemas"]["ShipmentAction"];
+            /** @constant */
+            success: true;
+        };
         /** ShipmentFollowResult */
         ShipmentFollowResult: {
             /** @description On `accepted`: the account already followed it (not counted again). */
@@ -1489,6 +1605,8 @@ export interface components {
         };
         /** StoredShipmentResponse */
         StoredShipmentResponse: {
+            /** @description This account's NDR actions on the shipment, newest first (docs/ndr-actions.md; GET …/actions lists the same). */
+            actions: components["schemas"]["ShipmentAction"][];
             data: components["schemas"]["TrackingData"];
             /** @description This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's). */
             follow: {
@@ -1607,7 +1725,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1654,7 +1772,7 @@ export interface components {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1687,6 +1805,7 @@ export interface components {
          */
         WebhookPayload: {
             data: {
+                action?: components["schemas"]["ShipmentAction"];
                 /** @description The full known history, newest first: replace what you stored. null (payload over 256 KiB): keep the stored checkpoints. */
                 checkpoints: components["schemas"]["WebhookCheckpoint"][] | null;
                 /** @description Courier slug; for a test delivery it begins with `synthetic-test-`. */
@@ -1733,7 +1852,7 @@ export interface components {
              */
             enqueued_at: string;
             /** @enum {string} */
-            event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+            event: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated";
             /** @description This webhook's number for the event: 1, 2, 3… with no gaps in what was enqueued (same as `X-Webhook-Sequence`). Absent on test fires. Deliveries stay unordered: use it to detect gaps and re-order (docs/webhooks.md). */
             sequence?: number;
         };
@@ -1746,14 +1865,14 @@ export interface components {
         /** @description Optional (or null). Default event: the webhook's first. */
         WebhookTestFire: {
             /** @enum {string} */
-            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
+            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
         } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered")[];
+            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1905,6 +2024,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -1924,6 +2044,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2020,6 +2141,7 @@ export interface operations {
                             code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2038,6 +2160,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2081,6 +2204,7 @@ export interface operations {
                             code: "DEMO_RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2099,6 +2223,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2117,6 +2242,7 @@ export interface operations {
                             code: "SERVICE_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2136,6 +2262,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2154,6 +2281,7 @@ export interface operations {
                             code: "TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2214,6 +2342,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2260,6 +2389,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2278,6 +2408,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2297,6 +2428,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2376,6 +2508,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2394,6 +2527,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2413,6 +2547,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2431,6 +2566,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2463,6 +2599,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2481,6 +2618,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2500,6 +2638,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2535,6 +2674,12 @@ export interface operations {
                      *             "name": "Delhivery",
                      *             "available": true,
                      *             "sandbox": false,
+                     *             "actions": [
+                     *               "reattempt",
+                     *               "defer_delivery",
+                     *               "update_consignee",
+                     *               "return_to_origin"
+                     *             ],
                      *             "rate_budget": {
                      *               "per_second": 2,
                      *               "per_day": null,
@@ -2552,6 +2697,7 @@ export interface operations {
                      *             "name": "Blue Dart",
                      *             "available": true,
                      *             "sandbox": false,
+                     *             "actions": [],
                      *             "rate_budget": {
                      *               "per_second": 5,
                      *               "per_day": null,
@@ -2569,6 +2715,7 @@ export interface operations {
                      *             "name": "DHL",
                      *             "available": true,
                      *             "sandbox": false,
+                     *             "actions": [],
                      *             "rate_budget": {
                      *               "per_second": 5,
                      *               "per_day": null,
@@ -2603,6 +2750,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2649,6 +2797,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2667,6 +2816,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2686,6 +2836,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2725,6 +2876,12 @@ export interface operations {
                      *         "name": "Delhivery",
                      *         "available": true,
                      *         "sandbox": false,
+                     *         "actions": [
+                     *           "reattempt",
+                     *           "defer_delivery",
+                     *           "update_consignee",
+                     *           "return_to_origin"
+                     *         ],
                      *         "rate_budget": {
                      *           "per_second": 2,
                      *           "per_day": null,
@@ -2756,6 +2913,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2774,6 +2932,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2820,6 +2979,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2838,6 +2998,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -2857,6 +3018,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3012,6 +3174,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3030,6 +3193,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3076,6 +3240,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3094,6 +3259,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3113,6 +3279,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3154,6 +3321,12 @@ export interface operations {
                      *             "name": "Delhivery",
                      *             "available": true,
                      *             "sandbox": false,
+                     *             "actions": [
+                     *               "reattempt",
+                     *               "defer_delivery",
+                     *               "update_consignee",
+                     *               "return_to_origin"
+                     *             ],
                      *             "rate_budget": {
                      *               "per_second": 2,
                      *               "per_day": null,
@@ -3188,6 +3361,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3234,6 +3408,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3252,6 +3427,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3271,6 +3447,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3362,6 +3539,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3380,6 +3558,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3426,6 +3605,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3444,6 +3624,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3463,6 +3644,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3498,7 +3680,7 @@ export interface operations {
                  */
                 tracking_number?: string;
                 /** @example tracking.delivered */
-                type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled";
+                type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated";
             };
             header?: never;
             path?: never;
@@ -3611,6 +3793,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3657,6 +3840,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3675,6 +3859,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3694,6 +3879,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3800,6 +3986,7 @@ export interface operations {
                             code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3818,6 +4005,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3836,6 +4024,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND" | "NOT_FOUND" | "SHIPMENT_NOT_FOLLOWED" | "TRACKING_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3855,6 +4044,7 @@ export interface operations {
                             code: "SANDBOX_SHIPMENT_SHARED" | "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3887,6 +4077,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3905,6 +4096,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3923,6 +4115,7 @@ export interface operations {
                             code: "SERVICE_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3942,6 +4135,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -3960,6 +4154,7 @@ export interface operations {
                             code: "TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4070,6 +4265,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4116,6 +4312,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4134,6 +4331,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4153,6 +4351,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4251,6 +4450,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4269,6 +4469,7 @@ export interface operations {
                             code: "ACCOUNT_NEEDS_ATTENTION";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4287,6 +4488,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4306,6 +4508,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4324,6 +4527,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4356,6 +4560,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4374,6 +4579,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4393,6 +4599,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4480,7 +4687,8 @@ export interface operations {
                      *           "warehouse": "BLR-2"
                      *         },
                      *         "public_url": "https://track.example.com/t/3q2-7wEjW1cX9r8kYbVfZPqL0m4nD5sT6uA7vB8wC9x"
-                     *       }
+                     *       },
+                     *       "actions": []
                      *     }
                      */
                     "application/json": components["schemas"]["StoredShipmentResponse"];
@@ -4500,6 +4708,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4518,6 +4727,7 @@ export interface operations {
                             code: "SHIPMENT_NOT_FOLLOWED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4564,6 +4774,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4582,6 +4793,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4601,6 +4813,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4652,6 +4865,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4670,6 +4884,7 @@ export interface operations {
                             code: "SHIPMENT_NOT_FOLLOWED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4716,6 +4931,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4734,6 +4950,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4753,6 +4970,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4841,6 +5059,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4859,6 +5078,7 @@ export interface operations {
                             code: "SHIPMENT_NOT_FOLLOWED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4877,6 +5097,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4896,6 +5117,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4914,6 +5136,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4946,6 +5169,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4964,6 +5188,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -4983,6 +5208,448 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listShipmentActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Courier slug.
+                 * @example delhivery
+                 */
+                courier: string;
+                /**
+                 * @description The tracking number (normalised like /v1/track).
+                 * @example 1234567890203
+                 */
+                tracking_number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "actions": [
+                     *           {
+                     *             "id": "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                     *             "action": "update_consignee",
+                     *             "status": "accepted",
+                     *             "courier_reference": "UPL10575891229462827496",
+                     *             "requested_at": "2026-11-05T14:30:00.000Z",
+                     *             "updated_at": "2026-11-05T14:30:00.000Z",
+                     *             "consignee": {
+                     *               "phone": "98******10",
+                     *               "address": "Fl**************************ar"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "count": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ShipmentActionList"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The account does not follow this shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error: every problem listed at once. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "query",
+                     *             "tracking_number"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createShipmentAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the answer of the first request under this key that ran is stored for 24 hours and replayed (with `Idempotent-Replayed: true`) to a retry with the same key and the same request; a refusal (401, 402, 408, 422, 429) or a 5xx is not stored, so a retry runs afresh. A different request under the key → 422 with `type: "idempotency_key_reused"` at `loc: ["header", "Idempotency-Key"]`; a retry while the first runs → 409 IDEMPOTENCY_IN_PROGRESS. 1 to 255 visible ASCII characters; a UUID is a good key.
+                 * @example 45f45f13-360a-4db2-ab64-be74ea54f658
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /**
+                 * @description Courier slug.
+                 * @example delhivery
+                 */
+                courier: string;
+                /**
+                 * @description The tracking number (normalised like /v1/track).
+                 * @example 1234567890203
+                 */
+                tracking_number: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON body (read as JSON whatever the Content-Type), at most 64 KiB. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "update_consignee",
+                 *       "consignee": {
+                 *         "phone": "9876543210",
+                 *         "address": "Flat 4, 2nd Cross, Indiranagar"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ShipmentActionCreate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                     *         "action": "update_consignee",
+                     *         "status": "requested",
+                     *         "courier_reference": null,
+                     *         "requested_at": "2026-11-05T14:30:00.000Z",
+                     *         "updated_at": "2026-11-05T14:30:00.000Z",
+                     *         "consignee": {
+                     *           "phone": "98******10",
+                     *           "address": "Fl**************************ar"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ShipmentActionResponse"];
+                };
+            };
+            /** @description Missing or invalid X-API-Key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INVALID_API_KEY";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The account's plan does not include NDR actions. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PLAN_UPGRADE_REQUIRED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The account does not follow this shipment. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SHIPMENT_NOT_FOLLOWED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body not received within BODY_TIMEOUT_MS (10 s by default). */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description The shipment is not eligible for this action now, or another action awaits the courier, or a request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "ACTION_NOT_ELIGIBLE" | "ACTION_IN_PROGRESS" | "IDEMPOTENCY_IN_PROGRESS";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Request body over 64 KiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (every problem listed at once), or the Idempotency-Key was used with a different request (`type: "idempotency_key_reused"`). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Per-minute rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected error; quote X-Request-Id to support. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Temporarily unavailable; retry. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error: {
+                            candidates?: unknown;
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            did_you_mean?: unknown;
+                            message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5053,6 +5720,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5071,6 +5739,7 @@ export interface operations {
                             code: "SHIPMENT_NOT_FOLLOWED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5090,6 +5759,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5122,6 +5792,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5140,6 +5811,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5159,6 +5831,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5264,6 +5937,7 @@ export interface operations {
                             code: "COURIER_NOT_SUPPORTED" | "INVALID_TRACKING_NUMBER" | "COURIER_AMBIGUOUS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5282,6 +5956,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5300,6 +5975,7 @@ export interface operations {
                             code: "QUOTA_EXCEEDED" | "ACCOUNT_NEEDS_ATTENTION";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5318,6 +5994,7 @@ export interface operations {
                             code: "COURIER_NOT_FOUND" | "TRACKING_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5364,6 +6041,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5382,6 +6060,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5400,6 +6079,7 @@ export interface operations {
                             code: "SERVICE_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5419,6 +6099,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE" | "COURIER_BUSY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5437,6 +6118,7 @@ export interface operations {
                             code: "TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5504,6 +6186,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5550,6 +6233,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5568,6 +6252,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5587,6 +6272,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5673,6 +6359,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5691,6 +6378,7 @@ export interface operations {
                             code: "PLAN_UPGRADE_REQUIRED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5709,6 +6397,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5728,6 +6417,7 @@ export interface operations {
                             code: "WEBHOOK_LIMIT_REACHED" | "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5746,6 +6436,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5778,6 +6469,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5796,6 +6488,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5815,6 +6508,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5883,6 +6577,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5901,6 +6596,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5947,6 +6643,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5965,6 +6662,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -5984,6 +6682,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6016,7 +6715,8 @@ export interface operations {
                  *         "tracking.delivered",
                  *         "tracking.exception",
                  *         "tracking.eta_changed",
-                 *         "tracking.stalled"
+                 *         "tracking.stalled",
+                 *         "tracking.action_updated"
                  *       ]
                  *     }
                  */
@@ -6047,7 +6747,8 @@ export interface operations {
                      *           "tracking.delivered",
                      *           "tracking.exception",
                      *           "tracking.eta_changed",
-                     *           "tracking.stalled"
+                     *           "tracking.stalled",
+                     *           "tracking.action_updated"
                      *         ],
                      *         "mode": "test",
                      *         "description": "Order updates",
@@ -6076,6 +6777,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6094,6 +6796,7 @@ export interface operations {
                             code: "PLAN_UPGRADE_REQUIRED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6112,6 +6815,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6130,6 +6834,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6148,6 +6853,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6194,6 +6900,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6212,6 +6919,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6231,6 +6939,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6277,6 +6986,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6295,6 +7005,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6341,6 +7052,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6359,6 +7071,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6378,6 +7091,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6468,6 +7182,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6486,6 +7201,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6505,6 +7221,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6537,6 +7254,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6555,6 +7273,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6574,6 +7293,7 @@ export interface operations {
                             code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6594,7 +7314,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /** @example tracking.delivered */
-                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered";
+                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
                 /**
                  * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20
@@ -6689,6 +7409,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6707,6 +7428,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6753,6 +7475,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6771,6 +7494,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6790,6 +7514,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6859,6 +7584,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6877,6 +7603,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6896,6 +7623,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6928,6 +7656,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6946,6 +7675,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -6965,6 +7695,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7038,6 +7769,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7056,6 +7788,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7074,6 +7807,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7093,6 +7827,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7111,6 +7846,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7143,6 +7879,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7161,6 +7898,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7180,6 +7918,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7255,6 +7994,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7273,6 +8013,7 @@ export interface operations {
                             code: "WEBHOOK_NOT_FOUND";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7291,6 +8032,7 @@ export interface operations {
                             code: "REQUEST_TIMEOUT";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7310,6 +8052,7 @@ export interface operations {
                             code: "WEBHOOK_IS_LIVE" | "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7328,6 +8071,7 @@ export interface operations {
                             code: "PAYLOAD_TOO_LARGE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7360,6 +8104,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7378,6 +8123,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7397,6 +8143,7 @@ export interface operations {
                             code: "TEST_WEBHOOKS_DISABLED" | "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7454,6 +8201,7 @@ export interface operations {
                             code: "INVALID_API_KEY";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7473,6 +8221,7 @@ export interface operations {
                             code: "IDEMPOTENCY_IN_PROGRESS";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7505,6 +8254,7 @@ export interface operations {
                             code: "RATE_LIMITED";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7523,6 +8273,7 @@ export interface operations {
                             code: "INTERNAL_ERROR";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7542,6 +8293,7 @@ export interface operations {
                             code: "SERVICE_UNAVAILABLE";
                             did_you_mean?: unknown;
                             message?: unknown;
+                            rule?: unknown;
                         };
                     };
                 };
@@ -7825,6 +8577,131 @@ export interface operations {
                 "application/json": components["schemas"]["CourierEventPayload"] & {
                     /** @constant */
                     event?: "courier.recovered";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Any 2xx counts; 301/302/303 are followed as a GET without body, 307/308 re-send the signed body. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else (or no answer within 5 s) is retried per the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTrackingActionUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Standard Webhooks message id: the event id, as X-Webhook-Event-Id.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's bytes (the base64 after `whsec_`). Verify with the standardwebhooks libraries: `new Webhook(secret).verify(body, headers)`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: Unix seconds when this attempt was sent (signed; reject ones too far from your clock to stop replays).
+                 * @example 1793971800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the account's signing secret. Compare in constant time. After a rotation accept the old and the new secret for at least 15 minutes. No header is signed.
+                 * @example sha256=0f6c1b9b5d1e0e4a4f2f5d2f1c9b1e3a7d6b8c0e2f4a6b8d0e2f4a6b8c0e2f4a
+                 */
+                "X-Service-Signature": string;
+                /**
+                 * @description `<webhook_id>-<attempt>`; changes on each retry. Not usable for deduplication: use X-Webhook-Event-Id.
+                 * @example wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f-1
+                 */
+                "X-Webhook-Delivery": string;
+                /** @description The event type; equals the body's `event`. */
+                "X-Webhook-Event": "tracking.action_updated";
+                /**
+                 * @description The event's stable id (`evt_…`): the same on every retry, redelivery and recovery of the event. Deduplicate on it. See GET /v1/events.
+                 * @example evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b
+                 */
+                "X-Webhook-Event-Id": string;
+                /** @description `test` for a test fire to a test webhook, otherwise `live`. */
+                "X-Webhook-Mode": "test" | "live";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "tracking.action_updated",
+                 *       "enqueued_at": "2026-11-05T13:30:00Z",
+                 *       "data": {
+                 *         "tracking_number": "1234567890120",
+                 *         "courier": "delhivery",
+                 *         "reference": null,
+                 *         "metadata": {},
+                 *         "public_url": null,
+                 *         "status": "exception",
+                 *         "most_recent_status": "Delivery attempt failed",
+                 *         "origin_city": "Mumbai",
+                 *         "destination_city": "Bengaluru",
+                 *         "delivered_date": null,
+                 *         "estimated_delivery_date": "06-Nov-2026",
+                 *         "stalled": false,
+                 *         "action": {
+                 *           "id": "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+                 *           "action": "reattempt",
+                 *           "status": "accepted",
+                 *           "courier_reference": "UPL10575891229462827496",
+                 *           "requested_at": "2026-11-05T14:30:00.000Z",
+                 *           "updated_at": "2026-11-05T14:31:00.000Z"
+                 *         },
+                 *         "checkpoints": [
+                 *           {
+                 *             "activity": "Consignee not available",
+                 *             "checkpoint_state": "exception",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "05-Nov-2026",
+                 *             "time": "14:10",
+                 *             "location": "Bengaluru",
+                 *             "reason_code": "customer_unavailable"
+                 *           },
+                 *           {
+                 *             "activity": "Reached hub",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "04-Nov-2026",
+                 *             "time": "02:40",
+                 *             "location": "Mumbai to Bengaluru",
+                 *             "reason_code": ""
+                 *           },
+                 *           {
+                 *             "activity": "Shipment picked up",
+                 *             "checkpoint_state": "in_transit",
+                 *             "courier_name": "Delhivery",
+                 *             "date": "03-Nov-2026",
+                 *             "time": "09:15",
+                 *             "location": "Mumbai",
+                 *             "reason_code": ""
+                 *           }
+                 *         ],
+                 *         "enqueued_at": "2026-11-05T13:30:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookPayload"] & {
+                    /** @constant */
+                    event?: "tracking.action_updated";
                 };
             };
         };

@@ -1,4 +1,4 @@
-/** `bun run rotate-secrets`: re-encrypts every signing secret and webhook custom header (docs/deployment.md#rotating-secrets_key). */
+/** `bun run rotate-secrets`: re-encrypts every signing secret, webhook custom header and NDR action's consignee details (docs/deployment.md#rotating-secrets_key). */
 import { ConfigError, configFromProcess } from "../config.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
@@ -6,6 +6,7 @@ import { createLogger } from "../lib/log.ts";
 import { loadSecretsKey } from "../secrets/key.ts";
 import { reencryptSecrets } from "../modules/accounts/secret-rotation.ts";
 import { reencryptHeaders } from "../modules/webhooks/headers.ts";
+import { reencryptActionDetails } from "../modules/actions/service.ts";
 
 const boot = createLogger("info", { service: "courier-tracking-api", component: "rotate-secrets" });
 let code = 1;
@@ -28,8 +29,14 @@ try {
   try {
     await migrateDatabase(database.url);
     const headers = await reencryptHeaders(database.db, key);
-    const secrets = await reencryptSecrets(database.db, key, { storeCheck: headers.failed === 0 });
-    const report = { ...secrets, failed: secrets.failed + headers.failed, headersReEncrypted: headers.reEncrypted };
+    const actions = await reencryptActionDetails(database.db, key);
+    const secrets = await reencryptSecrets(database.db, key, { storeCheck: headers.failed + actions.failed === 0 });
+    const report = {
+      ...secrets,
+      failed: secrets.failed + headers.failed + actions.failed,
+      headersReEncrypted: headers.reEncrypted,
+      actionDetailsReEncrypted: actions.reEncrypted,
+    };
     if (report.failed)
       log.error("some secrets decrypt with neither key; the key check value was not changed", { ...report });
     else

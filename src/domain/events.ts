@@ -2,7 +2,7 @@
 import type { ShipmentState } from "./states.ts";
 import { COURIER_EVENT_TYPES } from "./courier-health.ts";
 
-/** Every event name: the spec's Events table in order, then our two (docs/predictions.md), sent only when listed. */
+/** Every event name: the spec's Events table in order, then ours (docs/predictions.md, docs/ndr-actions.md), sent only when listed. */
 export const EVENT_TYPES = [
   "tracking.updated",
   "tracking.in_transit",
@@ -11,6 +11,7 @@ export const EVENT_TYPES = [
   "tracking.exception",
   "tracking.eta_changed",
   "tracking.stalled",
+  "tracking.action_updated",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -26,12 +27,17 @@ export interface StoredEvent {
   shipmentId: string;
   type: EventType;
   enqueuedAt: Date;
+  /** Only this account's webhooks get it (an NDR action is the requesting account's own: docs/ndr-actions.md). */
+  accountId?: string;
 }
 
 /** Event for a change to `state` (spec: Events table), null when none; exception, returned, cancelled share one. */
 export function eventForState(
   state: ShipmentState,
-): Exclude<EventType, "tracking.updated" | "tracking.eta_changed" | "tracking.stalled"> | null {
+): Exclude<
+  EventType,
+  "tracking.updated" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated"
+> | null {
   switch (state) {
     case "in_transit":
       return "tracking.in_transit";

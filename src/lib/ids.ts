@@ -1,5 +1,18 @@
 /** Prefixed, time-sortable ids: a kind prefix (`acc_`, `wh_`…) and a UUIDv7 in hex, so ids sort by creation. */
-export type IdPrefix = "acc" | "key" | "wh" | "evt" | "dlv" | "shp" | "att" | "ses" | "req" | "upg" | "lnk" | "inc";
+export type IdPrefix =
+  | "acc"
+  | "key"
+  | "wh"
+  | "evt"
+  | "dlv"
+  | "shp"
+  | "att"
+  | "ses"
+  | "req"
+  | "upg"
+  | "lnk"
+  | "inc"
+  | "act";
 
 export function newId(prefix: IdPrefix): string {
   // The UUID's 16 bytes as hex: the dashed text without its dashes, without building the dashed text.

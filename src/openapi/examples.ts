@@ -26,6 +26,7 @@ const view = (slug: string) => ({
   name: courier(slug).name,
   available: true,
   sandbox: false,
+  actions: slug === "delhivery" ? ["reattempt", "defer_delivery", "update_consignee", "return_to_origin"] : [],
   rate_budget:
     slug === "delhivery"
       ? { per_second: 2, per_day: null, covers_followed: true }
@@ -232,6 +233,9 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     COURIER_AMBIGUOUS:
       "This number fits 3 couriers' formats (bluedart, dtdc, ecomexpress); pass one of them as courier instead of auto.",
     IDEMPOTENCY_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry shortly.",
+    ACTION_NOT_ELIGIBLE:
+      "Rule status_code: the courier accepts reattempt only after status EOD-74, EOD-15, EOD-104, EOD-43, EOD-86, EOD-11, EOD-16, EOD-69, EOD-6, ST-108; the newest is X-DDD3FD.",
+    ACTION_IN_PROGRESS: `Action act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c on this shipment is still awaiting ${delhivery.name}'s answer; GET its actions to follow it.`,
     SANDBOX_SHIPMENT_SHARED: `Another account follows delhivery 1234567890121 too, so advancing it would send that account's webhooks; advance a number only your account follows.`,
     NOT_FOUND: "No such endpoint. The API reference is at /docs.",
     COURIER_NOT_SUPPORTED: `Tracking for ${delhivery.name} is not available through the API right now.`,

@@ -135,6 +135,17 @@ const BRANDING = {
   updated_at: "2026-11-05T10:00:00.000Z",
 };
 
+/** An NDR action as answered (docs/ndr-actions.md): consignee masked. */
+const ACTION_EXAMPLE = {
+  id: "act_01937c2a9e4b7d1f8c6a5b4e3d2c1b0c",
+  action: "update_consignee",
+  status: "requested",
+  courier_reference: null,
+  requested_at: "2026-11-05T14:30:00.000Z",
+  updated_at: "2026-11-05T14:30:00.000Z",
+  consignee: { phone: "98******10", address: "Fl**************************ar" },
+};
+
 /** Per operationId: parameter, body and success examples (merged into OPERATION_EXAMPLES). */
 export const FEATURE_EXAMPLES: Record<
   string,
@@ -190,6 +201,7 @@ export const FEATURE_EXAMPLES: Record<
       success: true,
       data: { ...TRACK_EXAMPLE.data, FetchTime: "0.000", ExecutionTime: "0.004" },
       follow: { ...FOLLOW_DATA, public_url: PUBLIC_URL },
+      actions: [],
     },
   },
   rotatePublicLink: {
@@ -222,6 +234,21 @@ export const FEATURE_EXAMPLES: Record<
     },
   },
   unfollowShipment: { params: { courier: "delhivery", tracking_number: "1234567890121" } },
+  createShipmentAction: {
+    params: { courier: "delhivery", tracking_number: "1234567890203" },
+    body: { action: "update_consignee", consignee: { phone: "9876543210", address: "Flat 4, 2nd Cross, Indiranagar" } },
+    ok: { success: true, data: ACTION_EXAMPLE },
+  },
+  listShipmentActions: {
+    params: { courier: "delhivery", tracking_number: "1234567890203" },
+    ok: {
+      success: true,
+      data: {
+        actions: [{ ...ACTION_EXAMPLE, status: "accepted", courier_reference: "UPL10575891229462827496" }],
+        count: 1,
+      },
+    },
+  },
   listEvents: {
     params: {
       type: "tracking.delivered",

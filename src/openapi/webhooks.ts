@@ -26,6 +26,8 @@ const EVENT_WHEN: Record<WebhookEventType, string> = {
     "A courier's API is down: under 50 % of calls answered for 10 minutes. `data.figures` are the figures that triggered it. Sent only to webhooks that list it.",
   "courier.recovered":
     "A degraded or down courier has been within bounds for 15 minutes; closes the incident (`data.incident_id`). Sent only to webhooks that list it.",
+  "tracking.action_updated":
+    "An NDR action the account asked for (POST /v1/shipments/{courier}/{tracking_number}/actions) changed status: the courier accepted or rejected it, or it failed; `data.action` holds it, consignee details masked. Sent only to the requesting account's webhooks that list it.",
 };
 
 const DELIVERY_HEADERS = (event: WebhookEventType): Json[] => [

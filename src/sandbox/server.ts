@@ -157,6 +157,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       rememberBounded(counts, k, (counts.get(k) ?? 0) + 1);
     },
     now: () => opts.clock.now(),
+    stepSeconds: opts.stepSeconds,
     asyncSeconds: opts.asyncSeconds,
     state,
   };

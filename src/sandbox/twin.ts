@@ -10,6 +10,8 @@ export interface SimContext {
   /** Counts one backend call for `trackingNumber` (coalescing tests read it). */
   count(twinId: string, trackingNumber: string): void;
   now(): number;
+  /** Seconds between scripted steps (SANDBOX_STEP_SECONDS): twins that move a shipment on pace it by them. */
+  stepSeconds: number;
   /** Seconds the asynchronous aggregator takes before it has an answer (SANDBOX_ASYNC_SECONDS). */
   asyncSeconds: number;
   /** Per-twin scratch state (tokens issued, registrations). */

@@ -7,6 +7,7 @@ import type { AppDeps } from "../deps.ts";
 import { IDEMPOTENCY_TTL_MS, prune as pruneIdempotencyKeys } from "../http/idempotency.ts";
 import { pruneRateCounters } from "../modules/accounts/prune.ts";
 import { pruneAlerts } from "../modules/alerts/prune.ts";
+import { pruneActions } from "../modules/actions/service.ts";
 import { pruneSessions } from "../modules/dashboard/session.ts";
 import { moveLegacySchedule, releaseExpiredLeases } from "../modules/following/claims.ts";
 import { legacyLayout } from "../modules/following/layout.ts";
@@ -41,6 +42,8 @@ export interface HousekeepingResult {
   idempotencyKeys: number;
   /** Owner alerts sent, skipped or failed (modules/alerts/prune.ts). */
   alerts: number;
+  /** Final NDR actions, with their encrypted consignee details (docs/ndr-actions.md, "Personal data"). */
+  actions: number;
   /** Weekly history partitions created ahead / dropped whole past retention (src/db/partitions.ts). */
   partitionsCreated: string[];
   partitionsDropped: string[];
@@ -81,6 +84,7 @@ export async function runHousekeeping(
   const idempotencyKeys = await pruneIdempotencyKeys(deps.db, nowMs - IDEMPOTENCY_TTL_MS, batches.batchSize);
   const alerts = await pruneAlerts(deps.db, cutoffMs, nowMs, batches);
   const courierHealth = await pruneCourierHealth(deps.db, nowMs);
+  const actions = await pruneActions(deps, cutoffMs);
 
   const result = {
     leasesReleased,
@@ -93,6 +97,7 @@ export async function runHousekeeping(
     sessions,
     idempotencyKeys,
     alerts,
+    actions,
     partitionsCreated,
     partitionsDropped,
     courierHealth,
@@ -109,6 +114,7 @@ export async function runHousekeeping(
     sessions +
     idempotencyKeys +
     alerts +
+    actions +
     partitionsCreated.length +
     partitionsDropped.length +
     courierHealth.buckets +

@@ -1,5 +1,5 @@
 /**
- * In-process jobs (ROLE=all|worker): re-check, delivery, housekeeping, alerts, predictions and stalls. The scheduler
+ * In-process jobs (ROLE=all|worker): re-check, delivery, housekeeping, alerts, predictions, stalls and NDR actions. The scheduler
  * owns every timer of the background work; a failing run pauses the job (docs/architecture.md, "Scheduler").
  */
 import { Cron } from "croner";
@@ -19,7 +19,17 @@ import { markStalled } from "../modules/following/stalls.ts";
 import { evaluateHealth } from "../modules/courier-health/evaluate.ts";
 import { fanOutCourierEvent } from "../modules/webhooks/delivery/outbox.ts";
 
-export type JobName = "recheck" | "delivery" | "housekeeping" | "alerts" | "predictions" | "stalls" | "health";
+import { processDueActions } from "../modules/actions/job.ts";
+
+export type JobName =
+  | "recheck"
+  | "delivery"
+  | "housekeeping"
+  | "alerts"
+  | "predictions"
+  | "stalls"
+  | "health"
+  | "actions";
 const ALL_JOBS: readonly JobName[] = [
   "recheck",
   "delivery",
@@ -28,6 +38,7 @@ const ALL_JOBS: readonly JobName[] = [
   "predictions",
   "stalls",
   "health",
+  "actions",
 ];
 
 export interface Scheduler {
@@ -53,6 +64,8 @@ export interface SchedulerOptions {
   stallsPattern?: string;
   /** Courier health: flush this process's call buckets, then evaluate (one process at a time; default second 30). */
   healthPattern?: string;
+  /** NDR actions: every 5 s unless given (docs/ndr-actions.md, "Sending"). */
+  actionsPattern?: string;
   /** Called after each re-check drain (tests observe the job through it). */
   onDrain?: (stats: RecheckStats) => void;
 }
@@ -91,11 +104,12 @@ interface Running {
   predictions?: Promise<unknown>;
   stalls?: Promise<unknown>;
   health?: Promise<unknown>;
+  actions?: Promise<unknown>;
 }
 
 async function tracked<T>(
   r: Running,
-  key: "housekeeping" | "predictions" | "stalls" | "health",
+  key: "housekeeping" | "predictions" | "stalls" | "health" | "actions",
   p: Promise<T>,
 ): Promise<T> {
   r[key] = p;
@@ -213,6 +227,15 @@ const BUILDERS: readonly [JobName, JobBuilder][] = [
       return new Cron(opts.healthPattern ?? "30 * * * * *", { protect: true }, body);
     },
   ],
+  [
+    "actions",
+    (deps, opts, r) =>
+      every(
+        opts.actionsPattern,
+        5,
+        guarded("actions", deps, async () => void (await tracked(r, "actions", processDueActions(deps)))),
+      ),
+  ],
 ];
 
 /** Builds the jobs; nothing runs until `start()`. */
@@ -248,9 +271,9 @@ export function createScheduler(deps: AppDeps, opts: SchedulerOptions = {}): Sch
       await Promise.all([r.runner?.stop({ timeout }), r.worker?.stop({ timeout }), r.alerts?.stop({ timeout })]);
       Object.assign(r, { runner: undefined, worker: undefined, alerts: undefined });
       if (r.housekeeping) await settleWithin(r.housekeeping, deadline - Date.now());
-      if (r.predictions || r.stalls || r.health)
+      if (r.predictions || r.stalls || r.health || r.actions)
         await settleWithin(
-          [r.predictions, r.stalls, r.health].filter((p) => p !== undefined),
+          [r.predictions, r.stalls, r.health, r.actions].filter((p) => p !== undefined),
           deadline - Date.now(),
         );
     },

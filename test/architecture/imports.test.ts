@@ -24,8 +24,10 @@ import {
  */
 const ALLOWLIST: readonly AllowedEdge[] = [];
 
-/** A courier's sandbox twin: simulator code kept in its courier folder (src/modules/couriers/carriers/<slug>/). */
-const TWIN_FILE = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin\.ts$/;
+/** A courier's sandbox twin: simulator code kept in its courier folder (`twin.ts`, and its parts `twin-<part>.ts`). */
+const TWIN_FILE = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin(-[a-z]+)?\.ts$/;
+/** Who may load a twin file: the simulator, or the courier's own `twin.ts` loading its parts. */
+const TWIN_LOADER = /^(src\/sandbox\/|src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin\.ts$)/;
 
 /** Who may import whom, beyond "no loops". */
 const RULES: readonly LayerRule[] = [
@@ -51,7 +53,7 @@ const RULES: readonly LayerRule[] = [
   {
     from: "src/",
     to: TWIN_FILE,
-    allowFrom: "src/sandbox/",
+    allowFrom: TWIN_LOADER,
     why: "a courier's twin is simulator code: only the simulator loads it (src/sandbox/twins.ts)",
   },
   { from: "src/domain/", to: "src/sandbox/", why: "the domain knows nothing of the simulator" },

@@ -46,6 +46,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   courier_incidents: "src/modules/courier-health",
   account_branding: "src/modules/public-page",
   public_page_views: "src/modules/public-page",
+  shipment_actions: "src/modules/actions",
 };
 
 const root = join(import.meta.dir, "..", "..");

@@ -393,6 +393,27 @@ describe("live responses validate against the document", () => {
     const [, auto] = await call("/v1/track?courier=auto&tracking_number=1Z12345E0205277680", { key: a.key });
     expect(auto.detected_courier).toBe("ups");
     await call("/v1/events?type=tracking.delivered", { key: a.key });
+    // NDR actions (docs/ndr-actions.md): 202, the list, and each refusal before the courier.
+    await call("/v1/track?courier=delhivery&tracking_number=1234567890203", { key: a.key });
+    const [created] = await call(
+      "/v1/shipments/delhivery/1234567890203/actions",
+      json("POST", { action: "reattempt" }),
+    );
+    expect(created.status).toBe(202);
+    const [busy] = await call("/v1/shipments/delhivery/1234567890203/actions", json("POST", { action: "reattempt" }));
+    expect(busy.status).toBe(409);
+    await call("/v1/shipments/delhivery/1234567890203/actions", { key: a.key });
+    await call("/v1/shipments/delhivery/1234567890999/actions", { key: a.key });
+    await call("/v1/shipments/delhivery/1234567890999/actions", json("POST", { action: "reattempt" }));
+    await call("/v1/shipments/delhivery/1234567890203/actions", json("POST", { action: "nope" }));
+    const starter = await ctx.account("starter");
+    await call("/v1/track?courier=delhivery&tracking_number=1234567890203", { key: starter.key });
+    const [gated] = await call("/v1/shipments/delhivery/1234567890203/actions", {
+      method: "POST",
+      key: starter.key,
+      body: JSON.stringify({ action: "reattempt" }),
+    });
+    expect(gated.status).toBe(403);
 
     const [, wh] = await call(
       "/v1/webhooks",

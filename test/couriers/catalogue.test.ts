@@ -49,6 +49,7 @@ describe("GET /v1/couriers/{slug}", () => {
     expect(body.data).toEqual({
       slug: "bluedart",
       name: "Blue Dart",
+      actions: [],
       available: true,
       sandbox: true,
       rate_budget: null,

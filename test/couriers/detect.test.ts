@@ -4,6 +4,9 @@ import { usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { COURIERS } from "../../src/modules/couriers/catalogue.ts";
 import { detectCouriers } from "../../src/modules/couriers/detect.ts";
 import { CourierDetectResponse } from "../../src/modules/couriers/model.ts";
+
+/** A courier no call was made to yet (docs/courier-health.md). */
+const UNKNOWN_HEALTH = { state: "unknown", since: null, success_share_15m: null, p95_ms_15m: null };
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 const slugs = (n: string) => detectCouriers(n).map((c) => c.slug);
@@ -83,7 +86,9 @@ describe("GET /v1/couriers/detect", () => {
       name: "India Post",
       available: true,
       sandbox: true,
+      actions: [],
       rate_budget: null,
+      health: UNKNOWN_HEALTH,
     });
     expect(body.data.count).toBe(body.data.couriers.length);
     expect(res.headers.get("ratelimit-limit")).toBe("10");
@@ -124,7 +129,15 @@ describe("GET /v1/couriers/detect", () => {
     expect(detect.data.couriers[0].slug).toBe("dtdc");
     const [res, body] = await ctx.call("/v1/couriers/dtdc", { key });
     expect(res.status).toBe(200);
-    expect(body.data).toEqual({ slug: "dtdc", name: "DTDC", available: true, sandbox: true, rate_budget: null });
+    expect(body.data).toEqual({
+      slug: "dtdc",
+      name: "DTDC",
+      available: true,
+      sandbox: true,
+      actions: [],
+      rate_budget: null,
+      health: UNKNOWN_HEALTH,
+    });
   });
 
   test("does not count against the monthly quota", async () => {

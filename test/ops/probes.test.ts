@@ -245,6 +245,7 @@ describe("couriers say whether they are available and whether they answer from t
         available: true,
         sandbox: false,
         rate_budget: { per_second: 0.2, per_day: 250, covers_followed: null },
+        actions: [],
         health,
       });
       expect(bySlug.delhivery).toEqual({
@@ -253,6 +254,7 @@ describe("couriers say whether they are available and whether they answer from t
         available: false,
         sandbox: false,
         rate_budget: null,
+        actions: [], // unavailable: no action can reach it
         health,
       });
       const one = (await (
@@ -264,6 +266,7 @@ describe("couriers say whether they are available and whether they answer from t
         available: false,
         sandbox: false,
         rate_budget: null,
+        actions: [],
         health,
       });
     } finally {

@@ -10,3 +10,4 @@ export * from "./alerts.ts";
 export * from "./predictions.ts";
 export * from "./courier-health.ts";
 export * from "./tracking-page.ts";
+export * from "./actions.ts";

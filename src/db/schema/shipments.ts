@@ -233,6 +233,8 @@ export const events = pgTable(
     /** `tracking.eta_changed` only: the expected delivery day before and after, `YYYY-MM-DD` (docs/predictions.md). */
     etaPrevious: date("eta_previous", { mode: "string" }),
     etaNew: date("eta_new", { mode: "string" }),
+    /** `tracking.action_updated` only: the NDR action (`shipment_actions.id`, docs/ndr-actions.md). */
+    actionId: text("action_id"),
     /** Fixed per event, UTC, to the second (spec: enqueued_at). */
     enqueuedAt: timestamp("enqueued_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

@@ -4,6 +4,8 @@ import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
+import { ACTION_NAMES } from "../../domain/actions.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 
 const share = (description: string) => T.Number({ minimum: 0, maximum: 1, description });
 const ms = (description: string) => T.Union([T.Integer({ minimum: 0 }), T.Null()], { description });
@@ -73,6 +75,11 @@ export const CourierSchema = T.Object(
       description:
         "True when the courier answers from the built-in simulator (sandbox mode) rather than the courier's own API.",
       examples: [false],
+    }),
+    actions: T.Array(literalUnion(ACTION_NAMES), {
+      description:
+        "The NDR actions this deployment can send to the courier (POST /v1/shipments/{courier}/{tracking_number}/actions): those the courier documents an API for; empty otherwise (docs/ndr-actions.md).",
+      examples: [["reattempt", "defer_delivery", "update_consignee", "return_to_origin"]],
     }),
     rate_budget: T.Union(
       [

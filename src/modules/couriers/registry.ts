@@ -4,7 +4,9 @@ import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { ADAPTERS } from "./adapters/index.ts";
-import { CourierError, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
+import { CourierError, type AdapterContext, type CourierAdapter, type CourierHttp } from "./adapters/types.ts";
+import type { ActionAnswer, ActionRequest } from "./adapters/types.ts";
+import type { ActionRules } from "../../domain/actions.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
 import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
 import { createCourierHttp, expiringSignal } from "./http.ts";
@@ -31,6 +33,13 @@ export interface CourierBackends {
   /** The courier's shared rate budget and whether it covers its followed shipments; null without a budget. */
   budget(courier: Courier): BudgetView | null;
   describe(): Record<string, Availability>;
+  /** The courier's NDR action rules (docs/ndr-actions.md), null when it has no documented action API or no backend. */
+  actionRules(courier: Courier): ActionRules | null;
+  /**
+   * Sends an action (`poll`: reads an asynchronous courier's decision on `reference`), within the courier's budget
+   * as background work. @throws CourierError; a spent budget CourierBusyError
+   */
+  act(courier: Courier, req: ActionRequest, poll?: string): Promise<ActionAnswer>;
   /** Sandbox only: moves the simulated shipment on now; undefined when the simulator does not answer it. */
   advanceSandbox(courier: Courier, trackingNumber: string): boolean | undefined;
   close(): Promise<void>;
@@ -164,6 +173,41 @@ async function callBackend(
   });
 }
 
+/** One action call at backend `b`: budget (as background work), lane, timeout, as {@link callBackend}. */
+async function callAction(
+  b: Backend,
+  courier: Courier,
+  req: ActionRequest,
+  poll: string | undefined,
+  opts: BackendsOptions,
+): Promise<ActionAnswer> {
+  const actions = b.adapter.actions;
+  if (b.availability === "unavailable" || !actions)
+    throw new CourierError("auth", `${courier.slug}: no action API configured`);
+  if (b.budget && opts.budgets) await opts.budgets.acquire(b.budget, "recheck");
+  const budget = budgetOf(opts.config, b.adapter);
+  return b.lane.run(async () => {
+    const { signal, clear } = expiringSignal(budget);
+    const ctx: AdapterContext = {
+      courier,
+      http: b.http,
+      credentials: b.credentials,
+      signal,
+      now: () => opts.clock.now(),
+      sleep: (ms) => abortableSleep(ms, signal),
+    };
+    try {
+      if (poll === undefined) return await actions.submit(req, ctx);
+      if (!actions.poll) throw new CourierError("backend", `${courier.slug}: no status API`);
+      return await actions.poll(poll, req, ctx);
+    } catch (err) {
+      throw classified(err, signal, courier, budget, opts);
+    } finally {
+      clear();
+    }
+  });
+}
+
 /** The backends of every adapter (see the file comment); concurrent lookups of one courier + number share one call. */
 export function createCourierBackends(opts: BackendsOptions): CourierBackends {
   const adapters = opts.adapters ?? ADAPTERS;
@@ -201,6 +245,13 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
         inflight.set(key, p);
       }
       return p;
+    },
+    actionRules(courier) {
+      const b = backends.get(courier.adapter)!;
+      return b.availability === "unavailable" ? null : (b.adapter.actions?.rules ?? null);
+    },
+    act(courier, req, poll) {
+      return callAction(backends.get(courier.adapter)!, courier, req, poll, opts);
     },
     advanceSandbox(courier, trackingNumber) {
       if (backends.get(courier.adapter)!.availability !== "sandbox" || !opts.simulator?.advance) return undefined;

@@ -1,4 +1,5 @@
 /** Courier lookup with `did_you_mean` for near misses (spec-map Decisions: Unnamed errors): one clear best candidate. */
+import { ACTION_NAMES } from "../../domain/actions.ts";
 import { AppError } from "../../errors.ts";
 import { COURIERS, courierBySlug, type Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
@@ -66,7 +67,7 @@ export function requireCourier(slug: string): Courier {
 /** A courier as the API shows it; `available`, `sandbox` and `rate_budget` come from the running backends (registry.ts). */
 export const courierView = (
   c: Courier,
-  backends: Pick<CourierBackends, "availability" | "budget">,
+  backends: Pick<CourierBackends, "availability" | "budget"> & Partial<Pick<CourierBackends, "actionRules">>,
   healthOf?: HealthOf,
 ) => {
   const a = backends.availability(c);
@@ -75,6 +76,7 @@ export const courierView = (
     name: c.name,
     available: a !== "unavailable",
     sandbox: a === "sandbox",
+    actions: ACTION_NAMES.filter((n) => backends.actionRules?.(c)?.[n]),
     rate_budget: backends.budget(c),
     health: healthOf?.(c.slug) ?? NO_HEALTH,
   };

@@ -21,6 +21,7 @@ import { billingRoutes } from "./routes/billing.ts";
 import { brandingRoutes } from "./routes/branding.ts";
 import { profileRoutes } from "./routes/profile.ts";
 import { shipmentRoutes } from "./routes/shipments.ts";
+import { actionRoutes } from "./routes/actions.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { webhookAuditRoute } from "./routes/webhook-audit.ts";
 import { defaultPasswordWork, type PasswordWork } from "./service.ts";
@@ -154,6 +155,7 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
       .use(webhookAuditRoute(rd))
       .use(profileRoutes(rd))
       .use(shipmentRoutes(rd))
+      .use(actionRoutes(rd))
       .use(alertRoutes(rd))
       .use(brandingRoutes(rd))
       .all("/dashboard", () => notFound())

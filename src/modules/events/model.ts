@@ -78,6 +78,7 @@ const EventName = T.Union([
   T.Literal("tracking.exception"),
   T.Literal("tracking.eta_changed"),
   T.Literal("tracking.stalled"),
+  T.Literal("tracking.action_updated"),
 ]);
 // The literal list must stay the names of EVENT_TYPES.
 void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);

@@ -49,13 +49,15 @@ export async function listEvents(
         'reference', fa.reference, 'metadata', fa.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
         'eta_change', case when e.eta_new is not null then jsonb_build_object('previous', e.eta_previous, 'current', e.eta_new) end,
         'public_link', case when fa.public_link_nonce is not null and coalesce(pb.public_links_enabled, true)
-          then jsonb_build_object('nonce', fa.public_link_nonce, 'key_enc', pa.public_link_key_enc) end) as shipment
+          then jsonb_build_object('nonce', fa.public_link_nonce, 'key_enc', pa.public_link_key_enc) end,
+        'action', (select to_jsonb(a) - 'details_enc' from shipment_actions a where a.id = e.action_id)) as shipment
     from events e join shipments s on s.id = e.shipment_id
       left join follows fa on fa.shipment_id = s.id and fa.account_id = ${accountId}
       left join accounts pa on pa.id = fa.account_id left join account_branding pb on pb.account_id = fa.account_id
     where e.enqueued_at >= ${new Date(since).toISOString()}
       and (exists (select 1 from follows fo where fo.account_id = ${accountId} and fo.shipment_id = e.shipment_id)
         or exists (select 1 from deliveries d where d.event_id = e.id and d.account_id = ${accountId}))
+      and (e.action_id is null or exists (select 1 from shipment_actions a where a.id = e.action_id and a.account_id = ${accountId}))
       ${f.type ? sql`and e.type = ${f.type}` : sql``}
       ${f.courier ? sql`and s.courier = ${f.courier.trim().toLowerCase()}` : sql``}
       ${f.tracking_number ? sql`and s.tracking_number = ${normaliseTrackingNumber(f.tracking_number)}` : sql``}

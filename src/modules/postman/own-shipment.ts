@@ -28,6 +28,9 @@ export const SHIPMENT_NOTES: Record<string, string> = {
     "Postman collection: advances the collection's own shipment (`own_tracking_number`; manifested in the sandbox, so it has no step to take and is answered as it is) only; free.",
   rotatePublicLink:
     "Postman collection: revokes and reissues the public tracking link of the collection's own shipment (`own_tracking_number`) only; free.",
+  createShipmentAction:
+    "Postman collection: asks the courier to return the collection's own shipment (`own_tracking_number`; manifested in the sandbox, where a return is allowed) to origin, and nothing of yours; free.",
+  listShipmentActions: "Postman collection: reads the actions on the collection's own shipment; read only.",
   unfollowShipment:
     "Postman collection: stops following the collection's own shipment (`own_tracking_number`) only, and only when Follow shipments followed it in this run; your own shipments are never unfollowed.",
   trackShipment:

@@ -40,6 +40,8 @@ export const OWN_SHIPMENT_OPS = new Set([
   "updateShipment",
   "advanceSandboxShipment",
   "rotatePublicLink",
+  "createShipmentAction",
+  "listShipmentActions",
   "unfollowShipment",
 ]);
 

@@ -32,6 +32,8 @@ const SHIPMENT_ORDER = [
   "updateShipment",
   "advanceSandboxShipment",
   "rotatePublicLink",
+  "createShipmentAction",
+  "listShipmentActions",
   "unfollowShipment",
 ];
 const ORDER: Record<string, string[]> = { Webhooks: WEBHOOK_ORDER, Shipments: SHIPMENT_ORDER };
@@ -113,6 +115,8 @@ function finishRequest(item: Json, op: Operation): void {
     );
   const note = SHIPMENT_NOTES[op.operationId];
   if (note) req.description = appendText(req.description, note);
+  if (op.operationId === "createShipmentAction" && req.body?.mode === "raw")
+    req.body.raw = JSON.stringify({ action: "return_to_origin" }, null, 2);
   if (op.operationId === "recoverWebhookDeliveries" && req.body?.mode === "raw")
     req.body.raw = JSON.stringify({ since: "{{recover_since}}" }, null, 2);
   if ((op.operationId === "createWebhook" || op.operationId === "updateWebhook") && req.body?.mode === "raw") {

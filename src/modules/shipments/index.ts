@@ -97,7 +97,7 @@ function shipmentById(deps: AppDeps) {
           summary: "Get a followed shipment",
           tags,
           description:
-            "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`. Before its first lookup it reads `pending` with no checkpoints.",
+            "The stored tracking data of a shipment the account follows, in exactly the GET /v1/track `data` shape, as of its last lookup (`FetchTime` 0.000: no courier is called, no quota is used), and beside it in `follow` your `reference` and `metadata`, and in `actions` your NDR actions on it (docs/ndr-actions.md). Before its first lookup it reads `pending` with no checkpoints.",
         },
       },
     )

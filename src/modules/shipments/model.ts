@@ -15,6 +15,7 @@ import {
 import { TrackingDataSchema } from "../tracking/model.ts";
 import { PredictedDeliverySchema } from "../predictions/model.ts";
 import { PublicLinkResponse, PublicUrl } from "./public-url.ts";
+import { ShipmentActionsField } from "../actions/model.ts";
 
 /** Shipments per `POST /v1/shipments` call. */
 export const MAX_SHIPMENTS_PER_CALL = 100;
@@ -270,6 +271,7 @@ export const StoredShipmentResponse = T.Object(
           "This account's own data on the shipment, beside the tracking data (which is exactly GET /v1/track's).",
       },
     ),
+    actions: ShipmentActionsField,
   },
   { title: "StoredShipmentResponse" },
 );

@@ -18,6 +18,8 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { StatsIndex } from "../predictions/stats.ts";
 import { dateTimeMs } from "../../http/text.ts";
 import { publicUrls, rotatePublicLink } from "../following/public-links.ts";
+import { actionsOf, deleteActionsOf } from "../actions/service.ts";
+import type { ShipmentAction } from "../actions/model.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError(
@@ -170,7 +172,7 @@ export async function storedShipment(
   accountId: string,
   slug: string,
   rawNumber: string,
-): Promise<{ data: TrackingData; follow: FollowData & { public_url: string | null } }> {
+): Promise<{ data: TrackingData; follow: FollowData & { public_url: string | null }; actions: ShipmentAction[] }> {
   const started = performance.now();
   const { courier, row, follow } = await requireFollowed(deps.db, accountId, slug, rawNumber);
   const record = rowToRecord(row);
@@ -190,6 +192,7 @@ export async function storedShipment(
       history,
     ),
     follow: { ...follow, public_url: (await publicUrls(deps, accountId, [row.id])).get(row.id) ?? null },
+    actions: await actionsOf(deps, accountId, row.id),
   };
 }
 
@@ -247,4 +250,5 @@ export async function unfollowShipment(db: Db, accountId: string, slug: string, 
   const n = normaliseTrackingNumber(rawNumber);
   if (!courier) throw notFollowed(slug, n);
   if (!(await unfollow(db, accountId, courier.slug, n))) throw notFollowed(courier.slug, n);
+  await deleteActionsOf(db, accountId, courier.slug, n);
 }

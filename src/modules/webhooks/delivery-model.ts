@@ -13,6 +13,7 @@ export const EventNameOut = T.Union([
   T.Literal("courier.degraded"),
   T.Literal("courier.down"),
   T.Literal("courier.recovered"),
+  T.Literal("tracking.action_updated"),
 ]);
 
 // The literal list above must stay the names of WEBHOOK_EVENT_TYPES.

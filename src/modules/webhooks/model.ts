@@ -36,6 +36,7 @@ const EventName = t.Union(
     t.Literal("courier.degraded"),
     t.Literal("courier.down"),
     t.Literal("courier.recovered"),
+    t.Literal("tracking.action_updated"),
   ],
   { description: "An event name." },
 );

@@ -1,6 +1,7 @@
 /** The one shape every courier backend adapter has; failures are classified {@link CourierError}s. */
 import type { TrackingSnapshot } from "../../../domain/checkpoint.ts";
 import type { Courier } from "../catalogue.ts";
+import type { ActionName, ActionRules, Consignee } from "../../../domain/actions.ts";
 
 /** Failure classes; `retryable` says whether trying again later can help (docs/spec-map.md, "Decisions"). */
 export type CourierFailure = "not_found" | "invalid_number" | "auth" | "rate_limited" | "timeout" | "backend";
@@ -82,4 +83,34 @@ export interface CourierAdapter {
   readonly async?: boolean;
   /** Looks up one normalised, format-checked number. @throws CourierError for every courier or network failure */
   track(trackingNumber: string, ctx: AdapterContext): Promise<TrackingSnapshot>;
+  /** The courier's documented NDR action API (docs/ndr-actions.md); absent: the courier documents none. */
+  readonly actions?: CourierActions;
+}
+
+/** One action as sent to the courier; consignee values are personal data: never logged. */
+export interface ActionRequest {
+  action: ActionName;
+  trackingNumber: string;
+  /** `YYYY-MM-DD`, `defer_delivery` only. */
+  deferredDate?: string;
+  consignee?: Consignee;
+  note?: string;
+}
+
+/** The courier's answer: `requested` while an asynchronous courier has not decided (poll `reference`). */
+export interface ActionAnswer {
+  status: "requested" | "accepted" | "rejected";
+  /** The courier's id for the request (Delhivery's UPL id), null when it gives none. */
+  reference: string | null;
+  /** The courier's words for a rejection; never consignee data. */
+  reason?: string;
+}
+
+export interface CourierActions {
+  /** Which actions, and when the courier accepts them (its docs). */
+  rules: ActionRules;
+  /** Sends one action. @throws CourierError (retryable kinds are retried from the outbox) */
+  submit(req: ActionRequest, ctx: AdapterContext): Promise<ActionAnswer>;
+  /** Reads the decision on an asynchronous request. @throws CourierError */
+  poll?(reference: string, req: ActionRequest, ctx: AdapterContext): Promise<ActionAnswer>;
 }

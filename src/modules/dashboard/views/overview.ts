@@ -72,6 +72,7 @@ ${
     ? html`<p>No followed shipment is held on a failed attempt.</p>`
     : html`<ul class="states" data-testid="action-reasons">${a.reasons.map((r) => row(`/dashboard/shipments?state=exception&reason=${r.reason}`, r.n, r.reason.replace(/_/g, " "), `reason-${r.reason}`))}</ul>`
 }
+<p class="hint" data-testid="action-hint">Open a failed shipment's <a href="/dashboard/shipments?state=exception">Act</a> link to ask the courier for a re-attempt, a later date, corrected details or a return, and to see what was asked.</p>
 <ul class="glance">
 ${row("/dashboard/shipments?state=returned", a.returned, "returned to origin (RTO)", "action-returned")}
 ${row("/dashboard/shipments?stalled=true", a.stalled, "stalled (no courier update for longer than usual)", "action-stalled")}

@@ -59,7 +59,7 @@ function list(rows: ListedShipment[], f: ShipmentFilters, next: string | null): 
 <tbody>${rows.map(
     (r) => html`<tr data-awb="${r.tracking_number}">
 <td data-label="Courier">${r.courier}</td><td data-label="AWB" class="mono">${midTrunc(r.tracking_number)}</td><td data-label="Reference" class="url">${r.reference ?? ""}</td>
-<td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}${stalledBadge(r)}</td>
+<td data-label="State"><span class="badge state-${r.status}">${words(r.status)}</span>${r.reason_code ? html` <span class="state">(${words(r.reason_code)})</span>` : ""}${stalledBadge(r)}${r.status === "exception" ? html` <a href="/dashboard/shipments/${r.courier}/${r.tracking_number}/actions" data-testid="act-link">Act</a>` : ""}</td>
 <td data-label="Latest status">${r.most_recent_status}</td><td data-label="Predicted delivery">${predictedCell({ predictedDate: r.predicted_delivery?.date ?? null })}</td><td data-label="Last checkpoint">${fmtTime(r.last_checkpoint_at)}</td><td data-label="Next check">${r.next_check_at ? fmtTime(r.next_check_at) : "not scheduled"}</td></tr>`,
   )}</tbody>
 </table></div>

@@ -21,7 +21,7 @@ const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 /** Writes the event's outbox rows in the caller's transaction (NOTIFY at commit); returns how many. */
 export async function fanOutEvent(
   tx: DbOrTx,
-  ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date },
+  ev: { eventId: string; shipmentId: string; type: EventType; enqueuedAt: Date; accountId?: string },
 ): Promise<number> {
   const targets = (await tx.execute(dsql`
     select w.id, w.account_id
@@ -31,6 +31,7 @@ export async function fanOutEvent(
     where f.shipment_id = ${ev.shipmentId}
       and w.mode = 'live' and w.status = 'active'
       and ${ev.type} = any(w.events)
+      ${ev.accountId ? dsql`and f.account_id = ${ev.accountId}` : dsql``}
       and a.plan in (${dsql.join(
         LIVE_PLANS.map((p) => dsql`${p}`),
         dsql`, `,

@@ -20,6 +20,7 @@ import { sampleCourierData, type CourierEventData } from "../../courier-health/e
 export type { CourierEventData } from "../../courier-health/event.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
+import { actionView, SAMPLE_ACTION, ShipmentActionSchema, type ActionRowJson } from "../../actions/model.ts";
 
 /** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -84,6 +85,7 @@ export const PayloadDataSchema = T.Object({
   }),
   predicted_delivery: T.Optional(PredictedDeliverySchema),
   eta_change: T.Optional(EtaChangeSchema),
+  action: T.Optional(ShipmentActionSchema),
   checkpoints: nullable(
     T.Array(WebhookCheckpointSchema, {
       description:
@@ -138,6 +140,7 @@ export interface ShipmentRow {
   predicted_delivery?: PredictedDelivery | null;
   /** The event's own days, `tracking.eta_changed` only. */
   eta_change?: { previous: string; current: string } | null;
+  action?: ActionRowJson | null; // `tracking.action_updated` only: its NDR action
   /** The receiving account's follow data (null when it no longer follows the shipment). */
   reference?: string | null;
   metadata?: Record<string, string> | null;
@@ -188,6 +191,7 @@ export function dataFromShipment(s: ShipmentRow, enqueuedAt: string): PayloadDat
     stalled: s.stalled === true,
     ...(s.predicted_delivery ? { predicted_delivery: s.predicted_delivery } : {}),
     ...(s.eta_change ? { eta_change: s.eta_change } : {}),
+    ...(s.action ? { action: actionView(s.action) } : {}),
     checkpoints: checkpointsOf(s.courier, s.checkpoints ?? []),
     enqueued_at: enqueuedAt,
   };
@@ -221,7 +225,7 @@ function shipmentPayload(event: EventType, enqueuedAt: string, data: PayloadData
   return bytes;
 }
 
-const SAMPLE_STATE: Record<EventType, ShipmentState> = {
+const SAMPLE_STATE: Record<Exclude<EventType, "tracking.action_updated">, ShipmentState> = {
   "tracking.updated": "in_transit",
   "tracking.in_transit": "in_transit",
   "tracking.out_for_delivery": "out_for_delivery",
@@ -241,7 +245,7 @@ export function sampleDataFor(event: WebhookEventType, enqueuedAt: string): Payl
 /** The synthetic `data` of a test fire (spec: Events rule 3): `synthetic-test-<slug>`, the example AWB, a short history. */
 export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {
   const courier = courierBySlug(slug) ?? COURIERS[0]!;
-  const state = SAMPLE_STATE[event];
+  const state = event === "tracking.action_updated" ? "exception" : SAMPLE_STATE[event];
   const history: StoredCheckpoint[] = [
     cp("in_transit", "Shipment picked up", "Mumbai", "2026-11-03", "09:15", "picked_up"),
     cp("in_transit", "Reached hub", "Mumbai to Bengaluru", "2026-11-04", "02:40", null),
@@ -267,6 +271,7 @@ export function sampleData(event: EventType, enqueuedAt: string, slug = "delhive
     estimated_delivery_date: state === "exception" ? "06-Nov-2026" : "05-Nov-2026",
     stalled: event === "tracking.stalled",
     ...(event === "tracking.eta_changed" ? { eta_change: { previous: "2026-11-04", current: "2026-11-05" } } : {}),
+    ...(event === "tracking.action_updated" ? { action: SAMPLE_ACTION } : {}),
     checkpoints: checkpointsOf(courier.slug, history),
     enqueued_at: enqueuedAt,
   };

@@ -17,6 +17,7 @@ import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { DELHIVERY_NDR_CODES } from "./reasons.ts";
 import { DelhiveryResponse, type DelhiveryScan } from "./wire.ts";
+import { delhiveryActions } from "./actions.ts";
 
 /** Failed or impossible deliveries under UD: the NSL codes of reasons.ts, and ST-108 (fixtures/SOURCE.md). */
 const NDR = [...Object.keys(DELHIVERY_NDR_CODES), "ST-108"];
@@ -116,6 +117,7 @@ export const delhiveryAdapter: CourierAdapter = {
   defaultBaseUrl: "https://track.delhivery.com",
   envPrefix: "DELHIVERY",
   credentialVars: ["DELHIVERY_TOKEN"],
+  actions: delhiveryActions,
   async track(awb, ctx) {
     const res = await ctx.http.request({
       path: "/api/v1/packages/json/",

@@ -1,8 +1,13 @@
-/** Delhivery twin: `GET /delhivery/api/v1/packages/json/`, documents shaped like the real fixtures. */
+/**
+ * Delhivery twin: `GET /delhivery/api/v1/packages/json/`, documents shaped like the real fixtures; the NDR action
+ * API (`POST /api/p/update`, `GET /api/cmu/get_bulk_upl/<UPL>`) and the Cancel Order API (`POST /api/p/edit`) as
+ * in twin-actions.ts, whose accepted actions move the shipment the tracking answer shows.
+ */
 import { sandboxCredential } from "../../../../sandbox/credentials.ts";
 import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
 import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
 import type { Twin } from "../../../../sandbox/twin.ts";
+import { eventsWithActions, handleAction } from "./twin-actions.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
   manifested: { type: "UD", scan: "Manifested", code: "X-UCI", text: "Shipment details manifested" },
@@ -81,6 +86,8 @@ export const delhiveryTwin: Twin = {
   async handle(req, url, sim) {
     if (req.headers.get("authorization") !== `Token ${sandboxCredential("DELHIVERY_TOKEN")}`)
       return Response.json({ detail: "Authentication credentials were not provided." }, { status: 401 });
+    const acted = await handleAction(req, url, sim, scanOf);
+    if (acted) return acted;
     if (!url.pathname.endsWith("/api/v1/packages/json/")) return new Response("Not Found", { status: 404 });
     const awb = (url.searchParams.get("waybill") ?? "").split(",")[0] ?? "";
     sim.count("delhivery", awb);
@@ -93,8 +100,9 @@ export const delhiveryTwin: Twin = {
         Success: false,
         Error: "No such waybill or Order Id found",
       });
-    const scans = s.noScans ? [] : s.events.map((e) => ({ ScanDetail: scanOf(e) }));
-    const last = s.events[s.events.length - 1]!;
+    const events = eventsWithActions(awb, s, sim);
+    const scans = s.noScans ? [] : events.map((e) => ({ ScanDetail: scanOf(e) }));
+    const last = events[events.length - 1]!;
     const ls = scanOf(last);
     return json({
       ShipmentData: [

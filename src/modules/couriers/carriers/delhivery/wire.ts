@@ -57,3 +57,57 @@ export const DelhiveryResponse = T.Object({
 export type DelhiveryScan = Static<typeof DelhiveryScan>;
 export type DelhiveryShipment = Static<typeof DelhiveryShipment>;
 export type DelhiveryResponse = Static<typeof DelhiveryResponse>;
+
+/** `POST /api/p/update` (NDR action, asynchronous): `{data: [{waybill, act, action_data?}]}`; README.md, "NDR actions". */
+export const DelhiveryNdrRequest = T.Object({
+  data: T.Array(
+    T.Object({
+      waybill: T.String(),
+      act: T.Union([T.Literal("RE-ATTEMPT"), T.Literal("DEFER_DLV"), T.Literal("EDIT_DETAILS")]),
+      action_data: Opt(
+        T.Object({
+          deferred_date: Opt(T.String()),
+          name: Opt(T.String()),
+          phone: Opt(T.String()),
+          add: Opt(T.String()),
+        }),
+      ),
+    }),
+    { minItems: 1 },
+  ),
+});
+
+/** Its answer: always a UPL id (the request is queued); an `error` instead when the body is refused outright. */
+export const DelhiveryNdrAnswer = T.Object({
+  request_id: Opt(Text),
+  error: Opt(Any),
+  success: Opt(T.Boolean()),
+});
+
+/** `GET /api/cmu/get_bulk_upl/<UPL id>?verbose=true`: the UPL's state and, once processed, one result per waybill. */
+export const DelhiveryUplStatus = T.Object({
+  status: Opt(Text),
+  request_id: Opt(Text),
+  result: Opt(
+    T.Array(
+      T.Object({
+        waybill: Opt(Text),
+        status: Opt(Text),
+        remark: Opt(Text),
+      }),
+    ),
+  ),
+});
+
+/** `POST /api/p/edit` with `cancellation: "true"` (Cancel Order API): a forward shipment turns into a return. */
+export const DelhiveryCancelAnswer = T.Object({
+  status: Opt(T.Union([T.Boolean(), T.String()])),
+  waybill: Opt(Text),
+  remark: Opt(Text),
+  error: Opt(Any),
+});
+
+export type DelhiveryNdrRequest = Static<typeof DelhiveryNdrRequest>;
+export type DelhiveryNdrAnswer = Static<typeof DelhiveryNdrAnswer>;
+export type DelhiveryUplStatus = Static<typeof DelhiveryUplStatus>;
+export type DelhiveryCancelAnswer = Static<typeof DelhiveryCancelAnswer>;
