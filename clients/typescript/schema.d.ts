@@ -1050,7 +1050,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1101,7 +1101,7 @@ export interface components {
             /** @description The event's id (`X-Webhook-Event-Id`, `webhook-id`); null for a test fire. */
             event_id: string | null;
             /** @enum {string} */
-            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
+            event_type: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered";
             id: string;
             last_error: string | null;
             last_status_code: number | null;
@@ -1725,7 +1725,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string | null;
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /** @description Consecutive failed deliveries (live webhooks); 20 deactivates. */
             failure_count: number;
             /**
@@ -1772,7 +1772,7 @@ export interface components {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
+            events: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -1865,14 +1865,14 @@ export interface components {
         /** @description Optional (or null). Default event: the webhook's first. */
         WebhookTestFire: {
             /** @enum {string} */
-            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
+            event?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered";
         } | null;
         /** @description Partial update: absent fields keep their values. */
         WebhookUpdate: {
             /** @description Free text; U+0000 is refused. */
             description?: string | null;
             /** @description Non-empty set of event names (duplicates are ignored). */
-            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated")[];
+            events?: ("tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered")[];
             /**
              * @description Custom headers sent on every attempt, test fires included: at most 5; names are HTTP tokens; hop-by-hop and framing headers, Host, Content-*, User-Agent, webhook-*, X-Webhook-* and X-Service-Signature are refused. Values are stored encrypted and shown masked afterwards.
              * @example {
@@ -7314,7 +7314,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /** @example tracking.delivered */
-                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "courier.degraded" | "courier.down" | "courier.recovered" | "tracking.action_updated";
+                event_type?: "tracking.updated" | "tracking.in_transit" | "tracking.out_for_delivery" | "tracking.delivered" | "tracking.exception" | "tracking.eta_changed" | "tracking.stalled" | "tracking.action_updated" | "courier.degraded" | "courier.down" | "courier.recovered";
                 /**
                  * @description Deliveries per page: an integer, 1 to 100 (default 20).
                  * @example 20

@@ -9,7 +9,10 @@ export const RECEIVER_TIMEOUT_MS = 5_000;
 /** Attempts per delivery (spec: Delivery rules 2: the first attempt and five retries, six in all). */
 export const MAX_ATTEMPTS = 6;
 
-/** Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle). */
+/**
+ * Consecutive failed live deliveries that deactivate a webhook (spec: Delivery rules 4; Live webhook lifecycle): a
+ * count reaching it deactivates. Applied set-wise by the Record statement (`recordOutcomes`), which gets it as a parameter.
+ */
 export const DEACTIVATE_AFTER_FAILURES = 20;
 
 /** Seconds to wait after attempt `attempt` (1-based) failed; the schedule's last entry for any later attempt. */
@@ -55,9 +58,4 @@ export function failureEffect(mode: "live" | "test", state: string): "fail" | "r
   if (mode !== "live") return null;
   if (state === "delivered") return "reset";
   return state === "abandoned" || state === "dropped" ? "fail" : null;
-}
-
-/** Whether a live webhook with `consecutiveFailures` failed deliveries in a row is deactivated (spec: Delivery rules 4). */
-export function shouldDeactivate(consecutiveFailures: number, threshold: number = DEACTIVATE_AFTER_FAILURES): boolean {
-  return consecutiveFailures >= threshold;
 }

@@ -236,11 +236,13 @@ describe("retries, abandonment and the failure count", () => {
     });
   });
 
-  test("20 consecutive failed deliveries (address-check drops) deactivate; nothing more is enqueued; PUT reactivates; a success resets", async () => {
+  test("20 consecutive failed deliveries (address-check drops) deactivate, 19 do not; nothing more is enqueued; PUT reactivates; a success resets", async () => {
     const s = await setup({ url: "https://intranet.test/hook" });
     for (let i = 0; i < 20; i++) {
       expect(await emit(ctx.tdb.db, s.shp, "tracking.updated", now())).toBe(1);
       await worker.runOnce();
+      // The rule as the Record statement applies it (spec: Delivery rules 4): the 19th failure leaves it active.
+      if (i === 18) expect(await webhookRow(s.id)).toMatchObject({ status: "active", failureCount: 19 });
     }
     const w = await webhookRow(s.id);
     expect(w).toMatchObject({ status: "deactivated", failureCount: 20 });

@@ -147,7 +147,7 @@ class QuotaLeases {
           d as (
             insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, g.after - g.before from g
             on conflict (account_id, day) do update set used = usage_daily.used + excluded.used),
-          alerted as (${quotaMarksCte(this.db.$client, accountId, period, quota)})
+          alerted as (${quotaMarksCte(this.db.$client, this.db.$client`select before, after from g`, accountId, period, quota)})
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         if (r!.before !== null && r!.after !== null) {
           const after = Number(r!.after);

@@ -1,13 +1,11 @@
 /** Alert kinds and what the dashboard calls them (docs/alerts.md). */
 
+/** Quota marks that raise an alert, percent of the plan's monthly quota (docs/alerts.md#kinds); kind `quota_<mark>`. */
+export const QUOTA_MARKS = [80, 100] as const;
+const QUOTA_KINDS = QUOTA_MARKS.map((m) => `quota_${m}` as const);
+
 /** Kinds an owner can turn off; `test` (the settings page's test email) is always sent. */
-export const ALERT_KINDS = [
-  "webhook_deactivated",
-  "quota_80",
-  "quota_100",
-  "secret_rotated",
-  "api_key_created",
-] as const;
+export const ALERT_KINDS = ["webhook_deactivated", ...QUOTA_KINDS, "secret_rotated", "api_key_created"] as const;
 /** `digest`: the alerts of one kind folded in an hour; `address_confirmation`: the link to a new alert address. */
 export type AlertKind = (typeof ALERT_KINDS)[number] | "test" | "digest" | "address_confirmation";
 
@@ -35,9 +33,6 @@ export const ADDRESS_LINK_TTL_MS = 24 * 3_600_000;
 
 /** Kinds counted against {@link ALERTS_PER_WINDOW}: all but digests and confirmations (limited on their own). */
 export const isLimitedKind = (k: AlertKind) => k !== "digest" && k !== "address_confirmation";
-
-/** Quota marks that raise an alert, percent of the plan's monthly quota (docs/alerts.md#kinds). */
-export const QUOTA_MARKS = [80, 100] as const;
 
 /** The quota marks m crossed from `before` to `after` units of `quota`: before < m % of quota ≤ after. */
 export function crossedMarks(before: number, after: number, quota: number): (typeof QUOTA_MARKS)[number][] {

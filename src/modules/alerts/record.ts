@@ -2,7 +2,7 @@
 import type postgres from "postgres";
 import type { DbOrTx } from "../../db/client.ts";
 import { alerts } from "../../db/schema/index.ts";
-import { crossedMarks, type AlertKind } from "./model.ts";
+import { crossedMarks, QUOTA_MARKS, type AlertKind } from "./model.ts";
 
 export interface NewAlert {
   accountId: string;
@@ -35,24 +35,35 @@ export async function recordQuotaMarks(
       values (${accountId}, ${`quota_${m}`}, ${period}, ${JSON.stringify({ period, quota, mark: m })}::jsonb) on conflict do nothing`;
 }
 
-/** A CTE body for the block grant: reads CTE `g(before, after)`, queues each mark crossed (keyed by month). */
+/**
+ * A CTE body for the block grant: queues each quota mark ({@link QUOTA_MARKS}, a parameter) crossed by the grant
+ * that `grant` selects as its two columns (units used before, after), keyed by month. Names inside are this module's.
+ */
 export function quotaMarksCte(
   sql: postgres.Sql,
+  grant: postgres.PendingQuery<postgres.Row[]>,
   accountId: string,
   period: string,
   quota: number,
 ): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
     select ${accountId}, 'quota_' || m.pct, ${period}, jsonb_build_object('period', ${period}::text, 'quota', ${quota}::int, 'mark', m.pct)
-    from g, (values (80), (100)) as m(pct)
-    where g.before * 100 < ${quota}::int * m.pct and g.after * 100 >= ${quota}::int * m.pct
+    from (${grant}) as grant_(before, after), unnest(${[...QUOTA_MARKS]}::int[]) as m(pct)
+    where grant_.before * 100 < ${quota}::int * m.pct and grant_.after * 100 >= ${quota}::int * m.pct
     on conflict do nothing`;
 }
 
-/** A CTE body for the outcome statement: reads CTE `w(id, status, account_id, url)`; `at` in the key lets it alert again. */
-export function deactivationCte(sql: postgres.Sql, at: string): postgres.PendingQuery<postgres.Row[]> {
+/**
+ * A CTE body for the outcome statement: queues a `webhook_deactivated` alert for each webhook `deactivated` selects as
+ * its three columns (webhook id, account id, url); `at` in the key lets it alert again. Names inside are this module's.
+ */
+export function deactivationCte(
+  sql: postgres.Sql,
+  deactivated: postgres.PendingQuery<postgres.Row[]>,
+  at: string,
+): postgres.PendingQuery<postgres.Row[]> {
   return sql`insert into alerts (account_id, kind, dedupe_key, details)
-    select w.account_id, 'webhook_deactivated', w.id || '@' || ${at}::text, jsonb_build_object('webhook_id', w.id, 'url', w.url, 'at', ${at}::text)
-    from w where w.status = 'deactivated'
+    select x.account_id, 'webhook_deactivated', x.webhook_id || '@' || ${at}::text, jsonb_build_object('webhook_id', x.webhook_id, 'url', x.url, 'at', ${at}::text)
+    from (${deactivated}) as x(webhook_id, account_id, url)
     on conflict do nothing`;
 }

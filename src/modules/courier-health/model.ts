@@ -1,6 +1,8 @@
 /** Schemas of `GET /v1/couriers/{slug}/health` (docs/courier-health.md); the body registered once in {@link healthModels}. */
 import { Type as T } from "@sinclair/typebox";
 import { schemaModels } from "../../http/models.ts";
+import { COURIER_EVENT_TYPES } from "../../domain/courier-health.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 import { HealthStateSchema, HealthWindowSchema } from "../couriers/model.ts";
 
 const Instant = T.String({ format: "date-time" });
@@ -17,7 +19,7 @@ export const IncidentSchema = T.Object(
       T.Object({
         at: Instant,
         state: T.Union([T.Literal("operational"), T.Literal("degraded"), T.Literal("down")]),
-        event: T.Union([T.Literal("courier.degraded"), T.Literal("courier.down"), T.Literal("courier.recovered")]),
+        event: literalUnion(COURIER_EVENT_TYPES),
         event_id: T.String({ description: "The event's id (`X-Webhook-Event-Id` of its deliveries)." }),
         figures: HealthWindowSchema,
       }),

@@ -19,11 +19,11 @@ export interface Courier {
   adapter: AdapterId;
   /** 17TRACK carrier code, for couriers served through the aggregator. */
   track17Carrier?: number;
+  /** `scheduled`: re-checked `RECHECKS_PER_DAY` times a day (src/domain/following.ts); `lookup`: only on request. */
   follow: "scheduled" | "lookup";
-  rechecksPerDay: number;
 }
 
-type Entry = Omit<Courier, "rechecksPerDay" | "follow"> & Partial<Pick<Courier, "rechecksPerDay" | "follow">>;
+type Entry = Omit<Courier, "follow"> & Partial<Pick<Courier, "follow">>;
 
 const ENTRIES: Entry[] = [
   {
@@ -221,7 +221,7 @@ const ENTRIES: Entry[] = [
   },
 ];
 
-export const COURIERS: readonly Courier[] = ENTRIES.map((e) => ({ follow: "scheduled", rechecksPerDay: 3, ...e }));
+export const COURIERS: readonly Courier[] = ENTRIES.map((e) => ({ follow: "scheduled", ...e }));
 
 const BY_SLUG = new Map(COURIERS.map((c) => [c.slug, c]));
 

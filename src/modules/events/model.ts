@@ -5,6 +5,7 @@ import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { EVENT_TYPES } from "../../domain/events.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 import { WebhookPayloadSchema } from "../webhooks/delivery/payload.ts";
 
 export const EventsQuery = t.Object({
@@ -70,18 +71,7 @@ export const RecoverBody = t.Object(
   { additionalProperties: false },
 );
 
-const EventName = T.Union([
-  T.Literal("tracking.updated"),
-  T.Literal("tracking.in_transit"),
-  T.Literal("tracking.out_for_delivery"),
-  T.Literal("tracking.delivered"),
-  T.Literal("tracking.exception"),
-  T.Literal("tracking.eta_changed"),
-  T.Literal("tracking.stalled"),
-  T.Literal("tracking.action_updated"),
-]);
-// The literal list must stay the names of EVENT_TYPES.
-void (EVENT_TYPES satisfies readonly (typeof EventName.static)[]);
+const EventName = literalUnion(EVENT_TYPES);
 export const EventSchema = T.Object(
   {
     id: T.String({

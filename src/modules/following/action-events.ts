@@ -2,6 +2,7 @@
 import { sql as dsql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Tx } from "../../db/client.ts";
+import type { EventType } from "../../domain/events.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import { newId } from "../../lib/ids.ts";
 
@@ -17,13 +18,12 @@ export async function writeActionEvent(
 ): Promise<void> {
   const enqueuedAt = new Date(Math.floor(nowMs / 1000) * 1000);
   const eventId = newId("evt");
+  const type: EventType = "tracking.action_updated";
   const [s] = (await tx.execute(dsql`select state from shipments where id = ${a.shipmentId}`)) as unknown as {
     state: ShipmentState;
   }[];
   await tx.execute(dsql`insert into events (id, shipment_id, type, status, enqueued_at, action_id)
-    values (${eventId}, ${a.shipmentId}, 'tracking.action_updated', ${WEBHOOK_SPELLING[s!.state]},
+    values (${eventId}, ${a.shipmentId}, ${type}, ${WEBHOOK_SPELLING[s!.state]},
       ${enqueuedAt.toISOString()}, ${a.actionId})`);
-  await deps.onEvents(tx, [
-    { eventId, shipmentId: a.shipmentId, type: "tracking.action_updated", enqueuedAt, accountId: a.accountId },
-  ]);
+  await deps.onEvents(tx, [{ eventId, shipmentId: a.shipmentId, type, enqueuedAt, accountId: a.accountId }]);
 }

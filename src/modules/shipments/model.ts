@@ -6,6 +6,8 @@ import { Text } from "../../http/text.ts";
 import { PincodeField } from "../estimates/model.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { REASON_CODES, type ReasonCode } from "../../domain/ndr.ts";
+import { STATES, WEBHOOK_SPELLING } from "../../domain/states.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 import {
   MAX_METADATA_KEYS,
   MAX_METADATA_VALUE_CHARS,
@@ -104,22 +106,13 @@ export const UpdateShipmentBody = t.Object(
 );
 export type UpdateShipmentInput = typeof UpdateShipmentBody.static;
 
-const STATE_NAMES = [
-  "pending",
-  "in_transit",
-  "out_for_delivery",
-  "delivered",
-  "exception",
-  "returned",
-  "cancelled",
-] as const;
-
 export const ListShipmentsQuery = t.Object({
   // Literals, not t.UnionEnum: Elysia gives a UnionEnum a default (its first value), which would filter every request.
   state: t.Optional(
-    t.Union(STATE_NAMES.map((s) => t.Literal(s)) as [ReturnType<typeof t.Literal<(typeof STATE_NAMES)[number]>>], {
-      description: "Only shipments in this state (webhook spelling).",
-    }),
+    literalUnion(
+      STATES.map((s) => WEBHOOK_SPELLING[s]),
+      { description: "Only shipments in this state (webhook spelling)." },
+    ),
   ),
   courier: t.Optional(
     Text({
@@ -148,7 +141,7 @@ export const ListShipmentsQuery = t.Object({
   ),
   reference: t.Optional(Reference("Only the shipment(s) followed with exactly this reference (case-sensitive).")),
   reason_code: t.Optional(
-    t.Union(REASON_CODES.map((r) => t.Literal(r)) as [ReturnType<typeof t.Literal<(typeof REASON_CODES)[number]>>], {
+    literalUnion(REASON_CODES, {
       description:
         "Only shipments whose latest failed-attempt (NDR) or exception reason is this code (see `reason_code` on each item).",
     }),

@@ -4,7 +4,7 @@ import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";
-import type { TrackSpelling } from "../../domain/states.ts";
+import { STATES, TRACK_SPELLING } from "../../domain/states.ts";
 import { REASON_CODES } from "../../domain/ndr.ts";
 import { literalUnion } from "../../lib/literal-union.ts";
 import { PredictedDeliverySchema } from "../predictions/model.ts";
@@ -24,21 +24,10 @@ export const TrackQuery = t.Object({
   }),
 });
 
-const TrackState = T.Union(
-  [
-    T.Literal("pending"),
-    T.Literal("intransit"),
-    T.Literal("outfordelivery"),
-    T.Literal("delivered"),
-    T.Literal("exception"),
-    T.Literal("returned"),
-    T.Literal("cancelled"),
-  ],
-  {
-    description:
-      "Normalised state (tracking spelling): pending, intransit, outfordelivery, delivered, exception, returned, cancelled.",
-  },
-);
+const TRACK_STATES = STATES.map((s) => TRACK_SPELLING[s]);
+const TrackState = literalUnion(TRACK_STATES, {
+  description: `Normalised state (tracking spelling): ${TRACK_STATES.join(", ")}.`,
+});
 
 export const CheckpointSchema = T.Object(
   {
@@ -181,11 +170,3 @@ export const DemoTrackResponse = T.Object(
 
 /** The success bodies of `GET /v1/track` and `GET /demo/track` as Elysia models (one document component each; routes name them). */
 export const trackingModels = schemaModels("tracking.models", { TrackResponse, DemoTrackResponse });
-
-// Compile-time check: the schema's literals are exactly the tracking spellings.
-type _SameSpellings = [TrackSpelling] extends [typeof TrackState.static]
-  ? [typeof TrackState.static] extends [TrackSpelling]
-    ? true
-    : never
-  : never;
-export const _spellingsChecked: _SameSpellings = true;

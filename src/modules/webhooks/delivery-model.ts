@@ -1,23 +1,9 @@
 /** The delivery side's response schemas: a test fire, a receiver audit, the delivery log (spec: Resources, Webhook). */
 import { Type as T } from "@sinclair/typebox";
 import { WEBHOOK_EVENT_TYPES } from "../../domain/events.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 
-export const EventNameOut = T.Union([
-  T.Literal("tracking.updated"),
-  T.Literal("tracking.in_transit"),
-  T.Literal("tracking.out_for_delivery"),
-  T.Literal("tracking.delivered"),
-  T.Literal("tracking.exception"),
-  T.Literal("tracking.eta_changed"),
-  T.Literal("tracking.stalled"),
-  T.Literal("courier.degraded"),
-  T.Literal("courier.down"),
-  T.Literal("courier.recovered"),
-  T.Literal("tracking.action_updated"),
-]);
-
-// The literal list above must stay the names of WEBHOOK_EVENT_TYPES.
-void (WEBHOOK_EVENT_TYPES satisfies readonly (typeof EventNameOut.static)[]);
+export const EventNameOut = literalUnion(WEBHOOK_EVENT_TYPES);
 
 export const TestFireResponse = T.Object(
   {

@@ -5,6 +5,8 @@
 import { Type as T } from "@sinclair/typebox";
 import { t } from "elysia";
 import { schemaModels } from "../../http/models.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../domain/events.ts";
+import { literalUnion } from "../../lib/literal-union.ts";
 import { Text } from "../../http/text.ts";
 import { FREE_TEXT_PATTERN, URL_TOKEN_PATTERN } from "../../http/validation.ts";
 import { WebhookPayloadSchema } from "./delivery/payload.ts";
@@ -24,22 +26,7 @@ export {
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
-const EventName = t.Union(
-  [
-    t.Literal("tracking.updated"),
-    t.Literal("tracking.in_transit"),
-    t.Literal("tracking.out_for_delivery"),
-    t.Literal("tracking.delivered"),
-    t.Literal("tracking.exception"),
-    t.Literal("tracking.eta_changed"),
-    t.Literal("tracking.stalled"),
-    t.Literal("courier.degraded"),
-    t.Literal("courier.down"),
-    t.Literal("courier.recovered"),
-    t.Literal("tracking.action_updated"),
-  ],
-  { description: "An event name." },
-);
+const EventName = literalUnion(WEBHOOK_EVENT_TYPES, { description: "An event name." });
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], {
   description: "`test`: only test fires; `live`: real events (Growth and Business plans).",
 });

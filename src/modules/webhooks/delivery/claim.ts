@@ -2,7 +2,7 @@
 import type postgres from "postgres";
 import { type Fragment, frag, run } from "../../../db/fragment.ts";
 import { defineQueue } from "../../../db/queue.ts";
-import type { WebhookEventType } from "../../../domain/events.ts";
+import type { EventType, WebhookEventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import type { CourierEventData, PayloadData, ShipmentRow } from "./payload.ts";
 
@@ -115,11 +115,11 @@ export function claimStatement(now: number, limit: number, leaseMs: number, trac
          'destination_city', s.destination_city, 'delivered_at', s.delivered_at, 'estimated_delivery', s.estimated_delivery, 'checkpoints', shipment_history(s),
          'reference', f.reference, 'metadata', f.metadata, 'stalled', s.stalled_at is not null, 'predicted_delivery', s.predicted_delivery,
          'eta_change', (select json_build_object('previous', e.eta_previous, 'current', e.eta_new) from events e
-           where c.event_type = 'tracking.eta_changed' and e.id = c.event_id and e.eta_new is not null),
+           where c.event_type = ${"tracking.eta_changed" satisfies EventType} and e.id = c.event_id and e.eta_new is not null),
          'public_link', case when f.public_link_nonce is not null and coalesce(pb.public_links_enabled, true)
            then json_build_object('nonce', f.public_link_nonce, 'key_enc', pa.public_link_key_enc) end,
          'action', (select to_jsonb(a) - 'details_enc' from events e join shipment_actions a on a.id = e.action_id
-           where c.event_type = 'tracking.action_updated' and e.id = c.event_id))
+           where c.event_type = ${"tracking.action_updated" satisfies EventType} and e.id = c.event_id))
        from shipments s left join follows f on f.shipment_id = s.id and f.account_id = c.account_id
          left join accounts pa on pa.id = f.account_id left join account_branding pb on pb.account_id = f.account_id
        where s.id = c.shipment_id) as shipment

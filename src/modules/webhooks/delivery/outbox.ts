@@ -157,7 +157,6 @@ export async function recordOutcomes(
   sql: postgres.Sql,
   items: OutcomeItem[],
   now: number,
-  deactivateAt: number = DEACTIVATE_AFTER_FAILURES,
 ): Promise<{ recorded: Set<string>; deactivated: string[] }> {
   if (items.length === 0) return { recorded: new Set(), deactivated: [] };
   const nowD = new Date(now).toISOString();
@@ -197,12 +196,12 @@ export async function recordOutcomes(
     ), w as (
       update webhooks w
       set failure_count = (case when f.reset then 0 else w.failure_count end) + f.add,
-          status = case when f.add > 0 and (case when f.reset then 0 else w.failure_count end) + f.add >= ${deactivateAt} then 'deactivated' else w.status end,
+          status = case when f.add > 0 and (case when f.reset then 0 else w.failure_count end) + f.add >= ${DEACTIVATE_AFTER_FAILURES} then 'deactivated' else w.status end,
           updated_at = ${nowD}
       from fold f
       where w.id = f.webhook_id and w.mode = 'live' and w.status = 'active' and (f.add > 0 or w.failure_count <> 0)
       returning w.id, w.status, w.account_id, w.url
-    ), alerted as (${deactivationCte(sql, nowD)})
+    ), alerted as (${deactivationCte(sql, sql`select id, account_id, url from w where status = 'deactivated'`, nowD)})
     select v.id, false as deactivated from v where not exists (select from d where d.id = v.id)
     union all
     select w.id, true from w where w.status = 'deactivated'
