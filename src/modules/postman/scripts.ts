@@ -27,6 +27,27 @@ export const SKIP_WITHOUT_WEBHOOK_URL = script(
   "prerequest",
 );
 
+/**
+ * Pre-request script of Delete a webhook: waits (up to 10 s) until none of its deliveries is pending, so that the
+ * run's own redelivery reaches the receiver before the webhook (and so its queued deliveries) is deleted.
+ */
+export const WAIT_FOR_DELIVERIES = script(
+  [
+    `var tries = 0;`,
+    `(function poll() {`,
+    `  if (!pm.variables.get("webhook_id")) return;`,
+    `  pm.sendRequest({`,
+    `    url: pm.variables.get("baseUrl") + "/v1/webhooks/" + pm.variables.get("webhook_id") + "/deliveries",`,
+    `    header: { "X-API-Key": pm.variables.get("api_key") },`,
+    `  }, function (err, res) {`,
+    `    var pending = !err && res.code === 200 && res.json().data.deliveries.some(function (d) { return d.state === "pending"; });`,
+    `    if (pending && ++tries < 20) setTimeout(poll, 500);`,
+    `  });`,
+    `})();`,
+  ],
+  "prerequest",
+);
+
 /** Where each id variable comes from, for the message when it is unset. */
 const ID_SOURCES: Record<string, string> = {
   webhook_id: "Create a webhook must run first and succeed",

@@ -8,6 +8,7 @@ import {
   testsFor,
   type Json,
   type Operation,
+  WAIT_FOR_DELIVERIES,
 } from "./scripts.ts";
 
 /** Order of the webhook requests: create first (it captures the id), delete last. */
@@ -128,6 +129,7 @@ function finishRequest(item: Json, op: Operation): void {
   item.event = [
     ...(op.operationId === "followShipments" ? [DRAW_OWN_AWB] : []),
     ...(guard ? [guard] : []),
+    ...(op.operationId === "deleteWebhook" ? [WAIT_FOR_DELIVERIES] : []),
     ...testsFor(op),
   ];
 }
