@@ -99,7 +99,9 @@ test("the README's newman command passes on the embedded default: every request 
     paths: Record<string, Record<string, unknown>>;
   };
   const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
-  expect(row("requests")).toEqual({ executed: operations, failed: 0 });
+  // Every operation's request, and the deliveries look-ups Delete a webhook makes while it waits for them.
+  expect(row("requests").failed).toBe(0);
+  expect(row("requests").executed).toBeGreaterThan(operations);
   expect(row("assertions").failed).toBe(0);
   expect(row("assertions").executed).toBeGreaterThanOrEqual(operations);
   // The webhook requests ran (none skipped) and the test fire reached the echo receiver.
