@@ -28,7 +28,8 @@ export class Client {
     }
   }
 
-  private cookieHeader(): Record<string, string> {
+  /** The `cookie` header of the jar, for requests the helpers do not cover (raw bodies, binary responses). */
+  cookieHeader(): Record<string, string> {
     return this.jar.size ? { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join("; ") } : {};
   }
 

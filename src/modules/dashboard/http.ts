@@ -45,21 +45,34 @@ function appendField(out: FormBody, name: string, value: string): void {
   out[name] = values;
 }
 
-export class BodyTooLarge extends Error {}
+/** A form body past its route's cap; `limit` (bytes) is named on the 413 page. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number = MAX_FORM_BYTES) {
+    super(`form larger than ${limit} bytes`);
+  }
+}
 
 export const MAX_FORM_BYTES = MAX_BODY_BYTES;
 
 /** Fields holding a NUL or invalid UTF-8 (unstorable), kept beside the form so its values stay plain strings. */
 const unreadable = new WeakMap<FormBody, Set<string>>();
+/** Multipart file parts as their exact bytes (first part per name), beside the text the other forms read. */
+const fileParts = new WeakMap<FormBody, Map<string, Uint8Array>>();
+
+/** The bytes of file field `name` of a multipart form; undefined when none was chosen (empty part). */
+export function fileBytes(form: FormBody, name: string): Uint8Array | undefined {
+  const b = fileParts.get(form)?.get(name);
+  return b && b.byteLength > 0 ? b : undefined;
+}
 
 /** Reads at most `limit` bytes of a body, then cancels; throws BodyTooLarge past it (or a larger `Content-Length`). */
 export async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > limit) throw new BodyTooLarge();
+  if (declared > limit) throw new BodyTooLarge(limit);
   try {
     return await readBodyCapped(request, limit);
   } catch (err) {
-    if (err instanceof AppError && err.code === "PAYLOAD_TOO_LARGE") throw new BodyTooLarge();
+    if (err instanceof AppError && err.code === "PAYLOAD_TOO_LARGE") throw new BodyTooLarge(limit);
     throw err;
   }
 }
@@ -113,9 +126,13 @@ export function decodeForm(body: Uint8Array): FormBody {
   return out;
 }
 
-/** Parses a form body (≤ 64 KiB): urlencoded or multipart (files read as UTF-8 text); anything else is empty. */
-export async function parseForm(request: Request): Promise<FormBody> {
-  const bytes = await readBounded(request, MAX_FORM_BYTES);
+/**
+ * Parses a form body of at most `limit` bytes (default 64 KiB; read as a capped stream): urlencoded or multipart
+ * (files as UTF-8 text, their bytes kept for {@link fileBytes}); anything else is empty.
+ * @throws BodyTooLarge past `limit`
+ */
+export async function parseForm(request: Request, limit = MAX_FORM_BYTES): Promise<FormBody> {
+  const bytes = await readBounded(request, limit);
   const type = (request.headers.get("content-type") ?? "").toLowerCase();
   if (type.startsWith("multipart/form-data")) return decodeMultipart(bytes, request.headers.get("content-type")!);
   if (!type.startsWith("application/x-www-form-urlencoded")) return {};
@@ -131,13 +148,16 @@ async function decodeMultipart(bytes: Uint8Array, type: string): Promise<FormBod
   }
   const out: FormBody = {};
   const bad = new Set<string>();
+  const files = new Map<string, Uint8Array>();
   for (const [name, v] of parts) {
-    const [text, ok] =
-      typeof v === "string" ? [v, !v.includes("\0")] : decodeText(new Uint8Array(await v.arrayBuffer()));
+    const raw = typeof v === "string" ? undefined : new Uint8Array(await v.arrayBuffer());
+    if (raw && !files.has(name)) files.set(name, raw);
+    const [text, ok] = raw ? decodeText(raw) : [v as string, !(v as string).includes("\0")];
     appendField(out, name, text);
     if (!ok) bad.add(name);
   }
   if (bad.size) unreadable.set(out, bad);
+  if (files.size) fileParts.set(out, files);
   return out;
 }
 

@@ -18,7 +18,7 @@ import { accountRoutes } from "./routes/account.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
-import { brandingRoutes } from "./routes/branding.ts";
+import { BRANDING_FORM_BYTES, BRANDING_PATH, brandingRoutes } from "./routes/branding.ts";
 import { profileRoutes } from "./routes/profile.ts";
 import { shipmentRoutes } from "./routes/shipments.ts";
 import { actionRoutes } from "./routes/actions.ts";
@@ -69,8 +69,9 @@ function errorPage(rd: RouteDeps, code: unknown, error: unknown, request: Reques
   if (code === "NOT_FOUND") return notFound();
   if (error instanceof AppError && error.status === 404)
     return htmlResponse(messagePage("Not found", "There is no such item on your account."), 404);
-  if (error instanceof BodyTooLarge || (error as { cause?: unknown }).cause instanceof BodyTooLarge)
-    return htmlResponse(messagePage("Form too large", "The form was larger than 64 KiB."), 413, {
+  const tooLarge = error instanceof BodyTooLarge ? error : (error as { cause?: unknown }).cause;
+  if (tooLarge instanceof BodyTooLarge)
+    return htmlResponse(messagePage("Form too large", `The form was larger than ${tooLarge.limit / 1024} KiB.`), 413, {
       connection: "close",
     });
   const cause = (error as { cause?: unknown }).cause;
@@ -136,7 +137,9 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
           if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
         }),
       )
-      .onParse(({ request }) => parseForm(request))
+      .onParse(({ request }) =>
+        parseForm(request, safePathname(request.url) === BRANDING_PATH ? BRANDING_FORM_BYTES : undefined),
+      )
       .onAfterHandle(({ request, response, set }) => {
         if (response instanceof Response) finish(response, safePathname(request.url), set.headers["x-request-id"]);
       })

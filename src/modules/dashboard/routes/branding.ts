@@ -2,11 +2,12 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { RequestValidationError } from "../../../errors.ts";
-import { brandingOf, recentViews, updateBranding } from "../../public-page/branding.ts";
+import { brandingOf, MAX_LOGO_BYTES, recentViews, updateBranding } from "../../public-page/branding.ts";
 import { pickLang } from "../../public-page/i18n.ts";
 import { BrandingPatchBody, type BrandingPatch } from "../../public-page/model.ts";
 import { previewPage } from "../../public-page/preview.ts";
 import {
+  fileBytes,
   htmlResponse,
   pageSession,
   redirect,
@@ -18,6 +19,13 @@ import {
 } from "../http.ts";
 import type { DashboardSession } from "../session.ts";
 import { brandingPage, type BrandingState } from "../views/branding.ts";
+
+export const BRANDING_PATH = "/dashboard/branding";
+/**
+ * The settings form's body cap, bytes: the logo's (16 KiB, docs/tracking-page.md#branding) plus 8 KiB for the
+ * other fields (at most ~4 KB of text) and the multipart framing; read as a capped stream, larger gets the 413 page.
+ */
+export const BRANDING_FORM_BYTES = MAX_LOGO_BYTES + 8 * 1024;
 
 const orNull = (v: string) => (v.trim() === "" ? null : v.trim());
 
@@ -62,6 +70,9 @@ export function brandingRoutes(rd: RouteDeps) {
           const field = first?.path.split("/")[1]?.replace(/_/g, " ") ?? "a field";
           return page(s, { error: `Check ${field}: it is not in the expected form.` }, 422);
         }
+        // The upload goes through the API's own check (PNG by content, size) in updateBranding.
+        const logo = fileBytes(form, "logo");
+        if (logo) patch.logo_png_base64 = Buffer.from(logo).toString("base64");
         try {
           await updateBranding(deps.db, s.account.id, patch, deps.clock.now());
         } catch (e) {

@@ -27,7 +27,7 @@ export function brandingPage(s: PageSession, st: BrandingState): SafeHtml {
 state, the expected delivery and the journey in English or Hindi, with your name and colours, and no personal data.</p>
 <p class="actions"><a href="/dashboard/branding/preview?lang=en" data-testid="preview-en">Preview in English</a> ·
 <a href="/dashboard/branding/preview?lang=hi" lang="hi" hreflang="hi">हिन्दी में पूर्वावलोकन</a></p>
-<form method="post" action="/dashboard/branding" class="card" novalidate>${csrfField(s.csrfToken)}
+<form method="post" action="/dashboard/branding" class="card" enctype="multipart/form-data" novalidate>${csrfField(s.csrfToken)}
 <h2>Branding</h2>
 <label class="choice"><input type="checkbox" name="public_links_enabled" value="on"${b.publicLinksEnabled ? html` checked` : ""}> Public tracking links are on (off: every link answers “not found”)</label>
 ${text("display_name", "Shop name", b.displayName, "Shown at the top of the page. Up to 80 characters.", html` maxlength="80"`)}
@@ -38,7 +38,10 @@ ${text("support_email", "Help e-mail", b.supportEmail, "An address buyers can wr
 <div class="field"><label for="frame_ancestors">Sites that may embed the page</label>
 <p class="hint" id="frame_ancestors-hint">https origins, one a line (for an &lt;iframe&gt; in your shop). Empty: none.</p>
 <textarea id="frame_ancestors" name="frame_ancestors" rows="3" aria-describedby="frame_ancestors-hint">${b.frameAncestors.join("\n")}</textarea></div>
-${b.logoData ? html`<p><img src="data:image/png;base64,${b.logoData}" alt="Your logo" height="40"></p><label class="choice"><input type="checkbox" name="remove_logo" value="on"> Remove the logo</label>` : html`<p class="hint">Logo: upload a PNG of at most 16 KiB with <code>PATCH /v1/account/branding</code> (<code>logo_png_base64</code>).</p>`}
+${b.logoData ? html`<p><img src="data:image/png;base64,${b.logoData}" alt="Your logo" height="40" data-testid="logo-preview"></p><label class="choice"><input type="checkbox" name="remove_logo" value="on"> Remove the logo</label>` : ""}
+<div class="field"><label for="logo">${b.logoData ? "Replace the logo" : "Logo"}</label>
+<p class="hint" id="logo-hint">A PNG of at most 16 KiB (SVG is not accepted). Leave empty to keep the current one.</p>
+<input type="file" id="logo" name="logo" accept="image/png" aria-describedby="logo-hint"></div>
 <p class="actions"><button type="submit" class="primary">Save</button></p></form>
 <section class="card" aria-labelledby="views-h"><h2 id="views-h">Views</h2>
 ${
