@@ -5,6 +5,7 @@
  * history is laid out as the service lays out a new one (modules/following/history.ts), chunk ids `4i + 1…`.
  */
 import type { StoredCheckpoint } from "../src/domain/checkpoint.ts";
+import { seeded } from "../test/helpers/history.ts";
 import { latestReason } from "../src/modules/couriers/reasons.ts";
 import { planHistory } from "../src/modules/following/history.ts";
 
@@ -45,18 +46,6 @@ const ACTIVITIES = [
 ] as const;
 const CITIES = ["Mumbai", "Delhi", "Bengaluru", "Kolkata", "Hyderabad", "Chennai", "Pune", "Ahmedabad", "Jaipur"];
 
-/** Seeded PRNG (mulberry32): the same database for the same N. */
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface Generated {
   random: () => number;
   idOf: (i: number) => string;
@@ -73,12 +62,12 @@ interface Shape {
 
 /** The generator's state: per-shipment shapes are derived from the index, so slices can be generated apart. */
 export function shipmentGenerator(o: { nowMs: number; accountIds: string[]; webhookIds: string[] }) {
-  const random = mulberry32(0x5eed);
+  const random = seeded(0x5eed);
   const shapes: Shape[] = [];
   const shape = (i: number): Shape => {
     let s = shapes[i];
     if (!s) {
-      const r = mulberry32(i * 2654435761);
+      const r = seeded(i * 2654435761);
       const len = 1 + Math.floor(r() * 40);
       // A month of follows: 29 % delivered and 3 % returned (terminal, off the schedule), the rest under way.
       const terminal = r() < 0.32;
