@@ -19,7 +19,7 @@ import { EVENT_TYPES } from "../src/domain/events.ts";
 import { connect } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { createPartitions, PARTITION_MS, weekStart } from "../src/db/partitions.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config/index.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createAccount } from "../src/modules/accounts/service.ts";

@@ -3,7 +3,7 @@
  * reader who has to understand both ends), and the folder-level view of it.
  *
  * A folder is `src/<dir>`, `src/modules/<name>` or `src/sandbox/<dir>`. A file directly under `src/` (app.ts,
- * config.ts, errors.ts, deps.ts, main.ts) or `src/sandbox/` (the simulator's server, scenarios and twin contract)
+ * errors.ts, deps.ts, main.ts) or `src/sandbox/` (the simulator's server, scenarios and twin contract)
  * is a node of its own: these are composition roots and the small contracts the folders beside them share, so
  * "a module imports the error table" is not a loop with "app.ts imports the module", nor "a twin reads the
  * scenario" with "the server mounts the twins". File-level cycles among them are still caught (see findKnots).

@@ -1,5 +1,5 @@
 /** The infrastructure any module may take; it names no module's types, so depending on it never closes a loop. */
-import type { Config } from "./config.ts";
+import type { Config } from "./config/index.ts";
 import type { Db, Tx } from "./db/client.ts";
 import type { StoredEvent } from "./domain/events.ts";
 import type { Clock } from "./lib/clock.ts";

@@ -1,5 +1,5 @@
 /** Opening main.ts's ports: a port in use becomes one clear line (docs/deployment.md#start-up-and-shutdown). */
-import type { Config } from "./config.ts";
+import type { Config } from "./config/index.ts";
 import type { TlsMaterial } from "./http/tls.ts";
 import { longestAnswerMs } from "./modules/couriers/registry.ts";
 

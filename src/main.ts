@@ -4,8 +4,8 @@
  * last (docs/deployment.md#start-up-and-shutdown). ROLE: docs/deployment.md#roles-and-how-many-of-each.
  */
 import { buildApp } from "./app.ts";
-import { ConfigError, configFromProcess, type Config } from "./config.ts";
-import { withoutSecrets } from "./config-secrets.ts";
+import { ConfigError, configFromProcess, type Config } from "./config/index.ts";
+import { withoutSecrets } from "./config/secrets.ts";
 import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";

@@ -1,6 +1,6 @@
 /** Operator CLI (`bun run admin help`): each command prints one JSON object; errors `{"error"}`, exit 1. */
 import { parseArgs } from "node:util";
-import { ConfigError, configFromProcess, type Config } from "../config.ts";
+import { ConfigError, configFromProcess, type Config } from "../config/index.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";
@@ -76,7 +76,7 @@ export interface CliOutput {
 
 /**
  * What `bun run admin <argv>` does, short of exiting: returns the exit code (0, or 1 after printing `{"error"}`).
- * `config()` is read only by a command that needs it (the entry: the process's environment, via src/config.ts). The process entry below is this plus `process.exit`; tests call it for the commands whose
+ * `config()` is read only by a command that needs it (the entry: the process's environment, via src/config/index.ts). The process entry below is this plus `process.exit`; tests call it for the commands whose
  * point is not the process itself.
  */
 export async function runCli(argv: string[], config: () => Config, io: CliOutput): Promise<number> {

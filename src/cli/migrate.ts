@@ -1,5 +1,5 @@
 /** `bun run migrate`: applies the committed migrations to `DATABASE_URL` (once per release) and exits. */
-import { ConfigError, configFromProcess } from "../config.ts";
+import { ConfigError, configFromProcess } from "../config/index.ts";
 import { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";

@@ -1,5 +1,5 @@
 /** `bun run rotate-secrets`: re-encrypts every signing secret, webhook custom header and NDR action's consignee details (docs/deployment.md#rotating-secrets_key). */
-import { ConfigError, configFromProcess } from "../config.ts";
+import { ConfigError, configFromProcess } from "../config/index.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";

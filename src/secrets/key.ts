@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sql } from "drizzle-orm";
-import { ConfigError, type Config } from "../config.ts";
+import { ConfigError, type Config } from "../config/index.ts";
 import type { Db } from "../db/client.ts";
 import { initSetting, putSetting, readSetting } from "../db/settings.ts";
 import { decryptSecret } from "./cipher.ts";

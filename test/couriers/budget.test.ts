@@ -6,7 +6,7 @@
  * makes fewer calls). `BUDGET_WINDOW_SECONDS=60` runs the real-time window for 60 s (manual run).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { COURIER_BACKENDS, loadConfig, parseRateLimits } from "../../src/config.ts";
+import { COURIER_BACKENDS, loadConfig, parseRateLimits } from "../../src/config/index.ts";
 import { connect, type Db } from "../../src/db/client.ts";
 import { FakeClock, systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";

@@ -6,7 +6,7 @@ import { buildApp } from "../../src/app.ts";
 import { connect } from "../../src/db/client.ts";
 import { addressLimitKey, clientIp, normaliseAddress } from "../../src/http/client-ip.ts";
 import { loadTls, selfSignedCertificate } from "../../src/http/tls.ts";
-import { loadConfig, ConfigError } from "../../src/config.ts";
+import { loadConfig, ConfigError } from "../../src/config/index.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startPgRelay } from "../helpers/pg-relay.ts";
 import { servicesFor } from "../helpers/services.ts";

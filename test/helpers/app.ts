@@ -5,7 +5,7 @@
  */
 import { buildApp } from "../../src/app.ts";
 import type { AppDeps } from "../../src/deps.ts";
-import { loadConfig, type Config } from "../../src/config.ts";
+import { loadConfig, type Config } from "../../src/config/index.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";

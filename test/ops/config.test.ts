@@ -1,7 +1,7 @@
 /** Configuration as an operator meets it (docs/deployment.md, Environment variables). */
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig } from "../../src/config.ts";
-import { withoutSecrets } from "../../src/config-secrets.ts";
+import { ConfigError, loadConfig } from "../../src/config/index.ts";
+import { withoutSecrets } from "../../src/config/secrets.ts";
 
 describe("configuration", () => {
   test("PGSSLMODE and PGSSLROOTCERT fill the TLS parameters DATABASE_URL lacks; the URL's own win", () => {

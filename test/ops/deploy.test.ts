@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COURIER_VAR, ENV_DOCS, ENV_VARIABLES, loadConfig } from "../../src/config.ts";
+import { COURIER_VAR, ENV_DOCS, ENV_VARIABLES, loadConfig } from "../../src/config/index.ts";
 import { renderEnvTable, withEnvTable } from "../../scripts/env-docs.ts";
 import { startAdminServer, type AdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle, PROBE_PATHS } from "../../src/modules/health/state.ts";
@@ -207,7 +207,7 @@ describe("Dockerfile", () => {
 });
 
 describe("docs/deployment.md", () => {
-  test("the environment table is the one the schema generates (run `bun run docs:env` after changing src/config.ts)", () => {
+  test("the environment table is the one the schema generates (run `bun run docs:env` after changing src/config/index.ts)", () => {
     const doc = read("docs/deployment.md");
     expect(doc).toContain(renderEnvTable());
     expect(withEnvTable(doc)).toBe(doc);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { Config } from "../../src/config.ts";
+import type { Config } from "../../src/config/index.ts";
 import { follows, shipments } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { reencryptSecrets } from "../../src/modules/accounts/secret-rotation.ts";

@@ -1,6 +1,6 @@
 /** Password hashing: argon2id via `Bun.password` (spec-map Decisions: Accounts; OWASP cheat sheet). */
 
-import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config-env.ts";
+import { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "../../config/env.ts";
 import { offTheClock } from "../../lib/deadline.ts";
 
 export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB };

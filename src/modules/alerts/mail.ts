@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import type * as Nodemailer from "nodemailer";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/index.ts";
 import { confirmPath } from "./address.ts";
 import { ALERTS_PER_WINDOW, KIND_LABELS, type AlertKind } from "./model.ts";
 

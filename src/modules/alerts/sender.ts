@@ -3,7 +3,7 @@
  * by lease, with a stable Message-ID (docs/alerts.md#delivery-the-alerts-outbox). Times are the database's `now()`.
  */
 import type postgres from "postgres";
-import { withoutSecrets } from "../../config-secrets.ts";
+import { withoutSecrets } from "../../config/secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { observeAlertEmail } from "../metrics/registry.ts";

@@ -41,7 +41,7 @@ export interface BillingProvider {
   state?(accountId: string): Promise<BillingState>;
 }
 
-/** Approves every change at once, no payment; configuration allows it only with sandbox couriers (src/config.ts). */
+/** Approves every change at once, no payment; configuration allows it only with sandbox couriers (src/config/index.ts). */
 export const sandboxBilling: BillingProvider = {
   kind: "sandbox",
   label: "Sandbox billing: plan changes are approved at once and no payment is taken",

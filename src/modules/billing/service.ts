@@ -1,5 +1,5 @@
 /** The billing provider chosen by `BILLING_PROVIDER`, built once so the dashboard and the Stripe webhook share a client. */
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/index.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";

@@ -1,6 +1,6 @@
 /** Courier rate budgets shared by every process (docs/capacity.md#courier-rate-budgets). */
 import { createHash } from "node:crypto";
-import type { RateLimit } from "../../config.ts";
+import type { RateLimit } from "../../config/index.ts";
 import type { Db } from "../../db/client.ts";
 import { systemTimers, type Clock, type Timers } from "../../lib/clock.ts";
 import type { AdapterId } from "./catalogue.ts";

@@ -1,5 +1,5 @@
 /** Whether each courier budget covers its followed shipments (docs/capacity.md#courier-rate-budgets). */
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/index.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";

@@ -1,5 +1,5 @@
 /** Courier backends at run time (spec-map Decisions: Concurrent lookups, Lookup-only couriers). */
-import { parseRateLimits, type Config } from "../../config.ts";
+import { parseRateLimits, type Config } from "../../config/index.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";

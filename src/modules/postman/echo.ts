@@ -1,6 +1,6 @@
 /** The sandbox echo receiver (docs/webhooks.md#the-sandbox-echo-receiver--decision). */
 import { Elysia } from "elysia";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/index.ts";
 import { generatedCertFile } from "../../http/tls.ts";
 
 export const SANDBOX_ECHO_PATH = "/sandbox/webhook-echo";

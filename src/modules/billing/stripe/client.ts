@@ -1,7 +1,7 @@
 /** The Stripe API client (the SDK's web build); `STRIPE_API_BASE` points it at a twin in tests. */
 import { readFileSync } from "node:fs";
 import Stripe from "stripe";
-import type { BillingConfig } from "../../../config.ts";
+import type { BillingConfig } from "../../../config/index.ts";
 import { offTheClock } from "../../../lib/deadline.ts";
 
 export type StripeBillingConfig = Extract<BillingConfig, { provider: "stripe" }>;

@@ -1,7 +1,7 @@
 /** Webhook delivery and background-work variables of config-env.ts's schema. */
 import { Type as T } from "@sinclair/typebox";
-import { RECEIVER_TIMEOUT_MS, RETRY_SCHEDULE_SECONDS } from "./domain/delivery.ts";
-import { File, Int } from "./config-env-kinds.ts";
+import { RECEIVER_TIMEOUT_MS, RETRY_SCHEDULE_SECONDS } from "../domain/delivery.ts";
+import { File, Int } from "./env-kinds.ts";
 
 export { RETRY_SCHEDULE_SECONDS };
 export const SPEC_WEBHOOK_TIMEOUT_MS = RECEIVER_TIMEOUT_MS;

@@ -1,6 +1,6 @@
 /** Server, TLS, database and request-time variables of config-env.ts's schema. */
 import { Type as T } from "@sinclair/typebox";
-import { File, Int, Port, SecretsKey, Text } from "./config-env-kinds.ts";
+import { File, Int, Port, SecretsKey, Text } from "./env-kinds.ts";
 
 /** Time a client has to send a whole request body, ms (10 s: a 64 KiB body at 52 kbit/s, a slow mobile link). */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;

@@ -1,15 +1,15 @@
 /** Configuration, read once at boot from config-env.ts (docs/deployment.md); nothing else reads `process.env`. */
-import { ENV_NAMES, type Env, type Settings } from "./config-env.ts";
-import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./config-problems.ts";
+import { ENV_NAMES, type Env, type Settings } from "./env.ts";
+import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./problems.ts";
 
-export { ENV_DOCS, ENV_VARIABLES } from "./config-env.ts";
+export { ENV_DOCS, ENV_VARIABLES } from "./env.ts";
 export {
   DEFAULT_BODY_TIMEOUT_MS,
   RETRY_SCHEDULE_SECONDS,
   SPEC_ASYNC_BUDGET_MS,
   SPEC_RECHECK_INTERVAL_SECONDS,
   SPEC_WEBHOOK_TIMEOUT_MS,
-} from "./config-env.ts";
+} from "./env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
 export type CourierEnv = Readonly<Record<string, string>>;
@@ -53,7 +53,7 @@ export type BillingConfig =
       apiCaFile: string | undefined;
     };
 
-export type { ConfigProblem } from "./config-problems.ts";
+export type { ConfigProblem } from "./problems.ts";
 
 /** A configuration that cannot start the service; `problems` lists every bad variable, so all are fixed in one go. */
 export class ConfigError extends Error {

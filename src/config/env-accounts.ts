@@ -1,6 +1,6 @@
 /** Billing, password-hash and alert-mail variables of config-env.ts's schema. */
 import { Type as T } from "@sinclair/typebox";
-import { File, Int, OneOf, Text } from "./config-env-kinds.ts";
+import { File, Int, OneOf, Text } from "./env-kinds.ts";
 
 /** Default memory of each argon2id password hash, KiB: `Bun.password`'s own argon2id default (64 MiB). */
 export const DEFAULT_PASSWORD_HASH_MEMORY_KIB = 65_536;

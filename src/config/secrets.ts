@@ -1,5 +1,5 @@
 /** Configured secret values, for taking them out of third-party text about to be logged (main.ts). */
-import { COURIER_CREDENTIAL, type Config } from "./config.ts";
+import { COURIER_CREDENTIAL, type Config } from "./index.ts";
 
 /** Every secret value in `config` (of 4 characters or more), longest first. */
 export function configSecrets(config: Config): string[] {

@@ -3,17 +3,17 @@
  * check of operators' text ({@link EnvSchema}) and the docs/deployment.md table (`bun run docs:env`).
  */
 import { KindGuard, Type as T, type Static, type TSchema } from "@sinclair/typebox";
-import { ACCOUNT_ENV } from "./config-env-accounts.ts";
-import { COURIER_ENV } from "./config-env-couriers.ts";
-import { OPERATIONS_ENV } from "./config-env-operations.ts";
-import { SERVER_ENV, TIMEOUT_ENV } from "./config-env-server.ts";
-import { WEBHOOK_ENV } from "./config-env-webhooks.ts";
+import { ACCOUNT_ENV } from "./env-accounts.ts";
+import { COURIER_ENV } from "./env-couriers.ts";
+import { OPERATIONS_ENV } from "./env-operations.ts";
+import { SERVER_ENV, TIMEOUT_ENV } from "./env-server.ts";
+import { WEBHOOK_ENV } from "./env-webhooks.ts";
 
 // The spec's numbers live beside their rules in src/domain/; configuration only overrides them.
-export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "./config-env-accounts.ts";
-export { SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS } from "./config-env-couriers.ts";
-export { DEFAULT_BODY_TIMEOUT_MS } from "./config-env-server.ts";
-export { RETRY_SCHEDULE_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./config-env-webhooks.ts";
+export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "./env-accounts.ts";
+export { SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS } from "./env-couriers.ts";
+export { DEFAULT_BODY_TIMEOUT_MS } from "./env-server.ts";
+export { RETRY_SCHEDULE_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./env-webhooks.ts";
 
 /** Every variable of the service (courier variables excepted: config.ts's `COURIER_VAR`), in the docs' order. */
 export const ENV = T.Object({
@@ -40,7 +40,7 @@ function asText(s: TSchema): TSchema {
     return T.String(s["x-pattern"] ? { pattern: s["x-pattern"], "x-expected": s["x-expected"] } : {});
   return s;
 }
-/** {@link ENV} as the text operators set: what config-problems.ts checks before the text is read as values. */
+/** {@link ENV} as the text operators set: what problems.ts checks before the text is read as values. */
 export const EnvSchema = T.Object(
   Object.fromEntries(ENV_NAMES.map((name) => [name, T.Optional(asText(ENV.properties[name]))])),
 );

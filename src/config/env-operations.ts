@@ -1,6 +1,6 @@
 /** Process role, logs, traces, internal port and key-rotation variables of config-env.ts's schema. */
 import { Type as T } from "@sinclair/typebox";
-import { Int, OneOf, Port, SecretsKey, Text } from "./config-env-kinds.ts";
+import { Int, OneOf, Port, SecretsKey, Text } from "./env-kinds.ts";
 
 export const OPERATIONS_ENV = {
   ROLE: OneOf(["api", "worker", "all"], {

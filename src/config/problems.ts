@@ -1,7 +1,7 @@
 /** Checks of the raw environment that name what is wrong with a variable, never its value (values are often secrets). */
 import { KindGuard, type TSchema } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
-import { boundsOf, camel, ENV, ENV_NAMES, EnvSchema, type Env, type EnvName, type Settings } from "./config-env.ts";
+import { boundsOf, camel, ENV, ENV_NAMES, EnvSchema, type Env, type EnvName, type Settings } from "./env.ts";
 
 /** One bad variable: its name and what is wrong with it (never its value). */
 export interface ConfigProblem {

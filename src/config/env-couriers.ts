@@ -1,8 +1,8 @@
 /** Courier, simulator and re-check variables of config-env.ts's schema. */
 import { Type as T } from "@sinclair/typebox";
-import { RECHECK_INTERVAL_SECONDS } from "./domain/following.ts";
-import { ASYNC_LOOKUP_BUDGET_MS } from "./domain/limits.ts";
-import { Int, OneOf, Port } from "./config-env-kinds.ts";
+import { RECHECK_INTERVAL_SECONDS } from "../domain/following.ts";
+import { ASYNC_LOOKUP_BUDGET_MS } from "../domain/limits.ts";
+import { Int, OneOf, Port } from "./env-kinds.ts";
 
 export const SPEC_RECHECK_INTERVAL_SECONDS = RECHECK_INTERVAL_SECONDS;
 export const SPEC_ASYNC_BUDGET_MS = ASYNC_LOOKUP_BUDGET_MS;
