@@ -1,10 +1,11 @@
 /**
  * Sends due NDR actions to their couriers and polls asynchronous ones (docs/ndr-actions.md, "Sending"): claims
- * `shipment_actions` rows whose `due_at` has come (`for update skip locked`, a lease), calls the courier through
+ * `shipment_actions` rows whose `due_at` has come (the claim engine, a lease), calls the courier through
  * its budget, and records the answer; a final status writes `tracking.action_updated` for the requesting account.
  * {@link processDueActions} is the task; the scheduler's loop only calls it.
  */
 import { sql as dsql } from "drizzle-orm";
+import { defineQueue } from "../../db/queue.ts";
 import type { AppDeps } from "../../deps.ts";
 import { CourierError, type ActionAnswer, type ActionRequest } from "../couriers/adapters/types.ts";
 import { courierBySlug } from "../couriers/catalogue.ts";
@@ -45,21 +46,18 @@ type Outcome =
   | { final: true; status: "accepted" | "rejected" | "failed"; reference: string | null; reason: string | null }
   | { final: false; stage: "sending" | "polling"; reference: string | null; attempts: number; dueInMs: number };
 
-/** Claims up to `limit` due actions for `owner` (lease stamped in the statement that locks). */
-async function claim(deps: Pick<AppDeps, "db">, owner: string, nowMs: number, limit: number): Promise<Claimed[]> {
-  const now = new Date(nowMs).toISOString();
-  const until = new Date(nowMs + ACTION_LEASE_MS).toISOString();
-  return (await deps.db.$client`
-    with c as (
-      select id from shipment_actions
-      where due_at <= ${now} and (lease_until is null or lease_until < ${now})
-      order by due_at limit ${limit} for update skip locked
-    )
-    update shipment_actions a set lease_until = ${until}, lease_owner = ${owner}
-    from c, shipments s
-    where a.id = c.id and s.id = a.shipment_id
-    returning a.id, a.account_id, a.shipment_id, a.action, a.stage, a.courier_reference, a.deferred_date::text as deferred_date,
-      a.details_enc, a.attempts, to_json(a.requested_at)#>>'{}' as requested_at, s.courier, s.tracking_number`) as unknown as Claimed[];
+/** The due actions on the claim engine (src/db/queue.ts): due rows in due order, a lease stamped as they are locked. */
+const actionQueue = defineQueue<Claimed>("shipment_actions", {
+  key: "id",
+  returning: `q.id, q.account_id, q.shipment_id, q.action, q.stage, q.courier_reference,
+    q.deferred_date::text as deferred_date, q.details_enc, q.attempts, to_json(q.requested_at)#>>'{}' as requested_at,
+    (select s.courier from shipments s where s.id = q.shipment_id) as courier,
+    (select s.tracking_number from shipments s where s.id = q.shipment_id) as tracking_number`,
+});
+
+/** Claims up to `limit` due actions for `owner`. @throws on DB errors */
+function claim(deps: Pick<AppDeps, "db">, owner: string, nowMs: number, limit: number): Promise<Claimed[]> {
+  return actionQueue.claim(deps.db.$client, { nowMs, limit, leaseMs: ACTION_LEASE_MS, owner });
 }
 
 function requestOf(deps: Pick<AppDeps, "secretsKey">, r: Claimed): ActionRequest {
