@@ -1,7 +1,7 @@
 /** The tracking page's HTML (docs/tracking-page.md#the-page): no script, one stylesheet, every value escaped. */
 import { createHash } from "node:crypto";
 import { DateTime } from "luxon";
-import { html, type Safe as SafeHtml } from "./html.ts";
+import { html, type SafeHtml } from "../../lib/html.ts";
 import { type Lang, words } from "./i18n.ts";
 import type { PageData } from "./service.ts";
 
