@@ -1,9 +1,10 @@
 /**
- * `bun run bench:steady [--n 100000] [--json] [--keep DIR]` — what an aged database costs per operation
+ * `bun run bench:steady [--n 100000] [--json] [--keep DIR] [--only claim] [--explain]` — what an aged database costs per operation
  * (docs/capacity.md, "Steady state at age and size"): WAL per re-check and per delivery, the delivery claim's
  * buffers over 10 weekly partitions with fresh and stale statistics, the schedule's claim after a burst, bytes
  * per followed shipment, HOT share. Runs on a throw-away PostgreSQL (the embedded server's binaries) that it starts
  * itself with the server's default settings; the courier answers come from the store (docs/capacity.md says why).
+ * `--only claim` stops after the delivery claim; `--explain` prints the claim's EXPLAIN (ANALYZE, BUFFERS).
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import selfsigned from "selfsigned";
 import type { TrackingSnapshot } from "../src/domain/checkpoint.ts";
 import { EVENT_TYPES } from "../src/domain/events.ts";
 import { connect } from "../src/db/client.ts";
+import { frag, run as runStatement } from "../src/db/fragment.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { createPartitions, PARTITION_MS, weekStart } from "../src/db/partitions.ts";
 import { loadConfig } from "../src/config/index.ts";
@@ -28,6 +30,7 @@ import type { CourierBackends } from "../src/modules/couriers/registry.ts";
 import { claimDueShipments, createRecheckRunner, releaseClaims } from "../src/modules/following/recheck.ts";
 import { rowToRecord, type ShipmentRow } from "../src/modules/following/store.ts";
 import { claimDue, outboxEventSink, releaseLeases } from "../src/modules/webhooks/delivery/outbox.ts";
+import { claimStatement } from "../src/modules/webhooks/delivery/claim.ts";
 import { createDeliveryWorker } from "../src/modules/webhooks/delivery/worker.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
 import { rowsOfShipments, shipmentGenerator, type Generated } from "./steady-data.ts";
@@ -38,6 +41,8 @@ const { values: args } = parseArgs({
     json: { type: "boolean", default: false },
     keep: { type: "string" },
     sample: { type: "string", default: "2000" },
+    only: { type: "string" },
+    explain: { type: "boolean", default: false },
   },
 });
 const N = Number(args.n);
@@ -50,6 +55,7 @@ const log = (line: string) => {
 };
 
 type Sql = postgres.Sql;
+class Rollback extends Error {}
 
 /** A port the kernel says is free on loopback. */
 function freePort(): number {
@@ -358,14 +364,43 @@ async function run(url: string) {
     const med = (x: number[]) => [...x].sort((a, b) => a - b)[x.length >> 1]!;
     return { ms: med(ms), buffers: med(bufs) };
   };
+  // The claim's plan, rolled back (`--explain`; its rolled-back row versions then cost the measured claims a little).
+  const explainClaim = async (label: string) => {
+    if (!args.explain) return;
+    await sql
+      .begin(async (tx) => {
+        const stmt = claimStatement(Date.now(), 100, 60_000, false);
+        const plan = await runStatement(tx as never, frag`explain (analyze, buffers) ${stmt}`);
+        log(`-- claim plan, ${label} statistics:\n${plan.map((r) => r["QUERY PLAN"]).join("\n")}`);
+        throw new Rollback();
+      })
+      .catch((e) => {
+        if (!(e instanceof Rollback)) throw e;
+      });
+  };
+  await explainClaim("stale");
   const stale = await claimRound();
   await sql`analyze`;
   await sql`alter system reset autovacuum`;
   await sql`select pg_reload_conf()`;
+  await explainClaim("fresh");
   const fresh = await claimRound();
   log(
-    `delivery claim, 100 rows, 10 partitions: stale statistics ${fmt(stale.ms, 1)} ms / ${fmt(stale.buffers)} buffers; fresh ${fmt(fresh.ms, 1)} ms / ${fmt(fresh.buffers)} buffers`,
+    `delivery claim (claimDue: claim, payload reads, history decoding), 100 rows, 10 partitions: stale statistics ${fmt(stale.ms, 1)} ms / ${fmt(stale.buffers)} buffers; fresh ${fmt(fresh.ms, 1)} ms / ${fmt(fresh.buffers)} buffers`,
   );
+  if (args.only === "claim") {
+    receiver.stop(true);
+    await sql.end({ timeout: 5 });
+    if (args.json)
+      console.log(
+        JSON.stringify({
+          n: N,
+          delivery_claim_ms: Math.round(Math.max(stale.ms, fresh.ms) * 10) / 10,
+          delivery_claim_buffers: Math.max(stale.buffers, fresh.buffers),
+        }),
+      );
+    return;
+  }
 
   // ---- schedule claim after a burst ÷ vacuumed ------------------------------------------------------
   await sql`vacuum analyze`;

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "../../src/db/client.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../src/domain/checkpoint.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
-import { CHUNK, encodeCheckpoint, planHistory } from "../../src/modules/following/history.ts";
+import {
+  CHUNK,
+  decodeCheckpoint,
+  decodeHistory,
+  encodeCheckpoint,
+  planHistory,
+} from "../../src/modules/following/history.ts";
 import { recordFetch } from "../../src/modules/following/store.ts";
 import { outboxEventSink } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -60,14 +66,26 @@ async function record(n: string, checkpoints: RawCheckpoint[], db = ctx.tdb.db) 
   });
 }
 
-/** The layout of the stored row: chunk rows with their xmin, the tail's length, the 1.0.0 column. */
+/**
+ * The layout of the stored row: chunk rows with their xmin, the tail's length, the 1.0.0 column. Every call also
+ * checks that the history read encoded and decoded in the process (the delivery claim's read) is `shipment_history`.
+ */
 async function layout(n: string) {
   const [s] = await ctx.tdb.sql<
-    { id: string; chunks: string[]; tail: number; legacy: unknown[]; checkpoint_count: number; history: unknown[] }[]
+    {
+      id: string;
+      chunks: string[];
+      tail: number;
+      legacy: unknown[];
+      checkpoint_count: number;
+      history: unknown[];
+      stored: unknown[];
+    }[]
   >`
     select id, history_chunks::text[] as chunks, jsonb_array_length(history_tail) as tail, checkpoints as legacy,
-      checkpoint_count, shipment_history(s) as history
+      checkpoint_count, shipment_history(s) as history, shipment_history_stored(s) as stored
     from shipments s where courier = 'delhivery' and tracking_number = ${n}`;
+  expect(decodeHistory(s!.stored)).toStrictEqual(s!.history as never);
   const chunks = await ctx.tdb.sql`
     select id::text, xmin::text, jsonb_array_length(checkpoints) as size from shipment_checkpoint_chunks
     where shipment_id = ${s!.id} order by id`;
@@ -156,6 +174,7 @@ describe("history layout", () => {
     await ctx.tdb.sql`
       update shipments s set checkpoints = shipment_history(s), history_tail = null, history_chunks = null, history_at = null
       where courier = 'delhivery' and tracking_number = ${n}`;
+    expect((await layout(n)).stored).toStrictEqual(moved.history);
     expect(await reads(n)).toBe(fromNew);
   });
 
@@ -217,6 +236,7 @@ describe("history layout", () => {
       const [row] = await ctx.tdb
         .sql`select shipment_checkpoint(${JSON.stringify(encodeCheckpoint(c))}::text::jsonb) as c`;
       expect(row!.c).toEqual(c);
+      expect(decodeCheckpoint(encodeCheckpoint(c))).toStrictEqual(c);
     }
   });
 

@@ -71,6 +71,7 @@ async function partitions(): Promise<string[]> {
 interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
+  "Index Name"?: string;
   "Actual Loops"?: number;
   "Actual Rows"?: number;
   Plans?: PlanNode[];
@@ -125,6 +126,10 @@ function expectClaimShape(plan: PlanNode) {
   // 100 rows claimed, found over several partitions (the test means something), each by one partition's key.
   expect(flat(plan).find((n) => n["Node Type"] === "ModifyTable")?.["Actual Rows"]).toBe(100);
   expect(expectPruned(plan).size).toBeGreaterThanOrEqual(5);
+  // By its primary key (id, created_at): an index on created_at alone reads every row of that instant (the
+  // deliveries of one event's fan-out share it) and every dead version of them.
+  const lookups = flat(plan).filter((n) => isPartition(n) && (n["Actual Loops"] ?? 0) > 0);
+  expect(lookups.map((n) => n["Index Name"]?.endsWith("_pkey"))).toEqual(lookups.map(() => true));
 }
 
 /** Index and sequential scans of each outbox partition in the current transaction. */

@@ -1,12 +1,15 @@
 /**
  * The claim and record statements read back as little as they can: the webhook's columns once per
- * webhook, the lease not at all, and only the outcomes NOT recorded. These tests hold what the worker
- * still sees: every claimed row carries its own webhook's columns, and an outcome whose lease was
- * taken over is reported as not recorded (real PostgreSQL, no HTTP).
+ * webhook, the shipment once per shipment with its history encoded, the lease not at all, and only the
+ * outcomes NOT recorded. These tests hold what the worker still sees: every claimed row carries its own
+ * webhook's columns and the whole shipment, and an outcome whose lease was taken over is reported as not
+ * recorded (real PostgreSQL, no HTTP).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { deliveries } from "../../src/db/schema/index.ts";
+import type { StoredCheckpoint } from "../../src/domain/checkpoint.ts";
+import { planHistory } from "../../src/modules/following/history.ts";
 import { claimDue, recordOutcomes, type Outcome } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
@@ -75,6 +78,63 @@ describe("claimDue", () => {
       .sql`select id, lease_until from deliveries where id in ${ctx.tdb.sql(claimed.map((c) => c.id))}`;
     for (const r of rows)
       expect(new Date(r.lease_until as string).getTime()).toBe(new Date(claimed[0]!.lease_until).getTime());
+    await recordOutcomes(
+      ctx.tdb.sql,
+      claimed.map((c) => ({ delivery: c, outcome: delivered })),
+      ctx.clock.now(),
+    );
+  });
+});
+
+describe("claimDue: the shipment", () => {
+  test("read once for all its deliveries in a claim: every row carries it, its whole history decoded, and its own account's follow data", async () => {
+    const a = await liveWebhook("https://127.0.0.1:9/sa", ["tracking.updated"]);
+    const b = await liveWebhook("https://127.0.0.1:9/sb", ["tracking.updated"]);
+    const shp = await shipment(ctx.tdb.db, [a.acc.id, b.acc.id]);
+    // 45 checkpoints as the service lays them out: the newest 5 in the row, 40 in a sealed chunk; one of them
+    // without milliseconds (stored as its ten strings).
+    const history: StoredCheckpoint[] = Array.from({ length: 45 }, (_, k) => {
+      const at = new Date(Date.parse("2026-10-01T00:00:00.000Z") + (44 - k) * 3_600_000 + k).toISOString();
+      const local = new Date(Date.parse(at) + 330 * 60_000).toISOString();
+      return {
+        state: "in_transit",
+        subStatus: null,
+        activity: `Scan ${k}`,
+        location: "Pune_Hub (Maharashtra)",
+        localDate: local.slice(0, 10),
+        localTime: local.slice(11, 16),
+        at: k === 7 ? at.replace(/\.\d{3}Z$/, "Z") : at,
+        rawCode: `X-${k}`,
+        rawStatus: "In Transit",
+        remark: k % 3 === 0 ? `bag ${k}` : null,
+      };
+    });
+    const plan = planHistory({ checkpoints: [], current: false, tailLength: 0, chunks: [] }, history);
+    expect(plan.seal).toHaveLength(1);
+    const [chunk] = await ctx.tdb.sql`
+      insert into shipment_checkpoint_chunks (shipment_id, checkpoints)
+      values (${shp}, ${JSON.stringify(plan.seal[0])}::text::jsonb) returning id::text`;
+    await ctx.tdb.sql`
+      update shipments set history_tail = ${JSON.stringify(plan.tail)}::text::jsonb, history_chunks = ${[chunk!.id]}::bigint[],
+        checkpoints = '[]', history_at = updated_at where id = ${shp}`;
+    await ctx.tdb
+      .sql`update follows set reference = 'order-a', metadata = '{"k":"a"}' where shipment_id = ${shp} and account_id = ${a.acc.id}`;
+    const [stored] = await ctx.tdb.sql`select shipment_history(s) as h from shipments s where id = ${shp}`;
+    expect(stored!.h).toEqual(history);
+    for (let i = 0; i < 2; i++) await emit(ctx.tdb.db, shp, "tracking.updated", new Date(ctx.clock.now()));
+
+    const claimed = (await claimDue(ctx.tdb.sql, ctx.clock.now(), 100, 60_000)).filter(
+      (c) => c.webhook_id === a.id || c.webhook_id === b.id,
+    );
+    expect(claimed).toHaveLength(4);
+    for (const c of claimed) {
+      expect(c.shipment?.checkpoints).toStrictEqual(history);
+      expect(c.shipment).toMatchObject(
+        c.webhook_id === a.id
+          ? { courier: "delhivery", reference: "order-a", metadata: { k: "a" } }
+          : { courier: "delhivery", reference: null, metadata: {} },
+      );
+    }
     await recordOutcomes(
       ctx.tdb.sql,
       claimed.map((c) => ({ delivery: c, outcome: delivered })),

@@ -69,6 +69,33 @@ export function encodeCheckpoint(c: StoredCheckpoint): unknown {
   return [c.state, c.subStatus, c.activity, c.location, t[0], t[1], c.rawCode, c.rawStatus, c.remark];
 }
 
+/**
+ * One stored checkpoint back to its object, exactly what `shipment_checkpoint` (migration 0027) answers in SQL:
+ * the inverse of {@link encodeCheckpoint}. For a read that decodes in the process (docs/performance.md, "History
+ * read encoded").
+ */
+export function decodeCheckpoint(e: unknown): StoredCheckpoint {
+  if (!Array.isArray(e)) return e as StoredCheckpoint;
+  if (e.length === FIELDS.length) return Object.fromEntries(FIELDS.map((f, i) => [f, e[i]])) as StoredCheckpoint;
+  const at = e[4] as number;
+  const local = new Date(at + (e[5] as number) * MINUTE).toISOString();
+  return {
+    state: e[0],
+    subStatus: e[1],
+    activity: e[2],
+    location: e[3],
+    localDate: local.slice(0, 10),
+    localTime: local.slice(11, 16),
+    at: new Date(at).toISOString(),
+    rawCode: e[6],
+    rawStatus: e[7],
+    remark: e[8],
+  };
+}
+
+/** What `shipment_history_stored(s)` (migration 0031) reads, decoded: the whole history, newest first. */
+export const decodeHistory = (stored: readonly unknown[]): StoredCheckpoint[] => stored.map(decodeCheckpoint);
+
 /** What the stored row says of its layout. */
 export interface StoredLayout {
   /** The whole history, newest first (as `shipment_history` reads it). */
