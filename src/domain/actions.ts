@@ -11,7 +11,6 @@ export const ACTION_NAMES = ["reattempt", "defer_delivery", "update_consignee", 
 export type ActionName = (typeof ACTION_NAMES)[number];
 
 export const ACTION_STATUSES = ["requested", "accepted", "rejected", "failed"] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 /** Plans that may send actions: a courier instruction is a paid feature (docs/ndr-actions.md, "Plans"). */
 export const ACTION_PLANS: readonly PlanId[] = ["pro", "growth", "business"];

@@ -48,13 +48,6 @@ export function nextWorkingDay(day: string): string {
   return d;
 }
 
-/** Non-Sunday holidays in (`from`, `to`], both `YYYY-MM-DD`: days the history's weekly rhythm does not hold. */
-export function holidaysBetween(from: string, to: string): number {
-  let n = 0;
-  for (let d = addDays(from, 1); d <= to; d = addDays(d, 1)) if (weekday(d) !== 0 && !isWorkingDay(d)) n++;
-  return n;
-}
-
 /** `day` moved past `n` further working days (0: `day` itself, rolled to a working day). */
 export function addWorkingDays(day: string, n: number): string {
   let d = nextWorkingDay(day);

@@ -20,7 +20,6 @@ export const TRACK_SPELLING = {
   returned: "returned",
   cancelled: "cancelled",
 } as const satisfies Record<ShipmentState, string>;
-export type TrackSpelling = (typeof TRACK_SPELLING)[ShipmentState];
 
 /** Webhook `data.status` (spec: States and transitions). */
 export const WEBHOOK_SPELLING = {

@@ -90,12 +90,6 @@ export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, 
   return requestScope.run(scope, fn, arg);
 }
 
-/** The request id of the request being answered, if any (for code that logs through something other than pino). */
-export function currentRequestId(): string | undefined {
-  const s = requestScope.getStore();
-  return s?.open ? s.id : undefined;
-}
-
 function requestIdMixin(): Fields {
   const s = requestScope.getStore();
   return s?.open ? { request_id: s.id } : {};

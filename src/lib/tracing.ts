@@ -76,7 +76,7 @@ export const tracingOn = (): boolean => tracer !== undefined;
 export function startTracing(opts: TracingOptions): boolean {
   if (!opts.endpoint || provider) return tracingOn();
   // The SDK loads only here (docs/performance.md, "Idle RSS"); Bun's `require` loads an ES module synchronously.
-  const { startSdk } = require("./tracing-sdk.ts") as typeof import("./tracing-sdk.ts");
+  const { startSdk }: typeof import("./tracing-sdk.ts") = require("./tracing-sdk.ts");
   provider = startSdk(opts.endpoint, tracingResource(opts), opts.onError);
   if (opts.onError) reportError = opts.onError;
   ({ tracer, propagator } = provider);

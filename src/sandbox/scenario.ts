@@ -256,10 +256,6 @@ function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): str
   return wallTime(planned.at, 330).date;
 }
 
-export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | undefined {
-  return s.events[s.events.length - 1];
-}
-
 /** Two digits (`5` → `05`), without `padStart` (twins render thousands of these per second under load). */
 const p2 = (n: number) => (n < 10 ? "0" + n : String(n));
 

@@ -9,12 +9,7 @@ import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/si
 import { VerifyGate } from "./verify-gate.ts";
 import { dummyPasswordHash, verifyPassword } from "../accounts/password.ts";
 
-export {
-  SIGNIN_MAX_FAILURES,
-  SIGNIN_MAX_FAILURES_PER_IP,
-  SIGNIN_SLOW_AFTER,
-  SIGNIN_WINDOW_MS,
-} from "../accounts/signin-throttle.ts";
+export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP } from "../accounts/signin-throttle.ts";
 
 /** Sign-ups per IP per hour. */
 export const SIGNUP_MAX_PER_IP = 10;

@@ -144,11 +144,6 @@ export function recordFailure(db: Db, id: string, owner: string, nextAtMs: numbe
   return scheduleQueues.fail(db.$client, id, owner, nextAtMs);
 }
 
-/** Renews `owner`'s leases on `ids` until `leaseUntilMs`; returns the ids renewed. @throws on DB errors. */
-export function renewClaims(db: Db, ids: readonly string[], owner: string, leaseUntilMs: number): Promise<string[]> {
-  return scheduleQueues.renew(db.$client, ids, owner, leaseUntilMs);
-}
-
 /** Gives `owner`'s claimed rows back, due at `nowMs` (ms since the epoch); returns the count. @throws on DB errors. */
 export function releaseClaims(db: Db, ids: readonly string[], owner: string, nowMs: number): Promise<number> {
   return scheduleQueues.release(db.$client, ids, owner, nowMs);

@@ -14,7 +14,7 @@ import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
-export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
+export { claimDueShipments, recordFailure, releaseClaims } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 /** With `services`, re-checks on `deps.db` use its prepared fast-path read (`Services.fetchRead`). */

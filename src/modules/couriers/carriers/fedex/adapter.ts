@@ -231,9 +231,6 @@ const tokens = new TokenCache(async (ctx) => {
   return readTokenResponse("fedex", res.status, res.text);
 });
 
-/** The process-wide FedEx token cache (exported for tests). */
-export const fedexTokens = tokens;
-
 /** The documented request body for one number (`track-request.json`). */
 export function fedexRequestBody(awb: string): string {
   return JSON.stringify({

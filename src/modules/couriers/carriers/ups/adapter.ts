@@ -180,9 +180,6 @@ const tokens = new TokenCache(async (ctx) => {
   return readTokenResponse("ups", res.status, res.text);
 });
 
-/** The process-wide UPS token cache (exported for tests). */
-export const upsTokens = tokens;
-
 /** Value of the `transactionSrc` header (UPS: identifies the calling application). */
 export const UPS_TRANSACTION_SRC = "courier-tracking-api";
 
