@@ -5,7 +5,7 @@ import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./p
 export { ENV_DOCS, ENV_NAMES } from "./env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
-export type CourierEnv = Readonly<Record<string, string>>;
+type CourierEnv = Readonly<Record<string, string>>;
 
 /** Variables read into a composite field of {@link Config} (`tls`, `billing`, …) rather than one of their own. */
 type Composed =

@@ -7,7 +7,7 @@
  */
 
 /** Holidays by `YYYY-MM-DD`, with their name. */
-export const HOLIDAYS: Readonly<Record<string, string>> = {
+const HOLIDAYS: Readonly<Record<string, string>> = {
   "2026-01-26": "Republic Day",
   "2026-03-04": "Holi",
   "2026-03-21": "Id-ul-Fitr",

@@ -34,7 +34,7 @@ export const WEBHOOK_SPELLING = {
 export type WebhookSpelling = (typeof WEBHOOK_SPELLING)[ShipmentState];
 
 /** Terminal states: the service stops following (spec: States and transitions, "Terminal facts"). */
-export const TERMINAL: ReadonlySet<ShipmentState> = new Set(["delivered", "returned", "cancelled"]);
+const TERMINAL: ReadonlySet<ShipmentState> = new Set(["delivered", "returned", "cancelled"]);
 export const isTerminal = (s: ShipmentState) => TERMINAL.has(s);
 
 /** Sub-reasons refining a state (kept on checkpoints and the shipment). */

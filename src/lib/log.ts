@@ -43,7 +43,7 @@ const SECRET_KEYS = [
 ];
 
 /** pino redact paths: each secret key at the top level and one object down, and request/response auth headers. */
-export const REDACT_PATHS: readonly string[] = [
+const REDACT_PATHS: readonly string[] = [
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
   ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [
@@ -57,7 +57,7 @@ export const REDACT_PATHS: readonly string[] = [
 ];
 
 /** An error as log fields, never the stack; Drizzle's SQL-quoting message is replaced by its driver cause. */
-export function errorFields(e: Error): Fields {
+function errorFields(e: Error): Fields {
   const src =
     (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
@@ -96,7 +96,7 @@ function requestIdMixin(): Fields {
 }
 
 /** How long buffered lines may wait before they are written, ms. */
-export const LOG_FLUSH_INTERVAL_MS = 100;
+const LOG_FLUSH_INTERVAL_MS = 100;
 /** Buffered characters that trigger a write at once (about 35 access lines). */
 const LOG_BUFFER_CHARS = 8 * 1024;
 

@@ -51,7 +51,7 @@ export interface TracingOptions {
  * `service.instance.id` (a UUID per process) by default, then OTEL_RESOURCE_ATTRIBUTES (W3C Baggage syntax, values
  * percent-decoded, as the SDK specification's environment variables define it), then `service.name`.
  */
-export function tracingResource(
+function tracingResource(
   opts: Pick<TracingOptions, "serviceName" | "resourceAttributes" | "serviceVersion">,
 ): Record<string, string> {
   const resource: Record<string, string> = { "service.instance.id": crypto.randomUUID() };

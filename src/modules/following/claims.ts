@@ -11,14 +11,14 @@ export interface ClaimedShipment {
   recheck_failures: number;
 }
 
-export const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
+const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   key: "shipment_id",
   failures: "failures",
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
 });
 
 /** The schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"); same rows and statements. */
-export const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
+const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
   key: "shipment_id",
   failures: "failures",
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",

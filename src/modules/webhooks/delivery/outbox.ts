@@ -100,7 +100,7 @@ export const outboxEventSink: EventSink = (tx, events) =>
     return rows;
   });
 
-export type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
+type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
 
 export interface Outcome {
   state: FinalState;

@@ -21,7 +21,7 @@ import { accountKey, TokenCache } from "../../adapters/token-cache.ts";
 import { DtdcDetail, DtdcTrackResponse, type DtdcHeader } from "./wire.ts";
 
 /** `strCode` → state (`fixtures/SOURCE.md`, "Mapping"). Edit here when DTDC's code list is confirmed. */
-export const DTDC_STATUS: StatusTable = {
+const DTDC_STATUS: StatusTable = {
   BKD: sub(P, "info_received"),
   OBMD: T,
   IBMD: T,
@@ -35,7 +35,7 @@ export const DTDC_STATUS: StatusTable = {
 };
 
 /** Status/action texts (header `strStatus`, legacy `strAction`), upper-cased. */
-export const DTDC_TEXT: StatusTable = {
+const DTDC_TEXT: StatusTable = {
   BOOKED: sub(P, "info_received"),
   "IN TRANSIT": T,
   DISPATCHED: T,
