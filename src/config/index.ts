@@ -2,7 +2,7 @@
 import { ENV_NAMES, type Env, type Settings } from "./env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./problems.ts";
 
-export { ENV_DOCS, ENV_NAMES } from "./env.ts";
+export { ENV_DOCS } from "./env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
 type CourierEnv = Readonly<Record<string, string>>;

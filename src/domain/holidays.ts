@@ -47,10 +47,3 @@ export function nextWorkingDay(day: string): string {
   while (!isWorkingDay(d)) d = addDays(d, 1);
   return d;
 }
-
-/** `day` moved past `n` further working days (0: `day` itself, rolled to a working day). */
-export function addWorkingDays(day: string, n: number): string {
-  let d = nextWorkingDay(day);
-  for (let i = 0; i < n; i++) d = nextWorkingDay(addDays(d, 1));
-  return d;
-}

@@ -12,8 +12,6 @@ import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from
 import { addUnits, dayOf, unitsOf, type DayUnits } from "./quota-days.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 
-export { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS } from "./quota-pace.ts";
-
 /** Remaining units per leased unit: a block is at most 1/LEASE_DIVISOR of what is left. */
 const LEASE_DIVISOR = 1_000;
 /** Largest block, units. */

@@ -9,8 +9,6 @@ import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/si
 import { VerifyGate } from "./verify-gate.ts";
 import { dummyPasswordHash, verifyPassword } from "../accounts/password.ts";
 
-export { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP } from "../accounts/signin-throttle.ts";
-
 /** Sign-ups per IP per hour. */
 const SIGNUP_MAX_PER_IP = 10;
 /** The sign-up limit's window, ms (one hour, fixed). */

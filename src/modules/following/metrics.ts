@@ -2,7 +2,7 @@
 import type { Db } from "../../db/client.ts";
 import { DUE_BUCKET_SQL } from "./layout.ts";
 
-export { createFollowingMetrics, followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
+export { followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
 
 /** Unclaimed shipments due at `nowMs` (ms) in either schedule, each through its due index. @throws the database's errors. */
 export async function countDue(db: Db, nowMs: number): Promise<number> {

@@ -15,8 +15,6 @@ import { WEBHOOK_URL_PATTERN } from "./url.ts";
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
 
-export { DeliveryListResponse, TestFireResponse } from "./delivery-model.ts";
-
 const MAX_URL_LENGTH = 2048;
 const MAX_DESCRIPTION_LENGTH = 500;
 

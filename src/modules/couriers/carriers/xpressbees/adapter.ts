@@ -136,7 +136,7 @@ function trackCall(awb: string, token: string, ctx: AdapterContext) {
   });
 }
 
-/** Forgets every cached Xpressbees token (tests). */
+/** Forgets every cached Xpressbees token. @internal test seam */
 export function clearXpressbeesTokens(): void {
   tokens.clear();
 }
