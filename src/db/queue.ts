@@ -47,7 +47,7 @@ const keyCount = (keys: Keys) => ("ids" in keys ? keys.ids.length : keys.length)
  * can use it, so the planner's only join is a nested loop that probes the key index per row — on a partitioned table,
  * with the partition key so compared, in one partition per row (run-time pruning), whatever the statistics say.
  */
-const sameKey = (a: string, b: string): Fragment => raw(`${a} >= ${b} and ${a} <= ${b}`);
+export const sameKey = (a: string, b: string): Fragment => raw(`${a} >= ${b} and ${a} <= ${b}`);
 
 /** What a claim statement needs; times in ms since the epoch, `leaseMs` in ms. */
 interface ClaimArgs {
