@@ -71,5 +71,3 @@ export function buildApp(deps: AppDeps): ApiServer {
   );
   return new ApiServer(router, fetch, peer);
 }
-
-export type App = ReturnType<typeof buildApp>;

@@ -18,7 +18,7 @@ import { CallBuckets } from "./modules/courier-health/buckets.ts";
 import { HealthCache } from "./modules/courier-health/cache.ts";
 
 /** Finished shipments remembered per process for re-answering lookups (tracking/recent.ts). */
-export const RECENT_FETCHES_MAX = 10_000;
+const RECENT_FETCHES_MAX = 10_000;
 
 export interface Services {
   /** Monthly quota units leased in blocks (accounts/quota-lease.ts). */

@@ -4,8 +4,8 @@ import { RECHECK_INTERVAL_SECONDS } from "../domain/following.ts";
 import { ASYNC_LOOKUP_BUDGET_MS } from "../domain/limits.ts";
 import { Int, OneOf, Port } from "./env-kinds.ts";
 
-export const SPEC_RECHECK_INTERVAL_SECONDS = RECHECK_INTERVAL_SECONDS;
-export const SPEC_ASYNC_BUDGET_MS = ASYNC_LOOKUP_BUDGET_MS;
+const SPEC_RECHECK_INTERVAL_SECONDS = RECHECK_INTERVAL_SECONDS;
+const SPEC_ASYNC_BUDGET_MS = ASYNC_LOOKUP_BUDGET_MS;
 
 export const COURIER_ENV = {
   COURIER_MODE: T.Optional(

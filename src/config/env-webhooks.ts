@@ -3,8 +3,7 @@ import { Type as T } from "@sinclair/typebox";
 import { RECEIVER_TIMEOUT_MS, RETRY_SCHEDULE_SECONDS } from "../domain/delivery.ts";
 import { File, Int } from "./env-kinds.ts";
 
-export { RETRY_SCHEDULE_SECONDS };
-export const SPEC_WEBHOOK_TIMEOUT_MS = RECEIVER_TIMEOUT_MS;
+const SPEC_WEBHOOK_TIMEOUT_MS = RECEIVER_TIMEOUT_MS;
 
 export const WEBHOOK_ENV = {
   WEBHOOK_RETRY_SCHEDULE: T.Array(T.Integer(), {

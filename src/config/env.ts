@@ -11,9 +11,7 @@ import { WEBHOOK_ENV } from "./env-webhooks.ts";
 
 // The spec's numbers live beside their rules in src/domain/; configuration only overrides them.
 export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "./env-accounts.ts";
-export { SPEC_ASYNC_BUDGET_MS, SPEC_RECHECK_INTERVAL_SECONDS } from "./env-couriers.ts";
 export { DEFAULT_BODY_TIMEOUT_MS } from "./env-server.ts";
-export { RETRY_SCHEDULE_SECONDS, SPEC_WEBHOOK_TIMEOUT_MS } from "./env-webhooks.ts";
 
 /** Every variable of the service (courier variables excepted: config.ts's `COURIER_VAR`), in the docs' order. */
 export const ENV = T.Object({
@@ -26,9 +24,8 @@ export const ENV = T.Object({
 });
 
 export type EnvName = keyof typeof ENV.properties;
-export const ENV_NAMES = Object.keys(ENV.properties) as readonly EnvName[];
 /** The schema's variable names (deployment manifests may set only these and courier variables). */
-export const ENV_VARIABLES: readonly string[] = ENV_NAMES;
+export const ENV_NAMES = Object.keys(ENV.properties) as readonly EnvName[];
 
 export type Env = Partial<Record<EnvName, string>>;
 /** What a variable's text must look like: whole numbers as digits, booleans as true/false/1/0, lists comma-separated. */

@@ -2,17 +2,10 @@
 import { ENV_NAMES, type Env, type Settings } from "./env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./problems.ts";
 
-export { ENV_DOCS, ENV_VARIABLES } from "./env.ts";
-export {
-  DEFAULT_BODY_TIMEOUT_MS,
-  RETRY_SCHEDULE_SECONDS,
-  SPEC_ASYNC_BUDGET_MS,
-  SPEC_RECHECK_INTERVAL_SECONDS,
-  SPEC_WEBHOOK_TIMEOUT_MS,
-} from "./env.ts";
+export { ENV_DOCS } from "./env.ts";
 
 /** Courier credentials and base URLs: `<COURIER>_BASE_URL` plus each adapter's own variables. */
-export type CourierEnv = Readonly<Record<string, string>>;
+type CourierEnv = Readonly<Record<string, string>>;
 
 /** Variables read into a composite field of {@link Config} (`tls`, `billing`, …) rather than one of their own. */
 type Composed =

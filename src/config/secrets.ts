@@ -2,7 +2,7 @@
 import { COURIER_CREDENTIAL, type Config } from "./index.ts";
 
 /** Every secret value in `config` (of 4 characters or more), longest first. */
-export function configSecrets(config: Config): string[] {
+function configSecrets(config: Config): string[] {
   const out: (string | undefined)[] = [config.secretsKey, config.secretsKeyPrevious, config.metricsToken];
   for (const url of [config.databaseUrl, config.smtpUrl]) {
     if (!url) continue;

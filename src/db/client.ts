@@ -189,7 +189,7 @@ async function importEmbeddedPostgres() {
 }
 
 /** Starts (or reuses) the embedded server under `dataDir/pg`; `stop` stops it only if this call started it. */
-export async function startEmbedded(dataDir: string, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startEmbedded(dataDir: string, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });
   const dbDir = join(dir, "pg");

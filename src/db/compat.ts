@@ -6,7 +6,7 @@
 import { type Executor, initSetting, putSetting, readSetting } from "./settings.ts";
 
 /** The `service_settings` row holding the oldest layout level a running process may use. */
-export const COMPAT_SETTING = "compat_level";
+const COMPAT_SETTING = "compat_level";
 /** Release 1.0.0's layout: what a database migrated from it is assumed to still be served by, until contracted. */
 export const FIRST_LEVEL = 1;
 /**

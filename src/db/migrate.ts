@@ -12,7 +12,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.m
 const MIGRATION_LOCK = 727_001; // arbitrary, constant advisory-lock key for migrations
 
 /** The newest migration's `when`, as drizzle records it in `created_at`. */
-export const MIGRATIONS_HEAD: number = Math.max(
+const MIGRATIONS_HEAD: number = Math.max(
   ...(
     JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as {
       entries: { when: number }[];

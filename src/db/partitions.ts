@@ -9,7 +9,7 @@ const DAY_MS = 86_400_000;
 /** Partition width: Monday 00:00 UTC to the next (date_trunc('week', …, 'UTC')). */
 export const PARTITION_MS = 7 * DAY_MS;
 /** Weeks created ahead of the current one. */
-export const WEEKS_AHEAD = 3;
+const WEEKS_AHEAD = 3;
 const PARTITION_LOCK = 727_003;
 
 /** Runs `ddl`; a lock not granted within its `lock_timeout` (55P03) is `false`: the next run tries again. */

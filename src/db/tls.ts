@@ -4,8 +4,8 @@ import { Socket } from "node:net";
 import * as tls from "node:tls";
 
 /** The libpq modes we honour. `allow` and `prefer` use TLS when the server offers it, with no verification. */
-export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
-export type SslMode = (typeof SSL_MODES)[number];
+const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
+type SslMode = (typeof SSL_MODES)[number];
 
 /** libpq client-certificate and tuning parameters we do not implement: refused with one line rather than ignored. */
 const UNSUPPORTED = [

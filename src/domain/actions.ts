@@ -11,10 +11,9 @@ export const ACTION_NAMES = ["reattempt", "defer_delivery", "update_consignee", 
 export type ActionName = (typeof ACTION_NAMES)[number];
 
 export const ACTION_STATUSES = ["requested", "accepted", "rejected", "failed"] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
 
 /** Plans that may send actions: a courier instruction is a paid feature (docs/ndr-actions.md, "Plans"). */
-export const ACTION_PLANS: readonly PlanId[] = ["pro", "growth", "business"];
+const ACTION_PLANS: readonly PlanId[] = ["pro", "growth", "business"];
 
 export interface Consignee {
   name?: string;
@@ -25,7 +24,7 @@ export interface Consignee {
 }
 
 /** One courier's rule for one action, from its docs. */
-export interface ActionRule {
+interface ActionRule {
   /** Our states the shipment must be in (with `subStatuses`, when given, one of those too). */
   states: readonly ShipmentState[];
   subStatuses?: readonly SubStatus[];
@@ -142,7 +141,7 @@ function firstFailedDate(checkpoints: readonly StoredCheckpoint[], codes?: reado
 }
 
 /** `9876543210` → `98******10`; short values all stars. Masked values are all the API shows of consignee data. */
-export function maskValue(v: string): string {
+function maskValue(v: string): string {
   const s = [...v];
   if (s.length <= 4) return "*".repeat(s.length);
   return s.slice(0, 2).join("") + "*".repeat(s.length - 4) + s.slice(-2).join("");

@@ -10,7 +10,7 @@ export type HealthState = "operational" | "degraded" | "down" | "unknown";
 export const CALL_KINDS = ["ok", "not_found", "timeout", "server_error", "rate_limited", "malformed", "other"] as const;
 export type CallKind = (typeof CALL_KINDS)[number];
 /** The kinds that count as the courier answering (a number it does not know is a correct answer). */
-export const ANSWERED_KINDS: readonly CallKind[] = ["ok", "not_found"];
+const ANSWERED_KINDS: readonly CallKind[] = ["ok", "not_found"];
 
 /** Upper bounds of the latency histogram, ms; one more bucket counts the calls above the last. Fixed so replicas add up. */
 export const LATENCY_BUCKETS_MS = [100, 250, 500, 1000, 2000, 3000, 5000, 10_000, 20_000, 30_000] as const;

@@ -3,7 +3,7 @@
 /** Bounds on `reference` and `metadata`: characters (code points), keys. */
 export const MAX_REFERENCE_CHARS = 128;
 export const MAX_METADATA_KEYS = 20;
-export const MAX_METADATA_KEY_CHARS = 40;
+const MAX_METADATA_KEY_CHARS = 40;
 export const MAX_METADATA_VALUE_CHARS = 500;
 /** A metadata key: 1 to 40 of ASCII letters, digits, `_`, `.` and `-` (safe in a query string, a log line, a CSV header). */
 export const METADATA_KEY_PATTERN = `^[A-Za-z0-9_.-]{1,${MAX_METADATA_KEY_CHARS}}$`;

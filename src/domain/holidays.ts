@@ -7,7 +7,7 @@
  */
 
 /** Holidays by `YYYY-MM-DD`, with their name. */
-export const HOLIDAYS: Readonly<Record<string, string>> = {
+const HOLIDAYS: Readonly<Record<string, string>> = {
   "2026-01-26": "Republic Day",
   "2026-03-04": "Holi",
   "2026-03-21": "Id-ul-Fitr",
@@ -45,19 +45,5 @@ export const addDays = (day: string, n: number) =>
 export function nextWorkingDay(day: string): string {
   let d = day;
   while (!isWorkingDay(d)) d = addDays(d, 1);
-  return d;
-}
-
-/** Non-Sunday holidays in (`from`, `to`], both `YYYY-MM-DD`: days the history's weekly rhythm does not hold. */
-export function holidaysBetween(from: string, to: string): number {
-  let n = 0;
-  for (let d = addDays(from, 1); d <= to; d = addDays(d, 1)) if (weekday(d) !== 0 && !isWorkingDay(d)) n++;
-  return n;
-}
-
-/** `day` moved past `n` further working days (0: `day` itself, rolled to a working day). */
-export function addWorkingDays(day: string, n: number): string {
-  let d = nextWorkingDay(day);
-  for (let i = 0; i < n; i++) d = nextWorkingDay(addDays(d, 1));
   return d;
 }

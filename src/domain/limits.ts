@@ -39,7 +39,7 @@ export function demoDecision(
 export const ASYNC_LOOKUP_BUDGET_MS = 30_000;
 
 /** Longest pause between two polls of an asynchronous backend, ms: a result is seen within 5 s of being ready. */
-export const ASYNC_POLL_MAX_DELAY_MS = 5_000;
+const ASYNC_POLL_MAX_DELAY_MS = 5_000;
 
 /** Pause before poll `n` (0-based) of an asynchronous backend, ms: 1 s, 2 s, 3 s, … capped at {@link ASYNC_POLL_MAX_DELAY_MS}. */
 export function asyncPollDelayMs(n: number): number {

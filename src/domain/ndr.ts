@@ -32,7 +32,7 @@ export function carriesReason(c: Pick<RawCheckpoint, "state" | "subStatus">): bo
 }
 
 /** Remark keywords, first match wins, most specific first: our reading (docs/ndr.md#remark-keywords). */
-export const REMARK_KEYWORDS: readonly (readonly [RegExp, ReasonCode])[] = [
+const REMARK_KEYWORDS: readonly (readonly [RegExp, ReasonCode])[] = [
   [/damage|broken|tamper/i, "damaged"],
   [/\blost\b|missing|untraceable|misroute/i, "lost"],
   [

@@ -6,7 +6,7 @@
  */
 
 /** An Indian PIN: six digits, the first 1–9. */
-export const PINCODE_PATTERN = /^[1-9][0-9]{5}$/;
+const PINCODE_PATTERN = /^[1-9][0-9]{5}$/;
 
 /** The PIN in `raw` (spaces ignored, `110 001` → `110001`), or null when it is not one. */
 export function parsePincode(raw: string | number | null | undefined): string | null {

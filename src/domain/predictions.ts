@@ -48,7 +48,7 @@ export interface PredictedDelivery {
 }
 
 /** A city as the statistics key it: trimmed, lower case; null when empty. */
-export function cityKey(city: string | null | undefined): string | null {
+function cityKey(city: string | null | undefined): string | null {
   const k = (city ?? "").trim().toLowerCase();
   return k === "" ? null : k;
 }
@@ -130,7 +130,7 @@ export function pickupOf(checkpoints: readonly StoredCheckpoint[]): StoredCheckp
 export const localDay = (ms: number, offsetMin: number) => new Date(ms + offsetMin * 60_000).toISOString().slice(0, 10);
 
 /** The standard normal CDF (Abramowitz & Stegun 7.1.26, error below 1.5e-7). */
-export function normalCdf(z: number): number {
+function normalCdf(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
   const erf =

@@ -20,7 +20,6 @@ export const TRACK_SPELLING = {
   returned: "returned",
   cancelled: "cancelled",
 } as const satisfies Record<ShipmentState, string>;
-export type TrackSpelling = (typeof TRACK_SPELLING)[ShipmentState];
 
 /** Webhook `data.status` (spec: States and transitions). */
 export const WEBHOOK_SPELLING = {
@@ -35,7 +34,7 @@ export const WEBHOOK_SPELLING = {
 export type WebhookSpelling = (typeof WEBHOOK_SPELLING)[ShipmentState];
 
 /** Terminal states: the service stops following (spec: States and transitions, "Terminal facts"). */
-export const TERMINAL: ReadonlySet<ShipmentState> = new Set(["delivered", "returned", "cancelled"]);
+const TERMINAL: ReadonlySet<ShipmentState> = new Set(["delivered", "returned", "cancelled"]);
 export const isTerminal = (s: ShipmentState) => TERMINAL.has(s);
 
 /** Sub-reasons refining a state (kept on checkpoints and the shipment). */

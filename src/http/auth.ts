@@ -13,7 +13,7 @@ import { pathOf } from "./core.ts";
 import { syncRequestHook } from "./elysia-quirks.ts";
 import { addRequestChecks } from "./validation.ts";
 
-export const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
+const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
 
 type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & {
   services: { keyUse: KeyUse; rateCounter: RateCounter; authCache: AuthCache };
@@ -37,7 +37,7 @@ type Noted = Request & { [LOOKED_UP]?: AuthContext | null | LookupFailed; [AUTHE
 export const authOf = (request: Request): AuthContext | undefined => (request as Noted)[AUTHENTICATED];
 
 /** True for the paths that need a key (spec: Authentication 1, "every /v1 request"). */
-export const needsApiKey = (path: string) => path === "/v1" || path.startsWith("/v1/");
+const needsApiKey = (path: string) => path === "/v1" || path.startsWith("/v1/");
 
 const keyOf = (request: Request): string => request.headers.get("x-api-key")?.trim() ?? "";
 

@@ -108,7 +108,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * @throws AppError PAYLOAD_TOO_LARGE over {@link MAX_BODY_BYTES}
  * @throws JsonInvalid for bytes that are not UTF-8, nesting over {@link MAX_JSON_DEPTH}, or invalid JSON
  */
-export async function parseJsonBody(request: Request): Promise<unknown> {
+async function parseJsonBody(request: Request): Promise<unknown> {
   const bytes = await readBodyCapped(request);
   if (jsonDepthExceeds(bytes)) throw new JsonInvalid(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let text: string;

@@ -42,7 +42,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /** The code in `err` or its causes that says the database is unreachable or late, if any (logged with the 503). */
-export function databaseDownCode(err: unknown): string | undefined {
+function databaseDownCode(err: unknown): string | undefined {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++)
     if (typeof e.code === "string" && DB_DOWN.has(e.code)) return e.code;
   return undefined;
@@ -55,7 +55,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 /** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
-export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const REQUEST_ID = Symbol("request id");
 

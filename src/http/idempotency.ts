@@ -6,30 +6,22 @@ import { AppError, errorBody, RequestValidationError, type ValidationItem } from
 import type { AuthContext } from "../modules/accounts/service.ts";
 import { decryptSecretWith, encryptSecret } from "../secrets/cipher.ts";
 import { JSON_CONTENT_TYPE } from "../lib/json.ts";
-import { Text } from "./text.ts";
 
 /** Stored responses are kept (and keys are reserved) this long: 24 hours, in ms. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A first request that has not finished after this long (ms) is presumed dead; a retry may take the key over. */
-export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
+const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
 /** Longest key accepted (Stripe: 255). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** A key's characters: visible ASCII (U+0021 to U+007E), so it is safe to log and compare byte for byte. */
 export const IDEMPOTENCY_KEY_PATTERN = "^[!-~]+$";
 
-/** The header's schema, as the OpenAPI document states it and validation.ts checks it (before any statement). */
-export const IdempotencyKeySchema = Text({
-  minLength: 1,
-  maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
-  pattern: IDEMPOTENCY_KEY_PATTERN,
-  description: `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good key).`,
-});
 const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 export const KEY_REUSED_TYPE = "idempotency_key_reused";
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
-export const REPLAYED_HEADER = "idempotent-replayed";
+const REPLAYED_HEADER = "idempotent-replayed";
 
 type Deps = Pick<CoreDeps, "db" | "clock" | "secretsKey">;
 

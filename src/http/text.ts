@@ -1,7 +1,7 @@
 /** `Text`: string lengths in code points, as JSON Schema counts them (docs/hostile-input.md#limits). */
 import { FormatRegistry, Kind, type SchemaOptions, type TUnsafe, Type, TypeRegistry } from "@sinclair/typebox";
 
-export const TEXT_KIND = "Text";
+const TEXT_KIND = "Text";
 
 export interface TextOptions extends SchemaOptions {
   minLength?: number;
@@ -26,7 +26,7 @@ const regexOf = (pattern: string): RegExp => {
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
 /** RFC 3339 `date-time` (section 5.6), every field in range, that `Date.parse` reads (see {@link dateTimeMs}). */
-export const isDateTime = (s: string): boolean => dateTimeMs(s) !== undefined;
+const isDateTime = (s: string): boolean => dateTimeMs(s) !== undefined;
 
 /**
  * Milliseconds since the epoch of an RFC 3339 `date-time`, or undefined when `s` is not one. Second 60 is a leap

@@ -8,7 +8,7 @@ import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from "./idempotency.ts";
 import { isText, textProblem } from "./text.ts";
 
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
-export const MAX_VALIDATION_ITEMS = 64;
+const MAX_VALIDATION_ITEMS = 64;
 
 /** Free text: anything but U+0000, which PostgreSQL `text` cannot store. */
 export const FREE_TEXT_PATTERN = "^[^\\u0000]*$";

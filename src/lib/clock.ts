@@ -18,7 +18,7 @@ export const systemTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-/** A clock tests move by hand; its timers fire as it passes their time, in time order. */
+/** A clock tests move by hand; its timers fire as it passes their time, in time order. @internal test seam */
 export class FakeClock implements Clock, Timers {
   private readonly timers = new Map<number, { at: number; fn: () => void }>();
   private nextTimer = 1;

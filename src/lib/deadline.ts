@@ -64,7 +64,7 @@ export function withoutDeadline<R>(fn: () => R): R {
 }
 
 /** The current request's deadline passed while it waited; `code` as the driver's (the API answers 503). */
-export class DeadlineExceededError extends Error {
+class DeadlineExceededError extends Error {
   readonly code = "DEADLINE_EXCEEDED";
 }
 

@@ -43,7 +43,7 @@ const SECRET_KEYS = [
 ];
 
 /** pino redact paths: each secret key at the top level and one object down, and request/response auth headers. */
-export const REDACT_PATHS: readonly string[] = [
+const REDACT_PATHS: readonly string[] = [
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
   ...["headers", "req.headers", "request.headers", "*.headers"].flatMap((h) => [
@@ -57,7 +57,7 @@ export const REDACT_PATHS: readonly string[] = [
 ];
 
 /** An error as log fields, never the stack; Drizzle's SQL-quoting message is replaced by its driver cause. */
-export function errorFields(e: Error): Fields {
+function errorFields(e: Error): Fields {
   const src =
     (e.name === "DrizzleQueryError" || e.message.startsWith("Failed query")) && e.cause instanceof Error ? e.cause : e;
   const code = (src as { code?: unknown }).code;
@@ -90,19 +90,13 @@ export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, 
   return requestScope.run(scope, fn, arg);
 }
 
-/** The request id of the request being answered, if any (for code that logs through something other than pino). */
-export function currentRequestId(): string | undefined {
-  const s = requestScope.getStore();
-  return s?.open ? s.id : undefined;
-}
-
 function requestIdMixin(): Fields {
   const s = requestScope.getStore();
   return s?.open ? { request_id: s.id } : {};
 }
 
 /** How long buffered lines may wait before they are written, ms. */
-export const LOG_FLUSH_INTERVAL_MS = 100;
+const LOG_FLUSH_INTERVAL_MS = 100;
 /** Buffered characters that trigger a write at once (about 35 access lines). */
 const LOG_BUFFER_CHARS = 8 * 1024;
 

@@ -51,7 +51,7 @@ export interface TracingOptions {
  * `service.instance.id` (a UUID per process) by default, then OTEL_RESOURCE_ATTRIBUTES (W3C Baggage syntax, values
  * percent-decoded, as the SDK specification's environment variables define it), then `service.name`.
  */
-export function tracingResource(
+function tracingResource(
   opts: Pick<TracingOptions, "serviceName" | "resourceAttributes" | "serviceVersion">,
 ): Record<string, string> {
   const resource: Record<string, string> = { "service.instance.id": crypto.randomUUID() };
@@ -76,7 +76,7 @@ export const tracingOn = (): boolean => tracer !== undefined;
 export function startTracing(opts: TracingOptions): boolean {
   if (!opts.endpoint || provider) return tracingOn();
   // The SDK loads only here (docs/performance.md, "Idle RSS"); Bun's `require` loads an ES module synchronously.
-  const { startSdk } = require("./tracing-sdk.ts") as typeof import("./tracing-sdk.ts");
+  const { startSdk }: typeof import("./tracing-sdk.ts") = require("./tracing-sdk.ts");
   provider = startSdk(opts.endpoint, tracingResource(opts), opts.onError);
   if (opts.onError) reportError = opts.onError;
   ({ tracer, propagator } = provider);

@@ -14,7 +14,7 @@ const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({
   value: { success: false, error: { code, message: ERROR_MESSAGES[code] } },
 });
 
-export const IDEMPOTENCY_PARAMETER: Json = {
+const IDEMPOTENCY_PARAMETER: Json = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
@@ -41,7 +41,7 @@ const KEY_REUSED_EXAMPLE = {
  * The operation's own example key: a UUID (version 4 layout) from the SHA-256 of its operationId. A key shared by
  * every example would make the second operation tried in Swagger UI or Postman a 422 `idempotency_key_reused`.
  */
-export function exampleIdempotencyKey(operationId: string): string {
+function exampleIdempotencyKey(operationId: string): string {
   const h = createHash("sha256").update(operationId).digest("hex");
   const variant = "89ab"[Number.parseInt(h[16]!, 16) & 3];
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;

@@ -52,7 +52,7 @@ const DELIVERY_LOG: Record<string, Link> = {
 };
 
 /** Per operationId and success status: the links of that answer. */
-export const LINKS: Record<string, Record<string, Record<string, Link>>> = {
+const LINKS: Record<string, Record<string, Record<string, Link>>> = {
   createWebhook: {
     "201": {
       ...linksTo(WEBHOOK_OPS, webhookAt("$response.body#/data/id")),

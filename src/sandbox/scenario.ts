@@ -111,12 +111,12 @@ export function scenarioFor(
 }
 
 /** Digit-1 numbers whose two digits before the last are these (…991) revise the courier's EDD at their first step. */
-export const EDD_REVISION_DIGITS = "99";
+const EDD_REVISION_DIGITS = "99";
 /** How far that revision moves the EDD, in calendar days (later: a delay, the usual reason couriers revise). */
-export const EDD_REVISION_DAYS = 2;
+const EDD_REVISION_DAYS = 2;
 
 /** Whether `trackingNumber` is one of the EDD-revising numbers ({@link EDD_REVISION_DIGITS}). */
-export function revisesEdd(trackingNumber: string): boolean {
+function revisesEdd(trackingNumber: string): boolean {
   const m = /(\d\d)\d\D*$/.exec(trackingNumber);
   return m?.[1] === EDD_REVISION_DIGITS;
 }
@@ -239,7 +239,7 @@ export function failedAttemptFamily(remark: string | null): number | undefined {
   return undefined;
 }
 
-export function failedAttemptRemark(trackingNumber: string): string {
+function failedAttemptRemark(trackingNumber: string): string {
   const m = /(\d)(\d)\d\D*$/.exec(trackingNumber);
   const n = m ? Number(m[1]) * 10 + Number(m[2]) : -1;
   return FAILED_ATTEMPT_REMARKS[n] ?? "Consignee not available";
@@ -254,10 +254,6 @@ function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): str
   if (!planned || !visible.some((e) => e.kind === "picked_up")) return null;
   if (visible.some((e) => e.kind === "cancelled" || e.kind === "rto_initiated" || e.kind === "returned")) return null;
   return wallTime(planned.at, 330).date;
-}
-
-export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent | undefined {
-  return s.events[s.events.length - 1];
 }
 
 /** Two digits (`5` → `05`), without `padStart` (twins render thousands of these per second under load). */

@@ -9,12 +9,12 @@ import type { SimContext } from "./twin.ts";
 import { TWINS } from "./twins.ts";
 
 /** Numbers ending in this digit go through the asynchronous aggregator's twin (docs/spec-map.md, "Sandbox"). */
-export const ASYNC_DIGIT = 9;
+const ASYNC_DIGIT = 9;
 /** The aggregator that answers them: the 17TRACK adapter (register, then poll). */
 const AGGREGATOR: AdapterId = "track17";
 
 /** Sandbox routing: digit {@link ASYNC_DIGIT} of any courier goes through the aggregator. */
-export function sandboxRoute(courier: Courier, trackingNumber: string): AdapterId | undefined {
+function sandboxRoute(courier: Courier, trackingNumber: string): AdapterId | undefined {
   return courier.adapter !== AGGREGATOR && scenarioDigit(trackingNumber) === ASYNC_DIGIT ? AGGREGATOR : undefined;
 }
 

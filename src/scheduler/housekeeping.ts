@@ -15,8 +15,6 @@ import { eventPartitions, pruneEvents } from "../modules/following/prune.ts";
 import { deliveryPartitions, pruneDeliveries } from "../modules/webhooks/prune.ts";
 import { pruneCourierHealth } from "../modules/courier-health/prune.ts";
 
-export { releaseExpiredLeases } from "../modules/following/claims.ts";
-
 export type HousekeepingDeps = Pick<AppDeps, "db" | "clock" | "config" | "log">;
 
 export interface HousekeepingOptions {

@@ -12,7 +12,7 @@ import { decryptSecret } from "./cipher.ts";
 export type SecretsKey = Uint8Array & { readonly previous?: Uint8Array };
 
 /** The `service_settings` row holding the check value. */
-export const KEY_CHECK_SETTING = "secrets_key_check";
+const KEY_CHECK_SETTING = "secrets_key_check";
 const KEY_CHECK_CONSTANT = "courier-tracking-api secrets key check v1";
 const KEY_CHECK_LOCK = 727_003; // advisory lock: two first starts must not store two values
 

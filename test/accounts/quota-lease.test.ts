@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:
 import { connect } from "../../src/db/client.ts";
 import { addUsage, lockUsage, periodOf, usedThisMonth } from "../../src/modules/accounts/quota.ts";
 import { dayOf, usageByDay } from "../../src/modules/accounts/quota-days.ts";
+import { LEASE_MAX } from "../../src/modules/accounts/quota-lease.ts";
 import {
   idlePeriodMs,
   LEASE_IDLE_GAPS,
   LEASE_IDLE_MAX_MS,
   LEASE_IDLE_MS,
-  LEASE_MAX,
-} from "../../src/modules/accounts/quota-lease.ts";
+} from "../../src/modules/accounts/quota-pace.ts";
 import { quotaLeasesFor } from "../helpers/services.ts";
 import { setUsage } from "../../src/modules/accounts/service.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts, sessions } from "../../src/db/schema/index.ts";
 import { SESSION_TTL_MS } from "../../src/modules/dashboard/session.ts";
-import { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP } from "../../src/modules/dashboard/service.ts";
+import { SIGNIN_MAX_FAILURES, SIGNIN_MAX_FAILURES_PER_IP } from "../../src/modules/accounts/signin-throttle.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { Client, csrfOf, inlineScripts } from "./support.ts";
 

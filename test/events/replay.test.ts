@@ -12,7 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { deliveries, events } from "../../src/db/schema/index.ts";
 import { EventListResponse } from "../../src/modules/events/model.ts";
-import { verifySignature } from "../../src/modules/webhooks/delivery/signing.ts";
+import { verifyServiceSignature } from "../../clients/typescript/index.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "../webhooks/fixtures.ts";
@@ -82,7 +82,7 @@ describe("event identity and signatures", () => {
       expect(r.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
       // The independent verifier (replay window included) and the spec's own scheme, keyed as documented.
       expect(wh.verify(r.text, r.headers)).toEqual(r.json);
-      expect(verifySignature(secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
+      expect(verifyServiceSignature(secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
       expect(r.headers["x-service-signature"]).toBe(
         `sha256=${createHmac("sha256", secret).update(r.raw).digest("hex")}`,
       );
@@ -225,7 +225,7 @@ describe("redeliver and recover", () => {
     expect(recovered.map((r) => r.json.event).sort()).toEqual(["tracking.delivered", "tracking.in_transit"]);
     // The recovered deliveries verify with both schemes.
     for (const r of recovered) {
-      expect(verifySignature(s.secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
+      expect(verifyServiceSignature(s.secret, r.raw, r.headers["x-service-signature"]!)).toBe(true);
       expect(new Webhook(s.secret).verify(r.text, r.headers)).toEqual(r.json);
     }
     const after = await ctx.tdb.db

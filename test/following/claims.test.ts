@@ -7,14 +7,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppDeps } from "../../src/deps.ts";
 import { connect } from "../../src/db/client.ts";
 import { silentLogger } from "../../src/lib/log.ts";
-import { releaseExpiredLeases } from "../../src/scheduler/housekeeping.ts";
-import { bucketGrid, DUE_BUCKET_MS, unschedule } from "../../src/modules/following/claims.ts";
+import {
+  bucketGrid,
+  DUE_BUCKET_MS,
+  recordFailure,
+  releaseExpiredLeases,
+  unschedule,
+} from "../../src/modules/following/claims.ts";
 import {
   claimDueShipments,
   createRecheckRunner,
   defaultLeaseMs,
   MIN_RECHECK_LEASE_MS,
-  recordFailure,
   releaseClaims,
   runRecheckBatch,
 } from "../../src/modules/following/recheck.ts";

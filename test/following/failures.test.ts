@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/config/index.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { backoffMs, recheckAfterFailureMs as failureBackoffMs } from "../../src/domain/following.ts";
-import { createFollowingMetrics } from "../../src/modules/following/metrics.ts";
+import { createFollowingMetrics } from "../../src/modules/metrics/following.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import {

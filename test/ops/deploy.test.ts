@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COURIER_VAR, ENV_DOCS, ENV_VARIABLES, loadConfig } from "../../src/config/index.ts";
+import { COURIER_VAR, ENV_DOCS, loadConfig } from "../../src/config/index.ts";
+import { ENV_NAMES } from "../../src/config/env.ts";
 import { renderEnvTable, withEnvTable } from "../../scripts/env-docs.ts";
 import { startAdminServer, type AdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle, PROBE_PATHS } from "../../src/modules/health/state.ts";
@@ -21,7 +22,7 @@ const ROOT = join(import.meta.dir, "..", "..");
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");
 const yaml = (p: string) => Bun.YAML.parse(read(p)) as any;
 const K8S = readdirSync(join(ROOT, "deploy", "kubernetes")).filter((f) => f.endsWith(".yaml"));
-const known = (name: string) => ENV_VARIABLES.includes(name) || COURIER_VAR.test(name);
+const known = (name: string) => (ENV_NAMES as readonly string[]).includes(name) || COURIER_VAR.test(name);
 
 /** `${VAR:-default}` → default; `${VAR:?msg}` / `${VAR}` → a value that validates for VAR. */
 function composeValue(v: string): string {
@@ -214,8 +215,8 @@ describe("docs/deployment.md", () => {
   });
 
   test("every schema variable has a description and a default", () => {
-    for (const name of ENV_VARIABLES) {
-      const d = ENV_DOCS[name as keyof typeof ENV_DOCS];
+    for (const name of ENV_NAMES) {
+      const d = ENV_DOCS[name];
       expect([name, Boolean(d?.description && d.default)]).toEqual([name, true]);
     }
   });

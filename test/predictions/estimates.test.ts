@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { transitStats } from "../../src/db/schema/index.ts";
 import { estimateDelivery } from "../../src/domain/estimates.ts";
-import { addWorkingDays, isWorkingDay, nextWorkingDay } from "../../src/domain/holidays.ts";
+import { isWorkingDay, nextWorkingDay } from "../../src/domain/holidays.ts";
 import { canonicalCity, parsePlace } from "../../src/domain/places.ts";
 import type { Basis, TransitStat } from "../../src/domain/predictions.ts";
 import { backtestEstimates } from "../../src/modules/predictions/backtest.ts";
@@ -44,7 +44,6 @@ describe("working days and places", () => {
     expect(isWorkingDay("2027-01-26")).toBe(false); // Republic Day, every year
     expect(isWorkingDay("2026-11-21")).toBe(true); // Saturday
     expect(nextWorkingDay("2026-11-22")).toBe("2026-11-23");
-    expect(addWorkingDays("2026-11-23", 1)).toBe("2026-11-25"); // Monday + 1 skips the Tuesday holiday
   });
 
   test("estimateDelivery runs the quantiles on a clock that stops on Sundays and holidays", () => {

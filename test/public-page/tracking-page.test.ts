@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { ShipmentListResponse, StoredShipmentResponse } from "../../src/modules/shipments/model.ts";
 import { findLink, hashToken } from "../../src/modules/following/public-links.ts";
-import { CSS_HREF, PAGE_LIMIT_PER_TOKEN } from "../../src/modules/public-page/index.ts";
+import { CSS_HREF, PAGE_LIMIT_PER_TOKEN } from "../../src/modules/public-page/serve.ts";
 import { createRecheckRunner } from "../../src/modules/following/recheck.ts";
 import { serviceRegistry } from "../../src/modules/metrics/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";

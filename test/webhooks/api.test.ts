@@ -8,11 +8,10 @@ import { Value } from "@sinclair/typebox/value";
 import { verify } from "@octokit/webhooks-methods";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema/index.ts";
+import { DeliveryListResponse, TestFireResponse } from "../../src/modules/webhooks/delivery-model.ts";
 import {
   CreatedWebhookResponse,
-  DeliveryListResponse,
   SecretResponse,
-  TestFireResponse,
   WebhookListResponse,
   WebhookResponse,
 } from "../../src/modules/webhooks/model.ts";

@@ -14,7 +14,7 @@ const MAX_BATCH = 1_000;
 /** Entries kept per process; past this the cache starts again empty. */
 const MAX_ENTRIES = 50_000;
 /** The LISTEN/NOTIFY channel; the payload is an account id. */
-export const ACCOUNT_CHANNEL = "account_changed";
+const ACCOUNT_CHANNEL = "account_changed";
 
 export interface CachedAuth {
   keyId: string;

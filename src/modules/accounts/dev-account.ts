@@ -2,7 +2,7 @@
 import type { Db } from "../../db/client.ts";
 import { createAccount, createApiKey, EmailTakenError } from "./service.ts";
 
-export const DEV_EMAIL = "dev@localhost";
+const DEV_EMAIL = "dev@localhost";
 
 export async function ensureDevAccount(db: Db): Promise<{ email: string; key: string } | undefined> {
   try {

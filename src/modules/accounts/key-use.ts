@@ -2,7 +2,7 @@
 import type { Db } from "../../db/client.ts";
 
 /** Longest time a noted use waits before it is written, ms. */
-export const KEY_USE_FLUSH_MS = 1_000;
+const KEY_USE_FLUSH_MS = 1_000;
 /** A key's stamp moves at most this often, ms. */
 const STAMP_EVERY_MS = 60_000;
 /** Keys remembered as recently stamped; past this the memory starts again empty (a flood of keys cannot grow it). */

@@ -1,7 +1,7 @@
 /** API keys (spec-map Decisions: Accounts): `ctk_` + 32 random bytes, only the SHA-256 stored. */
 import { randomBytes } from "node:crypto";
 
-export const API_KEY_PREFIX = "ctk_";
+const API_KEY_PREFIX = "ctk_";
 const KEY_SHAPE = /^ctk_[A-Za-z0-9_-]{43}$/;
 
 export function generateApiKey(): string {

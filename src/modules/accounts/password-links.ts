@@ -9,12 +9,12 @@ import { findAccountByEmail } from "./service.ts";
 export type PasswordLinkPurpose = "reset" | "welcome";
 
 /** Lifetime of a link: a reset link 1 hour, the development account's welcome link 24 hours. */
-export const LINK_TTL_MS: Record<PasswordLinkPurpose, number> = { reset: 3_600_000, welcome: 24 * 3_600_000 };
+const LINK_TTL_MS: Record<PasswordLinkPurpose, number> = { reset: 3_600_000, welcome: 24 * 3_600_000 };
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** The dashboard path that opens a link. */
-export const linkPath = (token: string) => `/dashboard/password-link/${token}`;
+const linkPath = (token: string) => `/dashboard/password-link/${token}`;
 
 /** Issues a link, expiring the account's unused ones. @returns the raw token (shown once) and the expiry */
 export async function issuePasswordLink(

@@ -2,7 +2,7 @@
 import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 
 /** At least 10 characters (Unicode code points); NIST's floor is 8, ours is stricter. */
-export const PASSWORD_MIN_CHARS = 10;
+const PASSWORD_MIN_CHARS = 10;
 /** At most 128 code points: keeps hashing and checking work per request bounded (NIST: allow at least 64). */
 export const PASSWORD_MAX_CHARS = 128;
 
@@ -61,7 +61,7 @@ function affixes(password: string, whole: RegExp, symbols: RegExp): string[] {
 }
 
 /** True when taking predictable affixes off leaves a common password (`Password123!`, `!!dragon2024`). */
-export async function isCommonWithAffixes(password: string): Promise<boolean> {
+async function isCommonWithAffixes(password: string): Promise<boolean> {
   const z = await zxcvbn();
   const strippable = (affix: string) =>
     affix === "" || codePoints(affix) <= AFFIX_MAX_CHARS || z.check(affix).guesses < AFFIX_MAX_GUESSES;

@@ -20,9 +20,6 @@ export function setPasswordHashMemory(kib: number): void {
   memoryKib = kib;
 }
 
-/** Memory of the next hash, KiB. */
-export const passwordHashMemory = (): number => memoryKib;
-
 /**
  * The argon2id hash of `password` (PHC string `$argon2id$v=19$m=…,t=2,p=1$…`). Off the request's database
  * deadline (src/lib/deadline.ts): it is CPU work, seconds on a busy machine, not a database wait.

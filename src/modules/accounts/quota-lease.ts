@@ -12,14 +12,12 @@ import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from
 import { addUnits, dayOf, unitsOf, type DayUnits } from "./quota-days.ts";
 import { periodOf, usedThisMonth, type Reservation } from "./quota.ts";
 
-export { idlePeriodMs, LEASE_IDLE_GAPS, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS } from "./quota-pace.ts";
-
 /** Remaining units per leased unit: a block is at most 1/LEASE_DIVISOR of what is left. */
-export const LEASE_DIVISOR = 1_000;
+const LEASE_DIVISOR = 1_000;
 /** Largest block, units. */
 export const LEASE_MAX = 32;
 /** What this process last saw of a row is forgotten this long after its last use (longer than any answer takes), ms. */
-export const SEEN_KEEP_MS = 5 * 60_000;
+const SEEN_KEEP_MS = 5 * 60_000;
 
 interface Lease {
   period: string;

@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { windowStart } from "./rate-limit.ts";
 
 /** Window of the failure counters. */
-export const SIGNIN_WINDOW_MS = 15 * 60_000;
+const SIGNIN_WINDOW_MS = 15 * 60_000;
 /** Failed attempts per client address and account per window. */
 export const SIGNIN_MAX_FAILURES = 10;
 /** Failed attempts per client address (all accounts) per window. */
@@ -15,7 +15,7 @@ export const SIGNIN_SLOW_AFTER = 50;
 export const SIGNIN_SLOW_INTERVAL_MS = 2_000;
 
 /** The counters one attempt touches. */
-export interface AttemptKeys {
+interface AttemptKeys {
   pair: string;
   ip: string;
   account: string;
@@ -23,7 +23,7 @@ export interface AttemptKeys {
 }
 
 /** Counter keys in `rate_windows` for an attempt on `email` (normalised) from client address `ip`. */
-export const attemptKeys = (ip: string, email: string): AttemptKeys => ({
+const attemptKeys = (ip: string, email: string): AttemptKeys => ({
   pair: `signin:pair:${ip}|${email}`,
   ip: `signin:ip:${ip}`,
   account: `signin:acct:${email}`,

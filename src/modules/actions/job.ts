@@ -16,16 +16,16 @@ import type { ActionName, Consignee } from "../../domain/actions.ts";
 import { detailsAad } from "./service.ts";
 
 /** How long a claim holds a row (ms): longer than a courier call's budget. */
-export const ACTION_LEASE_MS = 60_000;
+const ACTION_LEASE_MS = 60_000;
 /** Sending is retried this many times (retryable failures), then the action is `failed`. */
-export const MAX_SEND_ATTEMPTS = 8;
+const MAX_SEND_ATTEMPTS = 8;
 /** An asynchronous courier that has not decided after this long (ms) leaves the action `failed`. */
-export const POLL_GIVE_UP_MS = 48 * 3_600_000;
+const POLL_GIVE_UP_MS = 48 * 3_600_000;
 
 /** Delay before send attempt `n + 1` after `n` failures (ms): 30 s doubling, at most 1 h. */
-export const sendBackoffMs = (n: number) => Math.min(3_600_000, 30_000 * 2 ** Math.max(0, n - 1));
+const sendBackoffMs = (n: number) => Math.min(3_600_000, 30_000 * 2 ** Math.max(0, n - 1));
 /** Delay before poll `n + 1` (ms): 10 s doubling, at most 10 min (Delhivery decides UPLs within minutes). */
-export const pollDelayMs = (n: number) => Math.min(600_000, 10_000 * 2 ** Math.max(0, n));
+const pollDelayMs = (n: number) => Math.min(600_000, 10_000 * 2 ** Math.max(0, n));
 
 interface Claimed {
   id: string;

@@ -20,7 +20,7 @@ export const ActionParams = t.Object({
 
 const NO_CONTROL = "^[^\\u0000-\\u001F\\u007F]*$";
 
-export const ActionCreateBody = t.Object(
+const ActionCreateBody = t.Object(
   {
     action: t.Union(ACTION_NAMES.map((a) => t.Literal(a)) as [ReturnType<typeof t.Literal<ActionName>>], {
       description:

@@ -21,7 +21,7 @@ import { actionView, type ActionCreateInput, type ActionRowJson, type ShipmentAc
 export const detailsAad = (actionId: string) => `act:${actionId}`;
 
 /** Today in India (IST, UTC+05:30), `YYYY-MM-DD`: the calendar of every courier with an action API. */
-export const istToday = (nowMs: number) => new Date(nowMs + 330 * 60_000).toISOString().slice(0, 10);
+const istToday = (nowMs: number) => new Date(nowMs + 330 * 60_000).toISOString().slice(0, 10);
 
 export interface Followed {
   id: string;

@@ -20,11 +20,11 @@ import {
 import { isLimitedKind, type AlertKind } from "./model.ts";
 
 /** Tries before an alert is given up (`failed`); the waits double from {@link RETRY_BASE_MS} to at most {@link RETRY_MAX_MS}. */
-export const MAX_ATTEMPTS = 10;
-export const RETRY_BASE_MS = 30_000;
-export const RETRY_MAX_MS = 6 * 3_600_000;
+const MAX_ATTEMPTS = 10;
+const RETRY_BASE_MS = 30_000;
+const RETRY_MAX_MS = 6 * 3_600_000;
 /** How long a claim holds an alert (longer than the SMTP timeouts), ms. */
-export const LEASE_MS = 4 * SMTP_TIMEOUT_MS;
+const LEASE_MS = 4 * SMTP_TIMEOUT_MS;
 
 export interface ClaimedAlert {
   id: number;
@@ -59,7 +59,7 @@ export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LE
 }
 
 /** Records a claimed alert as `sent` to `recipient`, or `skipped` (kind turned off); nothing if the lease was lost. */
-export async function completeAlert(
+async function completeAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until">,
   state: "sent" | "skipped",
@@ -73,7 +73,7 @@ export async function completeAlert(
 }
 
 /** Records a failed send: due again after the backoff, or `failed` after {@link MAX_ATTEMPTS}; nothing if the lease was lost. */
-export async function failAlert(
+async function failAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">,
   error: string,
@@ -90,7 +90,7 @@ export async function failAlert(
  * The webhook's last failed attempts up to its deactivation at `at`, newest first (for the deactivation email): real
  * attempts only (delivery_attempts: an answer, or a try to reach the receiver), never the deliveries skipped after.
  */
-export async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | undefined) {
+async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | undefined) {
   return sql<{ at: string; status: number | null; error: string | null }[]>`
     select a.started_at as at, a.status_code as status, a.error
     from (select id from deliveries where webhook_id = ${webhookId} and attempts > 0

@@ -10,7 +10,7 @@ import { PLANS } from "../../domain/plans.ts";
 import { billingFor, type BillingDeps } from "./service.ts";
 import { STRIPE_WEBHOOK_PATH } from "./stripe/webhook.ts";
 
-export const PlanSchema = T.Object(
+const PlanSchema = T.Object(
   {
     id: T.Union([
       T.Literal("free"),

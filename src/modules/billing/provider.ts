@@ -1,7 +1,7 @@
 /** Plan changes through the provider chosen by `BILLING_PROVIDER` (docs/billing.md). */
 import type { PlanId } from "../../domain/plans.ts";
 
-export type BillingProviderKind = "sandbox" | "manual" | "stripe";
+type BillingProviderKind = "sandbox" | "manual" | "stripe";
 
 export interface PlanChangeRequest {
   accountId: string;

@@ -31,7 +31,7 @@ export function billingFor(deps: BillingDeps): Billing {
   let b: Billing;
   if (cfg.provider === "stripe") {
     // Loaded only here (docs/performance.md, "Lazy loading"); Bun's `require` loads an ES module synchronously.
-    const { createStripeClient } = require("./stripe/client.ts") as typeof import("./stripe/client.ts");
+    const { createStripeClient }: typeof import("./stripe/client.ts") = require("./stripe/client.ts");
     const stripe = createStripeClient(cfg);
     const log = deps.log.child({ component: "billing" });
     b = {

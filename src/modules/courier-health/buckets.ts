@@ -5,7 +5,7 @@ import { CALL_KINDS, callKindOf, LATENCY_BUCKETS_MS, type CallKind } from "../..
 import type { CallRecorder } from "../couriers/registry.ts";
 
 /** How often a process adds its counts, ms. */
-export const FLUSH_EVERY_MS = 60_000;
+const FLUSH_EVERY_MS = 60_000;
 const MINUTE_MS = 60_000;
 const KIND_INDEX = new Map<CallKind, number>(CALL_KINDS.map((k, i) => [k, i]));
 

@@ -6,7 +6,7 @@ import { isoSecond } from "./event.ts";
 import { healthRows } from "./read.ts";
 
 /** How long a read serves before the next request reloads it, ms (the evaluation runs once a minute). */
-export const HEALTH_CACHE_MS = 15_000;
+const HEALTH_CACHE_MS = 15_000;
 const UNKNOWN: HealthSummary = { state: "unknown", since: null, success_share_15m: null, p95_ms_15m: null };
 
 /** A service (src/services.ts): answers synchronously from the last read and reloads in the background. */

@@ -22,7 +22,7 @@ import { isoSecond, type CourierEventData, type CourierEventSink } from "./event
 import { baselines, countsBetween, minuteOf, oldestDue, windowFigures, type WindowName } from "./figures.ts";
 
 /** The advisory lock key of the evaluation (arbitrary, constant, like the migration lock's). */
-export const HEALTH_LOCK = 727_043;
+const HEALTH_LOCK = 727_043;
 const HOUR_MS = 3_600_000;
 
 /** What one courier's row holds besides its state. */

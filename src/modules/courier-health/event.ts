@@ -6,7 +6,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { HealthWindowSchema } from "../couriers/model.ts";
 
 /** `data` of a courier health event (docs/courier-health.md, "Events"): the figures that triggered the transition. */
-export const CourierEventDataSchema = T.Object(
+const CourierEventDataSchema = T.Object(
   {
     courier: T.String({ description: "Courier slug.", examples: ["delhivery"] }),
     courier_name: T.String({ examples: ["Delhivery"] }),

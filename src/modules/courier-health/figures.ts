@@ -13,7 +13,7 @@ import {
 
 const MINUTE_MS = 60_000;
 /** The windows the API and the page show, by name, ms. */
-export const WINDOWS = { "15m": 15 * MINUTE_MS, "1h": 60 * MINUTE_MS, "24h": 24 * 60 * MINUTE_MS } as const;
+const WINDOWS = { "15m": 15 * MINUTE_MS, "1h": 60 * MINUTE_MS, "24h": 24 * 60 * MINUTE_MS } as const;
 export type WindowName = keyof typeof WINDOWS;
 
 /** The start of the minute of `ms`: windows end at the last complete minute (the current one is still in memory). */

@@ -52,7 +52,7 @@ export const CourierHealthSchema = T.Object(
   { title: "CourierHealth" },
 );
 
-export const CourierHealthResponse = T.Object(
+const CourierHealthResponse = T.Object(
   { success: T.Literal(true), data: CourierHealthSchema },
   { title: "CourierHealthResponse" },
 );

@@ -4,7 +4,7 @@ import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts"
 import { detectCouriers } from "./detect.ts";
 
 /** The value of the `courier` parameter that asks for detection. */
-export const AUTO = "auto";
+const AUTO = "auto";
 
 const digit = (c: string) => (c >= "0" && c <= "9" ? c.charCodeAt(0) - 48 : (c.charCodeAt(0) - 63) % 10);
 

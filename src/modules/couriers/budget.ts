@@ -28,15 +28,15 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
 };
 
 /** Seconds of rate the shared bucket holds at most (its burst). */
-export const BURST_SECONDS = 1;
+const BURST_SECONDS = 1;
 /** A slice is at most this many seconds of rate, so one statement serves several calls of a busy backend. */
-export const SLICE_SECONDS = 0.1;
+const SLICE_SECONDS = 0.1;
 /** A slice's tokens not used within this long are dropped (they stay counted: under-use, never overshoot), ms. */
 export const SLICE_TTL_MS = 250;
 /** Longest a live lookup waits for a token before 503 COURIER_BUSY, ms. */
-export const LIVE_WAIT_MS = 1_000;
+const LIVE_WAIT_MS = 1_000;
 /** Longest a re-check waits for a token before it is recorded as `rate_limited` and backs off, ms. */
-export const RECHECK_WAIT_MS = 30_000;
+const RECHECK_WAIT_MS = 30_000;
 
 /** Who calls: a live `/v1/track` lookup, or a scheduled re-check (which yields to lookups). */
 export type CallPurpose = "live" | "recheck";
@@ -73,7 +73,7 @@ export function budgetOf(
   };
 }
 
-export function bucketOf(b: Budget): {
+function bucketOf(b: Budget): {
   burst: number;
   paceRate: number;
   paceBurst: number;

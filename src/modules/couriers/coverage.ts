@@ -8,9 +8,9 @@ import { ensureBudgetRows, recheckCallsPerDay, type Budget } from "./budget.ts";
 import { COURIERS } from "./catalogue.ts";
 
 /** How often the followed shipments are counted, by one process for all, ms. */
-export const COUNT_EVERY_MS = 5 * 60_000;
+const COUNT_EVERY_MS = 5 * 60_000;
 /** How often each process reads the counts, ms. */
-export const READ_EVERY_MS = 60_000;
+const READ_EVERY_MS = 60_000;
 
 /** A courier's budget as `/v1/couriers` shows it. */
 export interface BudgetView {

@@ -2,7 +2,7 @@
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 
 /** Longest input considered; longer ones match nothing (no catalogue format is that long). */
-export const MAX_DETECT_LENGTH = 64;
+const MAX_DETECT_LENGTH = 64;
 
 /** The perturbations used to measure how specific a pattern is around `n`. */
 function probes(n: string): string[] {

@@ -62,7 +62,7 @@ export const HealthSummarySchema = T.Object(
   { title: "CourierHealthSummary", description: "Details: GET /v1/couriers/{slug}/health." },
 );
 
-export const CourierSchema = T.Object(
+const CourierSchema = T.Object(
   {
     slug: T.String({ pattern: "^[a-z0-9]+$", examples: ["delhivery"] }),
     name: T.String({ examples: ["Delhivery"] }),

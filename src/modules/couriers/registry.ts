@@ -15,7 +15,7 @@ import { budgetOf as rateBudget, type Budget, type CallPurpose, type CourierBudg
 import { BudgetCoverage, type BudgetView } from "./coverage.ts";
 import type { CourierSimulator } from "./simulator.ts";
 
-export type Availability = "live" | "sandbox" | "unavailable";
+type Availability = "live" | "sandbox" | "unavailable";
 
 export interface LookupResult {
   snapshot: TrackingSnapshot;

@@ -13,7 +13,7 @@ const NO_HEALTH: HealthSummary = { state: "unknown", since: null, success_share_
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
 
 /** Levenshtein distance, capped: returns `max + 1` as soon as it is exceeded. */
-export function editDistance(a: string, b: string, max = 3): number {
+function editDistance(a: string, b: string, max = 3): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {

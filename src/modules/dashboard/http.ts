@@ -66,7 +66,7 @@ export function fileBytes(form: FormBody, name: string): Uint8Array | undefined 
 }
 
 /** Reads at most `limit` bytes of a body, then cancels; throws BodyTooLarge past it (or a larger `Content-Length`). */
-export async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
+async function readBounded(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > limit) throw new BodyTooLarge(limit);
   try {
@@ -107,7 +107,7 @@ function decodeText(bytes: Uint8Array): [string, boolean] {
 }
 
 /** Parses `application/x-www-form-urlencoded` bytes, remembering which fields were unreadable. */
-export function decodeForm(body: Uint8Array): FormBody {
+function decodeForm(body: Uint8Array): FormBody {
   const out: FormBody = {};
   const bad = new Set<string>();
   let start = 0;

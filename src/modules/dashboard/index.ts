@@ -27,8 +27,6 @@ import { webhookAuditRoute } from "./routes/webhook-audit.ts";
 import { defaultPasswordWork, type PasswordWork } from "./service.ts";
 import { messagePage } from "./views/account.ts";
 
-export type { BillingProvider } from "./billing.ts";
-
 /** Content-Security-Policy of every dashboard response: same-origin scripts and styles only, no inline script, no framing. */
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -39,7 +37,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 };
 
 /** Security headers added to every `/dashboard…` response. */
-export function applySecurityHeaders(h: Headers, isAsset: boolean): void {
+function applySecurityHeaders(h: Headers, isAsset: boolean): void {
   // The tracking page preview keeps its own policy: `default-src 'none'` with no script source allows no script at all.
   const own = h.get("content-security-policy");
   if (!own?.startsWith("default-src 'none';") || own.includes("script-src"))

@@ -2,7 +2,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { PASSWORD_MAX_CHARS } from "../accounts/password-policy.ts";
 
-export const EMAIL_MAX = 254;
+const EMAIL_MAX = 254;
 
 /** The sign-up email; the password policy (accounts/password-policy.ts) checks the password. */
 export const SignUpForm = T.Object({

@@ -9,7 +9,7 @@ export interface Outcomes {
   failed: number;
 }
 
-export interface FailingWebhook extends Outcomes {
+interface FailingWebhook extends Outcomes {
   id: string;
   url: string;
   status: string;
@@ -110,7 +110,7 @@ export async function needsAction(db: Db, accountId: string): Promise<NeedsActio
 }
 
 /** Followed shipments flagged stalled (docs/predictions.md, "Stalled shipments"). */
-export async function stalledShipments(db: Db, accountId: string): Promise<number> {
+async function stalledShipments(db: Db, accountId: string): Promise<number> {
   const [r] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(follows)

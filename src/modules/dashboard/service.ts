@@ -9,20 +9,13 @@ import { clearAfterSuccess, refundAttempt, reserveAttempt } from "../accounts/si
 import { VerifyGate } from "./verify-gate.ts";
 import { dummyPasswordHash, verifyPassword } from "../accounts/password.ts";
 
-export {
-  SIGNIN_MAX_FAILURES,
-  SIGNIN_MAX_FAILURES_PER_IP,
-  SIGNIN_SLOW_AFTER,
-  SIGNIN_WINDOW_MS,
-} from "../accounts/signin-throttle.ts";
-
 /** Sign-ups per IP per hour. */
-export const SIGNUP_MAX_PER_IP = 10;
+const SIGNUP_MAX_PER_IP = 10;
 /** The sign-up limit's window, ms (one hour, fixed). */
-export const SIGNUP_WINDOW_MS = 3_600_000;
+const SIGNUP_WINDOW_MS = 3_600_000;
 
 /** Checks a password against an argon2id hash (default {@link verifyPassword}). */
-export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
+type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
 
 /** The process-wide limits on password hashing work the sign-in and sign-up paths share. */
 export interface PasswordWork {
@@ -107,7 +100,7 @@ export interface DayCount {
   failed: number;
 }
 
-export const CHART_DAYS = 14;
+const CHART_DAYS = 14;
 
 /**
  * Deliveries per UTC day enqueued over the last `days` UTC days (today included): `delivered`, `failed` (abandoned,

@@ -15,7 +15,7 @@ import { FollowShipmentsBody, MAX_SHIPMENTS_PER_CALL, type ListShipmentsInput } 
 import { listShipments } from "../shipments/service.ts";
 import type { StatsIndex } from "../predictions/stats.ts";
 
-export const PAGE_ROWS = 50;
+const PAGE_ROWS = 50;
 const STATES: ReadonlySet<string> = new Set(Object.values(WEBHOOK_SPELLING));
 
 /** The page's filters as the merchant gave them (echoed back into the form); `q` is an AWB or a reference. */
@@ -29,7 +29,7 @@ export interface ShipmentFilters {
 }
 
 /** The shipments module's list query for `f`, or null when no shipment can match it (an unknown state, courier or reason). */
-export function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmentsInput; match?: string } | null {
+function listQuery(f: ShipmentFilters, cursor?: string): { q: ListShipmentsInput; match?: string } | null {
   if (f.state && !STATES.has(f.state)) return null;
   if (f.courier && !courierBySlug(f.courier)) return null;
   if (f.reason && !isReasonCode(f.reason)) return null;

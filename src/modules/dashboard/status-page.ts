@@ -21,7 +21,7 @@ const CACHE_CONTROL = "public, max-age=60";
 type StatusDeps = Pick<AppDeps, "db" | "clock" | "config">;
 
 /** What the page shows, read at `nowMs`: every courier's state and 24 hourly slots, and 30 days of incidents. */
-export async function readStatus(
+async function readStatus(
   deps: StatusDeps,
   nowMs: number,
 ): Promise<{ couriers: StatusCourier[]; incidents: IncidentView[] }> {

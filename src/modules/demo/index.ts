@@ -11,7 +11,7 @@ import { trackDemo } from "../tracking/service.ts";
 import { DEMO_LIMIT_PER_HOUR } from "../../domain/limits.ts";
 
 /** The 429 message: where the limit comes from and where to get a key (the dashboard's sign-up page). */
-export const demoLimitMessage = (publicBaseUrl: string) =>
+const demoLimitMessage = (publicBaseUrl: string) =>
   `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`;
 
 /** @param socketAddressOf the client's socket address of a request (http/server.ts); none without a socket */

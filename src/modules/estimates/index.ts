@@ -12,7 +12,7 @@ import { estimateModels, EstimateQuery } from "./model.ts";
 import { estimatesBetween } from "./service.ts";
 
 /** How long a client may reuse an answer, seconds: the statistics' reload period (predictions/stats.ts). */
-export const ESTIMATE_MAX_AGE_S = 300;
+const ESTIMATE_MAX_AGE_S = 300;
 
 /** A strong validator of the exact body: its SHA-256, base64url, quoted (RFC 9110, 8.8.3). */
 const etagOf = (body: string) => `"${new Bun.CryptoHasher("sha256").update(body).digest("base64url").slice(0, 27)}"`;

@@ -68,7 +68,7 @@ const PlaceSchema = T.Object(
   { title: "EstimatePlace" },
 );
 
-export const EstimateSchema = T.Object(
+const EstimateSchema = T.Object(
   {
     courier: T.String({ description: "Courier slug.", examples: ["delhivery"] }),
     date: Day("Most likely delivery day (the median transit time), YYYY-MM-DD in India.", "2026-12-03"),
@@ -89,7 +89,7 @@ export const EstimateSchema = T.Object(
   { title: "Estimate" },
 );
 
-export const EstimateListResponse = T.Object(
+const EstimateListResponse = T.Object(
   {
     success: T.Literal(true),
     data: T.Object({

@@ -9,7 +9,7 @@ import { requireCourier } from "../couriers/service.ts";
 import type { StatsIndex } from "../predictions/stats.ts";
 
 /** How far ahead a ship date may be, days: the holiday list's reach (src/domain/holidays.ts). */
-export const MAX_SHIP_AHEAD_DAYS = 60;
+const MAX_SHIP_AHEAD_DAYS = 60;
 
 export interface EstimateInput {
   origin: string;

@@ -60,7 +60,7 @@ export const RedeliverParams = t.Object({
   }),
 });
 
-export const RecoverBody = t.Object(
+const RecoverBody = t.Object(
   {
     since: Text({
       format: "date-time",
@@ -72,7 +72,7 @@ export const RecoverBody = t.Object(
 );
 
 const EventName = literalUnion(EVENT_TYPES);
-export const EventSchema = T.Object(
+const EventSchema = T.Object(
   {
     id: T.String({
       description: "Stable event id; deliveries carry it in X-Webhook-Event-Id and webhook-id.",
@@ -98,7 +98,7 @@ export const EventListResponse = T.Object(
   { title: "EventList" },
 );
 
-export const RedeliveryResponse = T.Object(
+const RedeliveryResponse = T.Object(
   {
     success: T.Literal(true),
     data: T.Object({
@@ -111,7 +111,7 @@ export const RedeliveryResponse = T.Object(
   { title: "Redelivery" },
 );
 
-export const RecoverResponse = T.Object(
+const RecoverResponse = T.Object(
   { success: T.Literal(true), data: T.Object({ queued: T.Integer({ description: "Deliveries queued again." }) }) },
   { title: "RecoverResult" },
 );

@@ -10,7 +10,7 @@ import { dataFromShipment, isoSecond, type ShipmentRow } from "../webhooks/deliv
 import { dateTimeMs } from "../../http/text.ts";
 
 /** How far back the list reaches (ms): 30 days. */
-export const EVENTS_WINDOW_MS = 30 * 86_400_000;
+const EVENTS_WINDOW_MS = 30 * 86_400_000;
 
 export interface EventsFilter {
   type?: EventType;

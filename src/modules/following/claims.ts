@@ -11,14 +11,14 @@ export interface ClaimedShipment {
   recheck_failures: number;
 }
 
-export const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
+const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   key: "shipment_id",
   failures: "failures",
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
 });
 
 /** The schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"); same rows and statements. */
-export const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
+const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
   key: "shipment_id",
   failures: "failures",
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
@@ -142,11 +142,6 @@ export async function claimDueShipments(
 /** Records a failed re-check (docs/rechecks.md, "Courier failures"); false when `owner` lost the lease. @throws on DB errors. */
 export function recordFailure(db: Db, id: string, owner: string, nextAtMs: number): Promise<boolean> {
   return scheduleQueues.fail(db.$client, id, owner, nextAtMs);
-}
-
-/** Renews `owner`'s leases on `ids` until `leaseUntilMs`; returns the ids renewed. @throws on DB errors. */
-export function renewClaims(db: Db, ids: readonly string[], owner: string, leaseUntilMs: number): Promise<string[]> {
-  return scheduleQueues.renew(db.$client, ids, owner, leaseUntilMs);
 }
 
 /** Gives `owner`'s claimed rows back, due at `nowMs` (ms since the epoch); returns the count. @throws on DB errors. */

@@ -1,8 +1,8 @@
 /** Follows, follower counts and the `recheck_queue` schedule; this module is their one writer (docs/spec-map.md#table-owners). */
-import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
+import { and, eq, inArray, notExists } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { follows, recheckQueue, recheckSchedule, shipments } from "../../db/schema/index.ts";
+import { follows, recheckSchedule, shipments } from "../../db/schema/index.ts";
 import { CONTRACTED_SQL } from "./layout.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Metadata } from "../../domain/follow-data.ts";
@@ -182,42 +182,6 @@ export async function unfollow(db: Db, accountId: string, courier: string, awb: 
     select id from u
   `;
   return rows.length > 0;
-}
-
-/** The account's follows for the dashboard, newest first (≤ 500), optionally by exact `reference` or stalled only. */
-export async function listFollowedShipments(db: Db, accountId: string, reference?: string, stalledOnly = false) {
-  return db
-    .select({
-      courier: shipments.courier,
-      trackingNumber: shipments.trackingNumber,
-      state: shipments.state,
-      mostRecentStatus: shipments.mostRecentStatus,
-      terminal: shipments.terminal,
-      followMode: shipments.followMode,
-      lastCheckedAt: sql<Date | null>`greatest(${shipments.lastCheckedAt}, ${recheckSchedule.checkedAt})`.mapWith(
-        shipments.lastCheckedAt,
-      ),
-      nextCheckAt: sql<Date | null>`coalesce(${recheckSchedule.dueAt}, ${recheckQueue.dueAt})`.mapWith(
-        recheckQueue.dueAt,
-      ),
-      followedAt: follows.createdAt,
-      reference: follows.reference,
-      stalled: sql<boolean>`${shipments.stalledAt} is not null`,
-      predictedDate: sql<string | null>`${shipments.predictedDelivery}->>'date'`,
-    })
-    .from(follows)
-    .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
-    .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
-    .leftJoin(recheckSchedule, eq(recheckSchedule.shipmentId, follows.shipmentId))
-    .where(
-      and(
-        eq(follows.accountId, accountId),
-        reference === undefined ? undefined : eq(follows.reference, reference),
-        stalledOnly ? isNotNull(shipments.stalledAt) : undefined,
-      ),
-    )
-    .orderBy(desc(follows.createdAt))
-    .limit(500);
 }
 
 /** Ids of the shipments the account follows (read before the account is deleted: its follows go with it). */

@@ -1,9 +1,8 @@
-/** The re-check backlog gauge, read per scrape so replicas agree (aggregate with `max`); counters: src/modules/metrics/following.ts. */
+/** The re-check backlog count (bench/recheck.ts); the scrape sets its gauge itself (src/modules/metrics/scrape.ts). Counters: src/modules/metrics/following.ts. */
 import type { Db } from "../../db/client.ts";
-import type { FollowingMetrics } from "../metrics/following.ts";
 import { DUE_BUCKET_SQL } from "./layout.ts";
 
-export { createFollowingMetrics, followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
+export { followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
 
 /** Unclaimed shipments due at `nowMs` (ms) in either schedule, each through its due index. @throws the database's errors. */
 export async function countDue(db: Db, nowMs: number): Promise<number> {
@@ -14,9 +13,4 @@ export async function countDue(db: Db, nowMs: number): Promise<number> {
        where ${db.$client.unsafe(DUE_BUCKET_SQL)} <= date_bin('15 minutes', ${now}::timestamptz, timestamptz '2000-01-01 00:00:00+00')
          and due_at <= ${now} and (lease_until is null or lease_until <= ${now})) as n`;
   return (r?.n as number | undefined) ?? 0;
-}
-
-/** Sets the backlog gauge from the database (call right before rendering). */
-export async function refreshBacklog(m: FollowingMetrics, db: Db, nowMs: number): Promise<void> {
-  m.dueBacklog.set(await countDue(db, nowMs));
 }

@@ -42,7 +42,7 @@ function toStored(c: RawCheckpoint): StoredCheckpoint {
 }
 
 /** Union of two checkpoint lists, de-duplicated, newest first (ties keep the courier's later entry first). */
-export function mergeCheckpoints(
+function mergeCheckpoints(
   known: readonly StoredCheckpoint[],
   incoming: readonly StoredCheckpoint[],
 ): StoredCheckpoint[] {

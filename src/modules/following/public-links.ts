@@ -9,21 +9,21 @@ import type { Db } from "../../db/client.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 
 /** The page path of a token. */
-export const publicPath = (token: string) => `/t/${token}`;
+const publicPath = (token: string) => `/t/${token}`;
 /** Shape of a token: 32 bytes in base64url. */
-export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** SHA-256 hex: the stored lookup key of a token. */
 export const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
 type LinkDeps = Pick<CoreDeps, "db" | "secretsKey" | "config">;
 
 /** The token of a follow's nonce under the account's key. */
-export const tokenOf = (key: Buffer, nonce: string) => createHmac("sha256", key).update(nonce).digest("base64url");
+const tokenOf = (key: Buffer, nonce: string) => createHmac("sha256", key).update(nonce).digest("base64url");
 
 const newNonce = () => randomBytes(16).toString("base64url");
 
 /** Whether the account's public links are on (no settings row: on). */
-export async function linksEnabled(db: Db, accountId: string): Promise<boolean> {
+async function linksEnabled(db: Db, accountId: string): Promise<boolean> {
   const [row] = (await db.$client`
     select public_links_enabled as on from account_branding where account_id = ${accountId}
   `) as unknown as { on: boolean }[];
@@ -131,13 +131,13 @@ export async function publicUrlsByAwb(
   return new Map(rows.map((r) => [r.k, byId.get(r.id) ?? null]));
 }
 
-export interface LinkNonce {
+interface LinkNonce {
   shipmentId: string;
   nonce: string | null;
 }
 
 /** The link nonce of each of the account's follows of `shipmentIds` (ids not followed are absent). */
-export async function linkNonces(db: Db, accountId: string, shipmentIds: readonly string[]): Promise<LinkNonce[]> {
+async function linkNonces(db: Db, accountId: string, shipmentIds: readonly string[]): Promise<LinkNonce[]> {
   return (await db.$client`
     select shipment_id as "shipmentId", public_link_nonce as nonce from follows
     where account_id = ${accountId} and shipment_id = any(${shipmentIds as string[]})
@@ -148,7 +148,7 @@ export async function linkNonces(db: Db, accountId: string, shipmentIds: readonl
  * Stores nonces and token hashes. `onlyUnissued`: only where the follow has none yet (a concurrent issue keeps
  * its own; the caller reads back). Otherwise replaces (a rotation). @returns the shipment ids written
  */
-export async function setLinkNonces(
+async function setLinkNonces(
   db: Db,
   accountId: string,
   rows: readonly { id: string; nonce: string; hash: string }[],

@@ -14,7 +14,7 @@ import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
-export { claimDueShipments, recordFailure, releaseClaims, renewClaims, type ClaimedShipment } from "./claims.ts";
+export { claimDueShipments, releaseClaims } from "./claims.ts";
 export type { RecheckStats } from "./recheck-one.ts";
 
 /** With `services`, re-checks on `deps.db` use its prepared fast-path read (`Services.fetchRead`). */
@@ -181,7 +181,7 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   };
 }
 
-/** Convenience for tests and one-shot use: one runner, one drain. */
+/** One runner, one drain: the production runner, run once. @internal test seam */
 export function runRecheckBatch(deps: RecheckDeps, opts: RecheckOptions = {}): Promise<RecheckStats> {
   return createRecheckRunner(deps, opts).drain();
 }

@@ -30,7 +30,7 @@ export type ShipmentRow = Omit<
   "nextCheckAt" | "leaseUntil" | "leaseOwner" | "recheckFailures" | "historyTail"
 > & { historyTailLength: number };
 /** A stored row as the fast path reads it, with whether the account follows it and whether it is scheduled. */
-export type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
+type FetchRow = ShipmentRow & { following: boolean; queued: boolean };
 
 export interface RecordOptions {
   /** The account to make follow the shipment (a `/v1/track` lookup), if any. */

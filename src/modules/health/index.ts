@@ -6,8 +6,6 @@ import { createReadiness, READINESS_MESSAGE } from "./service.ts";
 import { SERVICE_VERSION } from "../../lib/version.ts";
 import { createLifecycle, type Lifecycle } from "./state.ts";
 
-export { isProbeRequest } from "./state.ts";
-
 export function healthModule(deps: Pick<CoreDeps, "db"> & { lifecycle?: Lifecycle }) {
   const Ok = t.Object({ status: t.Literal("ok") });
   const Live = t.Object({ status: t.Literal("ok"), version: t.String() });

@@ -35,7 +35,7 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
 }
 
 /** Longest a readiness probe waits for the database before it answers 503, ms. */
-export const READINESS_TIMEOUT_MS = 2_000;
+const READINESS_TIMEOUT_MS = 2_000;
 
 export const READINESS_MESSAGE: Record<NonNullable<Readiness["reason"]>, string> = {
   starting: "Not ready: the process is still starting.",

@@ -10,7 +10,7 @@ export interface FollowingMetrics {
   events: Counter<"type">;
   /** Courier failures by courier slug, kind and `retryable` (`false` ones back off a whole re-check interval). */
   courierErrors: Counter<"courier" | "kind" | "retryable">;
-  /** Shipments whose next check is due now (set on scrape by `refreshBacklog`, src/modules/following/metrics.ts). */
+  /** Shipments whose next check is due now (set on each scrape by src/modules/metrics/scrape.ts). */
   dueBacklog: Gauge;
   /** Wall time of one re-check drain (claim → courier calls → record), seconds. */
   drainSeconds: Histogram;

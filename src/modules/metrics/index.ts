@@ -6,7 +6,7 @@ import { AppError } from "../../errors.ts";
 import { renderMetrics } from "./scrape.ts";
 
 /** True when `header` is `Bearer <token>` (constant-time comparison). */
-export function bearerMatches(header: string | null, token: string): boolean {
+function bearerMatches(header: string | null, token: string): boolean {
   const given = Buffer.from(/^Bearer\s+(.+)$/i.exec(header?.trim() ?? "")?.[1] ?? "");
   const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);

@@ -5,7 +5,7 @@ import type { Logger } from "../../lib/log.ts";
 import { serviceRegistry } from "./registry.ts";
 
 /** The re-check backlog gauge, registered by following.ts when loaded; the scrape finds it by name. */
-export const DUE_BACKLOG_METRIC = "courier_tracking_recheck_due_backlog";
+const DUE_BACKLOG_METRIC = "courier_tracking_recheck_due_backlog";
 
 /** Counting stops here: a backlog this large is an alert either way, and the count stays cheap. */
 const COUNT_CAP = 100_000;
@@ -36,7 +36,7 @@ const databaseUp = new Gauge({
  * Sets the database-backed gauges; each predicate matches a queue's due-time index, so a scrape costs the backlog.
  * @throws the driver's error when the database does not answer
  */
-export async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
+async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
   const now = new Date(nowMs).toISOString();
   // Both schedules (docs/rechecks.md, "Layout level 2"); `recheck_schedule`'s due index is its 15-minute bucket.
   const [r] = await db.$client`

@@ -4,7 +4,7 @@ import type { AppDeps } from "../../deps.ts";
 import { sandboxEcho } from "./echo.ts";
 import { convertOpenApi, finishCollection } from "./service.ts";
 
-export const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
+const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
 
 /** The finished OpenAPI document of `app`, passed in by the composition so no module imports the document. */
 export type DocumentOf = (app: AnyElysia) => Record<string, any>;

@@ -8,7 +8,7 @@ import { rebuildTransitStats, type RebuildResult } from "./rebuild.ts";
 import type { TransitStatsCache } from "./stats.ts";
 
 /** Statistics younger than this are not rebuilt by the daily job, ms. */
-export const REBUILD_MIN_AGE_MS = 20 * 3_600_000;
+const REBUILD_MIN_AGE_MS = 20 * 3_600_000;
 
 /**
  * Rebuilds `transit_stats` unless another replica did within {@link REBUILD_MIN_AGE_MS}; null when skipped.

@@ -21,7 +21,7 @@ import {
 import { isTerminal, type ShipmentState } from "../../domain/states.ts";
 
 /** How stale the in-memory copy of `transit_stats` may get, ms. */
-export const STATS_RELOAD_MS = 5 * 60_000;
+const STATS_RELOAD_MS = 5 * 60_000;
 
 /** What a prediction reads of a shipment. */
 export interface PredictionInput {

@@ -21,9 +21,9 @@ export interface Branding {
 /** Largest logo accepted, bytes (decoded): a page budget of 30 KB leaves room for a small logo only. */
 export const MAX_LOGO_BYTES = 16 * 1024;
 /** The page background the accent colour is checked against. */
-export const PAGE_BACKGROUND = "#ffffff";
+const PAGE_BACKGROUND = "#ffffff";
 /** WCAG 2.2 AA minimum contrast for normal text (SC 1.4.3). */
-export const MIN_CONTRAST = 4.5;
+const MIN_CONTRAST = 4.5;
 
 const DEFAULTS: Branding = {
   publicLinksEnabled: true,
@@ -70,7 +70,7 @@ function luminance(hex: string): number {
 }
 
 /** Contrast ratio of two `#rrggbb` colours, 1 to 21 (WCAG 2.2, "contrast ratio"). */
-export function contrastRatio(a: string, b: string): number {
+function contrastRatio(a: string, b: string): number {
   const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
   return (hi! + 0.05) / (lo! + 0.05);
 }

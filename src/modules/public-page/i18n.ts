@@ -3,7 +3,6 @@ import type { ReasonCode } from "../../domain/ndr.ts";
 import type { ShipmentState, SubStatus } from "../../domain/states.ts";
 
 export type Lang = "en" | "hi";
-export const LANGS: readonly Lang[] = ["en", "hi"];
 
 /**
  * The language of a request: `?lang=` when it names one, else the first of `Accept-Language` we have (RFC 9110

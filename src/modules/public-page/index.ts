@@ -13,8 +13,6 @@ import { brandingJson, brandingOf, updateBranding } from "./branding.ts";
 import { brandingModels } from "./model.ts";
 import { cssText, linkOpener } from "./serve.ts";
 
-export { CSS_HREF, PAGE_LIMIT_PER_IP, PAGE_LIMIT_PER_TOKEN, PAGE_MAX_AGE_S } from "./serve.ts";
-
 /** The page routes (no key; limited per address and per token) and the branding API. */
 export function publicPageModule(deps: AppDeps, socketAddressOf: SocketAddressOf = () => undefined) {
   const open = linkOpener(deps, socketAddressOf);

@@ -56,7 +56,7 @@ export type BrandingPatch = typeof BrandingPatchBody.static;
 
 const nullableString = (description: string) => T.Union([T.String(), T.Null()], { description });
 
-export const BrandingResponse = T.Object(
+const BrandingResponse = T.Object(
   {
     success: T.Literal(true),
     data: T.Object({

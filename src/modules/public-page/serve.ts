@@ -11,10 +11,10 @@ import { pageData } from "./service.ts";
 import { accentStyle, messagePage, trackingPage, words } from "./view.ts";
 
 /** Page views per minute per client address (IPv6 per /64), and per token, across replicas. */
-export const PAGE_LIMIT_PER_IP = 120;
+const PAGE_LIMIT_PER_IP = 120;
 export const PAGE_LIMIT_PER_TOKEN = 60;
 /** `max-age` of the page and its JSON, seconds: short, so a rotate or a new scan shows within a minute. */
-export const PAGE_MAX_AGE_S = 60;
+const PAGE_MAX_AGE_S = 60;
 
 const css = Bun.file(new URL("./assets/page.css", import.meta.url));
 export const cssText = await css.text();

@@ -15,9 +15,9 @@ import { type Lang, words } from "./i18n.ts";
 import type { LinkTarget } from "../following/public-links.ts";
 
 /** Zone of the page's times: the destination's. Every Indian courier delivers in India (IST); others show UTC. */
-export const zoneOf = (country: string) => (country === "india" ? "Asia/Kolkata" : "UTC");
+const zoneOf = (country: string) => (country === "india" ? "Asia/Kolkata" : "UTC");
 
-export interface PageCheckpoint {
+interface PageCheckpoint {
   /** UTC instant, ISO 8601. */
   at: string;
   /** The same instant in the destination's zone, `YYYY-MM-DDTHH:mm±hh:mm`. */
@@ -60,7 +60,7 @@ export interface PageData {
  * A hub name cut to its city: the part before `_`, `,`, `(`, ` - ` or `/` ("Mumbai_Andheri_DC (Maharashtra)" →
  * "Mumbai"); a route "Delhi to Mumbai" keeps both cities. Anything that looks like a street line (digits) goes.
  */
-export function cityOf(location: string): string {
+function cityOf(location: string): string {
   return location
     .split(/\s+to\s+/i)
     .map((part) =>

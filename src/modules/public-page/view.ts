@@ -6,7 +6,7 @@ import { type Lang, words } from "./i18n.ts";
 import type { PageData } from "./service.ts";
 
 /** The accent when the account set none: #0b57d0 on white is 6.0:1 (WCAG AA). */
-export const DEFAULT_ACCENT = "#0b57d0";
+const DEFAULT_ACCENT = "#0b57d0";
 
 /** The one inline style (the accent as a custom property) and its CSP hash source. */
 export function accentStyle(accent: string | null): { css: string; source: string } {

@@ -86,7 +86,7 @@ export const FollowShipmentsBody = t.Object(
 );
 export type FollowShipmentsInput = typeof FollowShipmentsBody.static;
 
-export const UpdateShipmentBody = t.Object(
+const UpdateShipmentBody = t.Object(
   {
     reference: t.Optional(
       t.Union([Reference(`The new reference, 1 to ${MAX_REFERENCE_CHARS} characters.`), t.Null()], {
@@ -165,7 +165,7 @@ export const ShipmentParams = t.Object({
 });
 
 /** The follow's own data in answers: `reference` (null when none) and `metadata` (`{}` when none). */
-export const followDataFields = {
+const followDataFields = {
   reference: T.Union([T.String(), T.Null()], { description: "Your reference for this shipment, or null." }),
   metadata: T.Record(T.String(), T.String(), {
     description: "Your key/value pairs for this shipment; `{}` when none.",
@@ -206,7 +206,7 @@ export const FollowShipmentsResponse = T.Object(
   { title: "FollowShipmentsResult" },
 );
 
-export const ShipmentSummarySchema = T.Object(
+const ShipmentSummarySchema = T.Object(
   {
     courier: T.String(),
     tracking_number: T.String(),

@@ -29,7 +29,7 @@ const TrackState = literalUnion(TRACK_STATES, {
   description: `Normalised state (tracking spelling): ${TRACK_STATES.join(", ")}.`,
 });
 
-export const CheckpointSchema = T.Object(
+const CheckpointSchema = T.Object(
   {
     Activity: T.String({ description: "The courier's description of the event." }),
     CheckpointState: TrackState,
@@ -78,7 +78,7 @@ export const TrackingDataSchema = T.Object(
   { title: "TrackingData" },
 );
 
-export const UsageSchema = T.Object(
+const UsageSchema = T.Object(
   {
     used: T.Integer({ description: "Tracking requests this calendar month (UTC), including this one." }),
     quota: T.Integer(),
@@ -136,7 +136,7 @@ export const TRACK_EXAMPLE = {
 };
 
 /** Beside `data` while the courier's API is degraded or down (docs/courier-health.md): the answer may be stale. */
-export const CourierWarningSchema = T.Object(
+const CourierWarningSchema = T.Object(
   {
     state: T.Union([T.Literal("degraded"), T.Literal("down")]),
     since: T.String({ format: "date-time" }),

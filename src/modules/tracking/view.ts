@@ -12,7 +12,7 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 export type TrackingData = Static<typeof TrackingDataSchema>;
 
 /** Seconds with 3 decimals, as text (`"0.412"`). */
-export const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
+const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
 
 type CheckpointView = TrackingData["Checkpoints"][number];
 

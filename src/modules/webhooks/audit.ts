@@ -19,13 +19,13 @@ export type AuditCase = (typeof AUDIT_CASES)[number];
 export const AUDITS_PER_HOUR = 10;
 const HOUR_MS = 3_600_000;
 /** Age of `webhook-timestamp` in the stale case: twice the 5-minute tolerance Standard Webhooks recommends. */
-export const STALE_TIMESTAMP_MS = 10 * 60_000;
-export const RECEIVER_GUIDE = "docs/webhook-receivers.md";
+const STALE_TIMESTAMP_MS = 10 * 60_000;
+const RECEIVER_GUIDE = "docs/webhook-receivers.md";
 
 const SIGNATURE_HEADERS = ["x-service-signature", "webhook-signature"];
 
 /** Per case: the last hop's status (null without an answer, then `error` says why) and whether it is right. */
-export interface AuditCaseResult {
+interface AuditCaseResult {
   case: AuditCase;
   status: number | null;
   verdict: "pass" | "fail";

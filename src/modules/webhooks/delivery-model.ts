@@ -53,7 +53,7 @@ export const AuditReportResponse = T.Object(
   { title: "ReceiverAuditReport" },
 );
 
-export const AttemptSchema = T.Object(
+const AttemptSchema = T.Object(
   {
     attempt: T.Integer(),
     url: T.String({ description: "The URL of this hop (redirects are separate entries)." }),
@@ -68,7 +68,7 @@ export const AttemptSchema = T.Object(
   { title: "DeliveryAttempt" },
 );
 
-export const DeliverySchema = T.Object(
+const DeliverySchema = T.Object(
   {
     id: T.String(),
     event: T.String({ description: "Same as `event_type` (kept for existing readers)." }),

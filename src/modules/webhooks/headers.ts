@@ -66,7 +66,7 @@ export function customHeaderProblems(body: unknown): ValidationItem[] {
 }
 
 /** What the API shows for a value: its first 4 characters then `…••••` from 12 characters on, else `••••`. */
-export function maskHeaderValue(value: string): string {
+function maskHeaderValue(value: string): string {
   return value.length >= 12 ? `${value.slice(0, 4)}…••••` : "••••";
 }
 

@@ -15,16 +15,8 @@ import { WEBHOOK_URL_PATTERN } from "./url.ts";
 import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, MAX_CUSTOM_HEADERS, MAX_HEADER_VALUE_LENGTH } from "./headers.ts";
 import { AuditReportResponse, DeliveryListResponse, EventNameOut, TestFireResponse } from "./delivery-model.ts";
 
-export {
-  AttemptSchema,
-  AuditReportResponse,
-  DeliveryListResponse,
-  DeliverySchema,
-  TestFireResponse,
-} from "./delivery-model.ts";
-
-export const MAX_URL_LENGTH = 2048;
-export const MAX_DESCRIPTION_LENGTH = 500;
+const MAX_URL_LENGTH = 2048;
+const MAX_DESCRIPTION_LENGTH = 500;
 
 const EventName = literalUnion(WEBHOOK_EVENT_TYPES, { description: "An event name." });
 const Mode = t.Union([t.Literal("test"), t.Literal("live")], {
@@ -97,7 +89,7 @@ export const UpdateWebhookBody = t.Object(
 export type UpdateWebhookInput = typeof UpdateWebhookBody.static;
 
 /** Optional; `null` is accepted too (spec: "optional JSON object or null"), and the document says so. */
-export const TestFireBody = t.Optional(
+const TestFireBody = t.Optional(
   t.Union([t.Object({ event: t.Optional(EventName) }, { additionalProperties: false }), t.Null()], {
     description: "Optional (or null). Default event: the webhook's first.",
   }),
@@ -153,7 +145,7 @@ export const DeliveriesQuery = t.Object({
 
 // ---- responses -------------------------------------------------------------------------
 
-export const WebhookSchema = T.Object(
+const WebhookSchema = T.Object(
   {
     id: T.String({ examples: ["wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f"] }),
     url: T.String(),
@@ -173,7 +165,7 @@ export const WebhookSchema = T.Object(
   { title: "Webhook" },
 );
 
-export const CreatedWebhookSchema = T.Object(
+const CreatedWebhookSchema = T.Object(
   {
     ...WebhookSchema.properties,
     secret: T.String({

@@ -138,7 +138,7 @@ interface Target {
 }
 
 /** The plan the account has now and the change waiting for the period end, from the subscription Stripe describes. */
-export function targetOf(
+function targetOf(
   sub: Pick<Stripe.Subscription, "status" | "cancel_at" | "cancel_at_period_end">,
   pricePlan: PlanId,
   current: PlanId,

@@ -10,15 +10,15 @@ import { jsonResponse } from "../../../lib/json.ts";
 
 export const STRIPE_WEBHOOK_PATH = "/billing/stripe/webhook";
 /** Largest body read (the API's request-body limit); Stripe's event payloads are a few KiB. */
-export const STRIPE_WEBHOOK_MAX_BYTES = 64 * 1024;
+const STRIPE_WEBHOOK_MAX_BYTES = 64 * 1024;
 /** Maximum age of a signature timestamp, seconds (Stripe's SDK default; limits replay of a captured request). */
-export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
+const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
 const json = (status: number, body: unknown) => jsonResponse(status, body);
 const fail = (status: number, code: ErrorCode, message: string) => json(status, errorBody(code, message));
 
 /** Reads at most `max` bytes of the body; undefined when it is longer (the rest is never buffered). */
-export async function readBounded(request: Request, max: number): Promise<Uint8Array | undefined> {
+async function readBounded(request: Request, max: number): Promise<Uint8Array | undefined> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];

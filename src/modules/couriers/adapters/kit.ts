@@ -27,8 +27,6 @@ export function asArray<T>(v: T | T[] | undefined | null): T[] {
   return v === undefined || v === null ? [] : Array.isArray(v) ? v : [v];
 }
 
-export const orNull = (v: string): string | null => v || null;
-
 /**
  * The EDD's calendar date, `YYYY-MM-DD`, as written (a naive value read in `zone`); null when unreadable or before
  * 2000 (.NET / SQL Server "no date" placeholders such as `0001-01-01` are not estimates).
@@ -55,11 +53,6 @@ export function tryJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** Parses `text` as JSON of the courier's wire schema. @throws CourierError backend when not JSON or not that shape */
-export function parseWire<S extends TSchema>(courier: string, schema: S, text: string): Static<S> {
-  return checkWire(courier, schema, parseJson(text));
 }
 
 /** Compiled checkers, one per schema (TypeBox's compiler is ~10× faster than `Value.Check` on event lists). */

@@ -3,8 +3,6 @@ import { DateTime, FixedOffsetZone, IANAZone, type Zone } from "luxon";
 
 /** The zone of Indian couriers' naive times (IST, UTC+05:30, no DST). */
 export const IST_ZONE = "Asia/Kolkata";
-/** IST as minutes east of UTC (twins render local times with it). */
-export const IST_OFFSET_MIN = 330;
 
 /** Where a naive wall time is read: an IANA zone name, or a fixed offset in minutes east of UTC. */
 export type CourierZone = string | number;

@@ -99,7 +99,7 @@ export const DONE: Record<string, Flash> = {
   redelivered: { kind: "ok", text: "Redelivery queued: it is sent within seconds and appears below." },
 };
 
-export const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
+const liveAllowed = (s: DashboardSession) => planOf(s.account.plan).live_webhooks;
 export const caller = (s: DashboardSession) => ({ id: s.account.id, plan: s.account.plan });
 
 /** The list, the create and edit forms, and the secret rotation. */

@@ -14,7 +14,7 @@ import { confirmPage, webhookDetailPage } from "../views/webhooks.ts";
 import { caller, DONE, webhookFormRoutes } from "./webhook-forms.ts";
 
 /** Recent deliveries shown per webhook (the attempt log keeps the last 50, docs/webhooks.md). */
-export const RECENT_DELIVERIES = 50;
+const RECENT_DELIVERIES = 50;
 
 /** Flash after a recover: how many deliveries were queued. */
 function recoverFlash(q: Record<string, string | undefined>): Flash | undefined {

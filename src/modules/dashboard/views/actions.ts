@@ -5,7 +5,7 @@ import type { ShipmentAction } from "../../actions/model.ts";
 import { fmtTime, html, type SafeHtml } from "../html.ts";
 import { csrfField, layout, type Flash, type PageSession } from "./layout.ts";
 
-export const ACTION_LABEL: Record<ActionName, string> = {
+const ACTION_LABEL: Record<ActionName, string> = {
   reattempt: "Ask for a re-attempt",
   defer_delivery: "Defer delivery to a date",
   update_consignee: "Correct the consignee's details",

@@ -28,7 +28,7 @@ export interface Flash {
 }
 
 /** A status message announced to screen readers. */
-export function flashBox(f: Flash | undefined): SafeHtml {
+function flashBox(f: Flash | undefined): SafeHtml {
   if (!f) return html``;
   return f.kind === "error"
     ? html`<div class="flash flash-error" role="alert">${f.text}</div>`

@@ -10,9 +10,3 @@ export const stalledBadge = (r: { stalled?: boolean }): SafeHtml | string =>
   r.stalled
     ? html` <span class="badge state-exception" title="No new scan for longer than usual on this lane">stalled</span>`
     : "";
-
-/** The link that narrows the list to stalled shipments, or back. */
-export const stalledFilter = (active: boolean): SafeHtml =>
-  active
-    ? html`<p class="row">Showing stalled shipments only. <a href="/dashboard/shipments">Show all</a></p>`
-    : html`<p class="row"><a href="/dashboard/shipments?stalled=true">Show stalled shipments only</a></p>`;

@@ -12,7 +12,7 @@ import { predictedCell, stalledBadge } from "./predictions.ts";
 const words = (s: string) => s.replace(/_/g, " ");
 
 /** `?q=…&state=…` of the non-empty filters, plus `extra`. */
-export function filterQuery(f: ShipmentFilters, extra: Record<string, string> = {}): string {
+function filterQuery(f: ShipmentFilters, extra: Record<string, string> = {}): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries({ ...f, ...extra })) if (v) p.set(k, v);
   const s = p.toString();

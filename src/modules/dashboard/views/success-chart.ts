@@ -9,7 +9,7 @@ const PAD_T = 22;
 const PLOT = H - PAD_B - PAD_T;
 
 /** `delivered ÷ (delivered + failed)` as `97.5%`, or null for a day without finished deliveries. */
-export function successRate(d: { delivered: number; failed: number }): string | null {
+function successRate(d: { delivered: number; failed: number }): string | null {
   const n = d.delivered + d.failed;
   return n === 0 ? null : `${Math.round((d.delivered / n) * 1000) / 10}%`;
 }

@@ -26,7 +26,7 @@ export type DeliveryView = Awaited<ReturnType<typeof listDeliveries>>["deliverie
 };
 
 /** The failure count as shown: the one that deactivated it, or how far an active live webhook is from that. */
-export function failureText(w: Pick<WebhookView, "failure_count" | "status" | "mode">): string {
+function failureText(w: Pick<WebhookView, "failure_count" | "status" | "mode">): string {
   if (w.status === "deactivated") return `${Math.min(w.failure_count, DEACTIVATE_AFTER)} (deactivated)`;
   return w.mode === "live" ? `${w.failure_count} (${DEACTIVATE_AFTER} deactivates)` : String(w.failure_count);
 }

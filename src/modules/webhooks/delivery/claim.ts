@@ -13,7 +13,7 @@ export const DELIVERIES_CHANNEL = "deliveries";
  * The lease is on the `deliveries` row, proven by its own end; the due time is in `delivery_queue`. Rows are found
  * by (id, created_at), the partition key (docs/webhooks.md, "The worker").
  */
-export const deliveryLeases = defineQueue<never>("deliveries", {
+const deliveryLeases = defineQueue<never>("deliveries", {
   key: "id",
   token: "lease",
   due: null,

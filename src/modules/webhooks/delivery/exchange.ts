@@ -20,7 +20,7 @@ export interface ExchangeRequest {
 }
 
 /** The hop's budget ran out. */
-export class TimeoutError extends Error {
+class TimeoutError extends Error {
   override name = "TimeoutError";
 }
 

@@ -12,7 +12,7 @@ import { exchange } from "./exchange.ts";
 import { ECHO_LOOPBACK_CIDRS, type SandboxEcho } from "../../postman/echo.ts";
 
 /** Response bytes kept for the attempt log (docs/webhooks.md); the rest is never read. */
-export const SNIPPET_BYTES = 2048;
+const SNIPPET_BYTES = 2048;
 /** Redirects followed at most (spec: Delivery rules 1; "at most 5 hops": docs/webhooks.md#delivery). */
 export const MAX_REDIRECTS = 5;
 
@@ -232,7 +232,7 @@ export class WebhookSender {
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_CERT)/;
 
 /** Maps a thrown error to the attempt log's error class (retryable: all of them). */
-export function errorClass(e: unknown, signal?: AbortSignal): string {
+function errorClass(e: unknown, signal?: AbortSignal): string {
   if (signal?.aborted) return "timeout";
   const code = String((e as { code?: unknown })?.code ?? "");
   const causeCode = String((e as { cause?: { code?: unknown } })?.cause?.code ?? "");

@@ -14,7 +14,7 @@ import type { CourierEventData, PayloadData } from "./payload.ts";
 import { deactivationCte } from "../../alerts/record.ts";
 import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
-export { claimDue, releaseLeases, deliveryLeases, DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
+export { claimDue, releaseLeases, DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 
 const LIVE_PLANS = PLANS.filter((p) => p.live_webhooks).map((p) => p.id);
 
@@ -100,7 +100,7 @@ export const outboxEventSink: EventSink = (tx, events) =>
     return rows;
   });
 
-export type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
+type FinalState = "pending" | "delivered" | "abandoned" | "dropped" | "skipped";
 
 export interface Outcome {
   state: FinalState;

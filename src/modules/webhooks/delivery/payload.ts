@@ -25,14 +25,14 @@ import { actionView, SAMPLE_ACTION, ShipmentActionSchema, type ActionRowJson } f
 /** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** "For a test delivery [data.courier] begins with `synthetic-test-`" (spec: Events, Payload table). */
-export const TEST_COURIER_PREFIX = "synthetic-test-";
+const TEST_COURIER_PREFIX = "synthetic-test-";
 
 const WEBHOOK_STATUSES = [...new Set(STATES.map((s) => WEBHOOK_SPELLING[s]))];
 const WebhookStatus = literalUnion(WEBHOOK_STATUSES);
 const nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()]);
 
 /** One checkpoint of a delivery's `data.checkpoints` (the document's `WebhookCheckpoint`). */
-export const WebhookCheckpointSchema = T.Object(
+const WebhookCheckpointSchema = T.Object(
   {
     activity: T.String({ description: "The courier's description of the event." }),
     checkpoint_state: WebhookStatus,
@@ -49,7 +49,7 @@ export const WebhookCheckpointSchema = T.Object(
 );
 
 /** `data` of a delivery: the shipment as it is now (spec: Events, "Payload" table). */
-export const PayloadDataSchema = T.Object({
+const PayloadDataSchema = T.Object({
   tracking_number: T.String(),
   courier: T.String({ description: "Courier slug; for a test delivery it begins with `synthetic-test-`." }),
   reference: nullable(
@@ -120,9 +120,9 @@ export const WebhookPayloadSchema = T.Object(
   },
 );
 
-export type PayloadCheckpoint = Static<typeof WebhookCheckpointSchema>;
+type PayloadCheckpoint = Static<typeof WebhookCheckpointSchema>;
 export type PayloadData = Static<typeof PayloadDataSchema>;
-export type Payload = Static<typeof WebhookPayloadSchema>;
+type Payload = Static<typeof WebhookPayloadSchema>;
 
 /** The shipment columns the payload needs (as `to_jsonb(shipments)` returns them). */
 export interface ShipmentRow {
@@ -159,7 +159,7 @@ export function isoSecond(d: Date | number | string): string {
 // Stored states are ShipmentState values (the store writes nothing else).
 const spell = (s: string) => (WEBHOOK_SPELLING[s as ShipmentState] ?? s) as WebhookSpelling;
 
-export function checkpointsOf(courier: string, stored: readonly StoredCheckpoint[]): PayloadCheckpoint[] {
+function checkpointsOf(courier: string, stored: readonly StoredCheckpoint[]): PayloadCheckpoint[] {
   const name = courierBySlug(courier)?.name ?? courier;
   return [...stored]
     .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))

@@ -8,7 +8,7 @@ import type { Logger } from "../../../lib/log.ts";
 import { claimDue, type ClaimedDelivery } from "./outbox.ts";
 
 /** Rows held waiting for a slot cover this many ms of the attempts' recent finishing rate. */
-export const CLAIM_AHEAD_MS = 50;
+const CLAIM_AHEAD_MS = 50;
 /** The finishing rate is measured over windows of at least this many ms (monotonic clock, see `rateClock`). */
 export const RATE_WINDOW_MS = 100;
 

@@ -3,7 +3,6 @@
  * keyed with the secret text) and Standard Webhooks' `webhook-signature` (standardwebhooks.com, "Signature scheme",
  * keyed with the secret's bytes). Why: docs/events.md#two-signatures-one-secret.
  */
-import { timingSafeEqual } from "node:crypto";
 
 /** HMAC-SHA256 through Bun's hasher: node:crypto's Hmac costs ~3× per call, twice per attempt. */
 const hmac = (key: string | Buffer) => new Bun.CryptoHasher("sha256", key);
@@ -23,13 +22,6 @@ function keyedFor(secret: string) {
 /** The header value for `body` (the exact bytes sent). */
 export function signBody(secret: string, body: Uint8Array | string): string {
   return `sha256=${keyedFor(secret).text.copy().update(body).digest("hex")}`;
-}
-
-/** Constant-time check of a header value against `body`, as a receiver does it. */
-export function verifySignature(secret: string, body: Uint8Array | string, header: string): boolean {
-  const expected = Buffer.from(signBody(secret, body));
-  const got = Buffer.from(header);
-  return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
 /** The key bytes of a `whsec_…` secret: the base64 (or base64url) after the prefix, decoded. */

@@ -43,13 +43,13 @@ export interface WorkerOptions {
 }
 
 /** Pipeline tuning, measured with `bun run bench:deliver` (docs/webhooks.md, "The worker": Refill). */
-export const PREFETCH_FACTOR = 8;
-export const MIN_PREFETCH_FACTOR = 2;
-export const REFILL_FRACTION = 1;
+const PREFETCH_FACTOR = 8;
+const MIN_PREFETCH_FACTOR = 2;
+const REFILL_FRACTION = 1;
 /** Outcomes per record statement at most (one WAL flush for the lot). */
-export const RECORD_BATCH = 500;
+const RECORD_BATCH = 500;
 /** Record statements in flight: one (group commit); two cost PostgreSQL more CPU per delivery. */
-export const RECORD_FLUSHES = 1;
+const RECORD_FLUSHES = 1;
 
 export interface DeliveryWorker {
   /** Subscribes to NOTIFY and claims what is due. Resolves once listening. */
@@ -79,7 +79,7 @@ function skipReason(row: ClaimedDelivery): string | null {
 }
 
 /** Skips the row ({@link skipReason}) or sends one attempt, judged by `afterAttempt` (src/domain/delivery.ts). */
-export async function outcomeOf(
+async function outcomeOf(
   deps: Pick<WorkerDeps, "clock" | "config" | "secretsKey">,
   sender: WebhookSender,
   row: ClaimedDelivery,
@@ -129,7 +129,7 @@ function hostOf(url: string): string | undefined {
 }
 
 /** Log fields of one attempt (docs/logging.md, Delivery lines): never the URL's path, the secret or a body. */
-export function attemptFields(
+function attemptFields(
   row: Pick<ClaimedDelivery, "id" | "webhook_id" | "mode" | "event_type" | "url">,
   outcome: Outcome,
 ): Record<string, unknown> {

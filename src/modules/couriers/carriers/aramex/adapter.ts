@@ -31,12 +31,12 @@ import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpo
 import { AramexDocument, type AramexTrackingResponse, type AramexTrackingResult } from "./wire.ts";
 
 /** `UpdateCode` → state (only SH001 is verified). */
-export const ARAMEX_CODES: StatusTable = {
+const ARAMEX_CODES: StatusTable = {
   SH001: sub(T, "reached_destination"),
 };
 
 /** Aramex wording tried before the common keyword list. */
-export const ARAMEX_TEXT: TextRules = [
+const ARAMEX_TEXT: TextRules = [
   [/record created|shipment (data|information) received|shipment created/i, sub(P, "info_received")],
   [/returned to (the )?(shipper|sender|origin)/i, sub(R, "rto_delivered")],
   [/return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],

@@ -23,7 +23,7 @@ export const AramexResultPair = T.Object({
 });
 
 /** `TrackingResults`: WCF appends a contract hash to the entry name, so it is matched by prefix. */
-export const AramexTrackingResults = T.Record(
+const AramexTrackingResults = T.Record(
   T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"),
   OneOrMany(AramexResultPair),
 );
@@ -41,7 +41,7 @@ export const AramexTrackingResponse = T.Object({
 });
 
 /** A SOAP 1.1 `s:Fault` (WCF sends it with HTTP 500; `<s:Fault/>` parses as ""). */
-export const AramexFault = OrEmpty(T.Object({ faultcode: Opt(XmlText), faultstring: Opt(XmlText) }));
+const AramexFault = OrEmpty(T.Object({ faultcode: Opt(XmlText), faultstring: Opt(XmlText) }));
 
 /** The envelope: its body holds the response or a fault. */
 export const AramexDocument = T.Object({
@@ -52,7 +52,6 @@ export const AramexDocument = T.Object({
 
 export type AramexTrackingResult = Static<typeof AramexTrackingResult>;
 export type AramexResultPair = Static<typeof AramexResultPair>;
-export type AramexTrackingResults = Static<typeof AramexTrackingResults>;
 export type AramexNotification = Static<typeof AramexNotification>;
 export type AramexTrackingResponse = Static<typeof AramexTrackingResponse>;
 export type AramexDocument = Static<typeof AramexDocument>;

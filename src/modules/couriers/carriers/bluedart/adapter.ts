@@ -36,7 +36,7 @@ import { BluedartDocument, type BluedartScan } from "./wire.ts";
 const NOT_ATTEMPT: ReadonlySet<ReasonCode> = new Set(["damaged", "lost", "other"]);
 
 /** Scan text rules, checked first, most specific first (upper-case text). Edit here when Blue Dart wording is confirmed. */
-export const BLUEDART_TEXT: TextRules = [
+const BLUEDART_TEXT: TextRules = [
   [/\bRTO\b.*\bDELIVERED\b|RETURNED TO (SHIPPER|ORIGIN|CONSIGNOR)|SHIPMENT RETURNED/, sub(R, "rto_delivered")],
   [/\bRTO\b|RETURN TO (ORIGIN|SHIPPER)/, sub(E, "rto_in_transit")],
   [/CANCEL/, C],
@@ -54,7 +54,7 @@ export const BLUEDART_TEXT: TextRules = [
  * `StatusType` codes (README.md, "Mapping"). UD ("undelivered": not delivered yet) is deliberately absent: the real
  * sample carries it on every in-progress scan, so a UD scan is told apart by its code or wording ({@link bluedartRule}).
  */
-export const BLUEDART_TYPE: StatusTable = {
+const BLUEDART_TYPE: StatusTable = {
   DL: D,
   RT: sub(E, "rto_in_transit"),
   PU: sub(T, "picked_up"),
@@ -62,7 +62,7 @@ export const BLUEDART_TYPE: StatusTable = {
 };
 
 /** Failed-attempt scan codes (`<ScanCode>-<ScanGroupType>`, reasons.ts): damaged and lost keep their sub-status. */
-export const BLUEDART_CODES: StatusTable = Object.fromEntries(
+const BLUEDART_CODES: StatusTable = Object.fromEntries(
   Object.entries(BLUEDART_NDR_CODES).map(([key, reason]) => [
     key,
     reason === "damaged" || reason === "lost" ? sub(E, reason) : sub(E, "delivery_attempt_failed"),

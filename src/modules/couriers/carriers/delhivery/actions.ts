@@ -36,7 +36,7 @@ export const MAX_DEFER_DAYS = 6;
  * Delhivery's rules as our states: "pending" (StatusType UD, not delivered) is a failed attempt here; the Cancel
  * Order API allows Manifested, In Transit, Pending, Open and Scheduled (not Dispatched: out for delivery).
  */
-export const DELHIVERY_ACTION_RULES: ActionRules = {
+const DELHIVERY_ACTION_RULES: ActionRules = {
   reattempt: { states: ["exception"], subStatuses: ["delivery_attempt_failed"], codes: REATTEMPT_CODES },
   defer_delivery: {
     states: ["exception"],

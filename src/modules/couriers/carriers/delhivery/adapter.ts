@@ -23,7 +23,7 @@ import { delhiveryActions } from "./actions.ts";
 const NDR = [...Object.keys(DELHIVERY_NDR_CODES), "ST-108"];
 
 /** Keys: `TYPE:CODE`, `TYPE:SCAN` (upper-cased), `TYPE`. Damaged, lost and held codes: README.md, "Failed attempts". */
-export const DELHIVERY_STATUS: StatusTable = {
+const DELHIVERY_STATUS: StatusTable = {
   ...Object.fromEntries(NDR.map((c) => [`UD:${c}`, sub(E, "delivery_attempt_failed")])),
   "UD:RT-104": sub(E, "damaged"),
   "UD:DLYRPC-416": sub(E, "held"),
@@ -51,7 +51,7 @@ export const DELHIVERY_STATUS: StatusTable = {
 };
 
 /** `Amritsar_VerkaBypss_I (Punjab)` → `Amritsar, Punjab`; plain names pass through. */
-export function delhiveryPlace(raw: string): string {
+function delhiveryPlace(raw: string): string {
   const m = /^([^_(]+)(?:_[^(]*)?(?:\(([^)]+)\))?\s*$/.exec(raw.trim());
   if (!m) return raw.trim();
   const city = m[1]!.trim();

@@ -50,7 +50,7 @@ const movesOf = (sim: SimContext) => mapOf<Move[]>(sim, "delhivery:moves");
 const uplsOf = (sim: SimContext) => mapOf<{ awb: string; move: Move }>(sim, "delhivery:upl");
 
 /** Whether a new attempt after an action delivers: the digit before the AWB's last is even. */
-export function reattemptDelivers(awb: string): boolean {
+function reattemptDelivers(awb: string): boolean {
   const m = /(\d)\d\D*$/.exec(awb);
   return m ? Number(m[1]) % 2 === 0 : true;
 }

@@ -14,7 +14,7 @@ export const DelhiveryScan = T.Object({
 });
 
 /** The shipment-level `Status`. */
-export const DelhiveryStatus = T.Object({
+const DelhiveryStatus = T.Object({
   Status: Opt(Text),
   StatusType: Opt(Text),
   StatusCode: Opt(Text),
@@ -24,7 +24,7 @@ export const DelhiveryStatus = T.Object({
   RecievedBy: Opt(Text),
 });
 
-export const DelhiveryShipment = T.Object({
+const DelhiveryShipment = T.Object({
   AWB: Opt(Text),
   Origin: Opt(Text),
   Destination: Opt(Text),
@@ -55,7 +55,6 @@ export const DelhiveryResponse = T.Object({
 });
 
 export type DelhiveryScan = Static<typeof DelhiveryScan>;
-export type DelhiveryShipment = Static<typeof DelhiveryShipment>;
 export type DelhiveryResponse = Static<typeof DelhiveryResponse>;
 
 /** `POST /api/p/update` (NDR action, asynchronous): `{data: [{waybill, act, action_data?}]}`; README.md, "NDR actions". */

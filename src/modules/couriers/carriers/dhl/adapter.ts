@@ -35,7 +35,7 @@ import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpo
 import { DhlProblem, DhlTrackResponse, type DhlEvent } from "./wire.ts";
 
 /** `statusCode` → state (`fixtures/SOURCE.md`, "Mapping"). */
-export const DHL_STATUS: StatusTable = {
+const DHL_STATUS: StatusTable = {
   "PRE-TRANSIT": sub(P, "info_received"),
   TRANSIT: T,
   DELIVERED: D,
@@ -44,7 +44,7 @@ export const DHL_STATUS: StatusTable = {
 };
 
 /** Text overrides for what `statusCode` cannot say, tried first; never delivered. */
-export const DHL_TEXT: TextRules = [
+const DHL_TEXT: TextRules = [
   [/\bcancel+ed\b/i, C],
   [/being returned|return(ing)? to (the )?(shipper|sender|origin)|\brto\b/i, sub(E, "rto_initiated")],
   [

@@ -2,7 +2,7 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Any, Opt, Text } from "../../adapters/wire/common.ts";
 
-export const DhlPlace = T.Object({
+const DhlPlace = T.Object({
   address: Opt(T.Object({ addressLocality: Opt(Text), countryCode: Opt(Text), postalCode: Opt(Text) })),
 });
 
@@ -17,7 +17,7 @@ export const DhlEvent = T.Object({
   nextSteps: Opt(Text),
 });
 
-export const DhlShipment = T.Object({
+const DhlShipment = T.Object({
   id: Opt(Text),
   service: Opt(Text),
   origin: Opt(DhlPlace),
@@ -46,6 +46,5 @@ export const DhlTrackResponse = T.Object({ url: Opt(Text), shipments: T.Array(Dh
 export const DhlProblem = T.Object({ title: Opt(Text), detail: Opt(Text), status: Opt(Text), instance: Opt(Text) });
 
 export type DhlEvent = Static<typeof DhlEvent>;
-export type DhlShipment = Static<typeof DhlShipment>;
 export type DhlTrackResponse = Static<typeof DhlTrackResponse>;
 export type DhlProblem = Static<typeof DhlProblem>;

@@ -1,14 +1,11 @@
 /** DTDC JSONCnTrk with a token from `authenticate` (fixtures/SOURCE.md); details: README.md here. */
 import {
-  asArray,
   checkWire,
   validItems,
   checkpoint,
   checkpointsOf,
   newestOf,
-  obj,
   parseJson,
-  parseXml,
   str,
   summary,
   throwForStatus,
@@ -21,7 +18,7 @@ import { accountKey, TokenCache } from "../../adapters/token-cache.ts";
 import { DtdcDetail, DtdcTrackResponse, type DtdcHeader } from "./wire.ts";
 
 /** `strCode` → state (`fixtures/SOURCE.md`, "Mapping"). Edit here when DTDC's code list is confirmed. */
-export const DTDC_STATUS: StatusTable = {
+const DTDC_STATUS: StatusTable = {
   BKD: sub(P, "info_received"),
   OBMD: T,
   IBMD: T,
@@ -35,7 +32,7 @@ export const DTDC_STATUS: StatusTable = {
 };
 
 /** Status/action texts (header `strStatus`, legacy `strAction`), upper-cased. */
-export const DTDC_TEXT: StatusTable = {
+const DTDC_TEXT: StatusTable = {
   BOOKED: sub(P, "info_received"),
   "IN TRANSIT": T,
   DISPATCHED: T,
@@ -116,37 +113,6 @@ export function parseDtdc(text: string, awb: string): TrackingSnapshot {
   };
 }
 
-/**
- * Parses the retired XMLCnTrk.asp document (fixture xmlcntrk-legacy.xml), kept for archived responses.
- * @throws CourierError not_found (`CNTRACK` false), backend (not that document)
- */
-export function parseDtdcLegacyXml(text: string): TrackingSnapshot {
-  const doc = parseXml(text);
-  const cons = obj(obj(doc.DTDCREPLY).CONSIGNMENT);
-  const header = obj(cons.CNHEADER);
-  if (!Object.keys(header).length) throw new CourierError("backend", "dtdc: no CNHEADER");
-  if (str(header.CNTRACK).toUpperCase() !== "TRUE")
-    throw new CourierError("not_found", "dtdc: consignment not tracked");
-  const fields = (node: unknown) =>
-    Object.fromEntries(asArray(obj(node).FIELD as unknown).map((f) => [str(obj(f)["@NAME"]), str(obj(f)["@VALUE"])]));
-  const h = fields(header);
-  const checkpoints = checkpointsOf(asArray(obj(cons.CNBODY).CNACTION as unknown).map(fields), (a) => {
-    const cp = toCheckpoint(a);
-    // A RECEIVED action happens at its destination office; the others at the origin office.
-    if (cp && /^RECEIVED$/i.test(a.strAction ?? "")) cp.location = a.strDestination ?? cp.location;
-    return cp;
-  });
-  const newest = newestOf(checkpoints, "last-listed");
-  return {
-    checkpoints,
-    summary: summaryOf(h, null),
-    originCity: h.strOrigin || null,
-    destinationCity: h.strDestination || null,
-    podUrl: null,
-    remark: newest?.remark ?? null,
-  };
-}
-
 const tokens = new TokenCache(async (ctx) => ({ token: await authenticate(ctx) }));
 
 /**
@@ -181,7 +147,7 @@ async function trackCall(awb: string, token: string, ctx: AdapterContext) {
   });
 }
 
-/** Forgets every cached DTDC token (tests). */
+/** Forgets every cached DTDC token. @internal test seam */
 export function clearDtdcTokens(): void {
   tokens.clear();
 }

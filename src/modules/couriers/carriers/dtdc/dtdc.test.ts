@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc, parseDtdcLegacyXml } from "./adapter.ts";
+import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc } from "./adapter.ts";
 import { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
@@ -60,22 +60,6 @@ describe("DTDC samples", () => {
 
   test("dtdc/jsoncntrk-error-401.json → auth", () => {
     expect(kindOf(() => parseDtdc(sample("dtdc/jsoncntrk-error-401.json"), "B32242001"))).toBe("auth");
-  });
-
-  test("dtdc/xmlcntrk-legacy.xml (real, retired API): 5 actions, header delivered 12-06-2012 12:10", () => {
-    const snap = parseDtdcLegacyXml(sample("dtdc/xmlcntrk-legacy.xml"));
-    expect(snap.checkpoints).toHaveLength(5);
-    const n = newest(snap.checkpoints);
-    expect(n).toMatchObject({
-      state: "out_for_delivery",
-      localDate: "2009-07-09",
-      localTime: "00:00",
-      rawCode: null,
-      rawStatus: "OUT FOR DELIVERY",
-    });
-    expect(snap.checkpoints.find((c) => c.rawStatus === "RECEIVED")!.location).toBe("PUNE APEX, PUNE");
-    expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "DELIVERED", at: "2012-06-12T06:40:00.000Z" });
-    expect([snap.destinationCity, snap.podUrl]).toEqual(["PUNE", null]);
   });
 
   test.each([

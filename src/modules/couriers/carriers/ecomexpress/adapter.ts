@@ -17,12 +17,12 @@ import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpo
 import { EcomDocument, type EcomScan } from "./wire.ts";
 
 /** `reason_code_number` → state. Only 999 is documented (unverified); add codes here as they are confirmed. */
-export const ECOM_CODE: StatusTable = {
+const ECOM_CODE: StatusTable = {
   "999": D,
 };
 
 /** Status text (upper-cased, exact) → state. Wording from public parser code; unverified. */
-export const ECOM_TEXT: StatusTable = {
+const ECOM_TEXT: StatusTable = {
   "SOFT DATA UPLOADED": sub(P, "info_received"),
   "SHIPMENT PICKED UP": sub(T, "picked_up"),
   "PICKUP DONE": sub(T, "picked_up"),

@@ -16,7 +16,7 @@ export const EcomAwbField = T.Object({
   object: Opt(OneOrMany(EcomScan)),
 });
 
-export const EcomAwb = T.Object({ "@pk": Opt(XmlText), "@model": Opt(XmlText), field: Opt(OneOrMany(EcomAwbField)) });
+const EcomAwb = T.Object({ "@pk": Opt(XmlText), "@model": Opt(XmlText), field: Opt(OneOrMany(EcomAwbField)) });
 
 /** The document; an unknown AWB is an `ecomexpress-objects` without objects. */
 export const EcomDocument = T.Object({
@@ -26,5 +26,4 @@ export const EcomDocument = T.Object({
 export type EcomField = Static<typeof EcomField>;
 export type EcomScan = Static<typeof EcomScan>;
 export type EcomAwbField = Static<typeof EcomAwbField>;
-export type EcomAwb = Static<typeof EcomAwb>;
 export type EcomDocument = Static<typeof EcomDocument>;

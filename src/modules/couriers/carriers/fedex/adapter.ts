@@ -39,7 +39,7 @@ import {
 } from "./wire.ts";
 
 /** FedEx status/event codes → state (`fixtures/SOURCE.md`, "Mapping"). */
-export const FEDEX_STATUS: StatusTable = {
+const FEDEX_STATUS: StatusTable = {
   OC: sub(P, "info_received"),
   IN: sub(P, "info_received"), // derived "Label created"
   EP: P,
@@ -157,7 +157,7 @@ export function fedexEstimate(r: FedexTrackResult): string | null {
 const newestAt = (cps: RawCheckpoint[]) => cps.reduce((a, c) => (c.at > a ? c.at : a), "");
 
 /** Classifies a FedEx error code (per number or whole request). */
-export function fedexErrorKind(code: string): "not_found" | "invalid_number" | "auth" | "backend" {
+function fedexErrorKind(code: string): "not_found" | "invalid_number" | "auth" | "backend" {
   if (/NOTFOUND|NOT\.FOUND/i.test(code) && /TRACKING/i.test(code)) return "not_found";
   if (/TRACKINGNUMBER\.(EMPTY|INVALID)|TRACKING\.INVALID|INVALID\.INPUT/i.test(code)) return "invalid_number";
   if (/NOT\.AUTHORIZED|UNAUTHORIZED|LOGIN\.REAUTHENTICATE|INVALID\.TOKEN/i.test(code)) return "auth";
@@ -231,11 +231,8 @@ const tokens = new TokenCache(async (ctx) => {
   return readTokenResponse("fedex", res.status, res.text);
 });
 
-/** The process-wide FedEx token cache (exported for tests). */
-export const fedexTokens = tokens;
-
 /** The documented request body for one number (`track-request.json`). */
-export function fedexRequestBody(awb: string): string {
+function fedexRequestBody(awb: string): string {
   return JSON.stringify({
     trackingInfo: [{ trackingNumberInfo: { trackingNumber: awb } }],
     includeDetailedScans: true,

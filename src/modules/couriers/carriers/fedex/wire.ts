@@ -13,7 +13,7 @@ export const FedexAddress = T.Object({
 });
 
 /** `{code, message}`: per number in `trackResults[].error`, per request in `errors[]`. */
-export const FedexError = T.Object({ code: Opt(Text), message: Opt(Text) });
+const FedexError = T.Object({ code: Opt(Text), message: Opt(Text) });
 
 export const FedexScanEvent = T.Object({
   date: Opt(Text),
@@ -27,7 +27,7 @@ export const FedexScanEvent = T.Object({
   derivedStatus: Opt(Text),
 });
 
-export const FedexStatusDetail = T.Object({
+const FedexStatusDetail = T.Object({
   code: Opt(Text),
   derivedCode: Opt(Text),
   statusByLocale: Opt(Text),

@@ -20,7 +20,7 @@ import { asyncPollDelayMs } from "../../../../domain/limits.ts";
 import { Track17Envelope, type Track17Event } from "./wire.ts";
 
 /** 17TRACK `status`, `sub_status` and event `stage` → state (`fixtures/SOURCE.md`). */
-export const TRACK17_STATUS: StatusTable = {
+const TRACK17_STATUS: StatusTable = {
   NotFound: P,
   InfoReceived: sub(P, "info_received"),
   InTransit: T,
@@ -163,7 +163,7 @@ export function parseTrack17(text: string, awb: string): Track17Outcome {
 }
 
 /** The register/gettrackinfo body for one number. */
-export function track17Body(awb: string, carrier: number | undefined): string {
+function track17Body(awb: string, carrier: number | undefined): string {
   return JSON.stringify([carrier ? { number: awb, carrier } : { number: awb }]);
 }
 

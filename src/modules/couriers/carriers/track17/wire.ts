@@ -21,7 +21,7 @@ export const Track17Event = T.Object({
   address: OptNull(Track17Address),
 });
 
-export const Track17Provider = T.Object({
+const Track17Provider = T.Object({
   provider: Opt(Any),
   service_type: Opt(Text),
   latest_sync_status: Opt(Text),
@@ -65,7 +65,7 @@ export const Track17Accepted = T.Object({
   track_info: OptNull(Track17TrackInfo),
 });
 
-export const Track17Error = T.Object({ code: Opt(Text), message: Opt(Text) });
+const Track17Error = T.Object({ code: Opt(Text), message: Opt(Text) });
 
 export const Track17Rejected = T.Object({ number: Opt(Text), tag: Opt(Text), error: Opt(Track17Error) });
 

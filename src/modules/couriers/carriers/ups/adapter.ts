@@ -36,7 +36,7 @@ import { UpsTrackResponse, type UpsActivity, type UpsAddress, type UpsPackage, t
 const codes = (list: string[], rule: StatusRule) => Object.fromEntries(list.map((c) => [c, rule]));
 
 /** 3-digit activity `statusCode` → state (`fixtures/SOURCE.md`, "Mapping"). */
-export const UPS_STATUS_CODE: StatusTable = {
+const UPS_STATUS_CODE: StatusTable = {
   "003": sub(P, "info_received"),
   ...codes(["005", "010", "025", "039", "047"], T),
   ...codes(["006", "021", "037", "072", "089", "091"], O),
@@ -48,7 +48,7 @@ export const UPS_STATUS_CODE: StatusTable = {
 };
 
 /** Activity `status.type` → state (`fixtures/SOURCE.md`, "Mapping"). */
-export const UPS_TYPE: StatusTable = {
+const UPS_TYPE: StatusTable = {
   M: sub(P, "info_received"),
   MV: C,
   I: T,
@@ -76,7 +76,7 @@ function place(a: UpsAddress): string {
 }
 
 /** UPS `YYYYMMDD` + `HHMMSS` local time (never DTDC's DDMMYYYY, so not `parseNaive`). */
-export function parseUpsTime(date: string, time: string): LocalTime | undefined {
+function parseUpsTime(date: string, time: string): LocalTime | undefined {
   const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
   const t = /^(\d{2})(\d{2})(\d{2})?$/.exec(time) ?? (time ? null : ["", "0", "0", "0"]);
   if (!d || !t) return undefined;
@@ -179,9 +179,6 @@ const tokens = new TokenCache(async (ctx) => {
   });
   return readTokenResponse("ups", res.status, res.text);
 });
-
-/** The process-wide UPS token cache (exported for tests). */
-export const upsTokens = tokens;
 
 /** Value of the `transactionSrc` header (UPS: identifies the calling application). */
 export const UPS_TRANSACTION_SRC = "courier-tracking-api";

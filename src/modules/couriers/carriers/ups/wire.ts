@@ -29,7 +29,7 @@ export const UpsActivity = T.Object({
 });
 
 /** `{code, message}` of `response.errors[]` and `shipment[].warnings[]`. */
-export const UpsMessage = T.Object({ code: Opt(Text), message: Opt(Text) });
+const UpsMessage = T.Object({ code: Opt(Text), message: Opt(Text) });
 
 export const UpsPackage = T.Object({
   trackingNumber: Opt(Text),

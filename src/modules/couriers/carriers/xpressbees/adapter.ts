@@ -19,7 +19,7 @@ import { accountKey, TokenCache } from "../../adapters/token-cache.ts";
 import { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire.ts";
 
 /** Raw Xpressbees status codes → state. Verified via Shiprocket: DRC…DLVD; the rest unverified. */
-export const XPRESSBEES_STATUS: StatusTable = {
+const XPRESSBEES_STATUS: StatusTable = {
   DRC: sub(P, "info_received"),
   OFP: P,
   PUD: sub(T, "picked_up"),
@@ -136,7 +136,7 @@ function trackCall(awb: string, token: string, ctx: AdapterContext) {
   });
 }
 
-/** Forgets every cached Xpressbees token (tests). */
+/** Forgets every cached Xpressbees token. @internal test seam */
 export function clearXpressbeesTokens(): void {
   tokens.clear();
 }

@@ -6,7 +6,7 @@ import type { Twin } from "../../../../sandbox/twin.ts";
 import { issuedTokens } from "../../../../sandbox/tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
-export const TOKEN_TTL_MS = 24 * 3_600_000;
+const TOKEN_TTL_MS = 24 * 3_600_000;
 
 const RENDER: Record<SimEventKind, { code: string; message: string; status: string }> = {
   manifested: { code: "DRC", message: "Pending Manifest Data Received", status: "data received" },
