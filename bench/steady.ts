@@ -526,7 +526,9 @@ async function run(url: string) {
       `    by relation, change, 30 checkpoints, per re-check (B of WAL, of it page images, page images): ${fmt(br.records, 1)} records, ${fmt(br.overhead)} B headers and commits`,
     );
     for (const x of br.relations)
-      log(`      ${x.rel.padEnd(48)} ${fmt(x.bytes).padStart(7)} ${fmt(x.fpi).padStart(7)} ${fmt(x.images, 2).padStart(6)}`);
+      log(
+        `      ${x.rel.padEnd(48)} ${fmt(x.bytes).padStart(7)} ${fmt(x.fpi).padStart(7)} ${fmt(x.images, 2).padStart(6)}`,
+      );
     log(
       `  delivery (claim + attempt + outcome):   ${fmt(w.delivery.perDelivery)} B (${fmt(w.delivery.fpiShare * 100)} % FPI)`,
     );
