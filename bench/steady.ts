@@ -113,18 +113,27 @@ async function walBetween(sql: Sql, from: string, to: string) {
   return { bytes: Number(d!.b), fpiShare: Number(rows[0]!.fpi) / Math.max(1, Number(rows[0]!.total)) };
 }
 
-/** WAL block bytes (full-page images + block data) by relation between two positions, partitions summed by parent. */
-async function walByRelation(sql: Sql, from: string, to: string, per: number): Promise<string> {
-  const rows = await sql<{ rel: string; bytes: number }[]>`
+/**
+ * WAL block references by relation between two positions (pg_walinspect), partitions summed by parent: per
+ * re-check, the block bytes (full-page images + block data), the page images' bytes and their count.
+ */
+async function walByRelation(sql: Sql, from: string, to: string, per: number) {
+  const rows = await sql<{ rel: string; bytes: number; fpi: number; images: number }[]>`
     select regexp_replace(coalesce(c.relname, 'other'), '_p\d{8}', '') as rel,
-      sum(b.block_fpi_length + b.block_data_length)::float8 as bytes
+      sum(b.block_fpi_length + b.block_data_length)::float8 as bytes, sum(b.block_fpi_length)::float8 as fpi,
+      count(*) filter (where b.block_fpi_length > 0)::float8 as images
     from pg_get_wal_block_info(${from}::pg_lsn, ${to}::pg_lsn, false) b
     left join pg_class c on c.relfilenode = b.relfilenode and c.relfilenode <> 0
     group by 1 order by 2 desc`;
-  return rows
-    .filter((r) => Number(r.bytes) / per >= 100)
-    .map((r) => `${r.rel} ${fmt(Number(r.bytes) / per)}`)
-    .join(", ");
+  const [r] = await sql`
+    select count(*)::float8 as records, coalesce(sum(record_length), 0)::float8 as bytes
+    from pg_get_wal_records_info(${from}::pg_lsn, ${to}::pg_lsn)`;
+  const relations = rows
+    .map((x) => ({ rel: x.rel, bytes: x.bytes / per, fpi: x.fpi / per, images: x.images / per }))
+    .filter((x) => x.bytes >= 20);
+  const blocks = rows.reduce((a, x) => a + Number(x.bytes), 0) / per;
+  // What is not block data: record headers and block references, commit records, padding.
+  return { relations, records: Number(r!.records) / per, overhead: Number(r!.bytes) / per - blocks };
 }
 
 /** Buffers (hit + read) every statement of this database used since the last reset. */
@@ -512,7 +521,14 @@ async function run(url: string) {
     log(
       `  re-check, change, 1–40 checkpoints:      ${fmt(w.changedAny.perRecheck)} B (${fmt(w.changedAny.fpiShare * 100)} % FPI)`,
     );
-    log(`    by relation, change, 30 checkpoints (B per re-check): ${w.changed30.byRelation}`);
+    const br = w.changed30.byRelation;
+    log(
+      `    by relation, change, 30 checkpoints, per re-check (B of WAL, of it page images, page images): ${fmt(br.records, 1)} records, ${fmt(br.overhead)} B headers and commits`,
+    );
+    for (const x of br.relations)
+      log(
+        `      ${x.rel.padEnd(48)} ${fmt(x.bytes).padStart(7)} ${fmt(x.fpi).padStart(7)} ${fmt(x.images, 2).padStart(6)}`,
+      );
     log(
       `  delivery (claim + attempt + outcome):   ${fmt(w.delivery.perDelivery)} B (${fmt(w.delivery.fpiShare * 100)} % FPI)`,
     );
@@ -540,6 +556,10 @@ async function run(url: string) {
     bytes_per_shipment: Math.round(bytesPerShipment),
     bytes_per_shipment_by_table: Object.fromEntries(Object.entries(perShipment).map(([k, x]) => [k, Math.round(x)])),
     hot_share: hot.unchanged.hot,
+    hot_share_changed: hot.changedAny.hot,
+    wal_changed_by_relation: Object.fromEntries(
+      base.changed30.byRelation.relations.map((x) => [x.rel, { bytes: Math.round(x.bytes), fpi: Math.round(x.fpi) }]),
+    ),
   };
   if (args.json) console.log(JSON.stringify(figures));
 }
