@@ -43,7 +43,7 @@ const KEY_REUSED_EXAMPLE = {
  */
 export function exampleIdempotencyKey(operationId: string): string {
   const h = createHash("sha256").update(operationId).digest("hex");
-  const variant = "89ab"[Number.parseInt(h[16]!, 16) & 3];
+  const variant = "89ab"[Number.parseInt(h.slice(16, 17), 16) & 3];
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
