@@ -5,8 +5,7 @@ import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } 
 import { codesIn, errorSchema } from "./errors.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/delivery/payload.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({
