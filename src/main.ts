@@ -59,7 +59,7 @@ if (
   })
 )
   log.info("traces on", {
-    collector: new URL(config.otelExporterOtlpEndpoint!).host,
+    collector: config.otelExporterOtlpEndpoint ? new URL(config.otelExporterOtlpEndpoint).host : null,
     service_name: config.otelServiceName,
     service_version: SERVICE_VERSION,
   });
@@ -158,9 +158,10 @@ async function start(): Promise<void> {
       );
   }
 
-  if (config.adminPort !== undefined) {
-    running.admin = listenOrExplain({ port: config.adminPort, host: config.adminHost, variable: "ADMIN_PORT" }, () =>
-      startAdminServer(deps, { host: config.adminHost, port: config.adminPort!, lifecycle }),
+  const adminPort = config.adminPort;
+  if (adminPort !== undefined) {
+    running.admin = listenOrExplain({ port: adminPort, host: config.adminHost, variable: "ADMIN_PORT" }, () =>
+      startAdminServer(deps, { host: config.adminHost, port: adminPort, lifecycle }),
     );
     log.info(`internal port on http://${config.adminHost}:${running.admin.port}`, {
       serves: ["/healthz", "/readyz", "/metrics"],

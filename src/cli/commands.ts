@@ -133,13 +133,17 @@ const COMMANDS: Record<string, Command> = {
       await settleRequestsFor(tx, acc.id, plan);
       return setPlan(tx, acc.id, plan);
     });
-    return accountView(updated!);
+    // The account was deleted between the lookup and the update.
+    if (!updated) throw new UsageError("no account with that email or id");
+    return accountView(updated);
   },
   async "set-status"(db, a) {
     const acc = await accountOf(db, a);
     const s = need(flag(a, "status") ?? secondArg(a), "--status");
     if (s !== "active" && s !== "needs_attention") throw new UsageError("--status must be active or needs_attention");
-    return accountView((await setStatus(db, acc.id, s as AccountStatus))!);
+    const updated = await setStatus(db, acc.id, s as AccountStatus);
+    if (!updated) throw new UsageError("no account with that email or id");
+    return accountView(updated);
   },
   async "set-usage"(db, a, nowMs) {
     const acc = await accountOf(db, a);

@@ -51,16 +51,17 @@ export type { ConfigProblem } from "./problems.ts";
 /** A configuration that cannot start the service; `problems` lists every bad variable, so all are fixed in one go. */
 export class ConfigError extends Error {
   readonly problems: ConfigProblem[];
+  /** The first bad variable. */
+  readonly variable: string;
   constructor(variable: string, detail: string, more: ConfigProblem[] = []) {
     const problems = [{ variable, detail }, ...more];
     super(`invalid configuration: ${problems.map((p) => `${p.variable} ${p.detail}`).join("; ")}`);
     this.problems = problems;
-  }
-  get variable(): string {
-    return this.problems[0]!.variable;
+    this.variable = variable;
   }
   static throwIfAny(problems: ConfigProblem[]): void {
-    if (problems.length) throw new ConfigError(problems[0]!.variable, problems[0]!.detail, problems.slice(1));
+    const [first, ...more] = problems;
+    if (first) throw new ConfigError(first.variable, first.detail, more);
   }
 }
 
@@ -143,7 +144,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   } catch (err) {
     problems.push({ variable: "COURIER_RATE_LIMITS", detail: (err as Error).message });
   }
-  for (const id of s.sandboxDegrade.map((e) => e.split(":")[0]!))
+  for (const id of s.sandboxDegrade.map((e) => e.split(":")[0] ?? e))
     if (!COURIER_BACKENDS.some((b) => b === id))
       problems.push({ variable: "SANDBOX_DEGRADE", detail: `${id} is not a courier backend` });
   ConfigError.throwIfAny(problems);
@@ -171,9 +172,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 /** The billing provider: `sandbox` only for the self-contained start, else `manual` (sandbox+live refused). */
 function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: ConfigProblem[]): BillingConfig {
   const provider = s.billingProvider ?? (courierMode === "sandbox" && !s.databaseUrl ? "sandbox" : "manual");
-  const refuse = (variable: string, detail: string): BillingConfig => (
-    problems.push({ variable, detail }), { provider: "manual" }
-  );
+  const refuse = (variable: string, detail: string): BillingConfig => {
+    problems.push({ variable, detail });
+    return { provider: "manual" };
+  };
   if (provider === "sandbox" && courierMode !== "sandbox")
     return refuse(
       "BILLING_PROVIDER",

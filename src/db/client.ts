@@ -183,8 +183,8 @@ async function importEmbeddedPostgres() {
   } catch {
     throw new Error("embedded PostgreSQL is not installed in this build; set DATABASE_URL");
   }
-  for (const ev of EXIT_HOOK_EVENTS)
-    for (const l of process.listeners(ev as NodeJS.Signals)) if (!before.get(ev)!.has(l)) process.removeListener(ev, l);
+  for (const [ev, had] of before)
+    for (const l of process.listeners(ev as NodeJS.Signals)) if (!had.has(l)) process.removeListener(ev, l);
   return mod.default;
 }
 

@@ -10,23 +10,26 @@ export interface Fragment {
 const isFragment = (v: unknown): v is Fragment =>
   typeof v === "object" && v !== null && "strings" in v && "values" in v && !Array.isArray(v);
 
-/** A fragment from a template; a value that is itself a {@link Fragment} is spliced in, any other is a parameter. */
+/**
+ * A fragment from a template; a value that is itself a {@link Fragment} is spliced in, any other is a parameter.
+ * A template (and a fragment) has one more string than values, so the `?? ""` below never applies.
+ */
 export function frag(strings: TemplateStringsArray | readonly string[], ...values: unknown[]): Fragment {
-  const out = [strings[0]!];
+  const out = [strings[0] ?? ""];
   const vals: unknown[] = [];
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (isFragment(v)) {
-      out[out.length - 1] += v.strings[0]!;
+      out[out.length - 1] += v.strings[0] ?? "";
       for (let j = 0; j < v.values.length; j++) {
         vals.push(v.values[j]);
-        out.push(v.strings[j + 1]!);
+        out.push(v.strings[j + 1] ?? "");
       }
     } else {
       vals.push(v);
       out.push("");
     }
-    out[out.length - 1] += strings[i + 1]!;
+    out[out.length - 1] += strings[i + 1] ?? "";
   }
   return { strings: out, values: vals };
 }

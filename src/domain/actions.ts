@@ -88,7 +88,7 @@ export function checkEligibility(rules: ActionRules | null, i: EligibilityInput)
     };
   if (
     !rule.states.includes(i.state) ||
-    (rule.subStatuses && !rule.subStatuses.includes(i.subStatus!)) ||
+    (rule.subStatuses && !(i.subStatus && rule.subStatuses.includes(i.subStatus))) ||
     (i.subStatus && rule.notSubStatuses?.includes(i.subStatus))
   )
     return {

@@ -74,14 +74,15 @@ export function quantileMs(latency: readonly number[], q: number): number | null
   for (let i = 0; i < latency.length; i++) {
     const n = latency[i] ?? 0;
     if (n > 0 && seen + n >= rank) {
-      const lo = i === 0 ? 0 : LATENCY_BUCKETS_MS[i - 1]!;
+      const lo = LATENCY_BUCKETS_MS[i - 1] ?? 0;
       const hi = LATENCY_BUCKETS_MS[i];
       if (hi === undefined) return lo;
       return Math.round(lo + ((hi - lo) * (rank - seen)) / n);
     }
     seen += n;
   }
-  return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1]!;
+  // Not reached for q ≤ 1: the loop's `seen` ends at `total`.
+  return LATENCY_BUCKETS_MS.at(-1) ?? null;
 }
 
 const share = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 10_000) / 10_000);

@@ -26,3 +26,13 @@ export function ddMonYyyy(isoDate: string): string {
 export function toSpecTime(localTime: string | null | undefined): string {
   return (localTime ?? "").slice(0, 5);
 }
+
+/** The earlier of two `YYYY-MM-DD` days (their text order is calendar order). */
+export function earlierDay(a: string, b: string): string {
+  return a < b ? a : b;
+}
+
+/** The later of two `YYYY-MM-DD` days. */
+export function laterDay(a: string, b: string): string {
+  return a > b ? a : b;
+}

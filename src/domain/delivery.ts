@@ -17,7 +17,9 @@ export const DEACTIVATE_AFTER_FAILURES = 20;
 
 /** Seconds to wait after attempt `attempt` (1-based) failed; the schedule's last entry for any later attempt. */
 export function backoffAfter(attempt: number, schedule: readonly number[] = RETRY_SCHEDULE_SECONDS): number {
-  return schedule[Math.min(Math.max(attempt, 1), schedule.length) - 1]!;
+  const seconds = schedule[Math.min(Math.max(attempt, 1), schedule.length) - 1];
+  if (seconds === undefined) throw new Error("internal: the retry schedule is empty");
+  return seconds;
 }
 
 /** Whether a failed attempt `attempt` (1-based) was the last one allowed: the delivery is then abandoned. */

@@ -2,6 +2,7 @@
  * The pre-purchase delivery estimate (docs/predictions.md, "Estimates"): a transit distribution read from the
  * ship date, on a clock that stops on the courier's non-working days (Sundays and holidays, `holidays.ts`).
  */
+import { earlierDay, laterDay } from "./dates.ts";
 import { isWorkingDay, nextWorkingDay } from "./holidays.ts";
 import { localDay, MIN_SAMPLES, type Basis, type TransitStat } from "./predictions.ts";
 
@@ -53,8 +54,8 @@ export function estimateDelivery(stat: TransitStat | undefined, shipDate: string
   const latest = advanceWorking(start, stat.transitP90);
   return {
     date,
-    earliest: earliest < date ? earliest : date,
-    latest: latest > date ? latest : date,
+    earliest: earlierDay(earliest, date),
+    latest: laterDay(latest, date),
     basis: stat.basis,
     sample_size: stat.transitCount,
     pickup_date: pickup,

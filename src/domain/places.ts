@@ -64,7 +64,7 @@ export const CITY_PATTERN = /^[\p{L}][\p{L}\p{M} .'-]{1,59}$/u;
  * punctuation dropped, spaces collapsed, then {@link CITY_ALIASES}; null when nothing is left.
  */
 export function canonicalCity(raw: string | null | undefined): string | null {
-  const head = (raw ?? "").split(/[,_(]/)[0]!;
+  const head = (raw ?? "").split(/[,_(]/)[0] ?? "";
   const k = head
     .normalize("NFKD")
     .replace(/\p{M}/gu, "")

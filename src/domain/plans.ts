@@ -13,15 +13,17 @@ export interface Plan {
   price_inr_per_month: number;
 }
 
+const FREE: Plan = {
+  id: "free",
+  name: "Free",
+  monthly_quota: 100,
+  rate_limit_per_minute: 10,
+  live_webhooks: false,
+  price_inr_per_month: 0,
+};
+
 export const PLANS: readonly Plan[] = [
-  {
-    id: "free",
-    name: "Free",
-    monthly_quota: 100,
-    rate_limit_per_minute: 10,
-    live_webhooks: false,
-    price_inr_per_month: 0,
-  },
+  FREE,
   {
     id: "starter",
     name: "Starter",
@@ -63,7 +65,7 @@ const BY_ID = new Map(PLANS.map((p) => [p.id, p]));
 
 /** The plan with this id; unknown ids (which the database never holds) fall back to Free. */
 export function planOf(id: string): Plan {
-  return BY_ID.get(id as PlanId) ?? PLANS[0]!;
+  return BY_ID.get(id as PlanId) ?? FREE;
 }
 
 export function isPlanId(id: string): id is PlanId {

@@ -1,5 +1,6 @@
 /** Predictions from our own delivery history (docs/predictions.md): statistics keys, predicted window, stall threshold. */
 import type { StoredCheckpoint } from "./checkpoint.ts";
+import { earlierDay, laterDay } from "./dates.ts";
 import { parsePincode, pinRegionKey, sortingDistrict } from "./places.ts";
 
 /** Fewer samples than this back no prediction and no stall threshold of their own. */
@@ -56,7 +57,7 @@ function cityKey(city: string | null | undefined): string | null {
 /** The region of a destination key: the part after its last comma (`"fresno, ca"` → `"ca"`), or null. */
 export function regionOf(destinationKey: string | null): string | null {
   const i = destinationKey?.lastIndexOf(",") ?? -1;
-  return i < 0 ? null : cityKey(destinationKey!.slice(i + 1));
+  return destinationKey && i >= 0 ? cityKey(destinationKey.slice(i + 1)) : null;
 }
 
 /** The pincode statistics keys of a shipment: its sorting-district lane and its destination's postal region. */
@@ -100,7 +101,8 @@ export function histogramQuantile(hist: ReadonlyMap<number, number>, q: number, 
     if (below + n >= rank) return (b + Math.max(0, rank - below) / n) * widthS;
     below += n;
   }
-  return (buckets.at(-1)![0] + 1) * widthS;
+  const last = buckets.at(-1);
+  return last ? (last[0] + 1) * widthS : Number.NaN;
 }
 
 /** The first statistics in `candidates` (most specific first) with at least {@link MIN_SAMPLES} of `what`. */
@@ -122,8 +124,7 @@ export function utcOffsetMinutes(c: Pick<StoredCheckpoint, "localDate" | "localT
 
 /** The pickup: the oldest checkpoint past `pending` (checkpoints newest first), or undefined before one. */
 export function pickupOf(checkpoints: readonly StoredCheckpoint[]): StoredCheckpoint | undefined {
-  for (let i = checkpoints.length - 1; i >= 0; i--) if (checkpoints[i]!.state !== "pending") return checkpoints[i];
-  return undefined;
+  return checkpoints.findLast((c) => c.state !== "pending");
 }
 
 /** `YYYY-MM-DD` of instant `ms` at `offsetMin` minutes east of UTC. */
@@ -154,9 +155,11 @@ export function transitCdf(stat: TransitStat, s: number): number {
     stat.transitP95,
   ].map((t) => Math.log(Math.max(t, 1)));
   const x = Math.log(Math.max(s, 1));
+  // Indices stay within the seven quantiles; NaN would only mark a bug.
+  const nth = (xs: readonly number[], k: number) => xs[k] ?? Number.NaN;
   let i = 1;
-  while (i < ts.length - 1 && x > ts[i]!) i++;
-  const [t0, t1, z0, z1] = [ts[i - 1]!, ts[i]!, PROBITS[i - 1]!, PROBITS[i]!];
+  while (i < ts.length - 1 && x > nth(ts, i)) i++;
+  const [t0, t1, z0, z1] = [nth(ts, i - 1), nth(ts, i), nth(PROBITS, i - 1), nth(PROBITS, i)];
   const z = t1 > t0 ? z0 + ((x - t0) * (z1 - z0)) / (t1 - t0) : x < t0 ? z0 : z1;
   return normalCdf(z);
 }
@@ -186,8 +189,8 @@ export function predictDelivery(
   const latest = localDay(nearestMidnight(stat, pickupMs, at(stat.transitP90), offsetMin, 0.9) - DAY_MS, offsetMin);
   return {
     date,
-    earliest: earliest < date ? earliest : date,
-    latest: latest > date ? latest : date,
+    earliest: earlierDay(earliest, date),
+    latest: laterDay(latest, date),
     basis: stat.basis,
     sample_size: stat.transitCount,
   };

@@ -22,7 +22,7 @@ const ESC: Record<string, string> = {
 
 /** Escapes text for element content and quoted attribute values. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"'`]/g, (c) => ESC[c]!);
+  return s.replace(/[&<>"'`]/g, (c) => ESC[c] ?? c);
 }
 
 export type Renderable = SafeHtml | string | number | boolean | null | undefined | readonly Renderable[];
@@ -36,7 +36,8 @@ function render(v: Renderable): string {
 
 /** Tagged template: literal parts are trusted, every `${value}` is escaped. */
 export function html(strings: TemplateStringsArray, ...values: Renderable[]): SafeHtml {
-  let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  // A template has one more string than values.
+  let out = strings[0] ?? "";
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + (strings[i + 1] ?? "");
   return new SafeHtml(out);
 }

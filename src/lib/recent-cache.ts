@@ -17,7 +17,8 @@ export class RecentCache<V = unknown> {
   set(key: string, value: V, nowMs: number): void {
     this.entries.delete(key);
     this.entries.set(key, { value, storedMs: nowMs });
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    const oldest = this.entries.keys().next();
+    if (this.entries.size > this.max && !oldest.done) this.entries.delete(oldest.value);
   }
 
   delete(key: string): void {

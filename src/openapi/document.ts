@@ -13,7 +13,8 @@ import { errorMessages } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
 import { addIdempotency, REPLAYED_HEADER_DOC } from "./features.ts";
 import { addLinks } from "./links.ts";
-import { finishOperation, hoistInside, type Json } from "./operations.ts";
+import type { Json } from "./json.ts";
+import { finishOperation, hoistInside } from "./operations.ts";
 
 const SWAGGER_DIR = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 const ASSETS = new Set([

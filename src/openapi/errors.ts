@@ -1,7 +1,6 @@
 /** Error responses in the document: the `Error` envelope narrowed to the codes a route declares, one example per code. */
 import { CODE_STATUS, ErrorSchema, type ErrorCode } from "../errors.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 /** The literal values of a `code` schema as TypeBox or the document spells it: `const`, `enum`, or `anyOf` of those. */
 function literals(schema: Json | undefined): string[] {

@@ -1,10 +1,11 @@
 /** Example values for the OpenAPI document (what Swagger UI and Postman prefill) and a sample message per error code. */
 import type { ErrorCode } from "../errors.ts";
-import { PLANS } from "../domain/plans.ts";
+import { planOf, PLANS } from "../domain/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { EVENT_TYPES } from "../domain/events.ts";
 import { MAX_WEBHOOKS } from "../modules/webhooks/service.ts";
+import { defined } from "../lib/defined.ts";
 
 export const WH_ID = "wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f";
 const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
@@ -20,7 +21,11 @@ const WEBHOOK = {
   created_at: "2026-11-05T10:00:00.000Z",
   updated_at: "2026-11-05T10:00:00.000Z",
 };
-const courier = (slug: string) => COURIERS.find((c) => c.slug === slug)!;
+const courier = (slug: string) =>
+  defined(
+    COURIERS.find((c) => c.slug === slug),
+    `courier ${slug}`,
+  );
 const view = (slug: string) => ({
   slug,
   name: courier(slug).name,
@@ -217,7 +222,7 @@ export const OPERATION_EXAMPLES: Record<
 
 /** A sample message per error code for the example inputs above; links point at `publicBaseUrl`. */
 export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> {
-  const free = PLANS.find((p) => p.id === "free")!;
+  const free = planOf("free");
   const delhivery = courier("delhivery");
   return {
     INVALID_API_KEY: "The API key is invalid or has been revoked.",

@@ -5,8 +5,7 @@ import { IDEMPOTENCY_KEY_PATTERN, KEY_REUSED_TYPE, MAX_IDEMPOTENCY_KEY_LENGTH } 
 import { codesIn, errorSchema } from "./errors.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { sampleData } from "../modules/webhooks/delivery/payload.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const errorExample = (code: keyof typeof ERROR_MESSAGES) => ({
@@ -43,7 +42,7 @@ const KEY_REUSED_EXAMPLE = {
  */
 function exampleIdempotencyKey(operationId: string): string {
   const h = createHash("sha256").update(operationId).digest("hex");
-  const variant = "89ab"[Number.parseInt(h[16]!, 16) & 3];
+  const variant = "89ab"[Number.parseInt(h.slice(16, 17), 16) & 3];
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 

@@ -3,7 +3,7 @@
  * for the chains of webhooks (create → read → update → delete), shipments (follow → read → update → unfollow) and
  * deliveries (test fire → delivery log → redeliver). Runtime expressions read the body or the request's path.
  */
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 interface Link {
   operationId: string;

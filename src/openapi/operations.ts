@@ -3,8 +3,7 @@ import type { ErrorCode } from "../errors.ts";
 import { codesIn, errorExamples, errorSchema } from "./errors.ts";
 import { OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
 import { FEATURE_EXAMPLES } from "./features.ts";
-
-export type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const SUCCESS_TEXT: Record<string, string> = { "200": "OK.", "201": "Created.", "204": "No content." };

@@ -2,8 +2,7 @@
 import { isCourierEvent, WEBHOOK_EVENT_TYPES, type WebhookEventType } from "../domain/events.ts";
 import { sampleDataFor } from "../modules/webhooks/delivery/payload.ts";
 import { WH_ID } from "./examples.ts";
-
-type Json = Record<string, any>;
+import type { Json } from "./json.ts";
 
 const EVT_EXAMPLE = "evt_01937c2a9e4b7d1f8c6a5b4e3d2c1b0b";
 

@@ -342,6 +342,8 @@ describe("usage by day", () => {
     const day2 = day1 + 120_000;
     const day4 = day1 + 2 * 86_400_000 + 120_000;
     const period = periodOf(day1);
+    // The idle sweeper reads the system clock: held still, a loaded machine cannot return A's block between calls.
+    setSystemTime(Date.now());
     await withReplicas(async ([p1, p2, p3]) => {
       const [A, B] = [quotaLeasesFor(p1!), quotaLeasesFor(p2!)];
       const onDay1 = await Promise.all(Array.from({ length: 5 }, () => A.reserve(a.id, 500_000, day1)));
@@ -363,7 +365,7 @@ describe("usage by day", () => {
           return { used: used + 3, value: undefined };
         }),
       );
-    });
+    }).finally(() => setSystemTime());
     const byDay = (await usageByDay(ctx.tdb.db, a.id, day4)).filter((d) => d.used !== 0);
     // Nov 3: 5 from A, 1 from B, 1 late unit of A's block, 1 given back. Nov 4: 1. Nov 6: the 3 follows.
     expect(byDay).toEqual([

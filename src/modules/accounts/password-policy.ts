@@ -29,9 +29,8 @@ const zxcvbn = () =>
 /** True when the whole password is a common one (any case, l33t, reversed) or a short unit repeated. */
 export async function isCommonPassword(password: string): Promise<boolean> {
   const seq = (await zxcvbn()).check(password).sequence;
-  if (seq.length !== 1) return false;
-  const m = seq[0]!;
-  if (m.token !== password) return false;
+  const [m] = seq;
+  if (seq.length !== 1 || !m || m.token !== password) return false;
   if (m.pattern === "dictionary") return true;
   if (m.pattern === "repeat" && typeof m.baseToken === "string")
     return [...m.baseToken].length <= 3 || (await isCommonPassword(m.baseToken));
@@ -84,7 +83,7 @@ async function isCommonWithAffixes(password: string): Promise<boolean> {
 function emailParts(email: string): string[] {
   const e = email.trim().toLowerCase();
   const local = e.slice(0, Math.max(0, e.lastIndexOf("@")));
-  return [e, local, local.split("+")[0]!].filter((p) => [...p].length >= 3);
+  return [e, local, local.split("+")[0] ?? local].filter((p) => [...p].length >= 3);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { Db } from "../../db/client.ts";
 import { untilDeadline, withoutDeadline } from "../../lib/deadline.ts";
+import { defined } from "../../lib/defined.ts";
 import { quotaMarksCte } from "../alerts/record.ts";
 import { quotaLeaseFailure } from "../metrics/registry.ts";
 import { idlePeriodMs, LEASE_IDLE_MAX_MS, LEASE_IDLE_MS, paced, type Pace } from "./quota-pace.ts";
@@ -87,7 +88,8 @@ class QuotaLeases {
     // The first unit of a block was asked for by the request that took the block: its gap is already counted.
     if (l.taken > 1) l.gapMs = paced(l, now);
     l.lastUseMs = now;
-    return { ok: true, used: this.usedNow(accountId, period)!, period, day: l.day };
+    // A lease is granted together with its row's count (`see`).
+    return { ok: true, used: defined(this.usedNow(accountId, period), "the leased row's count"), period, day: l.day };
   }
 
   private async reserveSlow(
@@ -133,7 +135,7 @@ class QuotaLeases {
       for (let attempt = 0; ; attempt++) {
         // `o` locks the row, so grants never overlap; no WAL flush wait (a crash loses free units, never refuses).
         // `d` counts the block on its day after `g` locks the month row; `alerted`: docs/alerts.md.
-        const [r] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
+        const [row] = await this.db.$client<{ current: number | null; before: number | null; after: number | null }[]>`
           with _ as (select set_config('synchronous_commit', 'off', true)),
           o as (select used from usage_counters where account_id = ${accountId} and period = ${period} for update),
           g as (
@@ -147,8 +149,9 @@ class QuotaLeases {
             on conflict (account_id, day) do update set used = usage_daily.used + excluded.used),
           alerted as (${quotaMarksCte(this.db.$client, this.db.$client`select before, after from g`, accountId, period, quota)})
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
-        if (r!.before !== null && r!.after !== null) {
-          const after = Number(r!.after);
+        const r = defined(row, "the grant statement's row");
+        if (r.before !== null && r.after !== null) {
+          const after = Number(r.after);
           const now = Date.now();
           const gapMs = paced(old ?? this.paces.get(accountId), now);
           this.paces.delete(accountId);
@@ -156,7 +159,7 @@ class QuotaLeases {
             period,
             day,
             quota,
-            size: after - Number(r!.before),
+            size: after - Number(r.before),
             taken: 0,
             lastUseMs: now,
             gapMs,
@@ -165,8 +168,8 @@ class QuotaLeases {
           this.startSweeper();
           return true;
         }
-        if (r!.current !== null || attempt > 0) {
-          this.see(accountId, period, Number(r!.current ?? 0));
+        if (r.current !== null || attempt > 0) {
+          this.see(accountId, period, Number(r.current ?? 0));
           return false;
         }
         await this.db

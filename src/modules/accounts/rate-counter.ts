@@ -65,7 +65,7 @@ export class RateCounter {
       // Instants travel as text: Drizzle makes the driver's timestamptz[] serializer a pass-through.
       const rows = await this.db.$client<{ key: string; window_start: string; count: number }[]>`
         insert into rate_windows (key, window_start, count)
-        select k, w::timestamptz, n from unnest(${batch.map((w) => "rl:" + w.accountId)}::text[], ${batch.map((w) => new Date(w.startMs).toISOString())}::text[], ${batch.map((w) => w.sending)}::int[]) as b(k, w, n)
+        select k, w::timestamptz, n from unnest(${batch.map((w) => `rl:${w.accountId}`)}::text[], ${batch.map((w) => new Date(w.startMs).toISOString())}::text[], ${batch.map((w) => w.sending)}::int[]) as b(k, w, n)
         on conflict (key, window_start) do update set count = rate_windows.count + excluded.count
         returning key, window_start, count`;
       const total = new Map(

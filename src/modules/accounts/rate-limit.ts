@@ -60,7 +60,7 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
 export async function hitDemo(db: Db, ip: string, limit: number, nowMs: number): Promise<DemoDecision> {
   return db.transaction(async (tx) => {
     // Serialise hits of one IP across replicas; the lock ends with the transaction.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${"demo:" + ip}, 0))`);
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`demo:${ip}`}, 0))`);
     // ISO text + cast: drizzle's raw `sql` hands Date objects to the driver unserialised.
     const since = new Date(nowMs - DEMO_WINDOW_MS).toISOString();
     const rows = await tx.execute<{ n: number; oldest: string | null }>(

@@ -20,9 +20,9 @@ export async function reencryptSecrets(db: Db, key: SecretsKey, { storeCheck = t
   const report: RotationReport = { reEncrypted: 0, alreadyCurrent: 0, failed: 0 };
   const rows = (await db.execute(
     sql`select id, webhook_secret_enc, webhook_secret_prev_enc, public_link_key_enc from accounts where webhook_secret_enc is not null or webhook_secret_prev_enc is not null or public_link_key_enc is not null`,
-  )) as unknown as Record<string, string | null>[];
+  )) as unknown as ({ id: string } & Record<(typeof COLUMNS)[number], string | null>)[];
   for (const row of rows) {
-    const id = row.id!;
+    const id = row.id;
     for (const column of COLUMNS) {
       const stored = row[column];
       if (!stored) continue;

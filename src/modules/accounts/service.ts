@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { accounts, apiKeys } from "../../db/schema/index.ts";
 import { newId } from "../../lib/ids.ts";
-import { type PlanId } from "../../domain/plans.ts";
+import type { PlanId } from "../../domain/plans.ts";
 import { notifyAccountChanged, type CachedAuth } from "./auth-cache.ts";
 import { generateApiKey, hashApiKey, keyDisplayPrefix } from "./keys.ts";
 import { periodOf } from "./quota.ts";

@@ -14,6 +14,7 @@ import { newId } from "../../lib/ids.ts";
 import { writeActionEvent } from "../following/action-events.ts";
 import type { ActionName, Consignee } from "../../domain/actions.ts";
 import { detailsAad } from "./service.ts";
+import { defined } from "../../lib/defined.ts";
 
 /** How long a claim holds a row (ms): longer than a courier call's budget. */
 const ACTION_LEASE_MS = 60_000;
@@ -146,7 +147,7 @@ export async function processDueActions(
     if (rows.length === 0) return processed;
     await Promise.all(
       rows.map(async (r) => {
-        const courier = courierBySlug(r.courier)!;
+        const courier = defined(courierBySlug(r.courier), `courier ${r.courier}`);
         let answer: ActionAnswer | CourierError;
         try {
           const req = requestOf(deps, r);

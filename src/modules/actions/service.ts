@@ -16,6 +16,7 @@ import type { SecretsKey } from "../../secrets/key.ts";
 import { openForRotation, type RotationReport } from "../accounts/secret-rotation.ts";
 import { newId } from "../../lib/ids.ts";
 import { actionView, type ActionCreateInput, type ActionRowJson, type ShipmentAction } from "./model.ts";
+import { defined } from "../../lib/defined.ts";
 
 /** Associated data binding an action's encrypted details to it. */
 export const detailsAad = (actionId: string) => `act:${actionId}`;
@@ -81,7 +82,7 @@ export async function requestAction(
   input: ActionCreateInput,
 ): Promise<ShipmentAction> {
   const s = await followed(deps, auth.account.id, slug, rawNumber);
-  const courier = courierBySlug(s.courier)!;
+  const courier = defined(courierBySlug(s.courier), `courier ${s.courier}`);
   const consignee = input.consignee as Consignee | undefined;
   const now = deps.clock.now();
   const refusal = checkEligibility(deps.backends.actionRules(courier), {

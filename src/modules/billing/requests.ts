@@ -6,6 +6,7 @@ import { newId } from "../../lib/ids.ts";
 import { setPlan } from "../accounts/service.ts";
 import { isPlanId, type PlanId } from "../../domain/plans.ts";
 import type { BillingProvider, BillingState } from "./provider.ts";
+import { defined } from "../../lib/defined.ts";
 
 export type UpgradeRequest = typeof upgradeRequests.$inferSelect;
 export type RequestStatus = "pending" | "approved" | "rejected" | "superseded";
@@ -24,7 +25,7 @@ export async function recordRequest(db: Db, accountId: string, from: PlanId, to:
       .insert(upgradeRequests)
       .values({ id: newId("upg"), accountId, fromPlan: from, toPlan: to })
       .returning();
-    return row!;
+    return defined(row, "the inserted upgrade request");
   });
 }
 

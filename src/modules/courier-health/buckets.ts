@@ -7,7 +7,7 @@ import type { CallRecorder } from "../couriers/registry.ts";
 /** How often a process adds its counts, ms. */
 const FLUSH_EVERY_MS = 60_000;
 const MINUTE_MS = 60_000;
-const KIND_INDEX = new Map<CallKind, number>(CALL_KINDS.map((k, i) => [k, i]));
+const KIND_INDEX = Object.fromEntries(CALL_KINDS.map((k, i) => [k, i])) as Record<CallKind, number>;
 
 interface Bucket {
   courier: string;
@@ -19,8 +19,13 @@ interface Bucket {
 }
 
 function latencyIndex(ms: number): number {
-  for (let i = 0; i < LATENCY_BUCKETS_MS.length; i++) if (ms <= LATENCY_BUCKETS_MS[i]!) return i;
-  return LATENCY_BUCKETS_MS.length;
+  const i = LATENCY_BUCKETS_MS.findIndex((upTo) => ms <= upTo);
+  return i < 0 ? LATENCY_BUCKETS_MS.length : i;
+}
+
+/** Adds `n` to `counts[i]`, an index inside the array. */
+function add(counts: number[], i: number, n = 1): void {
+  counts[i] = (counts[i] ?? 0) + n;
 }
 
 /** One process's pending buckets on one pool (a service, src/services.ts); never holds a tracking number. */
@@ -56,8 +61,8 @@ export class CallBuckets implements CallRecorder {
       this.pending.set(key, b);
     }
     b.calls++;
-    b.kinds[KIND_INDEX.get(kind)!]!++;
-    b.latency[latencyIndex(ms)]!++;
+    add(b.kinds, KIND_INDEX[kind]);
+    add(b.latency, latencyIndex(ms));
     b.sumMs += Math.max(0, Math.round(ms));
     if (!this.timer) {
       this.timer = setInterval(() => void this.flush().catch(() => undefined), FLUSH_EVERY_MS);
@@ -92,8 +97,8 @@ export class CallBuckets implements CallRecorder {
     if (!cur) return void this.pending.set(key, b);
     cur.calls += b.calls;
     cur.sumMs += b.sumMs;
-    for (let i = 0; i < b.kinds.length; i++) cur.kinds[i]! += b.kinds[i]!;
-    for (let i = 0; i < b.latency.length; i++) cur.latency[i]! += b.latency[i]!;
+    for (const [i, n] of b.kinds.entries()) add(cur.kinds, i, n);
+    for (const [i, n] of b.latency.entries()) add(cur.latency, i, n);
   }
 
   /** Stops the timer and writes what is pending (at shutdown, after the last call). */

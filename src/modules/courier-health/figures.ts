@@ -54,7 +54,10 @@ export async function countsBetween(
       if (!kind) continue;
       c.kinds[kind] += r.n;
       c.calls += r.n;
-    } else if (r.i - 1 < c.latency.length) c.latency[r.i - 1]! += r.n;
+    } else {
+      const seen = c.latency[r.i - 1];
+      if (seen !== undefined) c.latency[r.i - 1] = seen + r.n;
+    }
   }
   return out;
 }
@@ -73,7 +76,7 @@ export async function windowFigures(
   for (const c of couriers)
     out.set(
       c,
-      Object.fromEntries(names.map((n, i) => [n, figuresOf(per[i]!.get(c) ?? emptyCounts())])) as Record<
+      Object.fromEntries(names.map((n, i) => [n, figuresOf(per[i]?.get(c) ?? emptyCounts())])) as Record<
         WindowName,
         WindowFigures
       >,

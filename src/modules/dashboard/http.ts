@@ -81,15 +81,22 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
 const hex = (b: number) =>
   b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1;
+/** The hex digit value of `bytes[i]`, -1 past the end or for a non-digit. */
+const hexAt = (bytes: Uint8Array, i: number) => {
+  const b = bytes[i];
+  return b === undefined ? -1 : hex(b);
+};
 
 /** Percent-decodes one urlencoded name or value to bytes, as the URL Standard's form parser does. */
 function percentDecode(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(bytes.length);
   let n = 0;
   for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b === 0x25 && i + 2 < bytes.length && hex(bytes[i + 1]!) >= 0 && hex(bytes[i + 2]!) >= 0) {
-      out[n++] = hex(bytes[i + 1]!) * 16 + hex(bytes[i + 2]!);
+    const b = bytes[i] ?? 0;
+    const hi = b === 0x25 ? hexAt(bytes, i + 1) : -1;
+    const lo = hi >= 0 ? hexAt(bytes, i + 2) : -1;
+    if (lo >= 0) {
+      out[n++] = hi * 16 + lo;
       i += 2;
     } else out[n++] = b === 0x2b ? 0x20 : b;
   }
@@ -133,8 +140,9 @@ function decodeForm(body: Uint8Array): FormBody {
  */
 export async function parseForm(request: Request, limit = MAX_FORM_BYTES): Promise<FormBody> {
   const bytes = await readBounded(request, limit);
-  const type = (request.headers.get("content-type") ?? "").toLowerCase();
-  if (type.startsWith("multipart/form-data")) return decodeMultipart(bytes, request.headers.get("content-type")!);
+  const contentType = request.headers.get("content-type") ?? "";
+  const type = contentType.toLowerCase();
+  if (type.startsWith("multipart/form-data")) return decodeMultipart(bytes, contentType);
   if (!type.startsWith("application/x-www-form-urlencoded")) return {};
   return decodeForm(bytes);
 }

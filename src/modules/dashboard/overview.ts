@@ -103,7 +103,9 @@ export async function needsAction(db: Db, accountId: string): Promise<NeedsActio
       ),
     )
     .groupBy(shipments.state, shipments.reasonCode);
-  const reasons = rows.filter((r) => r.state === "exception").map((r) => ({ reason: r.reason!, n: Number(r.n) }));
+  const reasons = rows.flatMap((r) =>
+    r.state === "exception" && r.reason ? [{ reason: r.reason, n: Number(r.n) }] : [],
+  );
   reasons.sort((a, b) => b.n - a.n || a.reason.localeCompare(b.reason));
   const returned = rows.filter((r) => r.state === "returned").reduce((a, r) => a + Number(r.n), 0);
   return { reasons, returned, stalled: await stalledShipments(db, accountId) };

@@ -10,6 +10,7 @@ import { deleteInBatches, type PruneBatches } from "../../db/batches.ts";
 import { accounts, sessions } from "../../db/schema/index.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId } from "../../lib/ids.ts";
+import { defined } from "../../lib/defined.ts";
 
 /** Absolute session lifetime: 12 hours. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -49,7 +50,8 @@ export function cookieText(jar: CookieJar, name: string): string | undefined {
 
 /** Sets a dashboard cookie; `maxAgeSeconds` 0 deletes it, undefined makes a browser-session cookie. */
 export function putCookie(jar: CookieJar, name: string, value: string, maxAgeSeconds?: number): void {
-  jar[name]!.set({ value, ...COOKIE_ATTRS, maxAge: maxAgeSeconds });
+  // Elysia's jar is a proxy that makes a cookie for any name on access.
+  defined(jar[name], `cookie ${name}`).set({ value, ...COOKIE_ATTRS, maxAge: maxAgeSeconds });
 }
 
 /** Starts a session, deleting `previousToken`'s (rotation: a planted cookie is never promoted); returns the raw token. */

@@ -14,6 +14,7 @@ import { followShipments, type FollowResult } from "../shipments/follow.ts";
 import { FollowShipmentsBody, MAX_SHIPMENTS_PER_CALL, type ListShipmentsInput } from "../shipments/model.ts";
 import { listShipments } from "../shipments/service.ts";
 import type { StatsIndex } from "../predictions/stats.ts";
+import { defined } from "../../lib/defined.ts";
 
 const PAGE_ROWS = 50;
 const STATES: ReadonlySet<string> = new Set(Object.values(WEBHOOK_SPELLING));
@@ -212,7 +213,8 @@ function itemsOf(records: string[][]): Item[] {
     const item: Item = { line: i + (named ? 2 : 1), courier: "auto", tracking_number: "" };
     if (cols) {
       cols.forEach((k, j) => {
-        if (k && cells[j] !== undefined && cells[j] !== "") item[k] = cells[j]!;
+        const cell = cells[j];
+        if (k && cell) item[k] = cell;
       });
     } else {
       const [a, b, c] = cells;
@@ -247,7 +249,7 @@ export async function followImported(
   if (ok.length) {
     const r = await followShipments(deps, auth, { shipments: ok.map(({ item: { line: _l, ...body } }) => body) });
     r.shipments.forEach((res, j) => {
-      const { i, item } = ok[j]!;
+      const { i, item } = defined(ok[j], "the follow request of a result");
       out[i] = {
         ...item,
         courier: res.courier,

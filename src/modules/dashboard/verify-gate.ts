@@ -98,8 +98,9 @@ export class VerifyGate {
 
   /** Grants freed slots to the oldest waiters that fit (one held back by its account's limit blocks no one). */
   private wake(): void {
-    for (let i = 0; i < this.queue.length && this.active < this.opts.global; ) {
-      const w = this.queue[i]!;
+    for (let i = 0; this.active < this.opts.global; ) {
+      const w = this.queue[i];
+      if (!w) break;
       if (!this.fits(w.key)) {
         i++;
         continue;

@@ -79,9 +79,9 @@ function eventReplay(deps: AppDeps) {
       "/webhooks/:webhook_id/recover",
       (c) =>
         idempotent(deps, c, async () => {
-          const since = dateTimeMs(c.body.since)!;
+          const since = dateTimeMs(c.body.since);
           const now = deps.clock.now();
-          if (!(since >= now - RECOVER_WINDOW_MS && since <= now))
+          if (since === undefined || !(since >= now - RECOVER_WINDOW_MS && since <= now))
             throw new RequestValidationError([
               { loc: ["body", "since"], msg: "must lie within the last 30 days", type: "value_error" },
             ]);

@@ -38,7 +38,7 @@ export async function listEvents(
   const sql = deps.db.$client;
   const limit = f.limit ?? 20;
   const floor = nowMs - EVENTS_WINDOW_MS;
-  const since = Math.max(floor, f.since ? dateTimeMs(f.since)! : floor);
+  const since = Math.max(floor, f.since ? (dateTimeMs(f.since) ?? floor) : floor);
   const cursor = f.cursor && /^evt_[0-9a-f]{32}$/.test(f.cursor) ? f.cursor : undefined;
   if (f.cursor && !cursor) return { events: [], count: 0, next_cursor: null };
   const rows = (await sql`
@@ -84,5 +84,5 @@ export async function listEvents(
       },
     };
   });
-  return { events, count: events.length, next_cursor: rows.length > limit ? page.at(-1)!.id : null };
+  return { events, count: events.length, next_cursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
 }

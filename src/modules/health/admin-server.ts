@@ -7,6 +7,7 @@ import { SERVICE_VERSION } from "../../lib/version.ts";
 import { renderMetrics } from "../metrics/scrape.ts";
 import { createReadiness, READINESS_MESSAGE } from "./service.ts";
 import type { Lifecycle } from "./state.ts";
+import { defined } from "../../lib/defined.ts";
 
 export interface AdminServer {
   port: number;
@@ -43,7 +44,7 @@ export function startAdminServer(
         const r = await readiness();
         return r.ready
           ? json(200, { status: "ok" })
-          : json(503, errorBody("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!]), { "retry-after": "5" });
+          : json(503, errorBody("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason]), { "retry-after": "5" });
       }
       if (path === "/metrics") return renderMetrics(deps);
       return json(404, errorBody("NOT_FOUND", "The internal port serves GET /healthz, /readyz and /metrics."));
@@ -52,5 +53,6 @@ export function startAdminServer(
       return json(500, errorBody("INTERNAL_ERROR", "Unexpected error on the internal port."));
     },
   });
-  return { port: server.port!, stop: () => server.stop(false) };
+  // A TCP listener (not a unix socket) always has a port.
+  return { port: defined(server.port, "the internal port"), stop: () => server.stop(false) };
 }

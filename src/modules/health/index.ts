@@ -20,7 +20,7 @@ export function healthModule(deps: Pick<CoreDeps, "db"> & { lifecycle?: Lifecycl
       async () => {
         const r = await readiness();
         if (!r.ready)
-          throw new AppError("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason!], {}, { "retry-after": "5" });
+          throw new AppError("SERVICE_UNAVAILABLE", READINESS_MESSAGE[r.reason], {}, { "retry-after": "5" });
         return { status: "ok" as const };
       },
       { response: { 200: Ok, ...errorResponses.common }, detail: { operationId: "readyz", hide: true } },

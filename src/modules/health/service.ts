@@ -3,11 +3,10 @@ import type postgres from "postgres";
 import { migrationsAtHead } from "../../db/migrate.ts";
 import type { Lifecycle } from "./state.ts";
 
-export interface Readiness {
-  ready: boolean;
-  /** Why not ready, for the 503 message; undefined when ready. */
-  reason?: "starting" | "draining" | "database_unreachable" | "migrations_behind";
-}
+/** Why not ready, for the 503 message. */
+export type NotReadyReason = "starting" | "draining" | "database_unreachable" | "migrations_behind";
+
+export type Readiness = { ready: true } | { ready: false; reason: NotReadyReason };
 
 /** Checks readiness; migrations are checked until seen at head (they never go back), the database on every call. */
 export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => Promise<Readiness> {
@@ -37,7 +36,7 @@ export function createReadiness(sql: postgres.Sql, lifecycle: Lifecycle): () => 
 /** Longest a readiness probe waits for the database before it answers 503, ms. */
 const READINESS_TIMEOUT_MS = 2_000;
 
-export const READINESS_MESSAGE: Record<NonNullable<Readiness["reason"]>, string> = {
+export const READINESS_MESSAGE: Record<NotReadyReason, string> = {
   starting: "Not ready: the process is still starting.",
   draining: "Not ready: the process is shutting down.",
   database_unreachable: "Not ready: the database does not answer.",

@@ -45,7 +45,8 @@ const courierCalls = new Histogram({
 /** Delivery outcomes counted since the last scrape: prom-client's `inc({..})` per delivery cost ~2 % of the worker. */
 const pendingAttempts = new Map<string, { labels: { outcome: string; mode: string }; n: number }>();
 
-const deliveryAttempts = new Counter({
+// Registered, and fed by `collect`: nothing else holds it.
+new Counter({
   name: "courier_tracking_webhook_delivery_attempts_total",
   help: "Webhook delivery outcomes: delivered, retried, abandoned, dropped (address check) or skipped (nothing sent), by mode.",
   labelNames: ["outcome", "mode"],

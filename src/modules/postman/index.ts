@@ -2,12 +2,13 @@
 import { Elysia, type AnyElysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
 import { sandboxEcho } from "./echo.ts";
+import type { Json } from "./scripts.ts";
 import { convertOpenApi, finishCollection } from "./service.ts";
 
 const POSTMAN_FILENAME = "courier-tracking-api.postman_collection.json";
 
 /** The finished OpenAPI document of `app`, passed in by the composition so no module imports the document. */
-export type DocumentOf = (app: AnyElysia) => Record<string, any>;
+export type DocumentOf = (app: AnyElysia) => Json;
 
 export function postmanModule(deps: Pick<AppDeps, "config">, documentOf: DocumentOf) {
   const self = new Elysia({ name: "postman" });

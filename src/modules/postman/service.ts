@@ -164,7 +164,7 @@ export function finishCollection(collection: Json, doc: Json, baseUrl: string, e
     const webhooks = folder.name === "Webhooks";
     for (const item of items) delete item._operationId;
     folders.push(
-      folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : items[0]!,
+      folder.item ? { ...folder, item: items, ...(webhooks ? { event: [SKIP_WITHOUT_WEBHOOK_URL] } : {}) } : folder,
     );
   }
   const description = collectionDescription(collection, echoUrl);

@@ -40,10 +40,11 @@ export interface BacktestFigures {
 }
 
 const median = (xs: number[]) => {
-  if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  const [lo, hi] = [s[m - 1], s[m]];
+  if (hi === undefined) return null;
+  return s.length % 2 || lo === undefined ? hi : (lo + hi) / 2;
 };
 const share = (hits: number, n: number) => (n === 0 ? null : hits / n);
 
@@ -131,16 +132,18 @@ export async function backtestEstimates(
   index: StatsIndex,
   cases: Iterable<BacktestCase> | AsyncIterable<BacktestCase>,
 ): Promise<EstimateBasisFigures[]> {
-  const by = new Map<Basis, { hits: [boolean, number][]; answered: number }>(
-    BASES.map((b) => [b, { hits: [], answered: 0 }]),
-  );
+  type Tally = { hits: [boolean, number][]; answered: number };
+  const by = Object.fromEntries(BASES.map((b): [Basis, Tally] => [b, { hits: [], answered: 0 }])) as Record<
+    Basis,
+    Tally
+  >;
   for await (const c of cases) {
     const pickup = pickupOf(c.checkpoints);
     const given = placesOf(c);
     if (!pickup || !given) continue;
     const shipDate = pickup.localDate;
     const answer = index.estimate(c.courier, given[0], given[1], shipDate);
-    if (answer) by.get(answer.basis)!.answered++;
+    if (answer) by[answer.basis].answered++;
     const byCity = placesOf({ ...c, originPincode: null, destinationPincode: null });
     const stats = [
       ...index.estimateCandidates(c.courier, ...given),
@@ -150,14 +153,14 @@ export async function backtestEstimates(
       const stat = stats.find((s) => s?.basis === basis && s.transitCount >= MIN_SAMPLES);
       const e = estimateDelivery(stat, shipDate);
       if (e)
-        by.get(basis)!.hits.push([
+        by[basis].hits.push([
           e.earliest <= c.deliveredOn && c.deliveredOn <= e.latest,
           Math.abs(daysBetween(e.date, c.deliveredOn)),
         ]);
     }
   }
   return BASES.map((basis) => {
-    const f = by.get(basis)!;
+    const f = by[basis];
     return {
       basis,
       estimated: f.hits.length,
@@ -199,7 +202,8 @@ export async function* storedCases(db: Db, nowMs: number, batchSize = 5_000): As
         deliveredOn: r.delivered_at.slice(0, 10),
         courierEdd: r.edd,
       };
-    if (rows.length < batchSize) return;
-    after = rows.at(-1)!.id;
+    const last = rows.at(-1);
+    if (rows.length < batchSize || !last) return;
+    after = last.id;
   }
 }

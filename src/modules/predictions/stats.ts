@@ -105,12 +105,13 @@ export class StatsIndex {
   predict(courier: string, s: PredictionInput): PredictedDelivery | undefined {
     if (isTerminal(s.state as ShipmentState)) return undefined;
     const pickup = pickupOf(s.checkpoints);
-    if (!pickup) return undefined;
+    const newest = s.checkpoints[0];
+    if (!pickup || !newest) return undefined;
     const stat = pickStat(
       this.candidates(courier, s.originCity, s.destinationCity, s.originPincode, s.destinationPincode),
       "transit",
     );
-    return predictDelivery(stat, Date.parse(pickup.at), utcOffsetMinutes(s.checkpoints[0]!));
+    return predictDelivery(stat, Date.parse(pickup.at), utcOffsetMinutes(newest));
   }
 
   /** The courier's EDD if it gives one, else the predicted date, else null (`YYYY-MM-DD`). */

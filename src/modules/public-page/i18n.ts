@@ -16,7 +16,7 @@ export function pickLang(queryLang: string | null, acceptLanguage: string | null
     .map((part, i) => {
       const [tag, ...params] = part.trim().toLowerCase().split(";");
       const q = params.map((p) => /^\s*q=([01](?:\.\d{0,3})?)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
-      return { primary: (tag ?? "").split("-")[0]!, q: q === undefined ? 1 : Number(q), i };
+      return { primary: (tag ?? "").split("-")[0] ?? "", q: q === undefined ? 1 : Number(q), i };
     })
     .filter((r) => r.q > 0)
     .sort((a, b) => b.q - a.q || a.i - b.i);

@@ -20,7 +20,7 @@ function sample(b: Branding, lang: Lang): PageData {
     courier: { slug: "delhivery", name: "Delhivery" },
     tracking_number: "1234567890121",
     status: "exception",
-    status_text: w.sub.delivery_attempt_failed!,
+    status_text: w.sub.delivery_attempt_failed ?? w.state.exception,
     delivered: false,
     predicted_delivery: { earliest: "2026-11-06", latest: "2026-11-07", date: "2026-11-06" },
     courier_estimate: null,
@@ -32,9 +32,21 @@ function sample(b: Branding, lang: Lang): PageData {
     },
     time_zone: "Asia/Kolkata",
     checkpoints: [
-      cp("2026-11-05T08:40:00Z", "2026-11-05T14:10+05:30", "exception", w.sub.delivery_attempt_failed!, "Bengaluru"),
+      cp(
+        "2026-11-05T08:40:00Z",
+        "2026-11-05T14:10+05:30",
+        "exception",
+        w.sub.delivery_attempt_failed ?? w.state.exception,
+        "Bengaluru",
+      ),
       cp("2026-11-05T02:35:00Z", "2026-11-05T08:05+05:30", "out_for_delivery", w.state.out_for_delivery, "Bengaluru"),
-      cp("2026-11-03T03:45:00Z", "2026-11-03T09:15+05:30", "in_transit", w.sub.picked_up!, "Mumbai"),
+      cp(
+        "2026-11-03T03:45:00Z",
+        "2026-11-03T09:15+05:30",
+        "in_transit",
+        w.sub.picked_up ?? w.state.in_transit,
+        "Mumbai",
+      ),
     ],
     reference: b.showReference ? "ORD-10042" : null,
     merchant: {

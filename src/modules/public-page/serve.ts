@@ -55,7 +55,7 @@ function cached(request: Request, body: string, headers: Record<string, string>)
     vary: "Accept-Language",
   };
   const inm = request.headers.get("if-none-match");
-  if (inm && inm.split(",").some((t) => t.trim().replace(/^W\//, "") === etag))
+  if (inm?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag))
     return new Response(null, { status: 304, headers: h });
   return new Response(body, { status: 200, headers: h });
 }

@@ -63,12 +63,7 @@ export interface PageData {
 function cityOf(location: string): string {
   return location
     .split(/\s+to\s+/i)
-    .map((part) =>
-      part
-        .split(/[_,(/]|\s-\s/)[0]!
-        .replace(/\s+/g, " ")
-        .trim(),
-    )
+    .map((part) => (part.split(/[_,(/]|\s-\s/)[0] ?? "").replace(/\s+/g, " ").trim())
     .filter((c) => c !== "" && !/\d/.test(c) && c.length <= 40)
     .slice(0, 2)
     .join(" → ");

@@ -20,6 +20,7 @@ import { dateTimeMs } from "../../http/text.ts";
 import { publicUrls, rotatePublicLink } from "../following/public-links.ts";
 import { actionsOf, deleteActionsOf } from "../actions/service.ts";
 import type { ShipmentAction } from "../actions/model.ts";
+import { defined } from "../../lib/defined.ts";
 
 const notFollowed = (courier: string, n: string) =>
   new AppError(
@@ -77,7 +78,8 @@ function predicted(stats: StatsIndex, r: ListRow): { predicted_delivery?: Predic
 const encodeCursor = (r: ListRow) => Buffer.from(`${r.cursor_micros}.${r.shipment_id}`).toString("base64url");
 function decodeCursor(c: string): { micros: string; id: string } | undefined {
   const m = /^(\d{1,20})\.(shp_[0-9a-f]{32})$/.exec(Buffer.from(c, "base64url").toString("utf8"));
-  return m ? { micros: m[1]!, id: m[2]! } : undefined;
+  const [, micros, id] = m ?? [];
+  return micros && id ? { micros, id } : undefined;
 }
 
 /**
@@ -96,6 +98,7 @@ export async function listShipments(
   const limit = q.limit ?? 20;
   const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
   if (q.cursor && !cursor) return { shipments: [], count: 0, next_cursor: null };
+  const updatedSinceMs = q.updated_since ? dateTimeMs(q.updated_since) : undefined;
   const state = q.state ? Object.entries(WEBHOOK_SPELLING).find(([, w]) => w === q.state)?.[0] : undefined;
   const rows = (await sql`
     select s.courier, s.tracking_number, s.state, s.most_recent_status, shipment_newest_checkpoint(s)->>'at' as newest_at,
@@ -114,7 +117,7 @@ export async function listShipments(
       ${q.reason_code ? sql`and s.reason_code = ${q.reason_code}` : sql``}
       ${opts.match !== undefined ? sql`and (s.tracking_number = ${normaliseTrackingNumber(opts.match)} or f.reference = ${opts.match})` : sql``}
       ${q.stalled ? sql`and (s.stalled_at is not null) = ${q.stalled === "true"}` : sql``}
-      ${q.updated_since ? sql`and s.updated_at >= ${new Date(dateTimeMs(q.updated_since)!).toISOString()}` : sql``}
+      ${updatedSinceMs !== undefined ? sql`and s.updated_at >= ${new Date(updatedSinceMs).toISOString()}` : sql``}
       ${cursor ? sql`and (f.created_at, f.shipment_id) < (timestamptz 'epoch' + ${cursor.micros}::bigint * interval '1 microsecond', ${cursor.id})` : sql``}
     order by f.created_at desc, f.shipment_id desc
     limit ${limit + 1}
@@ -134,7 +137,7 @@ export async function listShipments(
     most_recent_status: r.most_recent_status,
     last_checkpoint_at: iso(r.newest_at),
     estimated_delivery_date: r.estimated_delivery ? toSpecDate(r.estimated_delivery) : "",
-    followed_since: iso(r.followed_since)!,
+    followed_since: defined(iso(r.followed_since), "follows.created_at"),
     next_check_at: iso(r.next_check_at),
     reason_code: r.reason_code,
     reference: r.reference,
@@ -143,7 +146,8 @@ export async function listShipments(
     ...predicted(stats, r),
     public_url: urls.get(r.shipment_id) ?? null,
   }));
-  return { shipments, count: shipments.length, next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+  const last = page.at(-1);
+  return { shipments, count: shipments.length, next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
 /** The followed shipment's row and courier. @throws AppError SHIPMENT_NOT_FOLLOWED (404). */

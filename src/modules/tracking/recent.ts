@@ -12,7 +12,7 @@ export function recentTerminal(
   windowMs: number,
 ): ShipmentRecord | undefined {
   if (windowMs <= 0) return undefined;
-  return recent.get(courier + " " + awb, nowMs, windowMs) as ShipmentRecord | undefined;
+  return recent.get(`${courier} ${awb}`, nowMs, windowMs) as ShipmentRecord | undefined;
 }
 
 /** Remembers the record a fetch at `nowMs` (ms) stored, when it is terminal; forgets the AWB otherwise. */
@@ -23,7 +23,7 @@ export function rememberFetch(
   record: ShipmentRecord,
   nowMs: number,
 ): void {
-  const key = courier + " " + awb;
+  const key = `${courier} ${awb}`;
   if (isTerminal(record.state)) recent.set(key, record, nowMs);
   else recent.delete(key);
 }

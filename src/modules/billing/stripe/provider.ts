@@ -73,7 +73,7 @@ async function change(
     const meta = { account_id: req.accountId, plan: req.to };
     const session = await d.stripe.checkout.sessions.create({
       mode: "subscription",
-      line_items: [{ price: price!, quantity: 1 }],
+      line_items: [{ price, quantity: 1 }],
       client_reference_id: req.accountId,
       ...(row?.stripeCustomerId ? { customer: row.stripeCustomerId } : { customer_email: req.email }),
       metadata: meta,

@@ -17,7 +17,6 @@ import {
   UNREADABLE_FIELD,
   withForm,
   withSession,
-  type FormBody,
   type RouteDeps,
 } from "../http.ts";
 import { KeyNameForm } from "../model.ts";

@@ -18,6 +18,7 @@ import type { DashboardSession } from "../session.ts";
 import { messagePage } from "../views/account.ts";
 import { actionsPage, confirmPage } from "../views/actions.ts";
 import type { Flash } from "../views/layout.ts";
+import { defined } from "../../../lib/defined.ts";
 
 type Params = { courier: string; awb: string };
 
@@ -42,7 +43,7 @@ export function actionRoutes(rd: RouteDeps) {
   const page = async (s: DashboardSession, p: Params, flash?: Flash, status = 200) => {
     try {
       const ship = await followed(deps, s.account.id, p.courier, p.awb);
-      const courier = courierBySlug(ship.courier)!;
+      const courier = defined(courierBySlug(ship.courier), `courier ${ship.courier}`);
       const rules = deps.backends.actionRules(courier);
       return htmlResponse(
         actionsPage(

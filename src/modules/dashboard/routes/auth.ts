@@ -32,6 +32,7 @@ import {
 } from "../session.ts";
 import { keysPage } from "../views/account.ts";
 import { signInPage, signUpPage, type AuthFormState } from "../views/auth.ts";
+import { defined } from "../../../lib/defined.ts";
 
 const retryText = (seconds: number) =>
   seconds < 60
@@ -122,10 +123,14 @@ async function signUpPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   // A new account gets its first key at once: "sign up, copy the key" (spec: Authentication 2).
   const key = await createApiKey(deps.db, r.accountId, "default", { alert: false });
   const s = await resolveSession(deps.db, deps.clock, sess.token);
-  const page = keysPage(pageSession(s!), await listApiKeys(deps.db, r.accountId, deps.services.keyUse), {
-    newKey: key.key,
-    flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." },
-  });
+  const page = keysPage(
+    pageSession(defined(s, "the session just started")),
+    await listApiKeys(deps.db, r.accountId, deps.services.keyUse),
+    {
+      newKey: key.key,
+      flash: { kind: "ok", text: "Welcome! Your account is on the Free plan. Here is your first API key." },
+    },
+  );
   sessionCookie(cookie, sess);
   return htmlResponse(page, 201);
 }

@@ -6,16 +6,7 @@ import { Elysia } from "elysia";
 import { setPlan } from "../../accounts/service.ts";
 import { quotaResetsAt, usedThisMonth } from "../../accounts/quota.ts";
 import { isPlanId, planOf } from "../../../domain/plans.ts";
-import {
-  htmlResponse,
-  pageSession,
-  redirect,
-  str,
-  withForm,
-  withSession,
-  type FormBody,
-  type RouteDeps,
-} from "../http.ts";
+import { htmlResponse, pageSession, redirect, str, withForm, withSession, type RouteDeps } from "../http.ts";
 import type { DashboardSession } from "../session.ts";
 import type { UsageInfo } from "../views/account.ts";
 import { billingPage, checkoutPage } from "../views/billing.ts";

@@ -15,7 +15,7 @@ export function incidentFeed(
   const entries = incidents
     .flatMap((i) => i.transitions.map((t) => ({ i, t })))
     .sort((a, b) => (a.t.at < b.t.at ? 1 : a.t.at > b.t.at ? -1 : 0));
-  const updated = entries[0]?.t.at ?? new Date(nowMs).toISOString().slice(0, 19) + "Z";
+  const updated = entries[0]?.t.at ?? `${new Date(nowMs).toISOString().slice(0, 19)}Z`;
   const e = escapeHtml;
   const body = entries.map(({ i, t }) => {
     const name = names.get(i.courier) ?? i.courier;

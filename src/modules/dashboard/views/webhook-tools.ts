@@ -84,8 +84,9 @@ export function auditOf(q: Record<string, string | undefined>): AuditShown[] | u
   const out: AuditShown[] = [];
   for (const [i, p] of parts.entries()) {
     const m = /^(\d{3}|[a-z_]{1,20})~([pf])$/.exec(p);
-    if (!m) return undefined;
-    out.push({ case: AUDIT_CASES[i]!, answer: m[1]!, pass: m[2] === "p" });
+    const c = AUDIT_CASES[i];
+    if (!m?.[1] || !c) return undefined;
+    out.push({ case: c, answer: m[1], pass: m[2] === "p" });
   }
   return out;
 }
