@@ -2,7 +2,7 @@
 import { and, desc, eq, inArray, isNotNull, notExists, sql } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { follows, recheckQueue, recheckSchedule, shipments } from "../../db/schema/index.ts";
+import { follows, recheckChunks, recheckQueue, recheckSchedule, shipments } from "../../db/schema/index.ts";
 import { CONTRACTED_SQL } from "./layout.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Metadata } from "../../domain/follow-data.ts";
@@ -194,12 +194,15 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
       mostRecentStatus: shipments.mostRecentStatus,
       terminal: shipments.terminal,
       followMode: shipments.followMode,
-      lastCheckedAt: sql<Date | null>`greatest(${shipments.lastCheckedAt}, ${recheckSchedule.checkedAt})`.mapWith(
+      // A chunk member was checked when its chunk's last run began (docs/rechecks.md, "Re-checks in chunks").
+      lastCheckedAt: sql<Date | null>`greatest(${shipments.lastCheckedAt}, ${recheckSchedule.checkedAt},
+        case when ${recheckSchedule.dueAt} is null then ${recheckChunks.lastRunAt} end)`.mapWith(
         shipments.lastCheckedAt,
       ),
-      nextCheckAt: sql<Date | null>`coalesce(${recheckSchedule.dueAt}, ${recheckQueue.dueAt})`.mapWith(
-        recheckQueue.dueAt,
-      ),
+      nextCheckAt:
+        sql<Date | null>`coalesce(${recheckSchedule.dueAt}, ${recheckChunks.dueAt}, ${recheckQueue.dueAt})`.mapWith(
+          recheckQueue.dueAt,
+        ),
       followedAt: follows.createdAt,
       reference: follows.reference,
       stalled: sql<boolean>`${shipments.stalledAt} is not null`,
@@ -209,6 +212,7 @@ export async function listFollowedShipments(db: Db, accountId: string, reference
     .innerJoin(shipments, eq(shipments.id, follows.shipmentId))
     .leftJoin(recheckQueue, eq(recheckQueue.shipmentId, follows.shipmentId))
     .leftJoin(recheckSchedule, eq(recheckSchedule.shipmentId, follows.shipmentId))
+    .leftJoin(recheckChunks, eq(recheckChunks.id, recheckSchedule.chunkId))
     .where(
       and(
         eq(follows.accountId, accountId),
