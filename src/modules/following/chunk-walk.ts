@@ -160,12 +160,13 @@ export class ChunkWalk {
 
   /** Renews the leases of the chunks held to `untilMs`; returns those of `ids` whose chunk kept its lease. @throws on DB errors */
   async renew(ids: readonly string[], untilMs: number): Promise<string[]> {
-    const held = this.held();
-    if (held.length === 0) return [];
+    const asked = [...this.runs.values()];
+    if (asked.length === 0) return [];
     const rows = await this.db.$client`update recheck_chunks set lease_until = ${new Date(untilMs).toISOString()}
-      where id = any(${held}::bigint[]) and lease_owner = ${this.owner} returning id::float8 as id`;
+      where id = any(${asked.map((r) => r.id)}::bigint[]) and lease_owner = ${this.owner} returning id::float8 as id`;
     const kept = new Set(rows.map((x) => x.id as number));
-    for (const r of [...this.runs.values()]) if (!kept.has(r.id)) this.drop(r);
+    // Only a run this renewal asked for can have lost its lease (one taken meanwhile holds a fresh one).
+    for (const r of asked) if (!kept.has(r.id) && this.runs.get(r.id) === r) this.drop(r);
     return ids.filter((id) => kept.has(this.memberOf.get(id) ?? -1));
   }
 
