@@ -41,11 +41,11 @@ export class ChunkWalk {
   private readonly runs = new Map<number, ChunkRun>();
   private readonly memberOf = new Map<string, number>();
 
-  /** `intervalMs`: RECHECK_INTERVAL_SECONDS in ms; `random` draws the ± 10 % jitter of each chunk's next run. */
+  /** `intervalMs`: RECHECK_INTERVAL_SECONDS in ms; `random` draws the ± 10 % jitter of each chunk's next run; `now` ms. */
   constructor(
     private readonly db: Db,
     private readonly owner: string,
-    private readonly o: { intervalMs: number; random?: () => number },
+    private readonly o: { intervalMs: number; random?: () => number; now?: () => number },
   ) {}
 
   /** Up to `limit` members of chunks this walk holds, then of due chunks it leases for `leaseMs`. @throws on DB errors */
@@ -143,7 +143,10 @@ export class ChunkWalk {
     for (const id of r.order) this.memberOf.delete(id);
   }
 
-  /** The run is done: the chunk is due one interval (± 10 %) after the run began; an empty chunk goes. */
+  /**
+   * The run is done: the chunk is due one interval (± 10 %) after the run ended, so that no member is checked
+   * again sooner than that, however late in the run it came; its members' check time is the run's start.
+   */
   private async settle(r: ChunkRun): Promise<void> {
     this.drop(r);
     const sql = this.db.$client;
@@ -152,7 +155,7 @@ export class ChunkWalk {
         and not exists (select 1 from recheck_schedule where chunk_id = ${r.id}) returning id`;
       if (gone.length) return;
     }
-    const due = nextRecheckAt(r.startedMs, this.o.intervalMs / 1000, this.o.random).toISOString();
+    const due = nextRecheckAt((this.o.now ?? Date.now)(), this.o.intervalMs / 1000, this.o.random).toISOString();
     await sql`update recheck_chunks set due_at = ${due}, last_run_at = started_at, started_at = null, cursor = null,
         lease_until = null, lease_owner = null
       where id = ${r.id} and lease_owner = ${this.owner}`;

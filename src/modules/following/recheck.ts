@@ -142,7 +142,11 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const ctx = recheckContext(deps, opts, db, owner);
   const log = ctx.log;
-  const walk = new ChunkWalk(db, owner, { intervalMs: ctx.intervalMs, random: ctx.random });
+  const walk = new ChunkWalk(db, owner, {
+    intervalMs: ctx.intervalMs,
+    random: ctx.random,
+    now: () => deps.clock.now(),
+  });
   const lanes = recheckLanes(
     ctx,
     opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2)),
