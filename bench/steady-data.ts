@@ -44,6 +44,10 @@ const ACTIVITIES = [
   ["Dispatched for Delivery", "X-DDD3FD"],
   ["Consignee Unavailable", "EOD-11"],
 ] as const;
+/** Chunks per courier: one per minute of the 8-hour interval (docs/rechecks.md, "Re-checks in chunks"). */
+export const CHUNK_SLOTS = 480;
+/** The chunk of shipment `i`: its courier's, at a minute spread over the interval. */
+const chunkOf = (i: number) => (i % COURIERS.length) * CHUNK_SLOTS + Math.floor(((i * 7919) % 28_800) / 60) + 1;
 const CITIES = ["Mumbai", "Delhi", "Bengaluru", "Kolkata", "Hyderabad", "Chennai", "Pune", "Ahmedabad", "Jaipur"];
 
 export interface Generated {
@@ -198,13 +202,22 @@ export function rowsOfShipments(g: Gen, from: number, to: number): [string, Iter
       })(),
     ],
     [
-      "recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)",
+      "recheck_chunks (id, courier, due_at, last_run_at)",
+      (function* () {
+        // Steady state: one chunk per courier and minute of the next 8 hours (3 re-checks a day).
+        if (from === 0)
+          for (const [c, courier] of COURIERS.entries())
+            for (let slot = 0; slot < CHUNK_SLOTS; slot++)
+              yield `${c * CHUNK_SLOTS + slot + 1}\t${courier}\t${iso(nowMs + slot * 60_000)}\t${iso(nowMs - 3_600_000)}`;
+      })(),
+    ],
+    [
+      "recheck_schedule (shipment_id, courier, tracking_number, chunk_id)",
       (function* () {
         for (let i = from; i < to; i++) {
           const s = g.shape(i);
           if (s.terminal) continue;
-          // Steady state: due times spread over the next 8 hours (3 re-checks a day).
-          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${iso(nowMs + ((i * 7919) % 28_800) * 1000)}\t${iso(nowMs - 3_600_000)}`;
+          yield `${g.idOf(i)}\t${s.courier}\t${g.awbOf(i)}\t${chunkOf(i)}`;
         }
       })(),
     ],

@@ -33,7 +33,8 @@ import { claimDue, outboxEventSink, releaseLeases } from "../src/modules/webhook
 import { claimStatement } from "../src/modules/webhooks/delivery/claim.ts";
 import { createDeliveryWorker } from "../src/modules/webhooks/delivery/worker.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
-import { rowsOfShipments, shipmentGenerator, type Generated } from "./steady-data.ts";
+import { ChunkWalk } from "../src/modules/following/chunk-walk.ts";
+import { CHUNK_SLOTS, rowsOfShipments, shipmentGenerator, type Generated } from "./steady-data.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -224,24 +225,23 @@ async function storedRows(url: string, ids: string[]): Promise<ShipmentRow[]> {
   return out;
 }
 
-/** Re-checks the given shipments (made due now) with the real runner; WAL, FPI share, HOT share, stats. */
-async function recheckWindow(url: string, sql: Sql, ids: string[], change: boolean) {
+/** Runs of the chunks `chunkIds` (made due now) with the real runner; WAL, FPI share, HOT share, stats. */
+async function recheckWindow(url: string, sql: Sql, chunkIds: number[], change: boolean) {
+  const members =
+    await sql`select shipment_id from recheck_schedule where chunk_id in ${sql(chunkIds)} and due_at is null`;
+  const ids = members.map((m) => m.shipment_id as string);
   const rows = await storedRows(url, ids);
   const now = Date.now();
   const answers = new Map(rows.map((r) => [r.trackingNumber, snapshotOf(r, change, now)]));
-  // Rows due together were appended together (one interval ago): move them to the end of the schedule, due now.
-  await sql`
-    with d as (delete from recheck_schedule where shipment_id in ${sql(ids)} returning *)
-    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)
-    select shipment_id, courier, tracking_number, now() - interval '1 minute', checked_at from d order by shipment_id`;
-  await sql`vacuum recheck_schedule`;
+  await sql`update recheck_chunks set due_at = now() - interval '1 minute' where id in ${sql(chunkIds)}`;
+  await sql`vacuum recheck_chunks, recheck_schedule`;
   await sql`checkpoint`;
   const t0 = await tableStats(sql);
   const w0 = await walLsn(sql);
   const pool = connect(url, { max: 10 });
   const config = loadConfig({ COURIER_MODE: "sandbox" });
   const runner = createRecheckRunner({
-    config,
+    config: { ...config, recheckIntervalSeconds: 28_800 },
     db: pool.db,
     clock: systemClock,
     log: silentLogger,
@@ -260,6 +260,38 @@ async function recheckWindow(url: string, sql: Sql, ids: string[], change: boole
   if (done !== ids.length || (change ? stats.changed : stats.unchanged) !== ids.length)
     throw new Error(`re-check window: ${JSON.stringify(stats)} for ${ids.length}`);
   return { perRecheck: wal.bytes / done, fpiShare: wal.fpiShare, hot, byRelation };
+}
+
+/** Random chunks of the schedule whose members add up to at least `k` (the shipments a few minutes of runs cover). */
+async function pickChunks(sql: Sql, k: number, rng: () => number): Promise<number[]> {
+  const all = await sql`select chunk_id::float8 as id, count(*)::int as n from recheck_schedule
+    where due_at is null group by chunk_id`;
+  const out: number[] = [];
+  let total = 0;
+  for (let i = all.length - 1; i >= 0 && total < k; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [all[i], all[j]] = [all[j]!, all[i]!];
+    out.push(all[i]!.id as number);
+    total += all[i]!.n as number;
+  }
+  return out;
+}
+
+/** Moves shipments `ids` into new chunks of `size` members (per courier), due tomorrow; returns the chunks. */
+async function intoChunks(sql: Sql, ids: string[], size: number): Promise<number[]> {
+  const rows = await sql`select shipment_id, courier from recheck_schedule where shipment_id in ${sql(ids)}
+    order by courier, shipment_id`;
+  const out: number[] = [];
+  for (let k = 0; k < rows.length; ) {
+    const courier = rows[k]!.courier as string;
+    const group: string[] = [];
+    while (k < rows.length && rows[k]!.courier === courier && group.length < size) group.push(rows[k++]!.shipment_id);
+    const [c] = await sql`insert into recheck_chunks (courier, due_at) values (${courier}, now() + interval '1 day')
+      returning id::float8 as id`;
+    await sql`update recheck_schedule set chunk_id = ${c!.id as number}, due_at = null where shipment_id in ${sql(group)}`;
+    out.push(c!.id as number);
+  }
+  return out;
 }
 
 async function main() {
@@ -355,6 +387,7 @@ async function run(url: string) {
   await sql`analyze`;
   await load(young, N);
   await sql`select setval(pg_get_serial_sequence('shipment_checkpoint_chunks', 'id'), ${4 * N + 4})`;
+  await sql`select setval(pg_get_serial_sequence('recheck_chunks', 'id'), (select max(id) from recheck_chunks))`;
   log(`generated ${fmt(N)} followed shipments in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
   // ---- delivery claim: 100 rows over 10 partitions, stale then fresh statistics ---------------------
@@ -419,33 +452,33 @@ async function run(url: string) {
     for (let k = 0; k < 3; k++) {
       await sql`select pg_stat_statements_reset()`;
       const t = performance.now();
-      const got = await claimDueShipments(db, Date.now(), 1_000, 60_000, "bench");
+      const walk = new ChunkWalk(db, "bench", { intervalMs: 28_800_000 });
+      const got: string[] = [];
+      for (let more = 1_000; more > 0; more = 1_000 - got.length) {
+        const batch = await claimDueShipments(db, Date.now(), more, 60_000, "bench", { walk });
+        if (batch.length === 0) break;
+        got.push(...batch.map((g) => g.id));
+      }
       ms.push(performance.now() - t);
       bufs.push(await buffersSinceReset(sql));
-      await releaseClaims(
-        db,
-        got.map((g) => g.id),
-        "bench",
-        Date.now(),
-      );
+      if (got.length < 1_000) throw new Error(`claimed ${got.length} due re-checks, expected 1,000`);
+      await walk.release();
+      await releaseClaims(db, got, "bench", Date.now());
     }
     const med = (x: number[]) => [...x].sort((a, b) => a - b)[x.length >> 1]!;
     return { ms: med(ms), buffers: med(bufs) };
   };
-  // A backlog of 1 % of the schedule due now, then every row rescheduled twice (what a burst of re-checks leaves).
-  // On the append-only schedule a reschedule is a delete and an append.
-  const reschedule = (due: string, where = "true") =>
-    sql.unsafe(`
-    with d as (delete from recheck_schedule where ${where} returning *)
-    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, checked_at)
-    select shipment_id, courier, tracking_number, ${due}, checked_at from d order by ${due}`);
-  await reschedule(
-    "now() - interval '30 minutes' + (hashtext(shipment_id) & 1023) * interval '1 second'",
-    "hashtext(shipment_id) % 100 = 0",
-  );
-  for (let k = 0; k < 2; k++) await reschedule("due_at + interval '1 second'");
+  // A backlog of 2 % of the chunks due now, then what a burst leaves: every chunk run twice (its due time moved),
+  // and 1 % of the shipments moved to another chunk of their courier twice (lookups).
+  await sql`update recheck_chunks set due_at = now() - interval '30 minutes' + (id % 1024) * interval '1 second'
+    where id % 50 = 0`;
+  for (let k = 0; k < 2; k++) {
+    await sql`update recheck_chunks set due_at = due_at + interval '1 second', last_run_at = now()`;
+    await sql`update recheck_schedule set chunk_id = ((chunk_id - 1) / ${CHUNK_SLOTS}) * ${CHUNK_SLOTS} + chunk_id % ${CHUNK_SLOTS} + 1
+      where hashtext(shipment_id) % 100 = 0`;
+  }
   const burst = await claimSchedule();
-  await sql`vacuum recheck_schedule`;
+  await sql`vacuum recheck_chunks, recheck_schedule`;
   const vacuumed = await claimSchedule();
   const burstRatio = burst.buffers / Math.max(1, vacuumed.buffers);
   log(
@@ -453,13 +486,14 @@ async function run(url: string) {
   );
 
   // ---- sizes -----------------------------------------------------------------------------------------
-  await reschedule("now() + interval '1 day' + (hashtext(shipment_id) & 65535) * interval '1 second'");
+  // Nothing falls due on its own during the windows.
+  await sql`update recheck_chunks set due_at = now() + interval '1 day' + id * interval '1 second'`;
   await sql`vacuum analyze`;
   const sizes = await sql<{ name: string; bytes: number }[]>`
     select c.relname as name, pg_total_relation_size(c.oid)::float8 as bytes
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition
-      and c.relname in ('shipments', 'follows', 'recheck_queue', 'recheck_schedule', 'shipment_checkpoint_chunks')`;
+      and c.relname in ('shipments', 'follows', 'recheck_queue', 'recheck_schedule', 'recheck_chunks', 'shipment_checkpoint_chunks')`;
   const perShipment: Record<string, number> = {};
   for (const s of sizes) perShipment[s.name] = Number(s.bytes) / N;
   const bytesPerShipment = Object.values(perShipment).reduce((a, b) => a + b, 0);
@@ -494,10 +528,18 @@ async function run(url: string) {
     const wal = await walBetween(sql, w0, await walLsn(sql));
     return { perDelivery: wal.bytes / done, fpiShare: wal.fpiShare };
   };
+  // Members per chunk at this size: the change windows' shipments are put in chunks of that many.
+  const [avg] = await sql`select (count(*) / count(distinct chunk_id))::int as n from recheck_schedule`;
+  const size = Math.max(1, Number(avg!.n));
   const windows = async () => {
-    const unchanged = await recheckWindow(url, sql, pick(active, SAMPLE), false);
-    const changed30 = await recheckWindow(url, sql, pick(thirty, Math.min(SAMPLE, 1_000)), true);
-    const changedAny = await recheckWindow(url, sql, pick(active, SAMPLE), true);
+    const unchanged = await recheckWindow(url, sql, await pickChunks(sql, SAMPLE, rng), false);
+    const changed30 = await recheckWindow(
+      url,
+      sql,
+      await intoChunks(sql, pick(thirty, Math.min(SAMPLE, 1_000)), size),
+      true,
+    );
+    const changedAny = await recheckWindow(url, sql, await intoChunks(sql, pick(active, SAMPLE), size), true);
     const delivery = await deliveryWindow();
     return { unchanged, changed30, changedAny, delivery };
   };
@@ -511,7 +553,7 @@ async function run(url: string) {
   await sql`alter system reset wal_compression`;
   await sql`select pg_reload_conf()`;
   for (const { setting, w } of rows) {
-    log(`WAL with ${setting}, ${fmt(SAMPLE)} random rows per window after a checkpoint:`);
+    log(`WAL with ${setting}, runs of chunks covering ${fmt(SAMPLE)} random shipments per window after a checkpoint:`);
     log(
       `  re-check, no change:            ${fmt(w.unchanged.perRecheck)} B (${fmt(w.unchanged.fpiShare * 100)} % full-page images)`,
     );

@@ -7,7 +7,7 @@ export const RECHECKS_PER_DAY = 3;
 export const RECHECK_INTERVAL_SECONDS = 86_400 / RECHECKS_PER_DAY;
 
 /** Share of the interval each re-check moves at random, either way (± 10 %), so shipments followed together spread out. */
-const RECHECK_JITTER = 0.1;
+export const RECHECK_JITTER = 0.1;
 
 /** First back-off after a retryable courier failure, ms (never above the interval). */
 export const RECHECK_BACKOFF_BASE_MS = 300_000;

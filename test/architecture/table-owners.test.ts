@@ -25,6 +25,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   events: "src/modules/following",
   recheck_queue: "src/modules/following",
   recheck_schedule: "src/modules/following",
+  recheck_chunks: "src/modules/following",
   webhooks: "src/modules/webhooks",
   deliveries: "src/modules/webhooks",
   delivery_queue: "src/modules/webhooks",

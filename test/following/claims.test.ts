@@ -14,6 +14,7 @@ import {
   releaseExpiredLeases,
   unschedule,
 } from "../../src/modules/following/claims.ts";
+import { ChunkWalk, CURSOR_EVERY } from "../../src/modules/following/chunk-walk.ts";
 import {
   claimDueShipments,
   createRecheckRunner,
@@ -335,4 +336,61 @@ describe("claim order and cost", () => {
       await unscheduleRows(ctx);
     }
   }, 30_000);
+});
+
+describe('chunk runs (docs/rechecks.md, "Re-checks in chunks")', () => {
+  test("a run taken over after its runner died resumes after the cursor; the chunk is then due one interval after the run ended", async () => {
+    const numbers: [string, string][] = [];
+    for (let i = 0; i < 120; i++) numbers.push(["delhivery", `9${String(i).padStart(11, "0")}7`]);
+    const ids = await seedMany(ctx, growth.id, numbers);
+    const sql = ctx.tdb.sql;
+    const t0 = ctx.clock.now();
+    await sql`delete from recheck_chunks`;
+    const [c] =
+      await sql`insert into recheck_chunks (courier, due_at) values ('delhivery', ${new Date(t0).toISOString()})
+      returning id::float8 as id`;
+    await sql`update recheck_schedule set chunk_id = ${c!.id as number}, due_at = null where shipment_id in ${sql(ids)}`;
+    const inOrder = (
+      await sql`select shipment_id from recheck_schedule where chunk_id = ${c!.id as number} order by shipment_id`
+    ).map((r) => r.shipment_id as string);
+    const chunk = async () =>
+      (await sql`select cursor, lease_owner, due_at, last_run_at from recheck_chunks where id = ${c!.id as number}`)[0];
+    try {
+      const dead = new ChunkWalk(ctx.tdb.db, "dead", { intervalMs: 60_000 });
+      const first = await dead.claim(t0, 80, 30_000, []);
+      expect(first.map((m) => m.id)).toEqual(inOrder.slice(0, 80));
+      for (const m of first.slice(0, 60)) await dead.finish(m, true);
+      // The cursor is written every CURSOR_EVERY members, not per member.
+      expect(await chunk()).toMatchObject({ cursor: inOrder[CURSOR_EVERY - 1], lease_owner: "dead" });
+
+      // While its lease holds no one else runs the chunk.
+      const ended = t0 + 40_000;
+      const live = new ChunkWalk(ctx.tdb.db, "live", { intervalMs: 60_000, random: () => 0.5, now: () => ended });
+      expect(await live.claim(t0 + 1_000, 200, 30_000, [])).toEqual([]);
+      // After it: the run resumes after the cursor, and ends.
+      const rest = await live.claim(t0 + 31_000, 200, 30_000, []);
+      expect(rest.map((m) => m.id)).toEqual(inOrder.slice(CURSOR_EVERY));
+      for (const m of rest) await live.finish(m, true);
+      const done = await chunk();
+      expect(done).toMatchObject({ cursor: null, lease_owner: null });
+      // The members' check time is the start of the run (the dead runner's); the next run is one interval after
+      // this one ended, so a member re-checked late in it is not re-checked sooner than an interval later.
+      expect(new Date(done!.last_run_at).getTime()).toBe(t0);
+      expect(new Date(done!.due_at).getTime()).toBe(ended + 60_000);
+      expect(await live.claim(t0 + 31_000, 200, 30_000, [])).toEqual([]);
+    } finally {
+      await unscheduleRows(ctx, ids);
+      await sql`delete from recheck_chunks`;
+    }
+  });
+
+  test("a chunk whose members all left is deleted by the run that finds it empty", async () => {
+    const sql = ctx.tdb.sql;
+    const t0 = ctx.clock.now();
+    await sql`delete from recheck_chunks`;
+    await sql`insert into recheck_chunks (courier, due_at) values ('delhivery', ${new Date(t0).toISOString()})`;
+    const walk = new ChunkWalk(ctx.tdb.db, "w", { intervalMs: 60_000 });
+    expect(await walk.claim(t0, 100, 30_000, [])).toEqual([]);
+    expect((await sql`select count(*)::int as n from recheck_chunks`)[0]!.n).toBe(0);
+  });
 });

@@ -1,6 +1,6 @@
 /** Shared steps for the following tests: track through the API, seed followed rows, read events and the outbox. */
 import { asc, eq, sql } from "drizzle-orm";
-import { deliveries, events, follows, recheckSchedule, shipments } from "../../src/db/schema/index.ts";
+import { deliveries, events, follows, recheckChunks, recheckSchedule, shipments } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import type { TestContext } from "../helpers/app.ts";
 
@@ -33,25 +33,28 @@ export async function liveWebhook(ctx: TestContext, key: string): Promise<string
 }
 
 /**
- * The stored shipment with its re-check schedule as `recheck_schedule` holds it: `nextCheckAt` (the queue row's
- * `due_at`), `leaseUntil`, `leaseOwner` and `recheckFailures` (its `failures`); null, null, null and 0 when the
- * shipment has no queue row (it is not scheduled).
+ * The stored shipment with its re-check schedule as `recheck_schedule` and its chunk hold it: `nextCheckAt` (the
+ * row's own `due_at`, else its chunk's), `leaseUntil` and `leaseOwner` (the row's, else its chunk's) and
+ * `recheckFailures` (its `failures`); null, null, null and 0 when the shipment is not scheduled.
  */
 export async function shipmentRow(ctx: TestContext, courier: string, n: string) {
   const [r] = await ctx.tdb.db
-    .select({ s: shipments, q: recheckSchedule })
+    .select({ s: shipments, q: recheckSchedule, c: recheckChunks })
     .from(shipments)
     .leftJoin(recheckSchedule, eq(recheckSchedule.shipmentId, shipments.id))
+    .leftJoin(recheckChunks, eq(recheckChunks.id, recheckSchedule.chunkId))
     .where(sql`${shipments.courier} = ${courier} and ${shipments.trackingNumber} = ${n}`);
   if (!r) return undefined;
-  const checked = [r.s.lastCheckedAt, r.q?.checkedAt].filter((d): d is Date => d != null);
+  const chunk = r.q && r.q.dueAt === null ? r.c : null;
+  const checked = [r.s.lastCheckedAt, r.q?.checkedAt, chunk?.lastRunAt].filter((d): d is Date => d != null);
   return {
     ...r.s,
-    // The check time: `shipments` when the record changed, the schedule row when a re-check found nothing new.
+    // The check time: `shipments` when the record changed, the schedule row when a lookup found nothing new, the
+    // chunk's last run when a run of it did.
     lastCheckedAt: checked.length ? new Date(Math.max(...checked.map((d) => d.getTime()))) : null,
-    nextCheckAt: r.q?.dueAt ?? null,
-    leaseUntil: r.q?.leaseUntil ?? null,
-    leaseOwner: r.q?.leaseOwner ?? null,
+    nextCheckAt: r.q?.dueAt ?? chunk?.dueAt ?? null,
+    leaseUntil: r.q?.leaseUntil ?? chunk?.leaseUntil ?? null,
+    leaseOwner: r.q?.leaseOwner ?? chunk?.leaseOwner ?? null,
     recheckFailures: r.q?.failures ?? 0,
   };
 }
@@ -62,7 +65,7 @@ export async function unscheduleRows(ctx: TestContext, ids?: readonly string[]):
   else await ctx.tdb.sql`delete from recheck_schedule`;
 }
 
-/** Moves the due time of shipments `ids` on the re-check schedule to `atMs` (ms since the epoch). */
+/** Moves the due time of shipments `ids` on the re-check schedule to `atMs` (ms since the epoch): their own due time, which wins over their chunk's. */
 export async function setDue(ctx: TestContext, ids: readonly string[], atMs: number): Promise<void> {
   await ctx.tdb
     .sql`update recheck_schedule set due_at = ${new Date(atMs).toISOString()} where shipment_id in ${ctx.tdb.sql(ids as string[])}`;

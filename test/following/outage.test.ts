@@ -46,7 +46,9 @@ test("re-checks stop during a database outage and resume after it, without a res
     const read = async () =>
       (
         await ctx.tdb
-          .sql`select q.due_at, q.lease_owner from shipments s join recheck_schedule q on q.shipment_id = s.id where s.tracking_number = ${awb}`
+          .sql`select coalesce(q.due_at, c.due_at) as due_at, coalesce(q.lease_owner, c.lease_owner) as lease_owner
+            from shipments s join recheck_schedule q on q.shipment_id = s.id left join recheck_chunks c on c.id = q.chunk_id
+            where s.tracking_number = ${awb}`
       )[0]!;
     const deadline = Date.now() + 10_000;
     let r = await read();

@@ -18,13 +18,16 @@ afterAll(() => ctx.close());
 const track = (n: string) => ctx.call(`/v1/track?courier=delhivery&tracking_number=${n}`, { key: growth.key });
 /**
  * The row versions (`xmin` changes with every write) of the shipment and of its re-check schedule row, and the
- * columns a lookup may touch (`next_check_at`: the schedule row's due time, null when not scheduled).
+ * columns a lookup may touch (`next_check_at`: the schedule row's own due time, else its chunk's; null when not
+ * scheduled).
  */
 const rowOf = async (n: string) => {
   const r = (
     await ctx.tdb.sql`
-    select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, greatest(s.last_checked_at, q.checked_at) as last_checked_at, q.due_at as next_check_at, s.updated_at
-    from shipments s left join recheck_schedule q on q.shipment_id = s.id where s.tracking_number = ${n}`
+    select s.xmin::text || '/' || coalesce(q.xmin::text, '-') as v, s.checkpoint_count, greatest(s.last_checked_at, q.checked_at) as last_checked_at,
+      coalesce(q.due_at, c.due_at) as next_check_at, s.updated_at
+    from shipments s left join recheck_schedule q on q.shipment_id = s.id left join recheck_chunks c on c.id = q.chunk_id
+    where s.tracking_number = ${n}`
   )[0]!;
   const ms = (x: unknown) => (x === null ? null : new Date(x as string).getTime());
   return {

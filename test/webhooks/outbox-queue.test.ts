@@ -67,13 +67,22 @@ describe("HOT updates", () => {
     ]);
     for (const [name, cols] of idx)
       expect(`${name}: ${cols.filter((c) => c === "lease_until" || c === "lease_owner")}`).toBe(`${name}: `);
-    // The schedule from layout level 2 (docs/rechecks.md): no index on the lease, the check time or `due_at` itself.
+    // The schedule from layout level 2 (docs/rechecks.md, "Re-checks in chunks"): membership by chunk and the
+    // rows due on their own time; no index on the lease or the check time, of the rows or of the chunks.
     const schedule = await indexedColumns("recheck_schedule");
     expect([...schedule.keys()].sort()).toEqual([
-      "recheck_schedule_due_bucket_idx",
-      "recheck_schedule_due_bucket_offset_idx",
+      "recheck_schedule_chunk_idx",
+      "recheck_schedule_due_idx",
       "recheck_schedule_pkey",
     ]);
+    const chunks = await indexedColumns("recheck_chunks");
+    expect([...chunks.keys()].sort()).toEqual([
+      "recheck_chunks_courier_due_idx",
+      "recheck_chunks_due_idx",
+      "recheck_chunks_pkey",
+    ]);
+    for (const [name, cols] of chunks)
+      expect(`${name}: ${cols.filter((c) => ["lease_until", "lease_owner", "cursor"].includes(c))}`).toBe(`${name}: `);
     for (const [name, cols] of schedule)
       expect(`${name}: ${cols.filter((c) => ["lease_until", "lease_owner", "checked_at"].includes(c))}`).toBe(
         `${name}: `,
@@ -83,7 +92,7 @@ describe("HOT updates", () => {
     const [res] = await ctx.call("/v1/track?courier=delhivery&tracking_number=1234567890231", { key: acc.key });
     expect(res.status).toBe(200);
     const [row] = await ctx.tdb.sql`
-      select s.next_check_at, s.lease_until, s.lease_owner, s.recheck_failures, q.due_at is not null as queued
+      select s.next_check_at, s.lease_until, s.lease_owner, s.recheck_failures, q.chunk_id is not null as queued
       from shipments s left join recheck_schedule q on q.shipment_id = s.id
       where s.courier = 'delhivery' and s.tracking_number = '1234567890231'`;
     expect({ ...row }).toEqual({
@@ -97,13 +106,22 @@ describe("HOT updates", () => {
 
   test("the tables the claims stamp leave room on each page for the new row versions", async () => {
     const rows = await ctx.tdb
-      .sql`select relname, reloptions from pg_class where relname in ('recheck_queue', 'recheck_schedule', 'shipments') order by relname`;
+      .sql`select relname, reloptions from pg_class where relname in ('recheck_chunks', 'recheck_queue', 'recheck_schedule', 'shipments') order by relname`;
     // `deliveries` is partitioned (migration 0022): every partition, DEFAULT included, carries the fillfactor.
     const parts = await ctx.tdb
       .sql`select c.relname, c.reloptions from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'deliveries'::regclass`;
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) expect([p.relname, p.reloptions]).toEqual([p.relname, ["fillfactor=50"]]);
     expect(rows.map((r) => [r.relname, r.reloptions])).toEqual([
+      [
+        "recheck_chunks",
+        [
+          "fillfactor=50",
+          "autovacuum_vacuum_scale_factor=0.05",
+          "autovacuum_vacuum_threshold=200",
+          "autovacuum_analyze_scale_factor=0.05",
+        ],
+      ],
       [
         "recheck_queue",
         [
@@ -116,7 +134,7 @@ describe("HOT updates", () => {
       [
         "recheck_schedule",
         [
-          "fillfactor=50",
+          "fillfactor=90",
           "autovacuum_vacuum_scale_factor=0.01",
           "autovacuum_vacuum_threshold=1000",
           "autovacuum_vacuum_insert_scale_factor=0.01",

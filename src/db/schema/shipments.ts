@@ -135,9 +135,10 @@ export const shipmentCheckpointChunks = pgTable("shipment_checkpoint_chunks", {
 });
 
 /**
- * The re-check schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"): a re-check deletes its
- * claimed row and appends the next, and stamps the check time here, not on `shipments`. No foreign key: its check on
- * insert would lock (and so write) the shipment row; the follow module deletes rows with their shipment.
+ * The re-check schedule from layout level 2 (docs/rechecks.md, "Re-checks in chunks"): one row per scheduled
+ * shipment naming its chunk; a no-change re-check writes nothing here. `due_at` is set only while the shipment is
+ * off its chunk's time (first check after a follow, a failure's back-off, moved from `recheck_queue`). No foreign
+ * key: its check on insert would lock (and so write) the shipment row; the follow module deletes rows with it.
  */
 export const recheckSchedule = pgTable(
   "recheck_schedule",
@@ -145,23 +146,43 @@ export const recheckSchedule = pgTable(
     shipmentId: text("shipment_id").primaryKey(),
     courier: text("courier").notNull(),
     trackingNumber: text("tracking_number").notNull(),
-    dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
-    /** When the shipment was last fetched without a change to store (a change stamps `shipments.last_checked_at`). */
+    /** The chunk (`recheck_chunks.id`) whose runs re-check it while `due_at` is null. */
+    chunkId: bigint("chunk_id", { mode: "number" }),
+    /** Its own due time, which wins over the chunk's; null when the chunk's applies. */
+    dueAt: timestamp("due_at", { withTimezone: true }),
+    /** When the row was last written by a fetch (a lookup, or a check off its chunk's time). */
     checkedAt: timestamp("checked_at", { withTimezone: true }),
     leaseUntil: timestamp("lease_until", { withTimezone: true }),
     leaseOwner: text("lease_owner"),
     failures: integer("failures").notNull().default(0),
   },
   (t) => [
-    // No index on `due_at` itself: equal keys sit in heap order, so an append lands at the right end of its
-    // bucket in each grid (the two grids: `recheckQueue`'s, for the same reason).
-    index("recheck_schedule_due_bucket_idx").on(
-      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:00:00+00')`,
-    ),
-    index("recheck_schedule_due_bucket_offset_idx").on(
-      sql`date_bin('15 minutes', ${t.dueAt}, timestamptz '2000-01-01 00:07:30+00')`,
-    ),
+    // A chunk run walks its members in shipment order from its cursor.
+    index("recheck_schedule_chunk_idx").on(t.chunkId, t.shipmentId),
+    index("recheck_schedule_due_idx").on(t.dueAt).where(sql`${t.dueAt} is not null`),
   ],
+);
+
+/**
+ * Chunks of the re-check schedule (docs/rechecks.md, "Re-checks in chunks"): one row per group of one courier's
+ * shipments re-checked together; a run leases the chunk, walks its members and moves `due_at` one interval on.
+ */
+export const recheckChunks = pgTable(
+  "recheck_chunks",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    courier: text("courier").notNull(),
+    dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    leaseOwner: text("lease_owner"),
+    /** The last member (`shipment_id`) the current run finished, so that a run taken over resumes after it. */
+    cursor: text("cursor"),
+    /** When the current run began; null between runs. */
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    /** When the last completed run began: its members' check time. */
+    lastRunAt: timestamp("last_run_at", { withTimezone: true }),
+  },
+  (t) => [index("recheck_chunks_due_idx").on(t.dueAt), index("recheck_chunks_courier_due_idx").on(t.courier, t.dueAt)],
 );
 
 /**

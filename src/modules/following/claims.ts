@@ -1,15 +1,14 @@
-/** The re-check queue (`recheck_queue`) on the claim engine, with a claim walk whose cost stays flat (docs/rechecks.md). */
+/**
+ * The re-check claims (docs/rechecks.md): `recheck_queue` below layout level 2 on the claim engine, with a walk whose
+ * cost stays flat; from level 2 due chunks (chunk-walk.ts) and rows due on their own (`recheck_schedule.due_at`).
+ */
 import type { Db } from "../../db/client.ts";
 import { frag, raw, run } from "../../db/fragment.ts";
 import { defineQueue, type Queue } from "../../db/queue.ts";
-import { DUE_BUCKET_SQL, legacyLayout } from "./layout.ts";
+import { legacyLayout } from "./layout.ts";
+import { ChunkWalk, type ClaimedShipment } from "./chunk-walk.ts";
 
-export interface ClaimedShipment {
-  id: string;
-  courier: string;
-  tracking_number: string;
-  recheck_failures: number;
-}
+export type { ClaimedShipment };
 
 const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   key: "shipment_id",
@@ -17,29 +16,43 @@ const recheckQueue = defineQueue<ClaimedShipment>("recheck_queue", {
   returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
 });
 
-/** The schedule from layout level 2 (docs/rechecks.md, "An append-only schedule"); same rows and statements. */
+/** Rows of the schedule from layout level 2 due on their own time (`due_at` set), claimed one by one. */
 const recheckSchedule = defineQueue<ClaimedShipment>("recheck_schedule", {
   key: "shipment_id",
   failures: "failures",
-  returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures",
+  returning: "q.shipment_id as id, q.courier, q.tracking_number, q.failures as recheck_failures, null::bigint as chunk",
 });
 
-/** The first grid's due index expression (migration 0029): a 15-minute bucket of `due_at`. */
-const SCHEDULE_BUCKET = raw(DUE_BUCKET_SQL);
+/** A `recheck_schedule` row (aliased `r`) is `token`'s: its own lease, or (a chunk member) its chunk's. */
+const heldBy = (token: string) =>
+  frag`(r.lease_owner = ${token} or (r.due_at is null and exists (
+    select 1 from recheck_chunks c where c.id = r.chunk_id and c.lease_owner = ${token})))`;
 
 /**
  * The lease statements over both schedules: a held row is in one of them, and a key that is in neither costs an
- * index probe and no write. The claim alone chooses its table (by layout level).
+ * index probe and no write. The claim alone chooses its table (by layout level). A chunk's lease is renewed and
+ * given back by its walk (chunk-walk.ts).
  */
 export const scheduleQueues: Queue<ClaimedShipment> = {
   ...recheckSchedule,
   async complete(sql, ids, token) {
-    return (await recheckSchedule.complete(sql, ids, token)) + (await recheckQueue.complete(sql, ids, token));
+    const keys = ids as readonly string[];
+    if (keys.length === 0) return 0;
+    const gone = await run(
+      sql,
+      frag`delete from recheck_schedule r where r.shipment_id = any(${keys}::text[]) and ${heldBy(token)} returning 1`,
+    );
+    return gone.length + (await recheckQueue.complete(sql, ids, token));
   },
   async fail(sql, id, token, nextAtMs) {
-    return (
-      (await recheckSchedule.fail(sql, id, token, nextAtMs)) || (await recheckQueue.fail(sql, id, token, nextAtMs))
+    // A member that fails leaves its chunk's time for its own (the back-off) until its next success.
+    const rows = await run(
+      sql,
+      frag`update recheck_schedule r set failures = r.failures + 1, due_at = ${new Date(nextAtMs).toISOString()},
+        lease_until = null, lease_owner = null
+      where r.shipment_id = ${id} and ${heldBy(token)} returning 1`,
     );
+    return rows.length > 0 || recheckQueue.fail(sql, id, token, nextAtMs);
   },
   async release(sql, ids, token, nowMs) {
     return (
@@ -54,13 +67,15 @@ export const scheduleQueues: Queue<ClaimedShipment> = {
   },
   async expireLeases(sql, nowMs) {
     const now = new Date(nowMs).toISOString();
-    const fresh = await run(
+    // A chunk keeps its cursor: the next run resumes after it.
+    const chunks = await run(
       sql,
-      frag`update recheck_schedule set lease_until = null, lease_owner = null
-        where ${SCHEDULE_BUCKET} <= date_bin('15 minutes', ${now}::timestamptz, timestamptz '2000-01-01 00:00:00+00')
-          and lease_until <= ${now} returning shipment_id`,
+      frag`update recheck_chunks set lease_until = null, lease_owner = null
+        where due_at <= ${now} and lease_until <= ${now} returning id`,
     );
-    return fresh.length + (await recheckQueue.expireLeases(sql, nowMs));
+    return (
+      chunks.length + (await recheckSchedule.expireLeases(sql, nowMs)) + (await recheckQueue.expireLeases(sql, nowMs))
+    );
   },
 };
 
@@ -80,35 +95,45 @@ export function bucketGrid(oldestMs: number): 0 | 1 {
   return (oldestMs - GRIDS[0].originMs) % DUE_BUCKET_MS < DUE_BUCKET_MS / 2 ? 0 : 1;
 }
 
-/** Claims up to `limit` rows due at `nowMs` for `leaseMs` (ms) under `owner`, skipping full lanes. @throws on DB errors. */
+/**
+ * Claims up to `limit` shipments due at `nowMs` for `leaseMs` (ms) under `owner`, skipping full lanes: below layout
+ * level 2 rows of `recheck_queue`; from it rows due on their own time first, then members of due chunks through
+ * `walk` (a runner's, which tracks its chunks' runs; a fresh one by default). @throws on DB errors.
+ */
 export async function claimDueShipments(
   db: Db,
   nowMs: number,
   limit: number,
   leaseMs: number,
   owner: string,
-  opts: { excludeCouriers?: readonly string[] } = {},
+  opts: { excludeCouriers?: readonly string[]; walk?: ChunkWalk } = {},
 ): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
   const exclude = opts.excludeCouriers?.length
     ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}`
     : raw("");
-  const legacy = await legacyLayout(db);
-  const t = raw(legacy ? "recheck_queue" : "recheck_schedule");
-  // `recheck_schedule` has no index on `due_at`: its predicates name the bucket too (docs/rechecks.md).
-  const nowBucket = new Date(nowMs - ((nowMs - GRIDS[0].originMs) % DUE_BUCKET_MS)).toISOString();
+  if (!(await legacyLayout(db))) {
+    const own = await recheckSchedule.claim(sql, {
+      nowMs,
+      limit,
+      leaseMs,
+      owner,
+      candidates: frag`select ctid from recheck_schedule
+        where due_at is not null and due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
+        order by due_at limit ${limit} for update skip locked`,
+    });
+    if (own.length >= limit) return own;
+    const walk = opts.walk ?? new ChunkWalk(db, owner, { intervalMs: 0 });
+    const members = await walk.claim(nowMs, limit - own.length, leaseMs, opts.excludeCouriers ?? []);
+    return [...own, ...members];
+  }
   const [oldest] = await run(
     sql,
-    legacy
-      ? frag`
+    frag`
     select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_queue
     where due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-    order by due_at limit 1`
-      : frag`
-    select (extract(epoch from due_at) * 1000)::float8 as ms from recheck_schedule
-    where ${raw(GRIDS[0].sql)} <= ${nowBucket} and due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-    order by ${raw(GRIDS[0].sql)}, due_at limit 1`,
+    order by due_at limit 1`,
   );
   if (!oldest) return [];
   const grid = GRIDS[bucketGrid(oldest.ms as number)];
@@ -117,7 +142,7 @@ export async function claimDueShipments(
   // `past`: ended buckets, a page at a time; `cur`: exact due order (docs/rechecks.md, "Storage order").
   const candidates = frag`
       select ctid from (
-        select ctid from ${t}
+        select ctid from recheck_queue
         where ${bucket} < ${bucketStart}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
@@ -127,8 +152,8 @@ export async function claimDueShipments(
       ) past
       union all
       select ctid from (
-        select ctid from ${t}
-        where due_at >= ${bucketStart} and due_at <= ${now} ${legacy ? raw("") : frag`and ${bucket} = ${bucketStart}`}
+        select ctid from recheck_queue
+        where due_at >= ${bucketStart} and due_at <= ${now}
           and (lease_until is null or lease_until <= ${now})
           ${exclude}
         order by due_at
@@ -136,7 +161,7 @@ export async function claimDueShipments(
         for update skip locked
       ) cur
       limit ${limit}`;
-  return (legacy ? recheckQueue : recheckSchedule).claim(sql, { nowMs, limit, leaseMs, owner, candidates });
+  return recheckQueue.claim(sql, { nowMs, limit, leaseMs, owner, candidates });
 }
 
 /** Records a failed re-check (docs/rechecks.md, "Courier failures"); false when `owner` lost the lease. @throws on DB errors. */
@@ -166,6 +191,7 @@ export function releaseExpiredLeases(db: Db, nowMs: number): Promise<number> {
  * level). Returns the rows moved. @throws on DB errors
  */
 export async function moveLegacySchedule(db: Db): Promise<number> {
+  // Moved rows keep their own due time and join a chunk at their next check (docs/rechecks.md, "Re-checks in chunks").
   const rows = await db.$client`
     with moved as (delete from recheck_queue returning shipment_id, courier, tracking_number, due_at, failures)
     insert into recheck_schedule (shipment_id, courier, tracking_number, due_at, failures, checked_at)

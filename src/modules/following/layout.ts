@@ -31,6 +31,3 @@ export function forgetScheduleLayout(db: Db): void {
 
 /** SQL for "this database is contracted to level 2" (for statements that take no pool: a transaction's). */
 export const CONTRACTED_SQL = `coalesce((select value::int from service_settings where name = 'compat_level'), ${SCHEDULE_LEVEL}) >= ${SCHEDULE_LEVEL}`;
-
-/** The expression of `recheck_schedule_due_bucket_idx` (migration 0029); a predicate on it uses the index. */
-export const DUE_BUCKET_SQL = "date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')";

@@ -3,6 +3,7 @@ import { COURIERS, courierBySlug } from "../couriers/catalogue.ts";
 import { claimDueShipments, type ClaimedShipment } from "./claims.ts";
 import type { Db } from "../../db/client.ts";
 import type { Clock } from "../../lib/clock.ts";
+import type { ChunkWalk } from "./chunk-walk.ts";
 
 export interface Held extends ClaimedShipment {
   /** Lease end, ms since the epoch. */
@@ -108,6 +109,7 @@ export function createClaimer(o: {
   claimLimit: number;
   maxHeld: number;
   lanes: CourierLanes;
+  walk?: ChunkWalk;
 }): Claimer {
   let lastEmpty: { excluded: Set<string>; at: number } | undefined;
   return {
@@ -124,6 +126,7 @@ export function createClaimer(o: {
       const nowMs = o.clock.now();
       const rows = await claimDueShipments(o.db, nowMs, Math.min(o.claimLimit, room), o.leaseMs, o.owner, {
         excludeCouriers: excluded,
+        walk: o.walk,
       });
       lastEmpty = rows.length === 0 ? { excluded: new Set(excluded), at: performance.now() } : undefined;
       o.lanes.add(rows.map((r) => ({ ...r, leaseUntilMs: nowMs + o.leaseMs })));

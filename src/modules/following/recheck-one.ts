@@ -55,30 +55,31 @@ export interface RecheckContext {
   stats: RecheckStats;
 }
 
-/** Re-checks one claimed row (skipped if it waited past its lease). @throws when recording fails (the row comes due again). */
-export function recheckShipment(ctx: RecheckContext, row: Held): Promise<void> {
+/** Re-checks one claimed row; false when skipped (it waited past its lease). @throws when recording fails (the row comes due again). */
+export function recheckShipment(ctx: RecheckContext, row: Held): Promise<boolean> {
   // One trace per re-check; its event's deliveries join it.
   return inSpan("recheck", { "courier.slug": row.courier }, () => recheck(ctx, row), { parent: null });
 }
 
-async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
+async function recheck(ctx: RecheckContext, row: Held): Promise<boolean> {
   const { deps, stats } = ctx;
   const courier = courierBySlug(row.courier);
   if (!courier || courier.follow !== "scheduled") {
     // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers).
     await unschedule(ctx.db, row.id, ctx.owner);
     stats.unscheduled++;
-    return;
+    return true;
   }
   if (deps.clock.now() >= row.leaseUntilMs) {
     stats.skipped++;
-    return;
+    return false;
   }
   let snapshot: Awaited<ReturnType<typeof deps.backends.lookup>>["snapshot"];
   try {
     snapshot = (await deps.backends.lookup(courier, row.tracking_number, "recheck")).snapshot;
   } catch (err) {
-    return recordCourierFailure(ctx, courier, row, err);
+    await recordCourierFailure(ctx, courier, row, err);
+    return true;
   }
   const history = await deps.services?.transitStats.get();
   const res = await recordFetch(ctx.db, courier, row.tracking_number, snapshot, {
@@ -89,6 +90,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
     afterOutbox: ctx.afterOutbox,
     fetchRead: ctx.fetchRead,
     onEvents: deps.onEvents,
+    inChunk: row.chunk != null,
   });
   ctx.metrics.rechecks.inc({ courier: courier.slug, outcome: res.event ? "changed" : "unchanged" });
   if (res.event) {
@@ -96,6 +98,7 @@ async function recheck(ctx: RecheckContext, row: Held): Promise<void> {
     stats.changed++;
     stats.events[res.event] = (stats.events[res.event] ?? 0) + 1;
   } else stats.unchanged++;
+  return true;
 }
 
 /** Records a failed courier call: counted (by kind and retryable), logged, the next check backed off. */

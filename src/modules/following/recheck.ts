@@ -11,6 +11,7 @@ import { createLeaseKeeper } from "../../db/queue.ts";
 import { followingMetrics, type FollowingMetrics } from "./metrics.ts";
 import { emptyStats, recheckShipment, type RecheckContext, type RecheckStats } from "./recheck-one.ts";
 import { createClaimer, createCourierLanes } from "./recheck-lanes.ts";
+import { ChunkWalk } from "./chunk-walk.ts";
 import { settleWithin } from "../../lib/settle.ts";
 import { RECHECK_BACKOFF_BASE_MS } from "../../domain/following.ts";
 
@@ -109,20 +110,28 @@ async function drainLoop(
   return stats;
 }
 
-function recheckLanes(ctx: RecheckContext, perLane: number): Lanes {
+function recheckLanes(ctx: RecheckContext, perLane: number, walk: ChunkWalk): Lanes {
   return createCourierLanes({
     perLane,
     // "Full" (left out of claims) at two rounds of calls; one claim can overshoot by claimLimit.
     laneCap: perLane * 2,
-    run: (row) =>
-      recheckShipment(ctx, row).catch((e) => {
+    run: async (row) => {
+      const ok = await recheckShipment(ctx, row).catch((e) => {
         ctx.stats.skipped++;
         ctx.log.error("re-check could not be recorded; the lease will expire and it is retried", {
           shipment_id: row.id,
           courier: row.courier,
           error: e as Error,
         });
-      }),
+        return false;
+      });
+      await walk.finish(row, ok).catch((e) =>
+        ctx.log.warn("re-check chunk not advanced; its lease will expire and the run resumes", {
+          chunk: row.chunk,
+          error: e as Error,
+        }),
+      );
+    },
   });
 }
 
@@ -133,9 +142,15 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const ctx = recheckContext(deps, opts, db, owner);
   const log = ctx.log;
+  const walk = new ChunkWalk(db, owner, {
+    intervalMs: ctx.intervalMs,
+    random: ctx.random,
+    now: () => deps.clock.now(),
+  });
   const lanes = recheckLanes(
     ctx,
     opts.perCourierConcurrency ?? Math.max(1, Math.floor(deps.config.courierConcurrency / 2)),
+    walk,
   );
   const claimer = createClaimer({
     db,
@@ -145,11 +160,19 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
     claimLimit: opts.claimLimit ?? 100,
     maxHeld: opts.maxHeld ?? 2_000,
     lanes,
+    walk,
   });
   let stopping = false;
   let current: Promise<RecheckStats> | undefined;
   const keeper = createLeaseKeeper({
-    queue: scheduleQueues,
+    // Rows claimed on their own keep their own leases; chunk members their chunk's.
+    queue: {
+      ...scheduleQueues,
+      renew: async (sql, ids, token, untilMs) => [
+        ...(await scheduleQueues.renew(sql, ids, token, untilMs)),
+        ...(await walk.renew(ids as readonly string[], untilMs)),
+      ],
+    },
     sql: db.$client,
     clock: deps.clock,
     owner,
@@ -176,6 +199,9 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
         await releaseClaims(db, queued, owner, deps.clock.now()).catch((e) =>
           log.warn("could not give claims back; their leases will expire", { rows: queued.length, error: e as Error }),
         );
+      await walk
+        .release()
+        .catch((e) => log.warn("could not give re-check chunks back; their leases will expire", { error: e as Error }));
       await settleWithin(lanes.running(), o.timeout ?? 10_000);
     },
   };

@@ -22,7 +22,7 @@ import type { PredictedDelivery } from "../../domain/predictions.ts";
 import { etaMove, writeEvents } from "./history-events.ts";
 import { writeHistory } from "./history.ts";
 import { legacyLayout } from "./layout.ts";
-import { appendNext, FETCHED, reschedule, unscheduleIn } from "./schedule.ts";
+import { FETCHED, moveToChunk, reschedule, unscheduleIn } from "./schedule.ts";
 
 /** A shipment row as {@link shipmentColumns} reads it: the whole history in `checkpoints`, the tail's length. */
 export type ShipmentRow = Omit<
@@ -45,6 +45,8 @@ export interface RecordOptions {
   /** Test hook: runs inside the transaction after the event sink (to prove atomicity). */
   afterOutbox?: (tx: Tx) => Promise<void>;
   fetchRead?: FetchRead;
+  /** A run of the shipment's chunk re-checks it: its next check is the chunk's, so nothing is scheduled here. */
+  inChunk?: boolean;
 }
 
 export interface RecordResult {
@@ -115,19 +117,16 @@ async function recordUnchanged(
   if (row.reasonCode !== latestReason(courier.slug, record.checkpoints)) return undefined;
   const unchanged = { shipment: row, event: null, deliveries: 0, followed: false } satisfies RecordResult;
   const schedule = !terminal && courier.follow === "scheduled" && row.followers > 0;
-  if (!schedule) {
-    return row.queued ? undefined : unchanged;
-  }
+  if (!schedule) return row.queued ? undefined : unchanged;
   const now = new Date(opts.nowMs);
   const due = nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random).toISOString();
   if (!(await legacyLayout(db))) {
-    if (!row.queued) return undefined;
-    const moved = await inSpan(
-      "db schedule append",
-      { "db.system.name": "postgresql", "courier.slug": courier.slug },
-      () => appendNext(db, row, due, now),
-    );
-    return moved ? { ...unchanged, shipment: { ...row, lastCheckedAt: now } } : undefined;
+    const checked = { ...unchanged, shipment: { ...row, lastCheckedAt: now } };
+    // A chunk member checked by its chunk's run writes nothing (docs/rechecks.md, "Re-checks in chunks").
+    if (!row.queued || opts.inChunk) return row.queued ? checked : undefined;
+    const attrs = { "db.system.name": "postgresql", "courier.slug": courier.slug };
+    const move = () => moveToChunk(db, row, new Date(due), now, opts.recheckIntervalSeconds * 1000);
+    return (await inSpan("db schedule move", attrs, move)) ? checked : undefined;
   }
   // One statement; a concurrent change fails the guard (full path), and the queue row moves only with the shipment's.
   const s = db.$with("s").as(
@@ -290,6 +289,7 @@ async function recordChange(
           { id, courier: courier.slug, trackingNumber },
           nextRecheckAt(opts.nowMs, opts.recheckIntervalSeconds, opts.random),
           now,
+          { intervalMs: opts.recheckIntervalSeconds * 1000, keep: opts.inChunk },
         );
       else await unscheduleIn(tx, legacy, id);
       return { shipment: shipment!, event, deliveries, followed };

@@ -38,14 +38,15 @@ const databaseUp = new Gauge({
  */
 async function refreshDatabaseGauges(db: Db, nowMs: number): Promise<void> {
   const now = new Date(nowMs).toISOString();
-  // Both schedules (docs/rechecks.md, "Layout level 2"); `recheck_schedule`'s due index is its 15-minute bucket.
+  // Both schedules (docs/rechecks.md, "Layout level 2"): own due times, and each member of a due chunk.
   const [r] = await db.$client`
     with due as (
       select due_at from recheck_queue where due_at <= ${now}
       union all
-      select due_at from recheck_schedule
-      where date_bin('15 minutes', due_at, timestamptz '2000-01-01 00:00:00+00')
-        <= date_bin('15 minutes', ${now}::timestamptz, timestamptz '2000-01-01 00:00:00+00') and due_at <= ${now}
+      select due_at from recheck_schedule where due_at is not null and due_at <= ${now}
+      union all
+      select c.due_at from recheck_chunks c join recheck_schedule r on r.chunk_id = c.id and r.due_at is null
+      where c.due_at <= ${now}
     )
     select
       (select count(*)::int from (select 1 from due limit ${COUNT_CAP}) s) as shipments_due,

@@ -103,13 +103,14 @@ export async function listShipments(
   const rows = (await sql`
     select s.courier, s.tracking_number, s.state, s.most_recent_status, shipment_newest_checkpoint(s)->>'at' as newest_at,
       to_char(s.estimated_delivery, 'YYYY-MM-DD') as estimated_delivery,
-      to_json(f.created_at)#>>'{}' as followed_since, to_json(coalesce(r.due_at, q.due_at))#>>'{}' as next_check_at, s.reason_code,
+      to_json(f.created_at)#>>'{}' as followed_since, to_json(coalesce(r.due_at, c.due_at, q.due_at))#>>'{}' as next_check_at, s.reason_code,
       (extract(epoch from f.created_at) * 1000000)::bigint::text as cursor_micros, s.id as shipment_id, f.reference, f.metadata,
       s.stalled_at is not null as stalled, shipment_newest_checkpoint(s) as newest, s.origin_city, s.destination_city, s.origin_pincode, s.destination_pincode,
       (select e from jsonb_array_elements(shipment_history(s)) e where e->>'state' <> 'pending' order by e->>'at' limit 1) as pickup
     from follows f join shipments s on s.id = f.shipment_id
       left join recheck_queue q on q.shipment_id = f.shipment_id
       left join recheck_schedule r on r.shipment_id = f.shipment_id
+      left join recheck_chunks c on c.id = r.chunk_id
     where f.account_id = ${accountId}
       ${state ? sql`and s.state = ${state}` : sql``}
       ${q.courier ? sql`and s.courier = ${q.courier.toLowerCase()}` : sql``}
