@@ -9,8 +9,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COURIER_VAR, ENV_DOCS, loadConfig } from "../../src/config/index.ts";
+import { ENV_DOCS } from "../../src/config/index.ts";
 import { ENV_NAMES } from "../../src/config/env.ts";
+import { COURIER_VAR, loadConfig } from "../../src/configure.ts";
 import { renderEnvTable, withEnvTable } from "../../scripts/env-docs.ts";
 import { startAdminServer, type AdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle, PROBE_PATHS } from "../../src/modules/health/state.ts";

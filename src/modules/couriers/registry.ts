@@ -8,7 +8,7 @@ import { CourierError, type AdapterContext, type CourierAdapter, type CourierHtt
 import type { ActionAnswer, ActionRequest } from "./adapters/types.ts";
 import type { ActionRules } from "../../domain/actions.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
-import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
+import { COURIER_BACKENDS, COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
 import { createCourierHttp, expiringSignal } from "./http.ts";
 import { Lane } from "./lane.ts";
 import { budgetOf as rateBudget, type Budget, type CallPurpose, type CourierBudgets } from "./budget.ts";
@@ -101,7 +101,7 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   if (availability === "live")
     for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
   const budget = budgetOf(config, adapter);
-  const rates = parseRateLimits(config.courierRateLimits);
+  const rates = parseRateLimits(config.courierRateLimits, COURIER_BACKENDS);
   return {
     adapter,
     availability,

@@ -6,7 +6,7 @@ import { checkWire, parseXml } from "../../adapters/kit.ts";
 import { AramexDocument } from "./wire.ts";
 import { CourierError } from "../../adapters/types.ts";
 import { courierBySlug } from "../../catalogue.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";

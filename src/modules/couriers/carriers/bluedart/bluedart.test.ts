@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { bluedartAdapter, bluedartRule, parseBluedart } from "./adapter.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { checkpointReason } from "../../reasons.ts";

@@ -1,9 +1,9 @@
 /** Blue Dart twin: the TnT servlet, answers shaped like fixtures/tnt.xml (NF inside a 200). */
 import { XMLBuilder } from "fast-xml-parser";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
   manifested: { type: "UD", scan: "Online Shipment Booked" },

@@ -6,10 +6,10 @@
  * last is even, failed again when odd; a cancellation turns it into a return (RT), back with the shipper two steps on.
  */
 import { Value } from "@sinclair/typebox/value";
-import { rememberBounded } from "../../../../sandbox/bounded.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
-import { wallTime, type Scenario, type SimEvent } from "../../../../sandbox/scenario.ts";
-import type { SimContext } from "../../../../sandbox/twin.ts";
+import { rememberBounded } from "../../../../twin-kit/bounded.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
+import { wallTime, type Scenario, type SimEvent } from "../../../../twin-kit/scenario.ts";
+import type { SimContext } from "../../../../twin-kit/twin.ts";
 import { DEFER_CODES, MAX_DEFER_DAYS, REATTEMPT_CODES } from "./actions.ts";
 import {
   DelhiveryNdrRequest,

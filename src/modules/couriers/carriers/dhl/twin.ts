@@ -1,8 +1,8 @@
 /** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 /** Families that are not a delivery attempt (README.md, "Sandbox couriers"): DHL's status for each. */
 const NOT_ATTEMPT: Readonly<Record<number, string>> = {

@@ -1,9 +1,9 @@
 /** Ecom Express twin: the documented `ecomexpress-objects` XML (fixtures/SOURCE.md). */
 import { XMLBuilder } from "fast-xml-parser";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { EcomAwbField, EcomDocument, EcomField, EcomScan } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { status: string; code: string }> = {
   manifested: { status: "Soft data uploaded", code: "" },

@@ -1,9 +1,9 @@
 /** FedEx Track API twin: OAuth token, then answers shaped like fixtures/track-delivered.json. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { FedexAddress, FedexScanEvent, FedexTrackResponse, FedexTrackResult } from "./wire.ts";
-import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Token lifetime the twin announces, seconds (FedEx: about an hour). */
 export const FEDEX_TOKEN_SECONDS = 3599;

@@ -1,6 +1,6 @@
 /** 17TRACK v2.2 twin: register, then `gettrackinfo` is "not ready" until `sim.asyncSeconds` pass. */
-import { rememberBounded } from "../../../../sandbox/bounded.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { rememberBounded } from "../../../../twin-kit/bounded.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type {
   Track17Accepted,
   Track17Address,
@@ -10,8 +10,8 @@ import type {
   Track17Rejected,
   Track17TrackInfo,
 } from "./wire.ts";
-import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
+import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { SimContext, Twin } from "../../../../twin-kit/twin.ts";
 
 const REG_KEY = "track17:registrations";
 

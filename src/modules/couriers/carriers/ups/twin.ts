@@ -1,5 +1,5 @@
 /** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { UpsActivity, UpsPackage, UpsStatus, UpsTrackResponse } from "./wire.ts";
 import {
   failedAttemptFamily,
@@ -7,9 +7,9 @@ import {
   type Scenario,
   type SimEvent,
   type SimEventKind,
-} from "../../../../sandbox/scenario.ts";
-import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+} from "../../../../twin-kit/scenario.ts";
+import type { SimContext, Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Token lifetime the twin announces, seconds (UPS sends it as a string). */
 export const UPS_TOKEN_SECONDS = 14399;

@@ -1,9 +1,9 @@
 /** Xpressbees twin: login for a token, then track with the raw codes of the Shiprocket fixture. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
 const TOKEN_TTL_MS = 24 * 3_600_000;
