@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { ecomexpressAdapter, ecomRule, parseEcomExpress } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";

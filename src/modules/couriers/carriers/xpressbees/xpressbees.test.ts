@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearXpressbeesTokens, parseXpressbees, xpressbeesAdapter, xpressbeesRule } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
