@@ -146,7 +146,10 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       if (digit === 5) {
         // Never answer in time: hold the request (bounded, so a forgotten client cannot pin it forever).
         await new Promise<void>((resolve) => {
-          const done = () => (held.delete(done), resolve());
+          const done = () => {
+            held.delete(done);
+            resolve();
+          };
           held.add(done);
           setTimeout(done, 120_000).unref?.();
         });

@@ -34,7 +34,7 @@ describe("Blue Dart sample (bluedart/tnt.xml, real, 2012)", () => {
   });
 
   test("Shipment Outscan is out for delivery; OUTSCANNED TO NETWORK is a hub dispatch", () => {
-    expect(snap.checkpoints.find((c) => c.rawStatus === "Shipment Outscan")!.state).toBe("out_for_delivery");
+    expect(snap.checkpoints.find((c) => c.rawStatus === "Shipment Outscan")?.state).toBe("out_for_delivery");
     const network = snap.checkpoints.filter((c) => c.rawStatus === "SHIPMENT OUTSCANNED TO NETWORK");
     expect(network).toHaveLength(3);
     expect(network.every((c) => c.state === "in_transit")).toBe(true);
@@ -103,7 +103,7 @@ describe("Blue Dart errors and mapping", () => {
     const snap = parseBluedart(xml, "50112345673");
     expect(snap.checkpoints).toHaveLength(1);
     expect(snap.remark).toBe("CONSIGNEE NOT AVAILABLE");
-    expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
+    expect(snap.checkpoints[0]?.at).toBe("2026-11-05T04:50:00.000Z");
   });
 });
 

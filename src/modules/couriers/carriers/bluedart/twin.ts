@@ -2,7 +2,7 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import { firstEvent, latest, failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
 import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
@@ -116,13 +116,13 @@ export const bluedartTwin: Twin = {
           Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" },
         },
       });
-    const last = s.events[s.events.length - 1]!;
+    const last = latest(s);
     const lt = ist(last.at);
     const shipment: BluedartShipment = {
       "@WaybillNo": awb,
       "@RefNo": `SBX-${awb.slice(-6)}`,
       Service: "Domestic Priority",
-      PickUpDate: ist(s.events[0]!.at).statusDate,
+      PickUpDate: ist(firstEvent(s).at).statusDate,
       Origin: s.origin.toUpperCase(),
       Destination: s.destination.toUpperCase(),
       ProductType: "Non Documents",

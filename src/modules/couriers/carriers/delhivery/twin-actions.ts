@@ -163,7 +163,7 @@ export async function handleAction(
   }
   const status = /^\/api\/cmu\/get_bulk_upl\/([^/]+)$/.exec(path);
   if (req.method === "GET" && status) {
-    const upl = decodeURIComponent(status[1]!);
+    const upl = decodeURIComponent(status[1] ?? "");
     const rows = [...uplsOf(sim).entries()].filter(([k]) => k.startsWith(`${upl}:`)).map(([, v]) => v);
     if (rows.length === 0) return json({ error: "Invalid UPL id" }, 404);
     const done = rows.every((r) => r.move.decidedAt <= sim.now());

@@ -102,7 +102,8 @@ export const delhiveryTwin: Twin = {
       });
     const events = eventsWithActions(awb, s, sim);
     const scans = s.noScans ? [] : events.map((e) => ({ ScanDetail: scanOf(e) }));
-    const last = events[events.length - 1]!;
+    const last = events.at(-1);
+    if (!last) throw new Error("scenario without a visible event");
     const ls = scanOf(last);
     return json({
       ShipmentData: [

@@ -46,7 +46,7 @@ describe("DTDC samples", () => {
       state: "pending",
       subStatus: "info_received",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "OUTDLV")!.state).toBe("out_for_delivery");
+    expect(snap.checkpoints.find((c) => c.rawCode === "OUTDLV")?.state).toBe("out_for_delivery");
     expect(snap.checkpoints.filter((c) => c.state === "in_transit")).toHaveLength(8);
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "Delivered", at: "2017-06-21T10:44:00.000Z" });
     expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual([
@@ -177,7 +177,7 @@ describe("DTDC requests (as documented: authenticate, then getTrackDetails with 
       "authenticate",
       "getTrackDetails",
     ]);
-    expect(seen[3]!.headers.get("x-access-token")).toBe("tok-2");
+    expect(seen[3]?.headers.get("x-access-token")).toBe("tok-2");
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(11);
   });
 

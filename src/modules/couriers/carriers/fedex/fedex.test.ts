@@ -62,7 +62,7 @@ describe("FedEx samples", () => {
     ]);
     const dy = snap.checkpoints.find((c) => c.rawCode === "DY")!;
     expect([dy.state, dy.subStatus, dy.remark]).toEqual(["exception", "delayed", "Package delayed"]);
-    expect(snap.checkpoints.find((c) => c.rawCode === "OC")!.state).toBe("pending");
+    expect(snap.checkpoints.find((c) => c.rawCode === "OC")?.state).toBe("pending");
   });
 
   test("fedex/track-delivered.json: 17 scans, delivered, a scan without offset borrows its neighbour's", () => {
@@ -171,21 +171,21 @@ describe("FedEx requests (loopback)", () => {
       const snap = await fedexAdapter.track("738488882438", lb.ctx);
       expect(snap.checkpoints).toHaveLength(17);
       const [tok, track] = lb.seen;
-      expect([tok!.method, tok!.path]).toEqual(["POST", "/base/oauth/token"]);
-      expect(tok!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
-      expect(Object.fromEntries(new URLSearchParams(tok!.body))).toEqual({
+      expect([tok?.method, tok?.path]).toEqual(["POST", "/base/oauth/token"]);
+      expect(tok?.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
+      expect(Object.fromEntries(new URLSearchParams(tok?.body))).toEqual({
         grant_type: "client_credentials",
         client_id: "id-1",
         client_secret: "s&cret=1",
       });
-      expect([track!.method, track!.path]).toEqual(["POST", "/base/track/v1/trackingnumbers"]);
-      expect(track!.headers.get("authorization")).toBe("Bearer tok-1");
-      expect(track!.headers.get("content-type")).toBe("application/json");
-      expect(track!.headers.get("x-locale")).toBe("en_US");
+      expect([track?.method, track?.path]).toEqual(["POST", "/base/track/v1/trackingnumbers"]);
+      expect(track?.headers.get("authorization")).toBe("Bearer tok-1");
+      expect(track?.headers.get("content-type")).toBe("application/json");
+      expect(track?.headers.get("x-locale")).toBe("en_US");
       const documented = JSON.parse(sample("fedex/track-request.json"));
       documented.trackingInfo = documented.trackingInfo.slice(0, 1);
       documented.trackingInfo[0].trackingNumberInfo.trackingNumber = "738488882438";
-      expect(JSON.parse(track!.body)).toEqual(documented);
+      expect(JSON.parse(track?.body ?? "")).toEqual(documented);
       // A second lookup reuses the cached token.
       await fedexAdapter.track("738488882438", lb.ctx);
       expect(lb.seen.filter((r) => r.path.endsWith("/oauth/token"))).toHaveLength(1);
@@ -213,7 +213,7 @@ describe("FedEx requests (loopback)", () => {
         "/oauth/token",
         "/track/v1/trackingnumbers",
       ]);
-      expect(lb.seen[3]!.headers.get("authorization")).toBe("Bearer tok-3");
+      expect(lb.seen[3]?.headers.get("authorization")).toBe("Bearer tok-3");
     } finally {
       await lb.close();
     }

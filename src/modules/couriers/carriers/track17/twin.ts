@@ -135,8 +135,10 @@ function rendered(s: Scenario, carrier: number) {
   if (s.kind !== "found") return trackInfo(carrier, "NotFound", "NotFound_Other", [], true);
   if (s.noScans) return trackInfo(carrier, "InfoReceived", "InfoReceived", [], true, s);
   const events = s.events.map(eventOf).reverse(); // newest first, as 17TRACK lists them
-  const sub = events[0]!.sub_status;
-  return trackInfo(carrier, sub.split("_")[0]!, sub, events, true, s);
+  const newest = events[0];
+  if (!newest) throw new Error("scenario without a visible event");
+  const sub = newest.sub_status;
+  return trackInfo(carrier, sub.split("_")[0] ?? sub, sub, events, true, s);
 }
 
 function registrations(sim: SimContext): Map<string, { at: number; carrier: number }> {

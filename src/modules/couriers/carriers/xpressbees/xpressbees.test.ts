@@ -81,7 +81,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
       rawStatus: "Delivered",
       location: "MADANPALLI, Madanapalli, ANDHRA PRADESH",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "RAD")!.subStatus).toBe("reached_destination");
+    expect(snap.checkpoints.find((c) => c.rawCode === "RAD")?.subStatus).toBe("reached_destination");
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "delivered" });
     expect([snap.podUrl, snap.remark]).toEqual([null, null]);
   });
@@ -132,7 +132,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
       "x",
     );
     expect(snap.remark).toBe("Undelivered: Consignee not available");
-    expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
+    expect(snap.checkpoints[0]?.at).toBe("2026-11-05T04:50:00.000Z");
   });
 });
 
@@ -166,7 +166,7 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
           : new Response(XB_DOC),
     );
     expect(seen.map((s) => (isLogin(s) ? "login" : "track"))).toEqual(["login", "track", "login", "track"]);
-    expect(seen[3]!.headers.get("authorization")).toBe("Bearer tok-2");
+    expect(seen[3]?.headers.get("authorization")).toBe("Bearer tok-2");
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(8);
   });
 
