@@ -95,8 +95,10 @@ export function parseNaive(date: string, time = "", zone: CourierZone = IST_ZONE
   m = /^(\d{8})$/.exec(ds);
   if (m) {
     const [hh, mm, ss] = splitTime(ts);
-    const ymd = () => fromParts(+ds.slice(0, 4), +ds.slice(4, 6), +ds.slice(6, 8), Number(hh), Number(mm), Number(ss), zone);
-    const dmy = () => fromParts(+ds.slice(4, 8), +ds.slice(2, 4), +ds.slice(0, 2), Number(hh), Number(mm), Number(ss), zone);
+    const ymd = () =>
+      fromParts(+ds.slice(0, 4), +ds.slice(4, 6), +ds.slice(6, 8), Number(hh), Number(mm), Number(ss), zone);
+    const dmy = () =>
+      fromParts(+ds.slice(4, 8), +ds.slice(2, 4), +ds.slice(0, 2), Number(hh), Number(mm), Number(ss), zone);
     return /^(19|20)\d{2}(0[1-9]|1[0-2])/.test(ds) ? (ymd() ?? dmy()) : (dmy() ?? ymd());
   }
   return undefined;

@@ -2,7 +2,14 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
-import { firstEvent, latest, failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import {
+  firstEvent,
+  latest,
+  failedAttemptFamily,
+  wallTime,
+  type SimEvent,
+  type SimEventKind,
+} from "../../../../twin-kit/scenario.ts";
 import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {

@@ -11,6 +11,7 @@ import { createCourierHttp } from "../../http.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import type { AdapterContext } from "../../adapters/types.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 describe("recorded shapes", () => {
   test("the documented request body is what ndrBody builds, and the wire schema admits it", () => {
@@ -79,7 +80,7 @@ describe("against a loopback courier", () => {
   });
   afterAll(() => server.stop(true));
   const ctx = (): AdapterContext => ({
-    courier: courierBySlug("delhivery")!,
+    courier: present(courierBySlug("delhivery")),
     http: createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}`, timeoutMs: 5_000, connections: 2 }),
     credentials: { DELHIVERY_TOKEN: "tok" },
     signal: new AbortController().signal,

@@ -7,6 +7,7 @@ import { newest } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 describe("Delhivery samples", () => {
   test("in transit (9 scans): IST local time kept, UTC instant for ordering", () => {
@@ -29,7 +30,7 @@ describe("Delhivery samples", () => {
     const n = newest(snap.checkpoints);
     expect(n.state).toBe("delivered");
     expect([n.localDate, n.localTime]).toEqual(["2024-09-20", "15:41"]);
-    const ndr = snap.checkpoints.find((c) => c.rawCode === "EOD-11")!;
+    const ndr = present(snap.checkpoints.find((c) => c.rawCode === "EOD-11"));
     expect(ndr.state).toBe("exception");
     expect(ndr.subStatus).toBe("delivery_attempt_failed");
     expect(ndr.remark).toBe("Consignee Unavailable");
@@ -74,7 +75,7 @@ describe("Delhivery through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const delhivery = courierBySlug("delhivery")!;
+  const delhivery = present(courierBySlug("delhivery"));
 
   test("digit 0: delivered with full history", async () => {
     const { snapshot } = await sb.backends.lookup(delhivery, "1234567890120");

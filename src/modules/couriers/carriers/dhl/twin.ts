@@ -1,7 +1,13 @@
 /** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
 import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
-import { latest, failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import {
+  latest,
+  failedAttemptFamily,
+  wallTime,
+  type SimEvent,
+  type SimEventKind,
+} from "../../../../twin-kit/scenario.ts";
 import type { Twin } from "../../../../twin-kit/twin.ts";
 
 /** Families that are not a delivery attempt (README.md, "Sandbox couriers"): DHL's status for each. */

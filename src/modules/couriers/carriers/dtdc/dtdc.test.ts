@@ -7,6 +7,7 @@ import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 /** Runs `dtdcAdapter.track` against a loopback server that records each request and answers with `respond`. */
 const capture = (awb: string, respond: (req: Seen, i: number) => Response) => {
@@ -42,7 +43,7 @@ describe("DTDC samples", () => {
       rawStatus: "Delivered",
       location: "MUMBAI APEX",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "BKD")!).toMatchObject({
+    expect(present(snap.checkpoints.find((c) => c.rawCode === "BKD"))).toMatchObject({
       state: "pending",
       subStatus: "info_received",
     });
@@ -220,7 +221,7 @@ describe("DTDC through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const dtdc = courierBySlug("dtdc")!;
+  const dtdc = present(courierBySlug("dtdc"));
   const lookup = (awb: string) => sb.backends.lookup(dtdc, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(dtdc, awb).then(

@@ -8,8 +8,9 @@ import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/cou
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const fedex = courierBySlug("fedex")!;
+const fedex = present(courierBySlug("fedex"));
 
 const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   courierLoopback(
@@ -54,13 +55,13 @@ describe("FedEx samples", () => {
     expect(snap.checkpoints).toHaveLength(10);
     expect(newest(snap.checkpoints).state).toBe("in_transit");
     expect(snap.summary).toMatchObject({ state: "in_transit", subStatus: "reached_destination", rawCode: "FD" });
-    const hp = snap.checkpoints.find((c) => c.rawCode === "HP")!;
+    const hp = present(snap.checkpoints.find((c) => c.rawCode === "HP"));
     expect([hp.state, hp.subStatus, hp.remark]).toEqual([
       "out_for_delivery",
       "ready_for_pickup",
       "Package available for pickup at: 2420 N BLACKSTONE AVE",
     ]);
-    const dy = snap.checkpoints.find((c) => c.rawCode === "DY")!;
+    const dy = present(snap.checkpoints.find((c) => c.rawCode === "DY"));
     expect([dy.state, dy.subStatus, dy.remark]).toEqual(["exception", "delayed", "Package delayed"]);
     expect(snap.checkpoints.find((c) => c.rawCode === "OC")?.state).toBe("pending");
   });
@@ -76,7 +77,7 @@ describe("FedEx samples", () => {
       "Blue Point, NY",
     ]);
     expect(n.at).toBe("2024-08-20T16:41:57.000Z");
-    const naive = snap.checkpoints[16]!;
+    const naive = present(snap.checkpoints[16]);
     expect([naive.rawCode, naive.localDate, naive.localTime, naive.at]).toEqual([
       "PU",
       "2024-08-15",

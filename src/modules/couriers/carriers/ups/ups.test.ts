@@ -8,8 +8,9 @@ import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/cou
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const ups = courierBySlug("ups")!;
+const ups = present(courierBySlug("ups"));
 
 const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   courierLoopback(

@@ -13,6 +13,7 @@ import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 interface Activity {
   date: string;
@@ -64,7 +65,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
     ["OFP", "pending"],
     ["DRC", "pending"],
   ])("%s → %s", (code, state) => {
-    const a = activities.find((x) => x.status === code)!;
+    const a = present(activities.find((x) => x.status === code));
     expect(a).toBeDefined();
     expect(xpressbeesRule(code, a.activity).state).toBe(state as never);
   });
@@ -208,7 +209,7 @@ describe("Xpressbees through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const xb = courierBySlug("xpressbees")!;
+  const xb = present(courierBySlug("xpressbees"));
   const lookup = (awb: string) => sb.backends.lookup(xb, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(xb, awb).then(
