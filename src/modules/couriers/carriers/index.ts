@@ -1,7 +1,6 @@
 /**
  * The courier registry: every courier folder, one line each (README.md, "Adding a courier"). The catalogue, the
  * adapters, the rate budgets, the NDR reasons, the courier variables and the simulator's twins derive from it.
- * The order is the catalogue's within a country (catalogue.ts).
  */
 import { aramex } from "./aramex/index.ts";
 import { bluedart } from "./bluedart/index.ts";
@@ -14,4 +13,16 @@ import { track17 } from "./track17/index.ts";
 import { ups } from "./ups/index.ts";
 import { xpressbees } from "./xpressbees/index.ts";
 
-export const CARRIERS = [delhivery, bluedart, dhl, fedex, ups, dtdc, aramex, ecomexpress, xpressbees, track17] as const;
+export const CARRIERS = [
+  // One line per folder, in the catalogue's order within a country.
+  delhivery,
+  bluedart,
+  dhl,
+  fedex,
+  ups,
+  dtdc,
+  aramex,
+  ecomexpress,
+  xpressbees,
+  track17,
+] as const;
