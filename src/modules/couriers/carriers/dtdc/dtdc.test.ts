@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
