@@ -1,11 +1,8 @@
 /** The configuration with the courier registry's variables (src/modules/couriers/carriers/index.ts): main.ts, the CLI and tests load it here. */
-import { courierVarPattern, parseConfig, type Config, type CourierVariables } from "./config/index.ts";
+import { parseConfig, type Config, type CourierVariables } from "./config/index.ts";
 import { COURIER_BACKENDS, COURIER_ENV_PREFIXES } from "./modules/couriers/catalogue.ts";
 
 export const COURIER_VARIABLES: CourierVariables = { prefixes: COURIER_ENV_PREFIXES, backends: COURIER_BACKENDS };
-
-/** Variables that belong to courier adapters (read by the adapters through `config.courierEnv`). */
-export const COURIER_VAR = courierVarPattern(COURIER_ENV_PREFIXES);
 
 /** Parses the environment (tests pass a plain object) into a {@link Config}. @throws ConfigError naming every bad variable */
 export const loadConfig = (env: Record<string, string | undefined>): Config => parseConfig(env, COURIER_VARIABLES);

@@ -4,8 +4,8 @@
  * variables, the rate budget, the reasons and the simulator without another edit.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { parseConfig } from "../../src/config/index.ts";
-import { COURIER_VAR, COURIER_VARIABLES, loadConfig } from "../../src/configure.ts";
+import { courierVarPattern, parseConfig } from "../../src/config/index.ts";
+import { COURIER_VARIABLES, loadConfig } from "../../src/configure.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { ADAPTERS } from "../../src/modules/couriers/adapters/index.ts";
@@ -19,6 +19,9 @@ import { startSimulator } from "../../src/sandbox/server.ts";
 import { sandboxCredential } from "../../src/twin-kit/credentials.ts";
 import { latest } from "../../src/twin-kit/scenario.ts";
 import { present } from "../helpers/present.ts";
+
+/** The courier variables the registry declares (src/configure.ts hands the same prefixes to the config). */
+const COURIER_VAR = courierVarPattern(COURIER_VARIABLES.prefixes);
 
 /** The folder a new courier would bring: adapter, entry, budget, reasons, prefix and twin, in one declaration. */
 const scratchAdapter: CourierAdapter = {

@@ -30,7 +30,7 @@ export class CourierError extends Error {
 }
 
 /** One request to a courier backend, relative to its base URL. */
-export interface CourierRequest {
+interface CourierRequest {
   method?: "GET" | "POST";
   /** Path (and query) appended to the base URL, e.g. `/api/v1/packages/json/?waybill=…`. */
   path: string;
