@@ -30,7 +30,7 @@ import { rootCertificates } from "node:tls";
 import type postgres from "postgres";
 import selfsigned from "selfsigned";
 import * as undici from "undici/index.js";
-import { loadConfig } from "../src/config/index.ts";
+import { loadConfig } from "../src/configure.ts";
 import { events, follows, shipments } from "../src/db/schema/index.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { newId } from "../src/lib/ids.ts";

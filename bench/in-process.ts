@@ -1,6 +1,6 @@
 /** The app on plain HTTP in the bench's own process, on a fresh test database, sandbox couriers, no logging. */
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config/index.ts";
+import { loadConfig } from "../src/configure.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createCourierBackends } from "../src/modules/couriers/registry.ts";

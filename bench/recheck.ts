@@ -22,7 +22,7 @@
  * script (`bun run bench`) and returns the headline figures.
  */
 import type postgres from "postgres";
-import { loadConfig } from "../src/config/index.ts";
+import { loadConfig } from "../src/configure.ts";
 import type { Db } from "../src/db/client.ts";
 import { webhooks } from "../src/db/schema/index.ts";
 import { systemClock } from "../src/lib/clock.ts";

@@ -18,7 +18,7 @@
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { loadConfig } from "../src/config/index.ts";
+import { loadConfig } from "../src/configure.ts";
 import { connect } from "../src/db/client.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";

@@ -21,7 +21,7 @@ import { connect } from "../src/db/client.ts";
 import { frag, run as runStatement } from "../src/db/fragment.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { createPartitions, PARTITION_MS, weekStart } from "../src/db/partitions.ts";
-import { loadConfig } from "../src/config/index.ts";
+import { loadConfig } from "../src/configure.ts";
 import { systemClock } from "../src/lib/clock.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createAccount } from "../src/modules/accounts/service.ts";

@@ -9,7 +9,7 @@
  * districts per destination city (test/helpers/history.ts `pincodeLanes`).
  */
 import { parseArgs } from "node:util";
-import { configFromProcess } from "../src/config/index.ts";
+import { configFromProcess } from "../src/configure.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { createLogger } from "../src/lib/log.ts";

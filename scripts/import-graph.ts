@@ -2,11 +2,10 @@
  * The import graph of `src/`, read from the code (type-only imports included: a type loop is still a loop for the
  * reader who has to understand both ends), and the folder-level view of it.
  *
- * A folder is `src/<dir>`, `src/modules/<name>` or `src/sandbox/<dir>`. A file directly under `src/` (app.ts,
- * errors.ts, deps.ts, main.ts) or `src/sandbox/` (the simulator's server, scenarios and twin contract)
- * is a node of its own: these are composition roots and the small contracts the folders beside them share, so
- * "a module imports the error table" is not a loop with "app.ts imports the module", nor "a twin reads the
- * scenario" with "the server mounts the twins". File-level cycles among them are still caught (see findKnots).
+ * A folder is `src/<dir>` or `src/modules/<name>`. A file directly under `src/` (app.ts, errors.ts, deps.ts,
+ * main.ts, configure.ts) is a node of its own: these are composition roots and the small contracts the folders
+ * beside them share, so "a module imports the error table" is not a loop with "app.ts imports the module".
+ * File-level cycles among them are still caught (see findKnots).
  *
  * Test files (`*.test.ts`, e.g. a courier folder's own test) are not part of the graph: like the tests under test/,
  * they may import the simulator and test helpers.
@@ -71,13 +70,13 @@ export function readImportGraph(dir: string, root = process.cwd()): Graph {
   return graph;
 }
 
-/** The folder a file belongs to (see the file comment); a file directly under `src/` or `src/sandbox/` stands alone. */
+/** The folder a file belongs to (see the file comment); a file directly under `src/` stands alone. */
 export function folderOf(file: string): string {
   const parts = file.split("/");
   const at = parts.indexOf("src");
   const rest = parts.slice(at + 1);
   if (rest.length === 1) return parts.slice(0, at + 2).join("/");
-  if (rest[0] === "modules" || rest[0] === "sandbox") return parts.slice(0, at + 3).join("/");
+  if (rest[0] === "modules") return parts.slice(0, at + 3).join("/");
   return parts.slice(0, at + 2).join("/");
 }
 

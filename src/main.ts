@@ -4,7 +4,8 @@
  * last (docs/deployment.md#start-up-and-shutdown). ROLE: docs/deployment.md#roles-and-how-many-of-each.
  */
 import { buildApp } from "./app.ts";
-import { ConfigError, configFromProcess, type Config } from "./config/index.ts";
+import { ConfigError, type Config } from "./config/index.ts";
+import { configFromProcess } from "./configure.ts";
 import { withoutSecrets } from "./config/secrets.ts";
 import { DatabaseUnreachableError, openDatabase, type Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";

@@ -1,6 +1,7 @@
 /** Operator CLI (`bun run admin help`): each command prints one JSON object; errors `{"error"}`, exit 1. */
 import { parseArgs } from "node:util";
-import { ConfigError, configFromProcess, type Config } from "../config/index.ts";
+import { ConfigError, type Config } from "../config/index.ts";
+import { configFromProcess } from "../configure.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";

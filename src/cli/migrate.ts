@@ -1,5 +1,6 @@
 /** `bun run migrate`: applies the committed migrations to `DATABASE_URL` (once per release) and exits. */
-import { ConfigError, configFromProcess } from "../config/index.ts";
+import { ConfigError } from "../config/index.ts";
+import { configFromProcess } from "../configure.ts";
 import { DatabaseUnreachableError, describeDatabaseUrl, waitForDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";

@@ -1,5 +1,6 @@
 /** `bun run rotate-secrets`: re-encrypts every signing secret, webhook custom header and NDR action's consignee details (docs/deployment.md#rotating-secrets_key). */
-import { ConfigError, configFromProcess } from "../config/index.ts";
+import { ConfigError } from "../config/index.ts";
+import { configFromProcess } from "../configure.ts";
 import { DatabaseUnreachableError, openDatabase } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { createLogger } from "../lib/log.ts";

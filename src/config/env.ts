@@ -13,7 +13,7 @@ import { WEBHOOK_ENV } from "./env-webhooks.ts";
 export { DEFAULT_PASSWORD_HASH_MEMORY_KIB, MIN_PASSWORD_HASH_MEMORY_KIB } from "./env-accounts.ts";
 export { DEFAULT_BODY_TIMEOUT_MS } from "./env-server.ts";
 
-/** Every variable of the service (courier variables excepted: config.ts's `COURIER_VAR`), in the docs' order. */
+/** Every variable of the service (courier variables excepted: the courier registry's prefixes, src/configure.ts), in the docs' order. */
 export const ENV = T.Object({
   ...SERVER_ENV,
   ...COURIER_ENV,

@@ -1,4 +1,4 @@
-/** Configuration, read once at boot from config-env.ts (docs/deployment.md); nothing else reads `process.env`. */
+/** Configuration, parsed once at boot (docs/deployment.md); src/configure.ts hands it the environment and the couriers. */
 import { ENV_NAMES, type Env, type Settings } from "./env.ts";
 import { readSettings, textProblems, urlProblems, type ConfigProblem } from "./problems.ts";
 
@@ -65,25 +65,20 @@ export class ConfigError extends Error {
   }
 }
 
-/** Variables that belong to courier adapters (read by the adapters through `config.courierEnv`). */
-export const COURIER_VAR =
-  /^(DHL|FEDEX|UPS|DELHIVERY|BLUEDART|DTDC|ARAMEX|ECOMEXPRESS|XPRESSBEES|TRACK17|SEVENTEENTRACK)_[A-Z0-9_]+$/;
+/** The courier variables a configuration reads: the courier registry's, handed in by src/configure.ts. */
+export interface CourierVariables {
+  /** Environment prefixes: `DHL` picks `DHL_*` out of the environment. */
+  prefixes: readonly string[];
+  /** The backends COURIER_RATE_LIMITS and SANDBOX_DEGRADE may name (the folders under src/modules/couriers/carriers/). */
+  backends: readonly string[];
+}
+
+/** The names of the courier variables: a listed prefix, `_`, then capitals, digits and `_`. */
+export const courierVarPattern = (prefixes: readonly string[]): RegExp =>
+  new RegExp(`^(${prefixes.join("|")})_[A-Z0-9_]+$`);
+
 export const COURIER_CREDENTIAL =
   /_(API_KEY|TOKEN|CLIENT_ID|CLIENT_SECRET|LOGIN_ID|LICENSE_KEY|USERNAME|PASSWORD|ACCOUNT_[A-Z_]+|EMAIL)$/;
-
-/** The courier backends (the folders under src/modules/couriers/carriers/; budget.ts checks it against `AdapterId`). */
-export const COURIER_BACKENDS = [
-  "delhivery",
-  "bluedart",
-  "dhl",
-  "fedex",
-  "ups",
-  "dtdc",
-  "aramex",
-  "ecomexpress",
-  "xpressbees",
-  "track17",
-] as const;
 
 /** One backend's budget: calls per second (> 0) and per UTC day (0: no daily limit). */
 export interface RateLimit {
@@ -93,23 +88,24 @@ export interface RateLimit {
   burst?: number;
 }
 
-/** Parses COURIER_RATE_LIMITS (`backend:perSecond:perDay`). @throws Error for an unknown backend or rate 0 */
-export function parseRateLimits(
-  entries: readonly string[],
-): Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> {
-  const out: Partial<Record<(typeof COURIER_BACKENDS)[number], RateLimit>> = {};
+/** Parses COURIER_RATE_LIMITS (`backend:perSecond:perDay`). @throws Error for a backend not in `backends`, or rate 0 */
+export function parseRateLimits(entries: readonly string[], backends: readonly string[]): Record<string, RateLimit> {
+  const out: Record<string, RateLimit> = {};
   for (const e of entries) {
     const [id, perSecond, perDay] = e.split(":") as [string, string, string];
-    const backend = COURIER_BACKENDS.find((b) => b === id);
-    if (!backend) throw new Error(`${id} is not a courier backend (one of ${COURIER_BACKENDS.join(", ")})`);
+    if (!backends.includes(id)) throw new Error(`${id} is not a courier backend (one of ${backends.join(", ")})`);
     if (!(Number(perSecond) > 0)) throw new Error(`${id}: calls per second must be above 0`);
-    out[backend] = { perSecond: Number(perSecond), perDay: Number(perDay) };
+    out[id] = { perSecond: Number(perSecond), perDay: Number(perDay) };
   }
   return out;
 }
 
-/** Parses the environment (tests pass a plain object) into a {@link Config}. @throws ConfigError naming every bad variable */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/**
+ * Parses the environment into a {@link Config}, with `couriers`' variables (src/configure.ts's `loadConfig` passes
+ * the registry's). @throws ConfigError naming every bad variable
+ */
+export function parseConfig(env: Record<string, string | undefined>, couriers: CourierVariables): Config {
+  const courierVar = courierVarPattern(couriers.prefixes);
   const raw: Env = {};
   for (const name of ENV_NAMES) if (env[name]) raw[name] = env[name];
   const problems = textProblems(raw);
@@ -125,7 +121,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...rest
   } = s;
   const courierEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v && COURIER_VAR.test(k)) courierEnv[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v && courierVar.test(k)) courierEnv[k] = v;
   const hasCredentials = Object.keys(courierEnv).some((k) => COURIER_CREDENTIAL.test(k));
 
   if (Boolean(tlsCertFile) !== Boolean(tlsKeyFile))
@@ -140,12 +136,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const billing = billingConfig(s, courierMode, problems);
   problems.push(...urlProblems(raw, courierEnv, problems));
   try {
-    parseRateLimits(s.courierRateLimits);
+    parseRateLimits(s.courierRateLimits, couriers.backends);
   } catch (err) {
     problems.push({ variable: "COURIER_RATE_LIMITS", detail: (err as Error).message });
   }
   for (const id of s.sandboxDegrade.map((e) => e.split(":")[0] ?? e))
-    if (!COURIER_BACKENDS.some((b) => b === id))
+    if (!couriers.backends.includes(id))
       problems.push({ variable: "SANDBOX_DEGRADE", detail: `${id} is not a courier backend` });
   ConfigError.throwIfAny(problems);
 
@@ -208,11 +204,6 @@ function billingConfig(s: Settings, courierMode: "sandbox" | "live", problems: C
     apiBase: s.stripeApiBase && URL.canParse(s.stripeApiBase) ? new URL(s.stripeApiBase) : undefined,
     apiCaFile: s.stripeApiCaFile,
   };
-}
-
-/** The process environment, parsed once. Only `main.ts` and the CLI call this. */
-export function configFromProcess(): Config {
-  return loadConfig(process.env);
 }
 
 /**

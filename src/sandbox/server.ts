@@ -2,11 +2,11 @@
 import type { Clock } from "../lib/clock.ts";
 import type { AdapterId, Courier } from "../modules/couriers/catalogue.ts";
 import type { CourierSimulator } from "../modules/couriers/simulator.ts";
-import { sandboxCredential } from "./credentials.ts";
-import { rememberBounded } from "./bounded.ts";
-import { nextStep, scenarioDigit, scenarioFor } from "./scenario.ts";
-import type { SimContext } from "./twin.ts";
-import { TWINS } from "./twins.ts";
+import { sandboxCredential } from "../twin-kit/credentials.ts";
+import { rememberBounded } from "../twin-kit/bounded.ts";
+import { nextStep, scenarioDigit, scenarioFor } from "../twin-kit/scenario.ts";
+import type { SimContext, Twin } from "../twin-kit/twin.ts";
+import { CARRIERS } from "../modules/couriers/carriers/index.ts";
 
 /** Numbers ending in this digit go through the asynchronous aggregator's twin (docs/spec-map.md, "Sandbox"). */
 const ASYNC_DIGIT = 9;
@@ -42,6 +42,8 @@ export interface SimulatorOptions {
   latencyMs?: number;
   /** Twins that degrade from the start (`SANDBOX_DEGRADE`), by adapter id. */
   degrade?: Readonly<Record<string, Degradation>>;
+  /** The twins served; default every courier folder's (the registry, src/modules/couriers/carriers/index.ts). */
+  twins?: readonly Twin[];
 }
 
 /** A twin made slow or failing (docs/courier-health.md, "Sandbox"). */
@@ -95,7 +97,7 @@ function advance(
 async function serveTwin(
   req: Request,
   opts: SimulatorOptions,
-  byId: ReadonlyMap<string, (typeof TWINS)[keyof typeof TWINS]>,
+  byId: ReadonlyMap<string, Twin>,
   degraded: Map<string, Degradation & { n: number }>,
   sim: SimContext,
 ): Promise<Response> {
@@ -144,7 +146,10 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
       if (digit === 5) {
         // Never answer in time: hold the request (bounded, so a forgotten client cannot pin it forever).
         await new Promise<void>((resolve) => {
-          const done = () => (held.delete(done), resolve());
+          const done = () => {
+            held.delete(done);
+            resolve();
+          };
           held.add(done);
           setTimeout(done, 120_000).unref?.();
         });
@@ -161,7 +166,7 @@ export function startSimulator(opts: SimulatorOptions): Simulator {
     asyncSeconds: opts.asyncSeconds,
     state,
   };
-  const byId = new Map(Object.values(TWINS).map((t) => [t.id, t]));
+  const byId = new Map((opts.twins ?? CARRIERS.map((c) => c.twin)).map((t) => [t.id, t]));
   const degraded = new Map<string, Degradation & { n: number }>(
     Object.entries(opts.degrade ?? {}).map(([id, d]) => [id, { ...d, n: 0 }]),
   );

@@ -1,5 +1,5 @@
 /**
- * The import graph of src/ has no loops: none between folders (src/<dir>, src/modules/<name>, src/sandbox/<dir>;
+ * The import graph of src/ has no loops: none between folders (src/<dir>, src/modules/<name>;
  * scripts/import-graph.ts), none between files (madge, scripts/file-cycles.ts), and the layering rules below hold.
  * Type-only imports count. A new loop fails here with the imports that make it.
  */
@@ -26,8 +26,10 @@ const ALLOWLIST: readonly AllowedEdge[] = [];
 
 /** A courier's sandbox twin: simulator code kept in its courier folder (`twin.ts`, and its parts `twin-<part>.ts`). */
 const TWIN_FILE = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin(-[a-z]+)?\.ts$/;
-/** Who may load a twin file: the simulator, or the courier's own `twin.ts` loading its parts. */
-const TWIN_LOADER = /^(src\/sandbox\/|src\/modules\/couriers\/carriers\/[a-z0-9]+\/twin\.ts$)/;
+/** Who may load a twin file: its courier's declaration (`index.ts`), or its own `twin.ts` loading its parts. */
+const TWIN_LOADER = /^src\/modules\/couriers\/carriers\/[a-z0-9]+\/(index|twin)\.ts$/;
+/** Who may use the twin kit: the twins, the simulator, and the declaration's type (`adapters/define.ts`). */
+const KIT_USER = /^(src\/sandbox\/|src\/twin-kit\/|src\/modules\/couriers\/adapters\/define\.ts$)/;
 
 /** Who may import whom, beyond "no loops". */
 const RULES: readonly LayerRule[] = [
@@ -47,14 +49,25 @@ const RULES: readonly LayerRule[] = [
   {
     from: "src/modules/",
     to: "src/sandbox/",
-    allowFrom: TWIN_FILE,
     why: "modules know nothing of the simulator; it registers itself through CourierSimulator",
   },
   {
     from: "src/",
     to: TWIN_FILE,
     allowFrom: TWIN_LOADER,
-    why: "a courier's twin is simulator code: only the simulator loads it (src/sandbox/twins.ts)",
+    why: "a courier's twin is simulator code: only its folder's declaration loads it, for the simulator",
+  },
+  {
+    from: "src/",
+    to: "src/twin-kit/",
+    allowFrom: new RegExp(`${TWIN_FILE.source}|${KIT_USER.source}`),
+    why: "the twin kit is for the twins and the simulator; an adapter talks to the real courier",
+  },
+  {
+    from: "src/twin-kit/",
+    to: "src/",
+    allowTo: "src/twin-kit/",
+    why: "the twin kit is the lower layer the simulator and the twins share: it imports nothing of the app",
   },
   { from: "src/domain/", to: "src/sandbox/", why: "the domain knows nothing of the simulator" },
   {
@@ -87,7 +100,7 @@ describe("the import graph of src/", () => {
     expect(layerViolations(graph, RULES)).toEqual([]);
   });
 
-  test("a courier folder imports no other courier's folder, and every courier folder has its adapter, wire schema and twin", () => {
+  test("a courier folder imports no other courier's folder, and every courier folder has its declaration, adapter, wire schema, reasons and twin", () => {
     const carrierOf = (file: string) => /^src\/modules\/couriers\/carriers\/([a-z0-9]+)\//.exec(file)?.[1];
     const crossings = [...graph].flatMap(([from, targets]) =>
       [...targets]
@@ -98,7 +111,7 @@ describe("the import graph of src/", () => {
     const carriers = new Set([...graph.keys()].map(carrierOf).filter((c) => c !== undefined));
     expect(carriers.size).toBeGreaterThanOrEqual(10);
     for (const c of carriers)
-      for (const f of ["adapter.ts", "wire.ts", "twin.ts"])
+      for (const f of ["index.ts", "adapter.ts", "wire.ts", "reasons.ts", "twin.ts"])
         expect(graph.has(`src/modules/couriers/carriers/${c}/${f}`)).toBe(true);
   });
 
@@ -122,12 +135,12 @@ describe("the checks fail on a loop", () => {
     return out;
   };
 
-  test("folders: src/<dir>, src/modules/<name>, src/sandbox/<dir>; files directly in src/ or src/sandbox/ stand alone", () => {
+  test("folders: src/<dir>, src/modules/<name>; files directly in src/ stand alone", () => {
     expect(folderOf("src/modules/couriers/carriers/dhl/adapter.ts")).toBe("src/modules/couriers");
     expect(folderOf("src/http/auth.ts")).toBe("src/http");
     expect(folderOf("src/db/schema/shipments.ts")).toBe("src/db");
-    expect(folderOf("src/sandbox/twins/dhl.ts")).toBe("src/sandbox/twins");
-    expect(folderOf("src/sandbox/server.ts")).toBe("src/sandbox/server.ts");
+    expect(folderOf("src/sandbox/server.ts")).toBe("src/sandbox");
+    expect(folderOf("src/twin-kit/scenario.ts")).toBe("src/twin-kit");
     expect(folderOf("src/deps.ts")).toBe("src/deps.ts");
   });
 
@@ -180,9 +193,7 @@ describe("the checks fail on a loop", () => {
     const injected: Graph = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
     injected.get("src/modules/couriers/registry.ts")!.add("src/sandbox/server.ts");
     const problems = folderLoopProblems(toFolderGraph(injected), ALLOWLIST);
-    const loop = (p: string) =>
-      p.includes("src/modules/couriers <-> src/sandbox/server.ts") ||
-      p.includes("src/sandbox/server.ts <-> src/modules/couriers");
+    const loop = (p: string) => p.includes("src/modules/couriers <-> src/sandbox");
     expect(
       problems.some((p) => loop(p) && p.includes("src/modules/couriers/registry.ts -> src/sandbox/server.ts")),
     ).toBe(true);
@@ -191,14 +202,19 @@ describe("the checks fail on a loop", () => {
     ]);
   });
 
-  test("a courier's twin may use the simulator's contract; its adapter may not, and nothing but the simulator loads a twin", () => {
+  test("a courier's twin may use the twin kit; its adapter may not, and only its folder's declaration loads a twin", () => {
     const injected: Graph = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
-    expect(injected.get("src/modules/couriers/carriers/dhl/twin.ts")!.has("src/sandbox/twin.ts")).toBe(true);
-    injected.get("src/modules/couriers/carriers/dhl/adapter.ts")!.add("src/sandbox/scenario.ts");
-    injected.get("src/modules/couriers/registry.ts")!.add("src/modules/couriers/carriers/dhl/twin.ts");
+    const dhl = (f: string) => `src/modules/couriers/carriers/dhl/${f}`;
+    expect(injected.get(dhl("twin.ts"))?.has("src/twin-kit/twin.ts")).toBe(true);
+    expect(injected.get(dhl("index.ts"))?.has(dhl("twin.ts"))).toBe(true);
+    expect(injected.get("src/sandbox/server.ts")?.has("src/twin-kit/scenario.ts")).toBe(true);
+    injected.get(dhl("adapter.ts"))!.add("src/twin-kit/scenario.ts");
+    injected.get("src/modules/couriers/registry.ts")!.add(dhl("twin.ts"));
+    injected.get("src/twin-kit/scenario.ts")!.add("src/modules/couriers/catalogue.ts");
     expect(layerViolations(injected, RULES)).toEqual([
-      `src/modules/couriers/carriers/dhl/adapter.ts -> src/sandbox/scenario.ts (${RULES[3]!.why})`,
-      `src/modules/couriers/registry.ts -> src/modules/couriers/carriers/dhl/twin.ts (${RULES[4]!.why})`,
+      `${dhl("adapter.ts")} -> src/twin-kit/scenario.ts (${RULES[5]!.why})`,
+      `src/modules/couriers/registry.ts -> ${dhl("twin.ts")} (${RULES[4]!.why})`,
+      `src/twin-kit/scenario.ts -> src/modules/couriers/catalogue.ts (${RULES[6]!.why})`,
     ]);
   });
 

@@ -5,7 +5,8 @@
  * dashboard until an operator approves its request.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig } from "../../src/config/index.ts";
+import { ConfigError } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { approveRequest, listRequests, rejectRequest } from "../../src/modules/billing/requests.ts";
 import { csrfOf } from "../dashboard/support.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { runCli } from "../../src/cli/admin.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 
 // The CLI against a real database, as an operator would run it. The exit code and the one line on stdout are the

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { startService, type RunningService } from "./service.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");

@@ -7,7 +7,7 @@
  * NETWORK SAFETY: deliveries go to a loopback receiver only; the private address is refused before any connection.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { sandboxEcho, SANDBOX_ECHO_PATH } from "../../src/modules/postman/echo.ts";
 import { WebhookSender, type SendRequest } from "../../src/modules/webhooks/delivery/http.ts";

@@ -3,7 +3,7 @@
  * counted by every call, take its state to degraded, then down, then back to operational, one event per transition.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { evaluateHealth, type Transition } from "../../src/modules/courier-health/evaluate.ts";
 import { courierBySlug } from "../../src/modules/couriers/catalogue.ts";
 import { fanOutCourierEvent } from "../../src/modules/webhooks/delivery/outbox.ts";

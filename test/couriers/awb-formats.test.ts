@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { COURIERS, courierBySlug, normaliseTrackingNumber } from "../../src/modules/couriers/catalogue.ts";
-import { scenarioDigit } from "../../src/sandbox/scenario.ts";
+import { scenarioDigit } from "../../src/twin-kit/scenario.ts";
 
 /** slug → [valid, invalid] (already normalised: upper case, no spaces). */
 const INDIA: Record<string, [string[], string[]]> = {

@@ -6,7 +6,9 @@
  * makes fewer calls). `BUDGET_WINDOW_SECONDS=60` runs the real-time window for 60 s (manual run).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { COURIER_BACKENDS, loadConfig, parseRateLimits } from "../../src/config/index.ts";
+import { parseRateLimits } from "../../src/config/index.ts";
+import { COURIER_BACKENDS } from "../../src/modules/couriers/catalogue.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { connect, type Db } from "../../src/db/client.ts";
 import { FakeClock, systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
@@ -140,7 +142,7 @@ describe("configuration and coverage", () => {
   test("COURIER_RATE_LIMITS: entries parse, unknown backends and zero rates are configuration errors", () => {
     expect(Object.keys(DEFAULT_RATE_LIMITS).sort()).toEqual([...COURIER_BACKENDS].sort());
     expect(Object.keys(ADAPTERS).sort()).toEqual([...COURIER_BACKENDS].sort());
-    expect(parseRateLimits(["dhl:0.5:100", "track17:2:0"])).toEqual({
+    expect(parseRateLimits(["dhl:0.5:100", "track17:2:0"], COURIER_BACKENDS)).toEqual({
       dhl: { perSecond: 0.5, perDay: 100 },
       track17: { perSecond: 2, perDay: 0 },
     });

@@ -5,7 +5,7 @@
  * table's code (docs/ndr.md), for every courier alike.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FAILED_ATTEMPT_REMARKS } from "../../src/sandbox/scenario.ts";
+import { FAILED_ATTEMPT_REMARKS } from "../../src/twin-kit/scenario.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 let ctx: TestContext;

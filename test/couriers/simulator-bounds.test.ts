@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { rememberBounded, SIM_MAX_NUMBERS } from "../../src/sandbox/bounded.ts";
+import { rememberBounded, SIM_MAX_NUMBERS } from "../../src/twin-kit/bounded.ts";
 import { startSimulator } from "../../src/sandbox/server.ts";
 
 describe("the simulator's per-number memory is bounded", () => {

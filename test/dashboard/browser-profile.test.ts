@@ -27,7 +27,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accounts, deliveries, shipments, webhooks } from "../../src/db/schema/index.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { runCli } from "../../src/cli/admin.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { startService, type RunningService } from "../client/service.ts";
 import { BROWSER_STEP_MS, launchBrowser, newBrowserContext } from "../helpers/browser.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";

@@ -4,7 +4,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { runCli } from "../../src/cli/admin.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { COMPAT_LEVEL, compatLevel, compatView, FIRST_LEVEL } from "../../src/db/compat.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";

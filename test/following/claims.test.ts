@@ -23,7 +23,7 @@ import {
   releaseClaims,
   runRecheckBatch,
 } from "../../src/modules/following/recheck.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import {

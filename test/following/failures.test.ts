@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppDeps } from "../../src/deps.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { runRecheckBatch } from "../../src/modules/following/recheck.ts";
 import { backoffMs, recheckAfterFailureMs as failureBackoffMs } from "../../src/domain/following.ts";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAdmin } from "../../src/cli/commands.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";
 import { forgetScheduleLayout } from "../../src/modules/following/layout.ts";

@@ -1,5 +1,5 @@
 /** Starts the courier simulator as a real server and courier backends pointed at it (sandbox mode). */
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import type { Clock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createCourierBackends, type CourierBackends } from "../../src/modules/couriers/registry.ts";

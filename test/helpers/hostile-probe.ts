@@ -13,7 +13,7 @@
  * answers no DNS, so no test fire leaves the machine.
  */
 import { buildApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createAccount, createApiKey } from "../../src/modules/accounts/service.ts";

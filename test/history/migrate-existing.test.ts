@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { connect } from "../../src/db/client.ts";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/db/migrate.ts";
 import { FakeClock } from "../../src/lib/clock.ts";

@@ -1,6 +1,7 @@
 /** Configuration as an operator meets it (docs/deployment.md, Environment variables). */
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig } from "../../src/config/index.ts";
+import { ConfigError } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { withoutSecrets } from "../../src/config/secrets.ts";
 
 describe("configuration", () => {

@@ -9,14 +9,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { COURIER_VAR, ENV_DOCS, loadConfig } from "../../src/config/index.ts";
+import { courierVarPattern, ENV_DOCS } from "../../src/config/index.ts";
 import { ENV_NAMES } from "../../src/config/env.ts";
+import { COURIER_VARIABLES, loadConfig } from "../../src/configure.ts";
 import { renderEnvTable, withEnvTable } from "../../scripts/env-docs.ts";
 import { startAdminServer, type AdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle, PROBE_PATHS } from "../../src/modules/health/state.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+
+/** The courier variables the registry declares (src/configure.ts hands the same prefixes to the config). */
+const COURIER_VAR = courierVarPattern(COURIER_VARIABLES.prefixes);
 
 const ROOT = join(import.meta.dir, "..", "..");
 const read = (p: string) => readFileSync(join(ROOT, p), "utf8");

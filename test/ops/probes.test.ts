@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { startAdminServer } from "../../src/modules/health/admin-server.ts";
 import { createLifecycle } from "../../src/modules/health/state.ts";

@@ -165,7 +165,7 @@ test("2 api + 2 worker processes on one database: every event delivered, no doub
   expect(fired.status).toBeLessThan(300);
   await receiver.waitFor("/test-hook", 1, 15_000);
 
-  // Scenario 1: in transit, then a step every 3 s until delivered (sandbox/scenario.ts).
+  // Scenario 1: in transit, then a step every 3 s until delivered (src/twin-kit/scenario.ts).
   const numbers = Array.from({ length: SHIPMENTS }, (_, i) => `7${String(i).padStart(10, "0")}1`);
   const answers = await Promise.all(
     numbers.map((n, i) =>

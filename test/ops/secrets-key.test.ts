@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../../src/config/index.ts";
+import { ConfigError } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import {
   keyCheckValue,
   loadSecretsKey,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { COURIERS } from "../../src/modules/couriers/catalogue.ts";
 import { createCourierBackends } from "../../src/modules/couriers/registry.ts";

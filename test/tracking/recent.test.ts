@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config/index.ts";
+import { loadConfig } from "../../src/configure.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 
 let ctx: TestContext;

@@ -13,7 +13,7 @@ export function upsCheckDigitOk(n: string): boolean {
   if (!/^1Z[0-9A-Z]{15}\d$/.test(n)) return false;
   const body = n.slice(2, 17);
   let sum = 0;
-  for (let i = 0; i < body.length; i++) sum += digit(body[i]!) * (i % 2 === 0 ? 1 : 2);
+  for (let i = 0; i < body.length; i++) sum += digit(body.charAt(i)) * (i % 2 === 0 ? 1 : 2);
   return (10 - (sum % 10)) % 10 === Number(n[17]);
 }
 
@@ -22,7 +22,7 @@ export function s10CheckDigitOk(n: string): boolean {
   const m = /^[A-Z]{2}(\d{8})(\d)[A-Z]{2}$/.exec(n);
   if (!m) return false;
   const w = [8, 6, 4, 2, 3, 5, 9, 7];
-  const sum = [...m[1]!].reduce((s, d, i) => s + Number(d) * w[i]!, 0);
+  const sum = [...(m[1] ?? "")].reduce((s, d, i) => s + Number(d) * (w[i] ?? 0), 0);
   const c = 11 - (sum % 11);
   return (c === 10 ? 0 : c === 11 ? 5 : c) === Number(m[2]);
 }
@@ -40,7 +40,7 @@ export function fedexCheckDigitOk(n: string): boolean {
   if (n.length === 12) {
     const w = [1, 3, 7];
     let sum = 0;
-    for (let i = 0; i < 11; i++) sum += Number(n[10 - i]) * w[i % 3]!;
+    for (let i = 0; i < 11; i++) sum += Number(n[10 - i]) * (w[i % 3] ?? 0);
     return (sum % 11) % 10 === Number(n[11]);
   }
   if (n.length === 15 || n.length === 20 || n.length === 22) return mod10Weighted31(n);
@@ -59,7 +59,7 @@ const CHECKS: Record<string, (n: string) => boolean> = {
 /** True when `pattern` rejects `n` once one character is swapped within its class: the format pins that character. */
 function pinsCharacters(pattern: RegExp, n: string): boolean {
   for (let i = 0; i < n.length; i++) {
-    const c = n[i]!;
+    const c = n.charAt(i);
     const other = c >= "0" && c <= "9" ? String((Number(c) + 5) % 10) : c === "Q" ? "K" : "Q";
     if (!pattern.test(n.slice(0, i) + other + n.slice(i + 1))) return true;
   }
@@ -82,7 +82,8 @@ export function autoCandidates(rawNumber: string, couriers: readonly Courier[] =
 export function resolveCourierParam(courier: string, rawNumber: string): string {
   if (courier.trim().toLowerCase() !== AUTO) return courier;
   const found = autoCandidates(rawNumber);
-  if (found.length === 1) return found[0]!.slug;
+  const [only] = found;
+  if (only && found.length === 1) return only.slug;
   if (found.length === 0)
     throw new AppError(
       "INVALID_TRACKING_NUMBER",

@@ -4,28 +4,16 @@ import type { RateLimit } from "../../config/index.ts";
 import type { Db } from "../../db/client.ts";
 import { systemTimers, type Clock, type Timers } from "../../lib/clock.ts";
 import type { AdapterId } from "./catalogue.ts";
+import { CARRIERS } from "./carriers/index.ts";
 import { countBudgetRefusal } from "../metrics/registry.ts";
 import { CourierBusyError } from "./lane.ts";
 
 export type { RateLimit };
 
-/** Defaults from each courier's published limits (its folder README, "Rate budget"); live backends only. */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<AdapterId, RateLimit>> = {
-  // 750 requests / 5 min / IP (Delhivery B2C docs): a burst of 150 plus 2/s × 300 s keeps every 5 minutes within it.
-  delhivery: { perSecond: 2, perDay: 0, burst: 150 },
-  // 3 requests/s (17TRACK API v2.2 docs); a lookup is a register and about two polls: 1 lookup/s.
-  track17: { perSecond: 1, perDay: 0 },
-  // About 250 calls/day on DHL's default developer quota (unverified); 1 call every 5 s.
-  dhl: { perSecond: 0.2, perDay: 250 },
-  // No published limit in our notes: 5/s (432,000 a day) until agreed with the courier.
-  fedex: { perSecond: 5, perDay: 0 },
-  ups: { perSecond: 5, perDay: 0 },
-  bluedart: { perSecond: 5, perDay: 0 },
-  dtdc: { perSecond: 5, perDay: 0 },
-  aramex: { perSecond: 5, perDay: 0 },
-  ecomexpress: { perSecond: 5, perDay: 0 },
-  xpressbees: { perSecond: 5, perDay: 0 },
-};
+/** Defaults from each courier's published limits (its folder's `rateLimit`, carriers/index.ts); live backends only. */
+export const DEFAULT_RATE_LIMITS = Object.fromEntries(CARRIERS.map((c) => [c.id, c.rateLimit])) as Readonly<
+  Record<AdapterId, RateLimit>
+>;
 
 /** Seconds of rate the shared bucket holds at most (its burst). */
 const BURST_SECONDS = 1;

@@ -8,7 +8,7 @@ const MAX_DETECT_LENGTH = 64;
 function probes(n: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < n.length; i++) {
-    const c = n[i]!;
+    const c = n.charAt(i);
     const isDigit = c >= "0" && c <= "9";
     const swaps = isDigit ? ["X"] : [c === "A" ? "B" : "A", "5"];
     for (const s of swaps) out.push(n.slice(0, i) + s + n.slice(i + 1));

@@ -4,7 +4,7 @@
  * Every network failure becomes a {@link CourierError} (`timeout` or `backend`); redirects are not followed
  * (they could leak credentials to another host).
  */
-import { CourierError, type CourierHttp, type CourierRequest, type CourierResponse } from "./adapters/types.ts";
+import { CourierError, type CourierHttp } from "./adapters/types.ts";
 
 /** Largest courier response read (bytes); larger ones are a backend error, never buffered whole. */
 export const MAX_COURIER_BODY = 4 * 1024 * 1024;

@@ -65,7 +65,10 @@ export class Lane {
       // Resolved by a finishing lookup, which hands its slot over (`active` stays as it is).
       await new Promise<void>((resolve, reject) => {
         const w: Waiter = {
-          start: () => (this.timers.clearTimeout(w.timer), resolve()),
+          start: () => {
+            this.timers.clearTimeout(w.timer);
+            resolve();
+          },
           timer: this.timers.setTimeout(() => {
             this.queue.splice(this.queue.indexOf(w), 1);
             reject(this.busy("waited too long for a turn"));

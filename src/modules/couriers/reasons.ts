@@ -1,31 +1,13 @@
-/** Every courier's NDR reason table by adapter id, and a stored checkpoint's reason (docs/ndr.md). */
+/** Every courier's NDR reason table by adapter id (from carriers/index.ts), and a stored checkpoint's reason (docs/ndr.md). */
 import type { RawCheckpoint } from "../../domain/checkpoint.ts";
 import type { ReasonCode } from "../../domain/ndr.ts";
 import { reasonOf, type ReasonTable } from "./adapters/reasons.ts";
 import { courierBySlug, type AdapterId } from "./catalogue.ts";
-import { ARAMEX_REASONS } from "./carriers/aramex/reasons.ts";
-import { BLUEDART_REASONS } from "./carriers/bluedart/reasons.ts";
-import { DELHIVERY_REASONS } from "./carriers/delhivery/reasons.ts";
-import { DHL_REASONS } from "./carriers/dhl/reasons.ts";
-import { DTDC_REASONS } from "./carriers/dtdc/reasons.ts";
-import { ECOMEXPRESS_REASONS } from "./carriers/ecomexpress/reasons.ts";
-import { FEDEX_REASONS } from "./carriers/fedex/reasons.ts";
-import { TRACK17_REASONS } from "./carriers/track17/reasons.ts";
-import { UPS_REASONS } from "./carriers/ups/reasons.ts";
-import { XPRESSBEES_REASONS } from "./carriers/xpressbees/reasons.ts";
+import { CARRIERS } from "./carriers/index.ts";
 
-export const REASON_TABLES: Readonly<Record<AdapterId, ReasonTable>> = {
-  delhivery: DELHIVERY_REASONS,
-  bluedart: BLUEDART_REASONS,
-  dhl: DHL_REASONS,
-  fedex: FEDEX_REASONS,
-  ups: UPS_REASONS,
-  dtdc: DTDC_REASONS,
-  aramex: ARAMEX_REASONS,
-  ecomexpress: ECOMEXPRESS_REASONS,
-  xpressbees: XPRESSBEES_REASONS,
-  track17: TRACK17_REASONS,
-};
+export const REASON_TABLES = Object.fromEntries(CARRIERS.map((c) => [c.id, c.reasons])) as Readonly<
+  Record<AdapterId, ReasonTable>
+>;
 
 const EMPTY: ReasonTable = { rows: [] };
 

@@ -8,7 +8,7 @@ import { CourierError, type AdapterContext, type CourierAdapter, type CourierHtt
 import type { ActionAnswer, ActionRequest } from "./adapters/types.ts";
 import type { ActionRules } from "../../domain/actions.ts";
 import type { TrackingSnapshot } from "../../domain/checkpoint.ts";
-import { COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
+import { COURIER_BACKENDS, COURIERS, type AdapterId, type Courier } from "./catalogue.ts";
 import { createCourierHttp, expiringSignal } from "./http.ts";
 import { Lane } from "./lane.ts";
 import { budgetOf as rateBudget, type Budget, type CallPurpose, type CourierBudgets } from "./budget.ts";
@@ -88,20 +88,18 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   const env = config.courierEnv;
   const hasCredentials = adapter.credentialVars.every((v) => Boolean(env[v]));
   const ownBaseUrl = env[`${adapter.envPrefix}_BASE_URL`];
-  let availability: Availability;
-  if (hasCredentials && (config.courierMode === "live" || ownBaseUrl)) availability = "live";
-  else if (config.courierMode === "sandbox" && opts.simulator) availability = "sandbox";
-  else availability = "unavailable";
-  const baseUrl =
-    availability === "sandbox" ? opts.simulator!.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
+  const live = hasCredentials && (config.courierMode === "live" || Boolean(ownBaseUrl));
+  // The simulator answers only when the courier is not live and COURIER_MODE is sandbox.
+  const simulator = !live && config.courierMode === "sandbox" ? opts.simulator : undefined;
+  const availability: Availability = live ? "live" : simulator ? "sandbox" : "unavailable";
+  const baseUrl = simulator ? simulator.baseUrlFor(adapter.id) : (ownBaseUrl ?? adapter.defaultBaseUrl);
   const credentials: Record<string, string> = {};
-  for (const v of adapter.credentialVars)
-    credentials[v] = availability === "sandbox" ? opts.simulator!.credential(v) : (env[v] ?? "");
+  for (const v of adapter.credentialVars) credentials[v] = simulator ? simulator.credential(v) : (env[v] ?? "");
   // Optional variables an adapter reads (account numbers etc.) pass through in live mode.
   if (availability === "live")
     for (const [k, v] of Object.entries(env)) if (k.startsWith(`${adapter.envPrefix}_`)) credentials[k] ??= v;
   const budget = budgetOf(config, adapter);
-  const rates = parseRateLimits(config.courierRateLimits);
+  const rates = parseRateLimits(config.courierRateLimits, COURIER_BACKENDS);
   return {
     adapter,
     availability,
@@ -225,15 +223,22 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
     : undefined;
   coverage?.start();
 
+  /** The backend of adapter `id`; every catalogue adapter has one. @throws Error for an id without one */
+  function backendOf(id: string): Backend {
+    const b = backends.get(id);
+    if (!b) throw new Error(`no courier backend ${id}`);
+    return b;
+  }
+
   /** The backend for this courier and number: in sandbox mode the simulator may route a number to another adapter. */
   function backendFor(courier: Courier, trackingNumber: string): Backend {
-    const direct = backends.get(courier.adapter)!;
+    const direct = backendOf(courier.adapter);
     const routed = direct.availability === "sandbox" ? opts.simulator?.route(courier, trackingNumber) : undefined;
-    return routed ? backends.get(routed)! : direct;
+    return routed ? backendOf(routed) : direct;
   }
 
   return {
-    availability: (c) => backends.get(c.adapter)!.availability,
+    availability: (c) => backendOf(c.adapter).availability,
     lookup(courier, trackingNumber, purpose = "live") {
       // Live lookups never join a re-check's call: it may be waiting for the re-checks' share of the budget.
       const key = `${purpose}:${courier.slug}:${trackingNumber}`;
@@ -247,23 +252,23 @@ export function createCourierBackends(opts: BackendsOptions): CourierBackends {
       return p;
     },
     actionRules(courier) {
-      const b = backends.get(courier.adapter)!;
+      const b = backendOf(courier.adapter);
       return b.availability === "unavailable" ? null : (b.adapter.actions?.rules ?? null);
     },
     act(courier, req, poll) {
-      return callAction(backends.get(courier.adapter)!, courier, req, poll, opts);
+      return callAction(backendOf(courier.adapter), courier, req, poll, opts);
     },
     advanceSandbox(courier, trackingNumber) {
-      if (backends.get(courier.adapter)!.availability !== "sandbox" || !opts.simulator?.advance) return undefined;
+      if (backendOf(courier.adapter).availability !== "sandbox" || !opts.simulator?.advance) return undefined;
       return opts.simulator.advance(trackingNumber);
     },
     describe() {
       const out: Record<string, Availability> = {};
-      for (const c of COURIERS) out[c.slug] = backends.get(c.adapter)!.availability;
+      for (const c of COURIERS) out[c.slug] = backendOf(c.adapter).availability;
       return out;
     },
     budget(courier) {
-      const b = backends.get(courier.adapter)!.budget;
+      const b = backendOf(courier.adapter).budget;
       return b ? (coverage?.view(b) ?? BudgetCoverage.viewOf(b, undefined, opts.config)) : null;
     },
     async close() {
@@ -289,8 +294,14 @@ function classified(
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new CourierError("timeout", "lookup budget spent"));
-    const t = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(t), reject(new CourierError("timeout", "lookup budget spent")));
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new CourierError("timeout", "lookup budget spent"));
+    };
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -20,14 +20,18 @@ function editDistance(a: string, b: string, max = 3): number {
     const cur = [i];
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      const v = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
       cur.push(v);
       rowMin = Math.min(rowMin, v);
     }
     if (rowMin > max) return max + 1;
     prev = cur;
   }
-  return prev[b.length]!;
+  return prev[b.length] ?? max + 1;
 }
 
 /** The one slug `input` clearly means, or undefined. */
@@ -35,11 +39,11 @@ export function suggestSlug(input: string): string | undefined {
   const q = squash(input);
   if (q.length < 2) return undefined;
   const exact = COURIERS.filter((c) => c.slug === q || squash(c.name) === q);
-  if (exact.length === 1) return exact[0]!.slug;
+  if (exact.length === 1) return exact[0]?.slug;
   const prefix = COURIERS.filter(
     (c) => q.length >= 3 && (c.slug.startsWith(q) || squash(c.name).startsWith(q) || q.startsWith(c.slug)),
   );
-  if (prefix.length === 1) return prefix[0]!.slug;
+  if (prefix.length === 1) return prefix[0]?.slug;
   const budget = q.length <= 4 ? 1 : 2;
   let best: Courier[] = [];
   let bestD = budget + 1;
@@ -48,7 +52,7 @@ export function suggestSlug(input: string): string | undefined {
     if (d < bestD) [best, bestD] = [[c], d];
     else if (d === bestD) best.push(c);
   }
-  return best.length === 1 ? best[0]!.slug : undefined;
+  return best.length === 1 ? best[0]?.slug : undefined;
 }
 
 /** Resolves a slug. @throws AppError COURIER_NOT_FOUND (404), with `did_you_mean` when one slug is clearly meant */
@@ -56,7 +60,7 @@ export function requireCourier(slug: string): Courier {
   const c = courierBySlug(slug);
   if (c) return c;
   const hint = suggestSlug(slug);
-  const shown = JSON.stringify(slug.length > 40 ? slug.slice(0, 40) + "…" : slug);
+  const shown = JSON.stringify(slug.length > 40 ? `${slug.slice(0, 40)}…` : slug);
   throw new AppError(
     "COURIER_NOT_FOUND",
     `Unknown courier ${shown}.${hint ? ` Did you mean "${hint}"?` : ""} GET /v1/couriers lists the supported slugs.`,

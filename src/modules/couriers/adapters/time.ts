@@ -46,7 +46,7 @@ function zoneOf(zone: CourierZone): Zone {
 }
 
 /** Zero-padded to `w` digits; the common two-digit case without `padStart` (it runs per checkpoint field). */
-const pad = (n: number, w = 2) => (w === 2 && n >= 0 && n < 10 ? "0" + n : String(n).padStart(w, "0"));
+const pad = (n: number, w = 2) => (w === 2 && n >= 0 && n < 10 ? `0${n}` : String(n).padStart(w, "0"));
 
 /** A {@link LocalTime} from wall-clock parts read in `zone`; undefined when not a real date and time. */
 export function fromParts(
@@ -82,21 +82,23 @@ export function parseNaive(date: string, time = "", zone: CourierZone = IST_ZONE
   let m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?$/.exec(ds);
   if (m) {
     const [hh, mm, ss] = m[4] ? [m[4], m[5], m[6] ?? "0"] : splitTime(ts);
-    return fromParts(+m[1]!, +m[2]!, +m[3]!, +hh!, +mm!, +ss!, zone);
+    return fromParts(Number(m[1]), Number(m[2]), Number(m[3]), Number(hh), Number(mm), Number(ss), zone);
   }
   m = /^(\d{1,2})[- ]([A-Za-z]{3})[a-z]*[-, ]+(\d{4})(?:,?\s+(\d{1,2}):(\d{2}))?$/.exec(ds);
   if (m) {
-    const mo = MONTHS.indexOf(m[2]!.toLowerCase()) + 1;
+    const mo = MONTHS.indexOf((m[2] ?? "").toLowerCase()) + 1;
     const [hh, mm, ss] = m[4] ? [m[4], m[5], "0"] : splitTime(ts);
-    return mo ? fromParts(+m[3]!, mo, +m[1]!, +hh!, +mm!, +ss!, zone) : undefined;
+    return mo ? fromParts(Number(m[3]), mo, Number(m[1]), Number(hh), Number(mm), Number(ss), zone) : undefined;
   }
   // Eight digits are DDMMYYYY (DTDC) or YYYYMMDD (UPS): the reading that is a real date wins,
   // YYYYMMDD first when the number starts with a plausible year and month.
   m = /^(\d{8})$/.exec(ds);
   if (m) {
     const [hh, mm, ss] = splitTime(ts);
-    const ymd = () => fromParts(+ds.slice(0, 4), +ds.slice(4, 6), +ds.slice(6, 8), +hh!, +mm!, +ss!, zone);
-    const dmy = () => fromParts(+ds.slice(4, 8), +ds.slice(2, 4), +ds.slice(0, 2), +hh!, +mm!, +ss!, zone);
+    const ymd = () =>
+      fromParts(+ds.slice(0, 4), +ds.slice(4, 6), +ds.slice(6, 8), Number(hh), Number(mm), Number(ss), zone);
+    const dmy = () =>
+      fromParts(+ds.slice(4, 8), +ds.slice(2, 4), +ds.slice(0, 2), Number(hh), Number(mm), Number(ss), zone);
     return /^(19|20)\d{2}(0[1-9]|1[0-2])/.test(ds) ? (ymd() ?? dmy()) : (dmy() ?? ymd());
   }
   return undefined;
@@ -105,9 +107,9 @@ export function parseNaive(date: string, time = "", zone: CourierZone = IST_ZONE
 /** `HH:MM(:SS)`, `HHMM(SS)` or "" (midnight). */
 function splitTime(ts: string): [string, string, string] {
   let m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?/.exec(ts);
-  if (m) return [m[1]!, m[2]!, m[3] ?? "0"];
+  if (m) return [m[1] ?? "0", m[2] ?? "0", m[3] ?? "0"];
   m = /^(\d{2})(\d{2})(\d{2})?$/.exec(ts);
-  if (m) return [m[1]!, m[2]!, m[3] ?? "0"];
+  if (m) return [m[1] ?? "0", m[2] ?? "0", m[3] ?? "0"];
   return ["0", "0", "0"];
 }
 
@@ -124,5 +126,5 @@ export function parseIsoLocal(s: string, fallbackZone: CourierZone = 0): LocalTi
     const digits = m[7].slice(1).replace(":", "");
     zone = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
   }
-  return fromParts(+m[1]!, +m[2]!, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0), zone);
+  return fromParts(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), +(m[6] ?? 0), zone);
 }

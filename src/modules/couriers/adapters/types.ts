@@ -1,6 +1,6 @@
 /** The one shape every courier backend adapter has; failures are classified {@link CourierError}s. */
 import type { TrackingSnapshot } from "../../../domain/checkpoint.ts";
-import type { Courier } from "../catalogue.ts";
+import type { Courier } from "./courier.ts";
 import type { ActionName, ActionRules, Consignee } from "../../../domain/actions.ts";
 
 /** Failure classes; `retryable` says whether trying again later can help (docs/spec-map.md, "Decisions"). */
@@ -30,7 +30,7 @@ export class CourierError extends Error {
 }
 
 /** One request to a courier backend, relative to its base URL. */
-export interface CourierRequest {
+interface CourierRequest {
   method?: "GET" | "POST";
   /** Path (and query) appended to the base URL, e.g. `/api/v1/packages/json/?waybill=…`. */
   path: string;

@@ -6,13 +6,14 @@ import { checkWire, parseXml } from "../../adapters/kit.ts";
 import { AramexDocument } from "./wire.ts";
 import { CourierError } from "../../adapters/types.ts";
 import { courierBySlug } from "../../catalogue.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const aramex = courierBySlug("aramex")!;
+const aramex = present(courierBySlug("aramex"));
 const CREDS = {
   ARAMEX_USERNAME: "testingapi@aramex.com",
   ARAMEX_PASSWORD: "p<&>ss",
@@ -164,7 +165,7 @@ describe("Aramex request (loopback)", () => {
     try {
       const snap = await aramexAdapter.track("123456", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
-      const r = lb.seen[0]!;
+      const r = present(lb.seen[0]);
       expect([r.method, r.path]).toEqual(["POST", "/base/ShippingAPI.V2/Tracking/Service_1_0.svc"]);
       expect(r.headers.get("content-type")).toBe("text/xml; charset=utf-8");
       expect(r.headers.get("soapaction")).toBe(ARAMEX_SOAP_ACTION);
@@ -295,7 +296,10 @@ describe("Aramex through the simulator", () => {
       for (const [k, c] of Object.entries(v)) {
         if (k === "?xml" || k === "#text") continue;
         if (k.startsWith("@")) paths.add(`${path}/${k}=${String(c)}`);
-        else walk(`${path}/${k}`, (paths.add(`${path}/${k}`), c));
+        else {
+          paths.add(`${path}/${k}`);
+          walk(`${path}/${k}`, c);
+        }
       }
     };
     walk(

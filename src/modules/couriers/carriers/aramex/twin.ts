@@ -1,9 +1,9 @@
 /** Aramex tracking twin (SOAP 1.1), answers shaped like fixtures/track-soap*.xml. */
 import { XMLBuilder, XMLParser } from "fast-xml-parser";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { AramexDocument, AramexNotification, AramexResultPair, AramexTrackingResult } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { code: string; text: string; problem?: string }> = {
   manifested: { code: "SH014", text: "Record created." },

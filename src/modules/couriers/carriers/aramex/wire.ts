@@ -24,7 +24,7 @@ export const AramexResultPair = T.Object({
 
 /** `TrackingResults`: WCF appends a contract hash to the entry name, so it is matched by prefix. */
 const AramexTrackingResults = T.Record(
-  T.TemplateLiteral("KeyValueOfstringArrayOfTrackingResult${string}"),
+  T.TemplateLiteral([T.Literal("KeyValueOfstringArrayOfTrackingResult"), T.String()]),
   OneOrMany(AramexResultPair),
 );
 

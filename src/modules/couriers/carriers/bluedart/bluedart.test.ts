@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { bluedartAdapter, bluedartRule, parseBluedart } from "./adapter.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import { CourierError, type CourierAdapter } from "../../adapters/types.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { checkpointReason } from "../../reasons.ts";
@@ -9,6 +9,7 @@ import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/hel
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 /** Runs `adapter.track` against a loopback server that records each request and answers with `respond`. */
 const capture = (
@@ -34,7 +35,7 @@ describe("Blue Dart sample (bluedart/tnt.xml, real, 2012)", () => {
   });
 
   test("Shipment Outscan is out for delivery; OUTSCANNED TO NETWORK is a hub dispatch", () => {
-    expect(snap.checkpoints.find((c) => c.rawStatus === "Shipment Outscan")!.state).toBe("out_for_delivery");
+    expect(snap.checkpoints.find((c) => c.rawStatus === "Shipment Outscan")?.state).toBe("out_for_delivery");
     const network = snap.checkpoints.filter((c) => c.rawStatus === "SHIPMENT OUTSCANNED TO NETWORK");
     expect(network).toHaveLength(3);
     expect(network.every((c) => c.state === "in_transit")).toBe(true);
@@ -103,14 +104,14 @@ describe("Blue Dart errors and mapping", () => {
     const snap = parseBluedart(xml, "50112345673");
     expect(snap.checkpoints).toHaveLength(1);
     expect(snap.remark).toBe("CONSIGNEE NOT AVAILABLE");
-    expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
+    expect(snap.checkpoints[0]?.at).toBe("2026-11-05T04:50:00.000Z");
   });
 });
 
 describe("Blue Dart failed attempts (README.md, Failed attempts)", () => {
   const scan = (text: string, code = "", group = "") =>
     `<ShipmentData><Shipment WaybillNo="50112345673"><Status>${text}</Status><StatusType>UD</StatusType><Scans><ScanDetail><Scan>${text}</Scan>${code ? `<ScanCode>${code}</ScanCode>` : ""}${group ? `<ScanGroupType>${group}</ScanGroupType>` : ""}<ScanType>UD</ScanType><ScanDate>05-Nov-2026</ScanDate><ScanTime>10:20</ScanTime><ScannedLocation>PUNE</ScannedLocation></ScanDetail></Scans></Shipment></ShipmentData>`;
-  const only = (xml: string) => parseBluedart(xml, "50112345673").checkpoints[0]!;
+  const only = (xml: string) => present(parseBluedart(xml, "50112345673").checkpoints[0]);
 
   test.each([
     ["003", "customer_unavailable"],
@@ -155,7 +156,7 @@ describe("Blue Dart request (as documented: RoutingServlet custawbquery)", () =>
       CREDS,
     );
     expect(seen).toHaveLength(1);
-    const r = seen[0]!;
+    const r = present(seen[0]);
     expect(r.method).toBe("GET");
     expect(r.path).toBe("/servlet/RoutingServlet");
     expect(Object.fromEntries(r.query)).toEqual({
@@ -200,7 +201,7 @@ describe("Blue Dart through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const bluedart = courierBySlug("bluedart")!;
+  const bluedart = present(courierBySlug("bluedart"));
   const lookup = (awb: string) => sb.backends.lookup(bluedart, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(bluedart, awb).then(

@@ -1,9 +1,16 @@
 /** Blue Dart twin: the TnT servlet, answers shaped like fixtures/tnt.xml (NF inside a 200). */
 import { XMLBuilder } from "fast-xml-parser";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { BluedartDocument, BluedartScan, BluedartShipment } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import {
+  firstEvent,
+  latest,
+  failedAttemptFamily,
+  wallTime,
+  type SimEvent,
+  type SimEventKind,
+} from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string }> = {
   manifested: { type: "UD", scan: "Online Shipment Booked" },
@@ -116,13 +123,13 @@ export const bluedartTwin: Twin = {
           Shipment: { "@WaybillNo": awb, Status: "Incorrect Waybill number or No Information", StatusType: "NF" },
         },
       });
-    const last = s.events[s.events.length - 1]!;
+    const last = latest(s);
     const lt = ist(last.at);
     const shipment: BluedartShipment = {
       "@WaybillNo": awb,
       "@RefNo": `SBX-${awb.slice(-6)}`,
       Service: "Domestic Priority",
-      PickUpDate: ist(s.events[0]!.at).statusDate,
+      PickUpDate: ist(firstEvent(s).at).statusDate,
       Origin: s.origin.toUpperCase(),
       Destination: s.destination.toUpperCase(),
       ProductType: "Non Documents",

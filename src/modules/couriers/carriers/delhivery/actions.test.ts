@@ -11,6 +11,7 @@ import { createCourierHttp } from "../../http.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import type { AdapterContext } from "../../adapters/types.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 describe("recorded shapes", () => {
   test("the documented request body is what ndrBody builds, and the wire schema admits it", () => {
@@ -67,7 +68,7 @@ describe("against a loopback courier", () => {
           body: await req.text(),
         });
         if (url.pathname === "/api/p/update")
-          return seen.at(-1)!.body.includes("BAD")
+          return seen.at(-1)?.body.includes("BAD")
             ? Response.json({ error: "Invalid waybill" }, { status: 400 })
             : new Response(sample("delhivery/ndr-update-upl.json"));
         if (url.pathname.startsWith("/api/cmu/get_bulk_upl/"))
@@ -79,7 +80,7 @@ describe("against a loopback courier", () => {
   });
   afterAll(() => server.stop(true));
   const ctx = (): AdapterContext => ({
-    courier: courierBySlug("delhivery")!,
+    courier: present(courierBySlug("delhivery")),
     http: createCourierHttp({ baseUrl: `http://127.0.0.1:${server.port}`, timeoutMs: 5_000, connections: 2 }),
     credentials: { DELHIVERY_TOKEN: "tok" },
     signal: new AbortController().signal,
@@ -94,16 +95,16 @@ describe("against a loopback courier", () => {
       reference: "UPL10575891229462827496",
     });
     expect(seen.at(-1)).toMatchObject({ method: "POST", path: "/api/p/update", auth: "Token tok" });
-    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ data: [{ waybill: "278382", act: "RE-ATTEMPT" }] });
-    const polled = await delhiveryActions.poll!("UPL10575891229462827496", req, ctx());
-    expect(polled.status).toBe("accepted");
-    expect(seen.at(-1)!.path).toBe("/api/cmu/get_bulk_upl/UPL10575891229462827496?verbose=true");
+    expect(JSON.parse(seen.at(-1)?.body ?? "")).toEqual({ data: [{ waybill: "278382", act: "RE-ATTEMPT" }] });
+    const polled = await delhiveryActions.poll?.("UPL10575891229462827496", req, ctx());
+    expect(polled?.status).toBe("accepted");
+    expect(seen.at(-1)?.path).toBe("/api/cmu/get_bulk_upl/UPL10575891229462827496?verbose=true");
   });
 
   test("return to origin: the Cancel Order API, answered at once; a 400 from the NDR API is a rejection", async () => {
     const a = await delhiveryActions.submit({ action: "return_to_origin", trackingNumber: "278382" }, ctx());
     expect(a.status).toBe("accepted");
-    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ waybill: "278382", cancellation: "true" });
+    expect(JSON.parse(seen.at(-1)?.body ?? "")).toEqual({ waybill: "278382", cancellation: "true" });
     const bad = await delhiveryActions.submit({ action: "reattempt", trackingNumber: "BAD" }, ctx());
     expect(bad).toEqual({ status: "rejected", reference: null, reason: "Invalid waybill" });
   });

@@ -61,7 +61,10 @@ const ACT = { reattempt: "RE-ATTEMPT", defer_delivery: "DEFER_DLV", update_consi
 export function ndrBody(req: ActionRequest): DelhiveryNdrRequest {
   if (req.action === "return_to_origin") throw new Error("return_to_origin goes to /api/p/edit");
   const item: DelhiveryNdrRequest["data"][number] = { waybill: req.trackingNumber, act: ACT[req.action] };
-  if (req.action === "defer_delivery") item.action_data = { deferred_date: req.deferredDate! };
+  if (req.action === "defer_delivery") {
+    if (!req.deferredDate) throw new Error("defer_delivery needs its deferredDate");
+    item.action_data = { deferred_date: req.deferredDate };
+  }
   if (req.action === "update_consignee") {
     const c = req.consignee ?? {};
     item.action_data = {

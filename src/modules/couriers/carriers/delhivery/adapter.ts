@@ -54,7 +54,7 @@ const DELHIVERY_STATUS: StatusTable = {
 function delhiveryPlace(raw: string): string {
   const m = /^([^_(]+)(?:_[^(]*)?(?:\(([^)]+)\))?\s*$/.exec(raw.trim());
   if (!m) return raw.trim();
-  const city = m[1]!.trim();
+  const city = (m[1] ?? raw).trim();
   return m[2] ? `${city}, ${m[2].trim()}` : city;
 }
 
@@ -102,7 +102,7 @@ export function parseDelhivery(text: string, awb: string): TrackingSnapshot {
   return {
     checkpoints,
     summary: statusCp ? summaryFromCheckpoint(statusCp) : undefined,
-    originCity: str(ship.Origin) ? delhiveryPlace(str(ship.Origin)).split(",")[0]! : null,
+    originCity: str(ship.Origin) ? (delhiveryPlace(str(ship.Origin)).split(",")[0] ?? null) : null,
     destinationCity: str(ship.Destination) || str(ship.Consignee?.City) || null,
     destinationPincode: parsePincode(str(ship.Consignee?.PinCode)),
     podUrl: null,

@@ -6,10 +6,10 @@
  * last is even, failed again when odd; a cancellation turns it into a return (RT), back with the shipper two steps on.
  */
 import { Value } from "@sinclair/typebox/value";
-import { rememberBounded } from "../../../../sandbox/bounded.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
-import { wallTime, type Scenario, type SimEvent } from "../../../../sandbox/scenario.ts";
-import type { SimContext } from "../../../../sandbox/twin.ts";
+import { rememberBounded } from "../../../../twin-kit/bounded.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
+import { wallTime, type Scenario, type SimEvent } from "../../../../twin-kit/scenario.ts";
+import type { SimContext } from "../../../../twin-kit/twin.ts";
 import { DEFER_CODES, MAX_DEFER_DAYS, REATTEMPT_CODES } from "./actions.ts";
 import {
   DelhiveryNdrRequest,
@@ -163,7 +163,7 @@ export async function handleAction(
   }
   const status = /^\/api\/cmu\/get_bulk_upl\/([^/]+)$/.exec(path);
   if (req.method === "GET" && status) {
-    const upl = decodeURIComponent(status[1]!);
+    const upl = decodeURIComponent(status[1] ?? "");
     const rows = [...uplsOf(sim).entries()].filter(([k]) => k.startsWith(`${upl}:`)).map(([, v]) => v);
     if (rows.length === 0) return json({ error: "Invalid UPL id" }, 404);
     const done = rows.every((r) => r.move.decidedAt <= sim.now());

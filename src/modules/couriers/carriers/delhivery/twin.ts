@@ -3,10 +3,10 @@
  * API (`POST /api/p/update`, `GET /api/cmu/get_bulk_upl/<UPL>`) and the Cancel Order API (`POST /api/p/edit`) as
  * in twin-actions.ts, whose accepted actions move the shipment the tracking answer shows.
  */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { DelhiveryResponse, DelhiveryScan } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 import { eventsWithActions, handleAction } from "./twin-actions.ts";
 
 const RENDER: Record<SimEventKind, { type: string; scan: string; code: string; text: string }> = {
@@ -102,7 +102,8 @@ export const delhiveryTwin: Twin = {
       });
     const events = eventsWithActions(awb, s, sim);
     const scans = s.noScans ? [] : events.map((e) => ({ ScanDetail: scanOf(e) }));
-    const last = events[events.length - 1]!;
+    const last = events.at(-1);
+    if (!last) throw new Error("scenario without a visible event");
     const ls = scanOf(last);
     return json({
       ShipmentData: [

@@ -7,8 +7,9 @@ import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/cou
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const dhl = courierBySlug("dhl")!;
+const dhl = present(courierBySlug("dhl"));
 
 const loopback = (reply: (req: Request, url: URL) => Response | Promise<Response>) =>
   courierLoopback("dhl", { DHL_API_KEY: "k-123" }, (_s, _i, req) => reply(req, new URL(req.url)), "/base");
@@ -80,7 +81,7 @@ describe("DHL request and HTTP failures (loopback)", () => {
       const snap = await dhlAdapter.track("7777777770", lb.ctx);
       expect(snap.checkpoints).toHaveLength(1);
       expect(lb.seen).toHaveLength(1);
-      const r = lb.seen[0]!;
+      const r = present(lb.seen[0]);
       expect(r.method).toBe("GET");
       expect(r.path).toBe("/base/track/shipments");
       expect(r.query.get("trackingNumber")).toBe("7777777770");

@@ -1,8 +1,14 @@
 /** DHL Unified twin: answers shaped like fixtures/unified-track.json and its RFC 7807 404. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { DhlEvent, DhlProblem, DhlTrackResponse } from "./wire.ts";
-import { failedAttemptFamily, wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import {
+  latest,
+  failedAttemptFamily,
+  wallTime,
+  type SimEvent,
+  type SimEventKind,
+} from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 /** Families that are not a delivery attempt (README.md, "Sandbox couriers"): DHL's status for each. */
 const NOT_ATTEMPT: Readonly<Record<number, string>> = {
@@ -88,7 +94,7 @@ export const dhlTwin: Twin = {
     if (s.kind !== "found")
       return problem(404, "No result found", "No shipment with given tracking number found.", `/shipment/${awb}`);
     const events = s.noScans ? [] : s.events.map(eventOf).reverse(); // DHL lists the newest event first
-    const last = eventOf(s.events[s.events.length - 1]!);
+    const last = eventOf(latest(s));
     const delivered = s.events.some((e) => e.kind === "delivered");
     // DHL's estimate until delivery (dropped afterwards), as in the fixture: a time, its window and remark.
     const estimate =

@@ -10,7 +10,7 @@ import {
   summary,
   throwForStatus,
 } from "../../adapters/kit.ts";
-import { byKeyword, sub, C, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
+import { byKeyword, sub, D, E, O, P, R, T, type StatusRule, type StatusTable } from "../../adapters/status-map.ts";
 import { parseNaive } from "../../adapters/time.ts";
 import { CourierError, type AdapterContext, type CourierAdapter } from "../../adapters/types.ts";
 import type { RawCheckpoint, TrackingSnapshot } from "../../../../domain/checkpoint.ts";

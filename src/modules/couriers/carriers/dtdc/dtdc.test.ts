@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearDtdcTokens, dtdcAdapter, dtdcRule, parseDtdc } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 /** Runs `dtdcAdapter.track` against a loopback server that records each request and answers with `respond`. */
 const capture = (awb: string, respond: (req: Seen, i: number) => Response) => {
@@ -42,11 +43,11 @@ describe("DTDC samples", () => {
       rawStatus: "Delivered",
       location: "MUMBAI APEX",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "BKD")!).toMatchObject({
+    expect(present(snap.checkpoints.find((c) => c.rawCode === "BKD"))).toMatchObject({
       state: "pending",
       subStatus: "info_received",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "OUTDLV")!.state).toBe("out_for_delivery");
+    expect(snap.checkpoints.find((c) => c.rawCode === "OUTDLV")?.state).toBe("out_for_delivery");
     expect(snap.checkpoints.filter((c) => c.state === "in_transit")).toHaveLength(8);
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "Delivered", at: "2017-06-21T10:44:00.000Z" });
     expect([snap.originCity, snap.destinationCity, snap.podUrl, snap.remark, snap.rtoNumber]).toEqual([
@@ -177,7 +178,7 @@ describe("DTDC requests (as documented: authenticate, then getTrackDetails with 
       "authenticate",
       "getTrackDetails",
     ]);
-    expect(seen[3]!.headers.get("x-access-token")).toBe("tok-2");
+    expect(seen[3]?.headers.get("x-access-token")).toBe("tok-2");
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(11);
   });
 
@@ -220,7 +221,7 @@ describe("DTDC through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const dtdc = courierBySlug("dtdc")!;
+  const dtdc = present(courierBySlug("dtdc"));
   const lookup = (awb: string) => sb.backends.lookup(dtdc, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(dtdc, awb).then(

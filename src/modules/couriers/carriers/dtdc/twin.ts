@@ -1,9 +1,9 @@
 /** DTDC twin: a token from `authenticate`, answers shaped like fixtures/jsoncntrk*.json. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { DtdcDetail, DtdcTrackResponse, DtdcUnauthorized } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+import { firstEvent, latest, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
 const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -94,8 +94,8 @@ export const dtdcTwin: Twin = {
         status: "FAILED",
         errorDetails: "NO DATA FOUND FOR THIS CNNO NUMBER",
       });
-    const last = s.events[s.events.length - 1]!;
-    const first = ist(s.events[0]!.at);
+    const last = latest(s);
+    const first = ist(firstEvent(s).at);
     const lt = ist(last.at);
     const rto = s.events.some((e) => e.kind === "rto_initiated");
     return answer({

@@ -5,12 +5,13 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { ecomexpressAdapter, ecomRule, parseEcomExpress } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 const F = (name: string, value: string) => `<field type="CharField" name="${name}">${value}</field>`;
 const scan = (updated: string, status: string, code: string, city: string, reason = "") =>
@@ -63,7 +64,7 @@ describe("Ecom Express documented format (no real sample exists)", () => {
   });
 
   test("each documented status text maps; the failed attempt keeps its reason as remark", () => {
-    const by = (t: string) => snap.checkpoints.find((c) => c.rawStatus === t)!;
+    const by = (t: string) => present(snap.checkpoints.find((c) => c.rawStatus === t));
     expect(by("Soft data uploaded")).toMatchObject({ state: "pending", subStatus: "info_received" });
     expect(by("Shipment Picked Up")).toMatchObject({ state: "in_transit", subStatus: "picked_up" });
     expect(by("Shipment in-transit").state).toBe("in_transit");
@@ -131,7 +132,7 @@ describe("Ecom Express request (as documented: form POST to track_me/api/mawbd/)
       () => new Response(DOC, { headers: { "content-type": "application/xml" } }),
     );
     expect(seen).toHaveLength(1);
-    const r = seen[0]!;
+    const r = present(seen[0]);
     expect(r.method).toBe("POST");
     expect(r.path).toBe("/track_me/api/mawbd/");
     expect(r.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
@@ -161,7 +162,7 @@ describe("Ecom Express through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const ecom = courierBySlug("ecomexpress")!;
+  const ecom = present(courierBySlug("ecomexpress"));
   const lookup = (awb: string) => sb.backends.lookup(ecom, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(ecom, awb).then(

@@ -1,9 +1,9 @@
 /** Ecom Express twin: the documented `ecomexpress-objects` XML (fixtures/SOURCE.md). */
 import { XMLBuilder } from "fast-xml-parser";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { EcomAwbField, EcomDocument, EcomField, EcomScan } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
+import { firstEvent, latest, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
 
 const RENDER: Record<SimEventKind, { status: string; code: string }> = {
   manifested: { status: "Soft data uploaded", code: "" },
@@ -76,13 +76,13 @@ export const ecomexpressTwin: Twin = {
       form.get("password") !== sandboxCredential("ECOMEXPRESS_PASSWORD")
     )
       return new Response("Unauthorised access", { status: 401, headers: { "content-type": "text/plain" } });
-    const awb = (form.get("awb") ?? "").split(",")[0]!.trim();
+    const awb = ((form.get("awb") ?? "").split(",")[0] ?? "").trim();
     sim.count("ecomexpress", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
     if (s.kind !== "found") return xml({ "ecomexpress-objects": { "@version": "1.0" } });
-    const last = s.events[s.events.length - 1]!;
+    const last = latest(s);
     const delivered = s.events.find((e) => e.kind === "delivered");
     const rto = s.events.some((e) => e.kind === "rto_initiated");
     const scans: EcomAwbField = s.noScans
@@ -98,13 +98,13 @@ export const ecomexpressTwin: Twin = {
       field("current_location_name", last.location.toUpperCase()),
       field("customer", "SANDBOX SHOP"),
       field("consignee", "Sandbox Consignee"),
-      field("pickupdate", ecomTime(s.events[0]!.at), "DateTimeField"),
+      field("pickupdate", ecomTime(firstEvent(s).at), "DateTimeField"),
       field("status", RENDER[last.kind].status),
       field("reason_code", last.remark ?? ""),
       field("reason_code_number", RENDER[last.kind].code),
       field("reason_code_description", last.remark ?? ""),
       field("receiver", delivered ? "SELF" : ""),
-      field("expected_date", ecomTime(s.events[0]!.at + 96 * 3_600_000), "DateTimeField"),
+      field("expected_date", ecomTime(firstEvent(s).at + 96 * 3_600_000), "DateTimeField"),
       field("last_update_date", ecomTime(last.at), "DateTimeField"),
       field("delivery_date", delivered ? ecomTime(delivered.at) : "None", "DateTimeField"),
       field("ref_awb", rto ? `9${awb.slice(-9)}` : "None"),

@@ -154,7 +154,12 @@ export function fedexEstimate(r: FedexTrackResult): string | null {
   );
 }
 
-const newestAt = (cps: RawCheckpoint[]) => cps.reduce((a, c) => (c.at > a ? c.at : a), "");
+/** The latest `at` (ISO strings compare in time order), "" for none. */
+function newestAt(cps: RawCheckpoint[]): string {
+  let newest = "";
+  for (const c of cps) if (c.at > newest) newest = c.at;
+  return newest;
+}
 
 /** Classifies a FedEx error code (per number or whole request). */
 function fedexErrorKind(code: string): "not_found" | "invalid_number" | "auth" | "backend" {
@@ -168,8 +173,9 @@ function fedexErrorKind(code: string): "not_found" | "invalid_number" | "auth" |
 export function parseFedex(text: string, awb: string): TrackingSnapshot {
   const raw = obj(parseJson(text));
   const errors = arr(raw.errors);
-  if (errors.length && !raw.output) {
-    const code = str(errors[0]!.code);
+  const [error] = errors;
+  if (error && !raw.output) {
+    const code = str(error.code);
     throw new CourierError(fedexErrorKind(code), `fedex: ${code || "request error"}`);
   }
   const complete = checkWire("fedex", FedexTrackResponse, raw).output?.completeTrackResults;

@@ -1,9 +1,9 @@
 /** FedEx Track API twin: OAuth token, then answers shaped like fixtures/track-delivered.json. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { FedexAddress, FedexScanEvent, FedexTrackResponse, FedexTrackResult } from "./wire.ts";
-import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+import { latest, wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Token lifetime the twin announces, seconds (FedEx: about an hour). */
 export const FEDEX_TOKEN_SECONDS = 3599;
@@ -109,7 +109,7 @@ function scanOf(e: SimEvent): Required<Omit<FedexScanEvent, "scanLocation">> & P
 }
 
 function trackResult(awb: string, s: Extract<Scenario, { kind: "found" }>): FedexTrackResult {
-  const last = scanOf(s.events[s.events.length - 1]!);
+  const last = scanOf(latest(s));
   const delivered = s.events.some((e) => e.kind === "delivered");
   const estimate = s.edd && !delivered ? s.edd : null;
   return {
@@ -202,9 +202,10 @@ export const fedexTwin: Twin = {
     const numbers = (body.trackingInfo ?? [])
       .map((t) => String(t?.trackingNumberInfo?.trackingNumber ?? ""))
       .filter(Boolean);
-    if (!numbers.length) return fedexError(400, "TRACKING.TRACKINGNUMBER.EMPTY", "Please provide tracking number.");
+    const first = numbers[0];
+    if (first === undefined) return fedexError(400, "TRACKING.TRACKINGNUMBER.EMPTY", "Please provide tracking number.");
     for (const n of numbers) sim.count("fedex", n);
-    const gated = await sim.gate(numbers[0]!);
+    const gated = await sim.gate(first);
     if (gated) return gated;
     const completeTrackResults = numbers.map((awb): { trackingNumber: string; trackResults: FedexTrackResult[] } => {
       const s = sim.scenario(awb);

@@ -10,8 +10,9 @@ import { kindOf, newest } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const indiapost = courierBySlug("indiapost")!;
+const indiapost = present(courierBySlug("indiapost"));
 const webhookEntry = () => JSON.parse(sample("track17/webhook-tracking-updated.json")).data;
 const gettrackinfo = (entry: unknown) => JSON.stringify({ code: 0, data: { accepted: [entry], rejected: [] } });
 
@@ -19,7 +20,7 @@ describe("17TRACK samples", () => {
   test("track17/webhook-tracking-updated.json track_info: one AvailableForPickup event, latest status Exception_Other", () => {
     const out = parseTrack17(sample("track17/webhook-tracking-updated.json"), "1234567890") as TrackingSnapshot;
     expect(out.checkpoints).toHaveLength(1);
-    const n = out.checkpoints[0]!;
+    const n = present(out.checkpoints[0]);
     expect([n.state, n.subStatus, n.rawCode]).toEqual(["out_for_delivery", "ready_for_pickup", "AvailableForPickup"]);
     expect([n.localDate, n.localTime, n.at]).toEqual(["2022-09-14", "08:47", "2022-09-14T07:47:00.000Z"]);
     expect(n.location).toBe("Germany");
@@ -222,9 +223,10 @@ describe("17TRACK through the simulator: the asynchronous path", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const lookup = (slug: string, n: string) => sb.backends.lookup(courierBySlug(slug)!, n).then((r) => r.snapshot);
+  const lookup = (slug: string, n: string) =>
+    sb.backends.lookup(present(courierBySlug(slug)), n).then((r) => r.snapshot);
   const kind = (slug: string, n: string) =>
-    sb.backends.lookup(courierBySlug(slug)!, n).then(
+    sb.backends.lookup(present(courierBySlug(slug)), n).then(
       () => "ok",
       (e: CourierError) => e.kind,
     );
@@ -287,7 +289,7 @@ describe("17TRACK: an answer later than the budget → timeout", () => {
   afterAll(() => sb.close());
 
   test("polling is cut off by the budget and reported as timeout", async () => {
-    const got = await sb.backends.lookup(courierBySlug("dpd")!, "01234567890120").then(
+    const got = await sb.backends.lookup(present(courierBySlug("dpd")), "01234567890120").then(
       () => "ok",
       (e: CourierError) => e.kind,
     );

@@ -1,6 +1,6 @@
 /** 17TRACK v2.2 twin: register, then `gettrackinfo` is "not ready" until `sim.asyncSeconds` pass. */
-import { rememberBounded } from "../../../../sandbox/bounded.ts";
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { rememberBounded } from "../../../../twin-kit/bounded.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type {
   Track17Accepted,
   Track17Address,
@@ -10,8 +10,8 @@ import type {
   Track17Rejected,
   Track17TrackInfo,
 } from "./wire.ts";
-import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
+import { wallTime, type Scenario, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { SimContext, Twin } from "../../../../twin-kit/twin.ts";
 
 const REG_KEY = "track17:registrations";
 
@@ -135,8 +135,10 @@ function rendered(s: Scenario, carrier: number) {
   if (s.kind !== "found") return trackInfo(carrier, "NotFound", "NotFound_Other", [], true);
   if (s.noScans) return trackInfo(carrier, "InfoReceived", "InfoReceived", [], true, s);
   const events = s.events.map(eventOf).reverse(); // newest first, as 17TRACK lists them
-  const sub = events[0]!.sub_status;
-  return trackInfo(carrier, sub.split("_")[0]!, sub, events, true, s);
+  const newest = events[0];
+  if (!newest) throw new Error("scenario without a visible event");
+  const sub = newest.sub_status;
+  return trackInfo(carrier, sub.split("_")[0] ?? sub, sub, events, true, s);
 }
 
 function registrations(sim: SimContext): Map<string, { at: number; carrier: number }> {

@@ -80,7 +80,7 @@ function parseUpsTime(date: string, time: string): LocalTime | undefined {
   const d = /^(\d{4})(\d{2})(\d{2})$/.exec(date);
   const t = /^(\d{2})(\d{2})(\d{2})?$/.exec(time) ?? (time ? null : ["", "0", "0", "0"]);
   if (!d || !t) return undefined;
-  return fromParts(+d[1]!, +d[2]!, +d[3]!, +t[1]!, +t[2]!, +(t[3] ?? 0), 0);
+  return fromParts(Number(d[1]), Number(d[2]), Number(d[3]), Number(t[1]), Number(t[2]), +(t[3] ?? 0), 0);
 }
 
 function toCheckpoint(a: UpsActivity): RawCheckpoint | undefined {
@@ -131,17 +131,20 @@ export function upsEstimate(pkg: UpsPackage): string | null {
 export function parseUps(text: string, awb: string): TrackingSnapshot {
   const raw = obj(parseJson(text));
   const errors = arr(obj(raw.response).errors);
-  if (errors.length) throwForCode(str(errors[0]!.code), str(errors[0]!.message));
+  const [error] = errors;
+  if (error) throwForCode(str(error.code), str(error.message));
   const shipments = checkWire("ups", UpsTrackResponse, raw).trackResponse?.shipment;
   if (!shipments) throw new CourierError("backend", "ups: no trackResponse.shipment");
   const ship = shipments.find((s) => str(s.inquiryNumber) === awb) ?? shipments[0];
   const warnings = ship?.warnings ?? [];
   const packages = ship?.package ?? [];
-  if (!packages.length) {
-    if (warnings.length) throwForCode(str(warnings[0]!.code), str(warnings[0]!.message));
+  const [first] = packages;
+  if (!first) {
+    const [warning] = warnings;
+    if (warning) throwForCode(str(warning.code), str(warning.message));
     throw new CourierError("not_found", "ups: no package in the answer");
   }
-  const pkg = packages.find((p) => str(p.trackingNumber) === awb) ?? packages[0]!;
+  const pkg = packages.find((p) => str(p.trackingNumber) === awb) ?? first;
   const checkpoints = checkpointsOf(pkg.activity ?? [], toCheckpoint);
   const newest = newestOf(checkpoints, "first-listed");
   const current = pkg.currentStatus ?? {};

@@ -1,15 +1,16 @@
 /** UPS Track API twin: OAuth token, then answers shaped like fixtures/track.json. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { UpsActivity, UpsPackage, UpsStatus, UpsTrackResponse } from "./wire.ts";
 import {
   failedAttemptFamily,
+  latest,
   wallTime,
   type Scenario,
   type SimEvent,
   type SimEventKind,
-} from "../../../../sandbox/scenario.ts";
-import type { SimContext, Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+} from "../../../../twin-kit/scenario.ts";
+import type { SimContext, Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Token lifetime the twin announces, seconds (UPS sends it as a string). */
 export const UPS_TOKEN_SECONDS = 14399;
@@ -75,7 +76,7 @@ const upsError = (status: number, code: string, message: string) =>
 
 /** The one package of a found shipment, as the Track API shows it. */
 function packageOf(awb: string, s: Extract<Scenario, { kind: "found" }>): UpsPackage {
-  const last = s.events[s.events.length - 1]!;
+  const last = latest(s);
   const delivered = s.events.some((e) => e.kind === "delivered");
   const lastWall = activityOf(last);
   return {
@@ -139,7 +140,7 @@ export const upsTwin: Twin = {
       return upsError(401, "250002", "Invalid Authentication Information.");
     if (!req.headers.get("transid") || !req.headers.get("transactionsrc"))
       return upsError(400, "VSS000", "Missing transId or transactionSrc header");
-    const awb = decodeURIComponent(m[1]!);
+    const awb = decodeURIComponent(m[1] ?? "");
     sim.count("ups", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;

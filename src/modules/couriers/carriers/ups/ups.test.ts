@@ -8,8 +8,9 @@ import { courierLoopback, kindOf, newest } from "../../../../../test/helpers/cou
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { EDD_COMMON, eddJourney } from "../../../../../test/helpers/edd.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
-const ups = courierBySlug("ups")!;
+const ups = present(courierBySlug("ups"));
 
 const loopback = (track: (req: Request) => Response | Promise<Response>) =>
   courierLoopback(
@@ -30,7 +31,7 @@ describe("UPS samples", () => {
     const n = newest(snap.checkpoints);
     expect([n.localDate, n.localTime, n.at]).toEqual(["2022-01-26", "16:30", "2022-01-26T16:30:00.000Z"]);
     expect([n.rawCode, n.rawStatus, n.location]).toEqual(["011", "DELIVERED", "PARAMUS, NJ"]);
-    expect(snap.checkpoints[1]!.localTime).toBe("15:16");
+    expect(snap.checkpoints[1]?.localTime).toBe("15:16");
     expect(snap.podUrl).toBeNull();
     expect(snap.remark).toBeNull();
   });
@@ -108,19 +109,19 @@ describe("UPS requests (loopback)", () => {
       await upsAdapter.track("1Z1442YY7229014688", lb.ctx);
       const [tok, t1, t2] = lb.seen;
       expect(lb.seen).toHaveLength(3); // one token for both lookups
-      expect([tok!.method, tok!.path, tok!.body]).toEqual([
+      expect([tok?.method, tok?.path, tok?.body]).toEqual([
         "POST",
         "/base/security/v1/oauth/token",
         "grant_type=client_credentials",
       ]);
-      expect(tok!.headers.get("authorization")).toBe(`Basic ${btoa("cid:csecret")}`);
-      expect(tok!.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
-      expect([t1!.method, t1!.path]).toEqual(["GET", "/base/api/track/v1/details/1Z1442YY7229014688"]);
-      expect(Object.fromEntries(t1!.query)).toEqual({ locale: "en_US", returnSignature: "false" });
-      expect(t1!.headers.get("authorization")).toBe("Bearer tok-1");
-      expect(t1!.headers.get("transid")).toMatch(/^[0-9a-f]{32}$/);
-      expect(t1!.headers.get("transactionsrc")).toBe(UPS_TRANSACTION_SRC);
-      expect(t2!.headers.get("transid")).not.toBe(t1!.headers.get("transid"));
+      expect(tok?.headers.get("authorization")).toBe(`Basic ${btoa("cid:csecret")}`);
+      expect(tok?.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
+      expect([t1?.method, t1?.path]).toEqual(["GET", "/base/api/track/v1/details/1Z1442YY7229014688"]);
+      expect(Object.fromEntries(t1?.query ?? [])).toEqual({ locale: "en_US", returnSignature: "false" });
+      expect(t1?.headers.get("authorization")).toBe("Bearer tok-1");
+      expect(t1?.headers.get("transid")).toMatch(/^[0-9a-f]{32}$/);
+      expect(t1?.headers.get("transactionsrc")).toBe(UPS_TRANSACTION_SRC);
+      expect(t2?.headers.get("transid")).not.toBe(t1?.headers.get("transid"));
     } finally {
       await lb.close();
     }

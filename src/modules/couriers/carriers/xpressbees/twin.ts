@@ -1,9 +1,9 @@
 /** Xpressbees twin: login for a token, then track with the raw codes of the Shiprocket fixture. */
-import { sandboxCredential } from "../../../../sandbox/credentials.ts";
+import { sandboxCredential } from "../../../../twin-kit/credentials.ts";
 import type { XpressbeesEvent, XpressbeesLoginResponse, XpressbeesTrackResponse } from "./wire.ts";
-import { wallTime, type SimEvent, type SimEventKind } from "../../../../sandbox/scenario.ts";
-import type { Twin } from "../../../../sandbox/twin.ts";
-import { issuedTokens } from "../../../../sandbox/tokens.ts";
+import { latest, wallTime, type SimEvent, type SimEventKind } from "../../../../twin-kit/scenario.ts";
+import type { Twin } from "../../../../twin-kit/twin.ts";
+import { issuedTokens } from "../../../../twin-kit/tokens.ts";
 
 /** Sandbox token lifetime (the real one is undocumented). */
 const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -63,13 +63,13 @@ export const xpressbeesTwin: Twin = {
     const auth = req.headers.get("authorization") ?? "";
     const issued = auth.startsWith("Bearer ") ? issuedTokens(sim, "xpressbees").get(auth.slice(7)) : undefined;
     if (issued === undefined || sim.now() - issued > TOKEN_TTL_MS) return unauthorized();
-    const awb = decodeURIComponent(m[1]!);
+    const awb = decodeURIComponent(m[1] ?? "");
     sim.count("xpressbees", awb);
     const gated = await sim.gate(awb);
     if (gated) return gated;
     const s = sim.scenario(awb);
     if (s.kind !== "found") return track({ status: false, message: "No data found" });
-    const last = s.events[s.events.length - 1]!;
+    const last = latest(s);
     return track({
       status: true,
       data: {

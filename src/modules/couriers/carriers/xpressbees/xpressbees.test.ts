@@ -6,13 +6,14 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { clearXpressbeesTokens, parseXpressbees, xpressbeesAdapter, xpressbeesRule } from "./adapter.ts";
-import { CourierError } from "../../adapters/types.ts";
+import type { CourierError } from "../../adapters/types.ts";
 import type { TrackingSnapshot } from "../../../../domain/checkpoint.ts";
 import { courierBySlug } from "../../catalogue.ts";
 import { FakeClock } from "../../../../lib/clock.ts";
 import { captureTrack, kindOf, newest, type Seen } from "../../../../../test/helpers/courier.ts";
 import { sandboxBackends } from "../../../../../test/helpers/backends.ts";
 import { sample } from "../../../../../test/helpers/samples.ts";
+import { present } from "../../../../../test/helpers/present.ts";
 
 interface Activity {
   date: string;
@@ -64,7 +65,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
     ["OFP", "pending"],
     ["DRC", "pending"],
   ])("%s → %s", (code, state) => {
-    const a = activities.find((x) => x.status === code)!;
+    const a = present(activities.find((x) => x.status === code));
     expect(a).toBeDefined();
     expect(xpressbeesRule(code, a.activity).state).toBe(state as never);
   });
@@ -81,7 +82,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
       rawStatus: "Delivered",
       location: "MADANPALLI, Madanapalli, ANDHRA PRADESH",
     });
-    expect(snap.checkpoints.find((c) => c.rawCode === "RAD")!.subStatus).toBe("reached_destination");
+    expect(snap.checkpoints.find((c) => c.rawCode === "RAD")?.subStatus).toBe("reached_destination");
     expect(snap.summary).toMatchObject({ state: "delivered", rawStatus: "delivered" });
     expect([snap.podUrl, snap.remark]).toEqual([null, null]);
   });
@@ -132,7 +133,7 @@ describe("Xpressbees raw codes (real, via shiprocket-track-awb.json)", () => {
       "x",
     );
     expect(snap.remark).toBe("Undelivered: Consignee not available");
-    expect(snap.checkpoints[0]!.at).toBe("2026-11-05T04:50:00.000Z");
+    expect(snap.checkpoints[0]?.at).toBe("2026-11-05T04:50:00.000Z");
   });
 });
 
@@ -166,7 +167,7 @@ describe("Xpressbees requests (as documented: login, then shipments2/track with 
           : new Response(XB_DOC),
     );
     expect(seen.map((s) => (isLogin(s) ? "login" : "track"))).toEqual(["login", "track", "login", "track"]);
-    expect(seen[3]!.headers.get("authorization")).toBe("Bearer tok-2");
+    expect(seen[3]?.headers.get("authorization")).toBe("Bearer tok-2");
     expect((result as TrackingSnapshot).checkpoints).toHaveLength(8);
   });
 
@@ -208,7 +209,7 @@ describe("Xpressbees through the simulator", () => {
   const clock = new FakeClock();
   const sb = sandboxBackends(clock);
   afterAll(() => sb.close());
-  const xb = courierBySlug("xpressbees")!;
+  const xb = present(courierBySlug("xpressbees"));
   const lookup = (awb: string) => sb.backends.lookup(xb, awb).then((r) => r.snapshot);
   const fail = (awb: string) =>
     sb.backends.lookup(xb, awb).then(

@@ -46,7 +46,9 @@ const CITIES = [
   "Lucknow",
   "Kochi",
   "Indore",
-];
+] as const;
+/** The city at `i`, wrapping round the list. */
+const cityAt = (i: number): string => CITIES[i % CITIES.length] ?? CITIES[0];
 const HOUR = 3_600_000;
 
 /** The last decimal digit in the number (S10 numbers end in letters: EE123456780IN → 0). */
@@ -77,13 +79,11 @@ export function scenarioFor(
   if (digit === 5) return { kind: "timeout" };
   if (digit === 6) return { kind: "server_error" };
   const h = hash(trackingNumber);
-  const origin = CITIES[h % CITIES.length]!;
-  let destination = CITIES[(h >>> 8) % CITIES.length]!;
-  if (destination === origin) destination = CITIES[(CITIES.indexOf(origin) + 5) % CITIES.length]!;
-  const hub =
-    CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length] === destination
-      ? CITIES[(CITIES.indexOf(origin) + 4) % CITIES.length]!
-      : CITIES[(CITIES.indexOf(origin) + 3) % CITIES.length]!;
+  const at = h % CITIES.length;
+  const origin = cityAt(at);
+  let destination = cityAt(h >>> 8);
+  if (destination === origin) destination = cityAt(at + 5);
+  const hub = cityAt(at + 3) === destination ? cityAt(at + 4) : cityAt(at + 3);
   // History before first sight sits on whole minutes, so every courier format (HH:MM) round-trips
   // exactly; steps count from the real first sight, so a short step (tests) is never seen early.
   const F = Math.floor(firstSeenMs / 60_000) * 60_000;
@@ -256,8 +256,22 @@ function estimateOf(all: readonly SimEvent[], visible: readonly SimEvent[]): str
   return wallTime(planned.at, 330).date;
 }
 
+/** The first visible event of a found scenario (scenarioFor always shows one). @throws Error when there is none */
+export function firstEvent(s: Extract<Scenario, { kind: "found" }>): SimEvent {
+  const e = s.events[0];
+  if (!e) throw new Error("scenario without a visible event");
+  return e;
+}
+
+/** The newest visible event of a found scenario. @throws Error when there is none */
+export function latest(s: Extract<Scenario, { kind: "found" }>): SimEvent {
+  const e = s.events.at(-1);
+  if (!e) throw new Error("scenario without a visible event");
+  return e;
+}
+
 /** Two digits (`5` → `05`), without `padStart` (twins render thousands of these per second under load). */
-const p2 = (n: number) => (n < 10 ? "0" + n : String(n));
+const p2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** Wall time of `ms` at a fixed UTC offset, as parts (used by twins to render local times). */
 export function wallTime(ms: number, offsetMin: number) {
