@@ -5,7 +5,7 @@
  * {@link processDueActions} is the task; the scheduler's loop only calls it.
  */
 import { sql as dsql } from "drizzle-orm";
-import { defineQueue } from "../../db/queue.ts";
+import { defineQueue } from "../../jobs/queue.ts";
 import type { AppDeps } from "../../deps.ts";
 import { CourierError, type ActionAnswer, type ActionRequest } from "../couriers/adapters/types.ts";
 import { courierBySlug } from "../couriers/catalogue.ts";
@@ -46,7 +46,7 @@ type Outcome =
   | { final: true; status: "accepted" | "rejected" | "failed"; reference: string | null; reason: string | null }
   | { final: false; stage: "sending" | "polling"; reference: string | null; attempts: number; dueInMs: number };
 
-/** The due actions on the claim engine (src/db/queue.ts): due rows in due order, a lease stamped as they are locked. */
+/** The due actions on the claim engine (src/jobs/queue.ts): due rows in due order, a lease stamped as they are locked. */
 const actionQueue = defineQueue<Claimed>("shipment_actions", {
   key: "id",
   returning: `q.id, q.account_id, q.shipment_id, q.action, q.stage, q.courier_reference,
