@@ -14,6 +14,10 @@ export interface QueueSpec {
   returning: string;
   /** Column that `fail` counts up by one (none by default). */
   failures?: string;
+  /** Column that the claim counts up by one: tries, counted when taken (none by default). */
+  tries?: string;
+  /** The claim moves the due time to the lease's end too, so a claimer that reads no lease (an older release's) skips the row. */
+  dueFollowsLease?: boolean;
   channel?: string;
   /** What proves a lease is the caller's: the `lease_owner` column (default) or the lease end itself. */
   token?: "owner" | "lease";
@@ -72,6 +76,8 @@ export interface Queue<Row> {
   leaseToken(a: Pick<ClaimArgs, "nowMs" | "leaseMs" | "owner">): string;
   /** @throws TypeError for plain keys on a partitioned queue. */
   complete(sql: postgres.Sql, ids: Keys, token: string): Promise<number>;
+  /** Sets `set` (SQL assignments) and frees the lease on row `id` while the lease holds; false when it was lost. */
+  settle(sql: postgres.Sql, id: string | number, token: string, set: Fragment): Promise<boolean>;
   /** Counts a failure and makes the row due at `nextAtMs`; false when the lease was lost. */
   fail(sql: postgres.Sql, id: string, token: string, nextAtMs: number): Promise<boolean>;
   release(sql: postgres.Sql, ids: Keys, token: string, nowMs: number): Promise<number>;
@@ -127,7 +133,9 @@ function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: 
     a.candidates ??
     frag`select ctid from ${p.t} where ${p.dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
       order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
-  const set = frag`lease_until = ${iso(a.nowMs + a.leaseMs)}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}`;
+  const until = iso(a.nowMs + a.leaseMs);
+  const also = frag`${spec.tries ? raw(`, ${spec.tries} = q.${spec.tries} + 1`) : raw("")}${spec.dueFollowsLease ? frag`, ${p.dueCol()} = ${until}` : raw("")}`;
+  const set = frag`lease_until = ${until}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}${also}`;
   const part = spec.partition?.column;
   if (part)
     return frag`
@@ -159,6 +167,10 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
       if (keyCount(ids) === 0) return 0;
       const { join, match } = byKeys(ids);
       return (await run(sql, frag`delete from ${t}${join("using")} where ${match} and ${held(token)}`)).count;
+    },
+    async settle(sql, id, token, set) {
+      const rows = await run(sql, frag`update ${t} set ${set}, ${free} where ${k} = ${id} and ${held(token)} returning ${k}`);
+      return rows.length > 0;
     },
     async fail(sql, id, token, nextAtMs) {
       const count = raw(spec.failures ? `${spec.failures} = ${spec.failures} + 1,` : "");
