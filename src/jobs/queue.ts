@@ -169,7 +169,10 @@ export function defineQueue<Row>(table: string, spec: QueueSpec): Queue<Row> {
       return (await run(sql, frag`delete from ${t}${join("using")} where ${match} and ${held(token)}`)).count;
     },
     async settle(sql, id, token, set) {
-      const rows = await run(sql, frag`update ${t} set ${set}, ${free} where ${k} = ${id} and ${held(token)} returning ${k}`);
+      const rows = await run(
+        sql,
+        frag`update ${t} set ${set}, ${free} where ${k} = ${id} and ${held(token)} returning ${k}`,
+      );
       return rows.length > 0;
     },
     async fail(sql, id, token, nextAtMs) {

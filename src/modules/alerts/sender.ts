@@ -228,9 +228,10 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
     // A database error while recording: the lease runs out and the alert is claimed again (same Message-ID).
     task: (a) =>
       sendOne(a).catch((e) => log.error("alert outcome not recorded", { alert_id: a.id, error: e as Error })),
-    release: (rows) => releaseAlerts(sql, rows, now()).catch((e) =>
-      log.warn("claimed alerts not released; they are claimed again when the lease runs out", { error: e as Error }),
-    ),
+    release: (rows) =>
+      releaseAlerts(sql, rows, now()).catch((e) =>
+        log.warn("claimed alerts not released; they are claimed again when the lease runs out", { error: e as Error }),
+      ),
   });
 
   return {
