@@ -44,6 +44,7 @@ const RULES: readonly LayerRule[] = [
     why: "lib holds generic helpers that import nothing of the app",
   },
   { from: "src/db/", to: "src/modules/", why: "the schema uses domain types, never a module's" },
+  { from: "src/jobs/", to: "src/modules/", why: "the job runner knows no pipeline: each brings its claim and task" },
   {
     from: "src/modules/",
     to: "src/sandbox/",
