@@ -7,7 +7,8 @@ import type postgres from "postgres";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { settleWithin } from "../lib/settle.ts";
-import { type LeaseKeeper, listenForWork } from "./queue.ts";
+import type { LeaseKeeper } from "./leases.ts";
+import { listenForWork } from "./queue.ts";
 
 /** Rows held waiting for a slot cover this many ms of the tasks' recent finishing rate. */
 export const CLAIM_AHEAD_MS = 50;
@@ -295,17 +296,4 @@ class Runner<Row> implements JobRunner<Row> {
       this.o.log.warn(`${this.o.name} claim failed; backing off`, { ms: this.backoffMs, error: e as Error });
     }
   }
-}
-
-/** Retry policy of a task: tries before giving up, and the wait after failed try `n` (1-based), `baseMs` doubling to `maxMs`. */
-export interface RetryPolicy {
-  maxAttempts: number;
-  baseMs: number;
-  maxMs: number;
-}
-
-/** After failed try `attempts` (1-based) at `nowMs`: given up, or due again at `nextAtMs` (ms since the epoch). */
-export function retryAfter(p: RetryPolicy, attempts: number, nowMs: number): { giveUp: boolean; nextAtMs: number } {
-  const waitMs = Math.min(p.maxMs, p.baseMs * 2 ** Math.max(0, attempts - 1));
-  return { giveUp: attempts >= p.maxAttempts, nextAtMs: nowMs + waitMs };
 }

@@ -3,7 +3,8 @@
  * table name, a lease, the statements). The re-check queue's own behaviour is in test/following/claims.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLeaseKeeper, defineQueue } from "../../src/jobs/queue.ts";
+import { createLeaseKeeper } from "../../src/jobs/leases.ts";
+import { defineQueue } from "../../src/jobs/queue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";

@@ -6,10 +6,11 @@
 import type postgres from "postgres";
 import { withoutSecrets } from "../../config/secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
-import { frag, run } from "../../db/fragment.ts";
+import { frag, run } from "../../jobs/fragment.ts";
 import { ALERT_MAX_ATTEMPTS, ALERT_RETRY_BASE_MS, ALERT_RETRY_MAX_MS } from "../../domain/alerts.ts";
 import { defineQueue } from "../../jobs/queue.ts";
-import { createRunner, retryAfter, type RetryPolicy } from "../../jobs/runner.ts";
+import { createRunner } from "../../jobs/runner.ts";
+import { retryAfter, type RetryPolicy } from "../../jobs/retry.ts";
 import { observeAlertEmail } from "../metrics/registry.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { foldAlert, foldedInto, takeSlot } from "./limits.ts";
