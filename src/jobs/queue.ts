@@ -34,13 +34,13 @@ export interface QueueSpec {
 }
 
 /** Keys of rows of a partitioned queue: `parts[i]` is the partition key (as text) of the row `ids[i]`. */
-export interface PartKeys {
+interface PartKeys {
   ids: readonly string[];
   parts: readonly string[];
 }
 
 /** The rows a statement after the claim changes: keys, or key and partition key for a partitioned queue. */
-export type Keys = readonly string[] | PartKeys;
+type Keys = readonly string[] | PartKeys;
 
 const keyCount = (keys: Keys) => ("ids" in keys ? keys.ids.length : keys.length);
 
@@ -52,7 +52,7 @@ const keyCount = (keys: Keys) => ("ids" in keys ? keys.ids.length : keys.length)
 export const sameKey = (a: string, b: string): Fragment => raw(`${a} >= ${b} and ${a} <= ${b}`);
 
 /** What a claim statement needs; times in ms since the epoch, `leaseMs` in ms. */
-export interface ClaimArgs {
+interface ClaimArgs {
   nowMs: number;
   limit: number;
   leaseMs: number;

@@ -11,12 +11,12 @@ import type { LeaseKeeper } from "./leases.ts";
 import { listenForWork } from "./queue.ts";
 
 /** Rows held waiting for a slot cover this many ms of the tasks' recent finishing rate. */
-export const CLAIM_AHEAD_MS = 50;
+const CLAIM_AHEAD_MS = 50;
 /** The finishing rate is measured over windows of at least this many ms (monotonic clock, see `rateClock`). */
 export const RATE_WINDOW_MS = 100;
 
 /** What a pipeline provides: its claim, its task, and how unstarted rows go back. */
-export interface Pipeline<Row> {
+interface Pipeline<Row> {
   /** Claims up to `limit` rows due at `nowMs` (ms since the epoch). @throws what the database throws */
   claim(limit: number, nowMs: number): Promise<Row[]>;
   /** Works one claimed row and records its outcome; its slot is free when it settles. Must not reject. */

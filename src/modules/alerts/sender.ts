@@ -25,7 +25,7 @@ import {
 import { isLimitedKind, type AlertKind } from "./model.ts";
 
 /** The alerts' retry policy (src/domain/alerts.ts). */
-export const ALERT_RETRY: RetryPolicy = {
+const ALERT_RETRY: RetryPolicy = {
   maxAttempts: ALERT_MAX_ATTEMPTS,
   baseMs: ALERT_RETRY_BASE_MS,
   maxMs: ALERT_RETRY_MAX_MS,
@@ -90,7 +90,7 @@ export async function claimAlerts(
 }
 
 /** Records a claimed alert as `sent` to `recipient` at `nowMs`, or `skipped` (kind turned off); nothing if the lease was lost. */
-export async function completeAlert(
+async function completeAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until">,
   state: "sent" | "skipped",
@@ -109,7 +109,7 @@ export async function completeAlert(
 }
 
 /** Records a failed send at `nowMs`: due again after {@link ALERT_RETRY}'s wait, or `failed` after its last try; nothing if the lease was lost. */
-export async function failAlert(
+async function failAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">,
   error: string,
@@ -137,7 +137,7 @@ async function releaseAlerts(sql: postgres.Sql, rows: ClaimedAlert[], nowMs: num
  * The webhook's last failed attempts up to its deactivation at `at`, newest first (for the deactivation email): real
  * attempts only (delivery_attempts: an answer, or a try to reach the receiver), never the deliveries skipped after.
  */
-export async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | undefined) {
+async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | undefined) {
   return sql<{ at: string; status: number | null; error: string | null }[]>`
     select a.started_at as at, a.status_code as status, a.error
     from (select id from deliveries where webhook_id = ${webhookId} and attempts > 0
