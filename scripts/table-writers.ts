@@ -188,7 +188,7 @@ export function fileWrites(text: string, byExport: Map<string, string>): { table
       if ((method === "unsafe" || method === "raw") && arg)
         for (const t of rawSqlWrites(literalText(arg), tables)) out.push({ table: t, line });
     }
-    // The claim engine's statements write the table its owner names: `defineQueue("recheck_queue", …)` (src/db/queue.ts).
+    // The claim engine's statements write the table its owner names: `defineQueue("recheck_queue", …)` (src/jobs/queue.ts).
     const callee = node.type === "CallExpression" ? (node.callee as Node) : undefined;
     const first = (node.arguments as Node[] | undefined)?.[0];
     if (

@@ -10,7 +10,8 @@ import { createApiKey } from "../../src/modules/accounts/service.ts";
 import { recordAlert } from "../../src/modules/alerts/record.ts";
 import { composeAlert } from "../../src/modules/alerts/mail.ts";
 import { pruneAlerts } from "../../src/modules/alerts/prune.ts";
-import { claimAlerts, createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
+import { claimAlerts, createAlertSender, LEASE_MS, type AlertSender } from "../../src/modules/alerts/sender.ts";
+import { ALERT_RETRY_BASE_MS } from "../../src/domain/alerts.ts";
 import type { Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { createDeliveryWorker } from "../../src/modules/webhooks/delivery/worker.ts";
 import { serviceRegistry } from "../../src/modules/metrics/registry.ts";
@@ -167,7 +168,7 @@ describe("alert emails", () => {
     await ctx.tdb.db
       .insert(alertSettings)
       .values({ accountId: acc.id, email: "ops@example.com", disabledKinds: ["api_key_created"] });
-    await createApiKey(ctx.tdb.db, acc.id, "ci");
+    await createApiKey(ctx.tdb.db, acc.id, "ci", { nowMs: ctx.clock.now() });
     const [res] = await ctx.call("/v1/webhooks/rotate-secret", { key: acc.key, method: "POST" });
     expect(res.status).toBe(200);
     await sender.poll();
@@ -187,15 +188,16 @@ describe("alert emails", () => {
       kind: "api_key_created" as const,
       dedupeKey: "key_dead",
       details: { name: "x", prefix: "ctk_x" },
+      at: ctx.clock.now(),
     };
     await recordAlert(ctx.tdb.db, alert);
     await recordAlert(ctx.tdb.db, alert);
     // A worker claims it and dies before sending: the claim hides it until its lease ends.
-    const claimed = await claimAlerts(ctx.tdb.sql, 100);
+    const claimed = await claimAlerts(ctx.tdb.sql, ctx.clock.now(), 100);
     expect(claimed.map((c) => c.account_id)).toContain(acc.id);
     await sender.poll();
     expect(mailsTo(acc.email)).toHaveLength(0);
-    await ctx.tdb.sql`update alerts set next_attempt_at = now() where account_id = ${acc.id}`;
+    ctx.clock.advance(LEASE_MS); // the dead worker's lease runs out
     const restarted = createAlertSender(ctx.deps);
     await restarted.poll();
     await restarted.poll();
@@ -210,14 +212,16 @@ describe("alert emails", () => {
     const acc = await ctx.account("free");
     const [retried, sent] = [await emails("retried"), await emails("sent")];
     smtp.refuseNext(1);
-    await recordAlert(ctx.tdb.db, { accountId: acc.id, kind: "test", dedupeKey: "retry" });
+    await recordAlert(ctx.tdb.db, { accountId: acc.id, kind: "test", dedupeKey: "retry", at: ctx.clock.now() });
     await sender.poll();
     let [row] = await rowsOf(acc.id);
     expect(row).toMatchObject({ state: "pending", attempts: 1 });
     expect(row!.lastError).toContain("451");
-    expect(row!.nextAttemptAt.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    expect(row!.nextAttemptAt.getTime()).toBe(ctx.clock.now() + ALERT_RETRY_BASE_MS);
     expect(mailsTo(acc.email)).toHaveLength(0);
-    await ctx.tdb.sql`update alerts set next_attempt_at = now() where account_id = ${acc.id}`;
+    await sender.poll();
+    expect(mailsTo(acc.email)).toHaveLength(0); // not due before its backoff ends
+    ctx.clock.advance(ALERT_RETRY_BASE_MS);
     await sender.poll();
     [row] = await rowsOf(acc.id);
     expect(row).toMatchObject({ state: "sent", attempts: 2, lastError: null });
@@ -236,7 +240,7 @@ describe("alert emails", () => {
     try {
       await scheduler.start();
       const acc = await other.account("free");
-      await createApiKey(other.tdb.db, acc.id, "deploy");
+      await createApiKey(other.tdb.db, acc.id, "deploy", { nowMs: other.clock.now() });
       expect(await eventually(() => tls.messages.length === 1, 15_000)).toBe(true);
       expect(tls.messages[0]!.subject).toBe("API key created: deploy");
       expect(tls.logins).toEqual(["alerts"]);

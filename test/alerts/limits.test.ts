@@ -1,15 +1,14 @@
 /**
  * Alert e-mail cannot flood an address (docs/alerts.md, "Limits and digests", "The alert address"): at most
  * ALERTS_PER_WINDOW e-mails of a kind per account and hour, the rest in one digest when the hour ends, and nothing
- * but the confirmation link reaches an address the owner has not confirmed. The causes run on the fake clock (each
- * rotation its own instant); the sender's windows run on the database's clock, so a test ends a window by moving
- * its start an hour back.
+ * but the confirmation link reaches an address the owner has not confirmed. The causes and the sender's windows run
+ * on the fake clock (each rotation its own instant), so a test ends a window by moving the clock an hour on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { alerts } from "../../src/db/schema/index.ts";
 import { createApiKey } from "../../src/modules/accounts/service.ts";
-import { ALERTS_PER_WINDOW } from "../../src/modules/alerts/model.ts";
+import { ALERT_WINDOW_MS, ALERTS_PER_WINDOW } from "../../src/modules/alerts/model.ts";
 import { createAlertSender, type AlertSender } from "../../src/modules/alerts/sender.ts";
 import { changeAlertAddress } from "../../src/modules/alerts/settings.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
@@ -31,12 +30,9 @@ afterAll(async () => {
 
 const mailsTo = (email: string) => smtp.messages.filter((m) => m.to.includes(email));
 
-/** Ends the account's sending windows now: what an hour passing does to the sender (database time). */
-async function endWindows(accountId: string): Promise<void> {
-  await ctx.tdb
-    .sql`update alert_windows set started_at = started_at - interval '1 hour' where account_id = ${accountId}`;
-  await ctx.tdb
-    .sql`update alerts set next_attempt_at = now() where account_id = ${accountId} and kind = 'digest' and state = 'queued'`;
+/** Ends the sending windows: an hour passes (the digests come due at their window's end). */
+function endWindows(): void {
+  ctx.clock.advance(ALERT_WINDOW_MS);
 }
 
 async function rotate(key: string, times: number): Promise<void> {
@@ -67,7 +63,7 @@ describe("alert limits", () => {
     expect(states("secret_rotated").filter((s) => s === "folded")).toHaveLength(100 - ALERTS_PER_WINDOW);
     expect(states("digest")).toEqual(["queued"]);
 
-    await endWindows(acc.id);
+    endWindows();
     await sender.poll();
     const all = mailsTo(acc.email);
     expect(all).toHaveLength(ALERTS_PER_WINDOW + 1);
@@ -85,7 +81,7 @@ describe("alert limits", () => {
   test("the limit is per kind: keys created while rotations are folded are still emailed", async () => {
     const acc = await ctx.account("pro");
     await rotate(acc.key, ALERTS_PER_WINDOW + 3);
-    await createApiKey(ctx.tdb.db, acc.id, "deploy");
+    await createApiKey(ctx.tdb.db, acc.id, "deploy", { nowMs: ctx.clock.now() });
     await sender.poll();
     const subjects = mailsTo(acc.email).map((m) => m.subject);
     expect(subjects.filter((s) => s === "Webhook signing secret rotated")).toHaveLength(ALERTS_PER_WINDOW);

@@ -84,7 +84,7 @@ test("an address saved before 0023 stays the alert address; the previous release
     const old = await previousClaim(pool.sql);
     expect(old.map((r) => [r.kind, r.recipient])).toEqual([["secret_rotated", "ops@example.com"]]);
     await pool.sql`update alerts set next_attempt_at = now(), lease_until = null`;
-    const now = await claimAlerts(pool.sql, 20);
+    const now = await claimAlerts(pool.sql, Date.now(), 20);
     expect(now.map((r) => [r.kind, r.recipient]).sort()).toEqual([
       ["address_confirmation", "victim@example.com"],
       ["digest", "ops@example.com"],

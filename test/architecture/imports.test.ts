@@ -87,6 +87,7 @@ const RULES: readonly LayerRule[] = [
     to: "src/openapi/",
     why: "src/http holds the plugins the modules use; the document is assembled above them",
   },
+  { from: "src/jobs/", to: "src/modules/", why: "the job runner knows no pipeline: each brings its claim and task" },
 ];
 
 const graph = readImportGraph("src");

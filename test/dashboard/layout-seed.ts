@@ -130,18 +130,21 @@ export async function seedRealistic(ctx: TestContext, accountId: string): Promis
     kind: "webhook_deactivated",
     dedupeKey: "seed",
     details: { webhook_id: hooks[1], url: `${LONG_URL}&n=1` },
+    at: now,
   });
   await recordAlert(db, {
     accountId,
     kind: "quota_80",
     dedupeKey: "2026-11",
     details: { period: "2026-11", quota: 150_000, mark: 80 },
+    at: now,
   });
   await recordAlert(db, {
     accountId,
     kind: "api_key_created",
     dedupeKey: "seed",
     details: { name: "Warehouse management system integration (production, Bhiwandi)", prefix: "ctk_AbCd" },
+    at: now,
   });
   return { hooks, busy };
 }

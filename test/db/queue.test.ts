@@ -1,9 +1,10 @@
 /**
- * The claim engine (src/db/queue.ts) on a queue table of its own: what a new queue gets from `defineQueue` (a
+ * The claim engine (src/jobs/queue.ts) on a queue table of its own: what a new queue gets from `defineQueue` (a
  * table name, a lease, the statements). The re-check queue's own behaviour is in test/following/claims.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLeaseKeeper, defineQueue } from "../../src/db/queue.ts";
+import { createLeaseKeeper } from "../../src/jobs/leases.ts";
+import { defineQueue } from "../../src/jobs/queue.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";

@@ -15,7 +15,7 @@ import postgres from "postgres";
 import { connect } from "../../src/db/client.ts";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/db/migrate.ts";
 import { createPartitions, PARTITION_MS, weekStart } from "../../src/db/partitions.ts";
-import { frag, run } from "../../src/db/fragment.ts";
+import { frag, run } from "../../src/jobs/fragment.ts";
 import {
   claimDue,
   recordOutcomes,

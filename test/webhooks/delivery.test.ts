@@ -475,7 +475,7 @@ describe("the scheduler's delivery job", () => {
   test("a retry coming due (no NOTIFY) goes out only through the scheduler's poll; the bare worker has no timer", async () => {
     // No timer: nothing in the files that decide when the worker claims arms one. Its wake-ups are a NOTIFY,
     // poll() (the scheduler's job) and a finishing attempt; the rest of this test shows the last two at work.
-    for (const file of ["worker.ts", "pump.ts", "outbox.ts", "outcome-batcher.ts"]) {
+    for (const file of ["worker.ts", "../../../jobs/runner.ts", "outbox.ts", "outcome-batcher.ts"]) {
       const text = readFileSync(join(import.meta.dir, "../../src/modules/webhooks/delivery", file), "utf8");
       expect(text, file).not.toMatch(/\b(setTimeout|setInterval|Bun\.sleep|new Cron)\s*\(/);
     }

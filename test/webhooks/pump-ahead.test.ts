@@ -1,5 +1,5 @@
 /**
- * How far ahead the claimer claims (src/modules/webhooks/delivery/pump.ts): while attempts finish fast the rows
+ * How far ahead the claimer claims (src/jobs/runner.ts): while attempts finish fast the rows
  * held waiting grow towards `prefetch` (claims get large); while they finish slowly no more than
  * `minPrefetch` wait, so rows are not held from other workers behind slow receivers. Real PostgreSQL;
  * the attempts are stand-ins the test ends, their durations set on the fake clock the rate is measured on,
@@ -9,7 +9,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";
-import { createDeliveryPump, RATE_WINDOW_MS } from "../../src/modules/webhooks/delivery/pump.ts";
+import { createRunner, RATE_WINDOW_MS } from "../../src/jobs/runner.ts";
+import { claimDue, type ClaimedDelivery } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";
@@ -60,8 +61,9 @@ function drivenPump() {
   const inFlight: (() => void)[] = [];
   const counts = { started: 0, finished: 0 };
   let onStart: (() => void) | undefined;
-  const pump = createDeliveryPump({
-    sql,
+  const pump = createRunner<ClaimedDelivery>({
+    name: "delivery",
+    claim: (limit, nowMs) => claimDue(sql, nowMs, limit, 60_000),
     clock: ctx.clock,
     rateClock,
     log: silentLogger,
@@ -69,10 +71,9 @@ function drivenPump() {
     prefetch: 100,
     minPrefetch: 4,
     refillAt: 1,
-    leaseMs: 60_000,
     maxWaitMs: 30_000,
     release: async () => {},
-    deliver: () => {
+    task: () => {
       counts.started++;
       const done = new Promise<void>((resolve) => inFlight.push(() => (counts.finished++, resolve())));
       onStart?.();

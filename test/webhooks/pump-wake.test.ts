@@ -1,5 +1,5 @@
 /**
- * The claimer's wake-ups (src/modules/webhooks/delivery/pump.ts): a NOTIFY that arrives while a claim is in
+ * The claimer's wake-ups (src/jobs/runner.ts): a NOTIFY that arrives while a claim is in
  * flight is not lost when that claim comes back short. Real PostgreSQL; the claim's answer is held
  * back until the new row is committed and the wake-up has arrived (the statement itself has run, so
  * its snapshot does not hold the row), which is the window bench/deliver.ts once hung in.
@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type postgres from "postgres";
 import { silentLogger } from "../../src/lib/log.ts";
-import type { ClaimedDelivery } from "../../src/modules/webhooks/delivery/outbox.ts";
-import { createDeliveryPump } from "../../src/modules/webhooks/delivery/pump.ts";
+import { createRunner } from "../../src/jobs/runner.ts";
+import { claimDue, type ClaimedDelivery } from "../../src/modules/webhooks/delivery/outbox.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";
@@ -63,17 +63,17 @@ test("a wake-up during a claim that comes back empty claims again, so a row comm
 
   const g = gated(ctx.tdb.sql);
   const started: ClaimedDelivery[] = [];
-  const pump = createDeliveryPump({
-    sql: g.sql,
+  const pump = createRunner<ClaimedDelivery>({
+    name: "delivery",
+    claim: (limit, nowMs) => claimDue(g.sql, nowMs, limit, 60_000),
     clock: ctx.clock,
     log: silentLogger,
     concurrency: 4,
     prefetch: 0,
     refillAt: 1,
-    leaseMs: 60_000,
     maxWaitMs: 30_000,
     release: async () => {},
-    deliver: async (row) => void started.push(row),
+    task: async (row) => void started.push(row),
   });
   pump.setRunning(true);
   await pump.wake(); // nothing due: the pump is drained

@@ -106,7 +106,7 @@ class QuotaLeases {
         await untilDeadline(inFlight);
       } else {
         // The grant runs off the request's deadline and is awaited only until it: a late block is kept, not lost.
-        const p = withoutDeadline(() => this.grant(accountId, quota, period, day)).finally(() =>
+        const p = withoutDeadline(() => this.grant(accountId, quota, period, day, nowMs)).finally(() =>
           this.pending.delete(accountId),
         );
         this.pending.set(
@@ -124,7 +124,7 @@ class QuotaLeases {
   }
 
   /** Takes a block from the row (created at 0 when missing); false when the quota is used up. */
-  private async grant(accountId: string, quota: number, period: string, day: string): Promise<boolean> {
+  private async grant(accountId: string, quota: number, period: string, day: string, nowMs: number): Promise<boolean> {
     const old = this.leases.get(accountId);
     if (old) {
       this.leases.delete(accountId);
@@ -147,7 +147,7 @@ class QuotaLeases {
           d as (
             insert into usage_daily (account_id, day, used) select ${accountId}, ${day}::date, g.after - g.before from g
             on conflict (account_id, day) do update set used = usage_daily.used + excluded.used),
-          alerted as (${quotaMarksCte(this.db.$client, this.db.$client`select before, after from g`, accountId, period, quota)})
+          alerted as (${quotaMarksCte(this.db.$client, this.db.$client`select before, after from g`, accountId, period, quota, nowMs)})
           select (select used from o) as current, g.before, g.after from (select 1) as one left join g on true`;
         const r = defined(row, "the grant statement's row");
         if (r.before !== null && r.after !== null) {

@@ -63,13 +63,14 @@ export async function findAccount(db: DbOrTx, id: string): Promise<Account | und
 
 /**
  * Issues a new API key; returns the raw key (shown once) and its id. `alert` (default true) queues the owner's
- * `api_key_created` alert with it (docs/alerts.md); the first key of a new account has none.
+ * `api_key_created` alert with it, due at `nowMs` (default the system clock: the CLI; docs/alerts.md); the first key
+ * of a new account has none.
  */
 export async function createApiKey(
   db: DbOrTx,
   accountId: string,
   name = "default",
-  opts: { alert?: boolean } = {},
+  opts: { alert?: boolean; nowMs?: number } = {},
 ): Promise<{ id: string; key: string; prefix: string }> {
   const key = generateApiKey();
   const id = newId("key");
@@ -82,6 +83,7 @@ export async function createApiKey(
         kind: "api_key_created",
         dedupeKey: id,
         details: { key_id: id, name, prefix },
+        at: opts.nowMs ?? Date.now(),
       });
   });
   return { id, key, prefix: keyDisplayPrefix(key) };

@@ -2,10 +2,11 @@
  * Sends due NDR actions to their couriers and polls asynchronous ones (docs/ndr-actions.md, "Sending"): claims
  * `shipment_actions` rows whose `due_at` has come (the claim engine, a lease), calls the courier through
  * its budget, and records the answer; a final status writes `tracking.action_updated` for the requesting account.
- * {@link processDueActions} is the task; the scheduler's loop only calls it.
+ * {@link processDueActions} drains them on the job runner; the scheduler's loop only calls it.
  */
 import { sql as dsql } from "drizzle-orm";
-import { defineQueue } from "../../db/queue.ts";
+import { defineQueue } from "../../jobs/queue.ts";
+import { createRunner } from "../../jobs/runner.ts";
 import type { AppDeps } from "../../deps.ts";
 import { CourierError, type ActionAnswer, type ActionRequest } from "../couriers/adapters/types.ts";
 import { courierBySlug } from "../couriers/catalogue.ts";
@@ -47,7 +48,7 @@ type Outcome =
   | { final: true; status: "accepted" | "rejected" | "failed"; reference: string | null; reason: string | null }
   | { final: false; stage: "sending" | "polling"; reference: string | null; attempts: number; dueInMs: number };
 
-/** The due actions on the claim engine (src/db/queue.ts): due rows in due order, a lease stamped as they are locked. */
+/** The due actions on the claim engine (src/jobs/queue.ts): due rows in due order, a lease stamped as they are locked. */
 const actionQueue = defineQueue<Claimed>("shipment_actions", {
   key: "id",
   returning: `q.id, q.account_id, q.shipment_id, q.action, q.stage, q.courier_reference,
@@ -132,38 +133,62 @@ async function record(deps: Pick<AppDeps, "db" | "onEvents">, r: Claimed, owner:
   });
 }
 
+/** One due action: the courier call (through its budget), then its outcome recorded. @throws on DB errors */
+async function act(
+  deps: Pick<AppDeps, "db" | "clock" | "log" | "backends" | "secretsKey" | "onEvents">,
+  r: Claimed,
+  owner: string,
+): Promise<void> {
+  const courier = defined(courierBySlug(r.courier), `courier ${r.courier}`);
+  let answer: ActionAnswer | CourierError;
+  try {
+    const req = requestOf(deps, r);
+    answer = await deps.backends.act(courier, req, r.stage === "polling" ? (r.courier_reference ?? "") : undefined);
+  } catch (err) {
+    answer = err instanceof CourierError ? err : new CourierError("backend", "action failed");
+    // The action and the courier only: the request holds consignee data, never logged.
+    deps.log.warn("ndr action call failed", { action_id: r.id, courier: r.courier, kind: answer.kind });
+  }
+  await record(deps, r, owner, outcomeOf(r, deps.clock.now(), answer), deps.clock.now());
+}
+
 /**
- * Sends or polls every due action (at most `limit` per claim, claims repeated until none is due); returns how many
- * were processed. Courier failures are recorded per action (retried with back-off); database errors throw.
+ * Sends or polls every due action on the job runner (src/jobs/runner.ts; at most `limit` per claim, claims repeated
+ * until none is due); returns how many were claimed. Courier failures are recorded per action (retried with
+ * back-off); an outcome the database refuses is logged and its action retried when the lease runs out.
+ * @throws when a claim fails
  */
-export async function processDueActions(
+export function processDueActions(
   deps: Pick<AppDeps, "db" | "clock" | "log" | "backends" | "secretsKey" | "onEvents">,
   opts: { owner?: string; limit?: number } = {},
 ): Promise<number> {
   const owner = opts.owner ?? `actions-${process.pid}-${newId("req").slice(-8)}`;
-  let processed = 0;
-  for (;;) {
-    const rows = await claim(deps, owner, deps.clock.now(), opts.limit ?? 20);
-    if (rows.length === 0) return processed;
-    await Promise.all(
-      rows.map(async (r) => {
-        const courier = defined(courierBySlug(r.courier), `courier ${r.courier}`);
-        let answer: ActionAnswer | CourierError;
-        try {
-          const req = requestOf(deps, r);
-          answer = await deps.backends.act(
-            courier,
-            req,
-            r.stage === "polling" ? (r.courier_reference ?? "") : undefined,
-          );
-        } catch (err) {
-          answer = err instanceof CourierError ? err : new CourierError("backend", "action failed");
-          // The action and the courier only: the request holds consignee data, never logged.
-          deps.log.warn("ndr action call failed", { action_id: r.id, courier: r.courier, kind: answer.kind });
-        }
-        await record(deps, r, owner, outcomeOf(r, deps.clock.now(), answer), deps.clock.now());
-        processed++;
-      }),
-    );
-  }
+  const log = deps.log.child({ component: "actions" });
+  const runner = createRunner<Claimed>({
+    name: "actions",
+    clock: deps.clock,
+    log,
+    concurrency: opts.limit ?? 20,
+    prefetch: 0,
+    refillAt: 1,
+    maxWaitMs: ACTION_LEASE_MS / 2,
+    claim: (limit, nowMs) => claim(deps, owner, nowMs, limit),
+    task: (r) =>
+      act(deps, r, owner).catch((e) =>
+        log.error("ndr action outcome not recorded; retried when its lease runs out", {
+          action_id: r.id,
+          error: e as Error,
+        }),
+      ),
+    release: (rows) =>
+      actionQueue
+        .release(
+          deps.db.$client,
+          rows.map((r) => r.id),
+          owner,
+          deps.clock.now(),
+        )
+        .catch(() => 0),
+  });
+  return runner.drain();
 }

@@ -88,6 +88,7 @@ export async function requestAddress(
     await tx.insert(alerts).values({
       accountId,
       createdAt: new Date(nowMs),
+      nextAttemptAt: new Date(nowMs),
       kind: "address_confirmation",
       dedupeKey: id,
       state: "queued",

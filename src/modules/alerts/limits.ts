@@ -1,4 +1,4 @@
-/** The per-account, per-kind email limit and its digests (docs/alerts.md#limits-and-digests). Times: `now()`. */
+/** The per-account, per-kind email limit and its digests (docs/alerts.md#limits-and-digests). Times: the caller's clock. */
 import type postgres from "postgres";
 import { ALERT_WINDOW_MS, ALERTS_PER_WINDOW, type AlertKind } from "./model.ts";
 
@@ -11,14 +11,15 @@ export interface Slot {
 
 /**
  * Counts one email of `kind` for `accountId` in its window (a new window of {@link ALERT_WINDOW_MS} starts with the
- * first email after the last one ended), in one atomic upsert, so concurrent senders never both take the last slot.
+ * first email after the last one ended; `nowMs` ms since the epoch), in one atomic upsert, so concurrent senders never both take the last slot.
  */
-export async function takeSlot(sql: postgres.Sql, accountId: string, kind: AlertKind): Promise<Slot> {
+export async function takeSlot(sql: postgres.Sql, accountId: string, kind: AlertKind, nowMs: number): Promise<Slot> {
+  const now = new Date(nowMs).toISOString();
   const [r] = await sql<{ sent: number; start: string; end: string }[]>`
-    insert into alert_windows as w (account_id, kind, started_at, sent) values (${accountId}, ${kind}, now(), 1)
+    insert into alert_windows as w (account_id, kind, started_at, sent) values (${accountId}, ${kind}, ${now}::timestamptz, 1)
     on conflict (account_id, kind) do update set
-      started_at = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= now() then now() else w.started_at end,
-      sent = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= now() then 1 else w.sent + 1 end
+      started_at = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= ${now}::timestamptz then ${now}::timestamptz else w.started_at end,
+      sent = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= ${now}::timestamptz then 1 else w.sent + 1 end
     returning sent, started_at::text as start, (started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond')::text as end`;
   return { ok: r!.sent <= ALERTS_PER_WINDOW, windowStart: r!.start, windowEnd: r!.end };
 }

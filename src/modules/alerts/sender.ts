@@ -1,11 +1,16 @@
 /**
- * The alert email sender, run by the worker: claim due alerts, send through SMTP, record the outcome; at least once,
- * by lease, with a stable Message-ID (docs/alerts.md#delivery-the-alerts-outbox). Times are the database's `now()`.
+ * The alert email sender, a pipeline of the job runner (src/jobs/runner.ts): claim due alerts, send through SMTP,
+ * record the outcome; at least once, by lease, with a stable Message-ID (docs/alerts.md#delivery-the-alerts-outbox).
+ * Times are the injected clock's.
  */
 import type postgres from "postgres";
 import { withoutSecrets } from "../../config/secrets.ts";
 import type { CoreDeps } from "../../core-deps.ts";
-import { settleWithin } from "../../lib/settle.ts";
+import { frag, run } from "../../jobs/fragment.ts";
+import { ALERT_MAX_ATTEMPTS, ALERT_RETRY_BASE_MS, ALERT_RETRY_MAX_MS } from "../../domain/alerts.ts";
+import { defineQueue } from "../../jobs/queue.ts";
+import { createRunner } from "../../jobs/runner.ts";
+import { retryAfter, type RetryPolicy } from "../../jobs/retry.ts";
 import { observeAlertEmail } from "../metrics/registry.ts";
 import { decryptSecret } from "../../secrets/cipher.ts";
 import { foldAlert, foldedInto, takeSlot } from "./limits.ts";
@@ -19,71 +24,113 @@ import {
 } from "./mail.ts";
 import { isLimitedKind, type AlertKind } from "./model.ts";
 
-/** Tries before an alert is given up (`failed`); the waits double from {@link RETRY_BASE_MS} to at most {@link RETRY_MAX_MS}. */
-const MAX_ATTEMPTS = 10;
-const RETRY_BASE_MS = 30_000;
-const RETRY_MAX_MS = 6 * 3_600_000;
+/** The alerts' retry policy (src/domain/alerts.ts). */
+const ALERT_RETRY: RetryPolicy = {
+  maxAttempts: ALERT_MAX_ATTEMPTS,
+  baseMs: ALERT_RETRY_BASE_MS,
+  maxMs: ALERT_RETRY_MAX_MS,
+};
 /** How long a claim holds an alert (longer than the SMTP timeouts), ms. */
-const LEASE_MS = 4 * SMTP_TIMEOUT_MS;
+export const LEASE_MS = 4 * SMTP_TIMEOUT_MS;
 
 export interface ClaimedAlert {
   id: number;
   account_id: string;
   kind: AlertKind;
   details: Record<string, unknown>;
+  /** Tries so far, this one included (the claim counts it). */
   attempts: number;
-  /** Timestamps come as PostgreSQL's text (drizzle's parsers on the shared client): compared back exactly. */
+  /** The lease's end as the claim stamped it (ISO): the token every record after the claim carries. */
   lease_until: string;
   created_at: string;
   recipient: string;
   disabled: boolean;
 }
 
-/** Claims up to `limit` due alerts in ONE statement (`skip locked`; `next_attempt_at` moved to the lease's end). */
-export async function claimAlerts(sql: postgres.Sql, limit: number, leaseMs = LEASE_MS): Promise<ClaimedAlert[]> {
-  return (await sql`
-    with c as (
-      select id from alerts where state in ('pending', 'queued') and next_attempt_at <= now()
-      order by next_attempt_at limit ${limit} for update skip locked
-    ), u as (
-      update alerts a set attempts = a.attempts + 1, next_attempt_at = l.until, lease_until = l.until
-      from c, (select now() + ${leaseMs} * interval '1 millisecond' as until) l
-      where a.id = c.id
-      returning a.id, a.account_id, a.kind, a.details, a.attempts, a.lease_until, a.created_at
-    )
+/**
+ * `alerts` on the claim engine: the lease is proven by its own end; the claim counts the try and moves
+ * `next_attempt_at` to the lease's end, so an older release's claim (which reads no lease) skips the row.
+ */
+const alertQueue = defineQueue<ClaimedAlert>("alerts", {
+  key: "id",
+  token: "lease",
+  due: "next_attempt_at",
+  live: "state in ('pending', 'queued')",
+  tries: "attempts",
+  dueFollowsLease: true,
+  returning: "q.id, q.account_id, q.kind, q.details, q.attempts, q.created_at",
+});
+
+/** Claims up to `limit` alerts due at `nowMs` (ms since the epoch) in ONE statement, with recipient and opt-out. */
+export async function claimAlerts(
+  sql: postgres.Sql,
+  nowMs: number,
+  limit: number,
+  leaseMs = LEASE_MS,
+): Promise<ClaimedAlert[]> {
+  const now = new Date(nowMs).toISOString();
+  const claimed = alertQueue.claimStatement({
+    nowMs,
+    limit,
+    leaseMs,
+    owner: "",
+    candidates: frag`select ctid from alerts where state in ('pending', 'queued') and next_attempt_at <= ${now}
+      order by next_attempt_at limit ${limit} for update skip locked`,
+  });
+  const rows = await run<Omit<ClaimedAlert, "lease_until">[]>(
+    sql,
+    frag`with u as (${claimed})
     select u.*,
       case when u.kind = 'address_confirmation' then u.details->>'email' else coalesce(s.email, acc.email) end as recipient,
       coalesce(coalesce(u.details->>'kind', u.kind) = any(s.disabled_kinds) and u.kind <> 'address_confirmation', false) as disabled
-    from u join accounts acc on acc.id = u.account_id left join alert_settings s on s.account_id = u.account_id
-  `) as unknown as ClaimedAlert[];
+    from u join accounts acc on acc.id = u.account_id left join alert_settings s on s.account_id = u.account_id`,
+  );
+  const lease = alertQueue.leaseToken({ nowMs, leaseMs, owner: "" });
+  return rows.map((r) => ({ ...r, lease_until: lease }));
 }
 
-/** Records a claimed alert as `sent` to `recipient`, or `skipped` (kind turned off); nothing if the lease was lost. */
+/** Records a claimed alert as `sent` to `recipient` at `nowMs`, or `skipped` (kind turned off); nothing if the lease was lost. */
 async function completeAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until">,
   state: "sent" | "skipped",
   recipient: string,
+  nowMs: number,
 ): Promise<void> {
   observeAlertEmail(state);
   // A confirmation's token leaves the row once sent: the link table keeps only its hash.
-  await sql`update alerts set state = ${state}, recipient = ${recipient}, sent_at = now(), lease_until = null, last_error = null,
-      details = details - 'token'
-    where id = ${a.id} and lease_until = ${a.lease_until}`;
+  await alertQueue.settle(
+    sql,
+    a.id,
+    a.lease_until,
+    frag`state = ${state}, recipient = ${recipient}, sent_at = ${new Date(nowMs).toISOString()}, last_error = null,
+      details = details - 'token'`,
+  );
 }
 
-/** Records a failed send: due again after the backoff, or `failed` after {@link MAX_ATTEMPTS}; nothing if the lease was lost. */
+/** Records a failed send at `nowMs`: due again after {@link ALERT_RETRY}'s wait, or `failed` after its last try; nothing if the lease was lost. */
 async function failAlert(
   sql: postgres.Sql,
   a: Pick<ClaimedAlert, "id" | "lease_until" | "attempts">,
   error: string,
+  nowMs: number,
 ): Promise<void> {
-  const giveUp = a.attempts >= MAX_ATTEMPTS;
-  const waitMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (a.attempts - 1));
+  const { giveUp, nextAtMs } = retryAfter(ALERT_RETRY, a.attempts, nowMs);
   observeAlertEmail(giveUp ? "failed" : "retried");
-  await sql`update alerts set state = ${giveUp ? "failed" : sql`state`}, next_attempt_at = now() + ${waitMs} * interval '1 millisecond',
-      lease_until = null, last_error = ${error.slice(0, 500)}
-    where id = ${a.id} and lease_until = ${a.lease_until}`;
+  await alertQueue.settle(
+    sql,
+    a.id,
+    a.lease_until,
+    frag`state = ${giveUp ? "failed" : frag`state`}, next_attempt_at = ${new Date(nextAtMs).toISOString()},
+      last_error = ${error.slice(0, 500)}`,
+  );
+}
+
+/** Gives back claimed alerts never tried: due at `nowMs`, their try uncounted (a first try still takes its slot). */
+async function releaseAlerts(sql: postgres.Sql, rows: ClaimedAlert[], nowMs: number): Promise<void> {
+  const due = new Date(nowMs).toISOString();
+  for (const a of rows)
+    await alertQueue.settle(sql, a.id, a.lease_until, frag`attempts = attempts - 1, next_attempt_at = ${due}`);
 }
 
 /**
@@ -102,16 +149,19 @@ async function lastErrors(sql: postgres.Sql, webhookId: string, at: string | und
 }
 
 export interface AlertSender {
-  /** Claims and sends every due alert, batch after batch; resolves with the number handled. */
+  /** Claims and sends every due alert, batch after batch; resolves with the number handled. @throws when a claim fails */
   poll(): Promise<number>;
-  /** Waits for a poll in flight (at most `timeout` ms) and closes the SMTP connection. */
+  /** Stops claiming, gives back alerts not started, waits for sends in flight (at most `timeout` ms), closes SMTP. */
   stop(opts?: { timeout?: number }): Promise<void>;
 }
 
 export interface AlertSenderOptions {
   /** Default: the SMTP_URL transport. */
   transport?: MailTransport;
+  /** Alerts per claim (default 20). */
   batch?: number;
+  /** Sends in flight at once (default 4); one at a time per account, so its limit and digest see them in order. */
+  concurrency?: number;
 }
 
 /** The sender of one worker process. @throws Error when SMTP_URL is unset and no transport is given. */
@@ -121,7 +171,7 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
   const from = alertFrom(deps.config);
   const host = new URL(deps.config.publicBaseUrl).hostname;
   const log = deps.log.child({ component: "alerts" });
-  let running: Promise<number> | undefined;
+  const now = () => deps.clock.now();
 
   /** What the alert's text needs beyond its row; undefined: nothing left to send (an empty digest). */
   async function factsOf(a: ClaimedAlert): Promise<AlertFacts | undefined> {
@@ -138,15 +188,15 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
   }
 
   async function sendOne(a: ClaimedAlert): Promise<void> {
-    if (a.disabled) return completeAlert(sql, a, "skipped", a.recipient);
+    if (a.disabled) return completeAlert(sql, a, "skipped", a.recipient, now());
     // Counted once, at the first attempt: a retry after an SMTP failure spends no second slot.
     if (isLimitedKind(a.kind) && a.attempts === 1) {
-      const slot = await takeSlot(sql, a.account_id, a.kind);
+      const slot = await takeSlot(sql, a.account_id, a.kind, now());
       if (!slot.ok && (await foldAlert(sql, a, slot)) !== "busy") return;
     }
     try {
       const facts = await factsOf(a);
-      if (!facts) return completeAlert(sql, a, "skipped", a.recipient);
+      if (!facts) return completeAlert(sql, a, "skipped", a.recipient, now());
       const m = composeAlert(facts, deps.config.publicBaseUrl);
       await transport.sendMail({
         from,
@@ -159,28 +209,36 @@ export function createAlertSender(deps: CoreDeps, opts: AlertSenderOptions = {})
       // An SMTP server's answer can quote what it was sent; configuration secrets never reach the log or the row.
       const error = withoutSecrets(e instanceof Error ? e.message : String(e), deps.config);
       log.warn("alert email not sent", { alert_id: a.id, kind: a.kind, attempt: a.attempts, error });
-      return failAlert(sql, a, error);
+      return failAlert(sql, a, error, now());
     }
-    await completeAlert(sql, a, "sent", a.recipient);
+    await completeAlert(sql, a, "sent", a.recipient, now());
   }
 
-  async function drain(): Promise<number> {
-    let n = 0;
-    for (;;) {
-      const batch = await claimAlerts(sql, opts.batch ?? 20);
-      for (const a of batch) await sendOne(a);
-      n += batch.length;
-      if (batch.length < (opts.batch ?? 20)) return n;
-    }
-  }
+  const runner = createRunner<ClaimedAlert>({
+    name: "alerts",
+    clock: deps.clock,
+    log,
+    concurrency: opts.concurrency ?? 4,
+    keyOf: (a) => a.account_id,
+    prefetch: 0,
+    refillAt: 1,
+    drainBatch: opts.batch ?? 20,
+    // A claimed alert may wait for its account's earlier ones half the lease: its send still fits after.
+    maxWaitMs: LEASE_MS / 2,
+    claim: (limit, nowMs) => claimAlerts(sql, nowMs, limit),
+    // A database error while recording: the lease runs out and the alert is claimed again (same Message-ID).
+    task: (a) =>
+      sendOne(a).catch((e) => log.error("alert outcome not recorded", { alert_id: a.id, error: e as Error })),
+    release: (rows) =>
+      releaseAlerts(sql, rows, now()).catch((e) =>
+        log.warn("claimed alerts not released; they are claimed again when the lease runs out", { error: e as Error }),
+      ),
+  });
 
   return {
-    poll() {
-      running ??= drain().finally(() => (running = undefined));
-      return running;
-    },
+    poll: () => runner.drain(),
     async stop(o = {}) {
-      if (running) await settleWithin(running, o.timeout ?? 10_000);
+      await runner.stop(o);
       transport.close();
     },
   };

@@ -96,7 +96,7 @@ export async function resendConfirmation(
 
 /** Queues a test email, one per account and UTC minute of `nowMs` (dedupe key); false when this minute's is queued. */
 export async function queueTestEmail(db: DbOrTx, accountId: string, nowMs: number): Promise<boolean> {
-  return recordAlert(db, { accountId, kind: "test", dedupeKey: new Date(nowMs).toISOString().slice(0, 16) });
+  return recordAlert(db, { accountId, kind: "test", dedupeKey: new Date(nowMs).toISOString().slice(0, 16), at: nowMs });
 }
 
 export interface AlertListItem {

@@ -157,7 +157,7 @@ async function followValid(
         await setShipmentPincodes(tx, accepted, false);
         if (fresh.length === 0) return { used, value: 0 };
         await addUsage(tx, accountId, period, dayOf(nowMs), fresh.length);
-        await recordQuotaMarks(tx, accountId, period, used, used + fresh.length, quota);
+        await recordQuotaMarks(tx, accountId, period, { before: used, after: used + fresh.length, quota }, nowMs);
         return { used: used + fresh.length, value: fresh.length };
       })) as { used: number; value: number },
   );

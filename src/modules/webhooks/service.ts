@@ -129,6 +129,7 @@ export async function rotateSecret(deps: ServiceDeps, accountId: string): Promis
       kind: "secret_rotated",
       dedupeKey: now.toISOString(),
       details: { at: now.toISOString() },
+      at: now.getTime(),
     });
   });
   return secret;

@@ -67,7 +67,7 @@ export function accountRoutes(rd: RouteDeps) {
             }),
             422,
           );
-        const key = await createApiKey(deps.db, s.account.id, input.name || "default");
+        const key = await createApiKey(deps.db, s.account.id, input.name || "default", { nowMs: deps.clock.now() });
         // Rendered in this response, never stored: the raw key is shown once.
         return htmlResponse(
           keysPage(pageSession(s), await listApiKeys(deps.db, s.account.id, deps.services.keyUse), {

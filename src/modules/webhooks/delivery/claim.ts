@@ -1,7 +1,7 @@
 /** The outbox as a queue of the claim engine: a claim that reads what an attempt needs, and the release of unsent rows. */
 import type postgres from "postgres";
-import { type Fragment, frag, run } from "../../../db/fragment.ts";
-import { defineQueue, sameKey } from "../../../db/queue.ts";
+import { type Fragment, frag, run } from "../../../jobs/fragment.ts";
+import { defineQueue, sameKey } from "../../../jobs/queue.ts";
 import type { EventType, WebhookEventType } from "../../../domain/events.ts";
 import { pastSpan, tracingOn } from "../../../lib/tracing.ts";
 import { decodeHistory } from "../../following/history.ts";

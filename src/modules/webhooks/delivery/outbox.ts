@@ -166,7 +166,7 @@ export async function recordOutcomes(
       select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as v(id text, created_at timestamptz, ord int, lease text, state text, attempts int, next_at text, status_code int, error text, effect text)
     ), d as (
-      -- No equality a hash join could use: a nested loop, one partition per outcome (sameKey, src/db/queue.ts).
+      -- No equality a hash join could use: a nested loop, one partition per outcome (sameKey, src/jobs/queue.ts).
       update deliveries
       set state = v.state, attempts = v.attempts, next_attempt_at = v.next_at::timestamptz, lease_until = null,
           last_status_code = v.status_code, last_error = v.error, updated_at = ${nowD}

@@ -1,6 +1,7 @@
 /**
- * The delivery worker: claims (pump.ts), attempts ({@link outcomeOf}), records in batches (outcome-batcher.ts). Woken
- * by LISTEN and the scheduler's poll, it owns no timer (docs/webhooks.md, "The worker"; logs: docs/logging.md).
+ * The delivery worker: a pipeline of the job runner (src/jobs/runner.ts) that claims ({@link claimDue}), attempts
+ * ({@link outcomeOf}) and records in batches (outcome-batcher.ts). Woken by LISTEN and the scheduler's poll, it owns
+ * no timer (docs/webhooks.md, "The worker"; logs: docs/logging.md).
  */
 import type postgres from "postgres";
 import type { AppDeps } from "../../../deps.ts";
@@ -11,7 +12,7 @@ import { MAX_REDIRECTS } from "./http.ts";
 import { claimDue, releaseLeases, DELIVERIES_CHANNEL, type ClaimedDelivery, type Outcome } from "./outbox.ts";
 import { afterAttempt, DEACTIVATE_AFTER_FAILURES, MAX_ATTEMPTS } from "../../../domain/delivery.ts";
 import { createOutcomeBatcher, type RecordResult } from "./outcome-batcher.ts";
-import { createDeliveryPump } from "./pump.ts";
+import { createRunner } from "../../../jobs/runner.ts";
 import type { WebhookSender } from "./http.ts";
 import { dataFromShipment } from "./payload.ts";
 import { publicUrlOf } from "../../following/public-links.ts";
@@ -21,8 +22,6 @@ import { eventIdentity } from "../replay.ts";
 import { planOf } from "../../../domain/plans.ts";
 import { isCourierEvent } from "../../../domain/events.ts";
 import { observeDelivery, observeFirstAttempt } from "../../metrics/registry.ts";
-import { settleWithin } from "../../../lib/settle.ts";
-import { listenForWork } from "../../../db/queue.ts";
 
 export interface WorkerOptions {
   /** Connection used for claims, outcomes and LISTEN; default `deps.db.$client`. */
@@ -233,54 +232,37 @@ export function createDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     );
   // A row may wait for a slot half the lease's slack: its attempt and record still fit in the lease.
   const maxWaitMs = (deps.config.leaseSlackSeconds * 1000) / 2;
-  const pump = createDeliveryPump({
-    sql,
+  const runner = createRunner<ClaimedDelivery>({
+    name: "delivery",
     clock: deps.clock,
     log,
     concurrency,
     ...pumpTuning(deps, concurrency),
-    leaseMs,
     maxWaitMs,
+    listen: { sql, channel: DELIVERIES_CHANNEL },
+    claim: (limit, nowMs) => claimDue(sql, nowMs, limit, leaseMs),
+    task: deliver,
     release,
-    deliver,
+    settled: () => batcher.settled(),
   });
   let started = false;
-  let unlisten: (() => Promise<void>) | undefined;
 
   return {
     async start() {
       if (started) return;
       started = true;
-      pump.setRunning(true);
       if (deps.config.webhookAllowPrivateCidrs.length)
         log.warn("WEBHOOK_ALLOW_PRIVATE_CIDRS is set: webhook deliveries may reach these private ranges", {
           cidrs: deps.config.webhookAllowPrivateCidrs,
         });
-      unlisten = await listenForWork(sql, DELIVERIES_CHANNEL, () => void pump.wake());
-      void pump.wake();
+      await runner.start();
     },
-    poll: () => pump.wake(),
+    poll: () => runner.wake(),
     async stop(opts = {}) {
       started = false;
-      pump.setRunning(false);
-      await unlisten?.().catch(() => {});
-      unlisten = undefined;
-      await release(await pump.unstarted());
-      await settleWithin(
-        Promise.allSettled(pump.inFlight()).then(() => batcher.settled()),
-        opts.timeout ?? 10_000,
-      );
+      await runner.stop(opts);
       await sender.close();
     },
-    async runOnce() {
-      let total = 0;
-      for (;;) {
-        const rows = await claimDue(sql, deps.clock.now(), concurrency, leaseMs);
-        if (rows.length === 0) return total;
-        total += rows.length;
-        await Promise.all(rows.map(deliver));
-        await batcher.settled();
-      }
-    },
+    runOnce: () => runner.drain(),
   };
 }
