@@ -130,6 +130,12 @@ function buildBackend(adapter: CourierAdapter, opts: BackendsOptions): Backend {
   };
 }
 
+/** What an adapter call at backend `b` sees: its HTTP client, credentials, the budget's signal and the clock. */
+function contextOf(b: Backend, courier: Courier, signal: AbortSignal, opts: BackendsOptions): AdapterContext {
+  const sleep = (ms: number) => abortableSleep(ms, signal);
+  return { courier, http: b.http, credentials: b.credentials, signal, now: () => opts.clock.now(), sleep };
+}
+
 /**
  * One lookup at backend `b`, in its lane, within its budget.
  * @throws CourierError — the adapter's own, `timeout` when the budget ran out, else `backend`; `auth` when unavailable
@@ -150,14 +156,7 @@ async function callBackend(
     const { signal, clear } = expiringSignal(budget);
     const started = performance.now();
     try {
-      const snapshot = await b.adapter.track(trackingNumber, {
-        courier,
-        http: b.http,
-        credentials: b.credentials,
-        signal,
-        now: () => opts.clock.now(),
-        sleep: (ms) => abortableSleep(ms, signal),
-      });
+      const snapshot = await b.adapter.track(trackingNumber, contextOf(b, courier, signal, opts));
       const fetchMs = performance.now() - started;
       opts.calls?.record(courier.slug, null, fetchMs);
       return { snapshot, fetchMs };
@@ -186,14 +185,7 @@ async function callAction(
   const budget = budgetOf(opts.config, b.adapter);
   return b.lane.run(async () => {
     const { signal, clear } = expiringSignal(budget);
-    const ctx: AdapterContext = {
-      courier,
-      http: b.http,
-      credentials: b.credentials,
-      signal,
-      now: () => opts.clock.now(),
-      sleep: (ms) => abortableSleep(ms, signal),
-    };
+    const ctx = contextOf(b, courier, signal, opts);
     try {
       if (poll === undefined) return await actions.submit(req, ctx);
       if (!actions.poll) throw new CourierError("backend", `${courier.slug}: no status API`);
