@@ -113,12 +113,12 @@ async function tracked<T>(
 }
 
 /** The predictions rebuild: daily at 03:30 UTC (docs/predictions.md). */
-const PREDICTIONS_PATTERN = "0 30 3 * * *";
+export const PREDICTIONS_PATTERN = "0 30 3 * * *";
 /**
  * UTC as a fixed offset, not `timezone: "UTC"`: the same runs whatever TZ the process has, without croner reaching
  * for `Intl` time zones (~1.3 MiB of idle RSS, docs/performance.md "Idle RSS").
  */
-const PREDICTIONS_CRON = { protect: true, utcOffset: 0 } as const;
+export const PREDICTIONS_CRON = { protect: true, utcOffset: 0 } as const;
 
 type JobBuilder = (deps: AppDeps, opts: SchedulerOptions, r: Running) => Cron | Promise<Cron> | undefined;
 

@@ -4,12 +4,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { PREDICTIONS_CRON, PREDICTIONS_PATTERN } from "../../src/scheduler/index.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const SCRIPT = `
 import { Cron } from "croner";
-import { PREDICTIONS_CRON, PREDICTIONS_PATTERN } from "./src/scheduler/index.ts";
-const c = new Cron(PREDICTIONS_PATTERN, { ...PREDICTIONS_CRON, startAt: "2026-03-07T12:00:00Z" });
+const c = new Cron(${JSON.stringify(PREDICTIONS_PATTERN)}, { ...${JSON.stringify(PREDICTIONS_CRON)}, startAt: "2026-03-07T12:00:00Z" });
 console.log(JSON.stringify(c.nextRuns(3, new Date("2026-03-07T12:00:00Z")).map((d) => d.toISOString())));
 c.stop();
 `;
