@@ -83,8 +83,10 @@ test("an address saved before 0023 stays the alert address; the previous release
       ('acc_old', 'address_confirmation', 'lnk_x', '{"email":"victim@example.com"}', 'queued')`;
     const old = await previousClaim(pool.sql);
     expect(old.map((r) => [r.kind, r.recipient])).toEqual([["secret_rotated", "ops@example.com"]]);
-    await pool.sql`update alerts set next_attempt_at = now(), lease_until = null`;
-    const now = await claimAlerts(pool.sql, Date.now(), 20);
+    // Due at the claim's own instant: the claim compares with the clock it is given, not the database's now().
+    const at = Date.now();
+    await pool.sql`update alerts set next_attempt_at = ${new Date(at).toISOString()}, lease_until = null`;
+    const now = await claimAlerts(pool.sql, at, 20);
     expect(now.map((r) => [r.kind, r.recipient]).sort()).toEqual([
       ["address_confirmation", "victim@example.com"],
       ["digest", "ops@example.com"],
