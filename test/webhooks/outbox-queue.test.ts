@@ -141,7 +141,7 @@ describe("HOT updates", () => {
           "autovacuum_analyze_scale_factor=0.02",
         ],
       ],
-      ["shipments", ["fillfactor=90"]],
+      ["shipments", ["fillfactor=80"]],
     ]);
   });
 });
