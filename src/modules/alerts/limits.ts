@@ -1,5 +1,6 @@
 /** The per-account, per-kind email limit and its digests (docs/alerts.md#limits-and-digests). Times: the caller's clock. */
 import type postgres from "postgres";
+import { defined } from "../../lib/defined.ts";
 import { ALERT_WINDOW_MS, ALERTS_PER_WINDOW, type AlertKind } from "./model.ts";
 
 export interface Slot {
@@ -15,13 +16,14 @@ export interface Slot {
  */
 export async function takeSlot(sql: postgres.Sql, accountId: string, kind: AlertKind, nowMs: number): Promise<Slot> {
   const now = new Date(nowMs).toISOString();
-  const [r] = await sql<{ sent: number; start: string; end: string }[]>`
+  const [row] = await sql<{ sent: number; start: string; end: string }[]>`
     insert into alert_windows as w (account_id, kind, started_at, sent) values (${accountId}, ${kind}, ${now}::timestamptz, 1)
     on conflict (account_id, kind) do update set
       started_at = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= ${now}::timestamptz then ${now}::timestamptz else w.started_at end,
       sent = case when w.started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond' <= ${now}::timestamptz then 1 else w.sent + 1 end
     returning sent, started_at::text as start, (started_at + ${ALERT_WINDOW_MS} * interval '1 millisecond')::text as end`;
-  return { ok: r!.sent <= ALERTS_PER_WINDOW, windowStart: r!.start, windowEnd: r!.end };
+  const r = defined(row, "the alert window's row");
+  return { ok: r.sent <= ALERTS_PER_WINDOW, windowStart: r.start, windowEnd: r.end };
 }
 
 /**
@@ -34,7 +36,7 @@ export async function foldAlert(
   a: { id: number; account_id: string; kind: AlertKind; lease_until: string },
   slot: Slot,
 ): Promise<"folded" | "busy" | "lost"> {
-  const [r] = await sql<{ digest: number; folded: number }[]>`
+  const [row] = await sql<{ digest: number; folded: number }[]>`
     with d as (
       insert into alerts (account_id, kind, dedupe_key, details, state, next_attempt_at)
       values (${a.account_id}, 'digest', ${`${a.kind}@${slot.windowStart}`},
@@ -48,7 +50,8 @@ export async function foldAlert(
       returning alerts.id
     )
     select (select count(*) from d)::int as digest, (select count(*) from f)::int as folded`;
-  return r!.folded > 0 ? "folded" : r!.digest > 0 ? "lost" : "busy";
+  const r = defined(row, "the fold's counts");
+  return r.folded > 0 ? "folded" : r.digest > 0 ? "lost" : "busy";
 }
 
 export interface FoldedAlert {

@@ -82,7 +82,7 @@ export function sealHeaders(
   if (names.length === 0) return { headersEnc: null, headersMasked: {} };
   return {
     headersEnc: encryptSecret(key, aad(webhookId), JSON.stringify(headers)),
-    headersMasked: Object.fromEntries(names.map((n) => [n, maskHeaderValue(headers[n]!)])),
+    headersMasked: Object.fromEntries(Object.entries(headers).map(([n, v]) => [n, maskHeaderValue(v)])),
   };
 }
 
@@ -103,14 +103,15 @@ export async function reencryptHeaders(db: Db, key: SecretsKey): Promise<Rotatio
     .from(webhooks)
     .where(isNotNull(webhooks.headersEnc));
   for (const { id, enc } of rows) {
-    const plain = openForRotation(key, aad(id), enc!);
+    if (enc === null) continue;
+    const plain = openForRotation(key, aad(id), enc);
     if (plain === "current") report.alreadyCurrent++;
     else if (plain === undefined) report.failed++;
     else {
       await db
         .update(webhooks)
         .set({ headersEnc: encryptSecret(key, aad(id), plain) })
-        .where(and(eq(webhooks.id, id), eq(webhooks.headersEnc, enc!)));
+        .where(and(eq(webhooks.id, id), eq(webhooks.headersEnc, enc)));
       report.reEncrypted++;
     }
   }

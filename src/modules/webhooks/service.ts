@@ -7,6 +7,7 @@ import { lockWebhookSecret, storeWebhookSecret } from "../accounts/webhook-secre
 import { recordAlert } from "../alerts/record.ts";
 import { AppError } from "../../errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
+import { defined } from "../../lib/defined.ts";
 import { planOf } from "../../domain/plans.ts";
 import type { WebhookEventType } from "../../domain/events.ts";
 import type { CreateWebhookInput, DELIVERY_STATUSES, UpdateWebhookInput } from "./model.ts";
@@ -108,7 +109,7 @@ export async function createWebhook(deps: ServiceDeps, caller: Caller, input: Cr
         keepPrevious: false,
       });
     }
-    return { ...webhookView(row!), secret };
+    return { ...webhookView(defined(row, "the inserted webhook")), secret };
   });
 }
 
@@ -217,7 +218,7 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
   await requireWebhook(db, accountId, id);
   const conds: (SQL | undefined)[] = [eq(deliveries.webhookId, id)];
   const bySequence = page.after_sequence !== undefined;
-  if (bySequence) conds.push(gt(deliveries.sequence, page.after_sequence!));
+  if (page.after_sequence !== undefined) conds.push(gt(deliveries.sequence, page.after_sequence));
   else if (page.cursor) conds.push(lt(deliveries.id, page.cursor));
   if (page.status === "failed")
     conds.push(
@@ -228,8 +229,11 @@ export async function listDeliveries(db: DbOrTx, accountId: string, id: string, 
     );
   else if (page.status) conds.push(eq(deliveries.state, page.status));
   if (page.event_type) conds.push(eq(deliveries.eventType, page.event_type));
-  if (page.since) conds.push(gte(deliveries.enqueuedAt, new Date(dateTimeMs(page.since)!)));
-  if (page.until) conds.push(lt(deliveries.enqueuedAt, new Date(dateTimeMs(page.until)!)));
+  // The route's schema has checked both are date-times.
+  const since = page.since === undefined ? undefined : dateTimeMs(page.since);
+  const until = page.until === undefined ? undefined : dateTimeMs(page.until);
+  if (since !== undefined) conds.push(gte(deliveries.enqueuedAt, new Date(since)));
+  if (until !== undefined) conds.push(lt(deliveries.enqueuedAt, new Date(until)));
   const order = bySequence ? [asc(deliveries.sequence), asc(deliveries.id)] : [desc(deliveries.id)];
   const rows = await db
     .select()

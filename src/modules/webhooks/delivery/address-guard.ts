@@ -64,7 +64,8 @@ export function cachingResolver(inner: Resolver, opts: CachingResolverOptions = 
       .then((addrs) => {
         cache.delete(key);
         if (addrs.length > 0) cache.set(key, { at: now(), addrs });
-        if (cache.size > max) cache.delete(cache.keys().next().value!);
+        const oldest = cache.size > max ? cache.keys().next() : undefined;
+        if (oldest && !oldest.done) cache.delete(oldest.value);
         return addrs;
       })
       .finally(() => inFlight.delete(key));
@@ -241,5 +242,7 @@ export async function checkHost(host: string, allow: readonly string[], resolver
     if (!isConnectable(c))
       return { ok: false, reason: "address_blocked", detail: `${host} resolves to a ${c} address` };
   }
-  return { ok: true, address: addrs[0]! };
+  const [first] = addrs;
+  if (!first) return { ok: false, reason: "dns", detail: "host does not resolve" };
+  return { ok: true, address: first };
 }

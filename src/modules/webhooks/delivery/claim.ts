@@ -1,5 +1,6 @@
 /** The outbox as a queue of the claim engine: a claim that reads what an attempt needs, and the release of unsent rows. */
 import type postgres from "postgres";
+import { defined } from "../../../lib/defined.ts";
 import { type Fragment, frag, run } from "../../../jobs/fragment.ts";
 import { defineQueue, sameKey } from "../../../jobs/queue.ts";
 import type { EventType, WebhookEventType } from "../../../domain/events.ts";
@@ -158,7 +159,7 @@ function toClaimed(rows: ClaimRow[], lease: string): ClaimedDelivery[] {
     }
   }
   return rows.map((r) => {
-    const w = webhooks.get(`${r.webhook_id}|${r.account_id}`)!;
+    const w = defined(webhooks.get(`${r.webhook_id}|${r.account_id}`), "the claimed delivery's webhook");
     const s = r.shipment_id ? shipments.get(r.shipment_id) : undefined;
     return {
       id: r.id,

@@ -77,11 +77,12 @@ class Exchange implements undici.Dispatcher.DispatchHandler {
 
   private answered(): void {
     const { chunks, req } = this;
+    const [only] = chunks;
     const snippet =
-      chunks.length === 0
+      only === undefined
         ? ""
         : chunks.length === 1
-          ? chunks[0]!.toString("utf8", 0, Math.min(req.cap, chunks[0]!.length))
+          ? only.toString("utf8", 0, Math.min(req.cap, only.length))
           : Buffer.concat(chunks).subarray(0, req.cap).toString("utf8");
     this.settle({ statusCode: this.status, location: this.location, snippet });
   }

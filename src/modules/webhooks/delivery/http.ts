@@ -166,7 +166,8 @@ export class WebhookSender {
   }
 
   private fail(hops: Hop[], code: number, error: string): SendOutcome {
-    hops[hops.length - 1]!.error = error;
+    const last = hops.at(-1);
+    if (last) last.error = error;
     return { kind: "failed", hops, statusCode: code, error };
   }
 

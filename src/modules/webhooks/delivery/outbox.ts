@@ -10,7 +10,7 @@ import type { EventSink } from "../../../core-deps.ts";
 import type { EventType, WebhookEventType } from "../../../domain/events.ts";
 import type { CourierEventType } from "../../../domain/courier-health.ts";
 import type { Hop } from "./http.ts";
-import type { CourierEventData, PayloadData } from "./payload.ts";
+import type { CourierEventData } from "./payload.ts";
 import { deactivationCte } from "../../alerts/record.ts";
 import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./claim.ts";
 

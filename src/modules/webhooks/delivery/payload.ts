@@ -1,4 +1,5 @@
 /** The delivery payload (spec: Events, "Payload" table), rebuilt from the freshest record on every attempt (Delivery rules 5). */
+import { defined } from "../../../lib/defined.ts";
 import { Type as T, type Static, type TSchema } from "@sinclair/typebox";
 import type { StoredCheckpoint } from "../../../domain/checkpoint.ts";
 import { literalUnion } from "../../../lib/literal-union.ts";
@@ -244,7 +245,7 @@ export function sampleDataFor(event: WebhookEventType, enqueuedAt: string): Payl
 
 /** The synthetic `data` of a test fire (spec: Events rule 3): `synthetic-test-<slug>`, the example AWB, a short history. */
 export function sampleData(event: EventType, enqueuedAt: string, slug = "delhivery"): PayloadData {
-  const courier = courierBySlug(slug) ?? COURIERS[0]!;
+  const courier = courierBySlug(slug) ?? defined(COURIERS[0], "a courier in the catalogue");
   const state = event === "tracking.action_updated" ? "exception" : SAMPLE_STATE[event];
   const history: StoredCheckpoint[] = [
     cp("in_transit", "Shipment picked up", "Mumbai", "2026-11-03", "09:15", "picked_up"),

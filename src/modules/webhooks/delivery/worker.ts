@@ -6,6 +6,7 @@
 import type postgres from "postgres";
 import type { AppDeps } from "../../../deps.ts";
 import type { Logger } from "../../../lib/log.ts";
+import { defined } from "../../../lib/defined.ts";
 import { systemResolver, type Resolver } from "./address-guard.ts";
 import { senderFromConfig, sendAttempt } from "./attempt.ts";
 import { MAX_REDIRECTS } from "./http.ts";
@@ -100,17 +101,19 @@ async function outcomeOf(
     data: (enq) => {
       const synthetic = row.synthetic_data;
       if (synthetic && !("checkpoints" in synthetic)) return synthetic;
-      return synthetic
-        ? {
-            ...synthetic,
-            reference: synthetic.reference ?? null,
-            metadata: synthetic.metadata ?? {},
-            stalled: synthetic.stalled ?? false,
-          }
-        : dataFromShipment({ ...shipment!, public_url: publicUrlOf(deps, row.account_id, shipment!.public_link) }, enq);
+      if (synthetic)
+        return {
+          ...synthetic,
+          reference: synthetic.reference ?? null,
+          metadata: synthetic.metadata ?? {},
+          stalled: synthetic.stalled ?? false,
+        };
+      // skipReason answered "shipment_gone" for a tracking event without its shipment.
+      const s = defined(shipment, "the delivery's shipment");
+      return dataFromShipment({ ...s, public_url: publicUrlOf(deps, row.account_id, s.public_link) }, enq);
     },
     // Read per attempt, from the claim: a rotation committed before the claim is always used.
-    secret: decryptSecret(deps.secretsKey, row.account_id, row.secret_enc!),
+    secret: decryptSecret(deps.secretsKey, row.account_id, defined(row.secret_enc, "the webhook's signing secret")),
     headers: openHeaders(deps.secretsKey, row.webhook_id, row.headers_enc),
     sequence: row.sequence,
     deliveryId: row.id,
