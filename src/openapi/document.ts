@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, ValidationErrorSchema } from "../errors.ts";
+import { DEMO_LIMIT_PER_HOUR } from "../domain/limits.ts";
 import { errorComponent } from "./errors.ts";
 import { errorMessages } from "./examples.ts";
 import { webhookEvents } from "./webhooks.ts";
@@ -64,7 +65,7 @@ const TAGS = [
     description:
       "The branded public tracking page behind every followed shipment's `public_url` (`/t/{token}`, no key, no personal data): its settings and branding.",
   },
-  { name: "Demo", description: "Public demo tracking: 5 requests per hour per IP, no key." },
+  { name: "Demo", description: `Public demo tracking: ${DEMO_LIMIT_PER_HOUR} requests per hour per IP, no key.` },
   { name: "Billing", description: "Public plan listing." },
 ];
 

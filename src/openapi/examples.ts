@@ -6,6 +6,9 @@ import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";
 import { EVENT_TYPES } from "../domain/events.ts";
 import { MAX_WEBHOOKS } from "../modules/webhooks/service.ts";
 import { defined } from "../lib/defined.ts";
+import { DEMO_LIMIT_PER_HOUR } from "../domain/limits.ts";
+import { MAX_BODY_BYTES } from "../http/body.ts";
+import { DEFAULT_BODY_TIMEOUT_MS } from "../config/env.ts";
 
 export const WH_ID = "wh_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f";
 const DLV_ID = "dlv_01937c2a9e4b7d1f8c6a5b4e3d2c1b0a";
@@ -249,12 +252,12 @@ export function errorMessages(publicBaseUrl: string): Record<ErrorCode, string> 
     BAD_REQUEST: "Missing Stripe-Signature header.",
     WEBHOOK_IS_LIVE: "Test fires go to test webhooks only; this webhook is live.",
     WEBHOOK_LIMIT_REACHED: `An account can have at most ${MAX_WEBHOOKS} webhooks; delete one first.`,
-    REQUEST_TIMEOUT: "The request body did not arrive within 10 s; send it at once.",
-    PAYLOAD_TOO_LARGE: "Request bodies are limited to 65536 bytes.",
+    REQUEST_TIMEOUT: `The request body did not arrive within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s; send it at once.`,
+    PAYLOAD_TOO_LARGE: `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`,
     UNSUPPORTED_MEDIA_TYPE: "Request bodies must be JSON (Content-Type: application/json).",
     RATE_LIMITED: `Rate limit of ${free.rate_limit_per_minute} requests per minute exceeded for this account; retry after 42 s.`,
     METHOD_NOT_ALLOWED: "DELETE is not allowed on this path; it accepts GET.",
-    DEMO_RATE_LIMITED: `The demo allows 5 requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`,
+    DEMO_RATE_LIMITED: `The demo allows ${DEMO_LIMIT_PER_HOUR} requests per hour per IP address. Get a free API key at ${publicBaseUrl}/dashboard/sign-up and use /v1/track.`,
     INTERNAL_ERROR: "Unexpected error; quote request id req_01937c1e5b8a7c4e9f3d2a1b0c9d8e7f to support.",
     SERVICE_ERROR: `${delhivery.name} is temporarily unavailable; retry shortly.`,
     SERVICE_UNAVAILABLE: "The service is temporarily unavailable; retry shortly.",

@@ -4,6 +4,7 @@ import { rootCertificates } from "node:tls";
 import type * as Nodemailer from "nodemailer";
 import type { Config } from "../../config/index.ts";
 import { confirmPath } from "./address.ts";
+import { DEACTIVATE_AFTER_FAILURES } from "../../domain/delivery.ts";
 import { ALERTS_PER_WINDOW, KIND_LABELS, type AlertKind } from "./model.ts";
 
 /** What nodemailer needs of a transport: tests may pass their own (still a real SMTP connection). */
@@ -81,7 +82,7 @@ export function composeAlert(a: AlertFacts, base: string): { subject: string; te
       );
       return lines(
         `Webhook ${str(d.webhook_id)} was deactivated`,
-        `Your webhook ${str(d.webhook_id)} (${hostOf(str(d.url))}) was deactivated after 20 consecutive failed deliveries; it receives nothing until you reactivate it.`,
+        `Your webhook ${str(d.webhook_id)} (${hostOf(str(d.url))}) was deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries; it receives nothing until you reactivate it.`,
         "",
         errors.length ? `Last errors:\n${errors.join("\n")}` : "No error details were recorded.",
         "",

@@ -1,6 +1,7 @@
 /** The process's metrics in ONE prom-client registry; labels bounded (never an account, key or AWB). */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { SERVICE_VERSION } from "../../lib/version.ts";
+import { DEACTIVATE_AFTER_FAILURES } from "../../domain/delivery.ts";
 
 /** The process-wide registry (also holds the following metrics, src/modules/metrics/following.ts). */
 export const serviceRegistry = new Registry();
@@ -101,7 +102,7 @@ export function observeFirstAttempt(mode: string, enqueuedAt: string | Date, now
 
 const deactivated = new Counter({
   name: "courier_tracking_webhooks_deactivated_total",
-  help: "Live webhooks deactivated after 20 consecutive failed deliveries (spec: Live webhook lifecycle).",
+  help: `Live webhooks deactivated after ${DEACTIVATE_AFTER_FAILURES} consecutive failed deliveries (spec: Live webhook lifecycle).`,
   registers: [serviceRegistry],
 });
 
