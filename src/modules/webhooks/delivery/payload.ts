@@ -17,11 +17,10 @@ import {
 } from "../../../domain/states.ts";
 import { EVENT_TYPES, isCourierEvent, type EventType, type WebhookEventType } from "../../../domain/events.ts";
 import { sampleCourierData, type CourierEventData } from "../../courier-health/event.ts";
-
-export type { CourierEventData } from "../../courier-health/event.ts";
 import type { PredictedDelivery } from "../../../domain/predictions.ts";
 import { EtaChangeSchema, PredictedDeliverySchema } from "../../predictions/model.ts";
 import { actionView, SAMPLE_ACTION, ShipmentActionSchema, type ActionRowJson } from "../../actions/model.ts";
+export type { CourierEventData } from "../../courier-health/event.ts";
 
 /** Bodies above 256 KiB go with `checkpoints: null` (spec-map Decisions: large payloads). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
