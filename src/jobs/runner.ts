@@ -148,7 +148,9 @@ class Runner<Row> implements JobRunner<Row> {
     this.unlisten = undefined;
     const settled = this.o.settled ?? (() => Promise.resolve());
     await this.o.release(await this.unstarted());
+    this.keeper?.start(); // the running rows stay leased while waited for
     await settleWithin(Promise.allSettled(this.inFlight()).then(settled), opts.timeout ?? 10_000);
+    this.keeper?.stop();
   }
 
   private async drainAll(): Promise<number> {
@@ -205,18 +207,17 @@ class Runner<Row> implements JobRunner<Row> {
   }
 
   private startReady(): void {
-    let stale: Row[] | undefined;
+    const stale: Row[] = [];
     for (let i = 0, w = this.ready[0]; w && this.active && this.tasks.size < this.o.concurrency; w = this.ready[i]) {
       if (this.o.clock.now() - w.claimedAt > this.o.maxWaitMs) {
         this.ready.splice(i, 1);
-        stale ??= [];
         stale.push(w.row);
       } else if (this.keys.hasRoom(w.row)) {
         this.ready.splice(i, 1);
         this.track(w.row);
       } else i++;
     }
-    if (stale) void this.o.release(stale);
+    if (stale.length > 0) void this.o.release(stale);
   }
 
   private track(row: Row): void {

@@ -125,13 +125,46 @@ async function recheckTask(ctx: RecheckContext, walk: ChunkWalk, row: Held): Pro
   );
 }
 
+/** The heartbeat of the rows held: rows claimed on their own keep their own leases, chunk members their chunk's. */
+function recheckLeases(ctx: RecheckContext, walk: ChunkWalk, leaseMs: number, held: () => Held[]): LeaseKeeper {
+  const renew: typeof scheduleQueues.renew = async (sql, ids, token, untilMs) => [
+    ...(await scheduleQueues.renew(sql, ids, token, untilMs)),
+    ...(await walk.renew(ids as readonly string[], untilMs)),
+  ];
+  const { db, deps, owner, log } = ctx;
+  return createLeaseKeeper({
+    queue: { ...scheduleQueues, renew },
+    sql: db.$client,
+    clock: deps.clock,
+    owner,
+    leaseMs,
+    held,
+    log,
+  });
+}
+
+/** One drain with the stats of its re-checks, timed (the drain histogram) and logged when it claimed anything. */
+async function drainWithStats(ctx: RecheckContext, drain: () => Promise<number>): Promise<RecheckStats> {
+  const stats = emptyStats();
+  ctx.stats = stats;
+  const started = performance.now();
+  const timer = ctx.metrics.drainSeconds.startTimer();
+  try {
+    await drain();
+  } finally {
+    timer();
+    stats.ms = Math.round(performance.now() - started);
+  }
+  if (stats.claimed > 0) ctx.log.info("re-check drain", { ...stats, owner: ctx.owner });
+  return stats;
+}
+
 /** Creates a runner (the job runner over the re-check claim); nothing runs until `drain()` (the scheduler calls it from a Croner job). */
 export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}): RecheckRunner {
   const db = opts.db ?? deps.db;
   const owner = opts.owner ?? `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const leaseMs = opts.leaseMs ?? defaultLeaseMs(deps.config);
   const ctx = recheckContext(deps, opts, db, owner);
-  const log = ctx.log;
   const walk = new ChunkWalk(db, owner, {
     intervalMs: ctx.intervalMs,
     random: ctx.random,
@@ -143,11 +176,11 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
   let stopping = false;
   let keeper: LeaseKeeper | undefined;
   const warn = (what: string, rows?: number) => (e: unknown) =>
-    log.warn(`could not give ${what} back; their leases will expire`, { rows, error: e as Error });
+    ctx.log.warn(`could not give ${what} back; their leases will expire`, { rows, error: e as Error });
   const runner = createRunner<Held>({
     name: "re-check",
     clock: deps.clock,
-    log,
+    log: ctx.log,
     // No limit but the backends' and the rows held: `maxHeld` bounds running and waiting rows together.
     concurrency: opts.maxHeld ?? 2_000,
     prefetch: 0,
@@ -168,42 +201,13 @@ export function createRecheckRunner(deps: RecheckDeps, opts: RecheckOptions = {}
       if (ids.length) await releaseClaims(db, ids, owner, deps.clock.now()).catch(warn("claims", ids.length));
       if (stopping) await walk.release().catch(warn("re-check chunks"));
     },
-    keepLeases: (heldRows) => {
-      keeper = createLeaseKeeper({
-        // Rows claimed on their own keep their own leases; chunk members their chunk's.
-        queue: {
-          ...scheduleQueues,
-          renew: async (sql, ids, token, untilMs) => [
-            ...(await scheduleQueues.renew(sql, ids, token, untilMs)),
-            ...(await walk.renew(ids as readonly string[], untilMs)),
-          ],
-        },
-        sql: db.$client,
-        clock: deps.clock,
-        owner,
-        leaseMs,
-        held: heldRows,
-        log,
-      });
-      return keeper;
-    },
+    keepLeases: (rows) => (keeper = recheckLeases(ctx, walk, leaseMs, rows)),
   });
   let current: Promise<RecheckStats> | undefined;
-  async function drainOnce(): Promise<RecheckStats> {
-    const stats = emptyStats();
-    ctx.stats = stats;
+  const drainOnce = () => {
     claims.reset();
-    const started = performance.now();
-    const timer = ctx.metrics.drainSeconds.startTimer();
-    try {
-      await runner.drain();
-    } finally {
-      timer();
-      stats.ms = Math.round(performance.now() - started);
-    }
-    if (stats.claimed > 0) log.info("re-check drain", { ...stats, owner });
-    return stats;
-  }
+    return drainWithStats(ctx, () => runner.drain());
+  };
   return {
     owner,
     leaseMs,
