@@ -18,7 +18,7 @@ import selfsigned from "selfsigned";
 import type { TrackingSnapshot } from "../src/domain/checkpoint.ts";
 import { EVENT_TYPES } from "../src/domain/events.ts";
 import { connect } from "../src/db/client.ts";
-import { frag, run as runStatement } from "../src/db/fragment.ts";
+import { frag, run as runStatement } from "../src/jobs/fragment.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { createPartitions, PARTITION_MS, weekStart } from "../src/db/partitions.ts";
 import { loadConfig } from "../src/configure.ts";

@@ -5,9 +5,11 @@
 import type postgres from "postgres";
 import { type Fragment, frag, raw, run } from "./fragment.ts";
 
-/** A queue table's shape: text key, due time, `lease_until`, by default `lease_owner`. Names are code constants. */
+/** A queue table's shape: key, due time, `lease_until`, by default `lease_owner`. Names are code constants. */
 export interface QueueSpec {
   key: string;
+  /** SQL type of the key when not text (e.g. `bigint`): keys travel as text and are cast, so the key index serves. */
+  keyType?: string;
   /** Select list `claim` returns, over the updated row aliased `q` (e.g. `q.id, q.payload`). */
   returning: string;
   /** Column that `fail` counts up by one (none by default). */
@@ -62,6 +64,8 @@ interface ClaimArgs {
    * queue) ending in `for update skip locked`; default: due rows in due order.
    */
   candidates?: Fragment;
+  /** More assignments of the claim, over the row before it (aliased `q`). */
+  set?: Fragment;
 }
 
 /** The statements of one queue table; each throws what the database throws. `token` proves the lease. */
@@ -90,6 +94,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 function queueParts(table: string, spec: QueueSpec) {
   const byOwner = (spec.token ?? "owner") === "owner";
   const due = spec.due === undefined ? "due_at" : spec.due;
+  const cast = spec.keyType ? `::${spec.keyType}[]` : "";
   return {
     byOwner,
     due,
@@ -107,7 +112,7 @@ function queueParts(table: string, spec: QueueSpec) {
       if (part && !("ids" in keys))
         throw new TypeError(`queue ${table} is partitioned: pass the partition keys with the keys`);
       if (!part || !("ids" in keys))
-        return { join: () => raw(""), match: frag`${raw(spec.key)} = any(${ids}::text[])` };
+        return { join: () => raw(""), match: frag`${raw(spec.key)} = any(${ids}::text[]${raw(cast)})` };
       const u = frag`unnest(${keys.ids}::text[], ${keys.parts}::text[]::${raw(part.type)}[]) as u(u_key, u_part)`;
       return {
         join: (kw) => frag` ${raw(kw)} ${u}`,
@@ -133,7 +138,7 @@ function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: 
       order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
   const until = iso(a.nowMs + a.leaseMs);
   const also = frag`${spec.tries ? raw(`, ${spec.tries} = q.${spec.tries} + 1`) : raw("")}${spec.dueFollowsLease ? frag`, ${p.dueCol()} = ${until}` : raw("")}`;
-  const set = frag`lease_until = ${until}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}${also}`;
+  const set = frag`lease_until = ${until}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}${also}${a.set ? frag`, ${a.set}` : raw("")}`;
   const part = spec.partition?.column;
   if (part)
     return frag`

@@ -7,6 +7,7 @@ import type postgres from "postgres";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { settleWithin } from "../lib/settle.ts";
+import { KeyLimits, type KeyOptions } from "./keys.ts";
 import type { LeaseKeeper } from "./leases.ts";
 import { listenForWork } from "./queue.ts";
 
@@ -16,15 +17,13 @@ const CLAIM_AHEAD_MS = 50;
 export const RATE_WINDOW_MS = 100;
 
 /** What a pipeline provides: its claim, its task, and how unstarted rows go back. */
-interface Pipeline<Row> {
-  /** Claims up to `limit` rows due at `nowMs` (ms since the epoch). @throws what the database throws */
-  claim(limit: number, nowMs: number): Promise<Row[]>;
+interface Pipeline<Row> extends KeyOptions<Row> {
+  /** Claims up to `limit` rows due at `nowMs` (ms since the epoch), leaving out the keys in `full` (see `keyFullAt`). @throws what the database throws */
+  claim(limit: number, nowMs: number, full: readonly string[]): Promise<Row[]>;
   /** Works one claimed row and records its outcome; its slot is free when it settles. Must not reject. */
   task(row: Row): Promise<void>;
   /** Gives back claimed rows never started (stop, or waited past `maxWaitMs`). Must not reject. */
   release(rows: Row[]): Promise<unknown>;
-  /** Rows sharing a key run one at a time (at most `perKey`); none: no limit but `concurrency`. */
-  keyOf?(row: Row): string;
   /** The heartbeat of the rows held (waiting or running), e.g. the queue's `createLeaseKeeper`; none: leases outlive a task. */
   keepLeases?(held: () => Row[]): LeaseKeeper;
   /** Resolves once the outcomes of finished tasks are written (a batcher's); awaited by `drain` and `stop`. */
@@ -39,8 +38,6 @@ export interface RunnerOptions<Row> extends Pipeline<Row> {
   log: Logger;
   /** Tasks in flight at once. */
   concurrency: number;
-  /** Rows of one key in flight at once (default 1, with `keyOf`). */
-  perKey?: number;
   /** Claimed rows waiting for a slot at most; `minPrefetch` may wait however slowly tasks finish. */
   prefetch: number;
   minPrefetch?: number;
@@ -61,7 +58,7 @@ export interface JobRunner<Row> {
   start(): Promise<void>;
   /** Claims what is due now, even after a short claim; never throws (a failed claim pauses claims, 1 s doubling to 30 s). */
   wake(): Promise<void>;
-  /** Claims and works batch after batch (outcomes written after each) until a claim comes back empty; returns rows worked. Concurrent calls share one drain. @throws when a claim fails */
+  /** Claims and works batch after batch (outcomes written after each; with `keyFullAt`, claims as rows finish) until a claim comes back empty and nothing runs; returns rows claimed. Concurrent calls share one drain. @throws when a claim fails */
   drain(): Promise<number>;
   /** Stops claiming, gives unstarted rows back, waits up to `timeout` ms (default 10,000) for running tasks and their outcomes. */
   stop(opts?: { timeout?: number }): Promise<void>;
@@ -77,15 +74,10 @@ export function createRunner<Row>(o: RunnerOptions<Row>): JobRunner<Row> {
   return new Runner(o);
 }
 
-interface Waiting<Row> {
-  row: Row;
-  claimedAt: number;
-}
-
 class Runner<Row> implements JobRunner<Row> {
   private readonly tasks = new Map<Promise<void>, Row>();
-  private readonly ready: Waiting<Row>[] = [];
-  private readonly keys = new Map<string, number>();
+  private readonly ready: { row: Row; claimedAt: number }[] = [];
+  private readonly keys: KeyLimits<Row>;
   private readonly minPrefetch: number;
   private readonly rateClock: Clock;
   // Finishing rate: tasks in the current window, its start, the last finish, the last window's rate (per ms).
@@ -111,7 +103,8 @@ class Runner<Row> implements JobRunner<Row> {
   constructor(private readonly o: RunnerOptions<Row>) {
     this.minPrefetch = Math.min(o.prefetch, o.minPrefetch ?? o.prefetch);
     this.rateClock = o.rateClock ?? monotonic;
-    this.keeper = o.keepLeases?.(() => [...this.ready.map((w) => w.row), ...this.tasks.values()]);
+    this.keys = new KeyLimits(o);
+    this.keeper = o.keepLeases?.(() => this.held());
   }
 
   async start(): Promise<void> {
@@ -155,19 +148,23 @@ class Runner<Row> implements JobRunner<Row> {
     this.unlisten = undefined;
     const settled = this.o.settled ?? (() => Promise.resolve());
     await this.o.release(await this.unstarted());
+    this.keeper?.start(); // the running rows stay leased while waited for
     await settleWithin(Promise.allSettled(this.inFlight()).then(settled), opts.timeout ?? 10_000);
+    this.keeper?.stop();
   }
 
   private async drainAll(): Promise<number> {
     this.draining++;
     this.keepLeases();
     let total = 0;
+    const flow = this.o.keyFullAt !== undefined;
     try {
       const batch = this.o.drainBatch ?? this.o.concurrency;
       while (!this.stopped) {
+        const want = flow ? Math.min(batch, this.room().free) : batch;
         const claimedAt = this.o.clock.now();
-        const rows = await this.o.claim(batch, claimedAt);
-        if (rows.length === 0) break;
+        const rows = want > 0 ? await this.o.claim(want, claimedAt, this.keys.full(this.held())) : [];
+        if (rows.length === 0 && (!flow || this.tasks.size === 0)) break;
         // Stopped while claiming: the rows go straight back.
         if (this.stopped) {
           await this.o.release(rows);
@@ -176,14 +173,23 @@ class Runner<Row> implements JobRunner<Row> {
         total += rows.length;
         for (const row of rows) this.ready.push({ row, claimedAt });
         this.startReady();
-        while (this.tasks.size > 0) await Promise.race(this.inFlight());
-        await this.o.settled?.();
+        if (!flow) await this.finishAll();
+        // Flow: nothing claimable or no room; a finishing row frees a slot, maybe of a key the claim left out.
+        else if (this.tasks.size > 0 && (rows.length === 0 || this.room().free <= 0))
+          await Promise.race(this.inFlight());
       }
+      if (flow) await this.finishAll();
       return total;
     } finally {
       this.draining--;
       this.keepLeases();
     }
+  }
+
+  /** Waits for the running tasks (and those they start), then for their outcomes. */
+  private async finishAll(): Promise<void> {
+    while (this.tasks.size > 0) await Promise.race(this.inFlight());
+    await this.o.settled?.();
   }
 
   private get active(): boolean {
@@ -196,39 +202,31 @@ class Runner<Row> implements JobRunner<Row> {
     else this.keeper?.stop();
   }
 
-  private hasRoom(row: Row): boolean {
-    if (!this.o.keyOf) return true;
-    return (this.keys.get(this.o.keyOf(row)) ?? 0) < (this.o.perKey ?? 1);
+  private held(): Row[] {
+    return [...this.ready.map((w) => w.row), ...this.tasks.values()];
   }
 
   private startReady(): void {
-    let stale: Row[] | undefined;
-    for (let i = 0; this.active && i < this.ready.length && this.tasks.size < this.o.concurrency; ) {
-      const { row, claimedAt } = this.ready[i]!;
-      if (this.o.clock.now() - claimedAt > this.o.maxWaitMs) {
+    const stale: Row[] = [];
+    for (let i = 0, w = this.ready[0]; w && this.active && this.tasks.size < this.o.concurrency; w = this.ready[i]) {
+      if (this.o.clock.now() - w.claimedAt > this.o.maxWaitMs) {
         this.ready.splice(i, 1);
-        stale ??= [];
-        stale.push(row);
-      } else if (this.hasRoom(row)) {
+        stale.push(w.row);
+      } else if (this.keys.hasRoom(w.row)) {
         this.ready.splice(i, 1);
-        this.track(row);
+        this.track(w.row);
       } else i++;
     }
-    if (stale) void this.o.release(stale);
+    if (stale.length > 0) void this.o.release(stale);
   }
 
   private track(row: Row): void {
-    const key = this.o.keyOf?.(row);
-    if (key !== undefined) this.keys.set(key, (this.keys.get(key) ?? 0) + 1);
+    this.keys.count(row, 1);
     const p = this.o.task(row);
     this.tasks.set(p, row);
     p.finally(() => {
       this.tasks.delete(p);
-      if (key !== undefined) {
-        const n = this.keys.get(key)! - 1;
-        if (n > 0) this.keys.set(key, n);
-        else this.keys.delete(key);
-      }
+      this.keys.count(row, -1);
       this.noteFinished();
       this.startReady();
       if (this.running && !this.drained) void this.pump();
@@ -283,11 +281,13 @@ class Runner<Row> implements JobRunner<Row> {
           const want = room.free;
           const claimedAt = this.o.clock.now();
           const wakes = this.wakes;
-          const rows = await this.o.claim(want, claimedAt);
+          const full = this.keys.full(this.held());
+          const rows = await this.o.claim(want, claimedAt, full);
           this.backoffMs = 0;
           for (const row of rows) this.ready.push({ row, claimedAt });
           this.startReady();
-          if (rows.length < want && this.wakes === wakes) this.drained = true;
+          // A claim that left full keys out is short of their rows, not of due ones.
+          if (rows.length < want && this.wakes === wakes && full.length === 0) this.drained = true;
         }
       } while (this.again && this.running);
     } catch (e) {

@@ -150,3 +150,65 @@ test("a queue may count a try at the claim, move the due time to the lease end, 
   const [r] = await tdb.sql`select state, lease_until from runner_jobs`;
   expect(r).toEqual({ state: "done", lease_until: null });
 });
+
+test("with keyFullAt a full key is left out of claims and the drain goes on with the others while it runs", async () => {
+  await seed([
+    ["a1", "A"],
+    ["a2", "A"],
+    ["a3", "A"],
+    ["a4", "A"],
+    ["b1", "B"],
+    ["b2", "B"],
+    ["b3", "B"],
+  ]);
+  const asked: string[][] = [];
+  const open: (() => void)[] = [];
+  let started: (() => void) | undefined;
+  const done: string[] = [];
+  const runner = createRunner<Job>({
+    name: "test",
+    clock,
+    log: silentLogger,
+    concurrency: 10,
+    keyOf: (r) => r.grp,
+    keyFullAt: 2,
+    prefetch: 0,
+    refillAt: 1,
+    maxWaitMs: 60_000,
+    drainBatch: 2,
+    claim: (limit, nowMs, full) => {
+      asked.push([...full]);
+      const candidates = frag`select ctid from runner_jobs where lease_until is null and grp <> all(${[...full]}::text[])
+        order by id limit ${limit} for update skip locked`;
+      return jobs.claim(tdb.sql, { nowMs, limit, leaseMs: 60_000, owner: "w", candidates });
+    },
+    // A's rows end when the test ends them; B's at once.
+    task: async (r) => {
+      if (r.grp === "A")
+        await new Promise<void>((resolve) => {
+          open.push(resolve);
+          started?.();
+        });
+      done.push(r.id);
+      await jobs.complete(tdb.sql, [r.id], "w");
+    },
+    release: () => Promise.resolve(),
+  });
+  const drained = runner.drain();
+  // a1 runs and a2 waits behind it: A is full, so the claims go on with B alone.
+  await new Promise<void>((resolve) => {
+    started = () => open.length === 1 && resolve();
+    started();
+  });
+  expect(await eventually(async () => ["b1", "b2", "b3"].every((id) => done.includes(id)))).toBe(true);
+  expect(done).toEqual(["b1", "b2", "b3"]);
+  expect(asked.some((full) => full.includes("A"))).toBe(true);
+  // A's rows end one by one; the rest of A is claimed as they do.
+  started = () => {
+    for (const end of open.splice(0)) end();
+  };
+  started();
+  expect(await drained).toBe(7);
+  expect(done.slice(3)).toEqual(["a1", "a2", "a3", "a4"]);
+  expect(await tdb.sql`select id from runner_jobs`).toHaveLength(0);
+});

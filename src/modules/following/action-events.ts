@@ -5,6 +5,7 @@ import type { Tx } from "../../db/client.ts";
 import type { EventType } from "../../domain/events.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import { newId } from "../../lib/ids.ts";
+import { defined } from "../../lib/defined.ts";
 
 /**
  * Writes the event of action `actionId` on `shipmentId` in the caller's transaction and hands it to `onEvents` for
@@ -23,7 +24,7 @@ export async function writeActionEvent(
     state: ShipmentState;
   }[];
   await tx.execute(dsql`insert into events (id, shipment_id, type, status, enqueued_at, action_id)
-    values (${eventId}, ${a.shipmentId}, ${type}, ${WEBHOOK_SPELLING[s!.state]},
+    values (${eventId}, ${a.shipmentId}, ${type}, ${WEBHOOK_SPELLING[defined(s, `shipment ${a.shipmentId}`).state]},
       ${enqueuedAt.toISOString()}, ${a.actionId})`);
   await deps.onEvents(tx, [{ eventId, shipmentId: a.shipmentId, type, enqueuedAt, accountId: a.accountId }]);
 }

@@ -1,9 +1,11 @@
 /**
  * A runner's runs of re-check chunks (docs/rechecks.md, "Re-checks in chunks"): lease a due chunk, hand out its
- * members in shipment order, keep a cursor of what is done, and move the chunk's due time one interval on.
+ * members in shipment order, keep a cursor of what is done, and move the chunk's due time one interval on; the
+ * lease statements are the claim engine's (`chunkQueue`), the cursor write and an empty chunk's delete the walk's.
  */
 import type { Db } from "../../db/client.ts";
-import { frag, raw, run as runSql } from "../../db/fragment.ts";
+import { frag, raw } from "../../jobs/fragment.ts";
+import { defineQueue } from "../../jobs/queue.ts";
 import { nextRecheckAt } from "../../domain/following.ts";
 
 /** A shipment claimed for a re-check. */
@@ -13,7 +15,7 @@ export interface ClaimedShipment {
   tracking_number: string;
   recheck_failures: number;
   /** The chunk whose run claimed it (its lease is the chunk's); null when claimed on its own due time. */
-  chunk?: number | null;
+  chunk?: string | null;
 }
 
 /** Members finished between two writes of a run's cursor (its WAL is shared by that many re-checks). */
@@ -21,25 +23,44 @@ export const CURSOR_EVERY = 50;
 /** Chunks one claim call may take, so that a run of empty chunks cannot hold a claim for long. */
 const TAKE_PER_CLAIM = 8;
 
-interface ChunkRun {
-  id: number;
-  courier: string;
-  startedMs: number;
+/** `recheck_chunks` on the claim engine; a chunk keeps its due time when given back (the run resumes at its cursor). */
+export const chunkQueue = defineQueue<{ id: string; courier: string; cursor: string | null }>("recheck_chunks", {
+  key: "id",
+  keyType: "bigint",
+  returning: "q.id::text as id, q.courier, q.cursor",
+});
+
+/** One run of a chunk by this walk. */
+class ChunkRun {
   /** Last member read (the next read starts after it). */
   after: string;
-  exhausted: boolean;
+  exhausted = false;
   /** Members read, in shipment order; `next` indexes the first not finished. */
-  order: string[];
-  next: number;
-  done: Set<string>;
-  flushed: number;
+  readonly order: string[] = [];
+  next = 0;
+  readonly done = new Set<string>();
+  flushed = 0;
   /** The run began at the chunk's start (no cursor), so a chunk found empty can go. */
-  fresh: boolean;
+  readonly fresh: boolean;
+
+  constructor(
+    readonly id: string,
+    readonly courier: string,
+    cursor: string | null,
+  ) {
+    this.after = cursor ?? "";
+    this.fresh = cursor === null;
+  }
+
+  /** The last member of the finished prefix; null before the first. */
+  get cursor(): string | null {
+    return this.order[this.next - 1] ?? null;
+  }
 }
 
 export class ChunkWalk {
-  private readonly runs = new Map<number, ChunkRun>();
-  private readonly memberOf = new Map<string, number>();
+  private readonly runs = new Map<string, ChunkRun>();
+  private readonly memberOf = new Map<string, string>();
 
   /** `intervalMs`: RECHECK_INTERVAL_SECONDS in ms; `random` draws the ± 10 % jitter of each chunk's next run; `now` ms. */
   constructor(
@@ -63,37 +84,22 @@ export class ChunkWalk {
     return out;
   }
 
-  /** Chunks this walk holds (ids). */
-  held(): number[] {
-    return [...this.runs.keys()];
-  }
-
   private async take(nowMs: number, leaseMs: number, exclude: readonly string[]): Promise<ChunkRun | undefined> {
     const sql = this.db.$client;
     const now = new Date(nowMs).toISOString();
     const skip = exclude.length ? frag`and courier not in ${sql(exclude as string[])}` : raw("");
-    // A run taken over after its cursor keeps its start: its members' check time.
-    const [c] = await runSql(
-      sql,
-      frag`update recheck_chunks c set lease_owner = ${this.owner}, lease_until = ${new Date(nowMs + leaseMs).toISOString()},
-        started_at = case when c.cursor is null or c.started_at is null then ${now}::timestamptz else c.started_at end
-      where c.id = (select id from recheck_chunks where due_at <= ${now} and (lease_until is null or lease_until <= ${now})
-        ${skip} order by due_at limit 1 for update skip locked)
-      returning c.id::float8 as id, c.courier, c.cursor, (extract(epoch from c.started_at) * 1000)::float8 as started_ms`,
-    );
+    const [c] = await chunkQueue.claim(sql, {
+      nowMs,
+      limit: 1,
+      leaseMs,
+      owner: this.owner,
+      candidates: frag`select ctid from recheck_chunks where due_at <= ${now} and (lease_until is null or lease_until <= ${now})
+        ${skip} order by due_at limit 1 for update skip locked`,
+      // A run taken over after its cursor keeps its start: its members' check time.
+      set: frag`started_at = case when q.cursor is null or q.started_at is null then ${now}::timestamptz else q.started_at end`,
+    });
     if (!c) return undefined;
-    const r: ChunkRun = {
-      id: c.id as number,
-      courier: c.courier as string,
-      startedMs: c.started_ms as number,
-      after: (c.cursor as string | null) ?? "",
-      exhausted: false,
-      order: [],
-      next: 0,
-      done: new Set(),
-      flushed: 0,
-      fresh: c.cursor === null,
-    };
+    const r = new ChunkRun(c.id, c.courier, c.cursor);
     this.runs.set(r.id, r);
     return r;
   }
@@ -107,9 +113,9 @@ export class ChunkWalk {
     for (const m of rows) {
       m.chunk = r.id;
       r.order.push(m.id);
+      r.after = m.id;
       this.memberOf.set(m.id, r.id);
     }
-    if (rows.length) r.after = rows[rows.length - 1]!.id;
     if (r.exhausted && r.next === r.order.length) await this.settle(r);
     return rows;
   }
@@ -124,18 +130,14 @@ export class ChunkWalk {
     this.memberOf.delete(row.id);
     const r = this.runs.get(row.chunk);
     if (!r) return;
-    if (!ok) {
-      this.drop(r);
-      return;
-    }
+    if (!ok) return this.drop(r);
     r.done.add(row.id);
-    while (r.next < r.order.length && r.done.has(r.order[r.next]!)) r.next++;
+    while (r.next < r.order.length && r.done.has(r.order[r.next] ?? "")) r.next++;
     if (r.exhausted && r.next === r.order.length) return this.settle(r);
-    if (r.next - r.flushed >= CURSOR_EVERY) {
-      r.flushed = r.next;
-      await this.db.$client`update recheck_chunks set cursor = ${r.order[r.next - 1]!}
-        where id = ${r.id} and lease_owner = ${this.owner}`;
-    }
+    if (r.next - r.flushed < CURSOR_EVERY) return;
+    r.flushed = r.next;
+    await this.db.$client`update recheck_chunks set cursor = ${r.cursor}
+      where id = ${r.id} and lease_owner = ${this.owner}`;
   }
 
   private drop(r: ChunkRun): void {
@@ -156,21 +158,19 @@ export class ChunkWalk {
       if (gone.length) return;
     }
     const due = nextRecheckAt((this.o.now ?? Date.now)(), this.o.intervalMs / 1000, this.o.random).toISOString();
-    await sql`update recheck_chunks set due_at = ${due}, last_run_at = started_at, started_at = null, cursor = null,
-        lease_until = null, lease_owner = null
-      where id = ${r.id} and lease_owner = ${this.owner}`;
+    const next = frag`due_at = ${due}, last_run_at = started_at, started_at = null, cursor = null`;
+    await chunkQueue.settle(sql, r.id, this.owner, next);
   }
 
   /** Renews the leases of the chunks held to `untilMs`; returns those of `ids` whose chunk kept its lease. @throws on DB errors */
   async renew(ids: readonly string[], untilMs: number): Promise<string[]> {
     const asked = [...this.runs.values()];
     if (asked.length === 0) return [];
-    const rows = await this.db.$client`update recheck_chunks set lease_until = ${new Date(untilMs).toISOString()}
-      where id = any(${asked.map((r) => r.id)}::bigint[]) and lease_owner = ${this.owner} returning id::float8 as id`;
-    const kept = new Set(rows.map((x) => x.id as number));
+    const chunks = asked.map((r) => r.id);
+    const kept = new Set(await chunkQueue.renew(this.db.$client, chunks, this.owner, untilMs));
     // Only a run this renewal asked for can have lost its lease (one taken meanwhile holds a fresh one).
     for (const r of asked) if (!kept.has(r.id) && this.runs.get(r.id) === r) this.drop(r);
-    return ids.filter((id) => kept.has(this.memberOf.get(id) ?? -1));
+    return ids.filter((id) => kept.has(this.memberOf.get(id) ?? ""));
   }
 
   /** Gives every chunk held back at its cursor (due as it was, so the next claim resumes it). @throws on DB errors */
@@ -178,10 +178,7 @@ export class ChunkWalk {
     const runs = [...this.runs.values()];
     for (const r of runs) {
       this.drop(r);
-      const cursor = r.next > 0 ? r.order[r.next - 1]! : null;
-      await this.db.$client`update recheck_chunks set lease_until = null, lease_owner = null,
-          cursor = coalesce(${cursor}, cursor)
-        where id = ${r.id} and lease_owner = ${this.owner}`;
+      await chunkQueue.settle(this.db.$client, r.id, this.owner, frag`cursor = coalesce(${r.cursor}, cursor)`);
     }
     return runs.length;
   }

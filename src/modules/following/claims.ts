@@ -3,10 +3,10 @@
  * cost stays flat; from level 2 due chunks (chunk-walk.ts) and rows due on their own (`recheck_schedule.due_at`).
  */
 import type { Db } from "../../db/client.ts";
-import { frag, raw, run } from "../../db/fragment.ts";
-import { defineQueue, type Queue } from "../../db/queue.ts";
+import { frag, raw, run } from "../../jobs/fragment.ts";
+import { defineQueue, type Queue } from "../../jobs/queue.ts";
 import { legacyLayout } from "./layout.ts";
-import { ChunkWalk, type ClaimedShipment } from "./chunk-walk.ts";
+import { ChunkWalk, chunkQueue, type ClaimedShipment } from "./chunk-walk.ts";
 
 export type { ClaimedShipment };
 
@@ -66,16 +66,9 @@ export const scheduleQueues: Queue<ClaimedShipment> = {
     ];
   },
   async expireLeases(sql, nowMs) {
-    const now = new Date(nowMs).toISOString();
     // A chunk keeps its cursor: the next run resumes after it.
-    const chunks = await run(
-      sql,
-      frag`update recheck_chunks set lease_until = null, lease_owner = null
-        where due_at <= ${now} and lease_until <= ${now} returning id`,
-    );
-    return (
-      chunks.length + (await recheckSchedule.expireLeases(sql, nowMs)) + (await recheckQueue.expireLeases(sql, nowMs))
-    );
+    const chunks = await chunkQueue.expireLeases(sql, nowMs);
+    return chunks + (await recheckSchedule.expireLeases(sql, nowMs)) + (await recheckQueue.expireLeases(sql, nowMs));
   },
 };
 

@@ -2,7 +2,7 @@
 import { and, eq, inArray, notExists } from "drizzle-orm";
 import type postgres from "postgres";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { follows, recheckChunks, recheckQueue, recheckSchedule, shipments } from "../../db/schema/index.ts";
+import { follows, recheckSchedule, shipments } from "../../db/schema/index.ts";
 import { CONTRACTED_SQL } from "./layout.ts";
 import { newId } from "../../lib/ids.ts";
 import type { Metadata } from "../../domain/follow-data.ts";

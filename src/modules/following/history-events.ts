@@ -18,7 +18,7 @@ export function etaMove(
   if (!before || isTerminal(record.state)) return undefined;
   const previous = effectiveEta(before.estimatedDelivery, before.predictedDelivery?.date);
   const current = effectiveEta(record.estimatedDelivery, predicted?.date);
-  return etaChanged(previous, current) ? { previous: previous!, current: current! } : undefined;
+  return previous !== null && current !== null && etaChanged(previous, current) ? { previous, current } : undefined;
 }
 
 /**
@@ -50,7 +50,7 @@ export async function writeEvents(
       status,
       enqueuedAt,
       traceParent,
-      ...(e.type === "tracking.eta_changed" ? { etaPrevious: eta!.previous, etaNew: eta!.current } : {}),
+      ...(e.type === "tracking.eta_changed" && eta ? { etaPrevious: eta.previous, etaNew: eta.current } : {}),
     })),
   );
   return onEvents(tx, out);

@@ -4,7 +4,7 @@
  * that only adds checkpoints rewrites the tail and may seal a chunk; one that revises sealed checkpoints rewrites all.
  */
 import { inArray } from "drizzle-orm";
-import type { Db, Tx } from "../../db/client.ts";
+import type { Tx } from "../../db/client.ts";
 import { shipmentCheckpointChunks } from "../../db/schema/index.ts";
 import type { StoredCheckpoint } from "../../domain/checkpoint.ts";
 import type { ShipmentRecord } from "./normalise.ts";

@@ -1,6 +1,5 @@
 /** The re-check backlog count (bench/recheck.ts); the scrape sets its gauge itself (src/modules/metrics/scrape.ts). Counters: src/modules/metrics/following.ts. */
 import type { Db } from "../../db/client.ts";
-import type { FollowingMetrics } from "../metrics/following.ts";
 
 export { followingMetrics, type FollowingMetrics } from "../metrics/following.ts";
 

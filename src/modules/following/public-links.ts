@@ -60,7 +60,10 @@ export async function publicUrls(
       accountId,
       missing.map((m) => m.id),
     );
-    for (const r of again) rows.find((x) => x.shipmentId === r.shipmentId)!.nonce = r.nonce;
+    for (const r of again) {
+      const row = rows.find((x) => x.shipmentId === r.shipmentId);
+      if (row) row.nonce = r.nonce;
+    }
   }
   for (const r of rows) out.set(r.shipmentId, r.nonce ? urlOf(deps, key, r.nonce) : null);
   return out;

@@ -9,7 +9,13 @@ import { recordFetch, type RecordOptions } from "./store.ts";
 import { recordFailure, unschedule } from "./claims.ts";
 import { recheckAfterFailureMs } from "../../domain/following.ts";
 import type { FollowingMetrics } from "./metrics.ts";
-import type { Held } from "./recheck-lanes.ts";
+import type { ClaimedShipment } from "./chunk-walk.ts";
+
+/** A claimed row as the runner holds it. */
+export interface Held extends ClaimedShipment {
+  /** Lease end, ms since the epoch (renewed in place while held). */
+  leaseUntilMs: number;
+}
 
 /** What one drain did. */
 export interface RecheckStats {
@@ -64,7 +70,7 @@ export function recheckShipment(ctx: RecheckContext, row: Held): Promise<boolean
 async function recheck(ctx: RecheckContext, row: Held): Promise<boolean> {
   const { deps, stats } = ctx;
   const courier = courierBySlug(row.courier);
-  if (!courier || courier.follow !== "scheduled") {
+  if (courier?.follow !== "scheduled") {
     // Lookup-only couriers are never scheduled (spec-map Decisions: Lookup-only couriers).
     await unschedule(ctx.db, row.id, ctx.owner);
     stats.unscheduled++;

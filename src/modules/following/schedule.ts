@@ -3,6 +3,7 @@ import { and, asc, between, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx, Tx } from "../../db/client.ts";
 import { recheckChunks, recheckQueue, recheckSchedule } from "../../db/schema/index.ts";
 import { RECHECK_JITTER } from "../../domain/following.ts";
+import { defined } from "../../lib/defined.ts";
 
 /** What a successful fetch resets on the schedule row: failure count and lease. */
 export const FETCHED = { failures: 0, leaseUntil: null, leaseOwner: null };
@@ -26,7 +27,7 @@ async function chunkFor(q: DbOrTx, courier: string, dueAt: Date, nowMs: number, 
     .limit(1);
   if (near) return near.id;
   const [made] = await q.insert(recheckChunks).values({ courier, dueAt }).returning({ id: recheckChunks.id });
-  return made!.id;
+  return defined(made, "the inserted chunk").id;
 }
 
 /**

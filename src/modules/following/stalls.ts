@@ -6,6 +6,7 @@ import { events } from "../../db/schema/index.ts";
 import type { StoredEvent } from "../../domain/events.ts";
 import { WEBHOOK_SPELLING, type ShipmentState } from "../../domain/states.ts";
 import { newId } from "../../lib/ids.ts";
+import { defined } from "../../lib/defined.ts";
 
 export interface StallCheckResult {
   checked: number;
@@ -50,7 +51,7 @@ export async function markStalled(
     );
     if (due.length > 0) result.stalled += await mark(deps, due, nowMs);
     if (rows.length < batchSize) return result;
-    after = rows.at(-1)!.id;
+    after = defined(rows.at(-1), "the batch's last row").id;
   }
 }
 
@@ -65,22 +66,26 @@ async function mark(deps: { db: Db; onEvents: EventSink }, due: Candidate[], now
         and coalesce(shipment_newest_checkpoint(s)->>'at', to_json(s.created_at)#>>'{}') = v.newest
       returning s.id, s.state`)) as unknown as { id: string; state: ShipmentState }[];
     if (marked.length === 0) return 0;
-    const out: StoredEvent[] = marked.map((m) => ({
+    const out: (StoredEvent & { state: ShipmentState })[] = marked.map((m) => ({
       eventId: newId("evt"),
       shipmentId: m.id,
       type: "tracking.stalled",
       enqueuedAt,
+      state: m.state,
     }));
     await tx.insert(events).values(
-      out.map((e, i) => ({
+      out.map((e) => ({
         id: e.eventId,
         shipmentId: e.shipmentId,
         type: e.type,
-        status: WEBHOOK_SPELLING[marked[i]!.state],
+        status: WEBHOOK_SPELLING[e.state],
         enqueuedAt,
       })),
     );
-    await deps.onEvents(tx, out);
+    await deps.onEvents(
+      tx,
+      out.map(({ state: _, ...e }) => e),
+    );
     return marked.length;
   });
 }

@@ -23,6 +23,7 @@ import { etaMove, writeEvents } from "./history-events.ts";
 import { writeHistory } from "./history.ts";
 import { legacyLayout } from "./layout.ts";
 import { FETCHED, moveToChunk, reschedule, unscheduleIn } from "./schedule.ts";
+import { defined } from "../../lib/defined.ts";
 
 /** A shipment row as {@link shipmentColumns} reads it: the whole history in `checkpoints`, the tail's length. */
 export type ShipmentRow = Omit<
@@ -198,7 +199,7 @@ async function lockShipment(tx: Tx, courier: Courier, trackingNumber: string): P
     .values({ id: newId("shp"), courier: courier.slug, trackingNumber, followMode: courier.follow })
     .onConflictDoNothing({ target: [shipments.courier, shipments.trackingNumber] })
     .returning(shipmentColumns);
-  return created ?? (await locked())[0]!;
+  return created ?? defined((await locked())[0], `shipment ${courier.slug} ${trackingNumber}`);
 }
 
 /** Counts new checkpoints whose failed-attempt reason no table knows, so the tables can grow (docs/ndr.md). */
@@ -292,7 +293,7 @@ async function recordChange(
           { intervalMs: opts.recheckIntervalSeconds * 1000, keep: opts.inChunk },
         );
       else await unscheduleIn(tx, legacy, id);
-      return { shipment: shipment!, event, deliveries, followed };
+      return { shipment: defined(shipment, `shipment ${id}`), event, deliveries, followed };
     }),
   );
 }
