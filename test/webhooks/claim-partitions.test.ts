@@ -213,6 +213,20 @@ describe("the delivery claim over 10 weekly partitions", () => {
       from deliveries where id = any(${claimed.map((c) => c.id)}::text[])`;
     expect(left).toEqual({ delivered: 20, leased: 0 });
   });
+
+  test("claimDue runs its statement on a generic plan: it is never planned again over every partition", async () => {
+    // One connection, so that pg_prepared_statements (per session) lists the statements claimDue prepared there.
+    const { sql } = connect(tdb.url, { max: 1 });
+    try {
+      for (let k = 0; k < 3; k++) await releaseLeases(sql, await claimDue(sql, now, 5, 60_000));
+      const plans = await sql<{ generic: number; custom: number }[]>`
+        select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements
+        where statement like '%cross join lateral%' and statement not like '%pg_prepared_statements%'`;
+      expect([...plans]).toEqual([{ generic: 3, custom: 0 }]);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
 });
 
 describe("migrating a database whose queue rows predate the partition key", () => {

@@ -20,6 +20,7 @@ import { testContext, type TestContext } from "../helpers/app.ts";
 import { eventually } from "../helpers/eventually.ts";
 import { checkpoint, emit, shipment } from "./fixtures.ts";
 import { startReceiver, webhookEnv, type Receiver } from "./receiver.ts";
+import { proxyStatements } from "../helpers/sql-proxy.ts";
 
 /** Names for the tests; blocked ones are data only (the guard refuses them before connecting). */
 const resolver: Resolver = async (host) => {
@@ -483,11 +484,9 @@ describe("the scheduler's delivery job", () => {
     rx.route(s.path, (_req, _url, n) => new Response(n === 1 ? "down" : "ok", { status: n === 1 ? 503 : 200 }));
     // Every claim statement the worker sends is counted.
     let claims = 0;
-    const sql = new Proxy(ctx.tdb.sql, {
-      apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
-        if (args[0].join("").includes("from delivery_queue q")) claims++;
-        return Reflect.apply(target, self, args);
-      },
+    const sql = proxyStatements(ctx.tdb.sql, (send, strings) => {
+      if (strings.join("").includes("from delivery_queue q")) claims++;
+      return send();
     });
     const w = createDeliveryWorker({ ...ctx.deps, resolver, sql });
     await w.start();

@@ -14,6 +14,7 @@ import { claimDue, type ClaimedDelivery } from "../../src/modules/webhooks/deliv
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";
+import { proxyStatements } from "../helpers/sql-proxy.ts";
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -26,13 +27,11 @@ afterAll(async () => {
 /** `sql` that notes the row limit of every claim (the value of its `limit`). */
 function noting(sql: postgres.Sql) {
   const limits: number[] = [];
-  const proxy = new Proxy(sql, {
-    apply(target, self, args: [TemplateStringsArray, ...unknown[]]) {
-      // The value interpolated right after the claim's `limit` keyword (later fragments may follow it).
-      if (args[0].join("").includes("from delivery_queue q"))
-        limits.push(Number(args[args[0].findIndex((s) => /\blimit\s*$/.test(s)) + 1]));
-      return Reflect.apply(target, self, args);
-    },
+  const proxy = proxyStatements(sql, (send, strings, values) => {
+    // The value interpolated right after the claim's `limit` keyword (later fragments may follow it).
+    if (strings.join("").includes("from delivery_queue q"))
+      limits.push(Number(values[strings.findIndex((s) => /\blimit\s*$/.test(s))]));
+    return send();
   });
   return { sql: proxy, limits };
 }

@@ -12,6 +12,7 @@ import { claimDue, type ClaimedDelivery } from "../../src/modules/webhooks/deliv
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { emit, shipment } from "./fixtures.ts";
 import { webhookEnv } from "./receiver.ts";
+import { proxyStatements } from "../helpers/sql-proxy.ts";
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -29,17 +30,15 @@ function gated(sql: postgres.Sql) {
   let open: Promise<void> = Promise.resolve();
   let release = () => {};
   let ran = () => {};
-  const proxy = new Proxy(sql, {
-    apply(target, self, args) {
-      const answer = Reflect.apply(target, self, args) as Promise<unknown>;
-      const gate = open;
-      const held = ran;
-      return answer.then(async (r) => {
-        held();
-        await gate;
-        return r;
-      });
-    },
+  const proxy = proxyStatements(sql, (send) => {
+    const answer = send() as Promise<unknown>;
+    const gate = open;
+    const held = ran;
+    return answer.then(async (r) => {
+      held();
+      await gate;
+      return r;
+    });
   });
   return {
     sql: proxy,

@@ -65,7 +65,13 @@ export async function claimDue(
   const lease = deliveryLeases.leaseToken({ nowMs: now, leaseMs, owner: "" });
   const traced = tracingOn();
   const claimStarted = Date.now();
-  const rows = (await run(sql, claimStatement(now, limit, leaseMs, traced))) as unknown as ClaimRow[];
+  // A generic plan: a custom one is planned anew on every call over every partition (docs/performance.md, "The
+  // delivery claim's plan is generic"), and its values come from the queue row at run time anyway.
+  const [, claimed] = await sql.begin((tx) => [
+    tx`set local plan_cache_mode = force_generic_plan`,
+    run(tx as unknown as postgres.Sql, claimStatement(now, limit, leaseMs, traced)),
+  ]);
+  const rows = claimed as unknown as ClaimRow[];
   if (traced && rows.length > 0)
     pastSpan(
       "outbox claim",
