@@ -91,7 +91,7 @@ export function composeAlert(a: AlertFacts, base: string): { subject: string; te
     }
     case "quota_80":
     case "quota_100": {
-      const used = a.kind === "quota_100" ? "used up" : "80 % used";
+      const used = a.kind === "quota_100" ? "used up" : `${a.kind.slice("quota_".length)} % used`;
       return lines(
         `Monthly quota ${used} (${str(d.period)})`,
         `Your account has ${used} of its monthly quota of ${str(d.quota)} tracking requests for ${str(d.period)} (UTC).`,

@@ -11,7 +11,7 @@ export type AlertKind = (typeof ALERT_KINDS)[number] | "test" | "digest" | "addr
 
 export const KIND_LABELS: Record<AlertKind, string> = {
   webhook_deactivated: "A webhook is deactivated after repeated failed deliveries",
-  quota_80: "The monthly quota reaches 80\u00a0%",
+  quota_80: `The monthly quota reaches ${QUOTA_MARKS[0]}\u00a0%`,
   quota_100: "The monthly quota is used up",
   secret_rotated: "The webhook signing secret is rotated",
   api_key_created: "An API key is created",

@@ -1,5 +1,6 @@
 /** The merchant's shipments page: search, filters, one page of the list, follow from a list or CSV, CSV export. */
 import { REASON_CODES } from "../../../domain/ndr.ts";
+import { RECHECKS_PER_DAY } from "../../../domain/following.ts";
 import { WEBHOOK_SPELLING } from "../../../domain/states.ts";
 import { COURIERS } from "../../couriers/catalogue.ts";
 import { MAX_SHIPMENTS_PER_CALL } from "../../shipments/model.ts";
@@ -104,7 +105,7 @@ export function shipmentsPage(
     active: "shipments",
     body: html`${opts.results ? results(opts.results) : ""}
 <section class="card" aria-labelledby="ship-h"><h2 id="ship-h">Followed shipments</h2>
-<p class="hint">A successful <code>GET /v1/track</code> or <code>POST /v1/shipments</code> makes your account follow the shipment; the service re-checks it with the courier about 3 times a day and stops at delivered, returned or cancelled.</p>
+<p class="hint">A successful <code>GET /v1/track</code> or <code>POST /v1/shipments</code> makes your account follow the shipment; the service re-checks it with the courier about ${RECHECKS_PER_DAY} times a day and stops at delivered, returned or cancelled.</p>
 ${filtersForm(d.filters)}
 <p><a class="button" href="/dashboard/shipments/export.csv${filterQuery(d.filters)}" download>Export these as CSV</a></p>
 ${list(d.rows, d.filters, d.next)}
