@@ -1,11 +1,9 @@
 /** `buildApp(deps)`: the router and the server around it; no `listen`, no timers, so tests build it freely. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps.ts";
-import { accessLogPlugin, answeredRoute, withAccessLog } from "./http/access-log.ts";
-import { traceRequests } from "./lib/tracing.ts";
-import { apiKeyGate, withKeyLookup } from "./http/auth.ts";
+import { accessLogPlugin, withAccessLog } from "./http/access-log.ts";
+import { apiKeyGate } from "./http/auth.ts";
 import { corePlugin, pathOf } from "./http/core.ts";
-import { withRequestDeadline } from "./http/deadline.ts";
 import { requestDeadlineMs } from "./db/client.ts";
 import { ApiServer, SocketPeer } from "./http/server.ts";
 import { openApiDocument, openapiPlugin } from "./openapi/document.ts";
@@ -37,7 +35,7 @@ export function buildApp(deps: AppDeps): ApiServer {
   const router = new Elysia({ systemRouter: false })
     .use(accessLogPlugin())
     .use(corePlugin({ log: deps.log, trustProxy: deps.config.trustProxy }))
-    .use(apiKeyGate(deps))
+    .use(apiKeyGate(deps, (request): Response | Promise<Response> => router.fetch(request)))
     .use(methodGuard(routes))
     .use(openapiPlugin({ publicBaseUrl: deps.config.publicBaseUrl }))
     .use(healthModule(deps))
@@ -59,15 +57,12 @@ export function buildApp(deps: AppDeps): ApiServer {
     .use(dashboardModule(deps, { socketAddressOf: peer.addressOf }))
     .use(statusPageModule(deps))
     .compile();
-  // Every response passes the access log; every `/v1` key is looked up before the router's hooks (http/auth.ts).
+  // Every request passes the access log, which opens its scope: id, deadline, trace span (http/access-log.ts).
   const routeOf = (request: Request) => routes.templateOf(request.method, pathOf(request.url));
-  // Tracing on: a span per request around it all (lib/tracing.ts); off, the same `fetch` unwrapped.
-  // One deadline per request bounds all its database waits together (http/deadline.ts).
-  const fetch = withRequestDeadline(
-    traceRequests(withAccessLog(withKeyLookup(router.fetch, deps), deps.log, routeOf), (req, status) =>
-      answeredRoute(req, status, routeOf),
-    ),
-    requestDeadlineMs(deps.config.dbDeadlineSeconds),
-  );
+  const fetch = withAccessLog(router.fetch, {
+    log: deps.log,
+    routeOf,
+    deadlineMs: requestDeadlineMs(deps.config.dbDeadlineSeconds),
+  });
   return new ApiServer(router, fetch, peer);
 }

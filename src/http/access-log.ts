@@ -1,50 +1,59 @@
-/** One JSON access line per request and the HTTP histogram (docs/logging.md#request-ids). */
+/**
+ * The server's one `fetch` wrapper: each request's scope (id, deadline, trace span), then one JSON access line and
+ * the HTTP histogram (docs/logging.md#request-ids; docs/architecture.md#the-server).
+ */
 import { Elysia } from "elysia";
-import { runInRequestScope, type Logger, type RequestScope } from "../lib/log.ts";
-import { authOf } from "./auth.ts";
-import { requestIdFor } from "./core.ts";
+import { Deadline, withDeadline } from "../lib/deadline.ts";
+import { runInRequestScope, type Logger } from "../lib/log.ts";
+import { startRequestSpan, type RequestSpan } from "../lib/tracing.ts";
 import { observeHttp } from "../modules/metrics/registry.ts";
-import { currentTraceId } from "../lib/tracing.ts";
+import { newRequestId } from "./core.ts";
+import { httpScope, newHttpScope, type HttpScope } from "./scope.ts";
+import type { Fetch } from "./server.ts";
 
-/** The route template each request matched, noted on the request under a module-private symbol (see auth.ts). */
-const ROUTE = Symbol("route");
-type Noted = Request & { [ROUTE]?: string };
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 
-function note(request: Request, route: string | undefined): void {
-  if (route) (request as Noted)[ROUTE] = route;
+function note(route: string | undefined): void {
+  const scope = httpScope();
+  if (route && scope) scope.route = route;
 }
 
-/** Global hooks that note each request's route template and account; they name only the context fields they read. */
+/** Global hooks that note each request's route template in its scope; they name only the context fields they read. */
 export function accessLogPlugin() {
   return new Elysia({ name: "access-log" })
-    .onAfterHandle({ as: "global" }, ({ request, route }) => void note(request, route))
-    .onError({ as: "global" }, ({ request, route }) => void note(request, route));
+    .onAfterHandle({ as: "global" }, ({ route }) => void note(route))
+    .onError({ as: "global" }, ({ route }) => void note(route));
+}
+
+export interface AccessLogOptions {
+  log: Logger;
+  /** The route template a request would match; names a 401/429 refused before routing. */
+  routeOf: (req: Request) => string | undefined;
+  /** Each request's budget for its database waits together, ms (docs/deployment.md, "When the database does not answer"). */
+  deadlineMs: number;
 }
 
 /** Route label of an answered request: its template; for a 401/429 refused before routing, the one `routeOf` gives; else `unmatched`. */
-export function answeredRoute(
-  req: Request,
-  status: number,
-  routeOf: (req: Request) => string | undefined = () => undefined,
-): string {
-  return (req as Noted)[ROUTE] ?? (status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched";
+function answeredRoute(scope: HttpScope, req: Request, status: number, routeOf: AccessLogOptions["routeOf"]): string {
+  return scope.route ?? (status === 401 || status === 429 ? routeOf(req) : undefined) ?? "unmatched";
 }
 
-/** Wraps the app's `fetch`: request id, log scope, then the access line and the histogram. */
-export function withAccessLog(
-  fetch: (req: Request) => Response | Promise<Response>,
-  log: Logger,
-  routeOf: (req: Request) => string | undefined = () => undefined,
-) {
-  const accessLog = log.access();
-  const logged = (req: Request, res: Response, started: number, scope: RequestScope): Response => {
+/**
+ * Wraps the app's `fetch`: each request runs in its own scope ({@link HttpScope}: its id and the hooks' notes), under
+ * one {@link Deadline} of `deadlineMs` (closed once the answer is produced: a streamed body's later reads have none)
+ * and, with traces on, in a SERVER span; then the access line and the histogram.
+ */
+export function withAccessLog(fetch: Fetch, opts: AccessLogOptions): Fetch {
+  const { routeOf, deadlineMs } = opts;
+  const accessLog = opts.log.access();
+  const logged = (req: Request, res: Response, started: number, scope: HttpScope, span: RequestSpan | undefined) => {
     scope.open = false;
     const ms = performance.now() - started;
-    const route = answeredRoute(req, res.status, routeOf);
+    const route = answeredRoute(scope, req, res.status, routeOf);
     observeHttp(route, req.method, res.status, ms / 1000);
+    span?.answered(route, res.status);
     const level = QUIET.has(route) ? "debug" : "info";
-    // Built only when written; the id comes from `requestIdFor` (reading `res.headers` would make Bun build a Headers).
+    // Built only when written (reading `res.headers` would make Bun build a Headers).
     if (accessLog.enabled(level))
       accessLog[level]("request", {
         method: req.method,
@@ -52,15 +61,36 @@ export function withAccessLog(
         status: res.status,
         duration_ms: Math.round(ms * 10) / 10,
         request_id: scope.id,
-        account_id: authOf(req)?.account.id,
-        trace_id: currentTraceId(),
+        account_id: scope.auth?.account.id,
+        trace_id: span?.traceId,
       });
     return res;
   };
-  return (req: Request): Response | Promise<Response> => {
+  return (req) => {
     const started = performance.now();
-    const scope: RequestScope = { id: requestIdFor(req), open: true };
-    const res = runInRequestScope(scope, fetch, req);
-    return res instanceof Promise ? res.then((r) => logged(req, r, started, scope)) : logged(req, res, started, scope);
+    const scope = newHttpScope(newRequestId(req));
+    const deadline = new Deadline(deadlineMs);
+    const span = startRequestSpan(req);
+    const threw = (err: unknown): never => {
+      deadline.close();
+      span?.threw(err);
+      throw err;
+    };
+    let res: Response | Promise<Response>;
+    try {
+      res = withDeadline(deadline, () =>
+        span ? span.run((r) => runInRequestScope(scope, fetch, r), req) : runInRequestScope(scope, fetch, req),
+      );
+    } catch (err) {
+      return threw(err);
+    }
+    if (!(res instanceof Promise)) {
+      deadline.close();
+      return logged(req, res, started, scope, span);
+    }
+    return res.then((r) => {
+      deadline.close();
+      return logged(req, r, started, scope, span);
+    }, threw);
   };
 }

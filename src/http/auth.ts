@@ -10,7 +10,8 @@ import { hashApiKey, looksLikeApiKey } from "../modules/accounts/keys.ts";
 import { decide, RATE_LIMIT_WINDOW_MS, windowStart } from "../modules/accounts/rate-limit.ts";
 import { planOf } from "../domain/plans.ts";
 import { pathOf } from "./core.ts";
-import { syncRequestHook } from "./elysia-quirks.ts";
+import { requestHookThatMayWait } from "./elysia-quirks.ts";
+import { httpScope, LookupFailed, type HttpScope } from "./scope.ts";
 import { addRequestChecks } from "./validation.ts";
 
 const API_KEY_SECURITY = [{ ApiKeyAuth: [] as string[] }];
@@ -19,55 +20,41 @@ type AuthDeps = Pick<CoreDeps, "db" | "clock" | "log"> & {
   services: { keyUse: KeyUse; rateCounter: RateCounter; authCache: AuthCache };
 };
 
-/** A key lookup that failed (the database is down …): the gate rethrows it, and the error handler answers. */
-class LookupFailed {
-  constructor(readonly error: unknown) {}
-}
-
-/** What {@link withKeyLookup} found for each `/v1` request with a well-formed key: the account, null for none. */
-const LOOKED_UP = Symbol("api key looked up");
-
-/** Requests already authenticated by the gate (one lookup per request, however many hooks ask). */
-const AUTHENTICATED = Symbol("authenticated");
-
-/** A request with this module's notes, under module-private symbols (cheaper than a WeakMap per request). */
-type Noted = Request & { [LOOKED_UP]?: AuthContext | null | LookupFailed; [AUTHENTICATED]?: AuthContext };
-
-/** The authenticated key and account of `request`, once the gate has authenticated it. */
-export const authOf = (request: Request): AuthContext | undefined => (request as Noted)[AUTHENTICATED];
-
 /** True for the paths that need a key (spec: Authentication 1, "every /v1 request"). */
 const needsApiKey = (path: string) => path === "/v1" || path.startsWith("/v1/");
 
 const keyOf = (request: Request): string => request.headers.get("x-api-key")?.trim() ?? "";
 
-/** Finds a `/v1` request's account before the app runs; a Promise only when the database must answer. */
-function lookUp(deps: AuthDeps, request: Request): Promise<void> | undefined {
-  if (!needsApiKey(pathOf(request.url))) return undefined;
-  const key = keyOf(request);
-  if (!looksLikeApiKey(key)) return undefined;
-  const hash = hashApiKey(key);
-  const cached = deps.services.authCache.peek(hash) as AuthContext | null | undefined;
-  if (cached !== undefined) {
-    (request as Noted)[LOOKED_UP] = cached;
-    return undefined;
-  }
+/** Looks a key up in the database (on a cache miss); what it finds is noted in `scope` for the request's next pass. */
+function lookUp(deps: AuthDeps, hash: string, scope: HttpScope): Promise<void> {
   return deps.services.authCache.authenticate(hash).then(
     (auth) => {
-      (request as Noted)[LOOKED_UP] = (auth as AuthContext | undefined) ?? null;
+      scope.lookedUp = (auth as AuthContext | undefined) ?? null;
     },
     (error) => {
-      (request as Noted)[LOOKED_UP] = new LookupFailed(error);
+      scope.lookedUp = new LookupFailed(error);
     },
   );
 }
 
-/** Wraps the router's `fetch` so that every `/v1` request's key is looked up before the router's hooks run. */
-export function withKeyLookup(fetch: (req: Request) => Response | Promise<Response>, deps: AuthDeps) {
-  return (req: Request): Response | Promise<Response> => {
-    const pending = lookUp(deps, req);
-    return pending === undefined ? fetch(req) : pending.then(() => fetch(req));
-  };
+/**
+ * The gate's decision for a `/v1` request: authenticated (undefined) or refused (thrown), at once when the key is in
+ * the auth cache or was looked up on the request's first pass; otherwise the lookup to wait for.
+ * @throws see {@link authenticate}; the lookup's own error (the database is down …) after the wait
+ */
+function gate(deps: AuthDeps, request: Request, headers: Record<string, unknown>): Promise<void> | undefined {
+  const scope = httpScope();
+  if (!scope) throw new Error("The key gate runs inside the access log's request scope (withAccessLog).");
+  const key = keyOf(request);
+  let found = scope.lookedUp;
+  if (found === undefined && looksLikeApiKey(key)) {
+    const hash = hashApiKey(key);
+    found = deps.services.authCache.peek(hash) as AuthContext | null | undefined;
+    if (found === undefined) return lookUp(deps, hash, scope);
+  }
+  if (found instanceof LookupFailed) throw found.error;
+  authenticate(deps, scope, key, found ?? undefined, headers);
+  return undefined;
 }
 
 /**
@@ -75,18 +62,18 @@ export function withKeyLookup(fetch: (req: Request) => Response | Promise<Respon
  * @throws AppError INVALID_API_KEY (401) for a missing, malformed, unknown or revoked key
  * @throws AppError RATE_LIMITED (429, with Retry-After) over the plan's per-minute limit
  */
-function authenticate(deps: AuthDeps, request: Request, headers: Record<string, unknown>): void {
-  const found = (request as Noted)[LOOKED_UP];
-  if (found instanceof LookupFailed) throw found.error;
-  if (!found) {
-    const key = keyOf(request);
-    if (found === undefined && looksLikeApiKey(key))
-      throw new Error("API key not looked up: wrap the app's fetch with withKeyLookup");
+function authenticate(
+  deps: AuthDeps,
+  scope: HttpScope,
+  key: string,
+  found: AuthContext | undefined,
+  headers: Record<string, unknown>,
+): void {
+  if (!found)
     throw new AppError(
       "INVALID_API_KEY",
       key ? "The API key is invalid or has been revoked." : "Send your API key in the X-API-Key header.",
     );
-  }
   const now = deps.clock.now();
   const limit = planOf(found.account.plan).rate_limit_per_minute;
   const decision = decide(
@@ -116,21 +103,26 @@ function authenticate(deps: AuthDeps, request: Request, headers: Record<string, 
   }
   // Written in batches, off the request's critical path (at most once a minute per key).
   deps.services.keyUse.note(found.keyId, now);
-  (request as Noted)[AUTHENTICATED] = found;
+  scope.auth = found;
 }
 
-/** The door: authenticates every `/v1` request before routing. Use once, at the root, after the core plugin. */
-export function apiKeyGate(deps: AuthDeps) {
+/**
+ * The door: authenticates every `/v1` request before routing (so before its body is read). Use once, at the root,
+ * after the core plugin; `again` is the root app's `fetch`, which a request whose key had to be looked up in the
+ * database passes through once more (src/http/elysia-quirks.ts).
+ */
+export function apiKeyGate(deps: AuthDeps, again: (request: Request) => Response | Promise<Response>) {
   return new Elysia({ name: "api-key-gate" }).onRequest(
-    syncRequestHook(function keyGate({ request, set }) {
-      if (needsApiKey(pathOf(request.url))) authenticate(deps, request, set.headers);
-    }),
+    requestHookThatMayWait(
+      (request, set) => (needsApiKey(pathOf(request.url)) ? gate(deps, request, set.headers) : undefined),
+      again,
+    ),
   );
 }
 
 /** The request's authentication, which the gate did before routing; a request it did not authenticate is refused. */
-function authOrRefuse(request: Request): AuthContext {
-  const auth = (request as Noted)[AUTHENTICATED];
+function authOrRefuse(): AuthContext {
+  const auth = httpScope()?.auth;
   if (!auth) throw new AppError("INVALID_API_KEY", "Send your API key in the X-API-Key header.");
   return auth;
 }
@@ -141,7 +133,7 @@ export function authPlugin(_deps: Pick<CoreDeps, "db" | "clock" | "log">) {
     apiKey: {
       detail: { security: API_KEY_SECURITY },
       introspect: (route: unknown) => addRequestChecks(route as Parameters<typeof addRequestChecks>[0]),
-      resolve: ({ request }) => ({ auth: authOrRefuse(request) }),
+      resolve: () => ({ auth: authOrRefuse() }),
     },
   });
 }

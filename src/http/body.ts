@@ -64,7 +64,8 @@ export async function readBodyCapped(
   } finally {
     clearTimeout(timer);
   }
-  if (chunks.length === 1) return chunks[0]!;
+  const [first] = chunks;
+  if (chunks.length === 1 && first) return first;
   const out = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -89,7 +90,7 @@ export function jsonDepthExceeds(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): 
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
+    const b = bytes[i] ?? 0;
     if (inString) {
       if (b === BACKSLASH) i++;
       else if (b === QUOTE) inString = false;

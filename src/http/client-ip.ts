@@ -8,7 +8,7 @@ const MAX_UNPARSED_CHARS = 64;
 export function normaliseAddress(text: string): string | undefined {
   let s = text.trim();
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(s);
-  if (bracketed) s = bracketed[1]!;
+  if (bracketed?.[1]) s = bracketed[1];
   else if (/^[^:]+:\d{1,5}$/.test(s)) s = s.slice(0, s.lastIndexOf(":"));
   if (!ipaddr.isValid(s)) return undefined;
   const addr = ipaddr.process(s); // IPv4-mapped IPv6 → IPv4

@@ -7,6 +7,7 @@ import type { Logger } from "../lib/log.ts";
 import { isProbeRequest } from "../modules/health/state.ts";
 import { JsonInvalid, MAX_BODY_BYTES, payloadTooLarge } from "./body.ts";
 import { syncRequestHook } from "./elysia-quirks.ts";
+import { httpScope } from "./scope.ts";
 import { toValidationItems } from "./validation.ts";
 
 export { MAX_BODY_BYTES } from "./body.ts";
@@ -57,17 +58,14 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 /** A client-sent `X-Request-Id` kept as ours: short, printable, no spaces (safe to log and echo). */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const REQUEST_ID = Symbol("request id");
-
-/** The request id: the client's own when well formed, else a new `req_…` id; chosen once per request. */
-export function requestIdFor(request: Request): string {
-  const noted = (request as Request & { [REQUEST_ID]?: string })[REQUEST_ID];
-  if (noted !== undefined) return noted;
+/** A new request's id: the client's own when well formed, else a new `req_…` id (chosen once, by the access log). */
+export function newRequestId(request: Request): string {
   const sent = request.headers.get("x-request-id");
-  const id = sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : newId("req");
-  (request as Request & { [REQUEST_ID]?: string })[REQUEST_ID] = id;
-  return id;
+  return sent !== null && CLIENT_REQUEST_ID.test(sent) ? sent : newId("req");
 }
+
+/** The running request's id: its scope's (src/http/scope.ts); outside one (a bare Elysia app in a test), a new one. */
+const requestIdFor = (request: Request): string => httpScope()?.id ?? newRequestId(request);
 
 /** The path of an absolute request URL (`http://host/v1/x?q` → `/v1/x`), by string search: no URL parse per request. */
 export function pathOf(url: string): string {

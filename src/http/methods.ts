@@ -32,8 +32,9 @@ function buildTable(routes: readonly RouteLike[]): Table {
     if (!templates.has(path)) templates.set(path, r.path);
     const parametric = path.includes(":") || path.includes("*");
     const map = parametric ? byPattern : statics;
-    if (!map.has(path)) map.set(path, new Set());
-    map.get(path)!.add(method);
+    const methods = map.get(path) ?? new Set<string>();
+    methods.add(method);
+    map.set(path, methods);
   }
   const patterns = [...byPattern].map(([path, methods]) => ({
     path,

@@ -2,7 +2,7 @@
  * The HTTP server: Bun's `fetch` composed once from the router and the wrappers that see every request; `handle()`
  * and `listen()` share it. Why: docs/architecture.md#the-server.
  */
-import type { Elysia } from "elysia";
+import type { AnyElysia } from "elysia";
 
 export type Fetch = (request: Request) => Response | Promise<Response>;
 
@@ -36,7 +36,7 @@ export class ApiServer {
 
   /** `router`: the compiled Elysia app; `fetch`: the composed handler; `peer`: filled in on `listen()`. */
   constructor(
-    readonly router: Elysia<any, any, any, any, any, any, any>,
+    readonly router: AnyElysia,
     readonly fetch: Fetch,
     private readonly peer: SocketPeer = new SocketPeer(),
   ) {}

@@ -36,11 +36,12 @@ const isDateTime = (s: string): boolean => dateTimeMs(s) !== undefined;
 export function dateTimeMs(s: string): number | undefined {
   const m = RFC3339.exec(s);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
-  const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
-  if (mo! < 1 || mo! > 12 || d! < 1 || d! > days || h! > 23 || mi! > 59 || se! > 60 || oh! > 23 || om! > 59)
-    return undefined;
-  if (se! < 60) {
+  const [y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0, oh = 0, om = 0] = m
+    .slice(1)
+    .map((x) => (x === undefined ? 0 : Number(x)));
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (mo < 1 || mo > 12 || d < 1 || d > days || h > 23 || mi > 59 || se > 60 || oh > 23 || om > 59) return undefined;
+  if (se < 60) {
     const ms = Date.parse(s);
     return Number.isFinite(ms) ? ms : undefined;
   }

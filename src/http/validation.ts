@@ -5,6 +5,7 @@ import { ValueErrorType } from "@sinclair/typebox/errors";
 import { RequestValidationError, type ValidationItem } from "../errors.ts";
 import { modelSchema } from "./models.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from "./idempotency.ts";
+import { httpScope } from "./scope.ts";
 import { isText, textProblem } from "./text.ts";
 
 /** Most 422 items reported for one request (Elysia's own cap is the same). */
@@ -165,17 +166,29 @@ export function toValidationItems(where: string, errors: readonly RawError[]): V
   return items;
 }
 
-/** Items the path and query hooks found, reported by the last hook together with the header's and the body's. */
-const found = new WeakMap<Request, ValidationItem[]>();
-const note = (request: Request, items: ValidationItem[]) =>
-  found.set(request, [...(found.get(request) ?? []), ...items]);
+/**
+ * Notes items the path or query check found in the request's scope, for the route's last check to report with the
+ * others; outside a scope (a bare Elysia app) they are reported at once.
+ * @throws RequestValidationError (422) outside a request scope
+ */
+function note(items: ValidationItem[]): void {
+  const scope = httpScope();
+  if (!scope) throw new RequestValidationError(items.slice(0, MAX_VALIDATION_ITEMS));
+  if (scope.found) scope.found.push(...items);
+  else scope.found = items;
+}
 
-/** Items a route's own rules found in the body (e.g. the webhook URL rules), reported with the schema's. */
-const ruleItems = new WeakMap<Request, ValidationItem[]>();
-
-/** Adds a route's own rule items for `request`'s body; they replace the schema's at the same `loc`. */
-export function reportBodyItems(request: Request, items: readonly ValidationItem[]): void {
-  if (items.length > 0) ruleItems.set(request, [...(ruleItems.get(request) ?? []), ...items]);
+/**
+ * Adds a route's own rule items for the running request's body (`_request`, kept in its scope); they replace the
+ * schema's at the same `loc`.
+ * @throws RequestValidationError (422) at once outside a request scope (a bare Elysia app)
+ */
+export function reportBodyItems(_request: Request, items: readonly ValidationItem[]): void {
+  if (items.length === 0) return;
+  const scope = httpScope();
+  if (!scope) throw new RequestValidationError(items.slice(0, MAX_VALIDATION_ITEMS));
+  if (scope.ruled) scope.ruled.push(...items);
+  else scope.ruled = [...items];
 }
 
 interface RouteOptions {
@@ -236,23 +249,24 @@ export function addRequestChecks(route: RouteOptions): void {
   // One hook per declared part, naming only the fields it reads: Elysia parses what a hook mentions.
   const hooks: ((c: never) => void)[] = [];
   if (params)
-    hooks.push(({ params: values, request }: { params: Record<string, unknown>; request: Request }) => {
+    hooks.push(({ params: values }: { params: Record<string, unknown> }) => {
       if (!params.compiled.Check(values))
-        note(request, toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
+        note(toValidationItems("params", errorsOf(params.compiled, values, MAX_VALIDATION_ITEMS)));
     });
   if (query)
-    hooks.push(({ query: values, request }: { query: Record<string, unknown>; request: Request }) => {
+    hooks.push(({ query: values }: { query: Record<string, unknown> }) => {
       convertNumbers(values, query.numeric);
       if (!query.compiled.Check(values))
-        note(request, toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
+        note(toValidationItems("query", errorsOf(query.compiled, values, MAX_VALIDATION_ITEMS)));
     });
   // The last hook reports everything found; a POST without any part has its key checked in idempotency.ts.
   const report = (request: Request, bodyItems?: (room: number, ruled: Set<string>) => ValidationItem[]) => {
-    const items = found.get(request) ?? [];
+    const scope = httpScope();
+    const items = scope?.found ?? [];
     const key = request.method === "POST" ? request.headers.get(IDEMPOTENCY_HEADER) : null;
     const keyProblem = key === null ? undefined : idempotencyKeyProblem(key);
     if (keyProblem) items.push(keyProblem);
-    const extra = ruleItems.get(request) ?? [];
+    const extra = scope?.ruled ?? [];
     if (bodyItems)
       items.push(...bodyItems(MAX_VALIDATION_ITEMS - items.length, new Set(extra.map((i) => i.loc.join("\u0000")))));
     items.push(...extra);

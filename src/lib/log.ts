@@ -90,6 +90,11 @@ export function runInRequestScope<A, R>(scope: RequestScope, fn: (arg: A) => R, 
   return requestScope.run(scope, fn, arg);
 }
 
+/** The scope {@link runInRequestScope} opened around the running code; undefined outside any request. */
+export function currentRequestScope(): RequestScope | undefined {
+  return requestScope.getStore();
+}
+
 function requestIdMixin(): Fields {
   const s = requestScope.getStore();
   return s?.open ? { request_id: s.id } : {};

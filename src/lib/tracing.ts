@@ -109,12 +109,6 @@ export function currentTraceParent(): string | null {
   return carrier.traceparent ?? null;
 }
 
-/** The active span's trace id (32 hex digits), for log lines; undefined when tracing is off or no span is active. */
-export function currentTraceId(): string | undefined {
-  if (!tracer) return undefined;
-  return trace.getSpanContext(current())?.traceId;
-}
-
 /** Marks `span` failed with the error's class only: messages may quote URLs or courier answers. */
 function failed(span: Span, err: unknown): void {
   const type = (err as { code?: unknown })?.code ?? (err as Error)?.name ?? "Error";
@@ -166,37 +160,48 @@ export function pastSpan(
   tracer.startSpan(name, { attributes, links: ls, startTime: startMs }, ROOT_CONTEXT).end();
 }
 
-type Fetch = (request: Request) => Response | Promise<Response>;
+/** The SERVER span of one HTTP request (`<METHOD> <route>`, a child of the client's `traceparent`). */
+export class RequestSpan {
+  /** The span's trace id (32 hex digits), for the access line. */
+  readonly traceId: string;
 
-/** Wraps `fetch` in a SERVER span per request (`<METHOD> <route>`, child of the client's `traceparent`); off: `fetch`. */
-export function traceRequests(fetch: Fetch, routeOf: (request: Request, status: number) => string): Fetch {
+  constructor(
+    private readonly span: Span,
+    private readonly context: Context,
+    private readonly method: string,
+  ) {
+    this.traceId = span.spanContext().traceId;
+  }
+
+  /** Runs `fn(arg)` with this span active: spans started inside, directly or after awaits, are its children. */
+  run<A, R>(fn: (arg: A) => R, arg: A): R {
+    return active.run(this.context, fn, arg);
+  }
+
+  /** Ends the span for an answered request: its route template and status (failed from 500). */
+  answered(route: string, status: number): void {
+    this.span.updateName(`${this.method} ${route}`);
+    this.span.setAttributes({ "http.route": route, "http.response.status_code": status });
+    if (status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.end();
+  }
+
+  /** Ends the span for a request that threw instead of answering. */
+  threw(err: unknown): void {
+    failed(this.span, err);
+    this.span.end();
+  }
+}
+
+/** Starts the SERVER span of `req`; undefined when tracing is off (no span work at all). */
+export function startRequestSpan(req: Request): RequestSpan | undefined {
   const t = tracer;
-  if (!t) return fetch;
-  return (req) => {
-    const parent = propagator.extract(ROOT_CONTEXT, req.headers, fromHeaders);
-    const span = t.startSpan(
-      req.method,
-      { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } },
-      parent,
-    );
-    const answered = (res: Response): Response => {
-      const route = routeOf(req, res.status);
-      span.updateName(`${req.method} ${route}`);
-      span.setAttributes({ "http.route": route, "http.response.status_code": res.status });
-      if (res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-      return res;
-    };
-    const thrown = (err: unknown): never => {
-      failed(span, err);
-      span.end();
-      throw err;
-    };
-    try {
-      const res = active.run(trace.setSpan(parent, span), fetch, req);
-      return res instanceof Promise ? res.then(answered, thrown) : answered(res);
-    } catch (err) {
-      return thrown(err);
-    }
-  };
+  if (!t) return undefined;
+  const parent = propagator.extract(ROOT_CONTEXT, req.headers, fromHeaders);
+  const span = t.startSpan(
+    req.method,
+    { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } },
+    parent,
+  );
+  return new RequestSpan(span, trace.setSpan(parent, span), req.method);
 }

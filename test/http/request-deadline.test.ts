@@ -1,5 +1,5 @@
 /**
- * A request's deadline bounds its database waits only (src/http/deadline.ts): time spent calling another service,
+ * A request's deadline bounds its database waits only (src/http/access-log.ts): time spent calling another service,
  * bounded by that call's own timeout, does not spend it. The app here has a 1.125 s request deadline
  * (DB_DEADLINE_SECONDS=1) on a healthy database, and calls that take longer than that: an asynchronous courier
  * twin (about 2 s of polling) and a webhook receiver that answers after 1.5 s. Both requests still answer 200 and

@@ -4,7 +4,7 @@
  * answers, the way a partition looks to a client. Database-backed requests and `/readyz` must answer 503
  * SERVICE_UNAVAILABLE with Retry-After within 5 s (the deadlines of src/db/client.ts), not for as long as the
  * partition lasts, and the service must answer 200 again once it heals, without a restart. `/v1/track` lookups
- * caught in their transaction answer at their one request deadline (4.5 s; src/http/deadline.ts).
+ * caught in their transaction answer at their one request deadline (4.5 s; src/http/access-log.ts).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DB_DEADLINES } from "../../src/db/client.ts";

@@ -1,6 +1,6 @@
 /**
  * A `/v1/track` caught by a database partition in or just after its courier call answers 503 at its one request
- * deadline (src/http/deadline.ts), whatever stage it is in. The app's pool reaches the database through a relay
+ * deadline (src/http/access-log.ts), whatever stage it is in. The app's pool reaches the database through a relay
  * (test/helpers/pg-relay.ts) and its own per-statement bounds are 60 s (answer) and 30 s (queue), while the request
  * deadline is 1.125 s (DB_DEADLINE_SECONDS=1): only the deadline can end the wait within the test's time, and the
  * log names it (DEADLINE_EXCEEDED). The quota stays exact: the 503's unit is given back, the 200s alone count.

@@ -30,11 +30,9 @@ export interface RouteDeps {
   billing: BillingProvider;
   sender: WebhookSender;
   work: PasswordWork;
+  /** The client's address for the sign-in and sign-up throttles (`X-Forwarded-For` as TRUST_PROXY allows). */
+  clientIpOf: (request: Request) => string;
 }
-
-/** Request facts the outer hook computed (client IP honours TRUST_PROXY). */
-export const requestInfo = new WeakMap<Request, { ip: string }>();
-export const ipOf = (r: Request) => requestInfo.get(r)?.ip ?? "unknown";
 
 /** A parsed `application/x-www-form-urlencoded` body: every field as a list of values. */
 export type FormBody = Record<string, string[]>;

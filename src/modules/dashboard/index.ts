@@ -13,7 +13,7 @@ import { systemResolver, type Resolver } from "../webhooks/delivery/address-guar
 import { senderFromConfig } from "../webhooks/delivery/attempt.ts";
 import { billingFor } from "../billing/service.ts";
 import type { BillingProvider } from "./billing.ts";
-import { BodyTooLarge, htmlResponse, isReadablePath, parseForm, requestInfo, type RouteDeps } from "./http.ts";
+import { BodyTooLarge, htmlResponse, isReadablePath, parseForm, type RouteDeps } from "./http.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -108,11 +108,14 @@ export interface DashboardOptions {
 
 /** The dashboard plugin for `buildApp`; starts nothing (the sender connects only for a test fire). */
 export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: DashboardOptions = {}) {
+  const socketAddressOf = opts.socketAddressOf ?? (() => undefined);
   const rd: RouteDeps = {
     deps,
     billing: opts.billing ?? billingFor(deps).provider,
     sender: senderFromConfig(deps, opts.resolver ?? deps.resolver ?? systemResolver),
     work: opts.work ?? defaultPasswordWork(),
+    clientIpOf: (request) =>
+      clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy),
   };
   const assets = new Map(
     Object.entries(ASSETS).map(([name, a]) => [
@@ -120,7 +123,6 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
       { ...a, body: Bun.file(new URL(`./assets/${a.file}`, import.meta.url)) },
     ]),
   );
-  const socketAddressOf = opts.socketAddressOf ?? (() => undefined);
   return (
     new Elysia({ name: "dashboard" })
       // Runs for every request: a string search skips other paths unparsed (WHATWG parsing decodes no escapes).
@@ -129,9 +131,6 @@ export function dashboardModule(deps: AppDeps & { resolver?: Resolver }, opts: D
           if (!request.url.includes("dashboard")) return;
           const path = safePathname(request.url);
           if (!isDashboardPath(path)) return;
-          requestInfo.set(request, {
-            ip: clientIp(socketAddressOf(request), request.headers.get("x-forwarded-for"), deps.config.trustProxy),
-          });
           if (!isReadablePath(path)) return finish(notFound(), path, set.headers["x-request-id"]);
         }),
       )

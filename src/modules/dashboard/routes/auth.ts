@@ -7,7 +7,6 @@ import {
   crossSite,
   csrfRefused,
   htmlResponse,
-  ipOf,
   pageSession,
   preCsrf,
   preCsrfOk,
@@ -102,7 +101,7 @@ async function signUpPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   const input = { email: str(form, "email").trim(), password: str(form, "password") };
   const errors = await signUpErrors(form, input);
   if (errors) return renderAuth(cookie, signUpPage, { email: errors.email ? undefined : input.email, errors }, 422);
-  const r = await signUp({ ...deps, work: rd.work }, { ...input, ip: ipOf(request) });
+  const r = await signUp({ ...deps, work: rd.work }, { ...input, ip: rd.clientIpOf(request) });
   if (!r.ok) {
     const text =
       r.reason === "throttled"
@@ -145,7 +144,7 @@ async function signInPost(rd: RouteDeps, request: Request, cookie: CookieJar, fo
   if (errors) return renderAuth(cookie, signInPage, { email: errors.email ? undefined : input.email, errors }, 422);
   if (Value.Errors(SignInForm, input).First())
     return renderAuth(cookie, signInPage, { email: input.email, next, flash: generic }, 401);
-  const r = await signIn({ ...rd.deps, work: rd.work }, { ...input, ip: ipOf(request) });
+  const r = await signIn({ ...rd.deps, work: rd.work }, { ...input, ip: rd.clientIpOf(request) });
   if (!r.ok) {
     if (r.reason === "throttled") {
       const res = renderAuth(
