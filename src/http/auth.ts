@@ -1,7 +1,7 @@
 /** `X-API-Key` authentication and the rate limit (spec: Authentication 1–3), before routing or parsing. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../core-deps.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../lib/errors.ts";
 import { countRequest, type AuthContext } from "../modules/accounts/service.ts";
 import type { KeyUse } from "../modules/accounts/key-use.ts";
 import type { RateCounter } from "../modules/accounts/rate-counter.ts";

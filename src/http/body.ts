@@ -1,7 +1,7 @@
 /** Bounded reading of request bodies (docs/hostile-input.md#limits). */
 import { Elysia } from "elysia";
 import { DEFAULT_BODY_TIMEOUT_MS } from "../config/env.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../lib/errors.ts";
 
 /** Largest request body accepted, in bytes (64 KiB; 413 PAYLOAD_TOO_LARGE above). */
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
 /** Cross-cutting HTTP behaviour applied once at the root (docs/hostile-input.md). */
 import { Elysia } from "elysia";
-import { AppError, errorBody, RequestValidationError, type ErrorBody } from "../errors.ts";
+import { AppError, errorBody, RequestValidationError, type ErrorBody } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { jsonResponse } from "../lib/json.ts";
 import type { Logger } from "../lib/log.ts";

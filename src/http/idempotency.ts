@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import type { CoreDeps } from "../core-deps.ts";
 import type { Db } from "../db/client.ts";
-import { AppError, errorBody, RequestValidationError, type ValidationItem } from "../errors.ts";
+import { AppError, errorBody, RequestValidationError, type ValidationItem } from "../lib/errors.ts";
 import type { AuthContext } from "../modules/accounts/service.ts";
 import { decryptSecretWith, encryptSecret } from "../secrets/cipher.ts";
 import { JSON_CONTENT_TYPE } from "../lib/json.ts";

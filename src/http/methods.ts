@@ -1,6 +1,6 @@
 /** 405 with `Allow` (RFC 9110 §15.5.6) for a path served under other methods (docs/api-conventions.md). */
 import { Elysia } from "elysia";
-import { errorBody } from "../errors.ts";
+import { errorBody } from "../lib/errors.ts";
 import { jsonResponse } from "../lib/json.ts";
 import { pathOf } from "./core.ts";
 import { syncRequestHook } from "./elysia-quirks.ts";

@@ -3,7 +3,7 @@
  * src/lib/log.ts) with the edge's notes. Why here and not on the Request: docs/performance.md#decisions.
  */
 import { currentRequestScope, type RequestScope } from "../lib/log.ts";
-import type { ValidationItem } from "../errors.ts";
+import type { ValidationItem } from "../lib/errors.ts";
 import type { AuthContext } from "../modules/accounts/service.ts";
 
 /** A key lookup that failed (the database is down …): the gate rethrows it, and the error handler answers. */

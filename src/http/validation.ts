@@ -2,7 +2,7 @@
 import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
-import { RequestValidationError, type ValidationItem } from "../errors.ts";
+import { RequestValidationError, type ValidationItem } from "../lib/errors.ts";
 import { modelSchema } from "./models.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyProblem } from "./idempotency.ts";
 import { httpScope } from "./scope.ts";

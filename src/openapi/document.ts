@@ -7,7 +7,7 @@
 import { dirname, join } from "node:path";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, ValidationErrorSchema } from "../errors.ts";
+import { AppError, ValidationErrorSchema } from "../lib/errors.ts";
 import { DEMO_LIMIT_PER_HOUR } from "../domain/limits.ts";
 import { errorComponent } from "./errors.ts";
 import { errorMessages } from "./examples.ts";

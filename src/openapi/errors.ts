@@ -1,5 +1,5 @@
 /** Error responses in the document: the `Error` envelope narrowed to the codes a route declares, one example per code. */
-import { CODE_STATUS, ErrorSchema, type ErrorCode } from "../errors.ts";
+import { CODE_STATUS, ErrorSchema, type ErrorCode } from "../lib/errors.ts";
 import type { Json } from "./json.ts";
 
 /** The literal values of a `code` schema as TypeBox or the document spells it: `const`, `enum`, or `anyOf` of those. */

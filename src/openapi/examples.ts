@@ -1,5 +1,5 @@
 /** Example values for the OpenAPI document (what Swagger UI and Postman prefill) and a sample message per error code. */
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../lib/errors.ts";
 import { planOf, PLANS } from "../domain/plans.ts";
 import { COURIERS } from "../modules/couriers/catalogue.ts";
 import { TRACK_EXAMPLE } from "../modules/tracking/model.ts";

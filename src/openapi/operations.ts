@@ -1,5 +1,5 @@
 /** Finishing one generated OpenAPI operation: parameter and body examples, `$ref`s to models, headers, error bodies. */
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../lib/errors.ts";
 import { codesIn, errorExamples, errorSchema } from "./errors.ts";
 import { OPERATION_EXAMPLES, VALIDATION_EXAMPLE } from "./examples.ts";
 import { FEATURE_EXAMPLES } from "./features.ts";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ConfigError } from "../../src/config/index.ts";
+import type { ConfigError } from "../../src/config/index.ts";
 import { loadConfig } from "../../src/configure.ts";
 import {
   DEFAULT_PASSWORD_HASH_MEMORY_KIB,

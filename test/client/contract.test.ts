@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { setStatus, setUsage } from "../../src/modules/accounts/service.ts";
 import { EVENT_TYPES, WEBHOOK_EVENT_TYPES } from "../../src/domain/events.ts";
-import { ERROR_CODES } from "../../src/errors.ts";
+import { ERROR_CODES } from "../../src/lib/errors.ts";
 import { AUDITS_PER_HOUR } from "../../src/modules/webhooks/audit.ts";
 import { testContext, type TestContext } from "../helpers/app.ts";
 import { startReceiver, webhookEnv, type Receiver } from "../webhooks/receiver.ts";

@@ -5,7 +5,7 @@
  */
 import { buildApp } from "../../src/app.ts";
 import type { AppDeps } from "../../src/deps.ts";
-import { type Config } from "../../src/config/index.ts";
+import type { Config } from "../../src/config/index.ts";
 import { loadConfig } from "../../src/configure.ts";
 import { FakeClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/log.ts";

@@ -9,7 +9,7 @@
  * NETWORK SAFETY: webhook URLs come from a fixed list (`.invalid` names; private, loopback and link-local
  * addresses, which the address guard refuses); the service under test answers no DNS (hostile-probe.ts).
  */
-import { ERROR_CODES } from "../../src/errors.ts";
+import { ERROR_CODES } from "../../src/lib/errors.ts";
 import type { DocValidator } from "../client/openapi.ts";
 
 /** mulberry32: small, fast, seedable. */

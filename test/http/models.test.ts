@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Type as T } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import { RequestValidationError } from "../../src/errors.ts";
+import { RequestValidationError } from "../../src/lib/errors.ts";
 import { modelSchema, schemaModels } from "../../src/http/models.ts";
 import { addRequestChecks } from "../../src/http/validation.ts";
 import { openApiDocument } from "../../src/openapi/document.ts";

@@ -1,7 +1,7 @@
 /** The one configuration schema (src/config/env.ts): defaults, bounds and field names all come from it. */
 import { describe, expect, test } from "bun:test";
 import { camel, ENV, ENV_DOCS, ENV_NAMES } from "../../src/config/env.ts";
-import { ConfigError } from "../../src/config/index.ts";
+import type { ConfigError } from "../../src/config/index.ts";
 import { loadConfig } from "../../src/configure.ts";
 
 const problemsOf = (env: Record<string, string>) => {

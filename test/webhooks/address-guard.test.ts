@@ -3,7 +3,7 @@
  * opens a socket (network safety rule).
  */
 import { describe, expect, test } from "bun:test";
-import { RequestValidationError } from "../../src/errors.ts";
+import { RequestValidationError } from "../../src/lib/errors.ts";
 import { checkHost, classifyAddress, type Resolver } from "../../src/modules/webhooks/delivery/address-guard.ts";
 import { validateWebhookUrl } from "../../src/modules/webhooks/url.ts";
 

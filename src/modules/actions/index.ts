@@ -1,7 +1,7 @@
 /** `/v1/shipments/{courier}/{tracking_number}/actions` (docs/ndr-actions.md): ask the courier to act on a failed delivery. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";

@@ -5,7 +5,7 @@
  */
 import type { AppDeps } from "../../deps.ts";
 import type { AuthContext } from "../accounts/service.ts";
-import { AppError, RequestValidationError } from "../../errors.ts";
+import { AppError, RequestValidationError } from "../../lib/errors.ts";
 import { checkEligibility, maskConsignee, type Consignee, type Refusal } from "../../domain/actions.ts";
 import type { PlanId } from "../../domain/plans.ts";
 import type { ShipmentState, SubStatus } from "../../domain/states.ts";

@@ -1,7 +1,7 @@
 /** Billing routes: `GET /billing/plans` and the Stripe webhook (docs/billing.md). */
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { errorBody, errorResponses } from "../../errors.ts";
+import { errorBody, errorResponses } from "../../lib/errors.ts";
 import { jsonResponse } from "../../lib/json.ts";
 import type { Logger } from "../../lib/log.ts";
 import { syncRequestHook } from "../../http/elysia-quirks.ts";

@@ -1,7 +1,7 @@
 /** `GET /v1/couriers/{slug}/health` (docs/courier-health.md): no quota; key and rate limit like the other courier routes. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { SlugParams } from "../couriers/model.ts";
 import { requireCourier } from "../couriers/service.ts";

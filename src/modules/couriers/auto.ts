@@ -1,5 +1,5 @@
 /** `courier=auto` (docs/shipments.md#courier-auto-detect-courierauto). */
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { COURIERS, normaliseTrackingNumber, type Courier } from "./catalogue.ts";
 import { detectCouriers } from "./detect.ts";
 

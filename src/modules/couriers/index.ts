@@ -1,7 +1,7 @@
 /** `GET /v1/couriers`, `/v1/couriers/{slug}` and `/v1/couriers/detect`: no quota, key and rate limit. */
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { COURIERS } from "./catalogue.ts";
 import { detectCouriers } from "./detect.ts";

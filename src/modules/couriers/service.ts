@@ -1,6 +1,6 @@
 /** Courier lookup with `did_you_mean` for near misses (spec-map Decisions: Unnamed errors): one clear best candidate. */
 import { ACTION_NAMES } from "../../domain/actions.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { COURIERS, courierBySlug, type Courier } from "./catalogue.ts";
 import type { CourierBackends } from "./registry.ts";
 import type { HealthSummarySchema } from "./model.ts";

@@ -5,7 +5,7 @@
 import type { AppDeps } from "../../deps.ts";
 import { MAX_BODY_BYTES } from "../../http/core.ts";
 import { readBodyCapped } from "../../http/body.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import type { SafeHtml } from "./html.ts";
 import type { BillingProvider } from "./billing.ts";
 import {

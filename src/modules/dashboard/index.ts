@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { clientIp } from "../../http/client-ip.ts";
 import { isDatabaseUnavailable, safePathname } from "../../http/core.ts";
 import { syncRequestHook } from "../../http/elysia-quirks.ts";

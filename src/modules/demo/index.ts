@@ -1,7 +1,7 @@
 /** `GET /demo/track`: no key, no quota, limited per client IP by src/domain/limits.ts. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { AppError, errorResponses } from "../../errors.ts";
+import { AppError, errorResponses } from "../../lib/errors.ts";
 import { addressLimitKey, clientIp } from "../../http/client-ip.ts";
 import type { SocketAddressOf } from "../../http/server.ts";
 import { hitDemo, rateLimitHeaders } from "../accounts/rate-limit.ts";

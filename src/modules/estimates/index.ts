@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { prebuiltResponse } from "../../http/prebuilt.ts";
 import { JSON_CONTENT_TYPE } from "../../lib/json.ts";

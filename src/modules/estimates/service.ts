@@ -3,7 +3,7 @@ import { compareEstimates, IST_OFFSET_MIN, type Estimate } from "../../domain/es
 import { addDays } from "../../domain/holidays.ts";
 import { parsePlace, type Place } from "../../domain/places.ts";
 import { localDay } from "../../domain/predictions.ts";
-import { RequestValidationError, type ValidationItem } from "../../errors.ts";
+import { RequestValidationError, type ValidationItem } from "../../lib/errors.ts";
 import { COURIERS } from "../couriers/catalogue.ts";
 import { requireCourier } from "../couriers/service.ts";
 import type { StatsIndex } from "../predictions/stats.ts";

@@ -1,7 +1,7 @@
 /** `GET /v1/events` and the webhook `redeliver` and `recover` routes (docs/events.md). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses, RequestValidationError } from "../../errors.ts";
+import { errorResponses, RequestValidationError } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";

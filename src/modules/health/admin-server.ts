@@ -1,6 +1,6 @@
 /** The internal port (`ADMIN_PORT`): plain HTTP probes and `/metrics`, never for the internet. */
 import type { CoreDeps } from "../../core-deps.ts";
-import { errorBody } from "../../errors.ts";
+import { errorBody } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { jsonResponse } from "../../lib/json.ts";
 import { SERVICE_VERSION } from "../../lib/version.ts";

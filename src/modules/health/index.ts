@@ -1,7 +1,7 @@
 /** Probes on the public port, no key, answered over plain HTTP whatever `X-Forwarded-Proto` says. */
 import { Elysia, t } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
-import { AppError, errorResponses } from "../../errors.ts";
+import { AppError, errorResponses } from "../../lib/errors.ts";
 import { createReadiness, READINESS_MESSAGE } from "./service.ts";
 import { SERVICE_VERSION } from "../../lib/version.ts";
 import { createLifecycle, type Lifecycle } from "./state.ts";

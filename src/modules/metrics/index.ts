@@ -2,7 +2,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { CoreDeps } from "../../core-deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { renderMetrics } from "./scrape.ts";
 
 /** True when `header` is `Bearer <token>` (constant-time comparison). */

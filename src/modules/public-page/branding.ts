@@ -1,7 +1,7 @@
 /** Per-account page settings and branding (docs/tracking-page.md#branding): read with defaults, checked, written. */
 import { fileTypeFromBuffer } from "file-type";
 import type { Db } from "../../db/client.ts";
-import { RequestValidationError } from "../../errors.ts";
+import { RequestValidationError } from "../../lib/errors.ts";
 import type { BrandingPatch } from "./model.ts";
 
 export interface Branding {

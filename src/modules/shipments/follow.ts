@@ -4,7 +4,7 @@
  * (Why: docs/shipments.md#following-in-bulk--decisions).
  */
 import type { AppDeps } from "../../deps.ts";
-import { AppError, type ErrorCode } from "../../errors.ts";
+import { AppError, type ErrorCode } from "../../lib/errors.ts";
 import { addUsage, lockUsage, periodOf } from "../accounts/quota.ts";
 import { dayOf } from "../accounts/quota-days.ts";
 import { recordQuotaMarks } from "../alerts/record.ts";

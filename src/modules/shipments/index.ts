@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";

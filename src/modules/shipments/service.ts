@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import type { Db } from "../../db/client.ts";
 import { follows, shipmentColumns, shipments } from "../../db/schema/index.ts";
-import { AppError, RequestValidationError } from "../../errors.ts";
+import { AppError, RequestValidationError } from "../../lib/errors.ts";
 import { applyMetadataPatch, MAX_METADATA_KEYS, type Metadata } from "../../domain/follow-data.ts";
 import { courierBySlug, normaliseTrackingNumber, type Courier } from "../couriers/catalogue.ts";
 import { toSpecDate } from "../../domain/dates.ts";

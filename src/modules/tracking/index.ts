@@ -1,7 +1,7 @@
 /** `GET /v1/track` (spec: Endpoints; counts against the quota). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { resolveCourierParam } from "../couriers/auto.ts";
 import { TrackQuery, trackingModels } from "./model.ts";

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import type { EventSink } from "../../core-deps.ts";
 import type { Db } from "../../db/client.ts";
 import type { AppDeps } from "../../deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";
 import type { Courier } from "../couriers/catalogue.ts";
 

@@ -1,7 +1,7 @@
 /** `POST /v1/sandbox/.../advance` (docs/spec-map.md#sandbox): only with `COURIER_MODE=sandbox`, else 404 and undocumented. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { Text } from "../../http/text.ts";
 import { URL_TOKEN_PATTERN } from "../../http/validation.ts";

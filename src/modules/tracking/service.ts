@@ -1,6 +1,6 @@
 /** Tracking lookups (spec: GET /v1/track, GET /demo/track); only a 200 consumes the reserved quota unit. */
 import type { AppDeps } from "../../deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { usageView } from "../accounts/quota.ts";
 import type { AuthContext } from "../accounts/service.ts";
 import { planOf } from "../../domain/plans.ts";

@@ -1,6 +1,6 @@
 /** `POST /v1/webhooks/{id}/audit`: one signed test delivery, three a receiver must refuse (docs/webhooks.md). */
 import type { AppDeps } from "../../deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import type { WebhookEventType } from "../../domain/events.ts";
 import { hitFixedWindow } from "../accounts/rate-limit.ts";

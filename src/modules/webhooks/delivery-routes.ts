@@ -1,7 +1,7 @@
 /** The `/v1/webhooks/{id}/test`, `/audit` and `/deliveries` routes (spec: Endpoints; docs/webhooks.md). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps.ts";
-import { errorResponses } from "../../errors.ts";
+import { errorResponses } from "../../lib/errors.ts";
 import { authPlugin } from "../../http/auth.ts";
 import { jsonBodies } from "../../http/body.ts";
 import { idempotent } from "../../http/idempotency.ts";

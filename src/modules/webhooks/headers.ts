@@ -2,7 +2,7 @@
  * Custom headers per webhook (docs/webhooks.md, "Custom headers"): the name rules the schema cannot state, the
  * masked form, encryption at rest. Names are RFC 9110 tokens (§5.6.2), values visible ASCII (§5.5).
  */
-import type { ValidationItem } from "../../errors.ts";
+import type { ValidationItem } from "../../lib/errors.ts";
 import { decryptSecret, encryptSecret } from "../../secrets/cipher.ts";
 import { and, eq, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";

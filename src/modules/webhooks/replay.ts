@@ -1,7 +1,7 @@
 /** Redeliver and recover: NEW outbox rows, due now (docs/events.md#redeliver-and-recover-decisions-after-svix). */
 import { sql as dsql } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { DELIVERIES_CHANNEL, type ClaimedDelivery } from "./delivery/outbox.ts";
 import { requireWebhook } from "./service.ts";

@@ -5,7 +5,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { deliveries, deliveryAttempts, webhooks } from "../../db/schema/index.ts";
 import { lockWebhookSecret, storeWebhookSecret } from "../accounts/webhook-secret.ts";
 import { recordAlert } from "../alerts/record.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { isId, newId } from "../../lib/ids.ts";
 import { defined } from "../../lib/defined.ts";
 import { planOf } from "../../domain/plans.ts";

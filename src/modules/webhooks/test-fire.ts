@@ -5,7 +5,7 @@
 import { eq } from "drizzle-orm";
 import type { AppDeps } from "../../deps.ts";
 import { accounts, deliveries, deliveryAttempts } from "../../db/schema/index.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import type { WebhookEventType } from "../../domain/events.ts";
 import { sendAttempt } from "./delivery/attempt.ts";

@@ -2,7 +2,7 @@
  * Create/update-time URL rules (docs/spec-map.md, "Decisions", webhook bodies), on the WHATWG-normalised host; names
  * are checked again before every attempt, so this refuses only what is certainly blocked (docs/webhooks.md).
  */
-import { RequestValidationError, type ValidationItem } from "../../errors.ts";
+import { RequestValidationError, type ValidationItem } from "../../lib/errors.ts";
 import { classifyAddress, isConnectable, isIpLiteral } from "./delivery/address-guard.ts";
 
 // The host grammar of the URL pattern: RFC 1123 names whose last label starts with a letter (WHATWG reads a numeric

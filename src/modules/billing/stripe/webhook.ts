@@ -1,6 +1,6 @@
 /** `POST /billing/stripe/webhook`: signature checked over the raw bytes first (docs/billing.md). */
 import type Stripe from "stripe";
-import { errorBody, type ErrorCode } from "../../../errors.ts";
+import { errorBody, type ErrorCode } from "../../../lib/errors.ts";
 import type { Clock } from "../../../lib/clock.ts";
 import type { Logger } from "../../../lib/log.ts";
 import type { Db } from "../../../db/client.ts";

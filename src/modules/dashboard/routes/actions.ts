@@ -1,7 +1,7 @@
 /** A followed shipment's NDR actions in the dashboard (docs/ndr-actions.md, docs/dashboard.md): page, confirm, send. */
 import { Elysia } from "elysia";
 import { ACTION_NAMES, type ActionName } from "../../../domain/actions.ts";
-import { AppError, RequestValidationError } from "../../../errors.ts";
+import { AppError, RequestValidationError } from "../../../lib/errors.ts";
 import { courierBySlug } from "../../couriers/catalogue.ts";
 import { followed, listActions, requestAction } from "../../actions/service.ts";
 import {

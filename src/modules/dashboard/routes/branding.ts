@@ -1,7 +1,7 @@
 /** /dashboard/branding: the tracking page's settings, a preview on a sample shipment, and its views. */
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { RequestValidationError } from "../../../errors.ts";
+import { RequestValidationError } from "../../../lib/errors.ts";
 import { brandingOf, MAX_LOGO_BYTES, recentViews, updateBranding } from "../../public-page/branding.ts";
 import { pickLang } from "../../public-page/i18n.ts";
 import { BrandingPatchBody, type BrandingPatch } from "../../public-page/model.ts";

@@ -1,6 +1,6 @@
 /** The shipments page: the filtered list, its CSV export, and following from a pasted list or a CSV file. */
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
+import { AppError } from "../../../lib/errors.ts";
 import { htmlResponse, pageSession, str, unreadableFields, withForm, withSession, type RouteDeps } from "../http.ts";
 import {
   exportCsv,

@@ -1,6 +1,6 @@
 /** "Audit this receiver" (docs/webhooks.md, "Receiver audit"): the API's audit, then back with the report in the query. */
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
+import { AppError } from "../../../lib/errors.ts";
 import { auditReceiver } from "../../webhooks/audit.ts";
 import { requireWebhook, webhookView } from "../../webhooks/service.ts";
 import { htmlResponse, pageSession, redirect, withForm, type RouteDeps } from "../http.ts";

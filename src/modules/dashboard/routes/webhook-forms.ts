@@ -1,7 +1,7 @@
 /** The webhook list and its create and edit forms, checked with the API's own body schemas. */
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { AppError, RequestValidationError } from "../../../errors.ts";
+import { AppError, RequestValidationError } from "../../../lib/errors.ts";
 import { planOf } from "../../../domain/plans.ts";
 import {
   CreateWebhookBody,

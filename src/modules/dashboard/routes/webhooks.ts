@@ -1,6 +1,6 @@
 /** Webhook pages, through the webhooks service (ids scoped to the account) and the API's own body schemas. */
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
+import { AppError } from "../../../lib/errors.ts";
 import { deleteWebhook, listDeliveries, requireWebhook, updateWebhook, webhookView } from "../../webhooks/service.ts";
 import { testFire } from "../../webhooks/test-fire.ts";
 import { recover, redeliver } from "../../webhooks/replay.ts";

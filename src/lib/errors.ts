@@ -1,6 +1,6 @@
 /** Errors as values of one closed union (spec: Errors); the one `onError` (http/core.ts) renders them. */
 import { Type as T } from "@sinclair/typebox";
-import { literalUnion } from "./lib/literal-union.ts";
+import { literalUnion } from "./literal-union.ts";
 
 export const CODE_STATUS = {
   INVALID_API_KEY: 401,
