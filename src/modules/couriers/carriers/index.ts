@@ -1,28 +1,18 @@
 /**
  * The courier registry: every courier folder, one line each (README.md, "Adding a courier"). The catalogue, the
  * adapters, the rate budgets, the NDR reasons, the courier variables and the simulator's twins derive from it.
+ * A line loads its folder's declaration where it stands, so adding a courier touches this file once.
  */
-import { aramex } from "./aramex/index.ts";
-import { bluedart } from "./bluedart/index.ts";
-import { delhivery } from "./delhivery/index.ts";
-import { dhl } from "./dhl/index.ts";
-import { dtdc } from "./dtdc/index.ts";
-import { ecomexpress } from "./ecomexpress/index.ts";
-import { fedex } from "./fedex/index.ts";
-import { track17 } from "./track17/index.ts";
-import { ups } from "./ups/index.ts";
-import { xpressbees } from "./xpressbees/index.ts";
-
 export const CARRIERS = [
   // One line per folder, in the catalogue's order within a country.
-  delhivery,
-  bluedart,
-  dhl,
-  fedex,
-  ups,
-  dtdc,
-  aramex,
-  ecomexpress,
-  xpressbees,
-  track17,
+  (await import("./delhivery/index.ts")).delhivery,
+  (await import("./bluedart/index.ts")).bluedart,
+  (await import("./dhl/index.ts")).dhl,
+  (await import("./fedex/index.ts")).fedex,
+  (await import("./ups/index.ts")).ups,
+  (await import("./dtdc/index.ts")).dtdc,
+  (await import("./aramex/index.ts")).aramex,
+  (await import("./ecomexpress/index.ts")).ecomexpress,
+  (await import("./xpressbees/index.ts")).xpressbees,
+  (await import("./track17/index.ts")).track17,
 ] as const;
