@@ -2,7 +2,9 @@
  * `bun run bench:recheck` — scheduled re-checks.
  *
  * 1. Claim cost vs table size: followed, due shipments built with one
- *    `insert … select generate_series` statement; time to claim 1,000 due
+ *    `insert … select generate_series` statement, each with a due time of its
+ *    own in `recheck_schedule` (the path of new follows and failures; chunk
+ *    runs are measured by `bun run bench:steady`); time to claim 1,000 due
  *    rows (median of BENCH_CLAIMS claims, default 5) at 10k, 100k and
  *    (BENCH_MILLION=0 skips it) 1M rows, which due index the plan walks,
  *    and the heap pages, buffers and WAL one claim costs (EXPLAIN ANALYZE).
@@ -79,13 +81,13 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
   `;
   await sql`insert into follows (account_id, shipment_id) select ${accountId}, 'shp_bench' || lpad(i::text, 23, '0') from generate_series(${from}::int, ${to - 1}::int) i`;
   await sql`
-    insert into recheck_queue (shipment_id, courier, tracking_number, due_at)
+    insert into recheck_schedule (shipment_id, courier, tracking_number, due_at)
     select s.id, s.courier, s.tracking_number, now() - random() * interval '1 hour'
     from generate_series(${from}::int, ${to - 1}::int) i join shipments s on s.id = 'shp_bench' || lpad(i::text, 23, '0')
     order by i
   `;
   await sql`analyze shipments`;
-  await sql`analyze recheck_queue`;
+  await sql`analyze recheck_schedule`;
   return performance.now() - t;
 }
 
@@ -93,7 +95,7 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
  * A Db whose client prefixes the claim statement with EXPLAIN ANALYZE (inside `tx`, rolled back by the
  * caller): the plan of exactly the statement claimDueShipments sends, collected into `out`.
  */
-function explaining(tx: postgres.TransactionSql, out: string[]): Db {
+function explaining(db: Db, tx: postgres.TransactionSql, out: string[]): Db {
   const call = tx as unknown as (...a: unknown[]) => Promise<Record<string, unknown>[]>;
   const client = (strings: TemplateStringsArray | unknown, ...values: unknown[]) => {
     if (!Array.isArray(strings) || !/^\s*update\b/.test(String(strings[0]))) return call(strings, ...values);
@@ -102,10 +104,13 @@ function explaining(tx: postgres.TransactionSql, out: string[]): Db {
       (rows) => (out.push(...rows.map((r) => String(r["QUERY PLAN"]))), []),
     );
   };
-  return {
-    $client: new Proxy(client, { get: (_t, p) => (tx as unknown as Record<PropertyKey, unknown>)[p] }),
-  } as unknown as Db;
+  // The pool's Drizzle with the intercepting client: the claim reads the layout level through Drizzle first.
+  const $client = new Proxy(client, { get: (_t, p) => (tx as unknown as Record<PropertyKey, unknown>)[p] });
+  return Object.assign(Object.create(db) as Db, { $client });
 }
+
+/** Thrown to roll the explained claim back. */
+class Rollback extends Error {}
 
 export interface ClaimCost {
   median_ms: number;
@@ -136,15 +141,18 @@ export async function claimCost(tdb: TestDatabase, n: number): Promise<ClaimCost
   const plan: string[] = [];
   await tdb.sql
     .begin(async (tx) => {
-      await claimDueShipments(explaining(tx, plan), Date.now(), 1000, 60_000, "bench-explain");
-      throw new Error("rollback");
+      await claimDueShipments(explaining(tdb.db, tx, plan), Date.now(), 1000, 60_000, "bench-explain");
+      throw new Rollback();
     })
-    .catch(() => {});
+    .catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
   const text = plan.join("\n");
   const top = plan.slice(0, 3).join(" ");
   const num = (re: RegExp) => Number(re.exec(top)?.[1] ?? 0);
   const index =
-    [...new Set([...text.matchAll(/Index Scan using (recheck_queue_due\w*)/g)].map((m) => m[1]!))].join("+") || "none";
+    [...new Set([...text.matchAll(/Index Scan using (recheck_schedule_due\w*)/g)].map((m) => m[1]!))].join("+") ||
+    "none";
   return {
     median_ms: +times[times.length >> 1]!.toFixed(2),
     min_ms: +times[0]!.toFixed(2),
@@ -260,7 +268,7 @@ export async function measure(opts: RecheckBenchOptions = {}): Promise<Record<st
     if (opts.emission ?? true) {
       const EMIT_N = 5_000;
       const pending =
-        (await sql`select s.courier, s.tracking_number from shipments s join recheck_queue q on q.shipment_id = s.id where s.state = 'pending' limit ${EMIT_N}`) as unknown as {
+        (await sql`select s.courier, s.tracking_number from shipments s join recheck_schedule q on q.shipment_id = s.id where s.state = 'pending' limit ${EMIT_N}`) as unknown as {
           courier: string;
           tracking_number: string;
         }[];
