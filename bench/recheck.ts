@@ -4,7 +4,10 @@
  * 1. Claim cost vs table size: followed, due shipments built with one
  *    `insert … select generate_series` statement, each with a due time of its
  *    own in `recheck_schedule` (the path of new follows and failures; chunk
- *    runs are measured by `bun run bench:steady`); time to claim 1,000 due
+ *    runs are measured by `bun run bench:steady`). Each batch's due times rise
+ *    with the order it is written in over the past hour, as new follows come:
+ *    a row keeps a due time of its own only until its first re-check (docs/
+ *    rechecks.md, "Re-checks in chunks"); time to claim 1,000 due
  *    rows (median of BENCH_CLAIMS claims, default 5) at 10k, 100k and
  *    (BENCH_MILLION=0 skips it) 1M rows, which due index the plan walks,
  *    and the heap pages, buffers and WAL one claim costs (EXPLAIN ANALYZE).
@@ -63,7 +66,7 @@ const fmt = (n: number, d = 1) => n.toLocaleString("en-US", { maximumFractionDig
 /**
  * Adds shipments [from, to) in one statement (plus one for their follows and one for their rows in
  * the re-check schedule): five backends in turn, numbers valid for each courier's format ending in 1
- * (sandbox: in transit), stored as pending and last checked, due at some instant in the past hour.
+ * (sandbox: in transit), stored as pending and last checked, due over the past hour in the order written.
  */
 async function grow(sql: postgres.Sql, accountId: string, from: number, to: number): Promise<number> {
   const t = performance.now();
@@ -82,7 +85,8 @@ async function grow(sql: postgres.Sql, accountId: string, from: number, to: numb
   await sql`insert into follows (account_id, shipment_id) select ${accountId}, 'shp_bench' || lpad(i::text, 23, '0') from generate_series(${from}::int, ${to - 1}::int) i`;
   await sql`
     insert into recheck_schedule (shipment_id, courier, tracking_number, due_at)
-    select s.id, s.courier, s.tracking_number, now() - random() * interval '1 hour'
+    select s.id, s.courier, s.tracking_number,
+      now() - interval '1 hour' + (i - ${from})::float8 / ${to - from} * interval '1 hour'
     from generate_series(${from}::int, ${to - 1}::int) i join shipments s on s.id = 'shp_bench' || lpad(i::text, 23, '0')
     order by i
   `;
