@@ -61,9 +61,11 @@ interface ClaimArgs {
   owner: string;
   /**
    * A select of `ctid`s (keys when `by: "key"`; key and partition key columns, by those names, for a partitioned
-   * queue) ending in `for update skip locked`; default: due rows in due order.
+   * queue) ending in `for update skip locked`; default: due rows in due order, narrowed by `where`.
    */
   candidates?: Fragment;
+  /** A condition the default candidates must also meet (columns of the queue table, unaliased). */
+  where?: Fragment;
   /** More assignments of the claim, over the row before it (aliased `q`). */
   set?: Fragment;
 }
@@ -135,7 +137,7 @@ function claimStatementOf(p: ReturnType<typeof queueParts>, spec: QueueSpec, a: 
   const candidates =
     a.candidates ??
     frag`select ctid from ${p.t} where ${p.dueCol()} <= ${now} and (lease_until is null or lease_until <= ${now})
-      order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
+      ${a.where ? frag`and (${a.where})` : raw("")} order by ${p.dueCol()} limit ${a.limit} for update skip locked`;
   const until = iso(a.nowMs + a.leaseMs);
   const also = frag`${spec.tries ? raw(`, ${spec.tries} = q.${spec.tries} + 1`) : raw("")}${spec.dueFollowsLease ? frag`, ${p.dueCol()} = ${until}` : raw("")}`;
   const set = frag`lease_until = ${until}${p.byOwner ? frag`, lease_owner = ${a.owner}` : raw("")}${also}${a.set ? frag`, ${a.set}` : raw("")}`;

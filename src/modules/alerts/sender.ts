@@ -68,14 +68,12 @@ export async function claimAlerts(
   limit: number,
   leaseMs = LEASE_MS,
 ): Promise<ClaimedAlert[]> {
-  const now = new Date(nowMs).toISOString();
   const claimed = alertQueue.claimStatement({
     nowMs,
     limit,
     leaseMs,
     owner: "",
-    candidates: frag`select ctid from alerts where state in ('pending', 'queued') and next_attempt_at <= ${now}
-      order by next_attempt_at limit ${limit} for update skip locked`,
+    where: frag`state in ('pending', 'queued')`,
   });
   const rows = await run<Omit<ClaimedAlert, "lease_until">[]>(
     sql,

@@ -4,7 +4,7 @@
  * lease statements are the claim engine's (`chunkQueue`), the cursor write and an empty chunk's delete the walk's.
  */
 import type { Db } from "../../db/client.ts";
-import { frag, raw } from "../../jobs/fragment.ts";
+import { frag } from "../../jobs/fragment.ts";
 import { defineQueue } from "../../jobs/queue.ts";
 import { nextRecheckAt } from "../../domain/following.ts";
 
@@ -87,14 +87,13 @@ export class ChunkWalk {
   private async take(nowMs: number, leaseMs: number, exclude: readonly string[]): Promise<ChunkRun | undefined> {
     const sql = this.db.$client;
     const now = new Date(nowMs).toISOString();
-    const skip = exclude.length ? frag`and courier not in ${sql(exclude as string[])}` : raw("");
+    const where = exclude.length ? frag`courier not in ${sql(exclude as string[])}` : undefined;
     const [c] = await chunkQueue.claim(sql, {
       nowMs,
       limit: 1,
       leaseMs,
       owner: this.owner,
-      candidates: frag`select ctid from recheck_chunks where due_at <= ${now} and (lease_until is null or lease_until <= ${now})
-        ${skip} order by due_at limit 1 for update skip locked`,
+      where,
       // A run taken over after its cursor keeps its start: its members' check time.
       set: frag`started_at = case when q.cursor is null or q.started_at is null then ${now}::timestamptz else q.started_at end`,
     });

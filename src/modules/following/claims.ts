@@ -103,18 +103,17 @@ export async function claimDueShipments(
 ): Promise<ClaimedShipment[]> {
   const sql = db.$client;
   const now = new Date(nowMs).toISOString();
-  const exclude = opts.excludeCouriers?.length
-    ? frag`and courier not in ${sql(opts.excludeCouriers as string[])}`
-    : raw("");
+  const notExcluded = opts.excludeCouriers?.length
+    ? frag`courier not in ${sql(opts.excludeCouriers as string[])}`
+    : undefined;
+  const exclude = notExcluded ? frag`and ${notExcluded}` : raw("");
   if (!(await legacyLayout(db))) {
     const own = await recheckSchedule.claim(sql, {
       nowMs,
       limit,
       leaseMs,
       owner,
-      candidates: frag`select ctid from recheck_schedule
-        where due_at is not null and due_at <= ${now} and (lease_until is null or lease_until <= ${now}) ${exclude}
-        order by due_at limit ${limit} for update skip locked`,
+      where: notExcluded,
     });
     if (own.length >= limit) return own;
     const walk = opts.walk ?? new ChunkWalk(db, owner, { intervalMs: 0 });
