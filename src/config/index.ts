@@ -100,6 +100,9 @@ export function parseRateLimits(entries: readonly string[], backends: readonly s
   return out;
 }
 
+/** The process environment parsed once with `couriers`' variables; nothing else reads `process.env`. @throws ConfigError */
+export const parseProcessConfig = (couriers: CourierVariables): Config => parseConfig(process.env, couriers);
+
 /**
  * Parses the environment into a {@link Config}, with `couriers`' variables (src/configure.ts's `loadConfig` passes
  * the registry's). @throws ConfigError naming every bad variable
